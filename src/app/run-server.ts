@@ -1,0 +1,43 @@
+import type { Config } from '../../config/index.ts';
+import { migrate } from '../db/index.ts';
+import type { Logger } from '../log/index.ts';
+import { createApp } from './create-app.ts';
+import { openConfiguredDatabase } from './open-database.ts';
+import { type RunningServer, startServer } from './server.ts';
+
+/** A running Plaza: its server and the one way to stop it cleanly. */
+export interface RunningPlaza {
+  server: RunningServer;
+  /** Drains requests (bounded), flushes background writers, closes the database. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+/** Opens storage, migrates (unless disabled), builds the app and listens. */
+export async function runServer(config: Config, log: Logger): Promise<RunningPlaza> {
+  if (config.trustProxy) log.info('PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For');
+  const db = await openConfiguredDatabase(config, 'server');
+  try {
+    if (config.autoMigrate) {
+      const report = await migrate(db.sql);
+      if (report.applied.length > 0) log.info({ applied: report.applied }, 'applied migrations');
+    }
+    const app = createApp({ config, db, log });
+    const server = await startServer(app, { port: config.port, host: config.host });
+    log.info({ url: server.url, storage: db.description }, `Plaza is listening on ${server.url}`);
+    let done: Promise<void> | undefined;
+    return {
+      server,
+      shutdown() {
+        done ??= (async () => {
+          await server.stop(config.shutdownTimeoutMs);
+          await db.close();
+          log.info('Plaza stopped');
+        })();
+        return done;
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,44 @@
+import type { Config } from '../../config/index.ts';
+import { createAccountService } from '../accounts/index.ts';
+import { openConfiguredDatabase } from '../app/open-database.ts';
+import { migrate } from '../db/index.ts';
+import { PlazaError, systemClock } from '../kernel/index.ts';
+
+function fail(message: string): never {
+  process.stderr.write(`plaza: ${message}\n`);
+  process.exit(1);
+}
+
+async function withDatabase<T>(config: Config, fn: (db: Awaited<ReturnType<typeof openConfiguredDatabase>>) => Promise<T>): Promise<T> {
+  let db;
+  try {
+    db = await openConfiguredDatabase(config, 'command');
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** `plaza migrate`: applies pending migrations and prints what it did as JSON. */
+export async function runMigrate(config: Config): Promise<void> {
+  const report = await withDatabase(config, (db) => migrate(db.sql));
+  process.stdout.write(`${JSON.stringify({ applied: report.applied, already_applied: report.alreadyApplied })}\n`);
+}
+
+/** `plaza accounts create`: prints `{account_id, api_key}`; the key is not retrievable later. */
+export async function createAccount(config: Config, options: { email: string; name?: string }): Promise<void> {
+  await withDatabase(config, async (db) => {
+    await migrate(db.sql);
+    try {
+      const { account, apiKey } = await createAccountService({ prisma: db.prisma, clock: systemClock }).createAccount(options);
+      process.stdout.write(`${JSON.stringify({ account_id: account.id, email: account.email, api_key: apiKey })}\n`);
+    } catch (error) {
+      if (error instanceof PlazaError) fail(error.message);
+      throw error;
+    }
+  });
+}

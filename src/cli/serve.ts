@@ -1,0 +1,40 @@
+import type { Config } from '../../config/index.ts';
+import { runServer } from '../app/run-server.ts';
+import { DataDirLockedError } from '../db/index.ts';
+import { createLogger } from '../log/index.ts';
+
+/**
+ * `plaza serve`: runs until SIGTERM/SIGINT. The first signal drains and exits 0; a second one
+ * exits at once.
+ */
+export async function serve(config: Config): Promise<void> {
+  const log = createLogger({ level: config.logLevel });
+  let running;
+  try {
+    running = await runServer(config, log);
+  } catch (error) {
+    if (error instanceof DataDirLockedError) {
+      process.stderr.write(`plaza: ${error.message}\nStop the other server or set PLAZA_DATA_DIR to another folder.\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(130);
+    }
+    signalled = true;
+    log.info({ signal }, 'shutting down');
+    running.shutdown().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

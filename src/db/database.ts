@@ -1,0 +1,151 @@
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+
+import { acquireDataDirLock } from './data-dir-lock.ts';
+import { PrismaClient } from './generated/client.ts';
+import { pgliteTemplate } from './internal/pglite-template.ts';
+import type { SqlPool, SqlSession } from './sql-client.ts';
+
+/** Where the data lives. */
+export type DatabaseTarget =
+  /** PostgreSQL (production, CI, several instances). */
+  | { kind: 'postgres'; url: string; poolMax?: number }
+  /**
+   * Embedded PGlite in a folder (or `memory://`). `owner: true` takes the folder's lock and serves
+   * the database on a local socket so `plaza` commands can reach it while the server runs.
+   */
+  | { kind: 'pglite'; dataDir: string; owner?: boolean };
+
+/** An open database: Prisma for the domain, raw SQL for migrations, leases and pings. */
+export interface Database {
+  readonly kind: 'pglite' | 'postgres';
+  readonly prisma: PrismaClient;
+  readonly sql: SqlPool;
+  /** Where it is, for logs (never a password). */
+  readonly description: string;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The unix-socket folder `plaza` commands connect to while a server owns an embedded database. */
+export function pgliteSocketDir(dataDir: string): string {
+  return join(dataDir, 'run');
+}
+
+const SOCKET_NAME = '.s.PGSQL.5432';
+
+/** Opens the database described by `target`. */
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  return target.kind === 'postgres' ? openPostgres(target.url, target.poolMax) : openPglite(target.dataDir, target.owner ?? false);
+}
+
+async function openPostgres(url: string, poolMax = 10): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolMax, connectionTimeoutMillis: 5_000 });
+  // An idle client losing its server (restart, failover) must not crash the process.
+  pool.on('error', () => undefined);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const sql: SqlPool = {
+    query: async (text, params) => (await pool.query(text, params)).rows,
+    exec: async (text) => {
+      await pool.query(text);
+    },
+    session: async (): Promise<SqlSession> => {
+      const client = await pool.connect();
+      return {
+        query: async (text, params) => (await client.query(text, params)).rows,
+        exec: async (text) => {
+          await client.query(text);
+        },
+        release: async () => client.release(),
+      };
+    },
+  };
+  const safe = new URL(url);
+  safe.password = '';
+  return {
+    kind: 'postgres',
+    prisma,
+    sql,
+    description: `postgresql ${safe.host || safe.searchParams.get('host') || 'localhost'}${safe.pathname}`,
+    ping: async () => {
+      await pool.query('SELECT 1');
+    },
+    close: async () => {
+      await prisma.$disconnect().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+async function openPglite(dataDir: string, owner: boolean): Promise<Database> {
+  const memory = dataDir.startsWith('memory://');
+  let release: (() => void) | undefined;
+  if (!memory) {
+    mkdirSync(dataDir, { recursive: true });
+    if (owner) release = acquireDataDirLock(dataDir);
+  }
+  const pgDir = memory ? dataDir : join(dataDir, 'pgdata');
+  try {
+    const fresh = memory || !existsSync(join(pgDir, 'PG_VERSION'));
+    const loadDataDir = fresh ? await pgliteTemplate() : undefined;
+    const db = await PGlite.create(pgDir, loadDataDir ? { loadDataDir } : {});
+    let socketServer: PGLiteSocketServer | undefined;
+    if (owner && !memory) socketServer = await serveSocket(db, dataDir);
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+    const sql: SqlPool = {
+      query: async (text, params) => (await db.query(text, params)).rows as never,
+      exec: async (text) => {
+        await db.exec(text);
+      },
+      // PGlite is a single connection: a session is the database itself.
+      session: async () => ({ ...sql, release: async () => undefined }),
+    };
+    return {
+      kind: 'pglite',
+      prisma,
+      sql,
+      description: memory ? 'pglite (in memory)' : `pglite ${pgDir}`,
+      ping: async () => {
+        await db.query('SELECT 1');
+      },
+      close: async () => {
+        await socketServer?.stop().catch(() => undefined);
+        await prisma.$disconnect().catch(() => undefined);
+        await db.close().catch(() => undefined);
+        release?.();
+      },
+    };
+  } catch (error) {
+    release?.();
+    throw error;
+  }
+}
+
+async function serveSocket(db: PGlite, dataDir: string): Promise<PGLiteSocketServer | undefined> {
+  const dir = pgliteSocketDir(dataDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, SOCKET_NAME);
+  // Unix socket paths are limited to ~107 bytes; a deeper data folder just has no socket.
+  if (Buffer.byteLength(path) > 100) return undefined;
+  rmSync(path, { force: true });
+  const server = new PGLiteSocketServer({ db, path });
+  await server.start();
+  return server;
+}
+
+/** The connection string of the socket a server serves its embedded database on. */
+export function pgliteSocketUrl(dataDir: string): string {
+  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(pgliteSocketDir(dataDir))}`;
+}
+
+/** True when a server is serving `dataDir`'s database on its local socket. */
+export function pgliteSocketExists(dataDir: string): boolean {
+  return existsSync(join(pgliteSocketDir(dataDir), SOCKET_NAME));
+}

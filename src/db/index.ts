@@ -1,0 +1,9 @@
+/** Data access: opening PGlite or PostgreSQL, migrations, the embedded folder's lock. */
+export type { LockOwner } from './data-dir-lock.ts';
+export { acquireDataDirLock, DataDirLockedError, readLockOwner } from './data-dir-lock.ts';
+export type { Database, DatabaseTarget } from './database.ts';
+export { openDatabase, pgliteSocketExists, pgliteSocketUrl } from './database.ts';
+export type { PrismaClient } from './generated/client.ts';
+export type { Migration, MigrationReport } from './migrate.ts';
+export { migrate, MigrationError, MIGRATIONS_DIR, readMigrations } from './migrate.ts';
+export type { SqlClient, SqlPool, SqlSession } from './sql-client.ts';

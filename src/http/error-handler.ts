@@ -1,0 +1,47 @@
+import type { NextFunction, Request, Response } from 'express';
+
+import { NotFoundError, PlazaError } from '../kernel/index.ts';
+import type { Logger } from '../log/index.ts';
+import { renderError, surfaceOf } from './error-table.ts';
+
+/** Unknown routes: a 404 in the surface's shape. */
+export function notFound() {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    next(new NotFoundError(`No route for ${req.method} ${req.path}`));
+  };
+}
+
+/**
+ * The one final error handler: maps any thrown value through the error table. 5xx are logged with
+ * their stack (logs only); bodies never carry stacks or internals.
+ */
+export function errorHandler(log: Logger) {
+  // Express recognises error handlers by their four parameters, hence the unused `_next`.
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const requestId = req.requestId ?? 'unknown';
+    // Express/body-parser HTTP errors that did not pass through our wrappers (e.g. URI errors).
+    const normalised = normalise(error);
+    const rendered = renderError(normalised, surfaceOf(req.path), requestId);
+    if (rendered.status >= 500) log.error({ err: error, request_id: requestId }, 'request failed');
+    else log.debug({ err: error, request_id: requestId }, 'request rejected');
+    if (res.headersSent) {
+      // The answer already started (a stream): all we can do is end it.
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
+    res.status(rendered.status).json(rendered.body);
+  };
+}
+
+function normalise(error: unknown): unknown {
+  if (error instanceof PlazaError) return error;
+  const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status ?? (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 404) return new NotFoundError('Not found', { cause: error });
+    if (status === 413) return new PlazaError('payload_too_large', 'Request body is too large.', { cause: error });
+    if (status === 415) return new PlazaError('unsupported_media_type', 'Unsupported content type.', { cause: error });
+    return new PlazaError('bad_request', 'Bad request.', { cause: error });
+  }
+  return error;
+}

@@ -1,0 +1,18 @@
+/** The shared kernel: errors, identifiers, time and secret hashing used by every module. */
+export type { Clock } from './clock.ts';
+export { systemClock } from './clock.ts';
+export type { ErrorCode, PlazaErrorOptions } from './errors.ts';
+export {
+  AuthError,
+  ConflictError,
+  ForbiddenError,
+  isPlazaError,
+  NotFoundError,
+  PlazaError,
+  RateLimitError,
+  UnavailableError,
+  UpstreamError,
+  ValidationError,
+} from './errors.ts';
+export { isWellFormedRequestId, newId, newRequestId, randomToken } from './ids.ts';
+export { digestsEqual, hashSecret } from './secrets.ts';

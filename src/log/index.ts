@@ -1,0 +1,3 @@
+/** Structured logging with redaction of every credential Plaza handles. */
+export type { Logger, LoggerOptions } from './logger.ts';
+export { createLogger, REDACT_PATHS } from './logger.ts';
