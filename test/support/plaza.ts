@@ -1,0 +1,55 @@
+/**
+ * An in-process Plaza for integration tests: a fresh database on the chosen backend, the real app
+ * on an ephemeral port, its log lines captured in memory.
+ */
+import { Writable } from 'node:stream';
+
+import { type Config, loadConfig } from '../../config/index.ts';
+import { createApp } from '../../src/app/create-app.ts';
+import { type RunningServer, startServer } from '../../src/app/server.ts';
+import type { Database } from '../../src/db/index.ts';
+import { type Clock, systemClock } from '../../src/kernel/index.ts';
+import { createLogger, type Logger } from '../../src/log/index.ts';
+import { type Backend, createTestDatabase } from './databases.ts';
+
+/** A running test instance. */
+export interface TestPlaza {
+  url: string;
+  db: Database;
+  config: Config;
+  log: Logger;
+  /** Every JSON log line written so far. */
+  logLines(): string[];
+  close(): Promise<void>;
+}
+
+/** Starts Plaza on `backend` with extra environment settings. */
+export async function startTestPlaza(
+  backend: Backend,
+  options: { env?: Record<string, string>; clock?: Clock; db?: Database } = {},
+): Promise<TestPlaza> {
+  const owned = options.db ? undefined : await createTestDatabase(backend);
+  const db = options.db ?? owned!.db;
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...options.env });
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  const log = createLogger({ level: config.logLevel, destination });
+  const app = createApp({ config, db, log, clock: options.clock ?? systemClock });
+  const server: RunningServer = await startServer(app, { port: 0, host: '127.0.0.1' });
+  return {
+    url: server.url,
+    db,
+    config,
+    log,
+    logLines: () => [...lines],
+    async close() {
+      await server.stop(1_000);
+      await owned?.dispose();
+    },
+  };
+}
