@@ -1,0 +1,134 @@
+/**
+ * The real `plaza` command as a newcomer runs it: `serve` on embedded storage, `accounts create`
+ * while the server owns the folder (through its socket), the lock against a second server, data
+ * surviving a restart, graceful drain on SIGTERM, an immediate exit on a second signal, and exit
+ * code 2 naming the variable on bad configuration.
+ */
+import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { createPostgresDatabase } from '../support/databases.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'plaza-e2e-'));
+const servers: ServerProcess[] = [];
+
+afterAll(() => {
+  for (const s of servers) s.child.kill('SIGKILL');
+});
+
+async function whoami(url: string, key: string): Promise<Response> {
+  return fetch(`${url}/api/account`, { headers: { authorization: `Bearer ${key}` } });
+}
+
+describe('plaza serve on embedded storage', () => {
+  let apiKey = '';
+
+  it('serves /health and lets `plaza accounts create` work through the running server', async () => {
+    const server = await startPlazaServer({ PLAZA_DATA_DIR: dataDir });
+    servers.push(server);
+    const created = await runPlaza(['accounts', 'create', '--email', 'ada@example.com', '--name', 'Ada'], { PLAZA_DATA_DIR: dataDir });
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const out = JSON.parse(created.stdout) as { account_id: string; api_key: string };
+    expect(out.account_id).toMatch(/^acc_/);
+    apiKey = out.api_key;
+    const res = await whoami(server.url, apiKey);
+    expect(res.status).toBe(200);
+    expect((await res.json()).data.account.email).toBe('ada@example.com');
+    expect((await whoami(server.url, `${apiKey.slice(0, -1)}x`)).status).toBe(401);
+  });
+
+  it('refuses a second server on the same folder', async () => {
+    const second = await runPlaza(['serve'], { PLAZA_DATA_DIR: dataDir, PORT: '0' }, 30_000);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/in use by another Plaza process/);
+  });
+
+  it('drains an in-flight request on SIGTERM and exits 0', async () => {
+    const server = servers[0]!;
+    const { port } = new URL(server.url);
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/api/account', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.write('{"slow":');
+      setTimeout(() => {
+        server.child.kill('SIGTERM');
+        setTimeout(() => req.end('true}'), 500);
+      }, 200);
+    });
+    const { status, body } = await answer;
+    expect(status).toBe(404);
+    expect(JSON.parse(body)).toMatchObject({ success: false, code: 'not_found' });
+    expect(await server.exited).toBe(0);
+  });
+
+  it('keeps data across a restart', async () => {
+    const server = await startPlazaServer({ PLAZA_DATA_DIR: dataDir });
+    servers.push(server);
+    expect((await whoami(server.url, apiKey)).status).toBe(200);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
+  it('exits at once on a second signal', async () => {
+    const server = await startPlazaServer({ PLAZA_DATA_DIR: dataDir, PLAZA_SHUTDOWN_TIMEOUT_MS: '60000' });
+    servers.push(server);
+    const { port } = new URL(server.url);
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/x', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } });
+    req.on('error', () => undefined);
+    req.write('{');
+    await new Promise((r) => setTimeout(r, 200));
+    server.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    server.child.kill('SIGINT');
+    expect(await server.exited).toBe(130);
+    req.destroy();
+  });
+});
+
+describe('plaza configuration errors', () => {
+  it.each([
+    ['PORT', 'eighty'],
+    ['DATABASE_URL', 'mysql://nope'],
+  ])('exits 2 naming %s', async (name, value) => {
+    const result = await runPlaza(['serve'], { [name]: value });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(name);
+  });
+
+  it('prints help and version', async () => {
+    expect((await runPlaza(['--help'], {})).stdout).toMatch(/serve[\s\S]*migrate[\s\S]*accounts/);
+    expect((await runPlaza(['--version'], {})).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
+
+describe.runIf(process.env['TEST_DATABASE_URL'])('plaza on PostgreSQL', () => {
+  it('migrates, creates an account and serves it', async () => {
+    const created = await createPostgresDatabase();
+    try {
+      const env = { DATABASE_URL: created.url };
+      const migrated = await runPlaza(['migrate'], env);
+      expect(migrated.code).toBe(0);
+      expect(JSON.parse(migrated.stdout).applied.length).toBeGreaterThan(0);
+      const again = await runPlaza(['migrate'], env);
+      expect(JSON.parse(again.stdout).applied).toEqual([]);
+      const account = JSON.parse((await runPlaza(['accounts', 'create', '--email', 'pg@example.com'], env)).stdout) as { api_key: string };
+      const server = await startPlazaServer(env);
+      servers.push(server);
+      expect((await whoami(server.url, account.api_key)).status).toBe(200);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    } finally {
+      await created.drop();
+    }
+  });
+});

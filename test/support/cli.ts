@@ -1,0 +1,83 @@
+/** Runs the real `plaza` command (bin/plaza.mjs) as a child process, as a user would. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const PLAZA_BIN = join(import.meta.dirname, '..', '..', 'bin', 'plaza.mjs');
+
+/** The outcome of a finished command. */
+export interface CommandResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Environment for children: the parent's minus anything that would point Plaza elsewhere. */
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  for (const name of Object.keys(base)) if (/^(PLAZA_|DATABASE_URL|REDIS_URL|PORT|HOST|OTEL_)/.test(name)) delete base[name];
+  return { ...base, LOG_LEVEL: 'info', ...env };
+}
+
+/** Runs `plaza <args>` to completion. */
+export async function runPlaza(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CommandResult> {
+  const child = spawn(process.execPath, [PLAZA_BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  clearTimeout(timer);
+  return { code, signal, stdout, stderr };
+}
+
+/** A `plaza serve` child process. */
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Starts `plaza serve` and waits until /health answers 200 (or the process dies). */
+export async function startPlazaServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [PLAZA_BIN, 'serve'], {
+    env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  let dead = false;
+  void exited.then(() => (dead = true));
+  while (Date.now() < deadline && !dead) {
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status === 200) return { child, url, output: () => output, exited };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`plaza serve did not become healthy:\n${output}`);
+}
