@@ -39,7 +39,7 @@ describe('plaza serve on embedded storage', () => {
     apiKey = out.api_key;
     const res = await whoami(server.url, apiKey);
     expect(res.status).toBe(200);
-    expect((await res.json()).data.account.email).toBe('ada@example.com');
+    expect(((await res.json()) as any).data.account.email).toBe('ada@example.com');
     expect((await whoami(server.url, `${apiKey.slice(0, -1)}x`)).status).toBe(401);
   });
 

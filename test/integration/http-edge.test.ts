@@ -20,7 +20,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     it('answers every §2.14 field with status ok', async () => {
       const res = await fetch(`${plaza.url}/health`);
       expect(res.status).toBe(200);
-      const body = await res.json();
+      const body: any = await res.json();
       expect(body).toMatchObject({
         status: 'ok',
         service: 'plaza',
@@ -32,7 +32,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     it('echoes a well-formed caller request id and replaces a malformed one', async () => {
       const echoed = await fetch(`${plaza.url}/health`, { headers: { 'x-request-id': 'trace-123.abc' } });
       expect(echoed.headers.get('x-request-id')).toBe('trace-123.abc');
-      expect((await echoed.json()).request_id).toBe('trace-123.abc');
+      expect(((await echoed.json()) as any).request_id).toBe('trace-123.abc');
       const replaced = await fetch(`${plaza.url}/health`, { headers: { 'x-request-id': 'bad id <script>' } });
       expect(replaced.headers.get('x-request-id')).toMatch(/^req_[0-9a-z]+$/);
     });
@@ -43,7 +43,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       const res = await fetch(`${plaza.url}/api/nothing-here`);
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      const body = await res.json();
+      const body: any = await res.json();
       expect(body).toMatchObject({ success: false, code: 'not_found', request_id: res.headers.get('x-request-id') });
     });
 
@@ -72,7 +72,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     it('answers token API routes in the token shape with an OpenAI-style error object', async () => {
       const res = await fetch(`${plaza.url}/api/v1/nothing`);
       expect(res.status).toBe(404);
-      const body = await res.json();
+      const body: any = await res.json();
       expect(body).toMatchObject({ success: false, code: 'NOT_FOUND', error: { code: 'NOT_FOUND', type: 'not_found_error', param: null } });
     });
 
