@@ -2,12 +2,13 @@ import type { Config } from '../../config/index.ts';
 import { runServer } from '../app/run-server.ts';
 import { DataDirLockedError } from '../db/index.ts';
 import { createLogger } from '../log/index.ts';
+import type { Telemetry } from '../telemetry/index.ts';
 
 /**
  * `plaza serve`: runs until SIGTERM/SIGINT. The first signal drains and exits 0; a second one
  * exits at once.
  */
-export async function serve(config: Config): Promise<void> {
+export async function serve(config: Config, telemetry?: Telemetry): Promise<void> {
   const log = createLogger({ level: config.logLevel });
   let running;
   try {
@@ -27,13 +28,19 @@ export async function serve(config: Config): Promise<void> {
     }
     signalled = true;
     log.info({ signal }, 'shutting down');
-    running.shutdown().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    running
+      .shutdown()
+      .then(() => telemetry?.shutdown())
+      .then(
+        () => {
+          log.flush();
+          process.exit(0);
+        },
+        (error: unknown) => {
+          log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

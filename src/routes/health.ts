@@ -3,6 +3,8 @@ import { Router } from 'express';
 import type { Database } from '../db/index.ts';
 
 const PING_TIMEOUT_MS = 2_000;
+/** A successful ping is trusted this long, so load balancers polling /health cost no queries. */
+const UP_CACHE_MS = 1_000;
 
 async function databaseUp(db: Database): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -27,8 +29,10 @@ async function databaseUp(db: Database): Promise<boolean> {
  */
 export function healthRoutes(deps: { db: Database; serviceName: string }): Router {
   const router = Router();
+  let upUntil = 0;
   router.get('/health', async (_req, res) => {
-    const up = await databaseUp(deps.db);
+    const up = Date.now() < upUntil || (await databaseUp(deps.db));
+    if (up && Date.now() >= upUntil) upUntil = Date.now() + UP_CACHE_MS;
     const status = up ? 'ok' : 'unavailable';
     res.setHeader('Cache-Control', 'no-store');
     res.status(up ? 200 : 503).json({
