@@ -1,0 +1,101 @@
+import type { AginCard } from './agin-card.ts';
+
+/** `_meta.platform` of a tools/call request (spec §2.4). */
+export interface PlatformCallMeta {
+  agin_id: string;
+  agent_principal: string;
+  display_name: string;
+  owner_context: string;
+  call_id: string;
+}
+
+/** `result._meta.platform` of a tools/call result (spec §2.4). */
+export interface PlatformResultMeta {
+  agin_id: string;
+  call_id: string;
+  receipt_hint: string;
+}
+
+/** The identity headers of the remote transport (spec §2.5), lower-cased. */
+export const IDENTITY_HEADERS = {
+  aginId: 'x-platform-agin-id',
+  agentPrincipal: 'x-platform-agent-principal',
+  callId: 'x-platform-call-id',
+  assertion: 'x-platform-agin-assertion',
+} as const;
+
+/** The header a caller sends its third-party credential in; it goes upstream as `Authorization`. */
+export const UPSTREAM_AUTHORIZATION_HEADER = 'x-platform-upstream-authorization';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Returns tools/call `params` with `_meta.platform` set to the caller's card and `callId`. Any
+ * `_meta.platform` the caller sent is discarded, never merged; other `_meta` keys (progress
+ * tokens…) are kept.
+ */
+export function stampCallParams(params: unknown, card: AginCard, callId: string): Record<string, unknown> {
+  const base = isRecord(params) ? params : {};
+  const meta = isRecord(base['_meta']) ? { ...base['_meta'] } : {};
+  const platform: PlatformCallMeta = {
+    agin_id: card.aginId,
+    agent_principal: card.agentPrincipal,
+    display_name: card.displayName,
+    owner_context: card.ownerContext,
+    call_id: callId,
+  };
+  meta['platform'] = platform;
+  return { ...base, _meta: meta };
+}
+
+/** The advice a result carries to its provider (spec §2.4 `receipt_hint`). */
+export function receiptHint(card: AginCard, callId: string): string {
+  return `Log agin_id ${card.aginId} with call_id ${callId} and the tool outcome; Plaza keeps a receipt under the same call_id.`;
+}
+
+/**
+ * Returns a tools/call `result` with `_meta.platform` {agin_id, call_id, receipt_hint} set,
+ * replacing whatever the upstream put there.
+ */
+export function stampResult(result: unknown, card: AginCard, callId: string): Record<string, unknown> {
+  const base = isRecord(result) ? result : {};
+  const meta = isRecord(base['_meta']) ? { ...base['_meta'] } : {};
+  const platform: PlatformResultMeta = { agin_id: card.aginId, call_id: callId, receipt_hint: receiptHint(card, callId) };
+  meta['platform'] = platform;
+  return { ...base, _meta: meta };
+}
+
+/**
+ * Headers to send upstream for one call: the caller's headers minus every identity header and
+ * credential they sent, plus Plaza's identity headers; the caller's third-party credential
+ * (X-PLATFORM-Upstream-Authorization) becomes `Authorization`.
+ */
+export function upstreamHeaders(
+  callerHeaders: Readonly<Record<string, string | string[] | undefined>>,
+  card: AginCard,
+  callId: string,
+  assertion: string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [rawName, value] of Object.entries(callerHeaders)) {
+    const name = rawName.toLowerCase();
+    if (value === undefined || name.startsWith('x-platform-') || name === 'authorization' || name === 'cookie') continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  const thirdParty = callerHeaders[UPSTREAM_AUTHORIZATION_HEADER] ?? findHeader(callerHeaders, UPSTREAM_AUTHORIZATION_HEADER);
+  if (typeof thirdParty === 'string' && thirdParty.trim() !== '') out['authorization'] = thirdParty.trim();
+  out[IDENTITY_HEADERS.aginId] = card.aginId;
+  out[IDENTITY_HEADERS.agentPrincipal] = card.agentPrincipal;
+  out[IDENTITY_HEADERS.callId] = callId;
+  out[IDENTITY_HEADERS.assertion] = assertion;
+  return out;
+}
+
+function findHeader(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === name) return Array.isArray(value) ? value[0] : value;
+  }
+  return undefined;
+}

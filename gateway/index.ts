@@ -1,0 +1,9 @@
+/**
+ * The MCP gateway: AGIN identity for every tools/call (card, `_meta.platform`, identity headers,
+ * signed assertions). No Express here; src/ mounts what this module exposes.
+ */
+export type { AgentAuthenticator, AgentIdentity, AginCard } from './identity/agin-card.ts';
+export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';
+export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } from './identity/assertion.ts';
+export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
+export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';

@@ -1,0 +1,141 @@
+import { z } from 'zod';
+
+import type { AgentAuthenticator, AgentIdentity } from '../../gateway/index.ts';
+import type { PrismaClient } from '../db/index.ts';
+import { AuthError, type Clock, hashSecret, newId, NotFoundError, randomToken, ValidationError } from '../kernel/index.ts';
+import { looksLikeAgentToken, mintAgentToken } from './agent-tokens.ts';
+
+/** An agent with its AGIN card, as the API shows it (spec §2.4 field names). */
+export interface AgentView {
+  id: string;
+  agin_id: string;
+  agent_principal: string;
+  display_name: string;
+  owner_context: string;
+  status: 'active' | 'revoked';
+  created_at: string;
+}
+
+/** Body of `POST /api/agents`. */
+export const CreateAgentSchema = z.strictObject({
+  display_name: z.string().trim().min(1, 'display_name must not be empty').max(120, 'display_name is longer than 120 characters'),
+  owner_context: z.string().trim().min(1).max(200, 'owner_context is longer than 200 characters').optional(),
+});
+
+/** Options of createAgentService. */
+export interface AgentServiceOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  /**
+   * How long an instance trusts a credential check. Revocation takes effect on every instance
+   * within this time without any cross-instance messaging. Default 2 s.
+   */
+  cacheTtlMs?: number;
+}
+
+/** Agents and their gateway credentials. */
+export interface AgentService extends AgentAuthenticator {
+  /** Creates an agent for an account; returns it and its credential (shown once). */
+  create(accountId: string, body: unknown): Promise<{ agent: AgentView; token: string }>;
+  /** Agents of an account, newest first. */
+  list(accountId: string): Promise<AgentView[]>;
+  /** Revokes an agent of the account and all its credentials. */
+  revoke(accountId: string, agentId: string): Promise<AgentView>;
+}
+
+type AgentRow = {
+  id: string;
+  accountId: string | null;
+  aginId: string;
+  agentPrincipal: string;
+  displayName: string;
+  ownerContext: string | null;
+  status: string;
+  createdAt: Date;
+};
+
+function toView(row: AgentRow): AgentView {
+  return {
+    id: row.id,
+    agin_id: row.aginId,
+    agent_principal: row.agentPrincipal,
+    display_name: row.displayName,
+    owner_context: row.ownerContext ?? '',
+    status: row.status === 'active' ? 'active' : 'revoked',
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+/** Creates the agent service. */
+export function createAgentService(options: AgentServiceOptions): AgentService {
+  const { prisma, clock } = options;
+  const ttl = options.cacheTtlMs ?? 2_000;
+  if (!(ttl >= 0)) throw new Error('cacheTtlMs must be >= 0');
+  const cache = new Map<string, { identity: AgentIdentity; until: number }>();
+
+  return {
+    async create(accountId, body) {
+      const parsed = CreateAgentSchema.safeParse(body ?? {});
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new ValidationError(issue?.message ?? 'Invalid agent.', { param: issue?.path.join('.') || null, details: parsed.error.issues });
+      }
+      const id = newId('agt', clock.now());
+      const credential = mintAgentToken();
+      const row = await prisma.agent.create({
+        data: {
+          id,
+          accountId,
+          aginId: `agin_${randomToken(12)}`,
+          agentPrincipal: `principal:${accountId}/${id}`,
+          displayName: parsed.data.display_name,
+          ownerContext: parsed.data.owner_context ?? `account:${accountId}`,
+          createdAt: new Date(clock.now()),
+          credentials: { create: { id: newId('cred', clock.now()), hash: credential.hash } },
+        },
+      });
+      return { agent: toView(row), token: credential.secret };
+    },
+
+    async list(accountId) {
+      const rows = await prisma.agent.findMany({ where: { accountId }, orderBy: { createdAt: 'desc' } });
+      return rows.map(toView);
+    },
+
+    async revoke(accountId, agentId) {
+      const row = await prisma.agent.findFirst({ where: { id: agentId, accountId } });
+      if (!row) throw new NotFoundError(`No agent ${agentId} in this account.`);
+      const now = new Date(clock.now());
+      const [updated] = await prisma.$transaction([
+        prisma.agent.update({ where: { id: agentId }, data: { status: 'revoked', revokedAt: row.revokedAt ?? now } }),
+        prisma.agentCredential.updateMany({ where: { agentId, revokedAt: null }, data: { revokedAt: now } }),
+      ]);
+      for (const [key, entry] of cache) if (entry.identity.agentId === agentId) cache.delete(key);
+      return toView(updated);
+    },
+
+    async authenticate(token) {
+      if (!looksLikeAgentToken(token)) throw new AuthError('Invalid agent credential.');
+      const hash = hashSecret(token);
+      const cached = cache.get(hash);
+      if (cached && cached.until > clock.now()) return cached.identity;
+      const credential = await prisma.agentCredential.findUnique({ where: { hash }, include: { agent: true } });
+      if (!credential || credential.revokedAt !== null || credential.agent.status !== 'active') {
+        cache.delete(hash);
+        throw new AuthError('Invalid or revoked agent credential.');
+      }
+      const a = credential.agent;
+      const identity: AgentIdentity = {
+        agentId: a.id,
+        accountId: a.accountId,
+        aginId: a.aginId,
+        agentPrincipal: a.agentPrincipal,
+        displayName: a.displayName,
+        ownerContext: a.ownerContext ?? '',
+      };
+      if (cache.size > 10_000) cache.clear();
+      cache.set(hash, { identity, until: clock.now() + ttl });
+      return identity;
+    },
+  };
+}

@@ -1,0 +1,4 @@
+/** Agents, their AGIN cards and gateway credentials. */
+export type { AgentService, AgentServiceOptions, AgentView } from './agent-service.ts';
+export { CreateAgentSchema,createAgentService } from './agent-service.ts';
+export { looksLikeAgentToken, mintAgentToken } from './agent-tokens.ts';

@@ -1,0 +1,71 @@
+/**
+ * Pins agents and their AGIN cards at the service level: creation with a one-time credential,
+ * owner scoping, credential checks, and revocation taking effect within the cache TTL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createAccountService } from '../../src/accounts/index.ts';
+import { type AgentService, createAgentService } from '../../src/agents/index.ts';
+import { AuthError, type Clock, NotFoundError, ValidationError } from '../../src/kernel/index.ts';
+import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
+
+describe.each(BACKENDS)('agents on %s', (backend) => {
+  let t: TestDatabase;
+  let agents: AgentService;
+  let now = Date.parse('2026-11-21T12:00:00Z');
+  const clock: Clock = { now: () => now };
+  let accountA = '';
+  let accountB = '';
+
+  beforeAll(async () => {
+    t = await createTestDatabase(backend);
+    const accounts = createAccountService({ prisma: t.db.prisma, clock });
+    accountA = (await accounts.createAccount({ email: 'a@example.com' })).account.id;
+    accountB = (await accounts.createAccount({ email: 'b@example.com' })).account.id;
+    agents = createAgentService({ prisma: t.db.prisma, clock, cacheTtlMs: 2_000 });
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  it('creates an agent with an AGIN card and a credential that authenticates', async () => {
+    const { agent, token } = await agents.create(accountA, { display_name: 'Support bot', owner_context: 'acme-support' });
+    expect(agent).toMatchObject({ display_name: 'Support bot', owner_context: 'acme-support', status: 'active' });
+    expect(agent.agin_id).toMatch(/^agin_/);
+    expect(token).toMatch(/^agt_/);
+    const identity = await agents.authenticate(token);
+    expect(identity).toMatchObject({ agentId: agent.id, accountId: accountA, aginId: agent.agin_id, agentPrincipal: agent.agent_principal });
+  });
+
+  it.each([
+    [{}, 'display_name'],
+    [{ display_name: '' }, 'display_name'],
+    [{ display_name: 'x', owner_context: 'y'.repeat(201) }, 'owner_context'],
+    [{ display_name: 'x', admin: true }, ''],
+  ])('rejects %j', async (body, param) => {
+    const error = await agents.create(accountA, body).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    if (param) expect((error as ValidationError).param).toBe(param);
+  });
+
+  it('scopes listing and revocation to the owner', async () => {
+    const { agent } = await agents.create(accountB, { display_name: 'B bot' });
+    expect((await agents.list(accountA)).map((a) => a.id)).not.toContain(agent.id);
+    await expect(agents.revoke(accountA, agent.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('stops accepting a revoked credential within the cache TTL', async () => {
+    const { agent, token } = await agents.create(accountA, { display_name: 'Temp' });
+    const otherInstance = createAgentService({ prisma: t.db.prisma, clock, cacheTtlMs: 2_000 });
+    await otherInstance.authenticate(token);
+    await agents.revoke(accountA, agent.id);
+    await expect(agents.authenticate(token)).rejects.toBeInstanceOf(AuthError);
+    now += 2_001;
+    await expect(otherInstance.authenticate(token)).rejects.toBeInstanceOf(AuthError);
+  });
+
+  it('refuses garbage and unknown credentials', async () => {
+    await expect(agents.authenticate('nope')).rejects.toBeInstanceOf(AuthError);
+    await expect(agents.authenticate(`agt_${'a'.repeat(13)}_${'b'.repeat(40)}`)).rejects.toBeInstanceOf(AuthError);
+  });
+});
