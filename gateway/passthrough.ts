@@ -1,0 +1,354 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
+import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
+import { type AssertionKey, signAssertion } from './identity/assertion.ts';
+import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
+import { isRequest, isResponse, type JsonRpcId, type JsonRpcResponse, RPC_ERRORS, rpcError, toolErrorResult } from './internal/json-rpc.ts';
+import { createSseParser, formatSseEvent } from './internal/sse.ts';
+import { type CallContext, receiptFor, type ReceiptSink } from './receipt-sink.ts';
+import type { SessionSealer } from './session-sealer.ts';
+
+/** A connector the gateway can reach. */
+export interface Connector {
+  provider: string;
+  url: string;
+  endpointId: string;
+}
+
+/** Finds online connectors by provider slug. */
+export interface ConnectorDirectory {
+  byProvider(provider: string): Promise<Connector | undefined>;
+}
+
+/** Options of createPassthrough. */
+export interface PassthroughOptions {
+  directory: ConnectorDirectory;
+  agents: AgentAuthenticator;
+  receipts: ReceiptSink;
+  sealer: SessionSealer;
+  assertionKey: () => Promise<AssertionKey>;
+  /** `iss` of assertions: Plaza's public base URL. */
+  issuer: string;
+  clock: Clock;
+  /** Outbound fetch (SSRF-guarded in production). */
+  fetch?: typeof fetch;
+  maxRequestBytes?: number;
+  maxResponseBytes?: number;
+  /** Time to the upstream's response headers, and for a whole JSON answer. */
+  upstreamTimeoutMs?: number;
+  /** Told about every call routed to an endpoint (probe scheduling follows demand). */
+  onCall?: (endpointId: string) => void;
+}
+
+const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'accept-encoding', 'upgrade', 'proxy-authorization', 'te', 'trailer', 'mcp-session-id']);
+
+/** A failure answered at the HTTP level (before any upstream call). */
+class HttpFailure extends Error {
+  readonly status: number;
+  readonly code: number;
+
+  constructor(status: number, message: string, code: number = RPC_ERRORS.invalidRequest) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new HttpFailure(413, `Request body exceeds ${limit} bytes.`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
+  if (!body) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new Error(`upstream answer exceeds ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Why a fetch failed, in words for the caller (never the upstream's body). */
+function describeFailure(error: unknown): string {
+  const e = error as { name?: string; message?: string; cause?: { message?: unknown } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'the upstream did not answer in time';
+  const code = errorCode(error, 0);
+  if (code) return `cannot reach the upstream (${code})`;
+  const detail = typeof e.cause?.message === 'string' ? `: ${e.cause.message}` : '';
+  return `the upstream request failed (${e.message ?? 'unknown error'}${detail})`;
+}
+
+/** The first system error code (ECONNREFUSED, ENOTFOUND…) in an error's cause chain. */
+function errorCode(error: unknown, depth: number): string | undefined {
+  if (depth > 5 || typeof error !== 'object' || error === null) return undefined;
+  const e = error as { code?: unknown; cause?: unknown; errors?: unknown[] };
+  if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) return e.code;
+  for (const inner of e.errors ?? []) {
+    const found = errorCode(inner, depth + 1);
+    if (found) return found;
+  }
+  return errorCode(e.cause, depth + 1);
+}
+
+/**
+ * `/mcp/p/<provider>`: one connector passed through with its own names and its whole protocol
+ * (sessions, SSE, progress, server-to-client requests). Every tools/call gets a call id, the
+ * agent's AGIN card in `_meta.platform`, identity headers and a signed assertion; its result gets
+ * `_meta.platform` and a receipt. Failures stay in-band: a failed call is an `isError` result.
+ */
+export function createPassthrough(options: PassthroughOptions) {
+  const doFetch = options.fetch ?? fetch;
+  const maxRequest = options.maxRequestBytes ?? 4 * 1024 * 1024;
+  const maxResponse = options.maxResponseBytes ?? 16 * 1024 * 1024;
+  const timeoutMs = options.upstreamTimeoutMs ?? 60_000;
+
+  async function authenticate(req: IncomingMessage): Promise<AgentIdentity> {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
+    if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
+    return options.agents.authenticate(match[1]);
+  }
+
+  async function finish(call: CallContext, outcome: Parameters<typeof receiptFor>[1]): Promise<void> {
+    await options.receipts.record(receiptFor(call, outcome, options.clock.now()));
+  }
+
+  /** Stamps a response to a tracked call and records its receipt; other messages pass unchanged. */
+  async function onUpstreamMessage(message: unknown, call: CallContext | undefined, callRpcId: JsonRpcId | undefined): Promise<unknown> {
+    if (!call || !isResponse(message) || message.id !== callRpcId) return message;
+    if (message.error) {
+      await finish(call, { error: message.error });
+      return message;
+    }
+    await finish(call, { result: message.result });
+    return { ...message, result: stampResult(message.result, call.identity, call.callId) };
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
+    let identity: AgentIdentity;
+    try {
+      identity = await authenticate(req);
+    } catch (error) {
+      if (!(error instanceof AuthError)) throw error;
+      sendJson(res, 401, rpcError(null, RPC_ERRORS.unauthorized, error.message), { 'www-authenticate': 'Bearer realm="plaza", error="invalid_token"' });
+      return;
+    }
+    try {
+      const connector = await options.directory.byProvider(provider);
+      if (!connector) throw new HttpFailure(404, `No online connector for provider "${provider}".`);
+
+      let upstreamSession: string | undefined;
+      const presented = req.headers['mcp-session-id'];
+      if (typeof presented === 'string' && presented !== '') {
+        const claims = options.sealer.open(presented);
+        if (!claims || claims.provider !== provider || claims.agentId !== identity.agentId) throw new HttpFailure(404, 'Unknown or expired session; initialize a new one.');
+        upstreamSession = claims.upstreamSessionId;
+      }
+
+      const method = req.method ?? 'GET';
+      if (!['POST', 'GET', 'DELETE'].includes(method)) throw new HttpFailure(405, `Method ${method} is not allowed.`);
+
+      let body: string | undefined;
+      let call: CallContext | undefined;
+      let callRpcId: JsonRpcId | undefined;
+      if (method === 'POST') {
+        const text = await readBody(req, maxRequest);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          throw new HttpFailure(400, 'Request body is not valid JSON.', RPC_ERRORS.parseError);
+        }
+        const messages = Array.isArray(parsed) ? parsed : [parsed];
+        const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
+        if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
+        const target = calls[0];
+        if (target && isRequest(target)) {
+          const params = (target.params ?? {}) as { name?: unknown };
+          if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
+          call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now() };
+          callRpcId = target.id;
+          target.params = stampCallParams(target.params, identity, call.callId);
+          options.onCall?.(connector.endpointId);
+        }
+        body = JSON.stringify(Array.isArray(parsed) ? messages : messages[0]);
+      }
+
+      const headers = upstreamHeaders(req.headers, identity, call?.callId ?? '', '');
+      for (const name of Object.keys(headers)) if (HOP_BY_HOP.has(name)) delete headers[name];
+      if (call) {
+        const key = await options.assertionKey();
+        headers[IDENTITY_HEADERS.assertion] = await signAssertion(key, {
+          card: identity,
+          callId: call.callId,
+          audience: connector.url,
+          issuer: options.issuer,
+          nowSeconds: Math.floor(options.clock.now() / 1000),
+        });
+      } else {
+        delete headers[IDENTITY_HEADERS.callId];
+        delete headers[IDENTITY_HEADERS.assertion];
+      }
+      if (upstreamSession) headers['mcp-session-id'] = upstreamSession;
+
+      const controller = new AbortController();
+      const headerTimer = setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
+      res.on('close', () => controller.abort(new DOMException('client went away', 'AbortError')));
+      let upstream: Response;
+      try {
+        upstream = await doFetch(connector.url, { method, headers, body, signal: controller.signal, redirect: 'error' });
+      } catch (error) {
+        clearTimeout(headerTimer);
+        const why = describeFailure(error);
+        if (call) {
+          await finish(call, { failure: why });
+          sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call));
+        } else sendJson(res, 502, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`));
+        return;
+      }
+
+      const responseHeaders: Record<string, string> = {};
+      const upstreamSessionOut = upstream.headers.get('mcp-session-id');
+      if (upstreamSessionOut) responseHeaders['mcp-session-id'] = options.sealer.seal({ provider, agentId: identity.agentId, upstreamSessionId: upstreamSessionOut });
+      const version = upstream.headers.get('mcp-protocol-version');
+      if (version) responseHeaders['mcp-protocol-version'] = version;
+      const type = upstream.headers.get('content-type') ?? '';
+
+      if (!upstream.ok || upstream.status === 202 || upstream.status === 204) {
+        clearTimeout(headerTimer);
+        if (call && !upstream.ok) {
+          await upstream.body?.cancel();
+          const why = `the upstream answered HTTP ${upstream.status}`;
+          await finish(call, { failure: why });
+          sendJson(res, upstream.status === 404 && upstreamSession ? 404 : 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
+          return;
+        }
+        // Session expiry (404), method not allowed (405), accepted notifications (202): the
+        // client needs the real status; the upstream's body is passed on only when it is JSON-RPC.
+        const text = await readLimited(upstream.body, 64 * 1024).catch(() => '');
+        if (type.startsWith('application/json') && text) {
+          res.writeHead(upstream.status, { 'content-type': 'application/json', ...responseHeaders });
+          res.end(text);
+        } else {
+          res.writeHead(upstream.status, responseHeaders);
+          res.end();
+        }
+        return;
+      }
+
+      if (type.startsWith('text/event-stream')) {
+        clearTimeout(headerTimer);
+        await relayEventStream(upstream, res, responseHeaders, call, callRpcId);
+        return;
+      }
+
+      let text: string;
+      try {
+        text = await readLimited(upstream.body, maxResponse);
+      } catch (error) {
+        clearTimeout(headerTimer);
+        const why = error instanceof Error && /exceeds/.test(error.message) ? error.message : describeFailure(error);
+        if (call) {
+          await finish(call, { failure: why });
+          sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
+        } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`), responseHeaders);
+        return;
+      }
+      clearTimeout(headerTimer);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        if (call) {
+          await finish(call, { failure: 'the upstream answered malformed JSON' });
+          sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, 'Call failed: the upstream answered malformed JSON.'), call), responseHeaders);
+        } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, 'Upstream failed: malformed JSON.'), responseHeaders);
+        return;
+      }
+      const answered = Array.isArray(parsed) ? await Promise.all(parsed.map((m) => onUpstreamMessage(m, call, callRpcId))) : await onUpstreamMessage(parsed, call, callRpcId);
+      if (call && !containsResponse(answered, callRpcId)) {
+        await finish(call, { failure: 'the upstream answered without a result for the call' });
+      }
+      sendJson(res, 200, answered, responseHeaders);
+    } catch (error) {
+      if (error instanceof HttpFailure) {
+        if (!res.headersSent) sendJson(res, error.status, rpcError(null, error.code, error.message));
+        return;
+      }
+      throw error;
+    }
+  };
+
+  function stampToolError(response: JsonRpcResponse, call: CallContext): JsonRpcResponse {
+    return { ...response, result: stampResult(response.result, call.identity, call.callId) };
+  }
+
+  async function relayEventStream(upstream: Response, res: ServerResponse, headers: Record<string, string>, call: CallContext | undefined, callRpcId: JsonRpcId | undefined): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
+    res.flushHeaders();
+    const parser = createSseParser();
+    const decoder = new TextDecoder();
+    let answered = false;
+    const emit = async (events: ReturnType<typeof parser.push>) => {
+      for (const event of events) {
+        if (event.data !== undefined && call && !answered) {
+          try {
+            const message = JSON.parse(event.data) as unknown;
+            if (isResponse(message) && message.id === callRpcId) {
+              answered = true;
+              event.data = JSON.stringify(await onUpstreamMessage(message, call, callRpcId));
+            }
+          } catch {
+            // Not JSON: pass through untouched; the client decides.
+          }
+        }
+        res.write(formatSseEvent(event));
+      }
+    };
+    let failure: string | undefined;
+    try {
+      const reader = upstream.body!.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        await emit(parser.push(decoder.decode(value, { stream: true })));
+      }
+      await emit(parser.end());
+    } catch (error) {
+      failure = describeFailure(error);
+    }
+    if (call && !answered) {
+      const why = failure ?? 'the upstream closed the stream before the result';
+      await finish(call, { failure: why });
+      if (!res.destroyed) res.write(formatSseEvent({ event: 'message', data: JSON.stringify(stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call)) }));
+    }
+    res.end();
+  }
+}
+
+function containsResponse(answer: unknown, id: JsonRpcId | undefined): boolean {
+  const list = Array.isArray(answer) ? answer : [answer];
+  return list.some((m) => isResponse(m) && m.id === id);
+}

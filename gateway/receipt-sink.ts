@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+
+import type { AgentIdentity } from './identity/agin-card.ts';
+
+/** What the gateway records for one tools/call (spec §2.6 plus latency, digest and time). */
+export interface CallReceipt {
+  callId: string;
+  aginId: string;
+  agentPrincipal: string;
+  accountId: string | null;
+  tool: string;
+  provider: string;
+  status: 'ok' | 'error';
+  outcome: string;
+  latencyMs: number;
+  resultDigest: string;
+  createdAt: Date;
+}
+
+/**
+ * Where receipts go (the receipts module's writer). `record` resolves when the receipt is as
+ * durable as configured: committed (sync) or queued (async).
+ */
+export interface ReceiptSink {
+  record(receipt: CallReceipt): Promise<void>;
+}
+
+/** A call in flight: everything its receipt needs but the outcome. */
+export interface CallContext {
+  callId: string;
+  identity: AgentIdentity;
+  provider: string;
+  tool: string;
+  startedAt: number;
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** sha256 hex of the canonical JSON of a result (keys sorted), so digests do not depend on key order. */
+export function resultDigest(value: unknown): string {
+  return createHash('sha256').update(canonical(value)).digest('hex');
+}
+
+function firstText(result: Record<string, unknown>): string | undefined {
+  const content = result['content'];
+  if (!Array.isArray(content)) return undefined;
+  const text = content.find((c): c is { type: 'text'; text: string } => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'text' && typeof (c as { text?: unknown }).text === 'string');
+  return text?.text;
+}
+
+/** The receipt of a call, from its JSON-RPC outcome (result, error, or a failure message). */
+export function receiptFor(
+  call: CallContext,
+  outcome: { result: unknown } | { error: { code: number; message: string } } | { failure: string },
+  now: number,
+): CallReceipt {
+  let status: 'ok' | 'error';
+  let text: string;
+  let digestOf: unknown;
+  if ('result' in outcome) {
+    const result = (typeof outcome.result === 'object' && outcome.result !== null ? outcome.result : {}) as Record<string, unknown>;
+    const isError = result['isError'] === true;
+    status = isError ? 'error' : 'ok';
+    const summary = firstText(result);
+    const items = Array.isArray(result['content']) ? result['content'].length : 0;
+    text = isError ? `tool error: ${(summary ?? 'no message').slice(0, 200)}` : `ok: ${items} content item${items === 1 ? '' : 's'}`;
+    const { _meta: _ignored, ...withoutMeta } = result;
+    digestOf = withoutMeta;
+  } else if ('error' in outcome) {
+    status = 'error';
+    text = `json-rpc error ${outcome.error.code}: ${outcome.error.message.slice(0, 200)}`;
+    digestOf = { error: { code: outcome.error.code, message: outcome.error.message } };
+  } else {
+    status = 'error';
+    text = `upstream failure: ${outcome.failure.slice(0, 200)}`;
+    digestOf = { failure: outcome.failure };
+  }
+  return {
+    callId: call.callId,
+    aginId: call.identity.aginId,
+    agentPrincipal: call.identity.agentPrincipal,
+    accountId: call.identity.accountId,
+    tool: call.tool,
+    provider: call.provider,
+    status,
+    outcome: text,
+    latencyMs: Math.max(0, Math.round(now - call.startedAt)),
+    resultDigest: resultDigest(digestOf),
+    createdAt: new Date(now),
+  };
+}

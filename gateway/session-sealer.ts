@@ -1,0 +1,48 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/** What a Plaza session id carries: which connector, which agent, and the upstream's session. */
+export interface SessionClaims {
+  provider: string;
+  agentId: string;
+  upstreamSessionId: string;
+}
+
+/** Seals and opens Plaza session ids. */
+export interface SessionSealer {
+  seal(claims: SessionClaims): string;
+  /** The claims, or undefined when the id was not sealed by a holder of the key (or is damaged). */
+  open(sessionId: string): SessionClaims | undefined;
+}
+
+const PREFIX = 'pss1.';
+
+/**
+ * Plaza session ids are the upstream session sealed with AES-256-GCM under a key every instance
+ * shares (from the database): any instance can resume any session without sticky routing, the
+ * upstream id stays hidden, and a session cannot be moved to another agent or connector.
+ */
+export function createSessionSealer(key: Buffer): SessionSealer {
+  if (key.length !== 32) throw new Error('session sealing key must be 32 bytes');
+  return {
+    seal(claims) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(JSON.stringify([claims.provider, claims.agentId, claims.upstreamSessionId]), 'utf8'), cipher.final()]);
+      return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+    },
+    open(sessionId) {
+      if (!sessionId.startsWith(PREFIX) || sessionId.length > 4096) return undefined;
+      try {
+        const raw = Buffer.from(sessionId.slice(PREFIX.length), 'base64url');
+        if (raw.length < 29) return undefined;
+        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+        decipher.setAuthTag(raw.subarray(12, 28));
+        const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+        const [provider, agentId, upstreamSessionId] = JSON.parse(plain) as [string, string, string];
+        return { provider, agentId, upstreamSessionId };
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}

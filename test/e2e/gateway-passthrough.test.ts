@@ -1,0 +1,203 @@
+/**
+ * The passthrough gateway (`/mcp/p/<provider>`) against real peers: the official MCP SDK client as
+ * the agent and `@modelcontextprotocol/server-everything` as the upstream. Pins identity stamping
+ * on calls and results, receipts per call, progress and sampling passing through, sealed sessions,
+ * what a provider receives (recording upstream, assertion verified against the JWKS), and upstream
+ * failures answered in-band as error results with an error receipt.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type CallReceipt, type Connector, createPassthrough, createSessionSealer, verifyAssertion } from '../../gateway/index.ts';
+import { createAccountService } from '../../src/accounts/index.ts';
+import { createAgentService } from '../../src/agents/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { freePort } from '../support/cli.ts';
+import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
+
+interface Recorded {
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+describe('gateway passthrough /mcp/p/<provider>', () => {
+  let t: TestDatabase;
+  let everything: EverythingServer;
+  let gateway: { server: Server; url: string };
+  let recorder: { server: Server; url: string };
+  const recorded: Recorded[] = [];
+  const receipts: CallReceipt[] = [];
+  let token = '';
+  let aginId = '';
+  let keys: ReturnType<typeof createLocalJWKSet>;
+  const connectors = new Map<string, Connector>();
+
+  beforeAll(async () => {
+    t = await createTestDatabase('pglite');
+    const accounts = createAccountService({ prisma: t.db.prisma, clock: systemClock });
+    const account = await accounts.createAccount({ email: 'ops@example.com' });
+    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
+    const created = await agents.create(account.account.id, { display_name: 'Gateway test agent', owner_context: 'acme' });
+    token = created.token;
+    aginId = created.agent.agin_id;
+    const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    keys = createLocalJWKSet({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'assert-1', alg: 'EdDSA' }] });
+
+    everything = await startEverything();
+    recorder = await listen(async (req, res) => {
+      let text = '';
+      for await (const chunk of req) text += chunk;
+      const body = JSON.parse(text);
+      recorded.push({ headers: req.headers, body });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'recorded' }], isError: false, _meta: { platform: { agin_id: 'upstream-says' } } } }));
+    });
+    connectors.set('everything', { provider: 'everything', url: everything.url, endpointId: 'ep_everything' });
+    connectors.set('recorder', { provider: 'recorder', url: recorder.url, endpointId: 'ep_recorder' });
+    connectors.set('dead', { provider: 'dead', url: `http://127.0.0.1:${await freePort()}/mcp`, endpointId: 'ep_dead' });
+
+    const handle = createPassthrough({
+      directory: { byProvider: async (p) => connectors.get(p) },
+      agents,
+      receipts: { record: async (r) => void receipts.push(r) },
+      sealer: createSessionSealer(randomBytes(32)),
+      assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
+      issuer: 'http://plaza.test',
+      clock: systemClock,
+      upstreamTimeoutMs: 5_000,
+    });
+    gateway = await listen((req, res) => {
+      const match = /^\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '');
+      if (!match?.[1]) {
+        res.writeHead(404).end();
+        return;
+      }
+      handle(req, res, match[1]).catch((error: unknown) => {
+        res.writeHead(500).end(String(error));
+      });
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await everything?.stop();
+    gateway?.server.close();
+    recorder?.server.close();
+    await t?.dispose();
+  });
+
+  function client(provider: string, headers: Record<string, string> = {}) {
+    const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/p/${provider}`), {
+      requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
+    });
+    const c = new Client({ name: 'plaza-test-agent', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    return { c, transport };
+  }
+
+  it('lists and calls server-everything tools with AGIN identity and a receipt', async () => {
+    const { c, transport } = client('everything');
+    await c.connect(transport);
+    expect(transport.sessionId).toMatch(/^pss1\./);
+    const tools = await c.listTools();
+    expect(tools.tools.map((tool) => tool.name)).toContain('echo');
+    const before = receipts.length;
+    const result = await c.callTool({ name: 'echo', arguments: { message: 'hello plaza' } });
+    expect(result.isError).toBeFalsy();
+    expect(JSON.stringify(result.content)).toContain('hello plaza');
+    expect((result._meta as any)?.platform).toMatchObject({ agin_id: aginId, call_id: expect.stringMatching(/^call_/), receipt_hint: expect.any(String) });
+    expect(receipts.length).toBe(before + 1);
+    expect(receipts.at(-1)).toMatchObject({ aginId, tool: 'echo', provider: 'everything', status: 'ok', callId: (result._meta as any).platform.call_id });
+    await c.close();
+  });
+
+  it('passes progress notifications and sampling requests through', async () => {
+    const { c, transport } = client('everything');
+    c.setRequestHandler(CreateMessageRequestSchema, async () => ({ model: 'test-model', role: 'assistant', content: { type: 'text', text: 'sampled answer' } }));
+    await c.connect(transport);
+    const progress: number[] = [];
+    const long = await c.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    expect(long.isError).toBeFalsy();
+    expect(progress).toEqual([1, 2, 3]);
+    expect((long._meta as any)?.platform?.agin_id).toBe(aginId);
+    const sampled = await c.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 20 } });
+    expect(JSON.stringify(sampled.content)).toContain('sampled answer');
+    void ProgressNotificationSchema;
+    await c.close();
+  });
+
+  it('sends the provider the card, identity headers and a verifiable assertion; never the caller’s spoofs or Plaza token', async () => {
+    recorded.length = 0;
+    const res = await fetch(`${gateway.url}/mcp/p/recorder`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-platform-agin-id': 'spoofed',
+        'x-platform-upstream-authorization': 'Bearer crm-token-123',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'crm.lookup', arguments: {}, _meta: { platform: { agin_id: 'spoofed' } } } }),
+    });
+    const answer: any = await res.json();
+    const seen = recorded[0]!;
+    const callId = seen.body.params._meta.platform.call_id as string;
+    expect(seen.body.params._meta.platform).toMatchObject({ agin_id: aginId, display_name: 'Gateway test agent', owner_context: 'acme' });
+    expect(seen.headers['x-platform-agin-id']).toBe(aginId);
+    expect(seen.headers['x-platform-call-id']).toBe(callId);
+    expect(seen.headers['authorization']).toBe('Bearer crm-token-123');
+    expect(JSON.stringify(seen.headers)).not.toContain(token);
+    const claims = await verifyAssertion(String(seen.headers['x-platform-agin-assertion']), keys, { audience: recorder.url, issuer: 'http://plaza.test' });
+    expect(claims).toMatchObject({ agin_id: aginId, call_id: callId });
+    expect(answer.result._meta.platform).toMatchObject({ agin_id: aginId, call_id: callId });
+    expect(JSON.stringify(receipts)).not.toContain('crm-token-123');
+  });
+
+  it('answers an unreachable upstream with an error result and an error receipt', async () => {
+    const res = await fetch(`${gateway.url}/mcp/p/dead`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'anything', arguments: {} } }),
+    });
+    expect(res.status).toBe(200);
+    const body: any = await res.json();
+    expect(body.result.isError).toBe(true);
+    expect(body.result.content[0].text).toMatch(/cannot reach the upstream/);
+    expect(receipts.at(-1)).toMatchObject({ provider: 'dead', status: 'error' });
+  });
+
+  it('refuses a missing or bad agent credential with 401 and WWW-Authenticate', async () => {
+    for (const authorization of [undefined, 'Bearer nope']) {
+      const res = await fetch(`${gateway.url}/mcp/p/everything`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+  });
+
+  it('refuses a session id it did not seal', async () => {
+    const res = await fetch(`${gateway.url}/mcp/p/everything`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'pss1.forged' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(404);
+  });
+});
