@@ -2,6 +2,8 @@
  * The MCP gateway: AGIN identity for every tools/call (card, `_meta.platform`, identity headers,
  * signed assertions). No Express here; src/ mounts what this module exposes.
  */
+export type { AggregateOptions, CatalogTool, ToolCatalog } from './aggregate.ts';
+export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
 export type { AgentAuthenticator, AgentIdentity, AginCard } from './identity/agin-card.ts';
 export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';
 export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } from './identity/assertion.ts';
@@ -13,3 +15,6 @@ export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';
 export { receiptFor, resultDigest } from './receipt-sink.ts';
 export type { SessionClaims, SessionSealer } from './session-sealer.ts';
 export { createSessionSealer } from './session-sealer.ts';
+export type { UpstreamNotification } from './upstream-client.ts';
+export type { PooledCall, UpstreamPool, UpstreamPoolOptions } from './upstream-pool.ts';
+export { createUpstreamPool } from './upstream-pool.ts';

@@ -15,7 +15,7 @@ import { CreateMessageRequestSchema, ProgressNotificationSchema } from '@modelco
 import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type CallReceipt, type Connector, createPassthrough, createSessionSealer, verifyAssertion } from '../../gateway/index.ts';
+import { type CallReceipt, type CatalogTool, type Connector, createAggregate, createPassthrough, createSessionSealer, createUpstreamPool, verifyAssertion } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
@@ -80,7 +80,28 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       clock: systemClock,
       upstreamTimeoutMs: 5_000,
     });
+    const catalogTools: CatalogTool[] = [];
+    const aggregate = createAggregate({
+      catalog: { onlineTools: async () => catalogTools, byProvider: async (p) => connectors.get(p) },
+      agents,
+      receipts: { record: async (r) => void receipts.push(r) },
+      pool: createUpstreamPool({ timeoutMs: 5_000 }),
+      assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
+      issuer: 'http://plaza.test',
+      clock: systemClock,
+    });
+    const lister = new Client({ name: 'lister', version: '1' });
+    await lister.connect(new StreamableHTTPClientTransport(new URL(everything.url)));
+    for (const tool of (await lister.listTools()).tools) {
+      catalogTools.push({ provider: 'everything', name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema, annotations: {} });
+    }
+    await lister.close();
+    catalogTools.push({ provider: 'dead', name: 'ghost', description: 'unreachable', inputSchema: { type: 'object' }, annotations: {} });
     gateway = await listen((req, res) => {
+      if (req.url === '/mcp') {
+        aggregate(req, res).catch((error: unknown) => res.writeHead(500).end(String(error)));
+        return;
+      }
       const match = /^\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '');
       if (!match?.[1]) {
         res.writeHead(404).end();
@@ -199,5 +220,49 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(404);
+  });
+
+  describe('aggregated /mcp', () => {
+    it('lists every online tool as <provider>__<tool> and calls through a pooled session with identity', async () => {
+      const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+      const c = new Client({ name: 'agg-agent', version: '1' });
+      await c.connect(transport);
+      const names = (await c.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain('everything__echo');
+      expect(names).toContain('dead__ghost');
+      const before = receipts.length;
+      const echoed = await c.callTool({ name: 'everything__echo', arguments: { message: 'via aggregate' } });
+      expect(JSON.stringify(echoed.content)).toContain('via aggregate');
+      expect((echoed._meta as any)?.platform?.agin_id).toBe(aginId);
+      const again = await c.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } });
+      expect(JSON.stringify(again.content)).toContain('5');
+      const progress: number[] = [];
+      await c.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+      expect(progress).toEqual([1, 2]);
+      const ghost = await c.callTool({ name: 'dead__ghost', arguments: {} });
+      expect(ghost.isError).toBe(true);
+      const unknown = await c.callTool({ name: 'nope', arguments: {} });
+      expect(unknown.isError).toBe(true);
+      expect(receipts.slice(before).map((r) => `${r.provider}/${r.tool}/${r.status}`)).toEqual([
+        'everything/echo/ok',
+        'everything/get-sum/ok',
+        'everything/trigger-long-running-operation/ok',
+        'dead/ghost/error',
+      ]);
+      await c.close();
+    });
+
+    it('re-initialises a forgotten upstream session transparently', async () => {
+      await everything.stop();
+      everything = await startEverything(everything.port);
+      const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+      const c = new Client({ name: 'agg-agent-2', version: '1' });
+      await c.connect(transport);
+      const echoed = await c.callTool({ name: 'everything__echo', arguments: { message: 'after restart' } });
+      expect(JSON.stringify(echoed.content)).not.toContain('Call failed');
+      expect(echoed.isError).toBeFalsy();
+      expect(JSON.stringify(echoed.content)).toContain('after restart');
+      await c.close();
+    });
   });
 });

@@ -1,0 +1,141 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
+import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
+import { type AssertionKey, signAssertion } from './identity/assertion.ts';
+import { stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
+import { RPC_ERRORS, rpcError } from './internal/json-rpc.ts';
+import type { Connector } from './passthrough.ts';
+import { type CallContext, receiptFor, type ReceiptSink } from './receipt-sink.ts';
+import { UpstreamCallError } from './upstream-client.ts';
+import type { UpstreamPool } from './upstream-pool.ts';
+
+/** Separator between provider and tool in aggregated tool names. */
+export const TOOL_NAME_SEPARATOR = '__';
+
+/** A tool of an online connector, as the catalog stores it. */
+export interface CatalogTool {
+  provider: string;
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: Record<string, unknown>;
+}
+
+/** What the aggregated endpoint reads: online tools, and connectors by provider. */
+export interface ToolCatalog {
+  onlineTools(): Promise<CatalogTool[]>;
+  byProvider(provider: string): Promise<Connector | undefined>;
+}
+
+/** Options of createAggregate. */
+export interface AggregateOptions {
+  catalog: ToolCatalog;
+  agents: AgentAuthenticator;
+  receipts: ReceiptSink;
+  pool: UpstreamPool;
+  assertionKey: () => Promise<AssertionKey>;
+  issuer: string;
+  clock: Clock;
+  serverInfo?: { name: string; version: string };
+  onCall?: (endpointId: string) => void;
+}
+
+const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-language']);
+
+/**
+ * `/mcp`: one MCP server aggregating the online tools of every connector as
+ * `<provider>__<tool>`. tools/list is served from the catalog (no fan-out); tools/call goes to the
+ * connector through a pooled upstream session with the caller's identity stamped on it. Stateless
+ * (no session id), so any instance answers any request.
+ */
+export function createAggregate(options: AggregateOptions) {
+  const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
+
+  async function callTool(identity: AgentIdentity, req: IncomingMessage, params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> }, extra: { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void> }): Promise<CallToolResult> {
+    const split = params.name.indexOf(TOOL_NAME_SEPARATOR);
+    const provider = split > 0 ? params.name.slice(0, split) : '';
+    const tool = split > 0 ? params.name.slice(split + TOOL_NAME_SEPARATOR.length) : '';
+    const connector = provider ? await options.catalog.byProvider(provider) : undefined;
+    if (!connector || !tool) {
+      return { content: [{ type: 'text', text: `Unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector.` }], isError: true };
+    }
+    const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now() };
+    options.onCall?.(connector.endpointId);
+    const key = await options.assertionKey();
+    const assertion = await signAssertion(key, { card: identity, callId: call.callId, audience: connector.url, issuer: options.issuer, nowSeconds: Math.floor(options.clock.now() / 1000) });
+    const caller: Record<string, string | string[] | undefined> = {};
+    for (const [name, value] of Object.entries(req.headers)) if (FORWARDED.has(name) || name === 'x-platform-upstream-authorization') caller[name] = value;
+    const headers = upstreamHeaders(caller, identity, call.callId, assertion);
+    const progressToken = params._meta?.['progressToken'];
+    const upstreamParams = stampCallParams({ name: tool, arguments: params.arguments ?? {}, _meta: params._meta }, identity, call.callId);
+    let outcome: Parameters<typeof receiptFor>[1];
+    let result: Record<string, unknown>;
+    try {
+      const response = await options.pool.request({
+        url: connector.url,
+        method: 'tools/call',
+        params: upstreamParams,
+        headers,
+        signal: extra.signal,
+        onNotification: (n) => {
+          if (n.method === 'notifications/progress' && (typeof progressToken === 'string' || typeof progressToken === 'number')) {
+            const p = (n.params ?? {}) as { progress?: number; total?: number; message?: string };
+            if (typeof p.progress === 'number') {
+              void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, total: p.total, message: p.message } }).catch(() => undefined);
+            }
+          }
+        },
+      });
+      if (response.error) {
+        outcome = { error: response.error };
+        result = { content: [{ type: 'text', text: `Upstream error ${response.error.code}: ${response.error.message}` }], isError: true };
+      } else {
+        outcome = { result: response.result };
+        result = (typeof response.result === 'object' && response.result !== null ? response.result : { content: [] }) as Record<string, unknown>;
+      }
+    } catch (error) {
+      const why = error instanceof UpstreamCallError ? error.message : 'the upstream call failed';
+      outcome = { failure: why };
+      result = { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true };
+    }
+    await options.receipts.record(receiptFor(call, outcome, options.clock.now()));
+    return stampResult(result, identity, call.callId) as CallToolResult;
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let identity: AgentIdentity;
+    try {
+      const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+      if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
+      identity = await options.agents.authenticate(match[1]);
+    } catch (error) {
+      if (!(error instanceof AuthError)) throw error;
+      const text = JSON.stringify(rpcError(null, RPC_ERRORS.unauthorized, error.message));
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="plaza", error="invalid_token"' });
+      res.end(text);
+      return;
+    }
+    const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: (await options.catalog.onlineTools()).map((t) => ({
+        name: `${t.provider}${TOOL_NAME_SEPARATOR}${t.name}`,
+        description: t.description,
+        inputSchema: { type: 'object', ...t.inputSchema } as { type: 'object' },
+        annotations: t.annotations,
+      })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(identity, req, request.params as never, extra as never));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  };
+}

@@ -1,0 +1,134 @@
+import { isResponse, type JsonRpcResponse } from './internal/json-rpc.ts';
+import { createSseParser } from './internal/sse.ts';
+
+/** The protocol version Plaza speaks to upstreams when it opens sessions itself. */
+export const UPSTREAM_PROTOCOL_VERSION = '2025-06-18';
+
+/** A notification the upstream sent while answering (progress, logging). */
+export interface UpstreamNotification {
+  method: string;
+  params?: unknown;
+}
+
+/** Options of one upstream request. */
+export interface UpstreamRequest {
+  url: string;
+  message: { jsonrpc: '2.0'; id: string | number; method: string; params?: unknown };
+  headers: Record<string, string>;
+  signal: AbortSignal;
+  onNotification?: (n: UpstreamNotification) => void;
+  maxBytes: number;
+}
+
+/** The upstream forgot the session (HTTP 404): open a new one and retry. */
+export class SessionExpiredError extends Error {
+  constructor() {
+    super('upstream session expired');
+    this.name = 'SessionExpiredError';
+  }
+}
+
+/** A failure talking to the upstream, with a message fit for the caller. */
+export class UpstreamCallError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UpstreamCallError';
+  }
+}
+
+/**
+ * Sends one JSON-RPC request over streamable HTTP and returns its response, reading either a JSON
+ * body or an SSE stream (forwarding notifications as they arrive). Bounded in size and time.
+ */
+export async function requestUpstream(doFetch: typeof fetch, request: UpstreamRequest): Promise<{ response: JsonRpcResponse; sessionId: string | null }> {
+  let res: Response;
+  try {
+    res = await doFetch(request.url, {
+      method: 'POST',
+      headers: { ...request.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(request.message),
+      signal: request.signal,
+      redirect: 'error',
+    });
+  } catch (error) {
+    throw new UpstreamCallError(describe(error), { cause: error });
+  }
+  // The spec says 404 for a forgotten session; the SDK's own servers answer 400. Either way the
+  // pool re-initialises once, and a second failure is reported as it is.
+  if ((res.status === 404 || res.status === 400) && request.headers['mcp-session-id']) {
+    await res.body?.cancel();
+    throw new SessionExpiredError();
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new UpstreamCallError(`the upstream answered HTTP ${res.status}`);
+  }
+  const sessionId = res.headers.get('mcp-session-id');
+  const type = res.headers.get('content-type') ?? '';
+  const reader = res.body?.getReader();
+  if (!reader) throw new UpstreamCallError('the upstream answered without a body');
+  const decoder = new TextDecoder();
+  let size = 0;
+  const read = async (): Promise<string | undefined> => {
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      throw new UpstreamCallError(describe(error), { cause: error });
+    }
+    if (chunk.done) return undefined;
+    size += chunk.value.byteLength;
+    if (size > request.maxBytes) {
+      await reader.cancel();
+      throw new UpstreamCallError(`the upstream answer exceeds ${request.maxBytes} bytes`);
+    }
+    return decoder.decode(chunk.value, { stream: true });
+  };
+
+  if (type.startsWith('text/event-stream')) {
+    const parser = createSseParser();
+    for (;;) {
+      const text = await read();
+      const events = text === undefined ? parser.end() : parser.push(text);
+      for (const event of events) {
+        if (event.data === undefined) continue;
+        let message: unknown;
+        try {
+          message = JSON.parse(event.data);
+        } catch {
+          continue;
+        }
+        if (isResponse(message) && message.id === request.message.id) {
+          await reader.cancel().catch(() => undefined);
+          return { response: message, sessionId };
+        }
+        const m = message as { method?: unknown; id?: unknown; params?: unknown };
+        if (typeof m.method === 'string' && m.id === undefined) request.onNotification?.({ method: m.method, params: m.params });
+      }
+      if (text === undefined) throw new UpstreamCallError('the upstream closed the stream before the result');
+    }
+  }
+  let body = '';
+  for (;;) {
+    const text = await read();
+    if (text === undefined) break;
+    body += text;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new UpstreamCallError('the upstream answered malformed JSON');
+  }
+  const list = Array.isArray(parsed) ? parsed : [parsed];
+  const response = list.find((m) => isResponse(m) && m.id === request.message.id);
+  if (!response) throw new UpstreamCallError('the upstream answered without a result for the call');
+  return { response: response as JsonRpcResponse, sessionId };
+}
+
+function describe(error: unknown): string {
+  const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'the upstream did not answer in time';
+  if (typeof e.cause?.code === 'string') return `cannot reach the upstream (${e.cause.code})`;
+  return `the upstream request failed (${e.message ?? 'unknown error'}${e.cause?.message ? `: ${e.cause.message}` : ''})`;
+}

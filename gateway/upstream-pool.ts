@@ -1,0 +1,112 @@
+import { createHash, randomUUID } from 'node:crypto';
+
+import { requestUpstream, SessionExpiredError, UPSTREAM_PROTOCOL_VERSION, UpstreamCallError, type UpstreamNotification } from './upstream-client.ts';
+
+/** Options of createUpstreamPool. */
+export interface UpstreamPoolOptions {
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+  clientInfo?: { name: string; version: string };
+}
+
+/** One call sent through a pooled upstream session. */
+export interface PooledCall {
+  url: string;
+  method: string;
+  params?: unknown;
+  /** Per-call headers (identity, assertion, third-party Authorization). */
+  headers: Record<string, string>;
+  signal?: AbortSignal;
+  onNotification?: (n: UpstreamNotification) => void;
+}
+
+/**
+ * Upstream MCP sessions shared by all agents' calls to a connector: one `initialize` per upstream
+ * URL, reused until the upstream forgets it (HTTP 404), then re-initialised transparently and the
+ * call retried once. Sessions are per instance; Plaza's own session ids never depend on them.
+ */
+export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const maxBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
+  const clientInfo = options.clientInfo ?? { name: 'plaza-gateway', version: '1' };
+  const sessions = new Map<string, Promise<{ sessionId: string | null; protocolVersion: string }>>();
+
+  function signal(outer?: AbortSignal): AbortSignal {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    return outer ? AbortSignal.any([outer, timeout]) : timeout;
+  }
+
+  async function open(url: string, headers: Record<string, string>): Promise<{ sessionId: string | null; protocolVersion: string }> {
+    const { response, sessionId } = await requestUpstream(doFetch, {
+      url,
+      message: { jsonrpc: '2.0', id: randomUUID(), method: 'initialize', params: { protocolVersion: UPSTREAM_PROTOCOL_VERSION, capabilities: {}, clientInfo } },
+      headers,
+      signal: signal(),
+      maxBytes,
+    });
+    if (response.error) throw new UpstreamCallError(`the upstream refused initialize: ${response.error.message}`);
+    const protocolVersion = String((response.result as { protocolVersion?: unknown } | undefined)?.protocolVersion ?? UPSTREAM_PROTOCOL_VERSION);
+    const notifyHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocolVersion };
+    if (sessionId) notifyHeaders['mcp-session-id'] = sessionId;
+    const notified = await doFetch(url, { method: 'POST', headers: notifyHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), signal: signal(), redirect: 'error' }).catch(
+      (error: unknown) => {
+        throw new UpstreamCallError('the upstream failed after initialize', { cause: error });
+      },
+    );
+    await notified.body?.cancel();
+    return { sessionId, protocolVersion };
+  }
+
+  /** Sessions are shared per upstream URL and third-party credential (upstreams may bind them). */
+  function sessionKey(url: string, headers: Record<string, string>): string {
+    return `${url}\n${createHash('sha256').update(headers['authorization'] ?? '').digest('hex')}`;
+  }
+
+  function session(key: string, url: string, headers: Record<string, string>) {
+    let entry = sessions.get(key);
+    if (!entry) {
+      entry = open(url, headers);
+      sessions.set(key, entry);
+      entry.catch(() => sessions.delete(key));
+    }
+    return entry;
+  }
+
+  async function attempt(call: PooledCall, retry: boolean) {
+    const key = sessionKey(call.url, call.headers);
+    const s = await session(key, call.url, stripCallHeaders(call.headers));
+    const headers: Record<string, string> = { ...call.headers, 'mcp-protocol-version': s.protocolVersion };
+    if (s.sessionId) headers['mcp-session-id'] = s.sessionId;
+    try {
+      return (await requestUpstream(doFetch, { url: call.url, message: { jsonrpc: '2.0', id: randomUUID(), method: call.method, params: call.params }, headers, signal: signal(call.signal), onNotification: call.onNotification, maxBytes })).response;
+    } catch (error) {
+      if (error instanceof SessionExpiredError && retry) {
+        sessions.delete(key);
+        return attempt(call, false);
+      }
+      throw error;
+    }
+  }
+
+  return {
+    /** Sends one request through the connector's pooled session. */
+    request: (call: PooledCall) => attempt(call, true),
+    /** Forgets every pooled session. */
+    clear: () => sessions.clear(),
+  };
+}
+
+/** Session set-up carries no per-call identity: it is shared by every caller with the same credential. */
+function stripCallHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith('x-platform-')) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** A pool of upstream sessions. */
+export type UpstreamPool = ReturnType<typeof createUpstreamPool>;
