@@ -1,0 +1,38 @@
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** What `plaza agents login` stores: where the gateway is and the agent's credential. */
+export interface StoredCredential {
+  url: string;
+  token: string;
+}
+
+/** The credential file: `$XDG_CONFIG_HOME/plaza/agent-credentials.json` (else `~/.config/…`). */
+export function credentialFile(env: Record<string, string | undefined>): string {
+  if (env['PLAZA_CREDENTIALS_FILE']) return env['PLAZA_CREDENTIALS_FILE'];
+  const base = env['XDG_CONFIG_HOME'] || join(env['HOME'] || homedir(), '.config');
+  return join(base, 'plaza', 'agent-credentials.json');
+}
+
+/**
+ * Stores an agent credential with mode 0600 (written to a temp file, then renamed), so the AGIN
+ * credential never has to sit in an MCP client's `env` block (spec §2.7).
+ */
+export function saveCredential(file: string, credential: StoredCredential): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(credential, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+}
+
+/** Reads the stored credential, or undefined when there is none (or it is unreadable). */
+export function loadCredential(file: string): StoredCredential | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<StoredCredential>;
+    return typeof parsed.url === 'string' && typeof parsed.token === 'string' ? { url: parsed.url, token: parsed.token } : undefined;
+  } catch {
+    return undefined;
+  }
+}

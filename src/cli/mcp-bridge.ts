@@ -1,0 +1,78 @@
+import type { Command } from 'commander';
+
+import { credentialFile, loadCredential, saveCredential } from './credential-store.ts';
+
+function fail(message: string): never {
+  process.stderr.write(`plaza: ${message}\n`);
+  process.exit(1);
+}
+
+/**
+ * Bridges an MCP client speaking stdio to the gateway over streamable HTTP, message for message.
+ * The agent credential comes from the credential store; only the third-party credential may come
+ * from the environment (named by --upstream-token-env), as spec §2.7 asks.
+ */
+async function connect(provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; url?: string }, env: Record<string, string | undefined>): Promise<void> {
+  const stored = loadCredential(credentialFile(env));
+  if (!stored) fail('no agent credential: run `plaza agents login --token <agent token>` first.');
+  if (!options.all && !provider) fail('name a provider (plaza mcp connect <provider>) or pass --all.');
+  if (provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(provider)) fail(`not a provider slug: ${provider}`);
+  const base = (options.url ?? stored.url).replace(/\/+$/, '');
+  const target = new URL(options.all ? `${base}/mcp` : `${base}/mcp/p/${provider}`);
+  const headers: Record<string, string> = { authorization: `Bearer ${stored.token}` };
+  if (options.upstreamTokenEnv) {
+    const value = env[options.upstreamTokenEnv];
+    if (!value) fail(`environment variable ${options.upstreamTokenEnv} is empty`);
+    headers['x-platform-upstream-authorization'] = /^[A-Za-z]+ /.test(value) ? value : `Bearer ${value}`;
+  }
+  // Loaded here, not at the top: every `plaza` command registers this one.
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+  const upstream = new StreamableHTTPClientTransport(target, { requestInit: { headers } });
+  const local = new StdioServerTransport();
+  let closing = false;
+  const close = async () => {
+    if (closing) return;
+    closing = true;
+    await upstream.close().catch(() => undefined);
+    await local.close().catch(() => undefined);
+    process.exit(0);
+  };
+  local.onmessage = (message) => {
+    upstream.send(message).catch((error: unknown) => process.stderr.write(`plaza: gateway request failed: ${(error as Error).message}\n`));
+  };
+  upstream.onmessage = (message) => {
+    void local.send(message);
+  };
+  upstream.onerror = (error) => process.stderr.write(`plaza: gateway: ${error.message}\n`);
+  local.onclose = () => void close();
+  await upstream.start();
+  await local.start();
+}
+
+/** `plaza agents login` and `plaza mcp connect`. */
+export function registerAgentCommands(program: Command, env: Record<string, string | undefined>): void {
+  const agents = program.commands.find((c) => c.name() === 'agents') ?? program.command('agents').description('agent credentials for the gateway');
+  agents
+    .command('login')
+    .description('store an agent credential (file, mode 0600) for `plaza mcp connect`')
+    .requiredOption('--token <token>', 'the agent token from POST /api/agents')
+    .option('--url <url>', 'Plaza base URL', 'http://localhost:8080')
+    .action((options: { token: string; url: string }) => {
+      if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) fail('that is not an agent token (agt_…).');
+      if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) fail(`not an http(s) URL: ${options.url}`);
+      const file = credentialFile(env);
+      saveCredential(file, { url: options.url.replace(/\/+$/, ''), token: options.token });
+      process.stdout.write(`${JSON.stringify({ stored: file, url: options.url })}\n`);
+    });
+
+  program
+    .command('mcp')
+    .description('MCP client helpers')
+    .command('connect [provider]')
+    .description('a stdio MCP server bridging to the gateway (/mcp/p/<provider>, or /mcp with --all)')
+    .option('--all', 'bridge to the aggregated /mcp endpoint')
+    .option('--upstream-token-env <NAME>', 'environment variable holding your third-party credential for the provider')
+    .option('--url <url>', 'override the stored Plaza base URL')
+    .action((provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; url?: string }) => connect(provider, options, env));
+}

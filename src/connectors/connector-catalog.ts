@@ -1,0 +1,66 @@
+import type { CatalogTool, Connector, ToolCatalog } from '../../gateway/index.ts';
+import type { PrismaClient } from '../db/index.ts';
+import type { Clock } from '../kernel/index.ts';
+
+/** Endpoint states whose tools are online (spec §4.2: healthy or degraded). */
+const ONLINE = ['healthy', 'degraded'];
+
+/** Options of createConnectorCatalog. */
+export interface ConnectorCatalogOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  /** How long the online tool list is reused before it is read again (default 2 000 ms). */
+  cacheMs?: number;
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/**
+ * The gateway's view of the marketplace: online connectors by provider and their tools, read from
+ * the endpoint and tool tables the probes keep. When several endpoints share a provider slug, the
+ * healthy one probed most recently wins.
+ */
+export function createConnectorCatalog(options: ConnectorCatalogOptions): ToolCatalog {
+  const { prisma, clock } = options;
+  const cacheMs = options.cacheMs ?? 2_000;
+  let cached: { until: number; tools: Promise<CatalogTool[]> } | undefined;
+
+  return {
+    async byProvider(provider: string): Promise<Connector | undefined> {
+      const rows = await prisma.mcpEndpoint.findMany({
+        where: { provider, status: { in: ONLINE } },
+        select: { id: true, url: true, provider: true, status: true, lastProbeAt: true },
+        orderBy: [{ lastProbeAt: 'desc' }],
+        take: 10,
+      });
+      const best = rows.find((r) => r.status === 'healthy') ?? rows[0];
+      return best ? { provider: best.provider, url: best.url, endpointId: best.id } : undefined;
+    },
+
+    onlineTools(): Promise<CatalogTool[]> {
+      if (cached && cached.until > clock.now()) return cached.tools;
+      const tools = prisma.mcpTool
+        .findMany({
+          where: { endpoint: { status: { in: ONLINE } } },
+          select: { name: true, description: true, inputSchema: true, annotations: true, endpoint: { select: { provider: true, status: true, lastProbeAt: true } } },
+          orderBy: [{ endpoint: { provider: 'asc' } }, { name: 'asc' }],
+        })
+        .then((rows) => {
+          const seen = new Set<string>();
+          const out: CatalogTool[] = [];
+          for (const row of rows) {
+            const key = `${row.endpoint.provider}\n${row.name}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            out.push({ provider: row.endpoint.provider, name: row.name, description: row.description, inputSchema: record(row.inputSchema), annotations: record(row.annotations) });
+          }
+          return out;
+        });
+      cached = { until: clock.now() + cacheMs, tools };
+      tools.catch(() => (cached = undefined));
+      return tools;
+    },
+  };
+}
