@@ -1,0 +1,116 @@
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { AgpkError } from './errors.ts';
+import { writeFileAtomic } from './internal/atomic-write.ts';
+import type { AgentCommand, Lifecycle } from './manifest.ts';
+
+/** One installed package as the local registry records it. */
+export interface InstalledPackage {
+  package_id: string;
+  name: string;
+  version: string;
+  description: string | null;
+  install_dir: string;
+  installed_at: string;
+  source: { kind: 'file' | 'market'; uri: string; sha256: string };
+  signature: { signed: boolean; trusted: boolean; kid: string | null };
+  depends: string[];
+  conflicts: string[];
+  lifecycle: Lifecycle;
+  /** sha256 of every installed file, by path relative to install_dir. */
+  files: Record<string, string>;
+  commands: AgentCommand[];
+}
+
+/** The registry file. */
+export interface RegistryData {
+  registry_version: 1;
+  packages: Record<string, InstalledPackage>;
+}
+
+/** The local registry under AGPK_HOME: `registry.json`, `packages/<id>/<version>/`, `tmp/`, `trusted-keys/`. */
+export interface Registry {
+  home: string;
+  packagesDir: string;
+  tmpDir: string;
+  trustedKeysDir: string;
+  read(): Promise<RegistryData>;
+  /** Replaces the registry file atomically (temp file, fsync, rename, fsync folder). */
+  write(data: RegistryData): Promise<void>;
+  /** Runs `fn` holding the registry lock, so two installers never interleave. */
+  locked<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Opens (creating folders as needed) the registry in `home`. */
+export function createRegistry(home: string, options: { lockTimeoutMs?: number } = {}): Registry {
+  const file = join(home, 'registry.json');
+  const lockFile = join(home, 'registry.lock');
+  const lockTimeoutMs = options.lockTimeoutMs ?? 30_000;
+  const packagesDir = join(home, 'packages');
+  const tmpDir = join(home, 'tmp');
+  const ensure = async (): Promise<void> => {
+    await mkdir(packagesDir, { recursive: true });
+    await mkdir(tmpDir, { recursive: true });
+  };
+  return {
+    home,
+    packagesDir,
+    tmpDir,
+    trustedKeysDir: join(home, 'trusted-keys'),
+    async read() {
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch {
+        return { registry_version: 1, packages: {} };
+      }
+      try {
+        const data = JSON.parse(text) as RegistryData;
+        if (data.registry_version !== 1 || typeof data.packages !== 'object') throw new Error('unknown registry_version');
+        return data;
+      } catch (error) {
+        throw new AgpkError('internal', `the local registry ${file} is unreadable: ${(error as Error).message}`, { cause: error });
+      }
+    },
+    async write(data) {
+      await ensure();
+      await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
+    },
+    async locked(fn) {
+      await ensure();
+      const deadline = Date.now() + lockTimeoutMs;
+      for (;;) {
+        try {
+          const fd = await open(lockFile, 'wx');
+          await fd.writeFile(String(process.pid));
+          await fd.close();
+          break;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+          const holder = Number(await readFile(lockFile, 'utf8').catch(() => ''));
+          if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
+            await rm(lockFile, { force: true });
+            continue;
+          }
+          if (Date.now() > deadline) throw new AgpkError('conflict', `another agpk operation holds ${lockFile}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      try {
+        return await fn();
+      } finally {
+        await rm(lockFile, { force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/** Plumbing of `plaza agpk`: output, exit codes, config, approval prompts, the AGPK context. */
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
+
+import { Option } from 'commander';
+
+import { ConfigError, loadConfig } from '../../config/index.ts';
+import type * as AgpkModule from '../agpk/index.ts';
+import type { AgpkContext, Approval } from '../agpk/index.ts';
+
+/** The environment map handed to the CLI. */
+export type Env = Record<string, string | undefined>;
+/** The lazily imported AGPK module. */
+export type Agpk = typeof AgpkModule;
+
+/** Exit codes: 0 ok, 1 failure or refusal, 2 usage error. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** A usage error (exit 2). */
+export class UsageError extends Error {}
+
+function hostVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** Prints `value` as JSON with --json, else the human text. */
+export function out(json: boolean, value: unknown, text: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+}
+
+/** Runs one command body with uniform error output and exit codes. */
+export async function run(json: boolean, body: (agpk: Agpk) => Promise<number | void>): Promise<void> {
+  const agpk = await import('../agpk/index.ts');
+  try {
+    process.exitCode = (await body(agpk)) ?? EXIT.ok;
+  } catch (error) {
+    const usage = error instanceof UsageError || error instanceof ConfigError;
+    const problems = error instanceof agpk.AgpkError ? error.problems : [];
+    const code = error instanceof agpk.AgpkError ? error.code : usage ? 'usage' : 'internal';
+    const message = error instanceof Error ? error.message : String(error);
+    if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message, problems } }, null, 2)}\n`);
+    else {
+      process.stderr.write(`plaza agpk: ${message}\n`);
+      for (const p of problems) process.stderr.write(`  ${p.file} ${p.path}: ${p.message}\n`);
+    }
+    process.exitCode = usage ? EXIT.usage : EXIT.failure;
+  }
+}
+
+/** AGPK_HOME and the market URL from Plaza's configuration. */
+export function settings(env: Env): { home: string; shareUrl: string } {
+  const config = loadConfig(env);
+  return config.agpk;
+}
+
+function interactive(): boolean {
+  return Boolean(process.stdin.isTTY && process.stderr.isTTY);
+}
+
+async function ask(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/** The AGPK context of a command: registry, schemas, market, host version, progress on a TTY. */
+export function context(agpk: Agpk, env: Env, options: { trustKey?: string[]; json: boolean }): AgpkContext {
+  const { home, shareUrl } = settings(env);
+  const tty = interactive() && !options.json;
+  return {
+    registry: agpk.createRegistry(home),
+    schemas: agpk.loadAgpkSchemas(),
+    shareUrl,
+    hostVersion: hostVersion(),
+    trustedKeyFiles: options.trustKey ?? [],
+    baseEnv: env,
+    ...(tty
+      ? {
+          onProgress: (id: string, done: number, total: number | null) => {
+            const pct = total ? ` ${Math.floor((done / total) * 100)}%` : '';
+            process.stderr.write(`\rdownloading ${id}: ${(done / 1048576).toFixed(1)} MiB${pct}   `);
+            if (total !== null && done >= total) process.stderr.write('\n');
+          },
+        }
+      : {}),
+  };
+}
+
+/** Approval from flags, with TTY prompts when a human is at the terminal (spec §3.4). */
+export function approval(options: { approve?: boolean; yes?: boolean; json: boolean }): Approval {
+  const tty = interactive();
+  return {
+    approve: Boolean(options.approve),
+    yes: Boolean(options.yes),
+    ...(tty ? { confirm: ask } : {}),
+    show: (summary) => {
+      if (options.json || !tty) return;
+      process.stderr.write(`\n${summary.action}:\n`);
+      for (const p of summary.packages) {
+        process.stderr.write(
+          `  ${p.package_id} ${p.from_version ? `${p.from_version} -> ` : ''}${p.version}  (${p.name}${p.vendor ? `, ${p.vendor}` : ''})\n` +
+            `    source ${p.source}\n    sha256 ${p.sha256}\n` +
+            `    signature ${p.trusted_signature ? `trusted (${p.signature_kid ?? ''})` : p.signed ? `valid but NOT trusted (${p.signature_kid ?? ''})` : 'NONE (unsigned)'}\n` +
+            `    commands ${p.commands.join(', ') || '-'}\n`,
+        );
+      }
+    },
+  };
+}
+
+/** Parses `--args`; invalid JSON is a usage error. */
+export function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** The `--json` option every command takes. */
+export const jsonOption = () => new Option('--json', 'print a JSON result for machines');
+/** Collects a repeatable option. */
+export const collect = (value: string, previous: string[] = []) => [...previous, value];

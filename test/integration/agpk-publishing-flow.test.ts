@@ -1,0 +1,179 @@
+/**
+ * The AGPK publishing flow end to end (spec §4.4) through the real `plaza agpk` command: scaffold,
+ * edit commands and payload, pack, validate, serve the archive from a local HTTPS market (test CA,
+ * trusted through NODE_EXTRA_CA_CERTS), install from the market, list-commands, invoke, verify,
+ * tamper, verify again, remove. In-process tests cover the market's other paths: wrong sha256,
+ * depends pulled from the market, and list-options ranking.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type AgpkContext, createRegistry, fetchMarketSources, installPackages, loadAgpkSchemas, packPackage, rankSources, scaffoldPackage, upgradePackage } from '../../src/agpk/index.ts';
+import { createTestTls, startTestMarket, tempDir, type TestMarket, type TestTls } from '../support/agpk.ts';
+import { runPlaza } from '../support/cli.ts';
+
+let tls: TestTls;
+let market: TestMarket;
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  tls = await createTestTls();
+  market = await startTestMarket(tls);
+  tmp = await tempDir();
+  await writeFile(join(tmp.path, 'ca.pem'), tls.caCert);
+  env = { AGPK_HOME: join(tmp.path, 'home'), PLAZA_SHARE_URL: market.url, NODE_EXTRA_CA_CERTS: join(tmp.path, 'ca.pem') };
+});
+afterAll(async () => {
+  await market?.close();
+  await tmp?.dispose();
+});
+
+async function plaza(...args: string[]): Promise<{ code: number | null; json: any; stderr: string }> {
+  const r = await runPlaza(['agpk', ...args], env);
+  let json: unknown;
+  try {
+    json = JSON.parse(r.stdout);
+  } catch {
+    json = r.stdout;
+  }
+  return { code: r.code, json, stderr: r.stderr };
+}
+
+describe('plaza agpk: the publishing flow', () => {
+  it('goes from scaffold to a market install, runs the command, detects tampering, and removes', async () => {
+    const pkg = join(tmp.path, 'weather');
+    expect((await plaza('scaffold', pkg, '--id', 'acme.weather', '--name', 'Weather', '--version', '2.0.0', '--json')).code).toBe(0);
+
+    // edit agent-commands.json and payload/
+    await writeFile(join(pkg, 'payload', 'forecast.mjs'), 'let s="";for await (const c of process.stdin) s+=c;const {city}=JSON.parse(s);console.log(JSON.stringify({city, forecast:"sunny"}))\n');
+    const commands = {
+      commands: [
+        {
+          id: 'acme.weather.forecast',
+          summary: 'Forecast for a city',
+          driver: { kind: 'node', entry: 'payload/forecast.mjs' },
+          input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+        },
+      ],
+    };
+    await writeFile(join(pkg, 'agent-commands.json'), JSON.stringify(commands, null, 2));
+
+    const packed = await plaza('pack', pkg, '-o', join(tmp.path, 'weather.agpk'), '--json');
+    expect(packed.code).toBe(0);
+    expect(packed.json.sha256).toMatch(/^[0-9a-f]{64}$/);
+    const validated = await plaza('validate', packed.json.archive, '--json');
+    expect(validated.code).toBe(0);
+    expect(validated.json).toMatchObject({ ok: true, package_id: 'acme.weather', version: '2.0.0', sha256: packed.json.sha256 });
+
+    // upload to an HTTPS origin and register download_uri + sha256
+    market.files.set('/dl/weather.agpk', packed.json.archive);
+    market.sources = [
+      { package_id: 'acme.weather', name: 'Weather', version: '2.0.0', summary: 'Forecasts for agents', vendor: 'Acme', download_uri: `${market.url}/dl/weather.agpk`, sha256: packed.json.sha256, status: 'healthy' },
+    ];
+
+    const refused = await plaza('install', 'acme.weather', '--approve');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('refused: acme.weather is not signed by a trusted key; an unsigned package needs an explicit -y');
+
+    const installed = await plaza('install', 'acme.weather', '--approve', '-y', '--json');
+    expect(installed.code).toBe(0);
+    expect(installed.json).toMatchObject({ ok: true, action: 'install', packages: [{ package_id: 'acme.weather', version: '2.0.0' }] });
+    expect(market.requests).toContain('/dl/weather.agpk');
+
+    const listed = await plaza('list-commands', '--package-id', 'acme.weather', '--json');
+    expect(listed.json.commands.map((c: { id: string }) => c.id)).toEqual(['acme.weather.forecast']);
+
+    const invoked = await plaza('invoke', 'acme.weather.forecast', '--args', '{"city":"Oslo"}');
+    expect(invoked.code).toBe(0);
+    expect(invoked.json).toMatchObject({ ok: true, output: { city: 'Oslo', forecast: 'sunny' } });
+    const badArgs = await plaza('invoke', 'acme.weather.forecast', '--args', '{"town":"Oslo"}', '--json');
+    expect(badArgs.code).toBe(1);
+    expect(badArgs.json.error.message).toContain('missing required property "city"');
+
+    expect((await plaza('verify', 'acme.weather', '--json')).json).toMatchObject({ ok: true, packages: [{ changed: [], missing: [] }] });
+    const file = join(env.AGPK_HOME!, 'packages', 'acme.weather', '2.0.0', 'payload', 'forecast.mjs');
+    await writeFile(file, `${await readFile(file, 'utf8')}// tampered\n`);
+    const tampered = await plaza('verify', '--json');
+    expect(tampered.code).toBe(1);
+    expect(tampered.json).toMatchObject({ ok: false, packages: [{ package_id: 'acme.weather', changed: ['payload/forecast.mjs'], missing: [] }] });
+
+    expect((await plaza('remove', 'acme.weather')).code).toBe(1);
+    const removed = await plaza('remove', 'acme.weather', '--approve', '--json');
+    expect(removed.code).toBe(0);
+    expect((await plaza('list', '--json')).json.packages).toEqual([]);
+  });
+
+  it('exits 2 on usage errors and 1 on an invalid package, with the problem listed', async () => {
+    expect((await plaza('invoke', 'x', '--args', '{nope')).code).toBe(2);
+    expect((await plaza('scaffold')).code).toBe(2);
+    const broken = join(tmp.path, 'broken');
+    await scaffoldPackage(broken, { id: 'acme.broken', name: 'B', version: '1' });
+    await writeFile(join(broken, 'agent-commands.json'), '{"commands": []}');
+    const r = await plaza('validate', broken);
+    expect(r.code).toBe(1);
+    expect(r.json).toContain('error   agent-commands.json $.commands: must NOT have fewer than 1 items');
+  });
+});
+
+describe('agpk and the market (in process)', () => {
+  let ctx: AgpkContext;
+  beforeAll(() => {
+    ctx = { registry: createRegistry(join(tmp.path, 'home2')), schemas: loadAgpkSchemas(), shareUrl: market.url, hostVersion: '0.1.0', ca: tls.caCert, baseEnv: { PATH: process.env.PATH } };
+  });
+
+  async function publish(id: string, extra: Record<string, unknown> = {}, version = '1.0.0'): Promise<{ sha256: string; uri: string }> {
+    const dir = join(tmp.path, 'm', `${id}-${version}`);
+    await scaffoldPackage(dir, { id, name: id, version });
+    const manifest = JSON.parse(await readFile(join(dir, 'agpk.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(dir, 'agpk.json'), JSON.stringify({ ...manifest, ...extra }));
+    const r = await packPackage(dir);
+    market.files.set(`/m/${id}-${version}.agpk`, r.archive);
+    return { sha256: r.sha256, uri: `${market.url}/m/${id}-${version}.agpk` };
+  }
+
+  it('refuses a download whose sha256 differs from the market entry', async () => {
+    const { uri } = await publish('acme.drift');
+    const wrong = 'a'.repeat(64);
+    market.sources = [{ package_id: 'acme.drift', name: 'Drift', version: '1.0.0', summary: '', download_uri: uri, sha256: wrong }];
+    await expect(installPackages(ctx, ['acme.drift'], { approve: true, yes: true })).rejects.toThrow(new RegExp(`^sha256 mismatch for ${uri}: the market lists ${wrong}, the download has [0-9a-f]{64}$`));
+    expect((await ctx.registry.read()).packages).toEqual({});
+  });
+
+  it('pulls missing depends from the market and installs them first', async () => {
+    const lib = await publish('acme.lib');
+    const app = await publish('acme.app', { depends: ['acme.lib'] });
+    market.sources = [
+      { package_id: 'acme.app', name: 'App', version: '1.0.0', summary: 'the app', download_uri: app.uri, sha256: app.sha256 },
+      { package_id: 'acme.lib', name: 'Lib', version: '1.0.0', summary: 'a library', download_uri: lib.uri, sha256: lib.sha256 },
+    ];
+    const r = await installPackages(ctx, ['acme.app'], { approve: true, yes: true });
+    expect(r.packages.map((p) => p.package_id)).toEqual(['acme.lib', 'acme.app']);
+  });
+
+  it('upgrades from the market to the highest listed version', async () => {
+    const v1 = await publish('acme.up');
+    market.sources = [{ package_id: 'acme.up', name: 'Up', version: '1.0.0', summary: '', download_uri: v1.uri, sha256: v1.sha256 }];
+    await installPackages(ctx, ['acme.up'], { approve: true, yes: true });
+    expect((await upgradePackage(ctx, 'acme.up', { approve: true, yes: true })).changed).toBe(false);
+    const v2 = await publish('acme.up', {}, '1.10.0');
+    market.sources.push({ package_id: 'acme.up', name: 'Up', version: '1.10.0', summary: '', download_uri: v2.uri, sha256: v2.sha256 });
+    const r = await upgradePackage(ctx, 'acme.up', { approve: true, yes: true });
+    expect(r.message).toBe('upgraded acme.up 1.0.0 -> 1.10.0');
+    expect((await ctx.registry.read()).packages['acme.up']!.source).toEqual({ kind: 'market', uri: v2.uri, sha256: v2.sha256 });
+  });
+
+  it('ranks list-options matches and skips entries that are not https', async () => {
+    market.sources = [
+      { package_id: 'acme.plc', name: 'PLC bridge', version: '1', summary: 'Modbus PLC read/write', download_uri: `${market.url}/x`, sha256: 'b'.repeat(64) },
+      { package_id: 'acme.mail', name: 'Mail', version: '1', summary: 'send mail; not a plc', download_uri: `${market.url}/y`, sha256: 'c'.repeat(64) },
+      { package_id: 'evil.http', name: 'PLC http', version: '1', summary: 'plc', download_uri: 'http://example.invalid/z', sha256: 'd'.repeat(64) },
+    ];
+    const sources = await fetchMarketSources(market.url, { ca: tls.caCert });
+    expect(sources.map((s) => s.package_id)).toEqual(['acme.plc', 'acme.mail']);
+    expect(rankSources(sources, 'plc').map((s) => s.package_id)).toEqual(['acme.plc', 'acme.mail']);
+    expect(rankSources(sources, 'nothing-like-this')).toEqual([]);
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * Safe extraction of AGPK archives: hostile archives built by hand are refused with a precise
+ * message before anything is written — `..`, absolute paths, symlink escapes, devices, hard links,
+ * a 10 GB declared size (header only), 100,000 entries — and setuid bits never survive.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { safeExtract } from '../../src/agpk/index.ts';
+import { END_OF_ARCHIVE, ustarHeader } from '../../src/agpk/internal/ustar.ts';
+import { rawArchive, type RawEntry, tempDir } from '../support/agpk.ts';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let n = 0;
+
+beforeAll(async () => {
+  tmp = await tempDir();
+});
+afterAll(() => tmp.dispose());
+
+async function extract(archive: Buffer): Promise<{ dest: string; result: Promise<unknown> }> {
+  n += 1;
+  const file = join(tmp.path, `a${n}.agpk`);
+  await writeFile(file, archive);
+  const dest = join(tmp.path, `out${n}`);
+  return { dest, result: safeExtract(file, dest) };
+}
+
+const file = (path: string, content = 'x', mode = 0o644): RawEntry => ({ path, type: '0', mode, content });
+
+describe('safeExtract', () => {
+  it('extracts a plain archive, dropping setuid/setgid bits and normalising modes', async () => {
+    const { dest, result } = await extract(rawArchive([{ path: 'payload/', type: '5', mode: 0o777 }, file('payload/run', '#!/bin/sh\n', 0o6777), file('a.txt', 'hi', 0o666)]));
+    await expect(result).resolves.toEqual({ entries: 3, bytes: 12 });
+    expect((await stat(join(dest, 'payload/run'))).mode & 0o7777).toBe(0o755);
+    expect((await stat(join(dest, 'a.txt'))).mode & 0o7777).toBe(0o644);
+    expect(await readFile(join(dest, 'a.txt'), 'utf8')).toBe('hi');
+  });
+
+  it.each<[string, RawEntry[], string]>([
+    ['a ../ entry', [file('ok.txt'), file('../evil.txt')], 'unsafe archive: path "../evil.txt" contains ".."'],
+    ['a nested ../ entry', [file('payload/../../evil.txt')], 'unsafe archive: path "payload/../../evil.txt" contains ".."'],
+    ['an absolute path', [file('/etc/cron.d/evil')], 'unsafe archive: absolute path "/etc/cron.d/evil"'],
+    ['a symlink escaping the root', [{ path: 'payload/link', type: '2', mode: 0o777, linkpath: '../../../etc' }], 'unsafe archive: symbolic link "payload/link" -> "../../../etc" leaves the package root'],
+    ['an absolute symlink', [{ path: 'link', type: '2', mode: 0o777, linkpath: '/etc/passwd' }], 'unsafe archive: symbolic link "link" points to the absolute path "/etc/passwd"'],
+    [
+      'a file written through a symlink',
+      [{ path: 'dir', type: '2', mode: 0o777, linkpath: 'payload' }, file('dir/x')],
+      'unsafe archive: "dir/x" is written through the symbolic link "dir"',
+    ],
+    ['a hard link', [file('a'), { path: 'b', type: '1', mode: 0o644, linkpath: 'a' }], 'unsafe archive: hard link "b" (hard links are not allowed)'],
+    ['a character device', [{ path: 'dev', type: '3', mode: 0o644 }], 'unsafe archive: device file "dev"'],
+    ['a FIFO', [{ path: 'pipe', type: '6', mode: 0o644 }], 'unsafe archive: FIFO "pipe"'],
+    ['a duplicate entry', [file('a'), file('a')], 'unsafe archive: duplicate entry "a"'],
+  ])('refuses %s and writes nothing', async (_name, entries, message) => {
+    const { dest, result } = await extract(rawArchive(entries));
+    await expect(result).rejects.toThrow(message);
+    expect(existsSync(dest)).toBe(false);
+    expect(existsSync(join(tmp.path, 'evil.txt'))).toBe(false);
+  });
+
+  it('refuses a 10 GB sparse-bomb header from the header alone', async () => {
+    // Only the header is built: the declared size (base-256 encoded) is what must stop extraction.
+    const bomb = rawArchive([{ path: 'payload/disk.img', type: '0', mode: 0o644, size: 10n * 1024n ** 3n }]);
+    expect(bomb.length).toBeLessThan(4096);
+    const { dest, result } = await extract(bomb);
+    await expect(result).rejects.toThrow('unsafe archive: "payload/disk.img" declares 10737418240 bytes, over the 1073741824-byte file limit');
+    expect(existsSync(dest)).toBe(false);
+  });
+
+  it('refuses an archive of 100,000 entries before writing any', async () => {
+    const blocks: Buffer[] = [];
+    for (let i = 0; i < 100_000; i++) blocks.push(ustarHeader({ path: `f/${i}`, type: '0', mode: 0o644 }));
+    blocks.push(END_OF_ARCHIVE);
+    const { gzipSync } = await import('node:zlib');
+    const { dest, result } = await extract(gzipSync(Buffer.concat(blocks), { level: 1 }));
+    await expect(result).rejects.toThrow('unsafe archive: more than 50000 entries');
+    expect(existsSync(dest)).toBe(false);
+  });
+
+  it('refuses garbage that is not a tar archive', async () => {
+    const { result } = await extract(Buffer.from('this is not an archive at all'.repeat(40)));
+    await expect(result).rejects.toThrow(/unsafe archive/);
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * The AGPK installer against a temp AGPK_HOME (archives from files; the market path is covered in
+ * test/integration/agpk-publishing-flow.test.ts): human approval and the extra -y for unsigned
+ * packages (§3.4), trusted and bad signatures, conflicts, depends order, rollback on a failing
+ * INSTALL, remove refused while dependents remain, upgrade hooks, invoke per driver kind.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import {
+  type AgpkContext,
+  type Approval,
+  createRegistry,
+  generateSigningKey,
+  installPackages,
+  invokeCommand,
+  listCommands,
+  loadAgpkSchemas,
+  packPackage,
+  removePackage,
+  scaffoldPackage,
+  signTarget,
+  upgradePackage,
+  verifyInstalled,
+} from '../../src/agpk/index.ts';
+import { tempDir } from '../support/agpk.ts';
+
+const schemas = loadAgpkSchemas();
+const OK: Approval = { approve: true, yes: true };
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let ctx: AgpkContext;
+
+interface Spec {
+  id: string;
+  version?: string;
+  depends?: string[];
+  conflicts?: string[];
+  install?: string;
+  commands?: Array<{ id: string; kind: string; entry: string; body: string; timeout_ms?: number }>;
+}
+
+async function build(spec: Spec, sign?: string): Promise<string> {
+  const version = spec.version ?? '1.0.0';
+  const dir = join(tmp.path, 'src', `${spec.id}-${version}`);
+  await scaffoldPackage(dir, { id: spec.id, name: spec.id, version });
+  const manifest = JSON.parse(await readFile(join(dir, 'agpk.json'), 'utf8')) as Record<string, unknown>;
+  Object.assign(manifest, { depends: spec.depends ?? [], conflicts: spec.conflicts ?? [] });
+  await writeFile(join(dir, 'agpk.json'), JSON.stringify(manifest, null, 2));
+  if (spec.install !== undefined) await writeFile(join(dir, 'INSTALL'), spec.install);
+  if (spec.commands) {
+    for (const c of spec.commands) {
+      await writeFile(join(dir, c.entry), c.body);
+      if (c.kind === 'process') await chmod(join(dir, c.entry), 0o755);
+    }
+    const commands = spec.commands.map((c) => ({ id: c.id, driver: { kind: c.kind, entry: c.entry }, input_schema: { type: 'object' }, ...(c.timeout_ms ? { timeout_ms: c.timeout_ms } : {}) }));
+    await writeFile(join(dir, 'agent-commands.json'), JSON.stringify({ commands }, null, 2));
+  }
+  if (sign) await signTarget(dir, sign);
+  return (await packPackage(dir)).archive;
+}
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  ctx = { registry: createRegistry(join(tmp.path, 'home')), schemas, shareUrl: 'https://127.0.0.1:9', hostVersion: '0.1.0', baseEnv: { PATH: process.env.PATH } };
+});
+afterEach(() => tmp.dispose());
+
+describe('agpk install', () => {
+  it('refuses without approval when nobody can answer, and an unsigned package without -y', async () => {
+    const archive = await build({ id: 'acme.a' });
+    await expect(installPackages(ctx, [archive], {})).rejects.toThrow('refused: install of acme.a@1.0.0 needs human approval (confirm on a terminal or pass --approve)');
+    await expect(installPackages(ctx, [archive], { approve: true })).rejects.toThrow('refused: acme.a is not signed by a trusted key; an unsigned package needs an explicit -y');
+    const asked: string[] = [];
+    const no: Approval = { confirm: async (q) => (asked.push(q), false) };
+    await expect(installPackages(ctx, [archive], no)).rejects.toThrow('install declined');
+    expect(asked).toEqual(['install acme.a@1.0.0? [y/N] ']);
+    expect((await ctx.registry.read()).packages).toEqual({});
+    expect(await readdir(ctx.registry.packagesDir)).toEqual([]);
+  });
+
+  it('installs with approval, runs INSTALL with AGPK_INSTALL_ROOT and records the package', async () => {
+    const archive = await build({ id: 'acme.a' });
+    const shown: unknown[] = [];
+    const r = await installPackages(ctx, [archive], { ...OK, show: (s) => shown.push(s) });
+    expect(r.message).toBe('installed acme.a@1.0.0');
+    expect(shown).toMatchObject([{ action: 'install', packages: [{ package_id: 'acme.a', signed: false, trusted_signature: false, commands: ['acme.a.echo'] }] }]);
+    const rec = (await ctx.registry.read()).packages['acme.a']!;
+    expect(rec.install_dir).toBe(join(ctx.registry.packagesDir, 'acme.a', '1.0.0'));
+    expect(existsSync(join(rec.install_dir, 'var'))).toBe(true); // made by INSTALL
+    expect(Object.keys(rec.files)).toContain('payload/echo.mjs');
+    expect(await readdir(ctx.registry.home)).not.toContainEqual(expect.stringMatching(/tmp-/));
+    await expect(installPackages(ctx, [archive], OK)).rejects.toThrow('acme.a 1.0.0 is already installed');
+  });
+
+  it('needs no -y for a package signed by a trusted key; refuses a bad signature even with -y', async () => {
+    const keys = await generateSigningKey(join(tmp.path, 'pub'));
+    const signed = await build({ id: 'acme.s' }, keys.privateKey);
+    await expect(installPackages(ctx, [signed], { approve: true })).rejects.toThrow(/acme.s is not signed by a trusted key/);
+    await installPackages({ ...ctx, trustedKeyFiles: [keys.publicKey] }, [signed], { approve: true });
+    expect((await ctx.registry.read()).packages['acme.s']!.signature).toMatchObject({ signed: true, trusted: true });
+
+    const dir = join(tmp.path, 'src', 'acme.t-1.0.0');
+    await build({ id: 'acme.t' }, keys.privateKey);
+    await writeFile(join(dir, 'payload', 'echo.mjs'), 'process.exit(0)');
+    const tampered = (await packPackage(dir)).archive; // DIGESTS recomputed, signature now stale
+    await expect(installPackages({ ...ctx, trustedKeyFiles: [keys.publicKey] }, [tampered], OK)).rejects.toThrow(/package acme.t is not valid: agpk.json \$.ahcp.signature: bad signature/);
+  });
+
+  it('refuses conflicts in both directions', async () => {
+    await installPackages(ctx, [await build({ id: 'acme.a' })], OK);
+    await expect(installPackages(ctx, [await build({ id: 'acme.b', conflicts: ['acme.a'] })], OK)).rejects.toThrow('package acme.b conflicts with installed package acme.a');
+    await installPackages(ctx, [await build({ id: 'acme.c', conflicts: ['acme.d'] })], OK);
+    await expect(installPackages(ctx, [await build({ id: 'acme.d' })], OK)).rejects.toThrow('installed package acme.c conflicts with acme.d');
+    expect(Object.keys((await ctx.registry.read()).packages).sort()).toEqual(['acme.a', 'acme.c']);
+  });
+
+  it('installs depends first and refuses to remove a package others depend on', async () => {
+    const order: string[] = [];
+    const log = join(tmp.path, 'order.log');
+    const hook = `#!/bin/sh\necho "$AGPK_PACKAGE_ID" >> ${log}\n`;
+    const app = await build({ id: 'acme.app', depends: ['acme.lib'], install: hook });
+    const lib = await build({ id: 'acme.lib', install: hook });
+    await installPackages(ctx, [app, lib], OK);
+    order.push(...(await readFile(log, 'utf8')).trim().split('\n'));
+    expect(order).toEqual(['acme.lib', 'acme.app']);
+    await expect(removePackage(ctx, 'acme.lib', OK)).rejects.toThrow('acme.lib is needed by acme.app; remove it first');
+    await expect(removePackage(ctx, 'acme.app', {})).rejects.toThrow(/refused: remove of acme.app@1.0.0 needs human approval/);
+    await removePackage(ctx, 'acme.app', { approve: true });
+    await removePackage(ctx, 'acme.lib', { approve: true });
+    expect((await ctx.registry.read()).packages).toEqual({});
+  });
+
+  it('rolls back the whole plan when an INSTALL fails', async () => {
+    const lib = await build({ id: 'acme.lib' });
+    const app = await build({ id: 'acme.app', depends: ['acme.lib'], install: '#!/bin/sh\necho boom >&2\nexit 3\n' });
+    await expect(installPackages(ctx, [app, lib], OK)).rejects.toThrow('INSTALL of acme.app failed (exit 3): boom');
+    expect((await ctx.registry.read()).packages).toEqual({});
+    expect(await readdir(ctx.registry.packagesDir)).toEqual([]);
+    expect(await readdir(ctx.registry.tmpDir)).toEqual([]);
+  });
+
+  it('serialises concurrent operations on one registry through its lock', async () => {
+    const [a, b] = await Promise.all([build({ id: 'acme.a' }), build({ id: 'acme.b' })]);
+    await Promise.all([installPackages(ctx, [a], OK), installPackages(ctx, [b], OK)]);
+    expect(Object.keys((await ctx.registry.read()).packages).sort()).toEqual(['acme.a', 'acme.b']);
+    expect(existsSync(join(ctx.registry.home, 'registry.lock'))).toBe(false);
+  });
+
+  it('replaces a folder left over by a crash before the registry was written', async () => {
+    const archive = await build({ id: 'acme.a' });
+    await mkdir(join(ctx.registry.packagesDir, 'acme.a', '1.0.0', 'payload'), { recursive: true });
+    await writeFile(join(ctx.registry.packagesDir, 'acme.a', '1.0.0', 'payload', 'half'), 'x');
+    await installPackages(ctx, [archive], OK);
+    expect(existsSync(join(ctx.registry.packagesDir, 'acme.a', '1.0.0', 'payload', 'half'))).toBe(false);
+    expect((await verifyInstalled(ctx.registry, 'acme.a'))[0]!.ok).toBe(true);
+  });
+
+  it('upgrades with the upgrade hook seeing the previous version, and removes the old folder', async () => {
+    const hook = '#!/bin/sh\necho "${AGPK_PREVIOUS_VERSION:-none}" > "$AGPK_INSTALL_ROOT/prev"\n';
+    await installPackages(ctx, [await build({ id: 'acme.a', install: hook })], OK);
+    const next = await build({ id: 'acme.a', version: '1.1.0', install: hook });
+    await expect(upgradePackage(ctx, 'acme.a', {}, next)).rejects.toThrow(/needs human approval/);
+    const r = await upgradePackage(ctx, 'acme.a', OK, next);
+    expect(r.message).toBe('upgraded acme.a 1.0.0 -> 1.1.0');
+    const rec = (await ctx.registry.read()).packages['acme.a']!;
+    expect(rec.version).toBe('1.1.0');
+    expect(await readFile(join(rec.install_dir, 'prev'), 'utf8')).toBe('1.0.0\n');
+    expect(existsSync(join(ctx.registry.packagesDir, 'acme.a', '1.0.0'))).toBe(false);
+    expect((await upgradePackage(ctx, 'acme.a', OK, next)).changed).toBe(false);
+  });
+});
+
+describe('agpk invoke', () => {
+  beforeEach(async () => {
+    const archive = await build({
+      id: 'acme.tools',
+      commands: [
+        { id: 'acme.tools.node', kind: 'node', entry: 'payload/n.mjs', body: 'let s="";for await (const c of process.stdin) s+=c;console.log(JSON.stringify({got: JSON.parse(s), root: process.env.AGPK_INSTALL_ROOT}))' },
+        { id: 'acme.tools.script', kind: 'script', entry: 'payload/s.sh', body: 'echo "{\\"args\\": $AGPK_ARGS}"\n' },
+        { id: 'acme.tools.process', kind: 'process', entry: 'payload/p', body: '#!/bin/sh\necho not json; echo oops >&2; exit 4\n' },
+        { id: 'acme.tools.slow', kind: 'node', entry: 'payload/slow.mjs', body: 'setTimeout(() => {}, 60000)', timeout_ms: 300 },
+      ],
+    });
+    await installPackages(ctx, [archive], OK);
+  });
+
+  it('lists commands from the registry and runs each driver kind', async () => {
+    expect((await listCommands(ctx.registry, 'acme.tools')).map((c) => c.id)).toEqual(['acme.tools.node', 'acme.tools.process', 'acme.tools.script', 'acme.tools.slow']);
+    const root = join(ctx.registry.packagesDir, 'acme.tools', '1.0.0');
+    expect(await invokeCommand(ctx, 'acme.tools.node', { a: 1 })).toMatchObject({ ok: true, exit_code: 0, output: { got: { a: 1 }, root } });
+    expect(await invokeCommand(ctx, 'acme.tools.script', { b: [2] })).toMatchObject({ ok: true, output: { args: { b: [2] } } });
+    expect(await invokeCommand(ctx, 'acme.tools.process', {})).toMatchObject({ ok: false, exit_code: 4, output: 'not json\n', stderr: 'oops\n' });
+    expect(await invokeCommand(ctx, 'acme.tools.slow', {})).toMatchObject({ ok: false, timed_out: true });
+  });
+
+  it('checks args against the input schema and refuses unknown commands', async () => {
+    await expect(invokeCommand(ctx, 'acme.tools.nope', {})).rejects.toThrow('unknown command id "acme.tools.nope" (see `plaza agpk list-commands`)');
+    await expect(invokeCommand(ctx, 'acme.tools.node', [1])).rejects.toThrow('--args must be a JSON object');
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * AGPK scaffold + pack: a scaffolded package validates as is; packing is reproducible (same tree,
+ * same sha256, whatever the files' times and owners) and readable by the system `tar`, whose
+ * listing shows sorted entries, root:root, epoch mtime and 0644/0755 modes; `sha256sum` agrees.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmod, readFile, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { loadAgpkSchemas, packPackage, parseDigests, scaffoldPackage, validatePackageDir, validateTarget } from '../../src/agpk/index.ts';
+import { tempDir } from '../support/agpk.ts';
+
+const schemas = loadAgpkSchemas();
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+let pkg: string;
+
+beforeEach(async () => {
+  tmp = await tempDir();
+  pkg = join(tmp.path, 'pkg');
+  await scaffoldPackage(pkg, { id: 'acme.hello', name: 'Hello', version: '1.0.0' });
+});
+afterEach(() => tmp.dispose());
+
+describe('agpk scaffold', () => {
+  it('creates a package that validates as is', async () => {
+    const report = await validatePackageDir(pkg, schemas);
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.package_id).toBe('acme.hello');
+    expect(report.warnings.map((w) => w.path)).toContain('$.ahcp.signed');
+  });
+
+  it('refuses a bad id and a non-empty folder', async () => {
+    await expect(scaffoldPackage(join(tmp.path, 'x'), { id: '../evil', name: 'x', version: '1' })).rejects.toThrow(/invalid --id/);
+    await expect(scaffoldPackage(pkg, { id: 'a', name: 'x', version: '1' })).rejects.toThrow(/not empty/);
+  });
+});
+
+describe('agpk pack', () => {
+  it('gives the same sha256 when the same tree is packed twice, whatever the mtimes', async () => {
+    const a = await packPackage(pkg, { output: join(tmp.path, 'a.agpk') });
+    await utimes(join(pkg, 'USAGE.md'), new Date('2001-02-03'), new Date('2001-02-03'));
+    await chmod(join(pkg, 'USAGE.md'), 0o664);
+    const b = await packPackage(pkg, { output: join(tmp.path, 'b.agpk') });
+    expect(b.sha256).toBe(a.sha256);
+    expect(await readFile(b.archive)).toEqual(await readFile(a.archive));
+    await writeFile(join(pkg, 'payload', 'extra.txt'), 'more');
+    const c = await packPackage(pkg, { output: join(tmp.path, 'c.agpk') });
+    expect(c.sha256).not.toBe(a.sha256);
+  });
+
+  it('writes an archive the system tar lists with fixed owners, times and modes, and sha256sum agrees', async () => {
+    const r = await packPackage(pkg);
+    expect(r.archive).toBe(join(tmp.path, 'acme.hello-1.0.0.agpk'));
+    const listing = execFileSync('tar', ['-tzvf', r.archive], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC', LC_ALL: 'C' } }).trim().split('\n');
+    const names = listing.map((l) => l.split(/\s+/).at(-1)!);
+    expect(names).toEqual(['DIGESTS', 'INSTALL', 'UNINSTALL', 'USAGE.md', 'agent-commands.json', 'agpk.json', 'payload/', 'payload/echo.mjs']);
+    for (const line of listing) {
+      expect(line).toMatch(/^(-rw-r--r--|-rwxr-xr-x|drwxr-xr-x) root\/root .* 1970-01-01 00:00 /);
+    }
+    expect(listing.find((l) => l.endsWith(' INSTALL'))).toMatch(/^-rwxr-xr-x/);
+    expect(execFileSync('sha256sum', [r.archive], { encoding: 'utf8' }).split(' ')[0]).toBe(r.sha256);
+    // DIGESTS is sha256sum format: every line but agpk.json's (canonical, signature-free) checks.
+    const { digests } = parseDigests(await readFile(join(pkg, 'DIGESTS'), 'utf8'));
+    const check = [...digests].filter(([p]) => p !== 'agpk.json').map(([p, s]) => `${s}  ${p}\n`).join('');
+    expect(execFileSync('sha256sum', ['-c', '--strict', '-'], { cwd: pkg, input: check, encoding: 'utf8' })).toMatch(/payload\/echo\.mjs: OK/);
+    const report = await validateTarget(r.archive, schemas);
+    expect(report).toMatchObject({ ok: true, sha256: r.sha256, package_id: 'acme.hello' });
+  });
+
+  it('refuses to pack a tree holding a symbolic link', async () => {
+    const { symlink } = await import('node:fs/promises');
+    await symlink('/etc/passwd', join(pkg, 'payload', 'link'));
+    await expect(packPackage(pkg)).rejects.toThrow(/payload\/link: only regular files and directories/);
+  });
+});
