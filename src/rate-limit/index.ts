@@ -1,0 +1,11 @@
+/**
+ * Per-client rate limits: a framework-free fixed-window limiter (in memory, or shared through
+ * Redis with a local fallback), the IETF RateLimit headers, and a thin Express adapter.
+ */
+export type { ClientAddressSource } from './client-address.ts';
+export { clientAddress } from './client-address.ts';
+export { rateLimitHeaders } from './headers.ts';
+export type { RateLimitDecision, RateLimiter, RateLimiterOptions, RateLimitPolicy } from './limiter.ts';
+export { createRateLimiter } from './limiter.ts';
+export { rateLimit } from './middleware.ts';
+export { createRedisClient } from './redis-client.ts';
