@@ -58,12 +58,19 @@ async function openPostgres(url: string, poolMax = 10): Promise<Database> {
     },
     session: async (): Promise<SqlSession> => {
       const client = await pool.connect();
+      // A borrowed client whose server goes away emits 'error'; without a listener that crashes
+      // the process. The failing query still rejects, which is what callers act on.
+      const onError = () => undefined;
+      client.on('error', onError);
       return {
         query: async (text, params) => (await client.query(text, params)).rows,
         exec: async (text) => {
           await client.query(text);
         },
-        release: async () => client.release(),
+        release: async () => {
+          client.off('error', onError);
+          client.release();
+        },
       };
     },
   };

@@ -1,0 +1,95 @@
+/**
+ * Pins checkpointing: two instances running the lease loop produce signed checkpoints that keep up
+ * with the log (one instance holds the lease), later checkpoints are provably consistent with
+ * earlier ones (RFC 6962 consistency proof, also over HTTP), and an instance refuses to sign over a
+ * row altered in the database.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter, verifyConsistency } from '../../receipts/index.ts';
+import { BACKENDS } from '../support/databases.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
+  let plaza: TestPlaza;
+  let dir: string;
+  let writer: ReceiptWriter;
+  let n = 0;
+  const write = (count: number) =>
+    Promise.all(
+      Array.from({ length: count }, () =>
+        writer.write({
+          callId: `cp_${n++}`,
+          aginId: 'agin',
+          agentPrincipal: 'agent',
+          accountId: null,
+          tool: 't',
+          provider: 'p',
+          status: 'ok',
+          outcome: 'ok',
+          latencyMs: 1,
+          resultDigest: 'f'.repeat(64),
+        }),
+      ),
+    );
+  const newLog = async (): Promise<ReceiptLog> => {
+    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    return createReceiptLog({ db: plaza.db, log: quiet, signer: createJwsCheckpointSigner(async () => ({ kid: 'k', privateKey })) });
+  };
+
+  beforeAll(async () => {
+    plaza = await startTestPlaza(backend);
+    dir = await mkdtemp(join(tmpdir(), 'receipts-cp-'));
+    writer = createReceiptWriter({ db: plaza.db, log: quiet, durability: 'sync', spoolDir: dir });
+  });
+  afterAll(async () => {
+    await writer.close();
+    await plaza.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps checkpoints up with the log from one lease holder, each consistent with the last', async () => {
+    const [a, b] = [await newLog(), await newLog()];
+    const stops = [a.startCheckpointing({ intervalMs: 50, owner: 'instance-a' }), b.startCheckpointing({ intervalMs: 50, owner: 'instance-b' })];
+    try {
+      await write(10);
+      await expect.poll(async () => (await a.getLatestCheckpoint())?.treeSize, { timeout: 5_000 }).toBe(10);
+      const first = (await a.getLatestCheckpoint())!;
+      await write(7);
+      await expect.poll(async () => (await b.getLatestCheckpoint())?.treeSize, { timeout: 5_000 }).toBe(17);
+      const second = (await b.getLatestCheckpoint())!;
+      const leases = await plaza.db.prisma.jobLease.findMany({ where: { name: 'receipts.checkpoint' } });
+      expect(leases).toHaveLength(1);
+      expect(['instance-a', 'instance-b']).toContain(leases[0]!.owner);
+
+      const proof = (await a.consistency(10, 17))!.map((h) => Buffer.from(h, 'hex'));
+      const hex = (h: string) => Buffer.from(h, 'hex');
+      expect(verifyConsistency(10, 17, hex(first.rootHash), hex(second.rootHash), proof)).toBe(true);
+      expect(verifyConsistency(10, 17, hex(second.rootHash), hex(second.rootHash), proof)).toBe(false);
+
+      const res = await fetch(`${plaza.url}/api/receipts/checkpoints/consistency?first=10&second=17`);
+      const body = (await res.json()) as { data: { consistency_path: string[] } };
+      expect(body.data.consistency_path.map(hex)).toEqual(proof);
+      expect((await fetch(`${plaza.url}/api/receipts/checkpoints/consistency?first=10&second=99`)).status).toBe(404);
+      expect((await fetch(`${plaza.url}/api/receipts/checkpoints/consistency?first=x&second=17`)).status).toBe(400);
+    } finally {
+      await Promise.all(stops.map((stop) => stop()));
+    }
+  });
+
+  it('refuses to sign over a receipt altered in the database', async () => {
+    await write(3);
+    await plaza.db.sql.exec(`UPDATE "receipts" SET "tool" = 'other' WHERE "call_id" = 'cp_12'`);
+    const log = await newLog();
+    await expect(log.checkpoint()).rejects.toThrow(/damaged at seq \d+ \(cp_12\): leaf_hash does not match/);
+    expect(log.damage()).toMatchObject({ callId: 'cp_12' });
+    expect((await log.getLatestCheckpoint())?.treeSize).toBe(17);
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * Pins the receipt writer against real databases: group commit (count equals writes under
+ * concurrency, fewer transactions than writes), sync answers only after commit, async flushes on
+ * close, idempotence on call_id, one valid chain from two writers on one PostgreSQL, and the
+ * spool: a database that goes away mid-run loses nothing and duplicates nothing.
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { generateKeyPair } from 'jose';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import {
+  createJwsCheckpointSigner,
+  createReceiptLog,
+  createReceiptWriter,
+  type ReceiptInput,
+  type ReceiptsDatabase,
+  type ReceiptWriter,
+} from '../../receipts/index.ts';
+import { type Database, openDatabase } from '../../src/db/index.ts';
+import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
+
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+let counter = 0;
+
+function receipt(overrides: Partial<ReceiptInput> = {}): Omit<ReceiptInput, 'time'> {
+  counter++;
+  return {
+    callId: `call_${counter}_${Math.random().toString(36).slice(2, 8)}`,
+    aginId: 'agin_1',
+    agentPrincipal: 'agent:1',
+    accountId: 'acc_1',
+    tool: 'echo',
+    provider: 'everything',
+    status: 'ok',
+    outcome: 'ok',
+    latencyMs: 3,
+    resultDigest: 'a'.repeat(64),
+    ...overrides,
+  };
+}
+
+async function count(db: ReceiptsDatabase): Promise<{ rows: number; distinct: number }> {
+  const [row] = await db.prisma.$queryRawUnsafe<{ rows: number; distinct: number }[]>(
+    `SELECT count(*)::int AS rows, count(DISTINCT "call_id")::int AS distinct FROM "receipts"`,
+  );
+  return row!;
+}
+
+/** Builds a checkpoint over the whole log: throws if any row's leaf or chain link is wrong. */
+async function checkChain(db: Database): Promise<number> {
+  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+  const log = createReceiptLog({ db, log: quiet, signer: createJwsCheckpointSigner(async () => ({ kid: 'test', privateKey })) });
+  const cp = await log.checkpoint();
+  expect(log.damage()).toBeUndefined();
+  return cp?.treeSize ?? 0;
+}
+
+describe.each(BACKENDS)('receipt writer on %s', (backend) => {
+  let t: TestDatabase;
+  let spoolDir: string;
+  const writers: ReceiptWriter[] = [];
+  const open = (opts: Partial<Parameters<typeof createReceiptWriter>[0]> = {}) => {
+    const w = createReceiptWriter({ db: t.db, log: quiet, durability: 'sync', spoolDir, ...opts });
+    writers.push(w);
+    return w;
+  };
+
+  beforeAll(async () => {
+    t = await createTestDatabase(backend);
+  });
+  afterAll(async () => {
+    await t.dispose();
+  });
+  beforeEach(async () => {
+    spoolDir = await mkdtemp(join(tmpdir(), 'receipts-spool-'));
+    await t.db.sql.exec('DELETE FROM "receipts"; DELETE FROM "receipt_checkpoints";');
+  });
+  afterEach(async () => {
+    await Promise.all(writers.splice(0).map((w) => w.close()));
+    await rm(spoolDir, { recursive: true, force: true });
+  });
+
+  it('commits 500 concurrent sync writes in few transactions, as one valid chain', async () => {
+    const writer = open();
+    await Promise.all(Array.from({ length: 500 }, () => writer.write(receipt())));
+    expect(await count(t.db)).toEqual({ rows: 500, distinct: 500 });
+    expect(writer.stats().batches).toBeLessThan(50);
+    expect(await checkChain(t.db)).toBe(500);
+  });
+
+  it('answers a sync write only once the receipt is committed', async () => {
+    const writer = open({ maxDelayMs: 20 });
+    for (let i = 0; i < 5; i++) {
+      const r = receipt();
+      await writer.write(r);
+      const rows = await t.db.prisma.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "receipts" WHERE "call_id" = $1`, r.callId);
+      expect(rows).toHaveLength(1);
+    }
+  });
+
+  it('answers async writes at once and commits them by close', async () => {
+    const writer = open({ durability: 'async', maxDelayMs: 50 });
+    await Promise.all(Array.from({ length: 100 }, () => writer.write(receipt())));
+    expect((await count(t.db)).rows).toBeLessThan(100);
+    await writer.close();
+    expect((await count(t.db)).rows).toBe(100);
+  });
+
+  it('stores one receipt per call_id however often it is written', async () => {
+    const writer = open();
+    const r = receipt();
+    await Promise.all([writer.write(r), writer.write(r), writer.write({ ...r, outcome: 'again' })]);
+    await writer.write(r);
+    expect(await count(t.db)).toEqual({ rows: 1, distinct: 1 });
+    expect(await checkChain(t.db)).toBe(1);
+  });
+
+  it('rejects a malformed receipt before storing anything', () => {
+    const writer = open();
+    expect(() => writer.write({ ...receipt(), resultDigest: 'nope' })).toThrow(/resultDigest/);
+  });
+
+  it('spools while the database fails and replays without loss or duplicates', async () => {
+    let down = false;
+    const flaky: ReceiptsDatabase = {
+      prisma: {
+        $transaction: (...args: unknown[]) =>
+          down ? Promise.reject(new Error('connection refused')) : (t.db.prisma.$transaction as (...a: unknown[]) => Promise<unknown>)(...args),
+      } as never,
+    };
+    const writer = open({ db: flaky, retryIntervalMs: 60_000 });
+    const before = Array.from({ length: 50 }, () => receipt());
+    await Promise.all(before.map((r) => writer.write(r)));
+    down = true;
+    const during = Array.from({ length: 150 }, () => receipt());
+    await Promise.all(during.map((r) => writer.write(r)));
+    // One receipt written both before and during the outage must still be stored once.
+    await writer.write(before[0]!);
+    expect(writer.stats().degraded).toBe(true);
+    expect(writer.stats().spooled).toBe(151);
+    expect((await count(t.db)).rows).toBe(50);
+    expect(await writer.replaySpool()).toBe(0);
+    down = false;
+    expect(await writer.replaySpool()).toBe(151);
+    await writer.write(receipt());
+    expect(await count(t.db)).toEqual({ rows: 201, distinct: 201 });
+    expect(await readdir(spoolDir)).toEqual([]);
+    expect(await checkChain(t.db)).toBe(201);
+  });
+
+  it('replays a spool left by an earlier process at start', async () => {
+    let down = true;
+    const flaky: ReceiptsDatabase = {
+      prisma: { $transaction: () => (down ? Promise.reject(new Error('down')) : Promise.resolve(0)) } as never,
+    };
+    const first = open({ db: flaky, retryIntervalMs: 60_000 });
+    await Promise.all(Array.from({ length: 20 }, () => first.write(receipt())));
+    await first.close();
+    down = false;
+    const second = open({ retryIntervalMs: 60_000 });
+    await second.flush();
+    await expect.poll(async () => (await count(t.db)).rows).toBe(20);
+    expect(await checkChain(t.db)).toBe(20);
+  });
+});
+
+describe.runIf(BACKENDS.includes('postgres'))('receipt writers on one PostgreSQL', () => {
+  let t: TestDatabase;
+  let spool: string;
+  beforeAll(async () => {
+    t = await createTestDatabase('postgres');
+    spool = await mkdtemp(join(tmpdir(), 'receipts-spool-'));
+  });
+  afterAll(async () => {
+    await t?.dispose();
+    await rm(spool, { recursive: true, force: true });
+  });
+
+  it('two instances writing at once produce one valid chain', async () => {
+    const second = await openDatabase({ kind: 'postgres', url: t.url!, poolMax: 5 });
+    const a = createReceiptWriter({ db: t.db, log: quiet, durability: 'sync', spoolDir: join(spool, 'a') });
+    const b = createReceiptWriter({ db: second, log: quiet, durability: 'sync', spoolDir: join(spool, 'b') });
+    try {
+      await Promise.all(Array.from({ length: 400 }, (_, i) => (i % 2 ? a : b).write(receipt())));
+      expect(await count(t.db)).toEqual({ rows: 400, distinct: 400 });
+      expect(await checkChain(t.db)).toBe(400);
+    } finally {
+      await a.close();
+      await b.close();
+      await second.close();
+    }
+  });
+
+  it('survives the database refusing connections mid-run: nothing lost, nothing duplicated', async () => {
+    await t.db.sql.exec('DELETE FROM "receipts"; DELETE FROM "receipt_checkpoints";');
+    const name = new URL(t.url!).pathname.slice(1);
+    const own = await openDatabase({ kind: 'postgres', url: t.url!, poolMax: 4 });
+    const writer = createReceiptWriter({ db: own, log: quiet, durability: 'sync', spoolDir: join(spool, 'outage'), retryIntervalMs: 100 });
+    const admin = new pg.Client({ connectionString: process.env['TEST_DATABASE_URL'] });
+    await admin.connect();
+    try {
+      await Promise.all(Array.from({ length: 100 }, () => writer.write(receipt())));
+      await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
+      await Promise.all(Array.from({ length: 200 }, () => writer.write(receipt())));
+      expect(writer.stats().spooled).toBeGreaterThan(0);
+      await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+      await Promise.all(Array.from({ length: 50 }, () => writer.write(receipt())));
+      await expect.poll(async () => (await count(t.db)).rows, { timeout: 10_000 }).toBe(350);
+      await writer.flush();
+      expect(await count(t.db)).toEqual({ rows: 350, distinct: 350 });
+      expect(await checkChain(t.db)).toBe(350);
+    } finally {
+      await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`).catch(() => undefined);
+      await admin.end();
+      await writer.close();
+      await own.close();
+    }
+  });
+});

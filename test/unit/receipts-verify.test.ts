@@ -1,0 +1,133 @@
+/**
+ * Pins the offline verifier on exports built in memory: an intact export passes, and each kind of
+ * tampering (a field, a recomputed leaf, a broken chain link, a dropped proof step, a forged or
+ * foreign checkpoint signature) fails naming the first bad receipt and what failed.
+ */
+import { exportJWK, generateKeyPair } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import {
+  chainHash,
+  checkpointText,
+  createJwsCheckpointSigner,
+  createMerkleTree,
+  GENESIS_HASH,
+  type Receipt,
+  receiptLeafHash,
+  renderCheckpoint,
+  renderInclusion,
+  renderReceipt,
+  verifyExport,
+} from '../../receipts/index.ts';
+
+type Line = Record<string, unknown>;
+
+let jwks: { keys: never[] };
+let lines: Line[];
+let otherJwks: { keys: never[] };
+
+async function keyPair(kid: string) {
+  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+  return { signer: createJwsCheckpointSigner(async () => ({ kid, privateKey })), jwks: { keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'EdDSA' }] as never[] } };
+}
+
+beforeAll(async () => {
+  const mine = await keyPair('receipts-1');
+  jwks = mine.jwks;
+  otherJwks = (await keyPair('receipts-1')).jwks;
+  const receipts: Receipt[] = [];
+  let prev = GENESIS_HASH;
+  for (let i = 0; i < 9; i++) {
+    const base = {
+      seq: BigInt(i * 2 + 1),
+      callId: `call_${i}`,
+      aginId: 'agin_1',
+      agentPrincipal: 'agent:1',
+      accountId: 'acc_1',
+      tool: 'echo',
+      provider: 'p',
+      status: 'ok' as const,
+      outcome: `result ${i}`,
+      latencyMs: i,
+      resultDigest: 'c'.repeat(64),
+      time: Date.parse('2026-11-21T12:00:00.000Z') + i,
+    };
+    const leafHash = receiptLeafHash(base);
+    receipts.push({ ...base, prevHash: prev, leafHash });
+    prev = chainHash(prev, leafHash);
+  }
+  const tree = createMerkleTree(receipts.map((r) => Buffer.from(r.leafHash, 'hex')));
+  const head = { treeSize: 9, rootHash: tree.root().toString('hex'), chainHead: prev, timestamp: Date.parse('2026-11-21T12:01:00.000Z') };
+  const checkpoint = { ...head, ...(await mine.signer.sign(checkpointText(head))) };
+  lines = [
+    { type: 'checkpoint', ...renderCheckpoint(checkpoint) },
+    ...receipts.map((r, i) => ({
+      type: 'receipt',
+      ...renderReceipt(r),
+      inclusion: renderInclusion({ leafIndex: i, treeSize: 9, auditPath: tree.inclusionProof(i).map((h) => h.toString('hex')) }),
+    })),
+  ];
+});
+
+const verify = (ls: Line[], keys = jwks) => verifyExport(ls.map((l) => JSON.stringify(l)), keys);
+const alter = (index: number, change: (line: Line) => Line): Line[] => lines.map((l, i) => (i === index ? change(structuredClone(l)) : l));
+
+describe('verifyExport', () => {
+  it('accepts an intact export', async () => {
+    expect(await verify(lines)).toMatchObject({ ok: true, receipts: 9, checkpoint: { treeSize: 9 } });
+  });
+
+  it('names a receipt whose field was changed', async () => {
+    const report = await verify(alter(4, (l) => ({ ...l, outcome: 'forged' })));
+    expect(report).toMatchObject({ ok: false, failure: { callId: 'call_3', seq: 7, line: 5 } });
+    expect(report.failure?.problem).toMatch(/leaf_hash does not match/);
+  });
+
+  it('catches a changed receipt whose leaf hash was recomputed to match', async () => {
+    const report = await verify(
+      alter(3, (l) => {
+        const r = { ...l, outcome: 'forged' } as Line;
+        const leaf = receiptLeafHash({
+          seq: BigInt(r['seq'] as number),
+          callId: r['call_id'] as string,
+          aginId: r['agin_id'] as string,
+          agentPrincipal: r['agent_principal'] as string,
+          accountId: r['account_id'] as string,
+          tool: r['tool'] as string,
+          provider: r['provider'] as string,
+          status: 'ok',
+          outcome: 'forged',
+          latencyMs: r['latency_ms'] as number,
+          resultDigest: r['result_digest'] as string,
+          time: Date.parse(r['time'] as string),
+        });
+        return { ...r, leaf_hash: leaf };
+      }),
+    );
+    expect(report.failure).toMatchObject({ callId: 'call_2' });
+    expect(report.failure?.problem).toMatch(/inclusion proof/);
+  });
+
+  it('names a broken chain link', async () => {
+    const report = await verify(alter(6, (l) => ({ ...l, prev_hash: 'd'.repeat(64) })));
+    expect(report.failure).toMatchObject({ callId: 'call_5', problem: expect.stringMatching(/prev_hash does not link to the previous receipt call_4/) });
+  });
+
+  it('rejects a shortened audit path', async () => {
+    const report = await verify(alter(2, (l) => ({ ...l, inclusion: { ...(l['inclusion'] as Line), audit_path: (l['inclusion'] as { audit_path: string[] }).audit_path.slice(1) } })));
+    expect(report.failure).toMatchObject({ callId: 'call_1' });
+  });
+
+  it('rejects a checkpoint with an altered root or signed by another key', async () => {
+    const root = await verify(alter(0, (l) => ({ ...l, root_hash: 'e'.repeat(64) })));
+    expect(root.failure).toMatchObject({ line: 1, problem: expect.stringMatching(/checkpoint signature does not verify/) });
+    const foreign = await verify(lines, otherJwks);
+    expect(foreign.failure?.problem).toMatch(/checkpoint signature does not verify/);
+    expect(foreign.failure?.callId).toBeUndefined();
+  });
+
+  it('rejects receipts without a checkpoint and lines that are not JSON', async () => {
+    expect((await verify(lines.slice(1))).failure).toMatchObject({ callId: 'call_0', problem: expect.stringMatching(/no checkpoint/) });
+    expect((await verifyExport([JSON.stringify(lines[0]), '{not json'], jwks)).failure).toMatchObject({ line: 2, problem: 'line is not JSON' });
+  });
+});
