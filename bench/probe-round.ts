@@ -1,0 +1,109 @@
+/**
+ * One full probe round over 1,000 local endpoints (issue 3 target: <= 60 s, process < 300 MB RSS).
+ * One local JSON-RPC provider answers on 1,000 paths (10 tools each); the endpoints spread over
+ * 127.0.0.0/8 host names so per-host limits apply as they would to real providers.
+ * Run: `node --import tsx bench/probe-round.ts` (BENCH_DATABASE_URL adds a PostgreSQL run).
+ */
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { createProber } from '../probes/index.ts';
+import { type Database, migrate, openDatabase } from '../src/db/index.ts';
+import { systemClock } from '../src/kernel/index.ts';
+import { createLogger } from '../src/log/index.ts';
+import { createProbeStore } from '../src/marketplace/index.ts';
+import { saveResult } from './lib.ts';
+
+const ENDPOINTS = Number(process.env['BENCH_ENDPOINTS'] ?? 1_000);
+
+const tools = Array.from({ length: 10 }, (_, i) => ({ name: `tool_${i}`, description: `Tool number ${i}.`, inputSchema: { type: 'object' } }));
+
+async function startProvider(): Promise<{ port: number; close(): void }> {
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const message = JSON.parse(raw) as { id?: number; method: string; params?: { protocolVersion?: string } };
+    if (message.id === undefined) return res.writeHead(202).end();
+    const result =
+      message.method === 'initialize'
+        ? { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bench', version: '1' } }
+        : { tools };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+  });
+  server.listen(0, '0.0.0.0');
+  await once(server, 'listening');
+  return { port: (server.address() as AddressInfo).port, close: () => server.close() };
+}
+
+async function round(backend: string, db: Database, port: number): Promise<Record<string, unknown>> {
+  await migrate(db.sql);
+  await db.sql.query(
+    `INSERT INTO "mcp_endpoints" ("id", "provider", "url", "registered_by")
+     SELECT 'mcp_round' || lpad(i::text, 6, '0'), 'p' || i, 'http://127.0.0.' || (1 + i % 50) || ':' || $1 || '/mcp/' || i, 'bench@example.com'
+       FROM generate_series(1, $2::int) i`,
+    [port, ENDPOINTS],
+  );
+  const prober = createProber({
+    store: createProbeStore(db.prisma),
+    clock: systemClock,
+    log: createLogger({ level: 'warn' }),
+    baseIntervalS: 300,
+    allowPrivateTargets: true,
+    concurrency: { global: 16, perHost: 2 },
+  });
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+  const rssBefore = process.memoryUsage().rss;
+  const started = performance.now();
+  const results = await prober.runDue();
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  await prober.close();
+  (globalThis as { gc?: () => void }).gc?.();
+  const heapAfterGcMb = Math.round(process.memoryUsage().heapUsed / 1e6);
+  const healthy = results.filter((r) => r.status === 'healthy').length;
+  const [row] = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "mcp_tools"`);
+  return { backend, endpoints: ENDPOINTS, probed: results.length, healthy, tools: row?.n, round_s: Number(seconds.toFixed(2)), rss_before_mb: Math.round(rssBefore / 1e6), peak_rss_mb: Math.round(peakRss / 1e6), heap_after_gc_mb: heapAfterGcMb, target: '<= 60 s, < 300 MB' };
+}
+
+/** Runs one probe round on PGlite and, if configured, PostgreSQL. */
+export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
+  const provider = await startProvider();
+  const rows: Record<string, unknown>[] = [];
+  try {
+    if (process.env['BENCH_ONLY'] !== 'postgres') {
+      const lite = await openDatabase({ kind: 'pglite', dataDir: 'memory://' });
+      try {
+        rows.push(await round('pglite', lite, provider.port));
+      } finally {
+        await lite.close();
+      }
+    }
+    const base = process.env['BENCH_DATABASE_URL'];
+    if (base) {
+      const pg = (await import('pg')).default;
+      const name = `plaza_bench_${Date.now()}`;
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE "${name}"`);
+      const url = new URL(base);
+      url.pathname = `/${name}`;
+      const db = await openDatabase({ kind: 'postgres', url: url.toString() });
+      try {
+        rows.push(await round('postgres', db, provider.port));
+      } finally {
+        await db.close();
+        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await admin.end();
+      }
+    }
+  } finally {
+    provider.close();
+  }
+  saveResult('probe-round', { rows });
+  return rows;
+}
+
+if (import.meta.main) console.table(await benchProbeRound());

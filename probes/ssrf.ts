@@ -1,0 +1,114 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Why an address may not be reached from Plaza. `metadata` and `reserved` are never reachable;
+ * the others only when private targets are allowed (development and tests).
+ */
+export type BlockedReason = 'loopback' | 'private' | 'link-local' | 'cgnat' | 'metadata' | 'reserved';
+
+/** An outbound request was refused by the SSRF guard; the message says which rule. */
+export class SsrfError extends Error {
+  readonly reason: BlockedReason | 'scheme' | 'redirects' | 'dns' | 'size';
+
+  constructor(message: string, reason: SsrfError['reason']) {
+    super(message);
+    this.name = 'SsrfError';
+    this.reason = reason;
+  }
+}
+
+const ranges: [BlockedReason, string, number, 'ipv4' | 'ipv6'][] = [
+  ['reserved', '0.0.0.0', 8, 'ipv4'],
+  ['private', '10.0.0.0', 8, 'ipv4'],
+  ['cgnat', '100.64.0.0', 10, 'ipv4'],
+  ['loopback', '127.0.0.0', 8, 'ipv4'],
+  ['link-local', '169.254.0.0', 16, 'ipv4'],
+  ['private', '172.16.0.0', 12, 'ipv4'],
+  ['reserved', '192.0.0.0', 24, 'ipv4'],
+  ['reserved', '192.0.2.0', 24, 'ipv4'],
+  ['private', '192.168.0.0', 16, 'ipv4'],
+  ['reserved', '198.18.0.0', 15, 'ipv4'],
+  ['reserved', '198.51.100.0', 24, 'ipv4'],
+  ['reserved', '203.0.113.0', 24, 'ipv4'],
+  ['reserved', '224.0.0.0', 4, 'ipv4'],
+  ['reserved', '240.0.0.0', 4, 'ipv4'],
+  ['reserved', '::', 128, 'ipv6'],
+  ['loopback', '::1', 128, 'ipv6'],
+  ['reserved', '100::', 64, 'ipv6'],
+  ['reserved', '2001:db8::', 32, 'ipv6'],
+  ['private', 'fc00::', 7, 'ipv6'],
+  ['link-local', 'fe80::', 10, 'ipv6'],
+  ['reserved', 'ff00::', 8, 'ipv6'],
+];
+
+const lists = new Map<BlockedReason, BlockList>();
+for (const [reason, network, prefix, family] of ranges) {
+  let list = lists.get(reason);
+  if (!list) lists.set(reason, (list = new BlockList()));
+  list.addSubnet(network, prefix, family);
+}
+
+const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
+
+/** The IPv4 address embedded in an IPv4-mapped or -compatible IPv6 address, if any. */
+function embeddedIpv4(address: string): string | undefined {
+  const lower = address.toLowerCase();
+  const dotted = /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1];
+  const hex = /^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (!hex) return undefined;
+  const high = Number.parseInt(hex[1]!, 16);
+  const low = Number.parseInt(hex[2]!, 16);
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+}
+
+/** Classifies an IP address: the reason it is blocked, or undefined for a public address. */
+export function classifyAddress(address: string): BlockedReason | undefined {
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const family = isIP(bare);
+  if (family === 0) return 'reserved';
+  if (METADATA.has(bare.toLowerCase())) return 'metadata';
+  if (family === 6) {
+    const v4 = embeddedIpv4(bare);
+    if (v4 !== undefined && v4 !== '0.0.0.1') return classifyAddress(v4);
+  }
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  for (const [reason, list] of lists) if (list.check(bare, type)) return reason;
+  return undefined;
+}
+
+/** True when `reason` may be reached with private targets allowed (never metadata or reserved). */
+function allowedWhenPrivate(reason: BlockedReason): boolean {
+  return reason === 'loopback' || reason === 'private' || reason === 'link-local' || reason === 'cgnat';
+}
+
+/**
+ * Throws SsrfError unless `address` may be connected to. `allowPrivate` lets loopback, private,
+ * link-local and CGNAT through (development only); cloud metadata and reserved ranges never pass.
+ */
+export function assertAddressAllowed(address: string, allowPrivate: boolean, host = address): void {
+  const reason = classifyAddress(address);
+  if (reason === undefined) return;
+  if (allowPrivate && allowedWhenPrivate(reason)) return;
+  const what = reason === 'metadata' ? 'a cloud metadata address' : reason === 'reserved' ? 'a reserved address' : `a ${reason} address`;
+  const via = host === address ? address : `${host} (${address})`;
+  throw new SsrfError(`Refused to connect to ${via}: it is ${what}.`, reason);
+}
+
+/** Throws SsrfError unless `url` uses http or https. */
+export function assertHttpUrl(url: URL): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new SsrfError(`Refused ${url.protocol.replace(':', '')} URL: only http and https are allowed.`, 'scheme');
+  }
+}
+
+/**
+ * Checks a URL that can be judged without DNS: its scheme, an IP literal host, and `localhost`
+ * names. Used to reject listings early; the connect-time check stays authoritative.
+ */
+export function assertUrlLiterallyAllowed(url: URL, allowPrivate: boolean): void {
+  assertHttpUrl(url);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0) assertAddressAllowed(host, allowPrivate);
+  else if (/(^|\.)localhost\.?$/i.test(host)) assertAddressAllowed('127.0.0.1', allowPrivate, host);
+}

@@ -1,0 +1,88 @@
+import type { Config } from '../../config/index.ts';
+import { createDiscovery, createProber, type Discovery, type Prober } from '../../probes/index.ts';
+import type { Database } from '../db/index.ts';
+import { type Clock, systemClock } from '../kernel/index.ts';
+import type { Logger } from '../log/index.ts';
+import { createDiscoveryStore, createProbeStore } from '../marketplace/index.ts';
+
+/** Background work of a running server; `stop` waits for what is in flight. */
+export interface BackgroundWork {
+  prober: Prober | undefined;
+  discovery: Discovery | undefined;
+  stop(): Promise<void>;
+}
+
+/** How often the loops look for due work (a cheap indexed query each time). */
+const PROBE_TICK_MS = 2_000;
+const DISCOVERY_TICK_MS = 15_000;
+// The first looks come soon after start (a fresh instance catches up), discovery a little later
+// so a first full registry pull does not compete with start-up.
+const FIRST_PROBE_TICK_MS = 500;
+const FIRST_DISCOVERY_TICK_MS = 2_000;
+
+/**
+ * Starts the probe scheduler and registry discovery loops (unless PLAZA_BACKGROUND is off). Both
+ * only look for due work: what is due and who does it is decided in the database (leases), so any
+ * number of instances can run them. Logs loudly when private targets are allowed.
+ */
+export function startBackgroundWork(deps: { db: Database; config: Config; log: Logger; clock?: Clock }): BackgroundWork {
+  const { db, config, log } = deps;
+  const clock = deps.clock ?? systemClock;
+  const settings = config.marketplace;
+  if (settings.allowPrivateTargets) {
+    log.warn('PLAZA_ALLOW_PRIVATE_TARGETS is on: probes may reach loopback and private addresses. Development and tests only, never in production.');
+  }
+  if (!config.background) return { prober: undefined, discovery: undefined, stop: async () => undefined };
+
+  const prober = createProber({
+    store: createProbeStore(db.prisma),
+    clock,
+    log,
+    baseIntervalS: settings.probeBaseIntervalS,
+    allowPrivateTargets: settings.allowPrivateTargets,
+  });
+  const stopping = new AbortController();
+  const discovery = settings.registryUrl
+    ? createDiscovery({ store: createDiscoveryStore(db.prisma), clock, log, registryUrl: settings.registryUrl, signal: stopping.signal })
+    : undefined;
+
+  let stopped = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const inFlight = new Set<Promise<unknown>>();
+  const loop = (name: string, tickMs: number, firstTickMs: number, work: () => Promise<unknown>) => {
+    const run = () => {
+      timers.delete(timer);
+      if (stopped) return;
+      const done = work()
+        .catch((error: unknown) => log.error({ err: error, loop: name }, 'background work failed'))
+        .finally(() => {
+          inFlight.delete(done);
+          if (!stopped) schedule();
+        });
+      inFlight.add(done);
+    };
+    let timer: NodeJS.Timeout;
+    let first = true;
+    const schedule = () => {
+      timer = setTimeout(run, first ? firstTickMs : tickMs);
+      first = false;
+      timer.unref();
+      timers.add(timer);
+    };
+    schedule();
+  };
+  loop('probes', PROBE_TICK_MS, FIRST_PROBE_TICK_MS, () => prober.runDue());
+  if (discovery) loop('discovery', DISCOVERY_TICK_MS, FIRST_DISCOVERY_TICK_MS, () => discovery.pullIfDue());
+  log.info({ base_interval_s: settings.probeBaseIntervalS, registry: settings.registryUrl ?? 'off' }, 'probe and discovery loops started');
+
+  return {
+    prober,
+    discovery,
+    async stop() {
+      stopped = true;
+      stopping.abort();
+      for (const timer of timers) clearTimeout(timer);
+      await Promise.allSettled([prober.close(), ...inFlight]);
+    },
+  };
+}

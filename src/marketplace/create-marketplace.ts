@@ -1,0 +1,83 @@
+import { createDemandRecorder, createProber, DISCOVERY_LEASE, type ProbeLog, type Prober, type Resolver } from '../../probes/index.ts';
+import type { Database } from '../db/index.ts';
+import type { Clock } from '../kernel/index.ts';
+import { createDiscoveryStore } from './discovery-store.ts';
+import { createEndpointRepository } from './endpoint-repository.ts';
+import { createListingService, type ListingService } from './listing-service.ts';
+import { createProbeStore } from './probe-store.ts';
+import { createToolRepository } from './tool-repository.ts';
+
+/** Settings the marketplace reads from the configuration. */
+export interface MarketplaceSettings {
+  probeBaseIntervalS: number;
+  allowPrivateTargets: boolean;
+}
+
+/** Dependencies of createMarketplace. */
+export interface MarketplaceDeps {
+  db: Database;
+  clock: Clock;
+  log: ProbeLog;
+  settings: MarketplaceSettings;
+  /** DNS for the SSRF guard (tests inject one). */
+  resolve?: Resolver;
+}
+
+/** The marketplace as the HTTP layer and the gateway use it. */
+export interface Marketplace {
+  service: ListingService;
+  /** The prober behind "probe at once" for new listings. */
+  prober: Prober;
+  /** Feeds demand (e.g. gateway calls) into the probe scheduler; cheap, batched, never throws. */
+  recordDemand(endpointId: string, weight?: number): void;
+  /** Finishes background probes and pending demand writes. */
+  close(): Promise<void>;
+}
+
+const UNMET_SEARCH_THROTTLE_MS = 10_000;
+
+/**
+ * Builds the marketplace over the database: repositories, the listing service, a prober for
+ * immediate probes of new listings, the demand recorder, and the unmet-search signal that pulls
+ * the registry sooner (shared with every instance through the discovery lease row).
+ */
+export function createMarketplace(deps: MarketplaceDeps): Marketplace {
+  const { db, clock, log, settings } = deps;
+  const probeStore = createProbeStore(db.prisma);
+  const discoveryStore = createDiscoveryStore(db.prisma);
+  const prober = createProber({
+    store: probeStore,
+    clock,
+    log,
+    baseIntervalS: settings.probeBaseIntervalS,
+    allowPrivateTargets: settings.allowPrivateTargets,
+    ...(deps.resolve ? { resolve: deps.resolve } : {}),
+  });
+  const demand = createDemandRecorder({ store: probeStore, clock, log });
+  let lastUnmet = -Infinity;
+  const service = createListingService({
+    endpoints: createEndpointRepository(db.prisma),
+    tools: createToolRepository(db.prisma),
+    clock,
+    allowPrivateTargets: settings.allowPrivateTargets,
+    probeSoon(endpointId) {
+      prober.probeNow(endpointId).catch((error: unknown) => log.warn({ err: error, endpoint_id: endpointId }, 'first probe failed to run'));
+    },
+    recordDemand: (endpointId) => demand.recordDemand(endpointId),
+    noteUnmetSearch() {
+      const now = clock.now();
+      if (now - lastUnmet < UNMET_SEARCH_THROTTLE_MS) return;
+      lastUnmet = now;
+      discoveryStore.pullSooner(DISCOVERY_LEASE, now + 60_000).catch((error: unknown) => log.debug({ err: error }, 'could not signal discovery'));
+    },
+  });
+  return {
+    service,
+    prober,
+    recordDemand: (endpointId, weight) => demand.recordDemand(endpointId, weight),
+    async close() {
+      await demand.close();
+      await prober.close();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+import { ValidationError } from '../kernel/index.ts';
+
+/** Provider slugs (issue 3): lower-case letters, digits and dashes, 2–63 characters. */
+export const PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
+
+const noNul = (value: string) => !value.includes('\u0000');
+const text = (max: number) => z.string().max(max, `at most ${max} characters`).refine(noNul, 'must not contain NUL characters');
+
+const CredentialSchema = z.union([
+  z.string().trim().min(1).max(100).refine(noNul, 'must not contain NUL characters').transform((name): { name: string; description?: string; required: boolean } => ({ name, required: true })),
+  z.strictObject({
+    name: z.string().trim().min(1).max(100).refine(noNul, 'must not contain NUL characters'),
+    description: text(500).optional(),
+    required: z.boolean().default(true),
+  }),
+]);
+
+/** The body of `POST /api/mcp/listings` (spec §2.1 plus the optional metadata of §2.1). */
+export const ListingBodySchema = z.strictObject({
+  provider: z.string().regex(PROVIDER_SLUG, 'must match ^[a-z0-9][a-z0-9-]{1,62}$ (lower-case letters, digits, dashes)'),
+  url: z
+    .string()
+    .max(2_048, 'at most 2048 characters')
+    .refine((v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol), 'must be an http or https URL'),
+  registered_by: z
+    .string()
+    .trim()
+    .max(254, 'at most 254 characters')
+    .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail-like identifier of the accountable publisher'),
+  agin_support: z.boolean().default(false),
+  summary: text(4_000).trim().min(1, 'must say what the connector can do'),
+  audience: text(500).trim().optional(),
+  required_credentials: z.array(CredentialSchema).max(20, 'at most 20 entries').default([]),
+  purpose: text(1_000).trim().optional(),
+  risk: text(1_000).trim().optional(),
+});
+
+/** A parsed listing body. */
+export type ListingBody = z.infer<typeof ListingBodySchema>;
+
+/** Parses with `schema` or throws a ValidationError that names every bad field. */
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
+  const parsed = schema.safeParse(value ?? {});
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => ({
+    path: i.path.map(String).join('.'),
+    message: i.code === 'unrecognized_keys' ? `unknown field(s): ${i.keys.join(', ')}` : i.message,
+  }));
+  const first = issues[0];
+  const message = first ? `Invalid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}` : `Invalid ${what}.`;
+  throw new ValidationError(message, { details: { issues }, ...(first?.path ? { param: first.path } : {}) });
+}

@@ -1,0 +1,129 @@
+import { assertUrlLiterallyAllowed, type EndpointStatus, SsrfError } from '../../probes/index.ts';
+import { type Clock, ConflictError, NotFoundError, ValidationError } from '../kernel/index.ts';
+import type { EndpointFilter, EndpointRepository } from './endpoint-repository.ts';
+import type { ListingBody } from './listing-input.ts';
+import { assertNoSecrets } from './secret-check.ts';
+import type { ToolRepository } from './tool-repository.ts';
+import type { Endpoint, Page, ProbeRunRecord, Tool } from './types.ts';
+
+/** Dependencies of the listing service. */
+export interface ListingServiceDeps {
+  endpoints: EndpointRepository;
+  tools: ToolRepository;
+  clock: Clock;
+  allowPrivateTargets: boolean;
+  /** Starts a probe of a new listing in the background; must not throw. */
+  probeSoon(endpointId: string): void;
+  /** Notes that callers wanted an endpoint (feeds the probe scheduler). */
+  recordDemand(endpointId: string): void;
+  /** Notes a search that found nothing (pulls the registry sooner). */
+  noteUnmetSearch(): void;
+}
+
+/** The outcome of a registration: the listing and whether it is new. */
+export interface Registration {
+  endpoint: Endpoint;
+  created: boolean;
+}
+
+/** The catalog (spec §2.2). */
+export interface Catalog {
+  endpointCount: number;
+  toolCount: number;
+  endpoints: Page<Endpoint>;
+  tools: Page<Tool>;
+}
+
+/** The marketplace's operations, independent of HTTP. */
+export interface ListingService {
+  register(body: ListingBody): Promise<Registration>;
+  catalog(limit: number): Promise<Catalog>;
+  listEndpoints(filter: EndpointFilter, limit: number, cursor?: string): Promise<Page<Endpoint>>;
+  getEndpoint(id: string, probes: number): Promise<{ endpoint: Endpoint; probes: ProbeRunRecord[] }>;
+  searchTools(query: { q?: string | undefined; provider?: string | undefined; limit: number; cursor?: string | undefined }): Promise<Page<Tool>>;
+}
+
+const ENDPOINT_ID = /^mcp_[0-9a-z]{10,40}$/;
+
+/** Normalises a listing URL so the same endpoint is one listing (host case, default port, no fragment). */
+export function normaliseListingUrl(raw: string): URL {
+  const url = new URL(raw);
+  url.hash = '';
+  return url;
+}
+
+/** Creates the listing service. */
+export function createListingService(deps: ListingServiceDeps): ListingService {
+  const { endpoints, tools, clock } = deps;
+  return {
+    async register(body) {
+      const url = normaliseListingUrl(body.url);
+      assertNoSecrets(url, {
+        summary: body.summary,
+        audience: body.audience,
+        purpose: body.purpose,
+        risk: body.risk,
+        ...Object.fromEntries(body.required_credentials.map((c, i) => [`required_credentials.${i}.description`, c.description])),
+      });
+      try {
+        assertUrlLiterallyAllowed(url, deps.allowPrivateTargets);
+      } catch (error) {
+        if (error instanceof SsrfError) throw new ValidationError(`Invalid listing: url: ${error.message}`, { param: 'url', cause: error });
+        throw error;
+      }
+      const registeredBy = body.registered_by.toLowerCase();
+      const existing = await endpoints.findByUrl(url.href);
+      if (existing) {
+        if (existing.registeredBy === registeredBy) return { endpoint: existing, created: false };
+        throw new ConflictError('This URL is already listed by another registrant.', { param: 'url' });
+      }
+      const holder = await endpoints.findByProvider(body.provider);
+      if (holder) throw new ConflictError(`Provider slug "${body.provider}" is already taken by another listing.`, { param: 'provider' });
+      const endpoint = await endpoints.create(
+        {
+          provider: body.provider,
+          url: url.href,
+          registeredBy,
+          aginSupport: body.agin_support,
+          summary: body.summary,
+          audience: body.audience ?? null,
+          requiredCredentials: body.required_credentials.map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}), required: c.required })),
+          purpose: body.purpose ?? null,
+          risk: body.risk ?? null,
+        },
+        clock.now(),
+      );
+      deps.probeSoon(endpoint.id);
+      return { endpoint, created: true };
+    },
+    async catalog(limit) {
+      const [endpointCount, toolCount, endpointPage, toolPage] = await Promise.all([
+        endpoints.count(),
+        tools.countOnline(),
+        endpoints.list({}, limit, undefined),
+        tools.search({ limit }),
+      ]);
+      return { endpointCount, toolCount, endpoints: endpointPage, tools: toolPage };
+    },
+    listEndpoints(filter, limit, cursor) {
+      return endpoints.list(filter, limit, cursor);
+    },
+    async getEndpoint(id, probes) {
+      const endpoint = ENDPOINT_ID.test(id) ? await endpoints.findById(id) : undefined;
+      if (!endpoint) throw new NotFoundError(`No MCP endpoint with id ${JSON.stringify(id.slice(0, 80))}.`);
+      deps.recordDemand(endpoint.id);
+      return { endpoint, probes: await endpoints.recentProbes(id, probes) };
+    },
+    async searchTools(query) {
+      const page = await tools.search(query);
+      if (query.q !== undefined || query.provider !== undefined) {
+        for (const endpointId of new Set(page.items.map((t) => t.endpointId))) deps.recordDemand(endpointId);
+      }
+      if (query.q !== undefined && query.cursor === undefined && page.items.length === 0) deps.noteUnmetSearch();
+      return page;
+    },
+  };
+}
+
+/** Statuses a caller may filter the endpoint list by. */
+export const ENDPOINT_STATUSES: readonly EndpointStatus[] = ['registered', 'healthy', 'degraded', 'unreachable'];

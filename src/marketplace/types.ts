@@ -1,0 +1,59 @@
+import type { EndpointStatus, RequiredCredential } from '../../probes/index.ts';
+
+/** Where a listing came from. */
+export type EndpointSource = 'manual' | 'discovered';
+
+/** A listed MCP endpoint: metadata and URL only (spec §2.1), plus its health. */
+export interface Endpoint {
+  id: string;
+  provider: string;
+  url: string;
+  registeredBy: string;
+  source: EndpointSource;
+  registryName: string | null;
+  aginSupport: boolean;
+  summary: string;
+  audience: string | null;
+  requiredCredentials: RequiredCredential[];
+  purpose: string | null;
+  risk: string | null;
+  status: EndpointStatus;
+  toolCount: number;
+  lastProbeAt: Date | null;
+  lastProbeOk: boolean | null;
+  lastLatencyMs: number | null;
+  lastError: string | null;
+  nextProbeAt: Date;
+  createdAt: Date;
+}
+
+/** A tool of an online endpoint (spec §2.3), with its endpoint's health. */
+export interface Tool {
+  id: string;
+  endpointId: string;
+  provider: string;
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: Record<string, unknown>;
+  requiresAgin: boolean;
+  callerIdentity: string | null;
+  health: 'healthy' | 'degraded';
+}
+
+/** One recorded probe. */
+export interface ProbeRunRecord {
+  startedAt: Date;
+  ok: boolean;
+  latencyMs: number;
+  protocolVersion: string | null;
+  serverInfo: Record<string, unknown> | null;
+  toolCount: number;
+  error: string | null;
+}
+
+/** A page of results and the cursor of the next page, if any. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}

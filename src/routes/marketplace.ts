@@ -1,0 +1,148 @@
+import { Router } from 'express';
+import { z } from 'zod';
+
+import {
+  type Endpoint,
+  ENDPOINT_STATUSES,
+  ListingBodySchema,
+  type Marketplace,
+  parseOrThrow,
+  type ProbeRunRecord,
+  PROVIDER_SLUG,
+  type Tool,
+} from '../marketplace/index.ts';
+
+const limit = (max: number, fallback: number) => z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`).default(fallback);
+const cursor = z.string().min(1).max(512, 'is not a cursor of this API');
+const provider = z.string().regex(PROVIDER_SLUG, 'must be a provider slug (^[a-z0-9][a-z0-9-]{1,62}$)');
+
+const CatalogQuerySchema = z.strictObject({ limit: limit(200, 50) });
+const EndpointsQuerySchema = z.strictObject({
+  limit: limit(200, 50),
+  cursor: cursor.optional(),
+  status: z.enum(ENDPOINT_STATUSES as [string, ...string[]]).optional(),
+  source: z.enum(['manual', 'discovered']).optional(),
+  provider: provider.optional(),
+});
+const EndpointQuerySchema = z.strictObject({ probes: limit(100, 20) });
+const ToolsQuerySchema = z.strictObject({
+  q: z.string().max(200, 'must be at most 200 characters').optional(),
+  provider: provider.optional(),
+  limit: limit(100, 20),
+  cursor: cursor.optional(),
+});
+
+/** The JSON form of an endpoint (snake_case, ISO times, links). */
+export function renderEndpoint(e: Endpoint): Record<string, unknown> {
+  return {
+    id: e.id,
+    provider: e.provider,
+    url: e.url,
+    registrant: e.registeredBy,
+    registered_by: e.registeredBy,
+    source: e.source,
+    registry_name: e.registryName,
+    agin_support: e.aginSupport,
+    summary: e.summary,
+    audience: e.audience,
+    required_credentials: e.requiredCredentials,
+    purpose: e.purpose,
+    risk: e.risk,
+    status: e.status,
+    tool_count: e.toolCount,
+    last_probe:
+      e.lastProbeAt === null
+        ? null
+        : { at: e.lastProbeAt.toISOString(), ok: e.lastProbeOk, latency_ms: e.lastLatencyMs, error: e.lastError },
+    next_probe_at: e.nextProbeAt.toISOString(),
+    created_at: e.createdAt.toISOString(),
+    links: {
+      self: `/api/mcp/endpoints/${e.id}`,
+      tools: `/api/mcp/tools?provider=${e.provider}`,
+      gateway: `/mcp/p/${e.provider}`,
+    },
+  };
+}
+
+/** The JSON form of an online tool (spec §2.2 columns plus §2.3 definition). */
+export function renderTool(t: Tool): Record<string, unknown> {
+  const summary = t.description.split(/\n|(?<=\.)\s/)[0]!.slice(0, 200);
+  return {
+    tool: t.name,
+    name: t.name,
+    provider: t.provider,
+    health: t.health,
+    summary,
+    description: t.description,
+    input_schema: t.inputSchema,
+    annotations: t.annotations,
+    requires_agin: t.requiresAgin,
+    caller_identity: t.callerIdentity,
+    endpoint_id: t.endpointId,
+    gateway_name: `${t.provider}__${t.name}`,
+  };
+}
+
+function renderProbe(p: ProbeRunRecord): Record<string, unknown> {
+  return {
+    started_at: p.startedAt.toISOString(),
+    ok: p.ok,
+    latency_ms: p.latencyMs,
+    protocol_version: p.protocolVersion,
+    server_info: p.serverInfo,
+    tool_count: p.toolCount,
+    error: p.error,
+  };
+}
+
+/**
+ * The marketplace routes (spec §4.2): listing registration without an approval gate, the public
+ * catalog, registered endpoints, one endpoint with its probe history, and online tool search.
+ */
+export function marketplaceRoutes(deps: { marketplace: Marketplace }): Router {
+  const { service } = deps.marketplace;
+  const router = Router();
+
+  router.post('/api/mcp/listings', async (req, res) => {
+    const body = parseOrThrow(ListingBodySchema, req.body, 'listing');
+    const { endpoint, created } = await service.register(body);
+    if (created) res.setHeader('Location', `/api/mcp/endpoints/${endpoint.id}`);
+    res.status(created ? 201 : 200).json({ ...renderEndpoint(endpoint), created });
+  });
+
+  router.get('/api/mcp/catalog', async (req, res) => {
+    const query = parseOrThrow(CatalogQuerySchema, req.query, 'query');
+    const catalog = await service.catalog(query.limit);
+    res.json({
+      endpoint_count: catalog.endpointCount,
+      tool_count: catalog.toolCount,
+      endpoints: catalog.endpoints.items.map(renderEndpoint),
+      tools: catalog.tools.items.map(renderTool),
+      links: { endpoints: '/api/mcp/endpoints', tools: '/api/mcp/tools', listings: '/api/mcp/listings' },
+    });
+  });
+
+  router.get('/api/mcp/endpoints', async (req, res) => {
+    const query = parseOrThrow(EndpointsQuerySchema, req.query, 'query');
+    const page = await service.listEndpoints(
+      { status: query.status as Endpoint['status'] | undefined, source: query.source, provider: query.provider },
+      query.limit,
+      query.cursor,
+    );
+    res.json({ endpoints: page.items.map(renderEndpoint), count: page.items.length, next_cursor: page.nextCursor });
+  });
+
+  router.get('/api/mcp/endpoints/:id', async (req, res) => {
+    const query = parseOrThrow(EndpointQuerySchema, req.query, 'query');
+    const { endpoint, probes } = await service.getEndpoint(String(req.params['id']), query.probes);
+    res.json({ ...renderEndpoint(endpoint), probes: probes.map(renderProbe) });
+  });
+
+  router.get('/api/mcp/tools', async (req, res) => {
+    const query = parseOrThrow(ToolsQuerySchema, req.query, 'query');
+    const page = await service.searchTools(query);
+    res.json({ tools: page.items.map(renderTool), count: page.items.length, next_cursor: page.nextCursor });
+  });
+
+  return router;
+}

@@ -1,0 +1,101 @@
+/**
+ * MCP upstreams for marketplace tests: the real `@modelcontextprotocol/server-everything` in
+ * streamable HTTP mode as a child process, and a small JSON-RPC provider whose tool pages and
+ * `annotations.platform` the test controls.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+
+import { freePort } from './cli.ts';
+
+const require = createRequire(import.meta.url);
+
+/** A running server-everything. */
+export interface EverythingServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Starts server-everything (streamable HTTP) on `port` (a free one by default); waits until it answers. */
+export async function startEverything(port?: number): Promise<EverythingServer> {
+  const chosen = port ?? (await freePort());
+  const entry = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+  const child: ChildProcess = spawn(process.execPath, [entry, 'streamableHttp'], {
+    env: { PATH: process.env['PATH'] ?? '', PORT: String(chosen) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = once(child, 'exit');
+  const url = `http://127.0.0.1:${chosen}/mcp`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server-everything exited:\n${output}`);
+    if (output.includes('listening')) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server-everything did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    port: chosen,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** A provider the test controls: `pages` of tools answered to tools/list (with nextCursor). */
+export interface FixtureProvider {
+  url: string;
+  pages: Record<string, unknown>[][];
+  /** tools/list requests seen. */
+  listCalls: number;
+  close(): Promise<void>;
+}
+
+/** Starts a minimal stateless streamable-HTTP MCP provider answering JSON (no SSE). */
+export async function startFixtureProvider(pages: Record<string, unknown>[][]): Promise<FixtureProvider> {
+  const fixture: FixtureProvider = { url: '', pages, listCalls: 0, close: async () => undefined };
+  const server: Server = createServer(async (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const message = JSON.parse(raw) as { id?: number; method: string; params?: { cursor?: string; protocolVersion?: string } };
+    if (message.id === undefined) return res.writeHead(202).end();
+    let result: unknown;
+    if (message.method === 'initialize') {
+      result = { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fixture', version: '1.0.0' } };
+    } else if (message.method === 'tools/list') {
+      fixture.listCalls++;
+      const index = Number(message.params?.cursor ?? 0);
+      result = { tools: fixture.pages[index] ?? [], ...(index + 1 < fixture.pages.length ? { nextCursor: String(index + 1) } : {}) };
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  fixture.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  fixture.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return fixture;
+}

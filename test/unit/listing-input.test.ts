@@ -1,0 +1,65 @@
+/** Pins the listing edge: what counts as a secret in a listing, and how search words become a tsquery. */
+import { describe, expect, it } from 'vitest';
+
+import { ValidationError } from '../../src/kernel/index.ts';
+import { assertNoSecrets, toTsQuery } from '../../src/marketplace/index.ts';
+
+const check = (url: string, summary = 'A plain summary.') => () => assertNoSecrets(new URL(url), { summary });
+
+describe('assertNoSecrets', () => {
+  it.each([
+    'https://u:p@x.example/mcp',
+    'https://x.example/mcp?token=a',
+    'https://x.example/mcp?api_key=a',
+    'https://x.example/mcp?apiKey=a',
+    'https://x.example/mcp?key=a',
+    'https://x.example/mcp?client_secret=a',
+    'https://x.example/mcp?password=a',
+    'https://x.example/mcp?auth=a',
+    'https://x.example/mcp?sig=a',
+  ])('refuses the URL %s', (url) => {
+    expect(check(url)).toThrow(ValidationError);
+  });
+
+  it.each(['https://x.example/mcp', 'https://x.example/mcp?region=eu&monkey=1', 'https://x.example/mcp?keyboard=1'])('accepts the URL %s', (url) => {
+    expect(check(url)).not.toThrow();
+  });
+
+  it.each([
+    'Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456',
+    'token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop',
+    'use ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+    'AKIAABCDEFGHIJKLMNOP',
+    'api_key=abcd1234efgh5678',
+    '-----BEGIN RSA PRIVATE KEY-----',
+  ])('refuses a summary containing %s, without echoing it', (summary) => {
+    let message = '';
+    try {
+      assertNoSecrets(new URL('https://x.example/mcp'), { summary });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^Invalid listing: summary: contains what looks like/);
+    expect(message).not.toContain(summary.slice(-10));
+  });
+
+  it('accepts placeholders and credential names', () => {
+    expect(() => assertNoSecrets(new URL('https://x.example/mcp'), { summary: 'Needs Authorization: Bearer <THIRD_PARTY_TOKEN> and an API key.' })).not.toThrow();
+  });
+});
+
+describe('toTsQuery', () => {
+  it.each([
+    ['get weather', 'get & weather'],
+    ['Get_Weather get', 'get & weather'],
+    ["' OR 1=1; DROP TABLE x; --", 'or & 1 & drop & table & x'],
+    ['Städte 天気', 'städte & 天気'],
+    ['&|!():*', ''],
+  ])('turns %j into %j', (q, query) => {
+    expect(toTsQuery(q)).toBe(query);
+  });
+
+  it('makes prefixes on request', () => {
+    expect(toTsQuery('weath fore', true)).toBe('weath:* & fore:*');
+  });
+});
