@@ -1,0 +1,75 @@
+import type { PrismaClient } from '../db/index.ts';
+import type { Usage } from './types.ts';
+
+/** One request's usage, as stored in `chat_usage`. */
+export interface UsageRecord {
+  subject: string;
+  subjectType: 'guest' | 'account';
+  model: string;
+  usage: Usage;
+  requestId: string;
+}
+
+/** Writes usage rows; a repository so routes never touch Prisma. */
+export interface UsageLog {
+  /**
+   * Queues a row; rows are written in batches within `flushMs`. The promise settles when this
+   * row's batch is written (callers on the hot path need not wait for it).
+   */
+  record(entry: UsageRecord): Promise<void>;
+  /** Writes every queued row now. */
+  flush(): Promise<void>;
+  /** Total tokens of `subject` since `since` (for reports and tests). */
+  totalSince(subject: string, since: Date): Promise<number>;
+}
+
+/**
+ * The `chat_usage` table, written in batches: one multi-row insert per `flushMs` (default 50 ms)
+ * or `maxBatch` rows instead of one round trip per request, which dominated the proxy's cost.
+ * Rows still queued when the process dies are lost (at most `flushMs` worth).
+ */
+export function createUsageLog(prisma: PrismaClient, options: { flushMs?: number; maxBatch?: number } = {}): UsageLog {
+  const flushMs = options.flushMs ?? 50;
+  const maxBatch = options.maxBatch ?? 500;
+  let queue: { entry: UsageRecord; done: (error?: unknown) => void }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+
+  async function flush(): Promise<void> {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = queue;
+    queue = [];
+    if (batch.length === 0) return;
+    try {
+      await prisma.chatUsage.createMany({
+        data: batch.map(({ entry }) => ({
+          subject: entry.subject,
+          subjectType: entry.subjectType,
+          model: entry.model,
+          promptTokens: entry.usage.prompt_tokens,
+          completionTokens: entry.usage.completion_tokens,
+          totalTokens: entry.usage.total_tokens,
+          requestId: entry.requestId,
+        })),
+      });
+      for (const item of batch) item.done();
+    } catch (error) {
+      for (const item of batch) item.done(error);
+    }
+  }
+
+  return {
+    record(entry) {
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ entry, done: (error) => (error === undefined ? resolve() : reject(error)) });
+        if (queue.length >= maxBatch) void flush();
+        else timer ??= setTimeout(() => void flush(), flushMs).unref();
+      });
+    },
+    flush,
+    async totalSince(subject, since) {
+      const result = await prisma.chatUsage.aggregate({ where: { subject, createdAt: { gte: since } }, _sum: { totalTokens: true } });
+      return result._sum.totalTokens ?? 0;
+    },
+  };
+}

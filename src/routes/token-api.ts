@@ -1,0 +1,167 @@
+import { join } from 'node:path';
+
+import { type Request, type Response, Router } from 'express';
+import type { Redis } from 'ioredis';
+
+import type { Config } from '../../config/index.ts';
+import type { AccountService } from '../accounts/index.ts';
+import {
+  builtinKnowledge,
+  cachedSource,
+  catalogKnowledge,
+  type ChatService,
+  combineSources,
+  createAgentsDirectory,
+  createChatLimits,
+  createChatService,
+  createEmbeddedBackend,
+  createModelRegistry,
+  createUpstreamBackend,
+  createUsageLog,
+  sseEvent,
+  websiteContentSource,
+} from '../chat/index.ts';
+import type { Database } from '../db/index.ts';
+import { renderError } from '../http/index.ts';
+import { type Clock, ValidationError } from '../kernel/index.ts';
+import type { SigningKeyStore } from '../keys/index.ts';
+import type { Logger } from '../log/index.ts';
+import { clientAddress, createRateLimiter, rateLimit } from '../rate-limit/index.ts';
+import { createBearerVerifier, createGuestTokens } from '../tokens/index.ts';
+import { requireBearer } from './bearer-auth.ts';
+
+/** What the token API is built from. */
+export interface TokenApiDeps {
+  config: Config;
+  db: Database;
+  log: Logger;
+  clock: Clock;
+  accounts: AccountService;
+  keys: SigningKeyStore;
+  /** Shared counters across instances; per-process counters without it. */
+  redis?: Redis | undefined;
+  /** Website content folder holding `<locale>.json` files. Default `config/content`. */
+  contentDir?: string;
+}
+
+/** Audience of Plaza's token API access tokens. */
+export const TOKEN_API_AUDIENCE = 'plaza-api';
+
+/**
+ * The token API (spec §4.7): `POST /api/auth/guest-token`, `POST /api/v1/chat/completions`,
+ * `GET /api/v1/models`, `GET /api/agents`. Errors render in the token shape via the error table.
+ */
+export function tokenApiRoutes(deps: TokenApiDeps): Router {
+  const { config, db, log, clock, accounts, keys, redis } = deps;
+  const guestTokens = createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE });
+  const verify = createBearerVerifier({ guestTokens, accounts });
+  const knowledge = cachedSource(
+    combineSources(
+      [websiteContentSource(deps.contentDir ?? join(import.meta.dirname, '../../config/content')), builtinKnowledge(), catalogKnowledge(db.prisma)],
+      (error) => log.warn({ err: error }, 'a knowledge source of the embedded assistant failed'),
+    ),
+    30_000,
+    () => clock.now(),
+  );
+  const upstream = config.llm.baseUrl
+    ? createUpstreamBackend({ baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, timeoutMs: config.llm.timeoutMs, maxRetries: config.llm.maxRetries })
+    : undefined;
+  const chat: ChatService = createChatService({
+    registry: createModelRegistry({ upstream: upstream !== undefined, models: config.llm.models, aliases: config.llm.aliases }),
+    backends: { embedded: createEmbeddedBackend({ knowledge, clock, defaultMaxTokens: Math.min(512, config.tokenApi.maxTokens) }), upstream },
+    limits: createChatLimits({ settings: config.tokenApi, redis, keyPrefix: config.rateLimits.keyPrefix, log }),
+    usage: createUsageLog(db.prisma),
+    log,
+    maxTokens: config.tokenApi.maxTokens,
+  });
+  const agents = createAgentsDirectory(db.prisma);
+  const guestTokenLimit = createRateLimiter({
+    policy: { name: 'guest-token', limit: config.tokenApi.guestTokenRpmPerIp, windowSeconds: 60 },
+    redis,
+    keyPrefix: config.rateLimits.keyPrefix,
+    log,
+  });
+
+  const router = Router();
+
+  router.post('/api/auth/guest-token', rateLimit(guestTokenLimit, { trustProxy: config.trustProxy }), async (req, res) => {
+    // The spec sends an empty JSON body; anything in it is a mistake worth reporting.
+    if (req.body !== undefined && !(isPlainObject(req.body) && Object.keys(req.body).length === 0)) {
+      throw new ValidationError('POST /api/auth/guest-token takes an empty JSON body.', { param: isPlainObject(req.body) ? (Object.keys(req.body)[0] ?? null) : null });
+    }
+    const issued = await guestTokens.issue();
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ success: true, code: 'SUCCESS', message: 'Guest token issued.', data: issued });
+  });
+
+  router.get('/api/v1/models', requireBearer(verify), (req, res) => {
+    const created = 0;
+    res.json({ object: 'list', data: chat.models(req.bearer!).map((m) => ({ id: m.id, object: 'model', created, owned_by: m.backend === 'embedded' ? 'plaza' : 'upstream' })) });
+  });
+
+  router.post('/api/v1/chat/completions', requireBearer(verify), async (req, res) => {
+    const controller = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    const outcome = await chat.complete({
+      body: req.body,
+      principal: req.bearer!,
+      ip: clientAddress(req, config.trustProxy),
+      requestId: req.requestId,
+      locale: req.get('accept-language'),
+      signal: controller.signal,
+    });
+    for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+    if (outcome.kind === 'json') {
+      res.json(outcome.body);
+      return;
+    }
+    await writeStream(req, res, outcome.events, controller.signal, log);
+  });
+
+  router.get('/api/agents', requireBearer(verify, 'agents:read'), async (req, res) => {
+    const principal = req.bearer!;
+    const list = await agents.visibleTo(principal.kind === 'account' ? principal.subject : undefined);
+    res.json({ success: true, code: 'SUCCESS', message: `${list.length} agents.`, data: { agents: list } });
+  });
+
+  return router;
+}
+
+/** Writes SSE events with back-pressure; an error after the first byte becomes an `error` event. */
+async function writeStream(req: Request, res: Response, events: AsyncIterable<string>, signal: AbortSignal, log: Logger): Promise<void> {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  try {
+    for await (const data of events) {
+      if (signal.aborted) break;
+      if (!res.write(sseEvent(data))) await drained(res);
+    }
+  } catch (error) {
+    if (signal.aborted) return;
+    const rendered = renderError(error, 'token', req.requestId);
+    log.warn({ err: error, request_id: req.requestId }, 'chat stream failed after it started');
+    res.write(sseEvent(JSON.stringify({ error: rendered.body['error'], request_id: req.requestId })));
+  }
+  res.end();
+}
+
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

@@ -1,0 +1,319 @@
+/**
+ * Pins the token API routes over HTTP (spec §4.7, §2.15, §2.16, §7): guest tokens, models, agents,
+ * the embedded assistant (JSON and SSE, usage recorded, answers from live catalog data, in the
+ * question's language), bad input as 4xx with `param`, and the per-token / per-IP limits —
+ * shared by two instances through Redis and the database when TEST_REDIS_URL is set.
+ */
+
+const REDIS_URL = process.env['TEST_REDIS_URL'];
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createAccountService } from '../../src/accounts/index.ts';
+import { randomToken, systemClock } from '../../src/kernel/index.ts';
+import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+
+async function guestToken(plaza: TestPlaza): Promise<string> {
+  const res = await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as any).data.token;
+}
+
+function chat(plaza: TestPlaza, token: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(`${plaza.url}/api/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** The `data:` payloads of an SSE body, in order. */
+async function sseData(res: Response): Promise<string[]> {
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((event) => event.replace(/^data: /, ''));
+}
+
+const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'plaza-assistant', messages: [{ role: 'user', content }], ...extra });
+
+describe.each(BACKENDS)('token API on %s', (backend) => {
+  let plaza: TestPlaza;
+  let guest: string;
+  let apiKey: string;
+  let accountId: string;
+  let revokedKey: string;
+  beforeAll(async () => {
+    plaza = await startTestPlaza(backend, { env: { CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
+    const accounts = createAccountService({ prisma: plaza.db.prisma, clock: systemClock });
+    const created = await accounts.createAccount({ email: 'owner@example.com' });
+    apiKey = created.apiKey;
+    accountId = created.account.id;
+    const other = await accounts.createAccount({ email: 'other@example.com' });
+    const gone = await accounts.createAccount({ email: 'gone@example.com' });
+    revokedKey = gone.apiKey;
+    await plaza.db.prisma.apiKey.updateMany({ where: { accountId: gone.account.id }, data: { revokedAt: new Date() } });
+    const prisma = plaza.db.prisma;
+    await prisma.agent.create({ data: { id: 'agt_mine', accountId, aginId: 'agin_mine', agentPrincipal: 'acct:mine', displayName: 'Mine' } });
+    await prisma.agent.create({ data: { id: 'agt_theirs', accountId: other.account.id, aginId: 'agin_theirs', agentPrincipal: 'acct:theirs', displayName: 'Theirs' } });
+    // Live catalog data the embedded assistant must find (before its 30 s content cache fills).
+    await prisma.mcpEndpoint.create({
+      data: {
+        id: 'ep_weather',
+        provider: 'skycast',
+        url: 'https://skycast.example/mcp',
+        registeredBy: 'ops@skycast.example',
+        status: 'healthy',
+        tools: { create: { id: 'tl_1', name: 'forecast_hourly', description: 'Hourly weather forecast for a city.' } },
+      },
+    });
+    await prisma.mcpEndpoint.create({
+      data: {
+        id: 'ep_dead',
+        provider: 'ghostly',
+        url: 'https://ghostly.example/mcp',
+        registeredBy: 'x@ghostly.example',
+        status: 'registered',
+        tools: { create: { id: 'tl_2', name: 'haunt_weather', description: 'Unprobed weather tool.' } },
+      },
+    });
+    await prisma.packageSource.create({
+      data: {
+        id: 'ps_1',
+        packageId: 'com.example.pdfkit',
+        name: 'pdfkit',
+        version: '2.1.0',
+        summary: 'Converts documents to PDF.',
+        vendorName: 'Example Corp',
+        downloadUri: 'https://example.com/pdfkit.agpk',
+        sha256: 'a'.repeat(64),
+        trust: 'known-user',
+        status: 'healthy',
+        live: true,
+      },
+    });
+    guest = await guestToken(plaza);
+  });
+  afterAll(async () => {
+    await plaza?.close();
+  });
+
+  describe('POST /api/auth/guest-token', () => {
+    it('issues a 24-hour EdDSA at+jwt for a visitor, with no body or an empty one', async () => {
+      for (const init of [{ method: 'POST' }, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }]) {
+        const res = await fetch(`${plaza.url}/api/auth/guest-token`, init);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('cache-control')).toBe('no-store');
+        const body: any = await res.json();
+        expect(body).toMatchObject({ success: true, code: 'SUCCESS', data: { expiresIn: 86_400, tokenType: 'Bearer', guestId: expect.stringMatching(/^gst_/) } });
+        const [header, payload] = body.data.token.split('.').slice(0, 2).map((part: string) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+        expect(header).toMatchObject({ alg: 'EdDSA', typ: 'at+jwt', kid: expect.any(String) });
+        expect(payload).toMatchObject({ iss: plaza.config.publicBaseUrl, aud: 'plaza-api', sub: body.data.guestId, scope: 'chat agents:read' });
+        expect(payload.exp - payload.iat).toBe(86_400);
+        expect(payload.jti).toEqual(expect.any(String));
+      }
+    });
+
+    it('rejects a body with fields (400, param) and a non-JSON body (415)', async () => {
+      const res = await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"admin":true}' });
+      expect(res.status).toBe(400);
+      expect((await res.json()) as any).toMatchObject({ code: 'BAD_REQUEST', error: { param: 'admin', type: 'invalid_request_error' } });
+      const text = await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+      expect(text.status).toBe(415);
+    });
+  });
+
+  describe('authentication', () => {
+    it.each([
+      ['no header', undefined],
+      ['a Basic credential', 'Basic dXNlcjpwYXNz'],
+      ['a malformed bearer', 'Bearer not.a.jwt'],
+      ['an unknown API key', `Bearer plz_0000000000000_${'0'.repeat(40)}`],
+      ['a revoked API key', 'revoked'],
+    ])('answers %s with 401 in the token shape', async (_name, given) => {
+      const authorization = given === 'revoked' ? `Bearer ${revokedKey}` : given;
+      const res = await fetch(`${plaza.url}/api/v1/models`, { headers: authorization ? { authorization } : {} });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect((await res.json()) as any).toMatchObject({ success: false, code: 'UNAUTHORIZED', error: { code: 'UNAUTHORIZED', type: 'authentication_error' } });
+    });
+  });
+
+  describe('GET /api/v1/models', () => {
+    it('lists the embedded assistant in the OpenAI list shape', async () => {
+      const res = await fetch(`${plaza.url}/api/v1/models`, { headers: { authorization: `Bearer ${guest}` } });
+      expect(res.status).toBe(200);
+      expect((await res.json()) as any).toMatchObject({ object: 'list', data: [{ id: 'plaza-assistant', object: 'model', owned_by: 'plaza' }] });
+    });
+  });
+
+  describe('GET /api/agents', () => {
+    it('shows a guest the public site assistant only', async () => {
+      const res = await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${guest}` } });
+      expect(res.status).toBe(200);
+      const body: any = await res.json();
+      expect(body).toMatchObject({ success: true, code: 'SUCCESS' });
+      expect(body.data.agents.map((a: { id: string }) => a.id)).toEqual(['agt_site_assistant']);
+      expect(body.data.agents[0]).toMatchObject({ agin_id: 'agin_site_assistant', display_name: 'Plaza site assistant', public: true });
+    });
+
+    it('shows an account key its own agents too, never another account\'s', async () => {
+      const res = await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const ids = ((await res.json()) as any).data.agents.map((a: { id: string }) => a.id);
+      expect(ids).toEqual(expect.arrayContaining(['agt_site_assistant', 'agt_mine']));
+      expect(ids).not.toContain('agt_theirs');
+    });
+  });
+
+  describe('POST /api/v1/chat/completions (embedded assistant)', () => {
+    it('answers from Plaza\'s content, says what it is, and records usage', async () => {
+      const res = await chat(plaza, guest, ask('How do I register a package source?'), { 'x-request-id': 'req-chat-1' });
+      expect(res.status).toBe(200);
+      const body: any = await res.json();
+      expect(body).toMatchObject({ object: 'chat.completion', model: 'plaza-assistant', choices: [{ index: 0, message: { role: 'assistant' }, finish_reason: 'stop' }] });
+      expect(body.id).toMatch(/^chatcmpl-/);
+      expect(Number.isInteger(body.created)).toBe(true);
+      const content: string = body.choices[0].message.content;
+      expect(content).toMatch(/embedded assistant/);
+      expect(content).toMatch(/POST \/api\/agpk\/sources/);
+      expect(body.usage.total_tokens).toBe(body.usage.prompt_tokens + body.usage.completion_tokens);
+      await expect.poll(() => plaza.db.prisma.chatUsage.count({ where: { requestId: 'req-chat-1' } })).toBe(1);
+      const rows = await plaza.db.prisma.chatUsage.findMany({ where: { requestId: 'req-chat-1' } });
+      expect(rows[0]).toMatchObject({ subjectType: 'guest', model: 'plaza-assistant', promptTokens: body.usage.prompt_tokens, completionTokens: body.usage.completion_tokens });
+    });
+
+    it('finds online MCP tools and healthy packages, not unprobed endpoints', async () => {
+      const weather = ((await (await chat(plaza, guest, ask('Is there a weather forecast tool?'))).json()) as any).choices[0].message.content;
+      expect(weather).toMatch(/forecast_hourly/);
+      expect(weather).not.toMatch(/haunt_weather/);
+      const pdf = ((await (await chat(plaza, guest, ask('I need to convert documents to PDF'))).json()) as any).choices[0].message.content;
+      expect(pdf).toMatch(/pdfkit/);
+    });
+
+    it('answers a Chinese question in Chinese', async () => {
+      const body: any = await (await chat(plaza, guest, ask('怎么登记软件包来源？'))).json();
+      expect(body.choices[0].message.content).toMatch(/内置助手/);
+      expect(body.choices[0].message.content).toMatch(/软件包/);
+    });
+
+    it('streams chunks: role first, finish_reason last, usage when asked, then [DONE]', async () => {
+      const res = await chat(plaza, guest, ask('What is AGIN?', { stream: true, stream_options: { include_usage: true } }));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const data = await sseData(res);
+      expect(data.at(-1)).toBe('[DONE]');
+      const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+      expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
+      expect(chunks[0].choices[0].delta.role).toBe('assistant');
+      const usageChunk = chunks.at(-1);
+      expect(usageChunk.choices).toEqual([]);
+      const last = chunks.at(-2);
+      expect(last.choices[0].finish_reason).toBe('stop');
+      const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+      expect(text).toMatch(/AGIN/);
+      expect(usageChunk.usage.completion_tokens).toBeGreaterThan(0);
+    });
+
+    it('stops at max_tokens with finish_reason length, and omits usage unless asked', async () => {
+      const data = await sseData(await chat(plaza, guest, ask('What is AGIN?', { stream: true, max_tokens: 5 })));
+      const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+      expect(chunks.at(-1).choices[0].finish_reason).toBe('length');
+      expect(chunks.some((c) => c.usage)).toBe(false);
+      expect(chunks.filter((c) => c.choices[0].delta.content).length).toBe(5);
+      const json: any = await (await chat(plaza, guest, ask('What is AGIN?', { max_tokens: 5 }))).json();
+      expect(json.choices[0].finish_reason).toBe('length');
+      expect(json.usage.completion_tokens).toBe(5);
+    });
+
+    it('charges an account key\'s usage to the account', async () => {
+      const res = await chat(plaza, apiKey, ask('plans'), { 'x-request-id': 'req-acct-1' });
+      expect(res.status).toBe(200);
+      await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-acct-1' } })).toMatchObject({ subject: accountId, subjectType: 'account' });
+    });
+
+    it.each<[string, unknown, string]>([
+      ['missing messages', { model: 'plaza-assistant' }, 'messages'],
+      ['a wrong role', { model: 'plaza-assistant', messages: [{ role: 'wizard', content: 'x' }] }, 'messages[0].role'],
+      ['a non-number temperature', ask('x', { temperature: 'warm' }), 'temperature'],
+      ['a huge max_tokens', ask('x', { max_tokens: 1e9 }), 'max_tokens'],
+      ['an unknown model', { ...ask('x'), model: 'gpt-9' }, 'model'],
+      ['an unknown field', ask('x', { tools: [] }), 'tools'],
+    ])('answers %s with 400 and param', async (_name, body, param) => {
+      const res = await chat(plaza, guest, body);
+      expect(res.status).toBe(400);
+      expect((await res.json()) as any).toMatchObject({ success: false, code: 'BAD_REQUEST', error: { type: 'invalid_request_error', param } });
+    });
+
+    it('answers malformed JSON with 400 and a 2 MB body with 413, never 5xx', async () => {
+      expect((await chat(plaza, guest, '{"model":')).status).toBe(400);
+      const huge = JSON.stringify(ask('x'.repeat(2 * 1024 * 1024)));
+      const res = await chat(plaza, guest, huge);
+      expect(res.status).toBe(413);
+      expect((await res.json()) as any).toMatchObject({ success: false, error: { type: 'invalid_request_error' } });
+    });
+  });
+});
+
+describe.each(BACKENDS)('token API limits on %s', (backend) => {
+  let plaza: TestPlaza;
+  beforeAll(async () => {
+    plaza = await startTestPlaza(backend, {
+      env: { GUEST_TOKEN_RPM_PER_IP: '3', CHAT_RPM_PER_SUBJECT: '2', CHAT_RPM_PER_IP: '1000', CHAT_TOKENS_PER_DAY_PER_SUBJECT: '60' },
+    });
+  });
+  afterAll(async () => {
+    await plaza?.close();
+  });
+
+  it('limits requests per token per minute with 429 RATE_LIMITED and Retry-After', async () => {
+    const token = await guestToken(plaza);
+    expect((await chat(plaza, token, ask('hi', { max_tokens: 1 }))).status).toBe(200);
+    expect((await chat(plaza, token, ask('hi', { max_tokens: 1 }))).status).toBe(200);
+    const limited = await chat(plaza, token, ask('hi', { max_tokens: 1 }));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await limited.json()) as any).toMatchObject({ code: 'RATE_LIMITED', error: { type: 'rate_limit_error', code: 'RATE_LIMITED' } });
+  });
+
+  it('stops a token once its daily token budget is spent', async () => {
+    const token = await guestToken(plaza);
+    expect((await chat(plaza, token, ask('Tell me everything about AGPK packages'))).status).toBe(200);
+    const res = await chat(plaza, token, ask('hi', { max_tokens: 1 }));
+    expect(res.status).toBe(429);
+    expect(((await res.json()) as any).message).toMatch(/token budget/);
+  });
+
+  it('limits guest-token minting per client address', async () => {
+    // Two tokens were minted above; the third is the last one allowed this minute.
+    expect((await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).status).toBe(200);
+    const res = await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' });
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBeTruthy();
+    expect((await res.json()) as any).toMatchObject({ code: 'RATE_LIMITED' });
+  });
+});
+
+describe.skipIf(!REDIS_URL).each(BACKENDS)('two instances sharing the database and Redis on %s', (backend) => {
+  let database: TestDatabase;
+  let a: TestPlaza;
+  let b: TestPlaza;
+  beforeAll(async () => {
+    database = await createTestDatabase(backend);
+    const env = { REDIS_URL: REDIS_URL!, PLAZA_RATE_LIMIT_KEY_PREFIX: `test:${randomToken(6)}:`, CHAT_RPM_PER_SUBJECT: '3', GUEST_TOKEN_RPM_PER_IP: '1000' };
+    a = await startTestPlaza(backend, { db: database.db, env });
+    b = await startTestPlaza(backend, { db: database.db, env });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await database?.dispose();
+  });
+
+  it('accepts a token minted by one instance at the other, and counts its requests once across both', async () => {
+    const token = await guestToken(a);
+    const statuses = [];
+    for (const instance of [a, b, a, b]) statuses.push((await chat(instance, token, ask('hi', { max_tokens: 1 }))).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * The official `openai` npm client against Plaza's token API (a real peer): plain and streamed
+ * completions with a guest token, the errors it must raise as the right classes (expired, forged,
+ * `alg: none`, foreign audience -> AuthenticationError; over the limit -> RateLimitError; bad
+ * input -> BadRequestError). The mid-stream error event is in token-upstream.test.ts.
+ */
+import { base64url, generateKeyPair, SignJWT } from 'jose';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { systemClock } from '../../src/kernel/index.ts';
+import { createSigningKeyStore } from '../../src/keys/index.ts';
+import { createGuestTokens } from '../../src/tokens/index.ts';
+import { BACKENDS } from '../support/databases.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+
+describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
+  let plaza: TestPlaza;
+  let token: string;
+  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${plaza.url}/api/v1`, maxRetries: 0, timeout: 10_000 });
+
+  beforeAll(async () => {
+    plaza = await startTestPlaza(backend, { env: { CHAT_RPM_PER_SUBJECT: '4', GUEST_TOKEN_RPM_PER_IP: '1000' } });
+    token = await mint();
+  });
+  afterAll(async () => {
+    await plaza?.close();
+  });
+
+  async function mint(): Promise<string> {
+    return ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as any).data.token;
+  }
+
+  /** A token signed with Plaza's real key but the given claim overrides. */
+  async function signWithRealKey(claims: Record<string, unknown>): Promise<string> {
+    const keys = createSigningKeyStore({ prisma: plaza.db.prisma, clock: systemClock });
+    const key = await keys.activeKey('token');
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ scope: 'chat agents:read', iss: plaza.config.publicBaseUrl, aud: 'plaza-api', sub: 'gst_x', jti: 'j', iat: now, exp: now + 600, ...claims })
+      .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'at+jwt' })
+      .sign(key.privateKey);
+  }
+
+  it('gets a non-streaming completion with a guest token', async () => {
+    const completion = await client(token).chat.completions.create({
+      model: 'plaza-assistant',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Which plans are there?' },
+      ],
+      temperature: 0.2,
+      max_tokens: 200,
+    });
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0]?.message.role).toBe('assistant');
+    expect(completion.choices[0]?.message.content).toMatch(/embedded assistant/);
+    expect(completion.usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  it('streams a completion with usage', async () => {
+    const stream = await client(token).chat.completions.create({
+      model: 'plaza-assistant',
+      messages: [{ role: 'user', content: 'How do MCP listings work?' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toMatch(/MCP/);
+    expect(finish).toBe('stop');
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it('lists models', async () => {
+    const models = [];
+    for await (const model of client(token).models.list()) models.push(model.id);
+    expect(models).toContain('plaza-assistant');
+  });
+
+  const expired = async () => {
+    const past = { now: () => Date.now() - 2 * 86_400_000 };
+    const keys = createSigningKeyStore({ prisma: plaza.db.prisma, clock: past });
+    return (await createGuestTokens({ keys, clock: past, issuer: plaza.config.publicBaseUrl, audience: 'plaza-api' }).issue()).token;
+  };
+  const forged = async () => {
+    const [header, payload] = token.split('.');
+    const other = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const signature = new Uint8Array(await crypto.subtle.sign('Ed25519', other.privateKey, new TextEncoder().encode(`${header}.${payload}`)));
+    return `${header}.${payload}.${base64url.encode(signature)}`;
+  };
+  const algNone = async () => {
+    const [header, payload] = token.split('.');
+    const none = base64url.encode(JSON.stringify({ ...JSON.parse(new TextDecoder().decode(base64url.decode(header!))), alg: 'none' }));
+    return `${none}.${payload}.`;
+  };
+
+  it.each<[string, () => Promise<string>]>([
+    ['an expired token', expired],
+    ['a forged signature', forged],
+    ['alg none', algNone],
+    ['a token for another audience', () => signWithRealKey({ aud: 'another-api' })],
+  ])('raises AuthenticationError for %s', async (_name, make) => {
+    const bad = await make();
+    const error = await client(bad)
+      .chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((error as InstanceType<typeof OpenAI.AuthenticationError>).status).toBe(401);
+  });
+
+  it('accepts a hand-signed token with the right audience (so the refusals are about the claim)', async () => {
+    const ok = await client(await signWithRealKey({})).chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+    expect(ok.choices).toHaveLength(1);
+  });
+
+  it('raises BadRequestError with param for bad input', async () => {
+    const error = await client(token)
+      .chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], temperature: 7 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('temperature');
+  });
+
+  it('raises RateLimitError once a token exceeds its requests per minute', async () => {
+    const fresh = client(await mint());
+    const call = () => fresh.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+    for (let i = 0; i < 4; i++) await call();
+    const error = await call().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBeTruthy();
+  });
+});

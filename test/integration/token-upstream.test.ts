@@ -1,0 +1,269 @@
+/**
+ * The proxy path of POST /api/v1/chat/completions against a local OpenAI-compatible upstream
+ * (a node:http test server standing in for OpenAI/vLLM/Ollama): aliases and credentials, chunk
+ * pass-through in order and unbuffered (the upstream holds back the rest of its answer until the
+ * client has seen the first chunk), upstream usage as the truth, upstream 500/429/timeouts mapped
+ * to §7 codes with bounded retries, a disconnect mid-stream surfacing as an SSE error event (an
+ * APIError in the openai client), and a client disconnect cancelling the upstream request.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { BACKENDS } from '../support/databases.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+
+type Handler = (req: IncomingMessage, body: Record<string, any>, res: ServerResponse) => void | Promise<void>;
+
+interface Upstream {
+  url: string;
+  requests: { headers: IncomingMessage['headers']; body: Record<string, any> }[];
+  handler: Handler;
+  /** Resolves when the upstream sees its current request's connection close. */
+  closed: Promise<void>;
+  server: Server;
+}
+
+async function startUpstream(): Promise<Upstream> {
+  let markClosed: () => void = () => undefined;
+  const upstream: Upstream = {
+    url: '',
+    requests: [],
+    handler: (_req, _body, res) => void res.end(),
+    closed: Promise.resolve(),
+    server: createServer(async (req, res) => {
+      const raw: Buffer[] = [];
+      for await (const part of req) raw.push(part as Buffer);
+      const body = JSON.parse(Buffer.concat(raw).toString() || '{}');
+      upstream.requests.push({ headers: req.headers, body });
+      upstream.closed = new Promise((resolve) => (markClosed = resolve));
+      res.on('close', () => markClosed());
+      await upstream.handler(req, body, res);
+    }),
+  };
+  await new Promise<void>((resolve) => upstream.server.listen(0, '127.0.0.1', resolve));
+  upstream.url = `http://127.0.0.1:${(upstream.server.address() as AddressInfo).port}`;
+  return upstream;
+}
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+const usageChunk = (usage: Record<string, number>) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [], usage })}\n\n`;
+const UPSTREAM_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+
+function sseHead(res: ServerResponse) {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+}
+
+describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) => {
+  let upstream: Upstream;
+  let plaza: TestPlaza;
+  let token: string;
+
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    plaza = await startTestPlaza(backend, {
+      env: {
+        LLM_BASE_URL: `${upstream.url}/v1`,
+        LLM_API_KEY: 'sk-upstream-secret',
+        LLM_MODELS: 'up-model',
+        LLM_MODEL_ALIASES: 'fast=up-model',
+        LLM_TIMEOUT_MS: '700',
+        LLM_MAX_RETRIES: '1',
+        CHAT_RPM_PER_SUBJECT: '1000',
+        CHAT_RPM_PER_IP: '1000',
+      },
+    });
+    token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as any).data.token;
+  });
+  afterAll(async () => {
+    await plaza?.close();
+    upstream?.server.closeAllConnections();
+    await new Promise((resolve) => upstream?.server.close(resolve));
+  });
+  beforeEach(() => {
+    upstream.requests = [];
+  });
+
+  const post = (body: Record<string, unknown>, requestId?: string, signal?: AbortSignal) =>
+    fetch(`${plaza.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(requestId ? { 'x-request-id': requestId } : {}) },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Hello there' }], ...body }),
+      ...(signal ? { signal } : {}),
+    });
+
+  it('forwards a completion under the alias target with Plaza\'s upstream key and records the upstream usage', async () => {
+    upstream.handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop' }], usage: UPSTREAM_USAGE }));
+    };
+    const res = await post({ model: 'fast', temperature: 0.5 }, 'req-up-json');
+    expect(res.status).toBe(200);
+    expect((await res.json()) as any).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: 'Hi!' } }], usage: UPSTREAM_USAGE });
+    expect(upstream.requests).toHaveLength(1);
+    const sent = upstream.requests[0]!;
+    expect(sent.headers.authorization).toBe('Bearer sk-upstream-secret');
+    expect(sent.body).toMatchObject({ model: 'up-model', temperature: 0.5, stream: false, messages: [{ role: 'user', content: 'Hello there' }] });
+    await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-json' } })).toMatchObject({ model: 'fast', promptTokens: 11, completionTokens: 7, totalTokens: 18 });
+  });
+
+  it('passes chunks through in order before the upstream has finished', async () => {
+    let clientSawFirst!: () => void;
+    const gate = new Promise<void>((resolve) => (clientSawFirst = resolve));
+    let heldBack = false;
+    upstream.handler = async (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: '' }));
+      res.write(chunk({ content: 'one' }));
+      // The rest waits for the client: a buffering proxy would never deliver chunk one in time.
+      heldBack = await Promise.race([gate.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000))]);
+      for (const word of [' two', ' three']) res.write(chunk({ content: word }));
+      res.write(chunk({}, 'stop'));
+      res.write(usageChunk(UPSTREAM_USAGE));
+      res.end('data: [DONE]\n\n');
+    };
+    const res = await post({ model: 'up-model', stream: true }, 'req-up-stream');
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (text.includes('"one"')) clientSawFirst();
+    }
+    expect(heldBack).toBe(true);
+    const data = text.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+    expect(data.at(-1)).toBe('[DONE]');
+    const contents = data.slice(0, -1).map((d) => JSON.parse(d).choices[0]?.delta?.content);
+    expect(contents.join('')).toBe('one two three');
+    // Plaza asked for usage, and hid the usage-only chunk from a client that did not.
+    expect(upstream.requests[0]!.body.stream_options).toEqual({ include_usage: true });
+    expect(data.some((d) => d.includes('"usage":{'))).toBe(false);
+    await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-stream' } })).toMatchObject({ totalTokens: 18 });
+  });
+
+  it('passes the upstream usage chunk to a client that asks for it (openai client)', async () => {
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Hey' }));
+      res.write(chunk({}, 'stop'));
+      res.write(usageChunk(UPSTREAM_USAGE));
+      res.end('data: [DONE]\n\n');
+    };
+    const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: 'fast', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    let usage: OpenAI.CompletionUsage | undefined;
+    let text = '';
+    for await (const part of stream) {
+      text += part.choices[0]?.delta.content ?? '';
+      usage = part.usage ?? usage;
+    }
+    expect(text).toBe('Hey');
+    expect(usage).toEqual(UPSTREAM_USAGE);
+  });
+
+  it('retries an upstream 500 once, then answers 502 INTERNAL_ERROR without the upstream body', async () => {
+    upstream.handler = (_req, _body, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"secret internal detail"}}');
+    };
+    for (const stream of [false, true]) {
+      upstream.requests = [];
+      const res = await post({ model: 'up-model', stream });
+      expect(res.status).toBe(502);
+      const body = await res.text();
+      expect(JSON.parse(body)).toMatchObject({ success: false, code: 'INTERNAL_ERROR', error: { type: 'api_error' } });
+      expect(body).not.toMatch(/secret internal detail/);
+      expect(upstream.requests).toHaveLength(2);
+    }
+  });
+
+  it('maps an upstream 429 to 429 RATE_LIMITED with its Retry-After, without retrying', async () => {
+    upstream.handler = (_req, _body, res) => {
+      res.writeHead(429, { 'retry-after': '7' });
+      res.end();
+    };
+    const res = await post({ model: 'up-model' });
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('7');
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  it('gives up on a silent upstream after the timeout and one retry', async () => {
+    upstream.handler = () => undefined; // never answers
+    const started = Date.now();
+    const res = await post({ model: 'up-model' });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as any).message).toMatch(/timed out/);
+    expect(upstream.requests).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('turns a disconnect mid-stream into an SSE error event (APIError in the openai client)', async () => {
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Par' }));
+      res.write(chunk({ content: 'tial' }));
+      setTimeout(() => res.socket?.destroy(), 20);
+    };
+    const raw = await post({ model: 'up-model', stream: true }, 'req-up-broken');
+    expect(raw.status).toBe(200);
+    const events = (await raw.text()).split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+    expect(events).not.toContain('[DONE]');
+    expect(JSON.parse(events.at(-1)!)).toMatchObject({ error: { type: 'api_error', code: 'INTERNAL_ERROR', message: expect.any(String) } });
+    expect(events.slice(0, 2).map((e) => JSON.parse(e).choices[0].delta.content).join('')).toBe('Partial');
+    // Broken streams are still charged (approximated: the upstream never sent usage).
+    await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-broken' } })).toMatchObject({ completionTokens: 2 });
+
+    const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    const error = await (async () => {
+      for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    })().catch((e: unknown) => e);
+    expect(text).toBe('Partial');
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+  });
+
+  it('ends a stream whose upstream goes silent mid-way with a timeout error event', async () => {
+    upstream.handler = async (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Hel' }));
+      res.write(chunk({ content: 'lo' }));
+      // …then nothing, while keeping the connection open.
+    };
+    const res = await post({ model: 'up-model', stream: true });
+    const text = await res.text();
+    const events = text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')));
+    expect(events.slice(0, 2).map((e) => e.choices[0].delta.content).join('')).toBe('Hello');
+    expect(events.at(-1)).toMatchObject({ error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(/timed out/) } });
+  });
+
+  it('cancels the upstream request when the client goes away', async () => {
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Stay' }));
+      // …and never finishes on its own.
+    };
+    const controller = new AbortController();
+    const res = await post({ model: 'up-model', stream: true }, undefined, controller.signal);
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await expect(Promise.race([upstream.closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 3_000))])).resolves.toBe('closed');
+  });
+
+  it('keeps the embedded assistant available next to the upstream models', async () => {
+    const models: any = await (await fetch(`${plaza.url}/api/v1/models`, { headers: { authorization: `Bearer ${token}` } })).json();
+    expect(models.data.map((m: { id: string }) => m.id).sort()).toEqual(['fast', 'plaza-assistant', 'up-model']);
+    const res = await post({ model: 'plaza-assistant' });
+    expect(res.status).toBe(200);
+    expect(upstream.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,167 @@
+/**
+ * Pins the pure parts of the token API's chat: request validation and its `param`, the documented
+ * token approximation, retrieval over Plaza's content, SSE parsing, the model registry, and scopes.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import {
+  builtinKnowledge,
+  countPromptTokens,
+  countTokens,
+  createModelRegistry,
+  normaliseLocale,
+  parseChatRequest,
+  readSseData,
+  search,
+  splitTokens,
+  websiteContentSource,
+} from '../../src/chat/index.ts';
+import { ForbiddenError, ValidationError } from '../../src/kernel/index.ts';
+import { requireScope } from '../../src/tokens/index.ts';
+
+const ok = { model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }] };
+
+function paramOf(body: unknown): string | null {
+  try {
+    parseChatRequest(body, 4096);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return (error as ValidationError).param;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+describe('parseChatRequest', () => {
+  it('accepts a minimal OpenAI request and flattens text parts', () => {
+    const parsed = parseChatRequest({ ...ok, messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }] }, 4096);
+    expect(parsed.messages).toEqual([{ role: 'user', content: 'ab' }]);
+  });
+
+  it.each([
+    ['missing messages', { model: 'm' }, 'messages'],
+    ['empty messages', { model: 'm', messages: [] }, 'messages'],
+    ['a tool role', { ...ok, messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
+    ['a non-string content', { ...ok, messages: [{ role: 'user', content: 5 }] }, 'messages[0].content'],
+    ['a string temperature', { ...ok, temperature: 'hot' }, 'temperature'],
+    ['temperature above 2', { ...ok, temperature: 2.5 }, 'temperature'],
+    ['huge max_tokens', { ...ok, max_tokens: 10_000_000 }, 'max_tokens'],
+    ['fractional max_tokens', { ...ok, max_tokens: 1.5 }, 'max_tokens'],
+    ['n above 1', { ...ok, n: 3 }, 'n'],
+    ['an unknown field', { ...ok, functions: [] }, 'functions'],
+    ['an unknown stream option', { ...ok, stream: true, stream_options: { foo: 1 } }, 'stream_options.foo'],
+    ['a missing model', { messages: ok.messages }, 'model'],
+  ])('rejects %s with param %s', (_name, body, param) => {
+    expect(paramOf(body)).toBe(param);
+  });
+
+  it('rejects a non-object body without a param', () => {
+    expect(paramOf([ok])).toBeNull();
+  });
+});
+
+describe('token approximation', () => {
+  it('counts words by started 6 characters, CJK characters and punctuation one each', () => {
+    expect(countTokens('Hello, world!')).toBe(4);
+    expect(countTokens('internationalization')).toBe(4);
+    expect(countTokens('软件包')).toBe(3);
+    expect(countTokens('')).toBe(0);
+  });
+
+  it('adds framing per message and reply priming', () => {
+    expect(countPromptTokens([{ role: 'user', content: 'hi' }])).toBe(4 + 1 + 3);
+  });
+
+  it('splits text into pieces that join back and match the count', () => {
+    for (const text of ['Plaza 是一个市场。', 'internationalization rocks, really!', 'a  b']) {
+      const pieces = splitTokens(text);
+      expect(pieces.join('')).toBe(text);
+      expect(pieces.filter((p) => /\S/.test(p)).length).toBe(countTokens(text));
+    }
+  });
+});
+
+describe('retrieval', () => {
+  it('finds the package registry for an English question and the Chinese text for a Chinese one', async () => {
+    const en = search(await builtinKnowledge().documents('en'), 'How do I register a package source?');
+    expect(en[0]?.doc.id).toBe('plaza:package-sources');
+    const zh = search(await builtinKnowledge().documents('zh-CN'), '怎么登记软件包来源？');
+    expect(zh[0]?.doc.id).toBe('plaza:package-sources');
+    expect(zh[0]?.excerpt).toMatch(/软件包/);
+  });
+
+  it('finds nothing for a question with no matching terms', async () => {
+    expect(search(await builtinKnowledge().documents('en'), 'zzzz qqqq')).toEqual([]);
+  });
+
+  it('maps language tags onto supported locales', () => {
+    expect(normaliseLocale('zh-TW,zh;q=0.9')).toBe('zh-CN');
+    expect(normaliseLocale('fr-FR')).toBe('en');
+    expect(normaliseLocale(undefined)).toBe('en');
+  });
+});
+
+describe('readSseData', () => {
+  it('yields each event once its blank line arrives, across arbitrary byte splits', async () => {
+    const text = 'data: {"a":1}\r\n\r\n: ping\n\ndata: line1\ndata: line2\n\nevent: x\ndata: [DONE]\n\n';
+    const bytes = new TextEncoder().encode(text);
+    for (const size of [1, 3, 7, bytes.length]) {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < bytes.length; i += size) controller.enqueue(bytes.slice(i, i + size));
+          controller.close();
+        },
+      });
+      const out: string[] = [];
+      for await (const data of readSseData(body)) out.push(data);
+      expect(out).toEqual(['{"a":1}', 'line1\nline2', '[DONE]']);
+    }
+  });
+});
+
+describe('createModelRegistry', () => {
+  it('offers the embedded assistant alone without an upstream', () => {
+    const registry = createModelRegistry({ upstream: false, models: [], aliases: {} });
+    expect(registry.list().map((m) => m.id)).toEqual(['plaza-assistant']);
+    expect(() => registry.resolve('gpt-4o')).toThrow(ValidationError);
+  });
+
+  it('resolves upstream ids and aliases, and lets an alias take over plaza-assistant', () => {
+    const registry = createModelRegistry({ upstream: true, models: ['llama3'], aliases: { fast: 'llama3', 'plaza-assistant': 'gpt-4o' } });
+    expect(registry.resolve('fast')).toEqual({ id: 'fast', backend: 'upstream', target: 'llama3' });
+    expect(registry.resolve('plaza-assistant').backend).toBe('upstream');
+  });
+});
+
+describe('requireScope', () => {
+  it('forbids a guest what only an account may do', () => {
+    const guest = { kind: 'guest' as const, subject: 'gst_1', scopes: ['chat', 'agents:read'], credentialId: 'j' };
+    expect(() => requireScope(guest, 'chat')).not.toThrow();
+    expect(() => requireScope(guest, 'agents:write')).toThrow(ForbiddenError);
+  });
+});
+
+describe('websiteContentSource', () => {
+  it('turns products, scenarios, plans and the manifesto into documents, falling back to en', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'plaza-content-'));
+    writeFileSync(
+      join(root, 'en.json'),
+      JSON.stringify({
+        locale: 'en',
+        products: [{ id: 'gw', name: 'Gateway', tag: 'MCP', body: 'One endpoint for every connector.', cta: 'Go' }],
+        scenarios: [{ id: 'growth', name: 'Growth', headline: 'Grow.', description: 'For marketers.', keywords: ['seo'], products: ['gw'], planId: 'pro' }],
+        plans: [{ id: 'pro', name: 'Pro', priceCents: 4900, currency: 'USD', features: ['SSO', 'Receipts for a year'] }],
+        manifesto: 'First paragraph.\n\nSecond paragraph.',
+        text: { answer: 'template {x}' },
+      }),
+    );
+    const docs = await websiteContentSource(root).documents('zh-CN');
+    expect(docs.map((d) => d.id)).toEqual(['product:gw', 'scenario:growth', 'plan:pro', 'manifesto:0', 'manifesto:1']);
+    expect(docs.find((d) => d.id === 'plan:pro')?.text).toBe('49.00 USD: SSO; Receipts for a year.');
+    expect(search(docs, 'seo')[0]?.doc.id).toBe('scenario:growth');
+    expect(await websiteContentSource(join(root, 'missing')).documents('en')).toEqual([]);
+  });
+});
