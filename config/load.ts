@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 import { type Config, EnvSchema } from './schema.ts';
 
@@ -38,15 +39,71 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    agpk: {
+      home: resolve(e.AGPK_HOME ?? join(env.XDG_DATA_HOME?.trim() || join(env.HOME?.trim() || homedir(), '.local', 'share'), 'plaza', 'agpk')),
+      shareUrl: (e.PLAZA_SHARE_URL ?? e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    },
     logLevel: e.LOG_LEVEL,
     autoMigrate: e.PLAZA_AUTO_MIGRATE,
     bodyLimitBytes: e.PLAZA_BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.PLAZA_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.PLAZA_TRUST_PROXY,
+    rateLimits: {
+      intentPerMinute: e.PLAZA_RATE_LIMIT_INTENT_PER_MIN,
+      leadsPerMinute: e.PLAZA_RATE_LIMIT_LEADS_PER_MIN,
+      keyPrefix: e.PLAZA_RATE_LIMIT_KEY_PREFIX,
+    },
+    marketplace: {
+      probeBaseIntervalS: e.PLAZA_PROBE_BASE_INTERVAL_S,
+      allowPrivateTargets: e.PLAZA_ALLOW_PRIVATE_TARGETS,
+      // Set but empty means off (the loader otherwise treats empty as unset, i.e. the default).
+      registryUrl: env.MCP_REGISTRY_URL !== undefined && env.MCP_REGISTRY_URL.trim() === '' ? undefined : e.MCP_REGISTRY_URL === 'off' ? undefined : e.MCP_REGISTRY_URL,
+    },
+    background: e.PLAZA_BACKGROUND,
     telemetry: {
       enabled: e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
       otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
       serviceName: e.OTEL_SERVICE_NAME,
     },
+    llm: {
+      baseUrl: e.LLM_BASE_URL?.replace(/\/+$/, ''),
+      apiKey: e.LLM_API_KEY,
+      models: splitList(e.LLM_MODELS),
+      aliases: parseAliases(e.LLM_MODEL_ALIASES),
+      timeoutMs: e.LLM_TIMEOUT_MS,
+      maxRetries: e.LLM_MAX_RETRIES,
+    },
+    tokenApi: {
+      maxTokens: e.CHAT_MAX_TOKENS,
+      rpmPerSubject: e.CHAT_RPM_PER_SUBJECT,
+      rpmPerIp: e.CHAT_RPM_PER_IP,
+      tokensPerDayPerSubject: e.CHAT_TOKENS_PER_DAY_PER_SUBJECT,
+      tokensPerDayPerIp: e.CHAT_TOKENS_PER_DAY_PER_IP,
+      guestTokenRpmPerIp: e.GUEST_TOKEN_RPM_PER_IP,
+    },
+    gateway: { timeoutMs: e.PLAZA_GATEWAY_TIMEOUT_MS, maxResponseBytes: e.PLAZA_GATEWAY_MAX_RESPONSE_BYTES },
+    receipts: {
+      durability: e.RECEIPTS_DURABILITY,
+      spoolDir: resolve(e.PLAZA_RECEIPTS_SPOOL_DIR ?? join(e.PLAZA_DATA_DIR, 'spool')),
+      checkpointIntervalMs: e.PLAZA_RECEIPTS_CHECKPOINT_INTERVAL_S * 1000,
+    },
   };
+}
+
+function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+/** `LLM_MODEL_ALIASES=name=upstream-id,other=id2`. */
+function parseAliases(value: string | undefined): Record<string, string> {
+  const aliases: Record<string, string> = {};
+  for (const pair of splitList(value)) {
+    const [name, target, ...rest] = pair.split('=').map((part) => part.trim());
+    if (!name || !target || rest.length > 0) throw new ConfigError('LLM_MODEL_ALIASES', `expected name=model pairs separated by commas, got ${JSON.stringify(pair)}`);
+    aliases[name] = target;
+  }
+  return aliases;
 }

@@ -32,13 +32,42 @@ export const EnvSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
   REDIS_URL: url(['redis:', 'rediss:']).optional(),
   PUBLIC_BASE_URL: url(['http:', 'https:']).optional(),
+  AGPK_HOME: z.string().trim().min(1).optional(),
+  PLAZA_SHARE_URL: url(['http:', 'https:']).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(defaults.logLevel),
   PLAZA_AUTO_MIGRATE: flag.default(defaults.autoMigrate),
   PLAZA_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(defaults.bodyLimitBytes),
   PLAZA_SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(defaults.shutdownTimeoutMs),
   PLAZA_TRUST_PROXY: flag.default(false),
+  PLAZA_RATE_LIMIT_INTENT_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitIntentPerMin),
+  PLAZA_RATE_LIMIT_LEADS_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitLeadsPerMin),
+  PLAZA_RATE_LIMIT_KEY_PREFIX: z.string().trim().min(1).max(100).default(defaults.rateLimitKeyPrefix),
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).optional(),
   OTEL_SERVICE_NAME: z.string().trim().min(1).default(defaults.serviceName),
+  PLAZA_PROBE_BASE_INTERVAL_S: int(5, 86_400).default(300),
+  PLAZA_ALLOW_PRIVATE_TARGETS: flag.default(false),
+  MCP_REGISTRY_URL: z.union([z.literal('off'), url(['http:', 'https:'])]).default('https://registry.modelcontextprotocol.io'),
+  PLAZA_BACKGROUND: flag.default(true),
+  // Token API (docs/token-api.md).
+  LLM_BASE_URL: url(['http:', 'https:']).optional(),
+  LLM_API_KEY: z.string().trim().min(1).optional(),
+  LLM_MODELS: z.string().trim().optional(),
+  LLM_MODEL_ALIASES: z.string().trim().optional(),
+  LLM_TIMEOUT_MS: int(100, 600_000).default(defaults.llmTimeoutMs),
+  LLM_MAX_RETRIES: int(0, 5).default(defaults.llmMaxRetries),
+  CHAT_MAX_TOKENS: int(1, 1_000_000).default(defaults.chatMaxTokens),
+  CHAT_RPM_PER_SUBJECT: int(1, 1_000_000).default(defaults.chatRpmPerSubject),
+  CHAT_RPM_PER_IP: int(1, 1_000_000).default(defaults.chatRpmPerIp),
+  CHAT_TOKENS_PER_DAY_PER_SUBJECT: int(1, 1_000_000_000).default(defaults.chatTokensPerDayPerSubject),
+  CHAT_TOKENS_PER_DAY_PER_IP: int(1, 1_000_000_000).default(defaults.chatTokensPerDayPerIp),
+  GUEST_TOKEN_RPM_PER_IP: int(1, 1_000_000).default(defaults.guestTokenRpmPerIp),
+  // Receipts (docs/receipts.md).
+  RECEIPTS_DURABILITY: z.enum(['sync', 'async']).default('sync'),
+  PLAZA_RECEIPTS_SPOOL_DIR: z.string().trim().min(1).optional(),
+  PLAZA_RECEIPTS_CHECKPOINT_INTERVAL_S: int(1, 86_400).default(10),
+  // Gateway (docs/gateway.md).
+  PLAZA_GATEWAY_TIMEOUT_MS: int(1_000, 3_600_000).default(300_000),
+  PLAZA_GATEWAY_MAX_RESPONSE_BYTES: int(1024, 1024 * 1024 * 1024).default(32 * 1024 * 1024),
 });
 
 /** Plaza's configuration, parsed once at start and passed to every factory. */
@@ -49,10 +78,61 @@ export interface Config {
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   publicBaseUrl: string;
+  /** AGPK installer: local registry folder and the market ({share_url}) it discovers packages from. */
+  agpk: { home: string; shareUrl: string };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   autoMigrate: boolean;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
   trustProxy: boolean;
+  /** Per-client limits of the public website's POST routes (fixed one-minute windows). */
+  rateLimits: { intentPerMinute: number; leadsPerMinute: number; keyPrefix: string };
   telemetry: { enabled: boolean; otlpEndpoint: string | undefined; serviceName: string };
+  /** MCP marketplace: probing and discovery (issue 3). */
+  marketplace: {
+    /** PLAZA_PROBE_BASE_INTERVAL_S: the probe scheduler's base interval. */
+    probeBaseIntervalS: number;
+    /** PLAZA_ALLOW_PRIVATE_TARGETS: outbound requests may reach loopback/private addresses (dev/tests only). */
+    allowPrivateTargets: boolean;
+    /** MCP_REGISTRY_URL: the public MCP registry pulled by discovery; undefined when off (set empty or `off`). */
+    registryUrl: string | undefined;
+  };
+  /** PLAZA_BACKGROUND: run probe and discovery loops (tests turn them off and drive them directly). */
+  background: boolean;
+  /** OpenAI-compatible upstream of the chat endpoint; `baseUrl` unset = embedded assistant only. */
+  llm: {
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    /** Upstream model ids offered as-is. */
+    models: string[];
+    /** Public name -> upstream model id. */
+    aliases: Record<string, string>;
+    timeoutMs: number;
+    maxRetries: number;
+  };
+  /** Token API limits (per bearer subject and per client IP). */
+  tokenApi: {
+    maxTokens: number;
+    rpmPerSubject: number;
+    rpmPerIp: number;
+    tokensPerDayPerSubject: number;
+    tokensPerDayPerIp: number;
+    guestTokenRpmPerIp: number;
+  };
+  /** Receipts: writer durability, this instance's spool folder, checkpoint period. */
+  /** The MCP gateway's limits towards upstreams. */
+  gateway: {
+    /** PLAZA_GATEWAY_TIMEOUT_MS: longest an upstream call (or stream) may take. */
+    timeoutMs: number;
+    /** PLAZA_GATEWAY_MAX_RESPONSE_BYTES: largest upstream answer relayed. */
+    maxResponseBytes: number;
+  };
+  receipts: {
+    /** RECEIPTS_DURABILITY: `sync` answers after the receipt is committed (or spooled); `async` at once. */
+    durability: 'sync' | 'async';
+    /** PLAZA_RECEIPTS_SPOOL_DIR (default <PLAZA_DATA_DIR>/spool): where receipts wait while the database is down. */
+    spoolDir: string;
+    /** PLAZA_RECEIPTS_CHECKPOINT_INTERVAL_S in ms: how often the lease holder signs a checkpoint. */
+    checkpointIntervalMs: number;
+  };
 }

@@ -287,7 +287,11 @@ export function createPassthrough(options: PassthroughOptions) {
         } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, 'Upstream failed: malformed JSON.'), responseHeaders);
         return;
       }
-      const answered = Array.isArray(parsed) ? await Promise.all(parsed.map((m) => onUpstreamMessage(m, call, callRpcId))) : await onUpstreamMessage(parsed, call, callRpcId);
+      const answered = Array.isArray(parsed)
+        ? await Promise.all(parsed.map((m) => (call ? stampOrFail(m, call, callRpcId) : m)))
+        : call
+          ? await stampOrFail(parsed, call, callRpcId)
+          : parsed;
       if (call && !containsResponse(answered, callRpcId)) {
         await finish(call, { failure: 'the upstream answered without a result for the call' });
       }
@@ -300,6 +304,18 @@ export function createPassthrough(options: PassthroughOptions) {
       throw error;
     }
   };
+
+  /**
+   * Stamps the call's response, or — when its receipt cannot be recorded anywhere (neither the
+   * database nor the spool took it) — answers an error: a result is never returned unreceipted.
+   */
+  async function stampOrFail(message: unknown, call: CallContext, callRpcId: JsonRpcId | undefined): Promise<unknown> {
+    try {
+      return await onUpstreamMessage(message, call, callRpcId);
+    } catch {
+      return stampToolError(toolErrorResult(callRpcId ?? null, 'The call ran but Plaza could not record its receipt; treat its outcome as unknown.'), call);
+    }
+  }
 
   function stampToolError(response: JsonRpcResponse, call: CallContext): JsonRpcResponse {
     return { ...response, result: stampResult(response.result, call.identity, call.callId) };
@@ -318,7 +334,7 @@ export function createPassthrough(options: PassthroughOptions) {
             const message = JSON.parse(event.data) as unknown;
             if (isResponse(message) && message.id === callRpcId) {
               answered = true;
-              event.data = JSON.stringify(await onUpstreamMessage(message, call, callRpcId));
+              event.data = JSON.stringify(await stampOrFail(message, call, callRpcId));
             }
           } catch {
             // Not JSON: pass through untouched; the client decides.

@@ -4,13 +4,29 @@ import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 
 import type { Config } from '../../config/index.ts';
+import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter } from '../../receipts/index.ts';
 import { createAccountService } from '../accounts/index.ts';
+import { createAgentService } from '../agents/index.ts';
+import { CONTRACT_DIR as AGPK_CONTRACT_DIR } from '../agpk/index.ts';
 import type { Database } from '../db/index.ts';
 import { errorHandler, jsonBody, notFound, requestId } from '../http/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
+import { createSigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
+import { createMarketplace, type Marketplace } from '../marketplace/index.ts';
+import { buildOpenApiDocument, openApiRoutes } from '../openapi/index.ts';
+import { createRedisClient } from '../rate-limit/index.ts';
 import { accountRoutes } from '../routes/account.ts';
+import { agentRoutes } from '../routes/agents.ts';
+import { agpkContractRoutes } from '../routes/agpk-contract.ts';
 import { healthRoutes } from '../routes/health.ts';
+import { jwksRoutes } from '../routes/jwks.ts';
+import { marketplaceRoutes } from '../routes/marketplace.ts';
+import { receiptRoutes } from '../routes/receipts.ts';
+import { TOKEN_API_AUDIENCE, tokenApiRoutes } from '../routes/token-api.ts';
+import { createBearerVerifier, createGuestTokens } from '../tokens/index.ts';
+import { createWebsite, websiteBodyErrors, websiteOpenApiOptions, websiteRoutes } from '../website/index.ts';
+import { createGatewayHandlers } from './gateway.ts';
 
 /** What the app is built from; tests build as many isolated apps as they like. */
 export interface AppDeps {
@@ -20,14 +36,41 @@ export interface AppDeps {
   clock?: Clock;
 }
 
+/** A composed Plaza: the Express app, the services background work needs, and the way to close them. */
+export interface Plaza {
+  app: Express;
+  receiptLog: ReceiptLog;
+  receiptWriter: ReceiptWriter;
+  marketplace: Marketplace;
+  /** Flushes receipts and releases clients and timers (not the database, which the caller owns). */
+  close(): Promise<void>;
+}
+
 /**
- * Builds Plaza's Express app: request ids, logging, security headers, CORS, JSON bodies, the
- * routes of every surface, and the one final error handler. Does not listen (see startServer).
+ * Builds Plaza's Express app: request ids, logging, security headers, CORS, the MCP gateway, JSON
+ * bodies, the routes of every surface, and the one final error handler. Does not listen (see
+ * startServer).
  */
 export function createApp(deps: AppDeps): Express {
+  return createPlaza(deps).app;
+}
+
+/** Composes every service over one database and returns the app with what must be closed. */
+export function createPlaza(deps: AppDeps): Plaza {
   const { config, db, log } = deps;
   const clock = deps.clock ?? systemClock;
   const accounts = createAccountService({ prisma: db.prisma, clock });
+  // Checkpoint signatures must stay verifiable for as long as receipts are kept.
+  const keys = createSigningKeyStore({ prisma: db.prisma, clock, retentionSeconds: { receipts: Infinity } });
+  const receiptLog = createReceiptLog({ db, log, clock, signer: createJwsCheckpointSigner(() => keys.activeKey('receipts')) });
+  const receiptWriter = createReceiptWriter({ db, log, clock, durability: config.receipts.durability, spoolDir: config.receipts.spoolDir });
+  const redis = config.redisUrl ? createRedisClient(config.redisUrl, log) : undefined;
+  const website = createWebsite({ config, prisma: db.prisma, clock, log, redis });
+  const marketplace = createMarketplace({ db, clock, log, settings: config.marketplace });
+  const openApi = buildOpenApiDocument(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' }));
+  const agents = createAgentService({ prisma: db.prisma, clock });
+  const verify = createBearerVerifier({ guestTokens: createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE }), accounts });
+  const gateway = createGatewayHandlers({ config, db, clock, keys, agents, receipts: receiptWriter, onCall: (endpointId) => marketplace.recordDemand(endpointId) });
 
   const app = express();
   app.disable('x-powered-by');
@@ -53,12 +96,40 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(cors({ exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag'], maxAge: 600 }));
+  // The gateway reads its own bodies (JSON-RPC, streamed through), so it comes before jsonBody.
+  app.all('/mcp', (req, res, next) => {
+    gateway.aggregate(req, res).catch(next);
+  });
+  app.all('/mcp/p/:provider', (req, res, next) => {
+    gateway.passthrough(req, res, String(req.params['provider'])).catch(next);
+  });
   app.use(jsonBody(config.bodyLimitBytes));
 
   app.use(healthRoutes({ db, serviceName: config.telemetry.serviceName }));
+  app.use(agpkContractRoutes({ dir: AGPK_CONTRACT_DIR }));
   app.use(accountRoutes({ accounts }));
+  app.use(jwksRoutes({ keys }));
+  app.use(agentRoutes({ agents, verify }));
+  app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis }));
+
+  app.use(marketplaceRoutes({ marketplace }));
+  app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
+  app.use(websiteRoutes(website));
+  app.use(openApiRoutes({ document: openApi }));
+  app.use(websiteBodyErrors());
 
   app.use(notFound());
   app.use(errorHandler(log));
-  return app;
+  return {
+    app,
+    receiptLog,
+    receiptWriter,
+    marketplace,
+    async close() {
+      await receiptWriter.close().catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
+      await marketplace.close().catch(() => undefined);
+      await gateway.close().catch(() => undefined);
+      await redis?.quit().catch(() => undefined);
+    },
+  };
 }

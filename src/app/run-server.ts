@@ -1,7 +1,11 @@
+import { hostname } from 'node:os';
+
 import type { Config } from '../../config/index.ts';
 import { migrate } from '../db/index.ts';
+import { randomToken } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
-import { createApp } from './create-app.ts';
+import { startBackgroundWork } from './background.ts';
+import { createPlaza } from './create-app.ts';
 import { openConfiguredDatabase } from './open-database.ts';
 import { type RunningServer, startServer } from './server.ts';
 
@@ -21,15 +25,24 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
       const report = await migrate(db.sql);
       if (report.applied.length > 0) log.info({ applied: report.applied }, 'applied migrations');
     }
-    const app = createApp({ config, db, log });
-    const server = await startServer(app, { port: config.port, host: config.host });
+    const plaza = createPlaza({ config, db, log });
+    const server = await startServer(plaza.app, { port: config.port, host: config.host });
     log.info({ url: server.url, storage: db.description }, `Plaza is listening on ${server.url}`);
+    const background = startBackgroundWork({ db, config, log });
+    // One instance at a time (a lease) signs checkpoints of the receipt log.
+    const stopCheckpoints = config.background
+      ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner: `${hostname()}:${process.pid}:${randomToken(4)}` })
+      : async () => undefined;
     let done: Promise<void> | undefined;
     return {
       server,
       shutdown() {
         done ??= (async () => {
           await server.stop(config.shutdownTimeoutMs);
+          await background.stop();
+          await stopCheckpoints();
+          // Flushes pending receipts before the database goes away.
+          await plaza.close();
           await db.close();
           log.info('Plaza stopped');
         })();

@@ -64,6 +64,10 @@ export async function main(argv: string[], env: Record<string, string | undefine
       await createAccount(configOrExit(env), options);
     });
 
+  (await import('./agpk.ts')).registerAgpkCommands(program, env);
+  (await import('./mcp-bridge.ts')).registerAgentCommands(program, env);
+  (await import('./receipts.ts')).registerReceiptsCommands(program, env);
+
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -151,7 +151,7 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
       if (kid.length > 128) return undefined;
       const row = await prisma.signingKey.findUnique({ where: { kid } });
       let key: PublishedKey | undefined;
-      if (row && published(row, now)) {
+      if (row && isSigningRow(row) && published(row, now)) {
         const jwk = publicJwkOf(row);
         key = { kid: row.kid, purpose: row.purpose, key: (await importJWK(jwk, 'EdDSA')) as CryptoKey, jwk, retiredAt: row.retiredAt };
       }
@@ -164,9 +164,18 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
     async jwks() {
       const now = clock.now();
       const rows = await prisma.signingKey.findMany({ orderBy: [{ createdAt: 'desc' }, { kid: 'desc' }] });
-      return { keys: rows.filter((row) => published(row, now)).map(publicJwkOf) };
+      return { keys: rows.filter((row) => isSigningRow(row) && published(row, now)).map(publicJwkOf) };
     },
   };
+}
+
+/**
+ * True for Ed25519 signing rows. The table also holds secrets that are not signing keys (the
+ * gateway's session-sealing key, an `oct` JWK); those are never published or used to verify.
+ */
+function isSigningRow(row: Pick<KeyRow, 'publicJwk'>): boolean {
+  const jwk = row.publicJwk as JWK | null;
+  return jwk?.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string';
 }
 
 function publicJwkOf(row: Pick<KeyRow, 'kid' | 'publicJwk'>): JWK {

@@ -1,7 +1,9 @@
 /** Runs the real `plaza` command (bin/plaza.mjs) as a child process, as a user would. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const PLAZA_BIN = join(import.meta.dirname, '..', '..', 'bin', 'plaza.mjs');
@@ -18,7 +20,8 @@ export interface CommandResult {
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of Object.keys(base)) if (/^(PLAZA_|DATABASE_URL|REDIS_URL|PORT|HOST|OTEL_)/.test(name)) delete base[name];
-  return { ...base, LOG_LEVEL: 'info', ...env };
+  // No public registry here (no network), and a private data folder unless the test names one.
+  return { ...base, LOG_LEVEL: 'info', MCP_REGISTRY_URL: 'off', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-cli-')), ...env };
 }
 
 /** Runs `plaza <args>` to completion. */

@@ -2,10 +2,13 @@
  * An in-process Plaza for integration tests: a fresh database on the chosen backend, the real app
  * on an ephemeral port, its log lines captured in memory.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 
 import { type Config, loadConfig } from '../../config/index.ts';
-import { createApp } from '../../src/app/create-app.ts';
+import { createPlaza } from '../../src/app/create-app.ts';
 import { type RunningServer, startServer } from '../../src/app/server.ts';
 import type { Database } from '../../src/db/index.ts';
 import { type Clock, systemClock } from '../../src/kernel/index.ts';
@@ -30,7 +33,9 @@ export async function startTestPlaza(
 ): Promise<TestPlaza> {
   const owned = options.db ? undefined : await createTestDatabase(backend);
   const db = options.db ?? owned!.db;
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...options.env });
+  // Each instance gets its own data folder, so receipt spools never mix between tests.
+  const dataDir = mkdtempSync(join(tmpdir(), 'plaza-test-'));
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', PLAZA_DATA_DIR: dataDir, MCP_REGISTRY_URL: 'off', ...options.env });
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -39,8 +44,8 @@ export async function startTestPlaza(
     },
   });
   const log = createLogger({ level: config.logLevel, destination });
-  const app = createApp({ config, db, log, clock: options.clock ?? systemClock });
-  const server: RunningServer = await startServer(app, { port: 0, host: '127.0.0.1' });
+  const plaza = createPlaza({ config, db, log, clock: options.clock ?? systemClock });
+  const server: RunningServer = await startServer(plaza.app, { port: 0, host: '127.0.0.1' });
   return {
     url: server.url,
     db,
@@ -49,6 +54,7 @@ export async function startTestPlaza(
     logLines: () => [...lines],
     async close() {
       await server.stop(1_000);
+      await plaza.close();
       await owned?.dispose();
     },
   };

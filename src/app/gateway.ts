@@ -1,0 +1,89 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { Config } from '../../config/index.ts';
+import { createAggregate, createPassthrough, createSessionSealer, createUpstreamPool, type ReceiptSink } from '../../gateway/index.ts';
+import { createGuardedFetch } from '../../probes/index.ts';
+import type { ReceiptWriter } from '../../receipts/index.ts';
+import type { AgentService } from '../agents/index.ts';
+import { createConnectorCatalog, gatewaySessionKey } from '../connectors/index.ts';
+import type { Database } from '../db/index.ts';
+import type { Clock } from '../kernel/index.ts';
+import type { SigningKeyStore } from '../keys/index.ts';
+
+/** Purpose of the signing key that signs AGIN assertions (published in the JWKS). */
+export const ASSERTION_KEY_PURPOSE = 'assertion';
+
+/** The gateway's two entry points as plain Node handlers, and how to release what they hold. */
+export interface GatewayHandlers {
+  aggregate(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  passthrough(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the gateway module to Plaza's storage: agents authenticate against the database, connectors
+ * and tools come from the marketplace tables, receipts go to the receipt writer, assertions are
+ * signed with the `assertion` key, and outbound requests are SSRF-guarded.
+ */
+export function createGatewayHandlers(deps: {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  keys: SigningKeyStore;
+  agents: AgentService;
+  receipts: ReceiptWriter;
+  onCall?: (endpointId: string) => void;
+}): GatewayHandlers {
+  const { config, db, clock, keys, agents } = deps;
+  const guarded = createGuardedFetch({
+    allowPrivate: config.marketplace.allowPrivateTargets,
+    timeoutMs: config.gateway.timeoutMs,
+    maxResponseBytes: config.gateway.maxResponseBytes,
+  });
+  const doFetch = guarded.fetch as typeof fetch;
+  const catalog = createConnectorCatalog({ prisma: db.prisma, clock });
+  const receipts: ReceiptSink = {
+    record: ({ createdAt, ...rest }) => deps.receipts.write({ ...rest, time: createdAt.getTime() }),
+  };
+  const assertionKey = async () => {
+    const key = await keys.activeKey(ASSERTION_KEY_PURPOSE);
+    return { kid: key.kid, privateKey: key.privateKey };
+  };
+  const aggregate = createAggregate({
+    catalog,
+    agents,
+    receipts,
+    pool: createUpstreamPool({ fetch: doFetch, timeoutMs: config.gateway.timeoutMs, maxResponseBytes: config.gateway.maxResponseBytes }),
+    assertionKey,
+    issuer: config.publicBaseUrl,
+    clock,
+    serverInfo: { name: 'plaza', version: '1' },
+    onCall: deps.onCall,
+  });
+  // The sealing key lives in the database; load it once, retry on the next request if that failed.
+  let passthrough: Promise<ReturnType<typeof createPassthrough>> | undefined;
+  const passthroughHandler = () => {
+    passthrough ??= gatewaySessionKey(db.prisma, clock).then((key) =>
+      createPassthrough({
+        directory: catalog,
+        agents,
+        receipts,
+        sealer: createSessionSealer(key),
+        assertionKey,
+        issuer: config.publicBaseUrl,
+        clock,
+        fetch: doFetch,
+        upstreamTimeoutMs: config.gateway.timeoutMs,
+        maxResponseBytes: config.gateway.maxResponseBytes,
+        onCall: deps.onCall,
+      }),
+    );
+    passthrough.catch(() => (passthrough = undefined));
+    return passthrough;
+  };
+  return {
+    aggregate,
+    passthrough: async (req, res, provider) => (await passthroughHandler())(req, res, provider),
+    close: () => guarded.close(),
+  };
+}

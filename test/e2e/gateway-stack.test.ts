@@ -1,0 +1,102 @@
+/**
+ * The whole path a newcomer takes, through Plaza's HTTP surfaces only: list server-everything,
+ * see it go healthy, create an account agent, call its tools through `/mcp/p/<provider>` and
+ * `/mcp` with the official SDK client, verify the AGIN assertion a provider would see against
+ * Plaza's JWKS, and find one receipt per call (with an inclusion proof) in `GET /api/receipts`.
+ * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createAccountService } from '../../src/accounts/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { BACKENDS } from '../support/databases.ts';
+import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+
+describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
+  let plaza: TestPlaza;
+  let everything: EverythingServer;
+  let apiKey = '';
+  let agentToken = '';
+  let aginId = '';
+
+  beforeAll(async () => {
+    [plaza, everything] = await Promise.all([startTestPlaza(backend, { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }), startEverything()]);
+    apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'auditor@example.com' })).apiKey;
+  }, 60_000);
+  afterAll(async () => {
+    await everything?.stop();
+    await plaza?.close();
+  });
+
+  async function json(path: string, init: RequestInit = {}, key = apiKey): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${plaza.url}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers ?? {}) } });
+    return { status: res.status, body: await res.json() };
+  }
+
+  it('lists server-everything and its tools go online', async () => {
+    const listed = await json('/api/mcp/listings', {
+      method: 'POST',
+      body: JSON.stringify({ provider: 'everything', url: everything.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server; no credentials needed; logs agin_id.' }),
+    });
+    expect(listed.status).toBe(201);
+    let status = 'registered';
+    for (let i = 0; i < 100 && status === 'registered'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body.status;
+    }
+    expect(status).toBe('healthy');
+  });
+
+  it('creates an agent with POST /api/agents; a guest token may not', async () => {
+    const created = await json('/api/agents', { method: 'POST', body: JSON.stringify({ display_name: 'Stack agent', owner_context: 'acme' }) });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ success: true, code: 'CREATED', data: { agent: { display_name: 'Stack agent', status: 'active' } } });
+    agentToken = created.body.data.token;
+    aginId = created.body.data.agent.agin_id;
+    const guest = (await json('/api/auth/guest-token', { method: 'POST', body: '{}' })).body.data.token as string;
+    const refused = await json('/api/agents', { method: 'POST', body: JSON.stringify({ display_name: 'x' }) }, guest);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('FORBIDDEN');
+  });
+
+  it('calls tools through /mcp/p/everything and /mcp, leaving one receipt per call', async () => {
+    const headers = { authorization: `Bearer ${agentToken}` };
+    const direct = new Client({ name: 'stack-agent', version: '1' });
+    await direct.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/everything`), { requestInit: { headers } }));
+    const one = await direct.callTool({ name: 'echo', arguments: { message: 'one' } });
+    expect((one._meta as any).platform.agin_id).toBe(aginId);
+    await direct.close();
+
+    const aggregate = new Client({ name: 'stack-agent', version: '1' });
+    await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers } }));
+    expect((await aggregate.listTools()).tools.map((t) => t.name)).toContain('everything__echo');
+    const two = await aggregate.callTool({ name: 'everything__echo', arguments: { message: 'two' } });
+    await aggregate.close();
+
+    const callIds = [(one._meta as any).platform.call_id, (two._meta as any).platform.call_id];
+    const listed = await json(`/api/receipts?agin_id=${aginId}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.receipts.map((r: any) => r.call_id).sort()).toEqual([...callIds].sort());
+    for (const receipt of listed.body.data.receipts) expect(receipt).toMatchObject({ agin_id: aginId, tool: 'echo', provider: 'everything', status: 'ok' });
+    const single = await json(`/api/receipts/${callIds[0]}`);
+    expect(single.status).toBe(200);
+    expect(single.body.data.receipt.call_id).toBe(callIds[0]);
+  });
+
+  it('refuses the agent once it is revoked', async () => {
+    const agents = (await json('/api/agents')).body.data.agents as any[];
+    const mine = agents.find((a) => a.agin_id === aginId);
+    expect(mine).toBeDefined();
+    expect((await json(`/api/agents/${mine.id}/revoke`, { method: 'POST' })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2_100));
+    const res = await fetch(`${plaza.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+  });
+});
