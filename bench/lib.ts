@@ -99,3 +99,88 @@ export function median(values: number[]): number {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
+
+/** The `p`th percentile (nearest rank) of a list of numbers. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Result of {@link loadLoop}: like {@link LoadResult} plus the request count. */
+export interface LoopResult extends LoadResult {
+  requests: number;
+}
+
+/**
+ * A closed-loop load generator for requests autocannon cannot express (per-worker sessions, body
+ * checks): `connections` workers each await `send(worker)` back to back for `durationS` seconds.
+ * `send` throws (or returns false) on a failed request; latencies are those of the answered ones.
+ */
+export async function loadLoop(options: { connections: number; durationS: number; send: (worker: number) => Promise<boolean> }): Promise<LoopResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const end = started + options.durationS * 1000;
+  const worker = async (w: number): Promise<void> => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      try {
+        if (await options.send(w)) latencies.push(performance.now() - t0);
+        else errors++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.connections }, (_, w) => worker(w)));
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    requests: latencies.length + errors,
+    requestsPerSec: latencies.length / seconds,
+    p50Ms: Number(percentile(latencies, 50).toFixed(3)),
+    p99Ms: Number(percentile(latencies, 99).toFixed(3)),
+    errors,
+    non2xx: 0,
+  };
+}
+
+/** A child that announced itself with a `ready <json>` line on stdout. */
+export interface ReadyChild<T> {
+  child: ChildProcess;
+  info: T;
+  stop(): Promise<void>;
+}
+
+/** Spawns `command args` and waits for its `ready <json>` stdout line (stderr is passed on). */
+export async function spawnReady<T>(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ReadyChild<T>> {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  const info = await new Promise<T>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not get ready within ${timeoutMs} ms`)), timeoutMs);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = /^ready (.*)$/m.exec(out);
+      if (line?.[1]) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line[1]) as T);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args.join(' ')} exited with ${code} before it was ready`));
+    });
+  });
+  return {
+    child,
+    info,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      child.kill('SIGTERM');
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -12,7 +12,7 @@ const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 
 async function timeStart(dataDir: string, port: number): Promise<number> {
   const started = performance.now();
-  const server = await spawnServer('npm', ['start', '--silent'], { PLAZA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, `http://127.0.0.1:${port}/health`);
+  const server = await spawnServer('npm', ['start', '--silent'], { PLAZA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MCP_REGISTRY_URL: 'off' }, `http://127.0.0.1:${port}/health`);
   const elapsed = performance.now() - started;
   await server.stop();
   return elapsed;

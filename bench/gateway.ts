@@ -1,0 +1,245 @@
+/**
+ * MCP gateway overhead (issue 4): the same upstream under the same load in one run, called
+ * directly, through the passthrough `/mcp/p/<provider>` and through the aggregate `/mcp`. Each
+ * gateway runs in its own process (bench/fixtures/gateway-server.ts) with the real receipt writer
+ * (`sync`): `pglite` stores receipts in an embedded data folder, `postgres` (when
+ * BENCH_DATABASE_URL is set) in a fresh PostgreSQL database, `memory` only counts them (the
+ * gateway's own cost). Each upstream runs in its own process too, so the load generator shares an
+ * event loop with none of them. Upstreams: a minimal JSON-RPC server
+ * (bench/fixtures/mini-upstream.mjs) and `@modelcontextprotocol/server-everything` (streamable
+ * HTTP, SSE answers, sessions). Load: tools/call `echo` back to back, concurrency 1 (latency) and
+ * 32 (throughput). Targets: added p50 <= 1 ms and p99 <= 5 ms at concurrency 1; >= 70% of direct
+ * throughput at 32 with sync receipts; receipts == calls.
+ * Run: `node --import tsx bench/gateway.ts`. Env: BENCH_DURATION_S per phase (default 3),
+ * BENCH_UPSTREAMS (mini,everything), BENCH_GATEWAYS (pglite,memory), BENCH_DATABASE_URL,
+ * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+import pg from 'pg';
+import { Agent, request } from 'undici';
+
+import { loadLoop, type LoopResult, type ReadyChild, saveResult, spawnReady } from './lib.ts';
+
+const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 3);
+const UPSTREAMS = (process.env['BENCH_UPSTREAMS'] ?? 'mini,everything').split(',').filter(Boolean);
+const RECEIPTS = process.env['BENCH_RECEIPTS'] ?? 'sync';
+/** Gateway children: `pglite` and `postgres` store receipts (RECEIPTS durability), `memory` only counts them. */
+const GATEWAYS = (process.env['BENCH_GATEWAYS'] ?? 'pglite,memory').split(',').filter(Boolean);
+const HIGH = 32;
+/** Extra node flags of the gateway child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes. */
+const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+const PROTOCOL_VERSION = '2025-06-18';
+
+/** The load generator's connection pool (keep-alive); one per run. */
+let dispatcher: Agent;
+
+/** One way of calling the echo tool: a URL, fixed headers, and the tool name to call. */
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+  tool: string;
+}
+
+let sequence = 0;
+
+async function post(target: Target, body: unknown): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  const res = await request(target.url, {
+    method: 'POST',
+    dispatcher,
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...target.headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+}
+
+/** Initializes an MCP session at `url` (directly or through the gateway); returns the headers to reuse. */
+async function initialize(url: string, headers: Record<string, string>): Promise<Record<string, string>> {
+  const target = { url, headers, tool: '' };
+  const init = await post(target, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'plaza-bench', version: '1' } } });
+  if (init.status !== 200) throw new Error(`initialize at ${url} answered ${init.status}: ${init.text.slice(0, 200)}`);
+  const session = init.headers['mcp-session-id'];
+  const out: Record<string, string> = { ...headers, 'mcp-protocol-version': PROTOCOL_VERSION };
+  if (typeof session === 'string') out['mcp-session-id'] = session;
+  const notified = await post({ url, headers: out, tool: '' }, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  if (notified.status >= 300) throw new Error(`notifications/initialized at ${url} answered ${notified.status}`);
+  return out;
+}
+
+/** Calls echo once; true when the answer is a successful result carrying the echoed text. */
+async function callEcho(target: Target, counter: { calls: number }): Promise<boolean> {
+  const n = ++sequence;
+  counter.calls++;
+  const res = await post(target, { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: target.tool, arguments: { message: `m${n}` } } });
+  return res.status === 200 && res.text.includes(`Echo: m${n}`) && !res.text.includes('"isError":true');
+}
+
+function run(target: Target, connections: number, durationS: number, counter: { calls: number }): Promise<LoopResult> {
+  return loadLoop({ connections, durationS, send: () => callEcho(target, counter) });
+}
+
+async function startUpstream(name: string): Promise<ReadyChild<{ port: number }> & { url: string }> {
+  if (name === 'mini') {
+    const child = await spawnReady<{ port: number }>(process.execPath, ['bench/fixtures/mini-upstream.mjs'], { PORT: '0' });
+    return { ...child, url: `http://127.0.0.1:${child.info.port}/mcp` };
+  }
+  if (name === 'everything') {
+    // server-everything logs "listening on port N" on stderr; pick the port ourselves.
+    const port = 18_200 + Math.floor(Math.random() * 500);
+    const require = createRequire(import.meta.url);
+    const entry = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+    const child = await spawnReady<{ port: number }>(process.execPath, ['--input-type=module', '-e', everythingWrapper(entry, port)], {});
+    return { ...child, url: `http://127.0.0.1:${port}/mcp` };
+  }
+  throw new Error(`unknown upstream ${name}`);
+}
+
+/** A wrapper that starts server-everything as a grandchild and prints `ready` once it listens. */
+function everythingWrapper(entry: string, port: number): string {
+  return `
+import { spawn } from 'node:child_process';
+const child = spawn(process.execPath, [${JSON.stringify(entry)}, 'streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: '${port}' }, stdio: ['ignore', 'ignore', 'pipe'] });
+let out = '';
+child.stderr.on('data', (d) => { out += d; if (/listening/i.test(out)) { process.stdout.write('ready {"port":${port}}\\n'); out = ''; } });
+child.on('exit', (c) => process.exit(c ?? 1));
+process.on('SIGTERM', () => child.kill('SIGTERM'));
+`;
+}
+
+function round3(n: number): number {
+  return Number(n.toFixed(3));
+}
+
+/** A gateway child under test: its label (receipt storage), URL, agent token and calls sent to it. */
+interface Gateway {
+  label: string;
+  child: ReadyChild<{ port: number; token: string }>;
+  url: string;
+  calls: { calls: number };
+  dispose?: () => Promise<void>;
+}
+
+function summarise(runs: LoopResult[]): LoopResult {
+  const n = runs.length;
+  return {
+    requests: runs.reduce((a, r) => a + r.requests, 0),
+    requestsPerSec: runs.reduce((a, r) => a + r.requestsPerSec, 0) / n,
+    p50Ms: runs.reduce((a, r) => a + r.p50Ms, 0) / n,
+    p99Ms: runs.reduce((a, r) => a + r.p99Ms, 0) / n,
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    non2xx: 0,
+  };
+}
+
+async function benchUpstream(name: string, upstreamUrl: string, gateways: Gateway[]): Promise<Record<string, unknown>> {
+  const none = { calls: 0 };
+  const direct: Target = { url: upstreamUrl, headers: await initialize(upstreamUrl, {}), tool: 'echo' };
+  const targets: Array<{ key: string; target: Target; counter: { calls: number } }> = [];
+  for (const g of gateways) {
+    const auth = { authorization: `Bearer ${g.child.info.token}` };
+    const passUrl = `${g.url}/mcp/p/${name}`;
+    targets.push({ key: `passthrough_${g.label}`, target: { url: passUrl, headers: await initialize(passUrl, auth), tool: 'echo' }, counter: g.calls });
+    targets.push({ key: `aggregate_${g.label}`, target: { url: `${g.url}/mcp`, headers: { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION }, tool: `${name}__echo` }, counter: g.calls });
+  }
+
+  // Warm every path (JIT, keep-alive connections, the pool's upstream session).
+  await run(direct, 8, 1, none);
+  for (const t of targets) await run(t.target, 8, 1, t.counter);
+
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const c of [1, HIGH]) {
+    // Direct before and after the gateway runs: the baseline is their mean, so drift hits both alike.
+    const before = await run(direct, c, DURATION_S, none);
+    const via: Record<string, LoopResult> = {};
+    for (const t of targets) via[t.key] = await run(t.target, c, DURATION_S, t.counter);
+    const base = summarise([before, await run(direct, c, DURATION_S, none)]);
+    const d = (out['direct'] ??= {});
+    if (c === 1) Object.assign(d, { c1_p50_ms: round3(base.p50Ms), c1_p99_ms: round3(base.p99Ms), errors: base.errors });
+    else Object.assign(d, { [`c${c}_rps`]: Math.round(base.requestsPerSec), [`c${c}_p99_ms`]: round3(base.p99Ms), errors: Number(d['errors'] ?? 0) + base.errors });
+    for (const [key, r] of Object.entries(via)) {
+      const o = (out[key] ??= { errors: 0 });
+      o['errors'] = Number(o['errors']) + r.errors;
+      if (c === 1) Object.assign(o, { c1_p50_ms: r.p50Ms, c1_p99_ms: r.p99Ms, added_p50_ms: round3(r.p50Ms - base.p50Ms), added_p99_ms: round3(r.p99Ms - base.p99Ms) });
+      else Object.assign(o, { [`c${c}_rps`]: Math.round(r.requestsPerSec), [`c${c}_p99_ms`]: r.p99Ms, throughput_ratio: round3(r.requestsPerSec / base.requestsPerSec) });
+    }
+  }
+  return out;
+}
+
+async function startGateway(label: string, providers: Record<string, string>, dir: string): Promise<Gateway> {
+  const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), DATA_DIR: join(dir, label), RECEIPTS: label === 'memory' ? 'memory' : RECEIPTS, PORT: '0' };
+  let dispose: (() => Promise<void>) | undefined;
+  if (label === 'postgres') {
+    const created = await createBenchDatabase(process.env['BENCH_DATABASE_URL']!);
+    env['DATABASE_URL'] = created.url;
+    dispose = created.drop;
+  }
+  const child = await spawnReady<{ port: number; token: string }>(process.execPath, [...GATEWAY_NODE_ARGS, '--import', 'tsx', 'bench/fixtures/gateway-server.ts'], env);
+  return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose };
+}
+
+/** A fresh database on the PostgreSQL server of `base`, and how to drop it. */
+async function createBenchDatabase(base: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `plaza_bench_gw_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** Runs the gateway benchmark and returns its figures. */
+export async function benchGateway(): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-gateway-'));
+  dispatcher = new Agent({ connections: 128, keepAliveTimeout: 60_000, pipelining: 1 });
+  const upstreams: Array<Awaited<ReturnType<typeof startUpstream>>> = [];
+  const gateways: Gateway[] = [];
+  try {
+    for (const name of UPSTREAMS) upstreams.push(await startUpstream(name));
+    const providers = Object.fromEntries(UPSTREAMS.map((name, i) => [name, upstreams[i]!.url]));
+    const labels = [...GATEWAYS, ...(process.env['BENCH_DATABASE_URL'] && !GATEWAYS.includes('postgres') ? ['postgres'] : [])];
+    for (const label of labels) gateways.push(await startGateway(label, providers, dir));
+    const results: Record<string, unknown> = {};
+    for (const name of UPSTREAMS) results[name] = await benchUpstream(name, providers[name]!, gateways);
+    const receipts: Record<string, unknown> = {};
+    for (const g of gateways) {
+      const stats = (await (await fetch(`${g.url}/stats`)).json()) as { receipts_in_database: number; memory_receipts: number; record_failures: number };
+      const stored = g.label === 'memory' ? stats.memory_receipts : stats.receipts_in_database;
+      receipts[g.label] = { calls: g.calls.calls, receipts: stored, equal: stored === g.calls.calls, record_failures: stats.record_failures };
+    }
+    const figures = {
+      duration_s_per_phase: DURATION_S,
+      concurrency: [1, HIGH],
+      receipts_durability: RECEIPTS,
+      gateways: labels,
+      ...results,
+      receipts,
+      targets: { added_p50_ms: 1, added_p99_ms: 5, throughput_ratio: 0.7 },
+    };
+    saveResult('gateway', figures);
+    return figures;
+  } finally {
+    for (const g of gateways) {
+      await g.child.stop();
+      await g.dispose?.();
+    }
+    for (const u of upstreams) await u.stop();
+    await dispatcher.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) console.log(JSON.stringify(await benchGateway(), null, 2));
