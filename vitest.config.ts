@@ -6,7 +6,8 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' },
+        // Some pure tests are CPU-heavy (a 100,000-entry archive); shared CI machines need headroom.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', testTimeout: 30_000 },
       },
       {
         test: {
