@@ -9,7 +9,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { PrismaClient } from './generated/client.ts';
-import { pgliteTemplate } from './internal/pglite-template.ts';
+import { pgliteTemplate, unpackTemplateInto } from './internal/pglite-template.ts';
 import type { SqlPool, SqlSession } from './sql-client.ts';
 
 /** Where the data lives. */
@@ -100,7 +100,8 @@ async function openPglite(dataDir: string, owner: boolean): Promise<Database> {
   }
   const pgDir = memory ? dataDir : join(dataDir, 'pgdata');
   try {
-    const fresh = memory || !existsSync(join(pgDir, 'PG_VERSION'));
+    let fresh = memory || !existsSync(join(pgDir, 'PG_VERSION'));
+    if (fresh && !memory && (await unpackTemplateInto(pgDir))) fresh = false;
     const loadDataDir = fresh ? await pgliteTemplate() : undefined;
     const db = await PGlite.create(pgDir, loadDataDir ? { loadDataDir } : {});
     let socketServer: PGLiteSocketServer | undefined;

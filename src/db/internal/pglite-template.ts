@@ -1,10 +1,15 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { PGlite } from '@electric-sql/pglite';
+
+import { migrate, readMigrations } from '../migrate.ts';
+import type { SqlPool } from '../sql-client.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -36,19 +41,50 @@ function cacheDir(): string {
 }
 
 /**
- * A gzip'd freshly initialised PGlite data folder. initdb costs ~5 s on these machines; loading
+ * A gzip'd freshly initialised PGlite data folder with Plaza's migrations applied. initdb costs ~5 s on these machines; loading
  * this template costs well under 1 s, so new databases (first start, each test) start fast. Built
  * once per PGlite version (at `npm install`, or on first use) and cached under node_modules/.cache.
  */
 export async function pgliteTemplate(): Promise<Blob> {
-  const path = join(cacheDir(), `pglite-template-${pgliteVersion()}.tar.gz`);
-  if (existsSync(path)) return new Blob([readFileSync(path)]);
+  return new Blob([readFileSync(await pgliteTemplateFile())]);
+}
+
+/** The template's path on disk, built first when missing. */
+export async function pgliteTemplateFile(): Promise<string> {
+  const migrations = readMigrations();
+  // Keyed by PGlite's version and the migrations baked in: a new migration makes a new template.
+  const key = createHash('sha256').update(migrations.map((m) => `${m.name}:${m.checksum}`).join('\n')).digest('hex').slice(0, 12);
+  const path = join(cacheDir(), `pglite-template-${pgliteVersion()}-${key}.tar.gz`);
+  if (existsSync(path)) return path;
   const db = await PGlite.create('memory://');
+  const sql: SqlPool = {
+    query: async (text, params) => (await db.query(text, params)).rows as never,
+    exec: async (text) => {
+      await db.exec(text);
+    },
+    session: async () => ({ ...sql, release: async () => undefined }),
+  };
+  await migrate(sql, migrations);
   const dump = await db.dumpDataDir('gzip');
   await db.close();
   const bytes = Buffer.from(await dump.arrayBuffer());
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, bytes);
   renameSync(tmp, path);
-  return new Blob([bytes]);
+  return path;
+}
+
+/**
+ * Unpacks the template into an empty folder with the system `tar` (0.4 s here, against 3.4 s for
+ * PGlite's own loader writing to disk). Returns false when no usable `tar` is there; the caller
+ * then lets PGlite load the template itself.
+ */
+export async function unpackTemplateInto(dir: string): Promise<boolean> {
+  const file = await pgliteTemplateFile();
+  mkdirSync(dir, { recursive: true });
+  const result = spawnSync('tar', ['-xzf', file, '-C', dir], { stdio: 'ignore', timeout: 60_000 });
+  if (result.status === 0 && existsSync(join(dir, 'PG_VERSION'))) return true;
+  // Leave no half-unpacked folder behind for PGlite's loader to trip over.
+  rmSync(dir, { recursive: true, force: true });
+  return false;
 }
