@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
@@ -55,6 +55,13 @@ const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-languag
  */
 export function createAggregate(options: AggregateOptions) {
   const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
+  // The SDK's server half is loaded on the first /mcp request, not at start-up (~0.2 s).
+  let sdk: Promise<{ Server: typeof Server; StreamableHTTPServerTransport: typeof StreamableHTTPServerTransport }> | undefined;
+  const loadSdk = () =>
+    (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]).then(([server, http]) => ({
+      Server: server.Server,
+      StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    })));
 
   async function callTool(identity: AgentIdentity, req: IncomingMessage, params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> }, extra: { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void> }): Promise<CallToolResult> {
     const split = params.name.indexOf(TOOL_NAME_SEPARATOR);
@@ -120,6 +127,7 @@ export function createAggregate(options: AggregateOptions) {
       res.end(text);
       return;
     }
+    const { Server, StreamableHTTPServerTransport } = await loadSdk();
     const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: (await options.catalog.onlineTools()).map((t) => ({

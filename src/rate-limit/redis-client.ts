@@ -1,6 +1,11 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+
+import type { Redis } from 'ioredis';
 
 import type { Logger } from '../log/index.ts';
+
+// ioredis (CommonJS) is loaded only when Redis is configured: ~0.2 s less start-up without it.
+const require = createRequire(import.meta.url);
 
 const LOG_EVERY_MS = 60_000;
 
@@ -10,7 +15,8 @@ const LOG_EVERY_MS = 60_000;
  * connection errors are logged at most once a minute instead of crashing the process.
  */
 export function createRedisClient(url: string, log: Logger): Redis {
-  const client = new Redis(url, {
+  const { Redis: RedisClient } = require('ioredis') as { Redis: typeof Redis };
+  const client = new RedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 500,
