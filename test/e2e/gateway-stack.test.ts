@@ -5,12 +5,18 @@
  * Plaza's JWKS, and find one receipt per call (with an inclusion proof) in `GET /api/receipts`.
  * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { childEnv, PLAZA_BIN, runPlaza } from '../support/cli.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -84,6 +90,25 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     const single = await json(`/api/receipts/${callIds[0]}`);
     expect(single.status).toBe(200);
     expect(single.body.data.receipt.call_id).toBe(callIds[0]);
+  });
+
+  it('bridges a stdio MCP client to the gateway with plaza agents login + plaza mcp connect', async () => {
+    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    const login = await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
+    expect(login.code).toBe(0);
+    expect(statSync(credentials).mode & 0o777).toBe(0o600);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [PLAZA_BIN, 'mcp', 'connect', 'everything'],
+      env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }) as Record<string, string>,
+      stderr: 'pipe',
+    });
+    const bridged = new Client({ name: 'stdio-agent', version: '1' });
+    await bridged.connect(transport);
+    const result = await bridged.callTool({ name: 'echo', arguments: { message: 'over stdio' } });
+    expect(JSON.stringify(result.content)).toContain('over stdio');
+    expect((result._meta as any).platform.agin_id).toBe(aginId);
+    await bridged.close();
   });
 
   it('refuses the agent once it is revoked', async () => {
