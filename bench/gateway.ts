@@ -19,9 +19,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import pg from 'pg';
 import { Agent, request } from 'undici';
 
+import { createPostgresDatabase } from '../test/support/databases.ts';
 import { loadLoop, type LoopResult, type ReadyChild, saveResult, spawnReady } from './lib.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 3);
@@ -173,32 +173,12 @@ async function startGateway(label: string, providers: Record<string, string>, di
   const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), DATA_DIR: join(dir, label), RECEIPTS: label === 'memory' ? 'memory' : RECEIPTS, PORT: '0' };
   let dispose: (() => Promise<void>) | undefined;
   if (label === 'postgres') {
-    const created = await createBenchDatabase(process.env['BENCH_DATABASE_URL']!);
+    const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL']!, 'plaza_bench_gw');
     env['DATABASE_URL'] = created.url;
     dispose = created.drop;
   }
   const child = await spawnReady<{ port: number; token: string }>(process.execPath, [...GATEWAY_NODE_ARGS, '--import', 'tsx', 'bench/fixtures/gateway-server.ts'], env);
   return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose };
-}
-
-/** A fresh database on the PostgreSQL server of `base`, and how to drop it. */
-async function createBenchDatabase(base: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `plaza_bench_gw_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await client.end();
-    },
-  };
 }
 
 /** Runs the gateway benchmark and returns its figures. */

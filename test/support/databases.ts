@@ -19,11 +19,16 @@ export interface TestDatabase {
   dispose(): Promise<void>;
 }
 
-/** Creates an empty PostgreSQL database on the TEST_DATABASE_URL server; returns its URL and a drop. */
-export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const base = process.env['TEST_DATABASE_URL'];
+/**
+ * Creates an empty PostgreSQL database on the server of `base` (default TEST_DATABASE_URL);
+ * returns its URL and a drop. Benchmarks use it too, with their own prefix.
+ */
+export async function createPostgresDatabase(
+  base: string | undefined = process.env['TEST_DATABASE_URL'],
+  prefix = 'plaza_test',
+): Promise<{ url: string; drop(): Promise<void> }> {
   if (!base) throw new Error('TEST_DATABASE_URL is not set');
-  const name = `plaza_test_${randomToken(6)}`;
+  const name = `${prefix}_${randomToken(6)}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}"`);
