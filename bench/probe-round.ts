@@ -13,6 +13,7 @@ import { type Database, migrate, openDatabase } from '../src/db/index.ts';
 import { systemClock } from '../src/kernel/index.ts';
 import { createLogger } from '../src/log/index.ts';
 import { createProbeStore } from '../src/marketplace/index.ts';
+import { createPostgresDatabase } from '../test/support/databases.ts';
 import { saveResult } from './lib.ts';
 
 const ENDPOINTS = Number(process.env['BENCH_ENDPOINTS'] ?? 1_000);
@@ -83,20 +84,13 @@ export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
     }
     const base = process.env['BENCH_DATABASE_URL'];
     if (base) {
-      const pg = (await import('pg')).default;
-      const name = `plaza_bench_${Date.now()}`;
-      const admin = new pg.Client({ connectionString: base });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE "${name}"`);
-      const url = new URL(base);
-      url.pathname = `/${name}`;
-      const db = await openDatabase({ kind: 'postgres', url: url.toString() });
+      const created = await createPostgresDatabase(base, 'plaza_bench_probe');
+      const db = await openDatabase({ kind: 'postgres', url: created.url });
       try {
         rows.push(await round('postgres', db, provider.port));
       } finally {
         await db.close();
-        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-        await admin.end();
+        await created.drop();
       }
     }
   } finally {

@@ -4,14 +4,13 @@
  * concurrency) on PGlite and — when BENCH_DATABASE_URL is set — on PostgreSQL.
  * Run: `node --import tsx bench/tool-search.ts`.
  */
-import pg from 'pg';
 
 import { loadConfig } from '../config/index.ts';
 import { createApp } from '../src/app/create-app.ts';
 import { startServer } from '../src/app/server.ts';
 import { type Database, migrate, openDatabase } from '../src/db/index.ts';
-import { randomToken } from '../src/kernel/index.ts';
 import { createLogger } from '../src/log/index.ts';
+import { createPostgresDatabase } from '../test/support/databases.ts';
 import { saveResult } from './lib.ts';
 
 const VERBS = ['get', 'list', 'create', 'update', 'delete', 'search', 'send', 'book', 'cancel', 'fetch', 'sync', 'export', 'import', 'convert', 'translate', 'summarize', 'schedule', 'approve', 'render', 'query'];
@@ -84,19 +83,13 @@ export async function benchToolSearch(): Promise<Record<string, unknown>[]> {
   }
   const base = process.env['BENCH_DATABASE_URL'];
   if (base) {
-    const name = `plaza_bench_${randomToken(6)}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    const db = await openDatabase({ kind: 'postgres', url: url.toString() });
+    const created = await createPostgresDatabase(base, 'plaza_bench_search');
+    const db = await openDatabase({ kind: 'postgres', url: created.url });
     try {
       rows.push(await measure('postgres', db));
     } finally {
       await db.close();
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.end();
+      await created.drop();
     }
   }
   saveResult('tool-search', { rows });

@@ -1,4 +1,4 @@
-import type { EndpointStatus, RequiredCredential } from '../../probes/index.ts';
+import type { EndpointStatus, ProbedTool, RequiredCredential } from '../../probes/index.ts';
 
 /** Where a listing came from. */
 export type EndpointSource = 'manual' | 'discovered';
@@ -28,16 +28,10 @@ export interface Endpoint {
 }
 
 /** A tool of an online endpoint (spec §2.3), with its endpoint's health. */
-export interface Tool {
+export interface Tool extends ProbedTool {
   id: string;
   endpointId: string;
   provider: string;
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  annotations: Record<string, unknown>;
-  requiresAgin: boolean;
-  callerIdentity: string | null;
   health: 'healthy' | 'degraded';
 }
 
