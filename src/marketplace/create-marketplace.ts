@@ -5,6 +5,7 @@ import { createDiscoveryStore } from './discovery-store.ts';
 import { createEndpointRepository } from './endpoint-repository.ts';
 import { createListingService, type ListingService } from './listing-service.ts';
 import { createProbeStore } from './probe-store.ts';
+import { createToolSearchIndex } from './search-index.ts';
 import { createToolRepository } from './tool-repository.ts';
 
 /** Settings the marketplace reads from the configuration. */
@@ -43,7 +44,16 @@ const UNMET_SEARCH_THROTTLE_MS = 10_000;
  */
 export function createMarketplace(deps: MarketplaceDeps): Marketplace {
   const { db, clock, log, settings } = deps;
-  const probeStore = createProbeStore(db.prisma);
+  const searchIndex = createToolSearchIndex(db);
+  const store = createProbeStore(db.prisma);
+  // Probes made here reach this instance's tool search at once (others catch up within 1 s).
+  const probeStore: typeof store = {
+    ...store,
+    async recordProbe(owner, record) {
+      await store.recordProbe(owner, record);
+      searchIndex.markStale();
+    },
+  };
   const discoveryStore = createDiscoveryStore(db.prisma);
   const prober = createProber({
     store: probeStore,
@@ -57,7 +67,7 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
   let lastUnmet = -Infinity;
   const service = createListingService({
     endpoints: createEndpointRepository(db.prisma),
-    tools: createToolRepository(db.prisma),
+    tools: createToolRepository(db, searchIndex),
     clock,
     allowPrivateTargets: settings.allowPrivateTargets,
     probeSoon(endpointId) {

@@ -1,5 +1,6 @@
-import type { PrismaClient } from '../db/index.ts';
+import type { Database } from '../db/index.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { searchWords, type ToolSearchIndex } from './search-index.ts';
 import type { Page, Tool } from './types.ts';
 
 /** The exact expressions of the "mcp_tools_search_idx" and "mcp_tools_name_search_idx" GIN indexes. */
@@ -38,11 +39,14 @@ interface ToolRow {
  * (`weath:* & forecast:*`) when `prefix` is set; empty when the search has no words.
  */
 export function toTsQuery(q: string, prefix = false): string {
-  const words = q.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set(words)]
-    .slice(0, 8)
-    .map((w) => `${w.slice(0, 64)}${prefix ? ':*' : ''}`)
+  return queryWords(q)
+    .map((w) => `${w}${prefix ? ':*' : ''}`)
     .join(' & ');
+}
+
+/** The words of a search that count: at most 8 distinct, each cut to 64 characters. */
+function queryWords(q: string): string[] {
+  return [...new Set(searchWords(q).map((w) => w.slice(0, 64)))].slice(0, 8);
 }
 
 function toTool(row: ToolRow): Tool {
@@ -82,7 +86,8 @@ export interface ToolRepository {
  * words first (their statistics let the planner choose well); prefixes only when whole words
  * find nothing. The cursor holds the tier, the offset within it and the mode.
  */
-export function createToolRepository(prisma: PrismaClient): ToolRepository {
+export function createToolRepository(db: Pick<Database, 'prisma' | 'sql'>, index?: ToolSearchIndex): ToolRepository {
+  const { prisma } = db;
   async function tier(which: 'A' | 'B', params: unknown[], where: string[], limit: number, offset: number): Promise<ToolRow[]> {
     const p = [...params, limit, offset];
     const query = `to_tsquery('simple'::regconfig, $${params.length})`;
@@ -111,11 +116,62 @@ export function createToolRepository(prisma: PrismaClient): ToolRepository {
     );
   }
 
-  async function searchTiers(q: string, baseParams: unknown[], where: string[], limit: number, cursor: string | undefined): Promise<Page<Tool>> {
+  /** Full rows of online tools by id, in the order given; ids gone offline meanwhile are dropped. */
+  async function rowsById(ids: string[]): Promise<ToolRow[]> {
+    if (ids.length === 0) return [];
+    // The driver directly: this is the hot path of every search, and Prisma's raw query adds ~1 ms.
+    const rows = await db.sql.query<ToolRow>(
+      `SELECT ${COLUMNS} FROM "mcp_tools" t JOIN "mcp_endpoints" e ON e."id" = t."endpoint_id" WHERE t."id" = ANY($1::text[]) AND ${ONLINE}`,
+      [ids],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /**
+   * One page from the in-memory index: the same tiers and cursors as the SQL search, then the
+   * page's rows by id. Undefined while the index has not loaded yet.
+   */
+  async function searchIndexed(
+    search: ToolSearchIndex,
+    q: string,
+    provider: string | undefined,
+    limit: number,
+    position: { tier: 'A' | 'B'; offset: number; mode: 0 | 1 },
+  ): Promise<Page<Tool> | undefined> {
+    const words = queryWords(q);
+    const prefix = position.mode === 1;
+    const need = position.offset + limit + 1;
+    const ranked = await search.search(words, { prefix, provider, need });
+    if (!ranked) return undefined;
+    const { tierA, tierB } = ranked;
+    const list = position.tier === 'A' ? [...tierA.slice(position.offset), ...tierB] : tierB.slice(position.offset);
+    // A few spare ids cover tools that went offline since the index last looked.
+    const rows = await rowsById(list.slice(0, limit + 1 + 4));
+    if (rows.length < Math.min(list.length, limit + 1 + 4)) search.markStale();
+    const items = rows.slice(0, limit).map(toTool);
+    let next: [string, number] | null = null;
+    if (rows.length > limit || list.length > limit + 1 + 4) {
+      // Tier A holds `need` ids unless that is all of it, so its length is exact below `need`.
+      const consumed = position.offset + limit;
+      if (position.tier === 'A' && consumed < tierA.length) next = consumed <= MAX_SEARCH_OFFSET ? ['A', consumed] : null;
+      else {
+        const inB = position.tier === 'A' ? consumed - tierA.length : consumed;
+        next = inB <= MAX_SEARCH_OFFSET ? ['B', inB] : null;
+      }
+    }
+    return { items, nextCursor: next ? encodeCursor([...next, position.mode]) : null };
+  }
+
+  async function searchTiers(q: string, baseParams: unknown[], where: string[], limit: number, cursor: string | undefined, provider?: string): Promise<Page<Tool>> {
     const [cursorTier, cursorOffset, mode] = cursor === undefined ? ['A', 0, 0] : decodeCursor(cursor, 3);
     const offset = Number(cursorOffset);
     if ((cursorTier !== 'A' && cursorTier !== 'B') || (mode !== 0 && mode !== 1) || !Number.isInteger(offset) || offset < 0 || offset > MAX_SEARCH_OFFSET) {
       return { items: [], nextCursor: null };
+    }
+    if (index) {
+      const page = await searchIndexed(index, q, provider, limit, { tier: cursorTier, offset, mode });
+      if (page) return page;
     }
     const params = [...baseParams, toTsQuery(q, mode === 1)];
     const rows: ToolRow[] = [];
@@ -148,10 +204,10 @@ export function createToolRepository(prisma: PrismaClient): ToolRepository {
       }
       if (q !== undefined && q.trim() !== '') {
         if (toTsQuery(q) === '') return { items: [], nextCursor: null };
-        if (cursor !== undefined) return searchTiers(q, params, where, limit, cursor);
-        const whole = await searchTiers(q, params, where, limit, undefined);
+        if (cursor !== undefined) return searchTiers(q, params, where, limit, cursor, provider);
+        const whole = await searchTiers(q, params, where, limit, undefined, provider);
         // Nothing for whole words: try them as prefixes ("weath" finds "weather").
-        return whole.items.length > 0 ? whole : searchTiers(q, params, where, limit, encodeCursor(['A', 0, 1]));
+        return whole.items.length > 0 ? whole : searchTiers(q, params, where, limit, encodeCursor(['A', 0, 1]), provider);
       }
       if (cursor !== undefined) {
         const [p, n, id] = decodeCursor(cursor, 3).map(String);
