@@ -52,10 +52,17 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
     log: createLogger({ level: 'warn' }),
     baseIntervalS: 300,
     allowPrivateTargets: true,
-    concurrency: { global: 16, perHost: 2 },
+    concurrency: { global: Number(process.env.BENCH_GLOBAL ?? 16), perHost: 2 },
   });
   let peakRss = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+  let peakHeap = 0;
+  let peakExternal = 0;
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peakRss = Math.max(peakRss, m.rss);
+    peakHeap = Math.max(peakHeap, m.heapTotal);
+    peakExternal = Math.max(peakExternal, m.external);
+  }, 100);
   const rssBefore = process.memoryUsage().rss;
   const started = performance.now();
   const results = await prober.runDue();
@@ -66,7 +73,7 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
   const heapAfterGcMb = Math.round(process.memoryUsage().heapUsed / 1e6);
   const healthy = results.filter((r) => r.status === 'healthy').length;
   const [row] = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "mcp_tools"`);
-  return { backend, endpoints: ENDPOINTS, probed: results.length, healthy, tools: row?.n, round_s: Number(seconds.toFixed(2)), rss_before_mb: Math.round(rssBefore / 1e6), peak_rss_mb: Math.round(peakRss / 1e6), heap_after_gc_mb: heapAfterGcMb, target: '<= 60 s, < 300 MB' };
+  return { backend, endpoints: ENDPOINTS, probed: results.length, healthy, tools: row?.n, round_s: Number(seconds.toFixed(2)), rss_before_mb: Math.round(rssBefore / 1e6), peak_rss_mb: Math.round(peakRss / 1e6), peak_heap_total_mb: Math.round(peakHeap / 1e6), peak_external_mb: Math.round(peakExternal / 1e6), heap_after_gc_mb: heapAfterGcMb, target: '<= 60 s, < 300 MB' };
 }
 
 /** Runs one probe round on PGlite and, if configured, PostgreSQL. */

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
@@ -56,11 +57,17 @@ const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-languag
 export function createAggregate(options: AggregateOptions) {
   const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
   // The SDK's server half is loaded on the first /mcp request, not at start-up (~0.2 s).
-  let sdk: Promise<{ Server: typeof Server; StreamableHTTPServerTransport: typeof StreamableHTTPServerTransport }> | undefined;
+  let sdk: Promise<{ Server: typeof Server; StreamableHTTPServerTransport: typeof StreamableHTTPServerTransport; jsonSchemaValidator: AjvJsonSchemaValidator }> | undefined;
   const loadSdk = () =>
-    (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]).then(([server, http]) => ({
+    (sdk ??= Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/validation/ajv'),
+    ]).then(([server, http, ajv]) => ({
       Server: server.Server,
       StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+      // One validator for every request's Server: each would otherwise build its own Ajv.
+      jsonSchemaValidator: new ajv.AjvJsonSchemaValidator(),
     })));
 
   async function callTool(identity: AgentIdentity, req: IncomingMessage, params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> }, extra: { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void> }): Promise<CallToolResult> {
@@ -127,8 +134,8 @@ export function createAggregate(options: AggregateOptions) {
       res.end(text);
       return;
     }
-    const { Server, StreamableHTTPServerTransport } = await loadSdk();
-    const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } } });
+    const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadSdk();
+    const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: (await options.catalog.onlineTools()).map((t) => ({
         name: `${t.provider}${TOOL_NAME_SEPARATOR}${t.name}`,

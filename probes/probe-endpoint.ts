@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 
 import type { FetchLike } from './guarded-fetch.ts';
@@ -74,6 +75,10 @@ export function normaliseTool(raw: unknown): ProbedTool | undefined {
   };
 }
 
+// One validator for every probe: a Client otherwise builds its own Ajv instance (hundreds of KB,
+// and the bulk of a probe round's garbage), though probes never validate tool outputs.
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
 /** A short, caller-safe description of why a probe failed. */
 export function describeProbeError(error: unknown): string {
   if (error instanceof SsrfError) return error.message;
@@ -106,7 +111,7 @@ export async function probeEndpoint(url: string, fetch: FetchLike, limits: Probe
     fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, abort]) : abort }),
     redirectPolicy: 'follow',
   });
-  const client = new Client({ name: 'plaza-prober', version: '1.0.0' }, { capabilities: {} });
+  const client = new Client({ name: 'plaza-prober', version: '1.0.0' }, { capabilities: {}, jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()) });
   const requestOptions = { signal: abort, timeout: limits.timeoutMs, maxTotalTimeout: limits.timeoutMs };
   try {
     await client.connect(transport, requestOptions);
