@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
@@ -29,9 +30,11 @@ export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = {
 export interface ExtractResult {
   entries: number;
   bytes: number;
+  /** sha256 (hex) of the archive file as read (hashed during the first pass). */
+  sha256: string;
 }
 
-function reject(message: string): AgpkError {
+export function reject(message: string): AgpkError {
   return new AgpkError('bad_request', `unsafe archive: ${message}`, { problems: [{ file: '(archive)', path: '', message }] });
 }
 
@@ -45,17 +48,22 @@ function safePath(raw: string): string {
   return normal.replace(/^\.\//, '');
 }
 
-interface ScanState {
+/** What the entry checks remember across one archive. */
+export interface ScanState {
   seen: Set<string>;
   symlinks: Set<string>;
   entries: number;
   total: number;
 }
 
-type Action = { kind: 'dir' | 'file' | 'symlink'; path: string; parts: string[]; mode: number; link?: string };
+/** What an entry is, once checked. */
+export type Action = { kind: 'dir' | 'file' | 'symlink'; path: string; parts: string[]; mode: number; link?: string };
+
+/** A fresh scan state. */
+export const newScanState = (): ScanState => ({ seen: new Set(), symlinks: new Set(), entries: 0, total: 0 });
 
 /** Checks one entry against every rule and the limits; returns what extracting it means. */
-function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimits): Action {
+export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimits): Action {
   const path = safePath(entry.path);
   state.entries += 1;
   if (state.entries > limits.maxEntries) throw reject(`more than ${limits.maxEntries} entries`);
@@ -100,9 +108,10 @@ function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimits): Act
 }
 
 /** Streams the archive through tar's parser, calling `onEntry` for each entry; a throw aborts. */
-async function parseArchive(archive: string, onEntry: (entry: ReadEntry) => void): Promise<void> {
+export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) => void, hash?: Hash): Promise<void> {
   const parser = new Parser({ strict: true, maxDecompressionRatio: Number.POSITIVE_INFINITY } as ConstructorParameters<typeof Parser>[0]);
-  const input = createReadStream(archive);
+  const input = createReadStream(archive, { highWaterMark: 1 << 20 });
+  if (hash) input.on('data', (chunk) => hash.update(chunk as Buffer));
   let failure: unknown;
   parser.on('entry', (entry: ReadEntry) => {
     if (failure !== undefined) {
@@ -140,10 +149,16 @@ async function parseArchive(archive: string, onEntry: (entry: ReadEntry) => void
  */
 export async function safeExtract(archive: string, dest: string, limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS): Promise<ExtractResult> {
   const scan: ScanState = { seen: new Set(), symlinks: new Set(), entries: 0, total: 0 };
-  await parseArchive(archive, (entry) => {
-    inspect(entry, scan, limits);
-    entry.resume();
-  });
+  const hash = createHash('sha256');
+  await parseArchive(
+    archive,
+    (entry) => {
+      inspect(entry, scan, limits);
+      entry.resume();
+    },
+    hash,
+  );
+  const sha256 = hash.digest('hex');
   if (scan.entries === 0) throw reject('the archive holds no entries');
 
   await mkdir(dest, { recursive: false });
@@ -192,5 +207,5 @@ export async function safeExtract(archive: string, dest: string, limits: Extract
     await rm(dest, { recursive: true, force: true });
     throw error;
   }
-  return { entries: state.entries, bytes: state.total };
+  return { entries: state.entries, bytes: state.total, sha256 };
 }

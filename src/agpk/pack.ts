@@ -1,20 +1,20 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
 
-import { DIGESTS_FILE, formatDigests, MANIFEST_FILE, manifestDigest, sha256File, SMALL_FILE, type TreeEntry, walkTree } from './digests.ts';
+import { breather, DIGESTS_FILE, formatDigests, MANIFEST_FILE, manifestDigest, sha256File, SMALL_FILE, type TreeEntry, walkTree } from './digests.ts';
 import { AgpkError } from './errors.ts';
 import { writeFileAtomic } from './internal/atomic-write.ts';
+import { gzipBatches } from './internal/gzip-batches.ts';
 import { END_OF_ARCHIVE, padding, ustarHeader } from './internal/ustar.ts';
 import type { AgpkManifest } from './manifest.ts';
 
 /**
  * gzip level of archives. Part of the reproducibility contract (same level, same zlib, same bytes);
- * 1 keeps packing fast on large payloads, which are mostly compressed already.
+ * 1 keeps packing fast; batches that do not compress are stored (see gzipBatches).
  */
 const GZIP_LEVEL = 1;
 
@@ -65,15 +65,19 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
  */
 export async function treeDigests(dir: string, files: TreeEntry[]): Promise<Map<string, string>> {
   const list = files.filter((f) => f.kind === 'file' && f.path !== DIGESTS_FILE);
+  const breathe = breather();
   const hashes = await mapLimit(list, 4, async (f) => {
+    let digest: string | undefined;
     if (f.path === MANIFEST_FILE) {
       try {
-        return manifestDigest(JSON.parse(await readFile(join(dir, f.path), 'utf8')) as Record<string, unknown>);
+        digest = manifestDigest(JSON.parse(await readFile(join(dir, f.path), 'utf8')) as Record<string, unknown>);
       } catch {
-        return sha256File(join(dir, f.path));
+        // not JSON: hashed as a plain file below
       }
     }
-    return sha256File(join(dir, f.path));
+    digest ??= await sha256File(join(dir, f.path));
+    await breathe(f.size);
+    return digest;
   });
   return new Map(list.map((f, i) => [f.path, hashes[i]!]));
 }
@@ -87,6 +91,7 @@ export async function writeDigests(dir: string): Promise<string> {
 }
 
 async function* tarBlocks(dir: string, entries: TreeEntry[]): AsyncGenerator<Buffer> {
+  const breathe = breather();
   for (const e of entries) {
     if (e.kind === 'dir') {
       yield ustarHeader({ path: `${e.path}/`, type: '5', mode: 0o755 });
@@ -95,7 +100,9 @@ async function* tarBlocks(dir: string, entries: TreeEntry[]): AsyncGenerator<Buf
     yield ustarHeader({ path: e.path, type: '0', mode: e.mode & 0o111 ? 0o755 : 0o644, size: e.size });
     let read = 0;
     if (e.size <= SMALL_FILE) {
-      const body = await readFile(join(dir, e.path));
+      // One synchronous read per small file (see sha256File); the event loop gets a turn every 8 MiB.
+      await breathe(e.size);
+      const body = readFileSync(join(dir, e.path));
       if (body.length !== e.size) throw new AgpkError('conflict', `${e.path} changed while packing`);
       yield body;
       yield padding(e.size);
@@ -128,20 +135,6 @@ async function* tarStream(dir: string, entries: TreeEntry[]): AsyncGenerator<Buf
   if (size > 0) yield Buffer.concat(batch, size);
 }
 
-/** Sets the gzip header's OS byte to 255 ("unknown") so archives match across platforms. */
-function fixGzipHeader(): Transform {
-  let first = true;
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      if (first && chunk.length >= 10) {
-        chunk[9] = 0xff;
-        first = false;
-      }
-      cb(null, chunk);
-    },
-  });
-}
-
 /**
  * Packs `dir` into a deterministic `.agpk` (gzipped ustar): writes DIGESTS first, then entries
  * sorted by path with mtime 0, owner root:root (0:0) and modes 0644/0755. Packing an unchanged
@@ -172,7 +165,7 @@ export async function packPackage(dir: string, options: { output?: string } = {}
     },
   });
   try {
-    await pipeline(Readable.from(tarStream(root, entries)), createGzip({ level: GZIP_LEVEL }), fixGzipHeader(), tap, createWriteStream(tmp));
+    await pipeline(Readable.from(gzipBatches(tarStream(root, entries), { level: GZIP_LEVEL })), tap, createWriteStream(tmp));
     await rename(tmp, output);
   } catch (error) {
     await rm(tmp, { force: true });

@@ -3,44 +3,48 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { AgpkSchemas } from './contract.ts';
-import { DIGESTS_FILE, MANIFEST_FILE, sha256File } from './digests.ts';
+import { DIGESTS_FILE, MANIFEST_FILE } from './digests.ts';
 import { AgpkError } from './errors.ts';
-import { DEFAULT_EXTRACT_LIMITS, type ExtractLimits, safeExtract } from './extract.ts';
+import { DEFAULT_EXTRACT_LIMITS, type ExtractLimits, type ExtractResult, safeExtract } from './extract.ts';
 import { packPackage, readManifest, writeDigests } from './pack.ts';
+import { archiveView, folderView } from './package-view.ts';
 import { loadPrivateKey, signDigests } from './signing.ts';
-import { validatePackageDir, type ValidationReport } from './validate.ts';
+import { validatePackage, type ValidationReport } from './validate.ts';
 
-/** Runs `fn` on a package folder: `target` itself, or an archive extracted (safely) to a temp folder. */
+/**
+ * Runs `fn` on a package folder: `target` itself (`archive` undefined), or an archive extracted
+ * (safely) to a temp folder, with what extracting found (entries, bytes, the archive's sha256).
+ */
 export async function withPackageDir<T>(
   target: string,
-  fn: (dir: string, archive: boolean) => Promise<T>,
+  fn: (dir: string, archive: ExtractResult | undefined) => Promise<T>,
   limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
 ): Promise<T> {
   const st = await stat(target).catch(() => undefined);
   if (!st) throw new AgpkError('not_found', `${target} does not exist`);
-  if (st.isDirectory()) return fn(target, false);
+  if (st.isDirectory()) return fn(target, undefined);
   const tmp = await mkdtemp(join(tmpdir(), 'agpk-'));
   try {
-    await safeExtract(target, join(tmp, 'pkg'), limits);
-    return await fn(join(tmp, 'pkg'), true);
+    const extracted = await safeExtract(target, join(tmp, 'pkg'), limits);
+    return await fn(join(tmp, 'pkg'), extracted);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
 }
 
-/** Validates a package folder or archive; an archive's report carries its sha256. */
+/**
+ * Validates a package folder or archive; an archive's report carries its sha256. An archive is
+ * read in one streaming pass with the extraction safety checks, without writing it out.
+ */
 export async function validateTarget(target: string, schemas: AgpkSchemas, limits?: ExtractLimits): Promise<ValidationReport & { sha256?: string }> {
   try {
-    return await withPackageDir(
-      target,
-      async (dir, archive) => {
-        const report = await validatePackageDir(dir, schemas);
-        delete report.manifest;
-        delete report.commands;
-        return archive ? { ...report, sha256: await sha256File(target) } : report;
-      },
-      limits,
-    );
+    const st = await stat(target).catch(() => undefined);
+    if (!st) throw new AgpkError('not_found', `${target} does not exist`);
+    const { view, sha256 } = st.isDirectory() ? { view: folderView(target), sha256: undefined } : await archiveView(target, limits);
+    const report = await validatePackage(view, schemas);
+    delete report.manifest;
+    delete report.commands;
+    return sha256 === undefined ? report : { ...report, sha256 };
   } catch (error) {
     if (error instanceof AgpkError && error.code === 'bad_request' && error.problems.length > 0) {
       return { ok: false, package_id: null, version: null, signed: false, signature_kid: null, problems: error.problems, warnings: [] };

@@ -1,11 +1,8 @@
-import { lstat, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-
 import { type AgpkSchemas, describeAjvError } from './contract.ts';
-import { DIGESTS_FILE, MANIFEST_FILE, parseDigests, walkTree } from './digests.ts';
+import { DIGESTS_FILE, MANIFEST_FILE, parseDigests } from './digests.ts';
 import type { Problem } from './errors.ts';
 import { type AgentCommand, type AgentCommands, type AgpkManifest, EDGE_REQUIRED_COMMANDS, providesCommand, RUNNABLE_DRIVER_KINDS, USAGE_FILES } from './manifest.ts';
-import { treeDigests } from './pack.ts';
+import { folderView, type PackageView } from './package-view.ts';
 import { checkSignature } from './signing.ts';
 
 /** The file holding the command surface (spec §2.9). */
@@ -26,25 +23,14 @@ export interface ValidationReport {
   commands?: AgentCommand[];
 }
 
-async function kind(path: string): Promise<'file' | 'dir' | 'other' | 'missing'> {
-  try {
-    const st = await lstat(path);
-    return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
-  } catch {
-    return 'missing';
-  }
-}
-
-async function readJson(dir: string, file: string, problems: Problem[], missing: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, file), 'utf8');
-  } catch {
+async function readJson(view: PackageView, file: string, problems: Problem[], missing: string): Promise<unknown> {
+  const bytes = await view.read(file);
+  if (bytes === undefined) {
     problems.push({ file, path: '$', message: missing });
     return undefined;
   }
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(bytes.toString('utf8')) as unknown;
   } catch (error) {
     problems.push({ file, path: '$', message: `invalid JSON: ${(error as Error).message}` });
     return undefined;
@@ -69,7 +55,7 @@ function checkEdge(manifest: AgpkManifest, commands: AgentCommand[], problems: P
   }
 }
 
-async function checkCommands(dir: string, schemas: AgpkSchemas, value: unknown, problems: Problem[], warnings: Problem[]): Promise<AgentCommand[]> {
+async function checkCommands(view: PackageView, schemas: AgpkSchemas, value: unknown, problems: Problem[], warnings: Problem[]): Promise<AgentCommand[]> {
   if (!schemas.commands(value)) {
     for (const e of schemas.commands.errors ?? []) problems.push({ file: COMMANDS_FILE, ...describeAjvError(e) });
     return ((value as AgentCommands | undefined)?.commands ?? []).filter((c) => c && typeof c === 'object');
@@ -79,7 +65,7 @@ async function checkCommands(dir: string, schemas: AgpkSchemas, value: unknown, 
   for (const [i, c] of commands.entries()) {
     if (ids.has(c.id)) problems.push({ file: COMMANDS_FILE, path: `$.commands[${i}].id`, message: `duplicate command id "${c.id}"` });
     ids.add(c.id);
-    const entryKind = await kind(join(dir, c.driver.entry));
+    const entryKind = await view.kind(c.driver.entry);
     if (entryKind !== 'file') problems.push({ file: COMMANDS_FILE, path: `$.commands[${i}].driver.entry`, message: `entry "${c.driver.entry}" is not a file in the package` });
     if (!(RUNNABLE_DRIVER_KINDS as readonly string[]).includes(c.driver.kind)) {
       warnings.push({ file: COMMANDS_FILE, path: `$.commands[${i}].driver.kind`, message: `driver kind "${c.driver.kind}" needs a host that supports it (this one runs ${RUNNABLE_DRIVER_KINDS.join(', ')})` });
@@ -93,24 +79,21 @@ async function checkCommands(dir: string, schemas: AgpkSchemas, value: unknown, 
   return commands;
 }
 
-async function checkDigests(dir: string, problems: Problem[]): Promise<Buffer | undefined> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(join(dir, DIGESTS_FILE));
-  } catch {
+async function checkDigests(view: PackageView, problems: Problem[]): Promise<Buffer | undefined> {
+  const bytes = await view.read(DIGESTS_FILE);
+  if (bytes === undefined) {
     problems.push({ file: DIGESTS_FILE, path: '$', message: 'DIGESTS is missing (run `plaza agpk pack`)' });
     return undefined;
   }
   const { digests, errors } = parseDigests(bytes.toString('utf8'));
   for (const message of errors) problems.push({ file: DIGESTS_FILE, path: '$', message: `bad DIGESTS: ${message}` });
-  let tree;
+  let actual: Map<string, string>;
   try {
-    tree = await walkTree(dir, (p) => p === DIGESTS_FILE);
+    actual = await view.digests();
   } catch (error) {
     problems.push({ file: '(package)', path: '$', message: (error as Error).message });
     return bytes;
   }
-  const actual = await treeDigests(dir, tree);
   for (const [path, sha] of actual) {
     const listed = digests.get(path);
     if (listed === undefined) problems.push({ file: DIGESTS_FILE, path: '$', message: `bad DIGESTS: ${path} is not listed` });
@@ -127,37 +110,42 @@ async function checkDigests(dir: string, problems: Problem[]): Promise<Buffer | 
  * usage file, payload folder, lifecycle hooks, edge rules, DIGESTS and signature. Every problem
  * names its file and JSON path; the report is `ok` only when the package may be published.
  */
-export async function validatePackageDir(dir: string, schemas: AgpkSchemas): Promise<ValidationReport> {
+export function validatePackageDir(dir: string, schemas: AgpkSchemas): Promise<ValidationReport> {
+  return validatePackage(folderView(dir), schemas);
+}
+
+/** Validates a package as `validatePackageDir` does, read through a view (a folder or an archive). */
+export async function validatePackage(view: PackageView, schemas: AgpkSchemas): Promise<ValidationReport> {
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
-  const manifestValue = await readJson(dir, MANIFEST_FILE, problems, 'agpk.json is missing');
+  const manifestValue = await readJson(view, MANIFEST_FILE, problems, 'agpk.json is missing');
   let manifest: AgpkManifest | undefined;
   if (manifestValue !== undefined) {
     if (schemas.manifest(manifestValue)) manifest = manifestValue as AgpkManifest;
     else for (const e of schemas.manifest.errors ?? []) problems.push({ file: MANIFEST_FILE, ...describeAjvError(e) });
   }
-  const commandsValue = await readJson(dir, COMMANDS_FILE, problems, 'missing command surface: agent-commands.json is mandatory');
-  const commands = commandsValue === undefined ? [] : await checkCommands(dir, schemas, commandsValue, problems, warnings);
+  const commandsValue = await readJson(view, COMMANDS_FILE, problems, 'missing command surface: agent-commands.json is mandatory');
+  const commands = commandsValue === undefined ? [] : await checkCommands(view, schemas, commandsValue, problems, warnings);
 
-  const usage = await Promise.all(USAGE_FILES.map((f) => kind(join(dir, f))));
+  const usage = await Promise.all(USAGE_FILES.map((f) => view.kind(f)));
   if (!usage.includes('file')) problems.push({ file: USAGE_FILES.join(' or '), path: '$', message: 'missing usage file: USAGE.md or AGENT_CAPABILITIES.md is mandatory' });
-  if ((await kind(join(dir, 'payload'))) !== 'dir') problems.push({ file: 'payload/', path: '$', message: 'missing payload/ folder' });
+  if ((await view.kind('payload')) !== 'dir') problems.push({ file: 'payload/', path: '$', message: 'missing payload/ folder' });
 
   if (manifest) {
     for (const hook of ['install', 'upgrade', 'uninstall'] as const) {
       const file = manifest.lifecycle?.[hook];
-      if (file !== undefined && (await kind(join(dir, file))) !== 'file') {
+      if (file !== undefined && (await view.kind(file)) !== 'file') {
         problems.push({ file: MANIFEST_FILE, path: `$.lifecycle.${hook}`, message: `hook file "${file}" is not in the package` });
       }
     }
     if (manifest.capability_domain === 'iot_edge' || manifest.device_face !== undefined) checkEdge(manifest, commands, problems);
-    if (manifest.ahcp?.badge === 'full' && (await kind(join(dir, 'surface.json'))) !== 'file') {
+    if (manifest.ahcp?.badge === 'full' && (await view.kind('surface.json')) !== 'file') {
       problems.push({ file: MANIFEST_FILE, path: '$.ahcp.badge', message: 'the Full badge requires surface.json' });
     }
   }
-  if ((await kind(join(dir, 'surface.json'))) === 'file') await readJson(dir, 'surface.json', problems, '');
+  if ((await view.kind('surface.json')) === 'file') await readJson(view, 'surface.json', problems, '');
 
-  const digests = await checkDigests(dir, problems);
+  const digests = await checkDigests(view, problems);
   const signed = manifest?.ahcp?.signed === true;
   let kid: string | null = null;
   if (manifest && signed) {

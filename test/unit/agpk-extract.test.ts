@@ -3,6 +3,7 @@
  * message before anything is written — `..`, absolute paths, symlink escapes, devices, hard links,
  * a 10 GB declared size (header only), 100,000 entries — and setuid bits never survive.
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,8 +34,10 @@ const file = (path: string, content = 'x', mode = 0o644): RawEntry => ({ path, t
 
 describe('safeExtract', () => {
   it('extracts a plain archive, dropping setuid/setgid bits and normalising modes', async () => {
-    const { dest, result } = await extract(rawArchive([{ path: 'payload/', type: '5', mode: 0o777 }, file('payload/run', '#!/bin/sh\n', 0o6777), file('a.txt', 'hi', 0o666)]));
-    await expect(result).resolves.toEqual({ entries: 3, bytes: 12 });
+    const archive = rawArchive([{ path: 'payload/', type: '5', mode: 0o777 }, file('payload/run', '#!/bin/sh\n', 0o6777), file('a.txt', 'hi', 0o666)]);
+    const { dest, result } = await extract(archive);
+    // The archive's own sha256 comes from the same read.
+    await expect(result).resolves.toEqual({ entries: 3, bytes: 12, sha256: createHash('sha256').update(archive).digest('hex') });
     expect((await stat(join(dest, 'payload/run'))).mode & 0o7777).toBe(0o755);
     expect((await stat(join(dest, 'a.txt'))).mode & 0o7777).toBe(0o644);
     expect(await readFile(join(dest, 'a.txt'), 'utf8')).toBe('hi');
@@ -84,5 +87,22 @@ describe('safeExtract', () => {
   it('refuses garbage that is not a tar archive', async () => {
     const { result } = await extract(Buffer.from('this is not an archive at all'.repeat(40)));
     await expect(result).rejects.toThrow(/unsafe archive/);
+  });
+});
+
+describe('validate of an archive (read in one pass, nothing written)', () => {
+  it('refuses the same unsafe archives as extraction, as a report', async () => {
+    const { validateTarget, loadAgpkSchemas } = await import('../../src/agpk/index.ts');
+    for (const [entries, why] of [
+      [[file('../evil.txt')], /\.\./],
+      [[{ path: 'link', type: '1', mode: 0o644, linkpath: 'a.txt' } as RawEntry], /hard link/],
+      [[file('/etc/passwd')], /absolute path/],
+    ] as const) {
+      const path = join(tmp.path, `v${++n}.agpk`);
+      await writeFile(path, rawArchive([...entries]));
+      const report = await validateTarget(path, loadAgpkSchemas());
+      expect(report.ok).toBe(false);
+      expect(report.problems[0]?.message).toMatch(why);
+    }
   });
 });

@@ -76,3 +76,25 @@ describe('agpk pack', () => {
     await expect(packPackage(pkg)).rejects.toThrow(/payload\/link: only regular files and directories/);
   });
 });
+
+describe('agpk pack compression', () => {
+  it('deflates text and stores random bytes, in one archive gzip and tar read back byte for byte', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const random = randomBytes(3 * 1024 * 1024);
+    const text = 'plaza agpk packs text well; '.repeat(120_000);
+    await writeFile(join(pkg, 'random.bin'), random);
+    await writeFile(join(pkg, 'notes.txt'), text);
+    const first = await packPackage(pkg, { output: join(tmp.path, 'a.agpk') });
+    // Random bytes cost their size (stored, not inflated by futile deflate); 3.4 MB of text almost nothing.
+    expect(first.bytes).toBeGreaterThan(random.length);
+    expect(first.bytes).toBeLessThan(random.length + 200_000);
+    execFileSync('gzip', ['-t', first.archive]);
+    const out = join(tmp.path, 'out');
+    execFileSync('mkdir', [out]);
+    execFileSync('tar', ['-xzf', first.archive, '-C', out]);
+    expect((await readFile(join(out, 'random.bin'))).equals(random)).toBe(true);
+    expect(await readFile(join(out, 'notes.txt'), 'utf8')).toBe(text);
+    const second = await packPackage(pkg, { output: join(tmp.path, 'b.agpk') });
+    expect(second.sha256).toBe(first.sha256);
+  });
+});

@@ -25,6 +25,9 @@ async function problems(): Promise<Array<{ file: string; path: string; message: 
   await writeDigests(pkg);
   const report = await validatePackageDir(pkg, schemas);
   expect(report.ok).toBe(false);
+  // The same package packed: its archive, read in one pass without extracting, says the same.
+  const packed = await packPackage(pkg, { output: join(tmp.path, 'same.agpk') }).catch(() => undefined);
+  if (packed) expect((await validateTarget(packed.archive, schemas)).problems).toEqual(report.problems);
   return report.problems;
 }
 
