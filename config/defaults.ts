@@ -19,4 +19,9 @@ export const defaults = {
   rateLimitIntentPerMin: 30,
   rateLimitLeadsPerMin: 10,
   rateLimitKeyPrefix: 'plaza:rl:',
+  mailFrom: 'Plaza <no-reply@localhost>',
+  sourcesRecheckS: 3600,
+  sourcesMaxBytes: 64 * 1024 * 1024,
+  rateLimitAuthPerMin: 10,
+  rateLimitSourcesPerMin: 20,
 } as const;

@@ -81,6 +81,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       tokensPerDayPerIp: e.CHAT_TOKENS_PER_DAY_PER_IP,
       guestTokenRpmPerIp: e.GUEST_TOKEN_RPM_PER_IP,
     },
+    sources: {
+      recheckMs: e.PLAZA_SOURCES_RECHECK_S * 1000,
+      maxBytes: e.PLAZA_SOURCES_MAX_BYTES,
+      denyListFile: e.PLAZA_SOURCES_DENYLIST_FILE === undefined ? undefined : resolve(e.PLAZA_SOURCES_DENYLIST_FILE),
+      registrationsPerMinute: e.PLAZA_RATE_LIMIT_SOURCES_PER_MIN,
+    },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    auth: { requestsPerMinute: e.PLAZA_RATE_LIMIT_AUTH_PER_MIN },
     gateway: { timeoutMs: e.PLAZA_GATEWAY_TIMEOUT_MS, maxResponseBytes: e.PLAZA_GATEWAY_MAX_RESPONSE_BYTES },
     receipts: {
       durability: e.RECEIPTS_DURABILITY,

@@ -68,6 +68,14 @@ export const EnvSchema = z.object({
   // Gateway (docs/gateway.md).
   PLAZA_GATEWAY_TIMEOUT_MS: int(1_000, 3_600_000).default(300_000),
   PLAZA_GATEWAY_MAX_RESPONSE_BYTES: int(1024, 1024 * 1024 * 1024).default(32 * 1024 * 1024),
+  // Package sources, accounts and e-mail (docs/sources.md).
+  SMTP_URL: url(['smtp:', 'smtps:']).optional(),
+  MAIL_FROM: z.string().trim().min(3).max(320).default(defaults.mailFrom),
+  PLAZA_SOURCES_RECHECK_S: int(5, 7 * 86_400).default(defaults.sourcesRecheckS),
+  PLAZA_SOURCES_MAX_BYTES: int(1024, 1024 * 1024 * 1024).default(defaults.sourcesMaxBytes),
+  PLAZA_SOURCES_DENYLIST_FILE: z.string().trim().min(1).optional(),
+  PLAZA_RATE_LIMIT_AUTH_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitAuthPerMin),
+  PLAZA_RATE_LIMIT_SOURCES_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitSourcesPerMin),
 });
 
 /** Plaza's configuration, parsed once at start and passed to every factory. */
@@ -127,6 +135,21 @@ export interface Config {
     /** PLAZA_GATEWAY_MAX_RESPONSE_BYTES: largest upstream answer relayed. */
     maxResponseBytes: number;
   };
+  /** Package source registry and its worker (docs/sources.md). */
+  sources: {
+    /** PLAZA_SOURCES_RECHECK_S in ms: how often a healthy source is fetched and hashed again. */
+    recheckMs: number;
+    /** PLAZA_SOURCES_MAX_BYTES: largest archive the worker downloads. */
+    maxBytes: number;
+    /** PLAZA_SOURCES_DENYLIST_FILE: extra known-bad digests (JSON array of {sha256, reason}). */
+    denyListFile: string | undefined;
+    /** PLAZA_RATE_LIMIT_SOURCES_PER_MIN: anonymous registrations per client per minute. */
+    registrationsPerMinute: number;
+  };
+  /** System e-mail: SMTP_URL (unset: the outbox table only) and MAIL_FROM. */
+  mail: { smtpUrl: string | undefined; from: string };
+  /** Sign-in, link and reset requests per client (and per e-mail address) per minute. */
+  auth: { requestsPerMinute: number };
   receipts: {
     /** RECEIPTS_DURABILITY: `sync` answers after the receipt is committed (or spooled); `async` at once. */
     durability: 'sync' | 'async';

@@ -33,8 +33,19 @@ export interface ToolCatalog {
   byProvider(provider: string): Promise<Connector | undefined>;
 }
 
+/**
+ * A provider served inside this process (Plaza's own `platform` tools): listed with the online
+ * tools and called directly instead of through an upstream session; receipts as for any call.
+ */
+export interface LocalProvider {
+  provider: string;
+  tools(): CatalogTool[];
+  call(identity: AgentIdentity, tool: string, args: unknown, callId: string): Promise<CallToolResult>;
+}
+
 /** Options of createAggregate. */
 export interface AggregateOptions {
+  local?: LocalProvider | undefined;
   catalog: ToolCatalog;
   agents: AgentAuthenticator;
   receipts: ReceiptSink;
@@ -74,6 +85,13 @@ export function createAggregate(options: AggregateOptions) {
     const split = params.name.indexOf(TOOL_NAME_SEPARATOR);
     const provider = split > 0 ? params.name.slice(0, split) : '';
     const tool = split > 0 ? params.name.slice(split + TOOL_NAME_SEPARATOR.length) : '';
+    const local = options.local;
+    if (local && provider === local.provider && tool) {
+      const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now() };
+      const result = await local.call(identity, tool, params.arguments ?? {}, call.callId);
+      await options.receipts.record(receiptFor(call, { result }, options.clock.now()));
+      return stampResult(result, identity, call.callId) as CallToolResult;
+    }
     const connector = provider ? await options.catalog.byProvider(provider) : undefined;
     if (!connector || !tool) {
       return { content: [{ type: 'text', text: `Unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector.` }], isError: true };
@@ -137,7 +155,7 @@ export function createAggregate(options: AggregateOptions) {
     const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadSdk();
     const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: (await options.catalog.onlineTools()).map((t) => ({
+      tools: [...(options.local?.tools() ?? []), ...(await options.catalog.onlineTools())].map((t) => ({
         name: `${t.provider}${TOOL_NAME_SEPARATOR}${t.name}`,
         description: t.description,
         inputSchema: { type: 'object', ...t.inputSchema } as { type: 'object' },

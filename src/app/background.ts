@@ -1,14 +1,18 @@
 import type { Config } from '../../config/index.ts';
-import { createDiscovery, createProber, type Discovery, type Prober } from '../../probes/index.ts';
+import { createDiscovery, createProber, type Discovery, type Prober, type SourceWorker } from '../../probes/index.ts';
 import type { Database } from '../db/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
+import { createMailer, type Mailer } from '../mail/index.ts';
 import { createDiscoveryStore, createProbeStore } from '../marketplace/index.ts';
+import { createSourcesWorker } from '../sources/index.ts';
 
 /** Background work of a running server; `stop` waits for what is in flight. */
 export interface BackgroundWork {
   prober: Prober | undefined;
   discovery: Discovery | undefined;
+  sourceWorker: SourceWorker | undefined;
+  mailer: Mailer | undefined;
   stop(): Promise<void>;
 }
 
@@ -19,6 +23,10 @@ const DISCOVERY_TICK_MS = 15_000;
 // so a first full registry pull does not compete with start-up.
 const FIRST_PROBE_TICK_MS = 500;
 const FIRST_DISCOVERY_TICK_MS = 2_000;
+// Package sources and e-mail: enqueueing also kicks delivery at once; these loops catch up
+// retries, re-probes and work left by another instance.
+const SOURCES_TICK_MS = 2_000;
+const MAIL_TICK_MS = 5_000;
 
 /**
  * Starts the probe scheduler and registry discovery loops (unless PLAZA_BACKGROUND is off). Both
@@ -32,7 +40,7 @@ export function startBackgroundWork(deps: { db: Database; config: Config; log: L
   if (settings.allowPrivateTargets) {
     log.warn('PLAZA_ALLOW_PRIVATE_TARGETS is on: probes may reach loopback and private addresses. Development and tests only, never in production.');
   }
-  if (!config.background) return { prober: undefined, discovery: undefined, stop: async () => undefined };
+  if (!config.background) return { prober: undefined, discovery: undefined, sourceWorker: undefined, mailer: undefined, stop: async () => undefined };
 
   const prober = createProber({
     store: createProbeStore(db.prisma),
@@ -45,6 +53,9 @@ export function startBackgroundWork(deps: { db: Database; config: Config; log: L
   const discovery = settings.registryUrl
     ? createDiscovery({ store: createDiscoveryStore(db.prisma), clock, log, registryUrl: settings.registryUrl, signal: stopping.signal })
     : undefined;
+
+  const mailer = createMailer({ prisma: db.prisma, clock, log, smtpUrl: config.mail.smtpUrl, from: config.mail.from });
+  const sourceWorker = createSourcesWorker({ prisma: db.prisma, clock, log, config, mailer });
 
   let stopped = false;
   const timers = new Set<NodeJS.Timeout>();
@@ -72,17 +83,22 @@ export function startBackgroundWork(deps: { db: Database; config: Config; log: L
     schedule();
   };
   loop('probes', PROBE_TICK_MS, FIRST_PROBE_TICK_MS, () => prober.runDue());
+  loop('sources', SOURCES_TICK_MS, FIRST_PROBE_TICK_MS, () => sourceWorker.runDue());
+  if (mailer.mode === 'smtp') loop('mail', MAIL_TICK_MS, FIRST_PROBE_TICK_MS, () => mailer.deliverDue());
   if (discovery) loop('discovery', DISCOVERY_TICK_MS, FIRST_DISCOVERY_TICK_MS, () => discovery.pullIfDue());
   log.info({ base_interval_s: settings.probeBaseIntervalS, registry: settings.registryUrl ?? 'off' }, 'probe and discovery loops started');
 
   return {
     prober,
     discovery,
+    sourceWorker,
+    mailer,
     async stop() {
       stopped = true;
       stopping.abort();
       for (const timer of timers) clearTimeout(timer);
-      await Promise.allSettled([prober.close(), ...inFlight]);
+      await Promise.allSettled([prober.close(), sourceWorker.close(), ...inFlight]);
+      await mailer.close();
     },
   };
 }

@@ -27,6 +27,7 @@ import { TOKEN_API_AUDIENCE, tokenApiRoutes } from '../routes/token-api.ts';
 import { createBearerVerifier, createGuestTokens } from '../tokens/index.ts';
 import { createWebsite, websiteBodyErrors, websiteOpenApiOptions, websiteRoutes } from '../website/index.ts';
 import { createGatewayHandlers } from './gateway.ts';
+import { createSelfService } from './self-service.ts';
 
 /** What the app is built from; tests build as many isolated apps as they like. */
 export interface AppDeps {
@@ -70,7 +71,8 @@ export function createPlaza(deps: AppDeps): Plaza {
   const openApi = buildOpenApiDocument(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' }));
   const agents = createAgentService({ prisma: db.prisma, clock });
   const verify = createBearerVerifier({ guestTokens: createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE }), accounts });
-  const gateway = createGatewayHandlers({ config, db, clock, keys, agents, receipts: receiptWriter, onCall: (endpointId) => marketplace.recordDemand(endpointId) });
+  const selfService = createSelfService({ config, db, log, clock, accounts, redis });
+  const gateway = createGatewayHandlers({ config, db, clock, keys, agents, receipts: receiptWriter, onCall: (endpointId) => marketplace.recordDemand(endpointId), platformTools: selfService.platformTools });
 
   const app = express();
   app.disable('x-powered-by');
@@ -113,6 +115,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis }));
 
   app.use(marketplaceRoutes({ marketplace }));
+  app.use(...selfService.routes);
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
   app.use(websiteRoutes(website));
   app.use(openApiRoutes({ document: openApi }));
@@ -129,6 +132,7 @@ export function createPlaza(deps: AppDeps): Plaza {
       await receiptWriter.close().catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
       await marketplace.close().catch(() => undefined);
       await gateway.close().catch(() => undefined);
+      await selfService.close().catch(() => undefined);
       await redis?.quit().catch(() => undefined);
     },
   };

@@ -5,7 +5,7 @@ import { createAggregate, createPassthrough, createSessionSealer, createUpstream
 import { createGuardedFetch } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
-import { createConnectorCatalog, gatewaySessionKey } from '../connectors/index.ts';
+import { createConnectorCatalog, createPlatformServer, gatewaySessionKey, PLATFORM_PROVIDER, type PlatformTools } from '../connectors/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
@@ -33,6 +33,8 @@ export function createGatewayHandlers(deps: {
   agents: AgentService;
   receipts: ReceiptWriter;
   onCall?: (endpointId: string) => void;
+  /** Plaza's own tools, served as the built-in provider `platform` (it takes precedence over a listing of that name). */
+  platformTools?: PlatformTools;
 }): GatewayHandlers {
   const { config, db, clock, keys, agents } = deps;
   const guarded = createGuardedFetch({
@@ -49,7 +51,9 @@ export function createGatewayHandlers(deps: {
     const key = await keys.activeKey(ASSERTION_KEY_PURPOSE);
     return { kid: key.kid, privateKey: key.privateKey };
   };
+  const platform = deps.platformTools ? createPlatformServer({ tools: deps.platformTools, agents, receipts, clock }) : undefined;
   const aggregate = createAggregate({
+    local: platform?.local,
     catalog,
     agents,
     receipts,
@@ -83,7 +87,7 @@ export function createGatewayHandlers(deps: {
   };
   return {
     aggregate,
-    passthrough: async (req, res, provider) => (await passthroughHandler())(req, res, provider),
+    passthrough: async (req, res, provider) => (platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider)),
     close: () => guarded.close(),
   };
 }

@@ -67,6 +67,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   (await import('./agpk.ts')).registerAgpkCommands(program, env);
   (await import('./mcp-bridge.ts')).registerAgentCommands(program, env);
   (await import('./receipts.ts')).registerReceiptsCommands(program, env);
+  (await import('./outbox.ts')).registerOutboxCommands(program, env);
 
   try {
     await program.parseAsync(argv);

