@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (pure code, fast) and `integration` (in-process HTTP against PGlite, and
-// PostgreSQL/Redis when TEST_DATABASE_URL / TEST_REDIS_URL are set).
+// Three projects: `unit` (pure code, fast), `integration` (in-process HTTP against PGlite, and
+// PostgreSQL/Redis when TEST_DATABASE_URL / TEST_REDIS_URL are set) and `browser` (pages in Chromium).
 export default defineConfig({
   test: {
     projects: [
@@ -13,6 +13,17 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+        },
+      },
+      {
+        // Real Chromium (/usr/bin/chromium) against a real Plaza; one browser per file.
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 120_000,

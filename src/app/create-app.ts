@@ -15,6 +15,7 @@ import { createSigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createMarketplace, type Marketplace } from '../marketplace/index.ts';
 import { buildOpenApiDocument, openApiRoutes } from '../openapi/index.ts';
+import { pageFormRoutes, pageRoutes } from '../pages/index.ts';
 import { createRedisClient } from '../rate-limit/index.ts';
 import { accountRoutes } from '../routes/account.ts';
 import { agentRoutes } from '../routes/agents.ts';
@@ -105,6 +106,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.all('/mcp/p/:provider', (req, res, next) => {
     gateway.passthrough(req, res, String(req.params['provider'])).catch(next);
   });
+  app.use(pageFormRoutes({ website, listings: marketplace.service }));
   app.use(jsonBody(config.bodyLimitBytes));
 
   app.use(healthRoutes({ db, serviceName: config.telemetry.serviceName }));
@@ -119,6 +121,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
   app.use(websiteRoutes(website));
   app.use(openApiRoutes({ document: openApi }));
+  app.use(pageRoutes({ website, listings: marketplace.service }));
   app.use(websiteBodyErrors());
 
   app.use(notFound());

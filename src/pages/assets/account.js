@@ -1,0 +1,98 @@
+/* global document */
+// Account: sign-in by e-mail link; when signed in, API keys (session + CSRF) and agents with their
+// AGIN cards (created with an API key of this account, kept for the tab like on the receipts page).
+import { el, fieldError, fill, pageData, requestJson, retryAfter, say, session as store } from './common.js';
+
+const { text } = pageData();
+const message = document.getElementById('account-message');
+const signin = document.getElementById('signin');
+const signedIn = document.getElementById('signed-in');
+let csrf = '';
+
+async function start() {
+  const res = await requestJson('GET', '/api/auth/session').catch(() => null);
+  if (res?.ok && res.body?.account) {
+    csrf = res.body.session?.csrf_token || '';
+    document.getElementById('who').textContent = fill(text.signedInAs, { email: res.body.account.email });
+    signedIn.hidden = false;
+    await Promise.all([loadKeys(), loadAgents()]);
+    return;
+  }
+  if (!res || res.status === 404) {
+    say(message, text.unavailable, 'warn');
+    return;
+  }
+  signin.hidden = false;
+}
+
+document.getElementById('signin-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const email = document.getElementById('a-email');
+  if (!email.value.trim() || !email.validity.valid) {
+    fieldError(email, email.validationMessage || text.failed);
+    return email.focus();
+  }
+  fieldError(email, '');
+  const res = await requestJson('POST', '/api/auth/email/register-link', { email: email.value.trim(), next: '/account' });
+  if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
+  if (res.status === 404) return say(message, text.unavailable, 'warn');
+  if (!res.ok) return fieldError(email, res.body?.message || text.failed);
+  say(message, text.sent);
+});
+
+document.getElementById('signout').addEventListener('click', async () => {
+  await requestJson('POST', '/api/auth/logout', undefined, { 'x-csrf-token': csrf });
+  store.set('plaza_api_key', '');
+  signedIn.hidden = true;
+  signin.hidden = false;
+});
+
+async function loadKeys() {
+  const res = await requestJson('GET', '/api/account/keys');
+  const list = document.getElementById('key-list');
+  if (!res.ok) return list.replaceChildren(el('li', {}, text.failed));
+  list.replaceChildren(
+    ...res.body.keys.map((k) => el('li', {}, el('code', {}, `${k.prefix}…`), ` ${k.name || ''} — ${k.created_at.slice(0, 10)}${k.revoked_at ? ' (revoked)' : ''}`)),
+  );
+}
+
+document.getElementById('key-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const res = await requestJson('POST', '/api/account/keys', { name: 'web' }, { 'x-csrf-token': csrf });
+  const box = document.getElementById('key-secret');
+  if (!res.ok) return say(box, res.body?.message || text.failed, 'error');
+  store.set('plaza_api_key', res.body.api_key);
+  box.className = 'result';
+  box.replaceChildren(el('p', {}, text.keyShown), el('p', {}, el('code', { id: 'new-key' }, res.body.api_key)));
+  await loadKeys();
+});
+
+const bearer = () => ({ authorization: `Bearer ${store.get('plaza_api_key') || ''}` });
+
+async function loadAgents() {
+  const list = document.getElementById('agent-list');
+  if (!store.get('plaza_api_key')) return list.replaceChildren();
+  const res = await requestJson('GET', '/api/agents', undefined, bearer());
+  if (!res.ok) return list.replaceChildren(el('li', {}, text.failed));
+  list.replaceChildren(
+    ...res.body.data.agents
+      .filter((a) => !a.public)
+      .map((a) => el('li', { 'data-agin-id': a.agin_id }, el('strong', {}, a.display_name), ' — AGIN ', el('code', {}, a.agin_id), ` · ${a.agent_principal} · ${a.owner_context} · ${a.status}`)),
+  );
+}
+
+document.getElementById('agent-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const name = document.getElementById('g-name');
+  if (!name.value.trim()) return name.focus();
+  if (!store.get('plaza_api_key')) {
+    say(message, `${text.newKey} ↑`, 'warn');
+    return document.querySelector('#key-form button').focus();
+  }
+  const res = await requestJson('POST', '/api/agents', { display_name: name.value.trim() }, bearer());
+  if (!res.ok) return say(message, res.body?.message || text.failed, 'error');
+  name.value = '';
+  await loadAgents();
+});
+
+start();

@@ -1,0 +1,117 @@
+/* global document */
+// Packages: the healthy sources list, one package, and the source registration form with the
+// pipeline stage of a submitted source (polled from GET /api/agpk/sources/<id>).
+import { el, fieldError, fieldProblems, fill, pageData, requestJson, retryAfter, say } from './common.js';
+
+const { text } = pageData();
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function trustBadge(trust, label) {
+  return el('span', { class: `badge badge-${trust}` }, label || trust);
+}
+
+function installLine(source) {
+  return `plaza agpk install ${source.package_id}`;
+}
+
+async function listSources() {
+  const box = document.getElementById('sources');
+  if (!box) return;
+  const res = await requestJson('GET', '/share/v1/agpk/sources').catch(() => null);
+  if (!res || res.status === 404) return box.replaceChildren(el('p', { class: 'notice' }, text.unavailable));
+  if (!res.ok) return box.replaceChildren(el('p', {}, text.unavailable));
+  const sources = res.body.sources || [];
+  if (sources.length === 0) return box.replaceChildren(el('p', {}, text.none));
+  const rows = sources.map((s) =>
+    el(
+      'tr',
+      { 'data-package-id': s.package_id },
+      el('td', {}, el('a', { href: `/packages/${encodeURIComponent(s.package_id)}` }, s.name)),
+      el('td', {}, el('code', {}, s.package_id)),
+      el('td', {}, s.version),
+      el('td', {}, s.vendor || s.vendor_name),
+      el('td', {}, trustBadge(s.trust)),
+      el('td', { class: 'break' }, s.summary),
+    ),
+  );
+  const head = el('tr', {}, ...[text.name, 'id', text.version, text.vendor, text.trust, text.summary].map((h) => el('th', { scope: 'col' }, h)));
+  box.replaceChildren(el('div', { class: 'table-wrap' }, el('table', {}, el('caption', { class: 'sr-only' }, text.healthy), el('thead', {}, head), el('tbody', {}, ...rows))));
+}
+
+async function showPackage(box) {
+  const id = box.dataset.packageId;
+  const res = await requestJson('GET', `/api/agpk/sources?package_id=${encodeURIComponent(id)}&limit=10`).catch(() => null);
+  if (!res || res.status === 404) return box.replaceChildren(el('p', { class: 'notice' }, text.unavailable));
+  const sources = res.ok ? res.body.sources || [] : [];
+  const source = sources.find((s) => s.status === 'healthy') || sources[0];
+  if (!source) return box.replaceChildren(el('p', {}, text.notFound));
+  document.getElementById('package-title').textContent = source.name;
+  const facts = el('dl', { class: 'facts' });
+  const add = (label, value) => value !== undefined && value !== null && value !== '' && facts.append(el('dt', {}, label), el('dd', {}, value));
+  add('id', el('code', {}, source.package_id));
+  add(text.version, source.version);
+  add(text.vendor, source.vendor || source.vendor_name);
+  add(text.trust, trustBadge(source.trust, source.trust_label));
+  add(text.status, `${source.status} (${source.stage})`);
+  add(text.summary, source.summary);
+  add('sha256', el('code', {}, source.sha256));
+  add('URI', el('code', {}, source.download_uri));
+  const parts = [facts];
+  const commands = Array.isArray(source.commands) ? source.commands : [];
+  if (commands.length) parts.push(el('h2', {}, text.commands), el('ul', {}, ...commands.map((c) => el('li', {}, el('code', {}, c.id || String(c))))));
+  const findings = Array.isArray(source.findings) ? source.findings : [];
+  if (findings.length) {
+    parts.push(el('h2', {}, text.findings), el('ul', { class: 'findings' }, ...findings.map((f) => el('li', {}, el('span', { class: `badge badge-${f.severity}` }, f.severity), ' ', el('code', {}, f.id), ` — ${f.message}`))));
+  }
+  parts.push(el('h2', {}, text.install), el('pre', {}, el('code', {}, installLine(source))), el('p', { class: 'hint' }, text.installHint));
+  box.replaceChildren(...parts);
+}
+
+async function follow(id, result) {
+  for (let attempt = 0; attempt < 40; attempt += 1) {
+    const res = await requestJson('GET', `/api/agpk/sources/${encodeURIComponent(id)}`).catch(() => null);
+    const source = res?.ok ? res.body.source : null;
+    if (source) {
+      const line = fill(text.submitted, { stage: `${source.status} / ${source.stage}` });
+      result.className = 'result';
+      result.replaceChildren(el('p', { id: 'source-stage', 'data-status': source.status }, line), source.reason ? el('p', {}, source.reason) : '');
+      if (source.status !== 'registered') return;
+    }
+    await sleep(attempt < 10 ? 1000 : 3000);
+  }
+}
+
+const form = document.getElementById('source-form');
+if (form) {
+  const result = document.getElementById('source-result');
+  const FIELDS = ['package_id', 'name', 'version', 'vendor_name', 'download_uri', 'sha256'];
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    let first = null;
+    for (const name of FIELDS) {
+      const input = form.elements[name];
+      const ok = input.value.trim() !== '' && input.validity.valid;
+      fieldError(input, ok ? '' : input.validationMessage);
+      if (!ok && !first) first = input;
+    }
+    if (first) return first.focus();
+    const body = { summary: form.elements.summary.value.trim() };
+    for (const name of FIELDS) body[name] = form.elements[name].value.trim();
+    const session = await requestJson('GET', '/api/auth/session').catch(() => null);
+    const signedIn = session?.ok && session.body?.session?.csrf_token;
+    const res = signedIn
+      ? await requestJson('POST', '/api/agpk/sources/tool', body, { 'x-csrf-token': session.body.session.csrf_token })
+      : await requestJson('POST', '/api/agpk/sources', body);
+    if (res.status === 404) return say(result, text.unavailable, 'warn');
+    if (res.status === 429) return say(result, fill(pageData().text.submitted, { stage: `429 — ${retryAfter(res)} s` }), 'warn');
+    if (!res.ok) {
+      for (const [name, message] of Object.entries(fieldProblems(res.body))) if (form.elements[name]) fieldError(form.elements[name], message);
+      return say(result, res.body?.message || 'error', 'error');
+    }
+    await follow(res.body.source.id, result);
+  });
+}
+
+const detail = document.getElementById('package-detail');
+if (detail) showPackage(detail);
+else listSources();

@@ -1,0 +1,145 @@
+import type { Endpoint, Page, Tool } from '../marketplace/index.ts';
+import { fill, type PageCopy } from './copy.ts';
+import { type Html, html } from './html.ts';
+
+/** What the marketplace page shows. */
+export interface MarketplaceView {
+  q: string;
+  provider: string;
+  tools: Page<Tool>;
+  endpoints: Endpoint[];
+}
+
+/** A health badge: text and colour, never colour alone. */
+export function healthBadge(health: string, copy: PageCopy): Html {
+  const label = health === 'healthy' ? copy.market.healthy : health === 'degraded' ? copy.market.degraded : health;
+  return html`<span class="badge badge-${health}">${label}</span>`;
+}
+
+function credentialNote(endpoint: Endpoint | undefined, copy: PageCopy): Html {
+  const credentials = endpoint?.requiredCredentials ?? [];
+  if (credentials.length === 0) return html`<p class="muted small">${copy.market.noCredentials}</p>`;
+  return html`<p class="small"><strong>${copy.market.credentials}:</strong> ${credentials.map(
+    (c, i) => html`${i > 0 ? ', ' : ''}<code>${c.name}</code>${c.description ? html` (${c.description})` : ''}`,
+  )}</p>`;
+}
+
+function toolList(view: MarketplaceView, copy: PageCopy): Html {
+  const m = copy.market;
+  const byId = new Map(view.endpoints.map((e) => [e.id, e]));
+  const more = new URLSearchParams({ ...(view.q ? { q: view.q } : {}), ...(view.provider ? { provider: view.provider } : {}) });
+  if (view.tools.nextCursor) more.set('cursor', view.tools.nextCursor);
+  return html`<div id="tool-results" aria-live="polite">
+  <p class="muted" id="tool-count">${fill(m.toolsFound, { count: view.tools.items.length + (view.tools.nextCursor ? '+' : '') })}</p>
+  ${view.tools.items.length === 0 ? html`<p>${m.noTools}</p>` : ''}
+  <ul class="tools">
+    ${view.tools.items.map((t) => {
+      const endpoint = byId.get(t.endpointId);
+      return html`<li class="card tool" data-tool="${t.name}" data-provider="${t.provider}">
+        <div class="tool-head"><h3><code>${t.name}</code></h3>${healthBadge(t.health, copy)}</div>
+        <p class="small">${m.provider}: <a href="/marketplace/endpoints/${t.endpointId}">${t.provider}</a></p>
+        <p>${t.description.split(/\n/)[0]!.slice(0, 300)}</p>
+        ${t.requiresAgin ? html`<p class="small note">${m.requiresAgin}${t.callerIdentity ? html` — ${t.callerIdentity}` : ''}</p>` : ''}
+        ${credentialNote(endpoint, copy)}
+      </li>`;
+    })}
+  </ul>
+  ${view.tools.nextCursor ? html`<p><a href="/marketplace?${more.toString()}">${m.pages}</a></p>` : ''}
+</div>`;
+}
+
+function endpointTable(endpoints: Endpoint[], copy: PageCopy): Html {
+  const m = copy.market;
+  return html`<div class="table-wrap" id="endpoint-table"><table>
+  <caption class="sr-only">${m.endpoints}</caption>
+  <thead><tr><th scope="col">${m.provider}</th><th scope="col">${m.url}</th><th scope="col">${m.registrant}</th><th scope="col">${m.status}</th><th scope="col">${m.tools}</th></tr></thead>
+  <tbody>
+  ${endpoints.map(
+    (e) => html`<tr>
+      <td><a href="/marketplace/endpoints/${e.id}">${e.provider}</a></td>
+      <td class="break"><code>${e.url}</code></td>
+      <td class="break">${e.registeredBy}</td>
+      <td>${healthBadge(e.status, copy)}</td>
+      <td>${e.toolCount}</td>
+    </tr>`,
+  )}
+  </tbody>
+</table></div>`;
+}
+
+function listingForm(copy: PageCopy): Html {
+  const m = copy.market;
+  return html`<section class="card" aria-labelledby="list-title">
+  <h2 id="list-title">${m.listTitle}</h2>
+  <p>${m.listIntro}</p>
+  <noscript><p class="notice">${copy.site.noscript}</p></noscript>
+  <form id="listing-form" novalidate>
+    <div class="field">
+      <label for="f-provider">${m.fProvider}</label>
+      <input id="f-provider" name="provider" required pattern="[a-z0-9][a-z0-9\\-]{1,62}" aria-describedby="f-provider-hint f-provider-error" autocomplete="off">
+      <p id="f-provider-hint" class="hint">${m.fProviderHint}</p>
+      <p id="f-provider-error" class="field-error" hidden></p>
+    </div>
+    <div class="field">
+      <label for="f-url">${m.fUrl}</label>
+      <input id="f-url" name="url" type="url" required aria-describedby="f-url-error" autocomplete="off">
+      <p id="f-url-error" class="field-error" hidden></p>
+    </div>
+    <div class="field">
+      <label for="f-registered_by">${m.fRegisteredBy}</label>
+      <input id="f-registered_by" name="registered_by" type="email" required autocomplete="email" aria-describedby="f-registered_by-error">
+      <p id="f-registered_by-error" class="field-error" hidden></p>
+    </div>
+    <div class="field wide">
+      <label for="f-summary">${m.fSummary}</label>
+      <textarea id="f-summary" name="summary" rows="3" required maxlength="4000" aria-describedby="f-summary-hint f-summary-error"></textarea>
+      <p id="f-summary-hint" class="hint">${m.fSummaryHint}</p>
+      <p id="f-summary-error" class="field-error" hidden></p>
+    </div>
+    <div class="field"><label for="f-audience">${m.fAudience}</label><input id="f-audience" name="audience"></div>
+    <div class="field"><label for="f-purpose">${m.fPurpose}</label><input id="f-purpose" name="purpose"></div>
+    <div class="field"><label for="f-risk">${m.fRisk}</label><input id="f-risk" name="risk"></div>
+    <div class="field">
+      <label for="f-required_credentials">${m.fCredentials}</label>
+      <input id="f-required_credentials" name="required_credentials" aria-describedby="f-required_credentials-error">
+      <p id="f-required_credentials-error" class="field-error" hidden></p>
+    </div>
+    <div class="field wide check"><input id="f-agin_support" name="agin_support" type="checkbox"><label for="f-agin_support">${m.fAgin}</label></div>
+    <button type="submit">${m.listSubmit}</button>
+  </form>
+  <div id="listing-result" class="result" role="status" aria-live="polite"></div>
+</section>`;
+}
+
+/** The marketplace: tool search (a GET form, so it works without script), endpoints, listing form. */
+export function marketplaceBody(view: MarketplaceView, copy: PageCopy): Html {
+  const m = copy.market;
+  const providers = [...new Set(view.endpoints.map((e) => e.provider))].sort();
+  return html`
+<h1>${m.title}</h1>
+<p class="lead">${m.lead}</p>
+<section aria-labelledby="search-title">
+  <h2 id="search-title">${m.search}</h2>
+  <form id="tool-search" class="search" action="/marketplace" method="get" role="search">
+    <div class="field">
+      <label for="q">${m.searchLabel}</label>
+      <input id="q" name="q" type="search" maxlength="200" value="${view.q}">
+    </div>
+    <div class="field">
+      <label for="provider">${m.provider}</label>
+      <select id="provider" name="provider">
+        <option value="">${m.anyProvider}</option>
+        ${providers.map((p) => html`<option value="${p}"${p === view.provider ? html` selected` : ''}>${p}</option>`)}
+      </select>
+    </div>
+    <button type="submit">${m.searchSubmit}</button>
+  </form>
+  ${toolList(view, copy)}
+</section>
+<section aria-labelledby="endpoints-title">
+  <h2 id="endpoints-title">${m.endpoints}</h2>
+  ${endpointTable(view.endpoints, copy)}
+</section>
+${listingForm(copy)}
+`;
+}

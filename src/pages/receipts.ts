@@ -1,0 +1,38 @@
+import type { PageCopy } from './copy.ts';
+import { type Html, html } from './html.ts';
+
+/**
+ * The receipts view: an API key (kept in session storage by receipts.js), filters, the account's
+ * receipts, and a per-receipt check of its inclusion proof against the signed checkpoint.
+ */
+export function receiptsBody(copy: PageCopy): Html {
+  const r = copy.receipts;
+  return html`
+<h1>${r.title}</h1>
+<p class="lead">${r.lead}</p>
+<noscript><p class="notice">${copy.site.noscript}</p></noscript>
+<form id="receipt-search" class="card search">
+  <div class="field wide">
+    <label for="r-key">${r.key}</label>
+    <input id="r-key" name="key" type="password" autocomplete="off" required aria-describedby="r-key-hint">
+    <p id="r-key-hint" class="hint">${r.keyHint}</p>
+  </div>
+  <div class="field"><label for="r-tool">${r.tool}</label><input id="r-tool" name="tool"></div>
+  <div class="field"><label for="r-provider">${r.provider}</label><input id="r-provider" name="provider"></div>
+  <div class="field"><label for="r-agin">${r.agin}</label><input id="r-agin" name="agin_id"></div>
+  <div class="field">
+    <label for="r-status">${r.status}</label>
+    <select id="r-status" name="status"><option value="">${r.any}</option><option value="ok">ok</option><option value="error">error</option></select>
+  </div>
+  <button type="submit">${r.load}</button>
+</form>
+<div id="receipt-message" role="status" aria-live="polite"></div>
+<div class="table-wrap">
+<table id="receipt-table" hidden>
+  <caption class="sr-only">${r.title}</caption>
+  <thead><tr><th scope="col">${r.time}</th><th scope="col">${r.tool}</th><th scope="col">${r.provider}</th><th scope="col">${r.agin}</th><th scope="col">${r.status}</th><th scope="col">${r.outcome}</th><th scope="col"><span class="sr-only">${r.verify}</span></th></tr></thead>
+  <tbody></tbody>
+</table>
+</div>
+`;
+}

@@ -1,0 +1,155 @@
+import { fileURLToPath } from 'node:url';
+
+import express, { type Request, type Response, Router } from 'express';
+
+import { NotFoundError } from '../kernel/index.ts';
+import { type ListingService, PROVIDER_SLUG } from '../marketplace/index.ts';
+import type { WebsiteRouteDeps } from '../website/index.ts';
+import { accountBody } from './account.ts';
+import { assistantBody } from './assistant.ts';
+import { type PageCopy, pageCopy } from './copy.ts';
+import { endpointBody } from './endpoint.ts';
+import { homeBody } from './home.ts';
+import { handleHomeForm, type HomeFormState } from './home-forms.ts';
+import { type Html, html } from './html.ts';
+import { layout, type PageSpec } from './layout.ts';
+import { pageLocale } from './locale.ts';
+import { marketplaceBody } from './marketplace.ts';
+import { packagesBody } from './packages.ts';
+import { receiptsBody } from './receipts.ts';
+
+/** What the pages are built from. */
+export interface PageDeps {
+  /** The website API's services: content, intent index, leads and limits (for script-less forms). */
+  website: WebsiteRouteDeps;
+  listings: ListingService;
+}
+
+/** Where the pages' stylesheet and scripts live (served under /assets). */
+export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
+
+const ENDPOINT_PAGE_LIMIT = 200;
+
+function pathWithoutLocale(req: Request): string {
+  const url = new URL(req.originalUrl, 'http://x');
+  url.searchParams.delete('locale');
+  return `${url.pathname}${url.search}`;
+}
+
+function send(res: Response, page: Html, status = 200): void {
+  // Pages depend on the locale cookie and Accept-Language; revalidate every time.
+  res.status(status).type('html').setHeader('Cache-Control', 'no-cache');
+  res.vary('Accept-Language').vary('Cookie');
+  res.send(page.value);
+}
+
+/**
+ * Whether the client asked for HTML (browsers navigating do). Other clients get the API's JSON
+ * errors instead of an HTML error page, like every other route.
+ */
+function wantsHtml(req: Request): boolean {
+  return (req.get('accept') ?? '').includes('text/html');
+}
+
+function text(value: unknown, max: number): string {
+  return typeof value === 'string' ? value.slice(0, max) : '';
+}
+
+function homePage(deps: PageDeps, req: Request, res: Response, state: HomeFormState = {}, status = 200): void {
+  const locale = pageLocale(req, res);
+  const copy = pageCopy(locale);
+  const h = copy.home;
+  const data = { text: { intentEmpty: h.intentEmpty, recommended: h.recommended, plan: h.plan, leadReceived: h.leadReceived, leadUpdated: h.leadUpdated, emailInvalid: h.emailInvalid, scenarioMissing: h.scenarioMissing, tooMany: h.tooMany, failed: h.failed, sending: h.sending } };
+  const body = homeBody(deps.website.content.catalog(locale), copy, state);
+  send(res, layout({ locale, copy, path: pathWithoutLocale(req), section: 'home', title: h.title, body, script: 'home.js', data }), status);
+}
+
+/**
+ * The Home forms posted without script (`POST /`, form-encoded). Mounted before the app's JSON
+ * body reader, which refuses every other content type.
+ */
+export function pageFormRoutes(deps: PageDeps): Router {
+  const router = Router();
+  // Anything but a browser's form post goes on to the JSON body reader and its 4xx answers.
+  router.post('/', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
+  router.post('/', express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }), async (req, res) => {
+    const locale = pageLocale(req, res);
+    const { state, status } = await handleHomeForm(req, deps.website, locale, pageCopy(locale));
+    res.setHeader('Cache-Control', 'no-store');
+    homePage(deps, req, res, state, status);
+  });
+  return router;
+}
+
+/**
+ * The website's HTML pages (issue 9): Home, Marketplace (and one endpoint), Packages, Assistant,
+ * Receipts and Account in `en` and `zh-CN`, and their static assets under `/assets`. Pages are
+ * rendered on the server from the same services the JSON API uses; scripts only enhance them
+ * and talk to the public API routes.
+ */
+export function pageRoutes(deps: PageDeps): Router {
+  const router = Router();
+  router.use('/assets', express.static(ASSETS_DIR, { index: false, maxAge: '10m', fallthrough: false }));
+
+  const page = (req: Request, res: Response, build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>, status = 200) => {
+    const locale = pageLocale(req, res);
+    const copy = pageCopy(locale);
+    send(res, layout({ locale, copy, path: pathWithoutLocale(req), ...build(copy) }), status);
+    return locale;
+  };
+
+  router.get('/', (req, res) => homePage(deps, req, res));
+
+  router.get('/marketplace', async (req, res) => {
+    const q = text(req.query['q'], 200).trim();
+    const providerParam = text(req.query['provider'], 63);
+    const provider = PROVIDER_SLUG.test(providerParam) ? providerParam : '';
+    const cursor = text(req.query['cursor'], 512) || undefined;
+    const [tools, endpoints] = await Promise.all([
+      deps.listings.searchTools({ q: q || undefined, provider: provider || undefined, limit: 50, cursor }),
+      deps.listings.listEndpoints({}, ENDPOINT_PAGE_LIMIT),
+    ]);
+    page(req, res, (copy) => {
+      const m = copy.market;
+      const data = { text: { listing: m.listing, listed: m.listed, probeWaiting: m.probeWaiting, probeHealthy: m.probeHealthy, probeFailed: m.probeFailed, probeNoTools: m.probeNoTools, viewEndpoint: m.viewEndpoint, conflict: m.conflict, invalid: m.invalid, failed: copy.home.failed, tooMany: copy.home.tooMany } };
+      return { section: 'marketplace', title: m.title, body: marketplaceBody({ q, provider, tools, endpoints: endpoints.items }, copy), script: 'marketplace.js', data };
+    });
+  });
+
+  router.get('/marketplace/endpoints/:id', async (req, res) => {
+    let found;
+    try {
+      found = await deps.listings.getEndpoint(String(req.params['id']), 30);
+    } catch (error) {
+      if (!(error instanceof NotFoundError) || !wantsHtml(req)) throw error;
+      page(req, res, (copy) => ({ section: 'marketplace', title: copy.endpoint.notFound, body: html`<h1>${copy.endpoint.notFound}</h1><p><a href="/marketplace">${copy.endpoint.back}</a></p>` }), 404);
+      return;
+    }
+    const { endpoint, probes } = found;
+    const tools = await deps.listings.searchTools({ provider: endpoint.provider, limit: 100 });
+    page(req, res, (copy) => ({ section: 'marketplace', title: endpoint.provider, body: endpointBody(endpoint, probes, tools.items, copy) }));
+  });
+
+  router.get('/assistant', (req, res) => {
+    page(req, res, (copy) => ({ section: 'assistant', title: copy.assistant.title, body: assistantBody(copy), script: 'assistant.js', data: { text: copy.assistant } }));
+  });
+
+  router.get('/receipts', (req, res) => {
+    page(req, res, (copy) => ({ section: 'receipts', title: copy.receipts.title, body: receiptsBody(copy), script: 'receipts.js', data: { text: copy.receipts } }));
+  });
+
+  router.get('/packages', (req, res) => {
+    page(req, res, (copy) => ({ section: 'packages', title: copy.packages.title, body: packagesBody(copy, undefined), script: 'packages.js', data: { text: copy.packages } }));
+  });
+
+  router.get('/packages/:id', (req, res) => {
+    const id = String(req.params['id']).slice(0, 128);
+    page(req, res, (copy) => ({ section: 'packages', title: id, body: packagesBody(copy, id), script: 'packages.js', data: { text: copy.packages } }));
+  });
+
+  router.get('/account', (req, res) => {
+    page(req, res, (copy) => ({ section: 'account', title: copy.account.title, body: accountBody(copy), script: 'account.js', data: { text: copy.account } }));
+  });
+
+  return router;
+}

@@ -1,0 +1,104 @@
+/**
+ * Pins the Account page in real Chromium: sign-in through a link that a real SMTP server receives,
+ * then an API key shown once and an agent with its AGIN card, a package source registered as a
+ * known user, sign-out; no serious axe
+ * violations.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { collectPageErrors, DESKTOP, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
+
+describe('Account page', () => {
+  let plaza: TestPlaza;
+  let smtp: SmtpSink;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let errors: string[];
+
+  beforeAll(async () => {
+    smtp = await startSmtpSink();
+    [plaza, browser] = await Promise.all([
+      startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1', SMTP_URL: smtp.url, MAIL_FROM: 'Plaza <plaza@test.example>' } }),
+      launchChromium(),
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await plaza?.close();
+    await smtp?.close();
+  });
+  beforeEach(async () => {
+    await context?.close();
+    context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
+    page = await context.newPage();
+    errors = collectPageErrors(page);
+  });
+
+  it('signs in through the e-mailed link, creates an API key and an agent with its AGIN card', async () => {
+    await page.goto(`${plaza.url}/account`);
+    await page.getByLabel('E-mail').fill('dana@example.com');
+    await page.getByRole('button', { name: 'Send sign-in link' }).click();
+    await waitUntil(page, `document.getElementById('account-message')?.textContent?.includes('Check your inbox')`);
+
+    const mail = await smtp.waitFor((m) => m.to.includes('dana@example.com'));
+    const link = /https?:\/\/\S+\/api\/auth\/email\/verify\?token=[\w-]+/.exec(mail.text)?.[0];
+    expect(link, mail.text).toBeTruthy();
+    // The link names PUBLIC_BASE_URL; the test server listens on an ephemeral port.
+    const url = new URL(link!);
+    await page.goto(`${plaza.url}${url.pathname}${url.search}`);
+    await page.waitForURL(`${plaza.url}/account`);
+    await page.locator('#who').waitFor();
+    await expect(page.locator('#who').textContent()).resolves.toBe('Signed in as dana@example.com');
+
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const key = (await page.locator('#new-key').textContent())!;
+    expect(key).toMatch(/^plz_/);
+    const me = await fetch(`${plaza.url}/api/account`, { headers: { authorization: `Bearer ${key}` } });
+    expect(((await me.json()) as any).data.account.email).toBe('dana@example.com');
+    await page.locator('#key-list li').first().waitFor();
+
+    await page.getByLabel('Display name').fill('Invoice bot <i>1</i>');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    const card = page.locator('#agent-list li').first();
+    await card.waitFor();
+    await expect(card.locator('strong').textContent()).resolves.toBe('Invoice bot <i>1</i>');
+    const agents = ((await (await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data.agents;
+    const mine = agents.find((a: any) => a.display_name === 'Invoice bot <i>1</i>');
+    await expect(card.getAttribute('data-agin-id')).resolves.toBe(mine.agin_id);
+    await screenshot(page, 'account');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Signed in, the package form registers as a known in-site user (session + CSRF token).
+    await page.goto(`${plaza.url}/packages`);
+    await page.getByLabel('Package id').fill('com.example.known');
+    await page.getByLabel('Name', { exact: true }).fill('Known');
+    await page.getByLabel('Version').fill('1.0.0');
+    await page.getByLabel('Vendor name').fill('Dana Co');
+    await page.getByLabel('HTTPS download URI').fill('https://127.0.0.1:9/known-1.0.0.agpk');
+    await page.getByLabel('SHA-256 of the file (64 hex characters)').fill('a'.repeat(64));
+    await page.getByRole('button', { name: 'Register source' }).click();
+    await page.locator('#source-stage').waitFor();
+    const [known] = ((await (await fetch(`${plaza.url}/api/agpk/sources?package_id=com.example.known`)).json()) as any).sources;
+    expect(known).toMatchObject({ trust: 'known-user', status: 'registered' });
+    await page.goto(`${plaza.url}/account`);
+    await page.locator('#who').waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('#signin:not([hidden])').waitFor();
+    expect((await fetch(`${plaza.url}/api/auth/session`, { headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } })).status).toBe(401);
+    expect(errors).toEqual([]);
+  });
+
+  it('shows the sign-in form when signed out; no serious accessibility violations; fits a phone', async () => {
+    await page.goto(`${plaza.url}/account`);
+    await page.locator('#signin:not([hidden])').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize(PHONE);
+    expect(await overflowsHorizontally(page)).toBe(false);
+    await screenshot(page, 'account-signin-phone');
+  });
+});

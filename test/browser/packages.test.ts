@@ -1,0 +1,126 @@
+/**
+ * Pins the Packages pages in real Chromium against a real HTTPS origin (test CA) and the real
+ * source worker: a source registered through the form shows its pipeline stage and then healthy;
+ * the healthy list and the package page (vendor, trust, install command) follow; a hostile package
+ * name renders as text; the publishing guide is there; no serious axe violations.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import type { SourceWorker } from '../../probes/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { createMailer, type Mailer } from '../../src/mail/index.ts';
+import { createSourcesWorker } from '../../src/sources/index.ts';
+import { createTestTls, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
+import { collectPageErrors, DESKTOP, focusedId, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { buildPackage, trustCa } from '../support/sources.ts';
+
+const HOSTILE = `Hello <img src=x onerror="window.__xss=1">`;
+
+describe('Packages pages', () => {
+  let plaza: TestPlaza;
+  let market: TestMarket;
+  let untrust: () => void;
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  let worker: SourceWorker;
+  let mailer: Mailer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let errors: string[];
+
+  beforeAll(async () => {
+    const tls = await createTestTls();
+    untrust = trustCa(tls.caCert);
+    [market, tmp, plaza, browser] = await Promise.all([
+      startTestMarket(tls),
+      tempDir('plaza-pages-'),
+      startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' } }),
+      launchChromium(),
+    ]);
+    mailer = createMailer({ prisma: plaza.db.prisma, clock: systemClock, log: plaza.log, smtpUrl: undefined, from: plaza.config.mail.from });
+    worker = createSourcesWorker({ prisma: plaza.db.prisma, clock: systemClock, log: plaza.log, config: plaza.config, mailer });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await worker?.close();
+    await mailer?.close();
+    await plaza?.close();
+    await market?.close();
+    await tmp?.dispose();
+    untrust?.();
+  });
+  beforeEach(async () => {
+    await context?.close();
+    context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
+    page = await context.newPage();
+    errors = collectPageErrors(page);
+  });
+
+  it('registers a source through the form, shows its stage, then lists it as healthy with its package page', async () => {
+    const built = await buildPackage(tmp.path, { id: 'com.example.hello', version: '1.0.0' });
+    market.files.set('/hello-1.0.0.agpk', built.path);
+    await page.goto(`${plaza.url}/packages`);
+    await expect(page.locator('#sources').textContent()).resolves.toBe('No healthy sources yet.');
+    await page.getByLabel('Package id').fill('com.example.hello');
+    await page.getByLabel('Name', { exact: true }).fill(HOSTILE);
+    await page.getByLabel('Version').fill('1.0.0');
+    await page.getByLabel('Vendor name').fill('Example Inc');
+    await page.getByLabel('HTTPS download URI').fill(`${market.url}/hello-1.0.0.agpk`);
+    await page.getByLabel('SHA-256 of the file (64 hex characters)').fill(built.sha256);
+    await page.getByLabel('Summary').fill('Greets people.');
+    await page.getByRole('button', { name: 'Register source' }).click();
+    await page.locator('#source-stage[data-status="registered"]').waitFor();
+    await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: registered / registered');
+
+    const [source] = ((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources;
+    expect(source).toMatchObject({ name: HOSTILE, trust: 'risky-unknown', status: 'registered' });
+    expect((await worker.checkNow(source.id))?.status).toBe('healthy');
+    // The form keeps following the source until it leaves the pipeline.
+    await page.locator('#source-stage[data-status="healthy"]').waitFor({ timeout: 20_000 });
+    await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: healthy / live');
+
+    await page.goto(`${plaza.url}/packages`);
+    const row = page.locator('#sources tr[data-package-id="com.example.hello"]');
+    await row.waitFor();
+    await expect(row.locator('td').first().textContent()).resolves.toBe(HOSTILE);
+    await expect(row.locator('.badge').textContent()).resolves.toBe('risky-unknown');
+    expect(await page.evaluate('window.__xss')).toBeUndefined();
+    await screenshot(page, 'packages');
+
+    await row.getByRole('link').click();
+    await page.waitForURL(/\/packages\/com\.example\.hello$/);
+    await page.locator('#package-detail pre').waitFor();
+    await expect(page.locator('#package-title').textContent()).resolves.toBe(HOSTILE);
+    await expect(page.locator('#package-detail pre').textContent()).resolves.toBe('plaza agpk install com.example.hello');
+    await expect(page.locator('#package-detail .facts').textContent()).resolves.toContain('Example Inc');
+    await expect(page.locator('#package-detail .facts').textContent()).resolves.toContain('risky-unknown provider');
+    expect(await page.locator('main img').count()).toBe(0);
+    await screenshot(page, 'package');
+    expect(errors).toEqual([]);
+  });
+
+  it('checks the form inline before sending', async () => {
+    await page.goto(`${plaza.url}/packages`);
+    await page.getByLabel('SHA-256 of the file (64 hex characters)').fill('abc');
+    await page.getByRole('button', { name: 'Register source' }).click();
+    await expect(page.locator('#s-sha256').getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(focusedId(page)).resolves.toBe('s-package_id');
+    expect(((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources).toHaveLength(1);
+  });
+
+  it('shows the publishing guide; no serious accessibility violations; fits a phone', async () => {
+    await page.goto(`${plaza.url}/packages`);
+    await expect(page.locator('.guide li').first().textContent()).resolves.toContain('plaza agpk scaffold');
+    expect(await page.locator('.guide li').count()).toBe(6);
+    await page.locator('#sources table, #sources p').first().waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize(PHONE);
+    expect(await overflowsHorizontally(page)).toBe(false);
+    await screenshot(page, 'packages-phone');
+    await page.goto(`${plaza.url}/packages/com.example.hello?locale=zh-CN`);
+    await page.locator('#package-detail pre').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+});

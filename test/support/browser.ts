@@ -1,0 +1,93 @@
+/**
+ * Real Chromium for page tests: Debian's `/usr/bin/chromium` driven by playwright-core, an axe-core
+ * scan that runs inside the page, and optional screenshots into docs/screenshots.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
+
+/** Where Debian installs Chromium (`.ci/run` installs the package when it is missing). */
+export const CHROMIUM_PATH = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+
+/** One headless Chromium for a test file. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+/** Desktop and phone viewports used by the tests and screenshots. */
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 375, height: 740 };
+
+const AXE_SOURCE = readFileSync(join(require.resolve('axe-core/axe.min.js')), 'utf8');
+
+/** A violation axe-core reports (the fields the tests print). */
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[]; html: string }[];
+}
+
+/**
+ * Runs axe-core (WCAG 2.x A/AA rules) in the page and returns its serious and critical
+ * violations. The script is evaluated through the DevTools protocol, which the page's CSP does not
+ * govern, so the page keeps its real policy during the scan.
+ */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(AXE_SOURCE);
+  // Page functions are passed as source text: the test program is type-checked without DOM types.
+  const violations = await page.evaluate<AxeViolation[]>(`(async () => {
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target, html: n.html.slice(0, 200) })) }));
+  })()`);
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/**
+ * Saves a full-page screenshot to docs/screenshots/<name>.png when PLAZA_SCREENSHOTS=1 (so an
+ * ordinary test run does not rewrite committed images).
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env['PLAZA_SCREENSHOTS'] !== '1') return;
+  await page.screenshot({ path: join(import.meta.dirname, '..', '..', 'docs', 'screenshots', `${name}.png`), fullPage: true });
+}
+
+/** Whether the page is wider than its viewport (content cut off or scrolling sideways on phones). */
+export function overflowsHorizontally(page: Page): Promise<boolean> {
+  return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth + 1');
+}
+
+/** Fails on script errors and CSP violations the page reports to the console. */
+export function collectPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) errors.push(message.text());
+  });
+  return errors;
+}
+
+/** The id of the focused element. */
+export function focusedId(page: Page): Promise<string | undefined> {
+  return page.evaluate<string | undefined>('document.activeElement?.id');
+}
+
+/**
+ * Waits until `expression` (page source text) is truthy. Polls from the test through the DevTools
+ * protocol: `page.waitForFunction` evaluates strings inside the page, which the strict CSP (no
+ * 'unsafe-eval') rightly refuses.
+ */
+export async function waitUntil(page: Page, expression: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

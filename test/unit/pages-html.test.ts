@@ -1,0 +1,58 @@
+/**
+ * Pins the pages' HTML builder: interpolations are escaped (text and attributes), nested `html`
+ * stays markup, arrays join, and JSON data blocks cannot close their script element.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { latencyChart } from '../../src/pages/chart.ts';
+import { html, jsonData } from '../../src/pages/html.ts';
+
+describe('html', () => {
+  it.each([
+    ['<script>alert(1)</script>', '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>'],
+    [`"onmouseover='x'`, '<p>&quot;onmouseover=&#39;x&#39;</p>'],
+    ['a & b', '<p>a &amp; b</p>'],
+  ])('escapes %s in text', (input, expected) => {
+    expect(html`<p>${input}</p>`.value).toBe(expected);
+  });
+
+  it('escapes attribute values and keeps nested markup', () => {
+    const inner = html`<b>${'<i>'}</b>`;
+    expect(html`<a title="${'" onclick="x'}">${inner}</a>`.value).toBe('<a title="&quot; onclick=&quot;x"><b>&lt;i&gt;</b></a>');
+  });
+
+  it('joins arrays and drops null, undefined and false', () => {
+    expect(html`${['a', html`<br>`, null, undefined, false, 0]}`.value).toBe('a<br>0');
+  });
+});
+
+describe('jsonData', () => {
+  it('cannot close the script element it sits in', () => {
+    const out = jsonData({ text: '</script><script>alert(1)</script>', line: '\u2028' }).value;
+    expect(out).not.toContain('</script');
+    expect(JSON.parse(out)).toEqual({ text: '</script><script>alert(1)</script>', line: '\u2028' });
+  });
+});
+
+describe('latencyChart', () => {
+  it('draws one bar per probe, oldest first, failed ones full height, and escapes error text', () => {
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 21, 10, 0, s));
+    const svg = latencyChart(
+      [
+        { startedAt: at(2), ok: false, latencyMs: 5000, protocolVersion: null, serverInfo: null, toolCount: 0, error: '<timeout>' },
+        { startedAt: at(1), ok: true, latencyMs: 50, protocolVersion: null, serverInfo: null, toolCount: 1, error: null },
+        { startedAt: at(0), ok: true, latencyMs: 100, protocolVersion: null, serverInfo: null, toolCount: 1, error: null },
+      ],
+      'Latency',
+      'table',
+    ).value;
+    const bars = [...svg.matchAll(/<rect [^>]*height="([\d.]+)" class="(bar-\w+)"/g)].map((m) => [Number(m[1]), m[2]]);
+    expect(bars).toEqual([
+      [92, 'bar-ok'],
+      [46, 'bar-ok'],
+      [92, 'bar-fail'],
+    ]);
+    expect(svg).toContain('&lt;timeout&gt;');
+    expect(svg).not.toContain('<timeout>');
+  });
+});
