@@ -1,7 +1,6 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 
 import type { Config } from '../../config/index.ts';
 import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter } from '../../receipts/index.ts';
@@ -9,10 +8,10 @@ import { createAccountService } from '../accounts/index.ts';
 import { createAgentService } from '../agents/index.ts';
 import { CONTRACT_DIR as AGPK_CONTRACT_DIR } from '../agpk/index.ts';
 import type { Database } from '../db/index.ts';
-import { errorHandler, jsonBody, notFound, requestId } from '../http/index.ts';
+import { errorHandler, jsonBody, notFound, requestId, staticHeaders } from '../http/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import { createSigningKeyStore } from '../keys/index.ts';
-import type { Logger } from '../log/index.ts';
+import { type Logger, requestLogger } from '../log/index.ts';
 import { createMarketplace, type Marketplace } from '../marketplace/index.ts';
 import { buildOpenApiDocument, openApiRoutes } from '../openapi/index.ts';
 import { pageFormRoutes, pageRoutes } from '../pages/index.ts';
@@ -80,25 +79,25 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.set('trust proxy', config.trustProxy);
   app.set('etag', 'strong');
 
-  app.use(requestId());
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req) => (req as express.Request).requestId,
-      customProps: (req) => ({ request_id: (req as express.Request).requestId }),
-      autoLogging: { ignore: (req) => req.url === '/health' },
-      quietReqLogger: true,
-    }),
-  );
+  app.use(requestId(app));
+  app.use(requestLogger(log, { quietPaths: new Set(['/health']), requestId: (req) => (req as express.Request).requestId }));
   const https = config.publicBaseUrl.startsWith('https:');
+  // helmet's headers are fixed for the app's life: computed once, set directly on each answer.
   app.use(
-    helmet({
-      // Over plain http (local development) HSTS and upgrade-insecure-requests would break the site.
-      strictTransportSecurity: https,
-      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
-    }),
+    staticHeaders(
+      helmet({
+        // Over plain http (local development) HSTS and upgrade-insecure-requests would break the site.
+        strictTransportSecurity: https,
+        contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+      }),
+    ),
   );
-  app.use(cors({ exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag'], maxAge: 600 }));
+  // CORS: preflights through the cors package; on every other request its fixed headers, set directly.
+  const corsMiddleware = cors({ exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag'], maxAge: 600 });
+  const corsHeaders = staticHeaders(corsMiddleware);
+  app.use((req, res, next) => (req.method === 'OPTIONS' ? corsMiddleware(req, res, next) : corsHeaders(req, res, next)));
+  // The hottest GETs first: a load balancer's /health walks no other router.
+  app.use(healthRoutes({ db, serviceName: config.telemetry.serviceName }));
   // The gateway reads its own bodies (JSON-RPC, streamed through), so it comes before jsonBody.
   app.all('/mcp', (req, res, next) => {
     gateway.aggregate(req, res).catch(next);
@@ -108,8 +107,9 @@ export function createPlaza(deps: AppDeps): Plaza {
   });
   app.use(pageFormRoutes({ website, listings: marketplace.service }));
   app.use(jsonBody(config.bodyLimitBytes));
+  // The public catalog next: its GETs are the most frequent page-independent calls.
+  app.use(websiteRoutes(website));
 
-  app.use(healthRoutes({ db, serviceName: config.telemetry.serviceName }));
   app.use(agpkContractRoutes({ dir: AGPK_CONTRACT_DIR }));
   app.use(accountRoutes({ accounts }));
   app.use(jwksRoutes({ keys }));
@@ -119,7 +119,6 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(marketplaceRoutes({ marketplace }));
   app.use(...selfService.routes);
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
-  app.use(websiteRoutes(website));
   app.use(openApiRoutes({ document: openApi }));
   app.use(pageRoutes({ website, listings: marketplace.service }));
   app.use(websiteBodyErrors());

@@ -4,3 +4,4 @@ export type { ErrorResponse, ErrorRow, Surface } from './error-table.ts';
 export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
 export { jsonBody } from './json-body.ts';
 export { requestId } from './request-id.ts';
+export { staticHeaders } from './static-headers.ts';

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 
 import { isWellFormedRequestId, newRequestId } from '../kernel/index.ts';
 
@@ -10,21 +10,23 @@ declare module 'express-serve-static-core' {
 }
 
 /**
- * Gives every request an id, echoes it in `X-Request-Id`, and adds `request_id` to every JSON
- * object body sent with `res.json` so no route can forget it.
+ * Gives every request of `app` an id, echoes it in `X-Request-Id`, and adds `request_id` to every
+ * JSON object body sent with `res.json` so no route can forget it. The `res.json` of the app's own
+ * response prototype is replaced once, rather than a wrapper bound on every request.
  */
-export function requestId() {
+export function requestId(app: Express) {
+  const json = app.response.json;
+  app.response.json = function jsonWithRequestId(this: Response, body?: unknown) {
+    const id = this.req.requestId;
+    if (id !== undefined && body !== null && typeof body === 'object' && !Array.isArray(body) && !('request_id' in body)) {
+      return json.call(this, { ...(body as Record<string, unknown>), request_id: id });
+    }
+    return json.call(this, body);
+  };
   return (req: Request, res: Response, next: NextFunction): void => {
-    const given = req.get('x-request-id');
+    const given = req.headers['x-request-id'];
     req.requestId = isWellFormedRequestId(given) ? given : newRequestId();
     res.setHeader('X-Request-Id', req.requestId);
-    const json = res.json.bind(res);
-    res.json = (body?: unknown) => {
-      if (body !== null && typeof body === 'object' && !Array.isArray(body) && !('request_id' in body)) {
-        return json({ ...(body as Record<string, unknown>), request_id: req.requestId });
-      }
-      return json(body);
-    };
     next();
   };
 }

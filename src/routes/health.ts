@@ -30,12 +30,10 @@ async function databaseUp(db: Database): Promise<boolean> {
 export function healthRoutes(deps: { db: Database; serviceName: string }): Router {
   const router = Router();
   let upUntil = 0;
-  router.get('/health', async (_req, res) => {
-    const up = Date.now() < upUntil || (await databaseUp(deps.db));
-    if (up && Date.now() >= upUntil) upUntil = Date.now() + UP_CACHE_MS;
+  // Both answers serialised once (load balancers poll this); each gets its request_id appended.
+  const answer = (up: boolean) => {
     const status = up ? 'ok' : 'unavailable';
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(up ? 200 : 503).json({
+    const text = JSON.stringify({
       status,
       service: deps.serviceName,
       shared_envelope: {
@@ -45,6 +43,16 @@ export function healthRoutes(deps: { db: Database; serviceName: string }): Route
         data: { status, service: deps.serviceName },
       },
     });
+    return `${text.slice(0, -1)},"request_id":`;
+  };
+  const answers = { up: answer(true), down: answer(false) };
+  router.get('/health', async (req, res) => {
+    const up = Date.now() < upUntil || (await databaseUp(deps.db));
+    if (up && Date.now() >= upUntil) upUntil = Date.now() + UP_CACHE_MS;
+    const body = `${up ? answers.up : answers.down}${JSON.stringify(req.requestId)}}`;
+    // Written directly: no ETag to compute for an answer that must not be cached.
+    res.writeHead(up ? 200 : 503, { 'Cache-Control': 'no-store', 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
   });
   return router;
 }
