@@ -1,5 +1,6 @@
 /** `npm run bench`: runs every benchmark in turn and prints one table of figures beside targets. */
 import { benchAgpk } from './agpk.ts';
+import { benchChatProxy } from './chat-proxy.ts';
 import { benchGateway } from './gateway.ts';
 import { benchHealthThroughput } from './health-throughput.ts';
 import { machine } from './lib.ts';
@@ -14,6 +15,7 @@ const benches: [string, () => Promise<Record<string, unknown>>][] = [
   ['gateway', benchGateway],
   ['agpk', benchAgpk],
   ['website', benchWebsite],
+  ['chat-proxy', benchChatProxy],
   ['tool-search', async () => ({ rows: await benchToolSearch() })],
   ['probe-round', async () => ({ rows: await benchProbeRound() })],
 ];

@@ -1,0 +1,115 @@
+/**
+ * Token API (issue 5): overhead of Plaza's OpenAI-compatible proxy against a local upstream, in one
+ * run: time to the first streamed chunk at concurrency 1 (target: added p50 <= 2 ms) and streamed
+ * completions per second at concurrency 32 (target: >= 80% of calling the upstream directly).
+ * The upstream is `bench/fixtures/openai-upstream.mjs` (8 content chunks + usage); Plaza runs as
+ * `plaza serve` on embedded storage with the caller limits raised out of the way, authenticated
+ * with a guest token; usage rows are written as in production. Direct and proxied phases alternate.
+ * Run: `node --import tsx bench/chat-proxy.ts` (BENCH_DURATION_S, BENCH_SAMPLES, BENCH_ROUNDS;
+ * BENCH_PLAZA_NODE_ARGS=--cpu-prof profiles the Plaza process).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { loadLoop, median, percentile, saveResult, spawnReady, spawnServer } from './lib.ts';
+
+const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 4);
+const SAMPLES = Number(process.env['BENCH_SAMPLES'] ?? 300);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const PLAZA_PORT = 18097;
+
+const BODY = JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say what Plaza does.' }] });
+
+/** One streamed completion: ms to the first body chunk, and whether it ended with [DONE]. */
+async function completion(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
+  const started = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: BODY });
+  const reader = res.body!.getReader();
+  let firstMs = -1;
+  let text = '';
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    if (firstMs < 0) firstMs = performance.now() - started;
+    text += decoder.decode(value, { stream: true });
+  }
+  return { firstMs, ok: res.status === 200 && text.includes('[DONE]') };
+}
+
+async function firstChunkP50(url: string, token: string | undefined): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const { firstMs, ok } = await completion(url, token);
+    if (!ok) throw new Error(`completion through ${url} failed`);
+    times.push(firstMs);
+  }
+  return times;
+}
+
+/** Runs the chat proxy benchmark and returns its figures. */
+export async function benchChatProxy(): Promise<Record<string, unknown>> {
+  const upstream = await spawnReady<number>(process.execPath, ['bench/fixtures/openai-upstream.mjs'], { PORT: '0' });
+  const direct = `http://127.0.0.1:${upstream.info}/v1/chat/completions`;
+  const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-chat-'));
+  const plaza = await spawnServer(
+    process.execPath,
+    [...(process.env['BENCH_PLAZA_NODE_ARGS']?.split(' ').filter(Boolean) ?? []), 'bin/plaza.mjs', 'serve'],
+    {
+      PLAZA_DATA_DIR: dir,
+      PORT: String(PLAZA_PORT),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      MCP_REGISTRY_URL: 'off',
+      LLM_BASE_URL: `http://127.0.0.1:${upstream.info}/v1`,
+      LLM_API_KEY: 'sk-bench',
+      LLM_MODELS: 'bench-model',
+      CHAT_RPM_PER_SUBJECT: '1000000',
+      CHAT_RPM_PER_IP: '1000000',
+      CHAT_TOKENS_PER_DAY_PER_SUBJECT: '1000000000',
+      CHAT_TOKENS_PER_DAY_PER_IP: '1000000000',
+    },
+    `http://127.0.0.1:${PLAZA_PORT}/health`,
+  );
+  const proxied = `${plaza.url}/api/v1/chat/completions`;
+  try {
+    const token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
+    // Warm both paths.
+    await firstChunkP50(direct, undefined);
+    await firstChunkP50(proxied, token);
+    const directFirst: number[] = [];
+    const proxiedFirst: number[] = [];
+    const ratios: number[] = [];
+    const rates: { direct: number; proxied: number }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      directFirst.push(...(await firstChunkP50(direct, undefined)));
+      proxiedFirst.push(...(await firstChunkP50(proxied, token)));
+      const d = await loadLoop({ connections: 32, durationS: DURATION_S, send: async () => (await completion(direct, undefined)).ok });
+      const p = await loadLoop({ connections: 32, durationS: DURATION_S, send: async () => (await completion(proxied, token)).ok });
+      ratios.push(p.requestsPerSec / d.requestsPerSec);
+      rates.push({ direct: Math.round(d.requestsPerSec), proxied: Math.round(p.requestsPerSec) });
+    }
+    const p50Direct = percentile(directFirst, 50);
+    const p50Proxied = percentile(proxiedFirst, 50);
+    const figures = {
+      samples_c1: directFirst.length,
+      first_chunk_p50_direct_ms: Number(p50Direct.toFixed(3)),
+      first_chunk_p50_proxied_ms: Number(p50Proxied.toFixed(3)),
+      added_first_chunk_p50_ms: Number((p50Proxied - p50Direct).toFixed(3)),
+      added_first_chunk_p99_ms: Number((percentile(proxiedFirst, 99) - percentile(directFirst, 99)).toFixed(3)),
+      target_added_p50_ms: 2,
+      rounds_c32: rates,
+      throughput_ratio_c32: Number(median(ratios).toFixed(3)),
+      target_ratio: 0.8,
+    };
+    saveResult('chat-proxy', figures);
+    return figures;
+  } finally {
+    await plaza.stop();
+    await upstream.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) console.log(JSON.stringify(await benchChatProxy(), null, 2));
