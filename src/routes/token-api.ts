@@ -136,16 +136,37 @@ async function writeStream(req: Request, res: Response, events: AsyncIterable<st
   res.setHeader('Cache-Control', 'no-cache, no-transform');
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
+  // Events that arrive together (one upstream read often carries several) leave in one socket
+  // write: they are gathered until this turn of the event loop is over (setImmediate), so nothing
+  // waits for later upstream bytes. Back-pressure: a write the socket could not take pauses the
+  // reading of further events until it drains.
+  let pending = '';
+  let timer: NodeJS.Immediate | undefined;
+  let full = false;
+  const flush = () => {
+    timer = undefined;
+    if (pending === '') return;
+    if (!res.write(pending)) full = true;
+    pending = '';
+  };
   try {
     for await (const data of events) {
       if (signal.aborted) break;
-      if (!res.write(sseEvent(data))) await drained(res);
+      pending += sseEvent(data);
+      timer ??= setImmediate(flush);
+      if (full) {
+        await drained(res);
+        full = false;
+      }
     }
   } catch (error) {
     if (signal.aborted) return;
     const rendered = renderError(error, 'token', req.requestId);
     log.warn({ err: error, request_id: req.requestId }, 'chat stream failed after it started');
-    res.write(sseEvent(JSON.stringify({ error: rendered.body['error'], request_id: req.requestId })));
+    pending += sseEvent(JSON.stringify({ error: rendered.body['error'], request_id: req.requestId }));
+  } finally {
+    if (timer) clearImmediate(timer);
+    if (!signal.aborted) flush();
   }
   res.end();
 }
