@@ -23,7 +23,7 @@ export type { ScheduleInput, SchedulePolicy } from './schedule.ts';
 export { nextProbeDelayMs } from './schedule.ts';
 export type { DownloadResult } from './source-download.ts';
 export { downloadSource } from './source-download.ts';
-export type { PassedStep, RiskVerdict, SourceFinding, SourceInspector, SourceOutcome, SourceStore, SourceTarget } from './source-store.ts';
+export type { PassedStep, RiskVerdict, SourceCommand, SourceFinding, SourceInspector, SourceOutcome, SourceStore, SourceTarget } from './source-store.ts';
 export type { SourceRunResult, SourceWorker, SourceWorkerOptions } from './source-worker.ts';
 export { createSourceWorker, MAX_DEAD_REPROBES } from './source-worker.ts';
 export type { BlockedReason } from './ssrf.ts';

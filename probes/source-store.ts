@@ -32,7 +32,7 @@ export interface PassedStep {
 
 /** What the worker concluded for one source; the store turns it into states and events. */
 export type SourceOutcome =
-  | { kind: 'passed'; steps: PassedStep[]; findings: SourceFinding[]; risk: RiskVerdict }
+  | { kind: 'passed'; steps: PassedStep[]; findings: SourceFinding[]; risk: RiskVerdict; commands: SourceCommand[] }
   /** A gate failed: a known user's source is rejected (and notified), an anonymous one discarded. */
   | { kind: 'failed'; steps: PassedStep[]; stage: 'probe' | 'command-surface' | 'scan'; reason: string; findings: SourceFinding[]; risk: RiskVerdict | null }
   /** A transient failure of a first probe: try again at `retryAt`. */
@@ -54,6 +54,12 @@ export interface SourceStore {
   record(owner: string, target: SourceTarget, outcome: SourceOutcome, now: number): Promise<string>;
 }
 
+/** A command of a package's surface, as the package page lists it. */
+export interface SourceCommand {
+  id: string;
+  summary: string;
+}
+
 /** Checks an archive that matched its digest: the command-surface gate, then the scan. */
 export type SourceInspector = (
   archivePath: string,
@@ -64,4 +70,6 @@ export type SourceInspector = (
   surfaceChecked: boolean;
   findings: SourceFinding[];
   risk: RiskVerdict;
+  /** The command surface that passed the gate (empty when it did not). */
+  commands: SourceCommand[];
 }>;

@@ -98,7 +98,7 @@ export function createSourceWorker(options: SourceWorkerOptions): SourceWorker {
       const reason = `high-risk scan verdict: ${high.slice(0, 3).map((f) => f.message).join('; ')}${high.length > 3 ? ` (and ${high.length - 3} more)` : ''}`;
       return { kind: 'failed', steps, stage: 'scan', reason, findings: inspection.findings, risk: 'high' };
     }
-    return { kind: 'passed', steps, findings: inspection.findings, risk: inspection.risk };
+    return { kind: 'passed', steps, findings: inspection.findings, risk: inspection.risk, commands: inspection.commands };
   }
 
   async function work(target: SourceTarget): Promise<SourceRunResult> {

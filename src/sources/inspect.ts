@@ -32,15 +32,17 @@ export function createSourceInspector(options: { schemas: AgpkSchemas; denyList:
       } catch (error) {
         if (!(error instanceof AgpkError)) throw error;
         const findings: SourceFinding[] = [...archiveFindings, { id: 'archive.unsafe', severity: 'high', file: null, message: error.message }];
-        return { gateProblems: [], surfaceChecked: false, findings, risk: 'high' };
+        return { gateProblems: [], surfaceChecked: false, findings, risk: 'high', commands: [] };
       }
       const report = await validatePackageDir(root, options.schemas);
       const gateProblems = report.problems.map((p) => `${p.file}${p.path && p.path !== '$' ? ` ${p.path}` : ''}: ${p.message}`);
       if (report.package_id !== null && report.package_id !== target.packageId) gateProblems.push(`agpk.json id "${report.package_id}" is not the registered package_id "${target.packageId}"`);
       if (report.version !== null && report.version !== target.version) gateProblems.push(`agpk.json version "${report.version}" is not the registered version "${target.version}"`);
-      if (gateProblems.length > 0) return { gateProblems, surfaceChecked: true, findings: archiveFindings, risk: verdictOf(archiveFindings) };
+      if (gateProblems.length > 0) return { gateProblems, surfaceChecked: true, findings: archiveFindings, risk: verdictOf(archiveFindings), commands: [] };
       const findings = [...archiveFindings, ...(await scanPackageDir(root, report.manifest, options.denyList))];
-      return { gateProblems: [], surfaceChecked: true, findings, risk: verdictOf(findings) };
+      // What the package page lists: each command's id and summary (cut short; they are publisher text).
+      const commands = (report.commands ?? []).slice(0, 200).map((c) => ({ id: String(c.id).slice(0, 128), summary: String(c.summary ?? c.description ?? '').slice(0, 500) }));
+      return { gateProblems: [], surfaceChecked: true, findings, risk: verdictOf(findings), commands };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -23,6 +23,7 @@ export function renderSource(s: PackageSource): Record<string, unknown> {
     reason: s.reason,
     live: s.live,
     findings: s.findings,
+    commands: s.commands,
     registered_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
     last_checked_at: isoOrNull(s.lastCheckAt),

@@ -29,6 +29,8 @@ export interface PackageSource {
   stage: string;
   reason: string | null;
   findings: SourceFinding[];
+  /** Commands of the package (id, summary), from the gate that passed. */
+  commands: { id: string; summary: string }[];
   risk: string | null;
   live: boolean;
   liveSince: Date | null;
@@ -46,7 +48,7 @@ export interface SourceEvent {
   reason: string | null;
 }
 
-type Row = Omit<PackageSource, 'trust' | 'status' | 'findings'> & { trust: string; status: string; findings: unknown };
+type Row = Omit<PackageSource, 'trust' | 'status' | 'findings' | 'commands'> & { trust: string; status: string; findings: unknown; commands: unknown };
 
 /** Maps a database row to the domain type. */
 export function toSource(row: Row): PackageSource {
@@ -65,6 +67,7 @@ export function toSource(row: Row): PackageSource {
     stage: row.stage,
     reason: row.reason,
     findings: Array.isArray(row.findings) ? (row.findings as SourceFinding[]) : [],
+    commands: Array.isArray(row.commands) ? (row.commands as { id: string; summary: string }[]) : [],
     risk: row.risk,
     live: row.live,
     liveSince: row.liveSince,

@@ -63,7 +63,7 @@ export function createSourceStore(deps: { prisma: PrismaClient; recheckMs: numbe
       const live = await tx.packageSource.findMany({ where: { packageId: target.packageId, live: true, id: { not: target.id } } });
       // Same version registered again (a new mirror, say): the newer registration takes over.
       const newer = live.find((l) => compareVersions(l.version, target.version) > 0);
-      const common = { findings: outcome.findings as object[], risk: outcome.risk, lastCheckAt: at, attempts: 0, leaseOwner: null, leaseUntil: null };
+      const common = { findings: outcome.findings as object[], commands: outcome.commands as object[], risk: outcome.risk, lastCheckAt: at, attempts: 0, leaseOwner: null, leaseUntil: null };
       if (newer) {
         const reason = `superseded: version ${newer.version} of ${target.packageId} is already live`;
         await tx.packageSource.update({ where: { id: target.id }, data: { ...common, status: 'discarded', stage: 'superseded', reason, live: false } });

@@ -77,6 +77,8 @@ describe('Packages pages', () => {
     const [source] = ((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources;
     expect(source).toMatchObject({ name: HOSTILE, trust: 'risky-unknown', status: 'registered' });
     expect((await worker.checkNow(source.id))?.status).toBe('healthy');
+    const healthy = ((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources[0];
+    expect(healthy.commands).toEqual([{ id: 'com.example.hello.echo', summary: 'Echo a message back as JSON.' }]);
     // The form keeps following the source until it leaves the pipeline.
     await page.locator('#source-stage[data-status="healthy"]').waitFor({ timeout: 20_000 });
     await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: healthy / live');
@@ -96,6 +98,8 @@ describe('Packages pages', () => {
     await expect(page.locator('#package-detail pre').textContent()).resolves.toBe('plaza agpk install com.example.hello');
     await expect(page.locator('#package-detail .facts').textContent()).resolves.toContain('Example Inc');
     await expect(page.locator('#package-detail .facts').textContent()).resolves.toContain('risky-unknown provider');
+    // The command surface that passed the gate, as the worker recorded it.
+    await expect(page.locator('#package-detail ul.commands li').first().textContent()).resolves.toBe('com.example.hello.echo — Echo a message back as JSON.');
     expect(await page.locator('main img').count()).toBe(0);
     await screenshot(page, 'package');
     expect(errors).toEqual([]);

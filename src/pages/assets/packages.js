@@ -58,7 +58,7 @@ async function showPackage(box) {
   add('URI', el('code', {}, source.download_uri));
   const parts = [facts];
   const commands = Array.isArray(source.commands) ? source.commands : [];
-  if (commands.length) parts.push(el('h2', {}, text.commands), el('ul', {}, ...commands.map((c) => el('li', {}, el('code', {}, c.id || String(c))))));
+  if (commands.length) parts.push(el('h2', {}, text.commands), el('ul', { class: 'commands' }, ...commands.map((c) => el('li', {}, el('code', {}, c.id || String(c)), c.summary ? ` — ${c.summary}` : ''))));
   const findings = Array.isArray(source.findings) ? source.findings : [];
   if (findings.length) {
     parts.push(el('h2', {}, text.findings), el('ul', { class: 'findings' }, ...findings.map((f) => el('li', {}, el('span', { class: `badge badge-${f.severity}` }, f.severity), ' ', el('code', {}, f.id), ` — ${f.message}`))));

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "package_sources" ADD COLUMN     "commands" JSONB NOT NULL DEFAULT '[]';
