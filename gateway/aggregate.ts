@@ -9,9 +9,10 @@ import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
-import { RPC_ERRORS, rpcError } from './internal/json-rpc.ts';
+import { RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import type { Connector } from './passthrough.ts';
-import { type CallContext, receiptFor, type ReceiptSink } from './receipt-sink.ts';
+import { type CallContext, type receiptFor, type ReceiptSink,recordCall } from './receipt-sink.ts';
+import { traceCall, traceUpstreamStart } from './telemetry.ts';
 import { UpstreamCallError } from './upstream-client.ts';
 import type { UpstreamPool } from './upstream-pool.ts';
 
@@ -88,15 +89,22 @@ export function createAggregate(options: AggregateOptions) {
     const local = options.local;
     if (local && provider === local.provider && tool) {
       const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now() };
+      traceCall(call, 'aggregate');
       const result = await local.call(identity, tool, params.arguments ?? {}, call.callId);
-      await options.receipts.record(receiptFor(call, { result }, options.clock.now()));
+      await recordCall(options.receipts, call, { result }, options.clock.now());
       return stampResult(result, identity, call.callId) as CallToolResult;
     }
-    const connector = provider ? await options.catalog.byProvider(provider) : undefined;
+    let connector: Connector | undefined;
+    try {
+      connector = provider ? await options.catalog.byProvider(provider) : undefined;
+    } catch {
+      return { content: [{ type: 'text', text: STORAGE_UNAVAILABLE }], isError: true };
+    }
     if (!connector || !tool) {
       return { content: [{ type: 'text', text: `Unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector.` }], isError: true };
     }
     const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now() };
+    traceCall(call, 'aggregate');
     options.onCall?.(connector.endpointId);
     const key = await options.assertionKey();
     const assertion = await signAssertion(key, { card: identity, callId: call.callId, audience: connector.url, issuer: options.issuer, nowSeconds: Math.floor(options.clock.now() / 1000) });
@@ -108,6 +116,7 @@ export function createAggregate(options: AggregateOptions) {
     let outcome: Parameters<typeof receiptFor>[1];
     let result: Record<string, unknown>;
     try {
+      traceUpstreamStart(call);
       const response = await options.pool.request({
         url: connector.url,
         method: 'tools/call',
@@ -135,7 +144,7 @@ export function createAggregate(options: AggregateOptions) {
       outcome = { failure: why };
       result = { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true };
     }
-    await options.receipts.record(receiptFor(call, outcome, options.clock.now()));
+    await recordCall(options.receipts, call, outcome, options.clock.now());
     return stampResult(result, identity, call.callId) as CallToolResult;
   }
 
@@ -146,7 +155,12 @@ export function createAggregate(options: AggregateOptions) {
       if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
       identity = await options.agents.authenticate(match[1]);
     } catch (error) {
-      if (!(error instanceof AuthError)) throw error;
+      if (!(error instanceof AuthError)) {
+        // The credential could not be checked (the database is unreachable): refuse, clearly.
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': STORAGE_RETRY_AFTER_S });
+        res.end(JSON.stringify(rpcError(null, RPC_ERRORS.internal, STORAGE_UNAVAILABLE)));
+        return;
+      }
       const text = JSON.stringify(rpcError(null, RPC_ERRORS.unauthorized, error.message));
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="plaza", error="invalid_token"' });
       res.end(text);

@@ -12,9 +12,11 @@ export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_A
 export type { Connector, ConnectorDirectory, PassthroughOptions } from './passthrough.ts';
 export { createPassthrough } from './passthrough.ts';
 export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';
-export { receiptFor, resultDigest } from './receipt-sink.ts';
+export { receiptFor, recordCall, resultDigest } from './receipt-sink.ts';
 export type { SessionClaims, SessionSealer } from './session-sealer.ts';
 export { createSessionSealer } from './session-sealer.ts';
+export type { GatewayPath } from './telemetry.ts';
+export { CALL_METRICS, CALL_SPAN_NAME, GATEWAY_TELEMETRY_SCOPE, traceCall, traceCallEnd, traceUpstreamStart } from './telemetry.ts';
 export type { UpstreamNotification } from './upstream-client.ts';
 export type { PooledCall, UpstreamPool, UpstreamPoolOptions } from './upstream-pool.ts';
 export { createUpstreamPool } from './upstream-pool.ts';

@@ -4,10 +4,11 @@ import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
-import { isRequest, isResponse, type JsonRpcId, type JsonRpcResponse, RPC_ERRORS, rpcError, toolErrorResult } from './internal/json-rpc.ts';
+import { isRequest, isResponse, type JsonRpcId, type JsonRpcResponse, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE, toolErrorResult } from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent } from './internal/sse.ts';
-import { type CallContext, receiptFor, type ReceiptSink } from './receipt-sink.ts';
+import { type CallContext, type receiptFor, type ReceiptSink,recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
+import { traceCall, traceUpstreamStart } from './telemetry.ts';
 
 /** A connector the gateway can reach. */
 export interface Connector {
@@ -132,7 +133,7 @@ export function createPassthrough(options: PassthroughOptions) {
   }
 
   async function finish(call: CallContext, outcome: Parameters<typeof receiptFor>[1]): Promise<void> {
-    await options.receipts.record(receiptFor(call, outcome, options.clock.now()));
+    await recordCall(options.receipts, call, outcome, options.clock.now());
   }
 
   /** Stamps a response to a tracked call and records its receipt; other messages pass unchanged. */
@@ -151,12 +152,18 @@ export function createPassthrough(options: PassthroughOptions) {
     try {
       identity = await authenticate(req);
     } catch (error) {
-      if (!(error instanceof AuthError)) throw error;
+      if (!(error instanceof AuthError)) {
+        // The credential could not be checked (the database is unreachable): refuse, clearly.
+        sendJson(res, 503, rpcError(null, RPC_ERRORS.internal, STORAGE_UNAVAILABLE), { 'retry-after': STORAGE_RETRY_AFTER_S });
+        return;
+      }
       sendJson(res, 401, rpcError(null, RPC_ERRORS.unauthorized, error.message), { 'www-authenticate': 'Bearer realm="plaza", error="invalid_token"' });
       return;
     }
     try {
-      const connector = await options.directory.byProvider(provider);
+      const connector = await options.directory.byProvider(provider).catch(() => {
+        throw new HttpFailure(503, STORAGE_UNAVAILABLE, RPC_ERRORS.internal);
+      });
       if (!connector) throw new HttpFailure(404, `No online connector for provider "${provider}".`);
 
       let upstreamSession: string | undefined;
@@ -182,6 +189,10 @@ export function createPassthrough(options: PassthroughOptions) {
           throw new HttpFailure(400, 'Request body is not valid JSON.', RPC_ERRORS.parseError);
         }
         const messages = Array.isArray(parsed) ? parsed : [parsed];
+        // Only JSON-RPC 2.0 messages go upstream: anything else (null, numbers, an empty batch)
+        // is the caller's mistake, answered here, never the upstream's to choke on.
+        const wellFormed = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0' && (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
+        if (messages.length === 0 || !messages.every(wellFormed)) throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
         if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
         const target = calls[0];
@@ -190,6 +201,7 @@ export function createPassthrough(options: PassthroughOptions) {
           if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
           call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now() };
           callRpcId = target.id;
+          traceCall(call, 'passthrough');
           target.params = stampCallParams(target.params, identity, call.callId);
           options.onCall?.(connector.endpointId);
         }
@@ -217,6 +229,7 @@ export function createPassthrough(options: PassthroughOptions) {
       const headerTimer = setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
       res.on('close', () => controller.abort(new DOMException('client went away', 'AbortError')));
       let upstream: Response;
+      if (call) traceUpstreamStart(call);
       try {
         upstream = await doFetch(connector.url, { method, headers, body, signal: controller.signal, redirect: 'error' });
       } catch (error) {
@@ -298,7 +311,7 @@ export function createPassthrough(options: PassthroughOptions) {
       sendJson(res, 200, answered, responseHeaders);
     } catch (error) {
       if (error instanceof HttpFailure) {
-        if (!res.headersSent) sendJson(res, error.status, rpcError(null, error.code, error.message));
+        if (!res.headersSent) sendJson(res, error.status, rpcError(null, error.code, error.message), error.status === 503 ? { 'retry-after': STORAGE_RETRY_AFTER_S } : {});
         return;
       }
       throw error;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import type { AgentIdentity } from './identity/agin-card.ts';
+import { traceCallEnd } from './telemetry.ts';
 
 /** What the gateway records for one tools/call (spec §2.6 plus latency, digest and time). */
 export interface CallReceipt {
@@ -97,4 +98,25 @@ export function receiptFor(
     resultDigest: resultDigest(digestOf),
     createdAt: new Date(now),
   };
+}
+
+/**
+ * Builds the call's receipt, records it, and closes the call's span and metrics (outcome, receipt
+ * id, latency). Rethrows when the receipt could be stored nowhere.
+ */
+export async function recordCall(
+  sink: ReceiptSink,
+  call: CallContext,
+  outcome: Parameters<typeof receiptFor>[1],
+  now: number,
+): Promise<CallReceipt> {
+  const receipt = receiptFor(call, outcome, now);
+  try {
+    await sink.record(receipt);
+  } catch (error) {
+    traceCallEnd(call, receipt, false);
+    throw error;
+  }
+  traceCallEnd(call, receipt, true);
+  return receipt;
 }

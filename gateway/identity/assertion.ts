@@ -1,4 +1,4 @@
-import { KeyObject, sign } from 'node:crypto';
+import { KeyObject, sign, webcrypto } from 'node:crypto';
 
 import { type CryptoKey, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
 
@@ -15,6 +15,8 @@ export const ASSERTION_TTL_SECONDS = 60;
 export interface AssertionKey {
   kid: string;
   privateKey: CryptoKey;
+  /** The same key for node:crypto (fast, synchronous); else derived from an extractable `privateKey`, else WebCrypto signs. */
+  keyObject?: KeyObject;
 }
 
 /** Claims of an identity assertion. */
@@ -44,8 +46,8 @@ export async function signAssertion(
   key: AssertionKey,
   input: { card: AginCard; callId: string; audience: string; issuer: string; nowSeconds: number },
 ): Promise<string> {
-  let keyObject = keyObjects.get(key.privateKey);
-  if (!keyObject) keyObjects.set(key.privateKey, (keyObject = KeyObject.from(key.privateKey)));
+  let keyObject = key.keyObject ?? keyObjects.get(key.privateKey);
+  if (!keyObject && key.privateKey.extractable) keyObjects.set(key.privateKey, (keyObject = KeyObject.from(key.privateKey)));
   const header = b64url(JSON.stringify({ alg: 'EdDSA', kid: key.kid, typ: ASSERTION_TYP }));
   const payload = b64url(
     JSON.stringify({
@@ -59,7 +61,11 @@ export async function signAssertion(
     }),
   );
   const signingInput = `${header}.${payload}`;
-  return `${signingInput}.${b64url(sign(null, Buffer.from(signingInput), keyObject))}`;
+  const signature = keyObject
+    ? sign(null, Buffer.from(signingInput), keyObject)
+    : // A non-extractable key without its KeyObject (tests, embedders): WebCrypto signs it.
+      Buffer.from(await webcrypto.subtle.sign('Ed25519', key.privateKey as webcrypto.CryptoKey, Buffer.from(signingInput)));
+  return `${signingInput}.${b64url(signature)}`;
 }
 
 /**

@@ -25,6 +25,14 @@ export const RPC_ERRORS = {
   unauthorized: -32001,
 } as const;
 
+/**
+ * What a caller is told when Plaza cannot read its own storage (agent credentials, the connector
+ * catalog) — a database outage: nothing was called upstream, and retrying shortly is safe.
+ */
+export const STORAGE_UNAVAILABLE = 'Plaza cannot reach its database right now, so nothing was called; retry in a few seconds.';
+/** Retry-After (seconds) sent with STORAGE_UNAVAILABLE. */
+export const STORAGE_RETRY_AFTER_S = '2';
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -49,7 +49,7 @@ export function createGatewayHandlers(deps: {
   };
   const assertionKey = async () => {
     const key = await keys.activeKey(ASSERTION_KEY_PURPOSE);
-    return { kid: key.kid, privateKey: key.privateKey };
+    return { kid: key.kid, privateKey: key.privateKey, keyObject: key.privateKeyObject };
   };
   const platform = deps.platformTools ? createPlatformServer({ tools: deps.platformTools, agents, receipts, clock }) : undefined;
   const aggregate = createAggregate({

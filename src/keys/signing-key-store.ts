@@ -1,3 +1,5 @@
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 import type { PrismaClient } from '../db/index.ts';
@@ -10,6 +12,8 @@ export interface ActiveSigningKey {
   /** Always `EdDSA` (Ed25519). */
   alg: 'EdDSA';
   privateKey: CryptoKey;
+  /** The same private key for node:crypto (synchronous signing on hot paths). */
+  privateKeyObject: KeyObject;
   publicJwk: JWK;
 }
 
@@ -85,7 +89,8 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
 
   async function toActive(row: KeyRow): Promise<ActiveSigningKey> {
     const privateKey = (await importJWK(row.privateJwk as JWK, 'EdDSA')) as CryptoKey;
-    return { kid: row.kid, purpose: row.purpose, alg: 'EdDSA', privateKey, publicJwk: publicJwkOf(row) };
+    const privateKeyObject = createPrivateKey({ key: row.privateJwk as JsonWebKey, format: 'jwk' });
+    return { kid: row.kid, purpose: row.purpose, alg: 'EdDSA', privateKey, privateKeyObject, publicJwk: publicJwkOf(row) };
   }
 
   /** Newest unretired key; extra unretired ones (lost creation races) are retired, still published. */

@@ -1,0 +1,88 @@
+/**
+ * OpenTelemetry per gateway call, the way `plaza serve` starts it: a child process (ESM hook
+ * first, in-memory exporters) calls server-everything through `/mcp/p/everything` and `/mcp`;
+ * every tools/call gives one `mcp.tools/call` span (provider, tool, agent, AGIN id, outcome,
+ * receipt id, upstream latency) and is counted by provider/outcome with latency histograms. The
+ * caller's third-party credential never reaches a span.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
+
+const run = promisify(execFile);
+
+describe('gateway telemetry', () => {
+  let everything: EverythingServer;
+  beforeAll(async () => {
+    everything = await startEverything();
+  }, 30_000);
+  afterAll(async () => {
+    await everything?.stop();
+  });
+
+  it('gives every tools/call a span with its outcome and receipt, and counts it', async () => {
+    const child = join(import.meta.dirname, '..', 'fixtures', 'otel-gateway-child.ts');
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', child], { timeout: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url }, maxBuffer: 32 * 1024 * 1024 });
+    expect(stdout).not.toContain('upstream-secret-4711');
+    const report = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      agent: { id: string; agin_id: string };
+      calls: { path: string; callId: string | undefined; isError: boolean }[];
+      spans: { name: string; scope: string; status: { code: number; message?: string }; attributes: Record<string, unknown>; parent: string | null }[];
+      metrics: { name: string; unit: string; points: { attributes: Record<string, unknown>; value: any }[] }[];
+      receipts: { call_id: string; status: string; provider: string; tool: string; agin_id: string }[];
+    };
+    const [echo, missing, aggregated] = report.calls;
+    expect(echo).toMatchObject({ path: 'passthrough', isError: false, callId: expect.stringMatching(/^call_/) });
+    expect(aggregated).toMatchObject({ path: 'aggregate', isError: false, callId: expect.stringMatching(/^call_/) });
+    expect(missing!.isError).toBe(true);
+
+    const spans = report.spans.filter((s) => s.scope === 'plaza-gateway');
+    // One span per call, one receipt per call, and they name each other.
+    expect(spans).toHaveLength(3);
+    expect(report.receipts).toHaveLength(3);
+    for (const span of spans) {
+      expect(span.name).toBe('mcp.tools/call');
+      const receipt = report.receipts.find((r) => r.call_id === span.attributes['plaza.receipt.id']);
+      expect(receipt).toBeDefined();
+      expect(span.attributes).toMatchObject({
+        'mcp.method.name': 'tools/call',
+        'plaza.provider': 'everything',
+        'plaza.tool': receipt!.tool,
+        'plaza.agent.id': report.agent.id,
+        'plaza.agin_id': report.agent.agin_id,
+        'plaza.call_id': receipt!.call_id,
+        'plaza.outcome': receipt!.status,
+        'plaza.receipt.recorded': true,
+      });
+      expect(span.attributes['plaza.upstream.latency_ms']).toEqual(expect.any(Number));
+      expect(span.attributes['plaza.upstream.latency_ms'] as number).toBeGreaterThan(0);
+      expect(span.attributes['plaza.call.latency_ms']).toEqual(expect.any(Number));
+      // A child of the inbound HTTP request's span, so a trace shows the call inside its request.
+      expect(span.parent).not.toBeNull();
+    }
+    const byCall = (id: string | undefined) => spans.find((s) => s.attributes['plaza.call_id'] === id)!;
+    expect(byCall(echo!.callId).attributes).toMatchObject({ 'plaza.gateway.path': 'passthrough', 'plaza.tool': 'echo', 'plaza.outcome': 'ok' });
+    expect(byCall(aggregated!.callId).attributes).toMatchObject({ 'plaza.gateway.path': 'aggregate', 'plaza.tool': 'echo', 'plaza.outcome': 'ok' });
+    const failed = spans.find((s) => s.attributes['plaza.tool'] === 'no-such-tool')!;
+    expect(failed.attributes['plaza.outcome']).toBe('error');
+    expect(failed.status.code).toBe(2); // SpanStatusCode.ERROR
+    expect(report.receipts.find((r) => r.tool === 'no-such-tool')?.status).toBe('error');
+
+    const metric = (name: string) => report.metrics.find((m) => m.name === name);
+    const counter = metric('plaza.gateway.calls')!;
+    const count = (path: string, outcome: string) => counter.points.find((p) => p.attributes['plaza.gateway.path'] === path && p.attributes['plaza.outcome'] === outcome && p.attributes['plaza.provider'] === 'everything')?.value;
+    expect(count('passthrough', 'ok')).toBe(1);
+    expect(count('passthrough', 'error')).toBe(1);
+    expect(count('aggregate', 'ok')).toBe(1);
+    for (const name of ['plaza.gateway.call.duration', 'plaza.gateway.upstream.duration']) {
+      const histogram = metric(name)!;
+      expect(histogram.unit).toBe('ms');
+      expect(histogram.points.reduce((n, p) => n + p.value.count, 0)).toBe(3);
+      expect(histogram.points.every((p) => p.value.sum > 0)).toBe(true);
+    }
+  }, 120_000);
+});
