@@ -1,5 +1,18 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
+
+/**
+ * On stop, how long a connection accepted before the signal may take to deliver its first request.
+ * Its bytes may already be sent but still unread while the event loop is busy; closing it as idle
+ * would drop a call the client believes in flight (ECONNRESET).
+ */
+const FIRST_REQUEST_GRACE_MS = 2_000;
+const SWEEP_MS = 100;
+/**
+ * On stop, how long the listener stays open: connections the kernel completed before the signal
+ * wait in the accept queue until the event loop polls, and closing the listener resets them.
+ */
+const ACCEPT_GRACE_MS = 100;
 
 /** A listening server. */
 export interface RunningServer {
@@ -24,6 +37,20 @@ export async function startServer(handler: RequestListener, options: { port: num
       resolve();
     });
   });
+  // Per connection: how many of its requests are unanswered (undefined until the first arrives).
+  const connections = new Map<Socket, { active: number | undefined }>();
+  let stoppingSince: number | undefined;
+  server.on('connection', (socket: Socket) => {
+    connections.set(socket, { active: undefined });
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (req, res) => {
+    const state = connections.get(req.socket);
+    if (!state) return;
+    state.active = (state.active ?? 0) + 1;
+    if (stoppingSince !== undefined && !res.headersSent) res.setHeader('connection', 'close');
+    res.once('close', () => (state.active! -= 1));
+  });
   const { port } = server.address() as AddressInfo;
   const host = options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
   let stopping: Promise<void> | undefined;
@@ -33,13 +60,29 @@ export async function startServer(handler: RequestListener, options: { port: num
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     stop(timeoutMs = 10_000) {
       stopping ??= new Promise<void>((resolve) => {
+        stoppingSince = Date.now();
         const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
         timer.unref();
-        server.close(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-        server.closeIdleConnections();
+        // Stop accepting after the accept queue is drained. Not http.Server#close: it also closes
+        // every connection without a request in progress, including those whose first request is
+        // sent but not yet read. Instead a sweep closes connections with nothing to answer, giving
+        // new ones a grace; answers given while stopping say `Connection: close`.
+        const sweep = () => {
+          const now = Date.now();
+          for (const [socket, state] of connections) {
+            const idle = state.active === undefined ? now - stoppingSince! >= FIRST_REQUEST_GRACE_MS : state.active === 0;
+            if (idle) socket.destroySoon();
+          }
+        };
+        const sweeper = setInterval(sweep, SWEEP_MS);
+        setTimeout(() => {
+          NetServer.prototype.close.call(server, () => {
+            clearTimeout(timer);
+            clearInterval(sweeper);
+            resolve();
+          });
+          sweep();
+        }, ACCEPT_GRACE_MS);
       });
       return stopping;
     },

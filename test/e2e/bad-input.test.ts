@@ -1,0 +1,140 @@
+/**
+ * Bad input against a real `plaza serve`: credentials used on the wrong surface (guest token on the
+ * gateway, agent token on chat, account A's API key on account B's receipts) are refused, and
+ * identity a caller tries to spoof (`X-PLATFORM-*` headers, `_meta.platform`) never reaches an
+ * upstream: a recording provider sees only what Plaza stamped.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
+
+const SPOOF = 'spoofed-by-caller';
+
+describe('bad input against plaza serve', () => {
+  let plaza: ServerProcess;
+  let upstream: FaultUpstream;
+  const account: Record<'a' | 'b', { apiKey: string; agentToken: string; aginId: string }> = {
+    a: { apiKey: '', agentToken: '', aginId: '' },
+    b: { apiKey: '', agentToken: '', aginId: '' },
+  };
+
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plaza-bad-input-'));
+    upstream = await startFaultUpstream();
+    plaza = await startPlazaServer({ PLAZA_DATA_DIR: dataDir, PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1' });
+    for (const name of ['a', 'b'] as const) {
+      const created = await runPlaza(['accounts', 'create', '--email', `${name}@example.com`], { PLAZA_DATA_DIR: dataDir });
+      account[name].apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+      const agent = (await (
+        await fetch(`${plaza.url}/api/agents`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${account[name].apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ display_name: `Agent ${name}`, owner_context: `org-${name}` }),
+        })
+      ).json()) as any;
+      account[name].agentToken = agent.data.token;
+      account[name].aginId = agent.data.agent.agin_id;
+    }
+    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'recorder', url: upstream.url('ok'), registered_by: 'ops@example.com', agin_support: true, summary: 'Records what it receives; no credentials.' }),
+    });
+    const { id } = (await listed.json()) as { id: string };
+    for (let i = 0; i < 100; i++) {
+      if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as any).status === 'healthy') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }, 60_000);
+  afterAll(async () => {
+    plaza?.child.kill('SIGKILL');
+    await upstream?.close();
+  });
+
+  const rpc = (path: string, token: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${plaza.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
+
+  async function answerOf(res: Response): Promise<any> {
+    const text = await res.text();
+    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
+    return text
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => JSON.parse(line.slice(5)))
+      .find((m) => m.id !== undefined);
+  }
+
+  describe('token confusion', () => {
+    it('refuses a guest token on the gateway', async () => {
+      const guest = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as any).data.token as string;
+      for (const path of ['/mcp', '/mcp/p/recorder']) {
+        const res = await rpc(path, guest, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+        expect(res.status).toBe(401);
+        expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      }
+      expect(upstream.seen.filter((r) => r.body.method === 'tools/call')).toHaveLength(0);
+    });
+
+    it('refuses an agent token and an account key on the wrong routes', async () => {
+      const chat = await rpc('/api/v1/chat/completions', account.a.agentToken, { model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }] });
+      expect(chat.status).toBe(401);
+      expect(((await chat.json()) as any).error.code).toBe('UNAUTHORIZED');
+      const receipts = await fetch(`${plaza.url}/api/receipts`, { headers: { authorization: `Bearer ${account.a.agentToken}` } });
+      expect(receipts.status).toBe(401);
+      // An account API key is not an agent credential.
+      expect((await rpc('/mcp', account.a.apiKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(401);
+    });
+
+    it("does not show account B's receipts to account A", async () => {
+      const called = await answerOf(await rpc('/mcp/p/recorder', account.b.agentToken, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'act', arguments: { message: 'b only' } } }));
+      const callId = called.result._meta.platform.call_id as string;
+      const asB = await fetch(`${plaza.url}/api/receipts/${callId}`, { headers: { authorization: `Bearer ${account.b.apiKey}` } });
+      expect(asB.status).toBe(200);
+      const asA = await fetch(`${plaza.url}/api/receipts/${callId}`, { headers: { authorization: `Bearer ${account.a.apiKey}` } });
+      expect(asA.status).toBe(404);
+      expect(JSON.stringify(await asA.json())).not.toContain(account.b.aginId);
+      const listed = (await (await fetch(`${plaza.url}/api/receipts?agin_id=${account.b.aginId}`, { headers: { authorization: `Bearer ${account.a.apiKey}` } })).json()) as any;
+      expect(listed.data.receipts).toEqual([]);
+      const exported = await (await fetch(`${plaza.url}/api/receipts/export`, { headers: { authorization: `Bearer ${account.a.apiKey}` } })).text();
+      expect(exported).not.toContain(callId);
+    });
+  });
+
+  describe('spoofed identity', () => {
+    const spoofHeaders = {
+      'x-platform-agin-id': SPOOF,
+      'x-platform-agent-principal': SPOOF,
+      'x-platform-call-id': SPOOF,
+      'x-platform-agin-assertion': SPOOF,
+      'x-platform-display-name': SPOOF,
+    };
+    const spoofMeta = { platform: { agin_id: SPOOF, agent_principal: SPOOF, display_name: SPOOF, owner_context: SPOOF, call_id: SPOOF } };
+
+    it.each(['/mcp/p/recorder', '/mcp'])('never forwards caller-sent X-PLATFORM-* headers or _meta.platform through %s', async (path) => {
+      const from = upstream.seen.length;
+      const tool = path === '/mcp' ? 'recorder__act' : 'act';
+      const answer = await answerOf(await rpc(path, account.a.agentToken, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: tool, arguments: { message: 'hello' }, _meta: spoofMeta } }, spoofHeaders));
+      expect(answer.result.isError).toBe(false);
+      const calls = upstream.seen.slice(from).filter((r) => r.body.method === 'tools/call');
+      expect(calls).toHaveLength(1);
+      const seen = calls[0]!;
+      expect(seen.body.params._meta.platform).toMatchObject({ agin_id: account.a.aginId, display_name: 'Agent a', owner_context: 'org-a' });
+      expect(seen.headers['x-platform-agin-id']).toBe(account.a.aginId);
+      expect(seen.headers['x-platform-call-id']).toBe(seen.body.params._meta.platform.call_id);
+      expect(String(seen.headers['x-platform-agin-assertion'])).toMatch(/^ey/);
+      expect(seen.headers['x-platform-display-name']).toBeUndefined();
+      // Nothing the caller spoofed reaches the provider, in any request of the exchange.
+      expect(JSON.stringify(upstream.seen.slice(from))).not.toContain(SPOOF);
+      expect(answer.result._meta.platform).toMatchObject({ agin_id: account.a.aginId, call_id: seen.body.params._meta.platform.call_id });
+    });
+  });
+});

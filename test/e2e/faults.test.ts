@@ -1,0 +1,346 @@
+/**
+ * Faults against real `plaza serve` processes, each bounded and stopping by itself:
+ * - upstream faults through the gateway (connection refused, hang, slow drip, malformed JSON-RPC,
+ *   SSE cut mid-stream, a 50 MB answer): an error result within the gateway timeout, an `error`
+ *   receipt, and bounded process memory;
+ * - SIGTERM during gateway load: in-flight calls finish, the process exits 0, and after a restart
+ *   there is exactly one receipt per call that returned a result;
+ * - Redis stopped and started again (a private `redis-server`, when installed): requests keep
+ *   working on per-instance limits with a logged warning, and counting goes back to Redis.
+ * - PostgreSQL dropping every connection and refusing new ones for 2 s during gateway load, and
+ *   SIGKILL during load (sync receipts): every call whose result reached the client has exactly one
+ *   receipt afterwards (only when TEST_DATABASE_URL is set).
+ * The rest runs on embedded storage (PGlite), so it runs everywhere.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { randomToken } from '../../src/kernel/index.ts';
+import { freePort, runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { createPostgresDatabase } from '../support/databases.ts';
+import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
+
+const GATEWAY_TIMEOUT_MS = 3_000;
+const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
+
+/** Resident memory of a process, in bytes (Linux). */
+function rssBytes(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+/** A Plaza on its own embedded database with an account and an agent. */
+async function startGatewayPlaza(env: Record<string, string> = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'plaza-faults-'));
+  const base = { PLAZA_DATA_DIR: dataDir, PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_GATEWAY_TIMEOUT_MS: String(GATEWAY_TIMEOUT_MS), ...env };
+  const server = await startPlazaServer(base);
+  const created = await runPlaza(['accounts', 'create', '--email', `faults-${randomToken(4)}@example.com`], base);
+  const apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+  const agent = await (
+    await fetch(`${server.url}/api/agents`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'Fault agent', owner_context: 'faults' }) })
+  ).json();
+  return { server, dataDir, env: base, apiKey, agentToken: (agent as any).data.token as string };
+}
+
+/** Lists `url` as `provider` and waits until its first probe made it healthy. */
+async function listHealthy(plazaUrl: string, provider: string, url: string): Promise<void> {
+  const res = await fetch(`${plazaUrl}/api/mcp/listings`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ provider, url, registered_by: 'ops@example.com', agin_support: true, summary: `Fault provider ${provider}; no credentials.` }),
+  });
+  expect(res.status).toBe(201);
+  const { id } = (await res.json()) as { id: string };
+  for (let i = 0; i < 100; i++) {
+    const endpoint = (await (await fetch(`${plazaUrl}/api/mcp/endpoints/${id}`)).json()) as { status: string };
+    if (endpoint.status === 'healthy') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${provider} did not become healthy`);
+}
+
+/** One tools/call through `/mcp/p/<provider>`; reads a JSON or an SSE answer. */
+async function callTool(plazaUrl: string, token: string, provider: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  const started = Date.now();
+  const res = await fetch(`${plazaUrl}/mcp/p/${provider}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: args } }),
+  });
+  const text = await res.text();
+  let message: any;
+  if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    const data = text.split('\n').filter((line) => line.startsWith('data:')).map((line) => JSON.parse(line.slice(5)));
+    message = data.find((m) => m.id === 1);
+  } else {
+    message = text ? JSON.parse(text) : undefined;
+  }
+  return { status: res.status, message, ms: Date.now() - started, bytes: text.length };
+}
+
+async function receiptsOf(plazaUrl: string, apiKey: string, query: string): Promise<any[]> {
+  const res = await fetch(`${plazaUrl}/api/receipts?${query}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as any).data.receipts;
+}
+
+describe('upstream faults through the gateway', () => {
+  let upstream: FaultUpstream;
+  let plaza: Awaited<ReturnType<typeof startGatewayPlaza>>;
+
+  beforeAll(async () => {
+    upstream = await startFaultUpstream();
+    plaza = await startGatewayPlaza();
+    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge'] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    // Connection refused: a provider that answered its probe and is gone now.
+    const gone = await startFaultUpstream();
+    await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
+    await gone.close();
+  }, 60_000);
+  afterAll(async () => {
+    plaza?.server.child.kill('SIGKILL');
+    await upstream?.close();
+  });
+
+  it.each(['refused', 'hang', 'drip', 'malformed', 'sse-cut'])('answers %s with an error result in time and an error receipt', async (mode) => {
+    const answer = await callTool(plaza.server.url, plaza.agentToken, `f-${mode}`, { message: mode });
+    expect(answer.ms).toBeLessThan(GATEWAY_TIMEOUT_MS + 2_000);
+    expect(answer.status).toBe(200);
+    expect(answer.message?.result?.isError ?? Boolean(answer.message?.error)).toBe(true);
+    const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, `provider=f-${mode}`);
+    expect(receipts.map((r) => r.status)).toEqual(['error']);
+  });
+
+  it('refuses a 50 MB answer with an error result, keeping memory bounded', async () => {
+    const pid = plaza.server.child.pid!;
+    const before = rssBytes(pid);
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 20);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const answer = await callTool(plaza.server.url, plaza.agentToken, 'f-huge');
+        expect(answer.ms).toBeLessThan(GATEWAY_TIMEOUT_MS + 5_000);
+        expect(answer.message?.result?.isError).toBe(true);
+        expect(answer.bytes).toBeLessThan(1024 * 1024);
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    // The relay stops at PLAZA_GATEWAY_MAX_RESPONSE_BYTES (32 MiB): three 50 MB answers must not
+    // add up, and a single one must not be held several times over.
+    expect(peak - before, `RSS ${before >> 20} MiB -> peak ${peak >> 20} MiB`).toBeLessThan(160 * 1024 * 1024);
+    const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-huge');
+    expect(receipts.map((r) => r.status)).toEqual(['error', 'error', 'error']);
+  }, 60_000);
+});
+
+describe('SIGTERM during gateway load', () => {
+  it('finishes in-flight calls, exits 0, and keeps one receipt per answered call', async () => {
+    const upstream = await startFaultUpstream();
+    const plaza = await startGatewayPlaza();
+    try {
+      await listHealthy(plaza.server.url, 'slow', `${upstream.url('ok')}?delay=1500`);
+      const calls = Array.from({ length: 16 }, (_, i) => callTool(plaza.server.url, plaza.agentToken, 'slow', { message: `load ${i}` }).catch((error: unknown) => ({ error })));
+      // SIGTERM while the calls are on their way: some are still unread or authenticating, none
+      // has reached the upstream yet (it is slow), yet every one was sent before the signal.
+      await new Promise((r) => setTimeout(r, 150));
+      plaza.server.child.kill('SIGTERM');
+      const signalled = Date.now();
+      const answers = await Promise.all(calls);
+      const answeredAfter = Date.now() - signalled;
+      expect(await plaza.server.exited).toBe(0);
+      // The drain ends with the last answer (plus the sweep), not at PLAZA_SHUTDOWN_TIMEOUT_MS.
+      const exitedAfter = Date.now() - signalled;
+      expect(exitedAfter - answeredAfter, `answered after ${answeredAfter} ms, exited after ${exitedAfter} ms`).toBeLessThan(3_000);
+      const ok = answers.filter((a): a is Awaited<ReturnType<typeof callTool>> => 'message' in a && a.message?.result?.isError === false);
+      expect(ok, JSON.stringify(answers.filter((a) => !ok.includes(a as never)), (_k, v) => (v instanceof Error ? `${String(v)} ${String(v.cause)}` : v))).toHaveLength(16);
+      const callIds = ok.map((a) => a.message.result._meta.platform.call_id as string);
+
+      const again = await startPlazaServer(plaza.env);
+      try {
+        const receipts = await receiptsOf(again.url, plaza.apiKey, 'provider=slow&limit=500');
+        expect(receipts.map((r) => r.call_id).sort()).toEqual([...callIds].sort());
+        expect(receipts.every((r) => r.status === 'ok')).toBe(true);
+      } finally {
+        again.child.kill('SIGTERM');
+        await again.exited;
+      }
+    } finally {
+      plaza.server.child.kill('SIGKILL');
+      await upstream.close();
+    }
+  }, 90_000);
+});
+
+describe.skipIf(!HAS_REDIS_SERVER)('Redis stopped and started again', () => {
+  let redisPort = 0;
+  let redis: ChildProcess | undefined;
+  let plaza: ServerProcess;
+  const prefix = `plaza-faults:${randomToken(6)}:`;
+
+  async function startRedis(): Promise<void> {
+    redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    redis.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    for (let i = 0; i < 100 && !out.includes('Ready to accept connections'); i++) await new Promise((r) => setTimeout(r, 50));
+  }
+  async function stopRedis(): Promise<void> {
+    if (!redis || redis.exitCode !== null) return;
+    redis.kill('SIGKILL');
+    await once(redis, 'exit');
+  }
+  const keys = () => spawnSync('redis-cli', ['-p', String(redisPort), '--scan', '--pattern', `${prefix}*`], { encoding: 'utf8' }).stdout.trim();
+  const intent = async () =>
+    (await fetch(`${plaza.url}/api/agent/intent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'receipts for agents' }) })).status;
+
+  beforeAll(async () => {
+    redisPort = await freePort();
+    await startRedis();
+    plaza = await startPlazaServer({ REDIS_URL: `redis://127.0.0.1:${redisPort}`, PLAZA_RATE_LIMIT_KEY_PREFIX: prefix, PLAZA_RATE_LIMIT_INTENT_PER_MIN: '3', PLAZA_BACKGROUND: '0' });
+  }, 30_000);
+  afterAll(async () => {
+    plaza?.child.kill('SIGKILL');
+    await stopRedis();
+  });
+
+  it('counts in Redis, falls back to local limits with a warning, and shares again when Redis returns', async () => {
+    expect([await intent(), await intent(), await intent(), await intent()]).toEqual([200, 200, 200, 429]);
+    expect(keys()).toContain(`${prefix}intent`);
+
+    await stopRedis();
+    const during = [await intent(), await intent(), await intent(), await intent()];
+    // Local counts start afresh: the site stays up, and the limit still holds per instance.
+    expect(during).toEqual([200, 200, 200, 429]);
+    expect(plaza.output()).toContain('rate limits fall back to per-instance counts');
+
+    await startRedis();
+    let back = false;
+    for (let i = 0; i < 80 && !back; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await intent();
+      back = plaza.output().includes('rate limits are shared again');
+    }
+    expect(back).toBe(true);
+    expect(keys()).toContain(`${prefix}intent`);
+  }, 30_000);
+});
+
+const DATABASE = process.env['TEST_DATABASE_URL'];
+
+describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let admin: pg.Client;
+  let upstream: FaultUpstream;
+  const name = () => new URL(database.url).pathname.slice(1);
+
+  beforeAll(async () => {
+    database = await createPostgresDatabase(DATABASE, 'plaza_faults');
+    admin = new pg.Client({ connectionString: DATABASE });
+    await admin.connect();
+    upstream = await startFaultUpstream();
+  }, 30_000);
+  afterAll(async () => {
+    await admin?.query(`ALTER DATABASE "${name()}" ALLOW_CONNECTIONS true`).catch(() => undefined);
+    await admin?.end();
+    await upstream?.close();
+    await database?.drop();
+  });
+
+  /** Calls `slow` from `workers` loops until `stop()`; returns the call ids whose result arrived. */
+  function load(url: string, token: string, workers: number) {
+    let running = true;
+    const answered: string[] = [];
+    const failures: number[] = [];
+    const loops = Array.from({ length: workers }, async (_, w) => {
+      for (let i = 0; running; i++) {
+        try {
+          const answer = await callTool(url, token, 'slow', { message: `w${w}.${i}` });
+          if (answer.message?.result?.isError === false) answered.push(answer.message.result._meta.platform.call_id as string);
+          else {
+            failures.push(answer.status);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        } catch {
+          failures.push(0);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    });
+    return {
+      answered,
+      failures,
+      async stop() {
+        running = false;
+        await Promise.all(loops);
+      },
+    };
+  }
+
+  async function receiptCounts(): Promise<Map<string, number>> {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const rows = await client.query<{ call_id: string; n: string }>(`SELECT call_id, count(*) AS n FROM receipts GROUP BY call_id`);
+    await client.end();
+    return new Map(rows.rows.map((r) => [r.call_id, Number(r.n)]));
+  }
+
+  it('keeps exactly one receipt per answered call when the database drops every connection and refuses new ones', async () => {
+    const plaza = await startGatewayPlaza({ DATABASE_URL: database.url });
+    try {
+      await listHealthy(plaza.server.url, 'slow', `${upstream.url('ok')}?delay=100`);
+      const traffic = load(plaza.server.url, plaza.agentToken, 6);
+      await new Promise((r) => setTimeout(r, 1_000));
+      // A restart as the clients see it: no new connections, every open one cut, back after 2 s.
+      await admin.query(`ALTER DATABASE "${name()}" ALLOW_CONNECTIONS false`);
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name()]);
+      await new Promise((r) => setTimeout(r, 2_000));
+      await admin.query(`ALTER DATABASE "${name()}" ALLOW_CONNECTIONS true`);
+      await new Promise((r) => setTimeout(r, 1_000));
+      await traffic.stop();
+      expect(traffic.answered.length).toBeGreaterThan(10);
+      // Spooled receipts are replayed every second.
+      let counts = await receiptCounts();
+      for (let i = 0; i < 50 && traffic.answered.some((id) => counts.get(id) !== 1); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        counts = await receiptCounts();
+      }
+      const missing = traffic.answered.filter((id) => counts.get(id) !== 1);
+      expect(missing, `${missing.length} of ${traffic.answered.length} answered calls without exactly one receipt`).toEqual([]);
+      expect([...counts.values()].every((n) => n === 1)).toBe(true);
+      expect(traffic.failures.every((status) => status < 500 || status === 503), `statuses ${traffic.failures.join(',')}`).toBe(true);
+    } finally {
+      plaza.server.child.kill('SIGKILL');
+      await plaza.server.exited;
+    }
+  }, 60_000);
+
+  it('has a receipt after a restart for every call answered before SIGKILL', async () => {
+    const plaza = await startGatewayPlaza({ DATABASE_URL: database.url, RECEIPTS_DURABILITY: 'sync' });
+    const traffic = load(plaza.server.url, plaza.agentToken, 8);
+    await new Promise((r) => setTimeout(r, 1_500));
+    plaza.server.child.kill('SIGKILL');
+    await plaza.server.exited;
+    await traffic.stop();
+    expect(traffic.answered.length).toBeGreaterThan(10);
+    // Same data folder (its spool) and database: whatever was spooled is replayed at start.
+    const again = await startPlazaServer(plaza.env);
+    try {
+      let counts = await receiptCounts();
+      for (let i = 0; i < 20 && traffic.answered.some((id) => counts.get(id) !== 1); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        counts = await receiptCounts();
+      }
+      expect(traffic.answered.filter((id) => counts.get(id) !== 1)).toEqual([]);
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
+    }
+  }, 60_000);
+});
+

@@ -1,0 +1,124 @@
+/**
+ * A misbehaving streamable-HTTP MCP provider for fault tests. `initialize` and `tools/list` are
+ * answered correctly (so probes find it healthy and the gateway routes to it), while `tools/call`
+ * does what the path says:
+ *
+ * - `/ok/mcp`: answers after `delayMs` (query `?delay=`), echoing the arguments;
+ * - `/hang/mcp`: accepts the request and never sends a byte;
+ * - `/drip/mcp`: sends SSE headers, then one byte every 200 ms, forever;
+ * - `/malformed/mcp`: 200 `application/json` that is not JSON-RPC;
+ * - `/sse-cut/mcp`: starts an SSE answer, sends half an event and drops the connection;
+ * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed.
+ *
+ * It records every request (headers and body) it receives, for spoofing checks.
+ */
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request the provider received. */
+export interface SeenRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: any;
+}
+
+/** A running fault provider. */
+export interface FaultUpstream {
+  base: string;
+  /** `${base}/<mode>/mcp`. */
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge'): string;
+  seen: SeenRequest[];
+  close(): Promise<void>;
+}
+
+export const HUGE_BYTES = 50 * 1024 * 1024;
+
+/** Starts the provider on 127.0.0.1. */
+export async function startFaultUpstream(): Promise<FaultUpstream> {
+  const seen: SeenRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  const server: Server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const mode = /^\/([a-z-]+)\/mcp$/.exec(url.pathname)?.[1];
+    if (!mode) return res.writeHead(404).end();
+    if (req.method !== 'POST') return res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    let message: { id?: number; method?: string; params?: any };
+    try {
+      message = JSON.parse(raw);
+    } catch {
+      return res.writeHead(400).end();
+    }
+    if (typeof message !== 'object' || message === null) return res.writeHead(400).end();
+    seen.push({ path: url.pathname, headers: req.headers, body: message });
+    if (message.id === undefined) return res.writeHead(202).end();
+    const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    if (message.method === 'initialize') {
+      return reply({ protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: `fault-${mode}`, version: '1' } });
+    }
+    if (message.method === 'tools/list') {
+      return reply({ tools: [{ name: 'act', description: `Fault mode ${mode}`, inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }] });
+    }
+    if (message.method !== 'tools/call') {
+      return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+    }
+    switch (mode) {
+      case 'ok': {
+        const delay = Number(url.searchParams.get('delay') ?? 0);
+        if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+        return reply({ content: [{ type: 'text', text: `ok: ${JSON.stringify(message.params?.arguments ?? {})}` }], isError: false });
+      }
+      case 'hang':
+        return; // never answers; the connection stays open until the client gives up
+      case 'drip': {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const timer = setInterval(() => res.write(':'), 200);
+        timers.add(timer);
+        res.on('close', () => (clearInterval(timer), timers.delete(timer)));
+        return;
+      }
+      case 'malformed':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":' + message.id + ',"result":');
+      case 'sse-cut':
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: message\ndata: {"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"te`);
+        setTimeout(() => res.destroy(), 50);
+        return;
+      case 'huge': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const head = `{"jsonrpc":"2.0","id":${message.id},"result":{"isError":false,"content":[{"type":"text","text":"`;
+        res.write(head);
+        const block = 'x'.repeat(64 * 1024);
+        let sent = 0;
+        const pump = () => {
+          while (sent < HUGE_BYTES) {
+            sent += block.length;
+            if (!res.write(block)) return void res.once('drain', pump);
+          }
+          res.end('"}]}}');
+        };
+        res.on('error', () => undefined);
+        pump();
+        return;
+      }
+      default:
+        return res.writeHead(404).end();
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    url: (mode) => `${base}/${mode}/mcp`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of timers) clearInterval(timer);
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
