@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { receiptFor, stampResult } from '../../gateway/index.ts';
+import { recordCall, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -24,9 +24,11 @@ export function createPlatformServer(options: PlatformServerOptions) {
 
   /** Runs one call with a receipt; shared with the `/mcp` aggregate (as `platform__<tool>`). */
   async function call(identity: AgentIdentity, tool: string, args: unknown, callId = newId('call', clock.now())) {
-    const startedAt = clock.now();
+    const context = { callId, identity, provider: PLATFORM_PROVIDER, tool, startedAt: clock.now() };
+    // Traced and recorded like every gateway call: one span and one receipt, with the same outcome.
+    traceCall(context, 'passthrough');
     const result = await tools.call(identity, tool, args);
-    await options.receipts.record(receiptFor({ callId, identity, provider: PLATFORM_PROVIDER, tool, startedAt }, { result }, clock.now()));
+    await recordCall(options.receipts, context, { result }, clock.now());
     return result;
   }
 
