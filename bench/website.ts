@@ -16,7 +16,7 @@ import { buildIntentIndex, classifyIntent, loadWebsiteContent } from '../src/web
 import { load, type LoadResult, median, percentile, saveResult, spawnServer } from './lib.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 2);
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const CLASSIFICATIONS = Number(process.env['BENCH_CLASSIFICATIONS'] ?? 10_000);
 const CONNECTIONS = 32;
 const ROUTES = ['/health', '/api/products', '/api/scenarios', '/api/plans', '/api/manifesto'];
