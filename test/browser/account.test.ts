@@ -7,7 +7,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { collectPageErrors, DESKTOP, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import { freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
 
@@ -32,10 +32,7 @@ describe('Account page', () => {
     await smtp?.close();
   });
   beforeEach(async () => {
-    await context?.close();
-    context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
-    page = await context.newPage();
-    errors = collectPageErrors(page);
+    ({ context, page, errors } = await freshPage(browser, context));
   });
 
   it('signs in through the e-mailed link, creates an API key and an agent with its AGIN card', async () => {

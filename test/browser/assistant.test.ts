@@ -6,7 +6,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { collectPageErrors, DESKTOP, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
+import { freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 describe('Assistant page', () => {
@@ -24,10 +24,7 @@ describe('Assistant page', () => {
     await plaza?.close();
   });
   beforeEach(async () => {
-    await context?.close();
-    context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
-    page = await context.newPage();
-    errors = collectPageErrors(page);
+    ({ context, page, errors } = await freshPage(browser, context));
   });
 
   it('takes a guest token and streams the answer into the chat', async () => {

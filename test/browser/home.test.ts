@@ -8,7 +8,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { collectPageErrors, DESKTOP, focusedId, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import { DESKTOP, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 describe('Home page', () => {
@@ -29,10 +29,7 @@ describe('Home page', () => {
     await plaza?.close();
   });
   beforeEach(async () => {
-    await context?.close();
-    context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
-    page = await context.newPage();
-    errors = collectPageErrors(page);
+    ({ context, page, errors } = await freshPage(browser, context));
   });
 
   it('shows the products, scenarios and plans of the website API, and the manifesto', async () => {

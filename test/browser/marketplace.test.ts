@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createProber } from '../../probes/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createProbeStore } from '../../src/marketplace/index.ts';
-import { collectPageErrors, DESKTOP, focusedId, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import { DESKTOP, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { type EverythingServer, type FixtureProvider, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -69,10 +69,7 @@ describe('Marketplace pages', () => {
     await plaza?.close();
   });
   beforeEach(async () => {
-    await context?.close();
-    context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
-    page = await context.newPage();
-    errors = collectPageErrors(page);
+    ({ context, page, errors } = await freshPage(browser, context));
     dialogs = [];
     page.on('dialog', (d) => {
       dialogs.push(d.message());

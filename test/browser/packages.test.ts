@@ -12,7 +12,7 @@ import { systemClock } from '../../src/kernel/index.ts';
 import { createMailer, type Mailer } from '../../src/mail/index.ts';
 import { createSourcesWorker } from '../../src/sources/index.ts';
 import { createTestTls, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
-import { collectPageErrors, DESKTOP, focusedId, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
+import { focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { buildPackage, trustCa } from '../support/sources.ts';
 
@@ -52,10 +52,7 @@ describe('Packages pages', () => {
     untrust?.();
   });
   beforeEach(async () => {
-    await context?.close();
-    context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
-    page = await context.newPage();
-    errors = collectPageErrors(page);
+    ({ context, page, errors } = await freshPage(browser, context));
   });
 
   it('registers a source through the form, shows its stage, then lists it as healthy with its package page', async () => {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 const require = createRequire(import.meta.url);
 
@@ -90,4 +90,15 @@ export async function waitUntil(page: Page, expression: string, timeoutMs = 15_0
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${expression}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * A new desktop page in a new context for each test (the previous context closed), with the page
+ * errors it collects.
+ */
+export async function freshPage(browser: Browser, previous: BrowserContext | undefined): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  await previous?.close();
+  const context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
+  const page = await context.newPage();
+  return { context, page, errors: collectPageErrors(page) };
 }
