@@ -38,13 +38,16 @@ interface Doc {
   key: string;
 }
 
-interface ToolRow {
+/** The columns of a tool the index reads (the search words and the rank key). */
+export interface IndexedToolRow {
   id: string;
   endpoint_id: string;
   provider: string;
   name: string;
   description: string;
 }
+
+type ToolRow = IndexedToolRow;
 
 interface EndpointRow {
   id: string;

@@ -1,6 +1,6 @@
 import type { Database } from '../db/index.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { searchWords, type ToolSearchIndex } from './search-index.ts';
+import { type IndexedToolRow, searchWords, type ToolSearchIndex } from './search-index.ts';
 import type { Page, Tool } from './types.ts';
 
 /** The exact expressions of the "mcp_tools_search_idx" and "mcp_tools_name_search_idx" GIN indexes. */
@@ -21,12 +21,7 @@ export const MAX_SEARCH_OFFSET = 1_000;
  */
 export const SEARCH_CANDIDATES = 2_000;
 
-interface ToolRow {
-  id: string;
-  endpoint_id: string;
-  provider: string;
-  name: string;
-  description: string;
+interface ToolRow extends IndexedToolRow {
   input_schema: unknown;
   annotations: unknown;
   requires_agin: boolean;

@@ -3,10 +3,9 @@ import { TRUST_LABELS } from './types.ts';
 
 const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
 
-/** The JSON form of a source record (docs/sources.md). */
-export function renderSource(s: PackageSource): Record<string, unknown> {
+/** What both the record and the discovery list say of a source, in this order. */
+function publicFields(s: PackageSource) {
   return {
-    id: s.id,
     package_id: s.packageId,
     name: s.name,
     version: s.version,
@@ -16,6 +15,14 @@ export function renderSource(s: PackageSource): Record<string, unknown> {
     download_uri: s.downloadUri,
     sha256: s.sha256,
     trust: s.trust,
+  };
+}
+
+/** The JSON form of a source record (docs/sources.md). */
+export function renderSource(s: PackageSource): Record<string, unknown> {
+  return {
+    id: s.id,
+    ...publicFields(s),
     trust_label: TRUST_LABELS[s.trust] ?? s.trust,
     risk: s.risk,
     status: s.status,
@@ -40,15 +47,7 @@ export function renderEvent(e: SourceEvent): Record<string, unknown> {
 /** An entry of the live discovery list (what `plaza agpk list-options` reads). */
 export function renderShareEntry(s: PackageSource): Record<string, unknown> {
   return {
-    package_id: s.packageId,
-    name: s.name,
-    version: s.version,
-    summary: s.summary,
-    vendor: s.vendorName,
-    vendor_name: s.vendorName,
-    download_uri: s.downloadUri,
-    sha256: s.sha256,
-    trust: s.trust,
+    ...publicFields(s),
     risk: s.risk,
     healthy_since: isoOrNull(s.liveSince),
   };
