@@ -5,6 +5,7 @@ import { benchGateway } from './gateway.ts';
 import { benchHealthThroughput } from './health-throughput.ts';
 import { machine } from './lib.ts';
 import { benchProbeRound } from './probe-round.ts';
+import { benchSoak } from './soak.ts';
 import { benchStartup } from './startup.ts';
 import { benchToolSearch } from './tool-search.ts';
 import { benchWebsite } from './website.ts';
@@ -18,6 +19,7 @@ const benches: [string, () => Promise<Record<string, unknown>>][] = [
   ['chat-proxy', benchChatProxy],
   ['tool-search', async () => ({ rows: await benchToolSearch() })],
   ['probe-round', async () => ({ rows: await benchProbeRound() })],
+  ['soak', benchSoak],
 ];
 
 const only = process.argv.slice(2);
