@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { Agent, request } from 'undici';
 
 import { createPostgresDatabase } from '../test/support/databases.ts';
-import { loadLoop, type LoopResult, type ReadyChild, saveResult, spawnReady } from './lib.ts';
+import { cpuSeconds, loadLoop, type LoopResult, type ReadyChild, saveResult, spawnReady } from './lib.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 3);
 const UPSTREAMS = (process.env['BENCH_UPSTREAMS'] ?? 'mini,everything').split(',').filter(Boolean);
@@ -137,12 +137,13 @@ function summarise(runs: LoopResult[]): LoopResult {
 async function benchUpstream(name: string, upstreamUrl: string, gateways: Gateway[]): Promise<Record<string, unknown>> {
   const none = { calls: 0 };
   const direct: Target = { url: upstreamUrl, headers: await initialize(upstreamUrl, {}), tool: 'echo' };
-  const targets: Array<{ key: string; target: Target; counter: { calls: number } }> = [];
+  const targets: Array<{ key: string; target: Target; counter: { calls: number }; pid: number }> = [];
   for (const g of gateways) {
     const auth = { authorization: `Bearer ${g.child.info.token}` };
     const passUrl = `${g.url}/mcp/p/${name}`;
-    targets.push({ key: `passthrough_${g.label}`, target: { url: passUrl, headers: await initialize(passUrl, auth), tool: 'echo' }, counter: g.calls });
-    targets.push({ key: `aggregate_${g.label}`, target: { url: `${g.url}/mcp`, headers: { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION }, tool: `${name}__echo` }, counter: g.calls });
+    const pid = g.child.child.pid!;
+    targets.push({ key: `passthrough_${g.label}`, target: { url: passUrl, headers: await initialize(passUrl, auth), tool: 'echo' }, counter: g.calls, pid });
+    targets.push({ key: `aggregate_${g.label}`, target: { url: `${g.url}/mcp`, headers: { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION }, tool: `${name}__echo` }, counter: g.calls, pid });
   }
 
   // Warm every path (JIT, keep-alive connections, the pool's upstream session).
@@ -154,7 +155,13 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
     // Direct before and after the gateway runs: the baseline is their mean, so drift hits both alike.
     const before = await run(direct, c, DURATION_S, none);
     const via: Record<string, LoopResult> = {};
-    for (const t of targets) via[t.key] = await run(t.target, c, DURATION_S, t.counter);
+    /** The gateway process's CPU per answered call: the figure machine load disturbs least. */
+    const cpuPerCall: Record<string, number> = {};
+    for (const t of targets) {
+      const cpu0 = cpuSeconds(t.pid);
+      via[t.key] = await run(t.target, c, DURATION_S, t.counter);
+      cpuPerCall[t.key] = ((cpuSeconds(t.pid) - cpu0) * 1e6) / Math.max(1, via[t.key].requests);
+    }
     const base = summarise([before, await run(direct, c, DURATION_S, none)]);
     const d = (out['direct'] ??= {});
     if (c === 1) Object.assign(d, { c1_p50_ms: round3(base.p50Ms), c1_p99_ms: round3(base.p99Ms), errors: base.errors });
@@ -162,8 +169,9 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
     for (const [key, r] of Object.entries(via)) {
       const o = (out[key] ??= { errors: 0 });
       o['errors'] = Number(o['errors']) + r.errors;
-      if (c === 1) Object.assign(o, { c1_p50_ms: r.p50Ms, c1_p99_ms: r.p99Ms, added_p50_ms: round3(r.p50Ms - base.p50Ms), added_p99_ms: round3(r.p99Ms - base.p99Ms) });
-      else Object.assign(o, { [`c${c}_rps`]: Math.round(r.requestsPerSec), [`c${c}_p99_ms`]: r.p99Ms, throughput_ratio: round3(r.requestsPerSec / base.requestsPerSec) });
+      const cpu = Math.round(cpuPerCall[key] ?? Number.NaN);
+      if (c === 1) Object.assign(o, { c1_p50_ms: r.p50Ms, c1_p99_ms: r.p99Ms, added_p50_ms: round3(r.p50Ms - base.p50Ms), added_p99_ms: round3(r.p99Ms - base.p99Ms), c1_gateway_cpu_us_per_call: cpu });
+      else Object.assign(o, { [`c${c}_rps`]: Math.round(r.requestsPerSec), [`c${c}_p99_ms`]: r.p99Ms, throughput_ratio: round3(r.requestsPerSec / base.requestsPerSec), [`c${c}_gateway_cpu_us_per_call`]: cpu });
     }
   }
   return out;

@@ -1,7 +1,7 @@
 /** Shared helpers of the benchmarks: child servers, autocannon runs, result files. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 
@@ -143,6 +143,18 @@ export async function loadLoop(options: { connections: number; durationS: number
     errors,
     non2xx: 0,
   };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; NaN where /proc is missing. */
+export function cpuSeconds(pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** A child that announced itself with a `ready <json>` line on stdout. */
