@@ -159,8 +159,9 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
     const cpuPerCall: Record<string, number> = {};
     for (const t of targets) {
       const cpu0 = cpuSeconds(t.pid);
-      via[t.key] = await run(t.target, c, DURATION_S, t.counter);
-      cpuPerCall[t.key] = ((cpuSeconds(t.pid) - cpu0) * 1e6) / Math.max(1, via[t.key].requests);
+      const result = await run(t.target, c, DURATION_S, t.counter);
+      via[t.key] = result;
+      cpuPerCall[t.key] = ((cpuSeconds(t.pid) - cpu0) * 1e6) / Math.max(1, result.requests);
     }
     const base = summarise([before, await run(direct, c, DURATION_S, none)]);
     const d = (out['direct'] ??= {});

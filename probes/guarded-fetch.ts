@@ -44,17 +44,57 @@ const systemResolver: Resolver = async (hostname) => (await dnsLookup(hostname, 
  * by hand, at most `maxRedirects`, each hop checked again; body size and total time are capped.
  */
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
-  const allowList = new Set(options.allowAddresses ?? []);
-  const check = (address: string, host?: string) => {
-    if (!allowList.has(address)) assertAddressAllowed(address, options.allowPrivate, host);
-  };
-  const resolve = options.resolve ?? systemResolver;
+  const { agent, checkUrl } = createGuardedAgent(options);
   const maxRedirects = options.maxRedirects ?? 3;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const maxBytes = options.maxResponseBytes ?? 5 * 1024 * 1024;
   if (!Number.isInteger(maxRedirects) || maxRedirects < 0) throw new TypeError('maxRedirects must be a non-negative integer');
   if (!(timeoutMs > 0) || !(maxBytes > 0)) throw new TypeError('timeoutMs and maxResponseBytes must be positive');
 
+  const guardedFetch: FetchLike = async (input, init = {}) => {
+    const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+    let url = new URL(String(input));
+    let method = (init.method ?? 'GET').toUpperCase();
+    let body = init.body;
+    for (let hop = 0; ; hop++) {
+      checkUrl(url);
+      let response;
+      try {
+        response = await undiciFetch(url, { ...(init as object), method, body: body as never, redirect: 'manual', signal, dispatcher: agent });
+      } catch (error) {
+        throw findSsrfError(error) ?? error;
+      }
+      const location = response.headers.get('location');
+      if (response.status < 300 || response.status > 399 || location === null) return limitBody(response, maxBytes) as unknown as Response;
+      await response.body?.cancel();
+      if (hop >= maxRedirects) throw new SsrfError(`Refused: more than ${maxRedirects} redirects.`, 'redirects');
+      url = new URL(location, url);
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+    }
+  };
+  return { fetch: guardedFetch, close: () => agent.close() };
+}
+
+/**
+ * The guarded connection pool itself: an undici Agent whose sockets only connect to checked
+ * addresses (the check runs inside the socket's own DNS lookup, so a rebinding answer cannot slip
+ * in between check and connect), and `checkUrl` for what the lookup never sees (the scheme, IP
+ * literals). For callers that use undici's `request` directly (the gateway's upstream calls, which
+ * follow no redirects and bound sizes and times themselves); `createGuardedFetch` builds on it.
+ */
+export function createGuardedAgent(options: Pick<GuardedFetchOptions, 'allowPrivate' | 'allowAddresses' | 'resolve' | 'timeoutMs' | 'connectTimeoutMs'>): {
+  agent: Agent;
+  checkUrl(url: URL): void;
+} {
+  const allowList = new Set(options.allowAddresses ?? []);
+  const check = (address: string, host?: string) => {
+    if (!allowList.has(address)) assertAddressAllowed(address, options.allowPrivate, host);
+  };
+  const resolve = options.resolve ?? systemResolver;
+  const timeoutMs = options.timeoutMs ?? 15_000;
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
     resolve(hostname).then(
       (addresses) => {
@@ -74,35 +114,13 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
-
-  const guardedFetch: FetchLike = async (input, init = {}) => {
-    const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
-    let url = new URL(String(input));
-    let method = (init.method ?? 'GET').toUpperCase();
-    let body = init.body;
-    for (let hop = 0; ; hop++) {
-      assertHttpUrl(url);
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      // IP literals never reach the lookup hook, so they are checked here.
-      if (isIP(host) !== 0) check(host);
-      let response;
-      try {
-        response = await undiciFetch(url, { ...(init as object), method, body: body as never, redirect: 'manual', signal, dispatcher: agent });
-      } catch (error) {
-        throw findSsrfError(error) ?? error;
-      }
-      const location = response.headers.get('location');
-      if (response.status < 300 || response.status > 399 || location === null) return limitBody(response, maxBytes) as unknown as Response;
-      await response.body?.cancel();
-      if (hop >= maxRedirects) throw new SsrfError(`Refused: more than ${maxRedirects} redirects.`, 'redirects');
-      url = new URL(location, url);
-      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
-        method = 'GET';
-        body = undefined;
-      }
-    }
+  const checkUrl = (url: URL) => {
+    assertHttpUrl(url);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    // IP literals never reach the lookup hook, so they are checked here.
+    if (isIP(host) !== 0) check(host);
   };
-  return { fetch: guardedFetch, close: () => agent.close() };
+  return { agent, checkUrl };
 }
 
 function findSsrfError(error: unknown): SsrfError | undefined {

@@ -9,7 +9,7 @@ export { createDiscovery, DISCOVERY_LEASE, parseRetryAfter } from './discovery/d
 export type { DiscoveredServer, RegistryDecision, RegistryPage, RequiredCredential } from './discovery/registry-page.ts';
 export { decideEntry, parseRegistryPage, providerSlugFor, shortHash } from './discovery/registry-page.ts';
 export type { FetchLike, GuardedFetch, GuardedFetchOptions, Resolver } from './guarded-fetch.ts';
-export { createGuardedFetch } from './guarded-fetch.ts';
+export { createGuardedAgent, createGuardedFetch } from './guarded-fetch.ts';
 export type { EndpointStatus, HealthPolicy, HealthState, ProbeVerdict } from './health-state.ts';
 export { DEFAULT_HEALTH_POLICY, nextHealth, ONLINE_STATUSES } from './health-state.ts';
 export type { ConcurrencyLimits, HostQueues } from './host-queues.ts';
