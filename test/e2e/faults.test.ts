@@ -9,22 +9,22 @@
  *   working on per-instance limits with a logged warning, and counting goes back to Redis.
  * - PostgreSQL dropping every connection and refusing new ones for 2 s during gateway load, and
  *   SIGKILL during load (sync receipts): every call whose result reached the client has exactly one
- *   receipt afterwards (only when TEST_DATABASE_URL is set).
+ *   receipt afterwards (only when TEST_DATABASE_URL is set). A real server restart is in
+ *   pg-restart.test.ts.
  * The rest runs on embedded storage (PGlite), so it runs everywhere.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { randomToken } from '../../src/kernel/index.ts';
-import { freePort, runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { freePort, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
+import { callTool, gatewayLoad, listHealthy, receiptCounts, startGatewayPlaza as startGatewayPlazaProcess } from '../support/gateway-load.ts';
 
 const GATEWAY_TIMEOUT_MS = 3_000;
 const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
@@ -36,53 +36,7 @@ function rssBytes(pid: number): number {
 }
 
 /** A Plaza on its own embedded database with an account and an agent. */
-async function startGatewayPlaza(env: Record<string, string> = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'plaza-faults-'));
-  const base = { PLAZA_DATA_DIR: dataDir, PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_GATEWAY_TIMEOUT_MS: String(GATEWAY_TIMEOUT_MS), ...env };
-  const server = await startPlazaServer(base);
-  const created = await runPlaza(['accounts', 'create', '--email', `faults-${randomToken(4)}@example.com`], base);
-  const apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
-  const agent = await (
-    await fetch(`${server.url}/api/agents`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'Fault agent', owner_context: 'faults' }) })
-  ).json();
-  return { server, dataDir, env: base, apiKey, agentToken: (agent as any).data.token as string };
-}
-
-/** Lists `url` as `provider` and waits until its first probe made it healthy. */
-async function listHealthy(plazaUrl: string, provider: string, url: string): Promise<void> {
-  const res = await fetch(`${plazaUrl}/api/mcp/listings`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ provider, url, registered_by: 'ops@example.com', agin_support: true, summary: `Fault provider ${provider}; no credentials.` }),
-  });
-  expect(res.status).toBe(201);
-  const { id } = (await res.json()) as { id: string };
-  for (let i = 0; i < 100; i++) {
-    const endpoint = (await (await fetch(`${plazaUrl}/api/mcp/endpoints/${id}`)).json()) as { status: string };
-    if (endpoint.status === 'healthy') return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${provider} did not become healthy`);
-}
-
-/** One tools/call through `/mcp/p/<provider>`; reads a JSON or an SSE answer. */
-async function callTool(plazaUrl: string, token: string, provider: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const started = Date.now();
-  const res = await fetch(`${plazaUrl}/mcp/p/${provider}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: args } }),
-  });
-  const text = await res.text();
-  let message: any;
-  if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const data = text.split('\n').filter((line) => line.startsWith('data:')).map((line) => JSON.parse(line.slice(5)));
-    message = data.find((m) => m.id === 1);
-  } else {
-    message = text ? JSON.parse(text) : undefined;
-  }
-  return { status: res.status, message, ms: Date.now() - started, bytes: text.length };
-}
+const startGatewayPlaza = (env: Record<string, string> = {}) => startGatewayPlazaProcess(env, GATEWAY_TIMEOUT_MS);
 
 async function receiptsOf(plazaUrl: string, apiKey: string, query: string): Promise<any[]> {
   const res = await fetch(`${plazaUrl}/api/receipts?${query}`, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -252,49 +206,11 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
     await database?.drop();
   });
 
-  /** Calls `slow` from `workers` loops until `stop()`; returns the call ids whose result arrived. */
-  function load(url: string, token: string, workers: number) {
-    let running = true;
-    const answered: string[] = [];
-    const failures: number[] = [];
-    const loops = Array.from({ length: workers }, async (_, w) => {
-      for (let i = 0; running; i++) {
-        try {
-          const answer = await callTool(url, token, 'slow', { message: `w${w}.${i}` });
-          if (answer.message?.result?.isError === false) answered.push(answer.message.result._meta.platform.call_id as string);
-          else {
-            failures.push(answer.status);
-            await new Promise((r) => setTimeout(r, 50));
-          }
-        } catch {
-          failures.push(0);
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      }
-    });
-    return {
-      answered,
-      failures,
-      async stop() {
-        running = false;
-        await Promise.all(loops);
-      },
-    };
-  }
-
-  async function receiptCounts(): Promise<Map<string, number>> {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    const rows = await client.query<{ call_id: string; n: string }>(`SELECT call_id, count(*) AS n FROM receipts GROUP BY call_id`);
-    await client.end();
-    return new Map(rows.rows.map((r) => [r.call_id, Number(r.n)]));
-  }
-
   it('keeps exactly one receipt per answered call when the database drops every connection and refuses new ones', async () => {
     const plaza = await startGatewayPlaza({ DATABASE_URL: database.url });
     try {
       await listHealthy(plaza.server.url, 'slow', `${upstream.url('ok')}?delay=100`);
-      const traffic = load(plaza.server.url, plaza.agentToken, 6);
+      const traffic = gatewayLoad(plaza.server.url, plaza.agentToken, 'slow', 6);
       await new Promise((r) => setTimeout(r, 1_000));
       // A restart as the clients see it: no new connections, every open one cut, back after 2 s.
       await admin.query(`ALTER DATABASE "${name()}" ALLOW_CONNECTIONS false`);
@@ -305,10 +221,10 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
       await traffic.stop();
       expect(traffic.answered.length).toBeGreaterThan(10);
       // Spooled receipts are replayed every second.
-      let counts = await receiptCounts();
+      let counts = await receiptCounts(database.url);
       for (let i = 0; i < 50 && traffic.answered.some((id) => counts.get(id) !== 1); i++) {
         await new Promise((r) => setTimeout(r, 200));
-        counts = await receiptCounts();
+        counts = await receiptCounts(database.url);
       }
       const missing = traffic.answered.filter((id) => counts.get(id) !== 1);
       expect(missing, `${missing.length} of ${traffic.answered.length} answered calls without exactly one receipt`).toEqual([]);
@@ -322,7 +238,7 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
 
   it('has a receipt after a restart for every call answered before SIGKILL', async () => {
     const plaza = await startGatewayPlaza({ DATABASE_URL: database.url, RECEIPTS_DURABILITY: 'sync' });
-    const traffic = load(plaza.server.url, plaza.agentToken, 8);
+    const traffic = gatewayLoad(plaza.server.url, plaza.agentToken, 'slow', 8);
     await new Promise((r) => setTimeout(r, 1_500));
     plaza.server.child.kill('SIGKILL');
     await plaza.server.exited;
@@ -331,10 +247,10 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
     // Same data folder (its spool) and database: whatever was spooled is replayed at start.
     const again = await startPlazaServer(plaza.env);
     try {
-      let counts = await receiptCounts();
+      let counts = await receiptCounts(database.url);
       for (let i = 0; i < 20 && traffic.answered.some((id) => counts.get(id) !== 1); i++) {
         await new Promise((r) => setTimeout(r, 200));
-        counts = await receiptCounts();
+        counts = await receiptCounts(database.url);
       }
       expect(traffic.answered.filter((id) => counts.get(id) !== 1)).toEqual([]);
     } finally {
