@@ -83,7 +83,8 @@ const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
 
 /** Where a row's figure comes from: this run (with its load) or a kept result (with its date). */
 function provenance(run: BenchRun | undefined, result: BenchResult, figure: Figure, usualMachine: string): string {
-  const elsewhere = typeof result['machine'] === 'string' && result['machine'] !== usualMachine ? ` on ${result['machine']}` : '';
+  const measuredOn = figure.machine ?? result['machine'];
+  const elsewhere = typeof measuredOn === 'string' && measuredOn !== usualMachine ? ` on ${measuredOn}` : '';
   if (run?.result && !figure.date) return `this run, load ${run.loadStart.toFixed(1)} → ${run.loadEnd.toFixed(1)}${elsewhere}`;
   const savedLoad = Array.isArray(result['load_avg']) ? `, load ${Number(result['load_avg'][0]).toFixed(1)} at its end` : '';
   const kept = `kept from ${day(figure.date ?? result['date'])}${figure.date ? '' : savedLoad}${elsewhere}`;

@@ -15,8 +15,9 @@ export interface Figure {
   value: number | boolean | undefined;
   /** The raw numbers behind the value (both sides of a ratio, the other path). */
   detail?: string;
-  /** When this figure was measured, if not its result file's date (rows kept across runs). */
+  /** When and where this figure was measured, if not its result file's (rows kept across runs). */
   date?: string;
+  machine?: string;
 }
 
 /** A target: `value compare limit`, e.g. p99 <= 5 ms. */
@@ -61,7 +62,12 @@ function soakRows(result: BenchResult): Record<string, unknown>[] {
 }
 
 function perBackend(read: (row: Record<string, unknown>) => Omit<Figure, 'variant' | 'date'>, list = rows): (result: BenchResult) => Figure[] {
-  return (result) => list(result).map((row) => ({ variant: String(row['backend'] ?? '?'), ...read(row), ...(typeof row['date'] === 'string' ? { date: row['date'] } : {}) }));
+  return (result) =>
+    list(result).map((row) => ({
+      variant: String(row['backend'] ?? '?'),
+      ...read(row),
+      ...(typeof row['kept_from'] === 'string' ? { date: row['kept_from'], machine: typeof row['machine'] === 'string' ? row['machine'] : undefined } : {}),
+    }));
 }
 
 const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
@@ -242,7 +248,8 @@ export const TARGETS: Target[] = [
       value: num(row, 'rss_growth_pct'),
       detail:
         `${num(row, 'rss_warm_mb')} → ${num(row, 'rss_end_mb')} MB over ${num(row, 'soak_s')} s, ${num(row, 'requests_per_s')} req/s, ${num(row, 'failures')} failures` +
-        (num(row, 'heap_after_gc_warm_mb') !== undefined ? `; live heap after GC ${num(row, 'heap_after_gc_warm_mb')} → ${num(row, 'heap_after_gc_end_mb')} MB` : ''),
+        (num(row, 'heap_after_gc_warm_mb') !== undefined ? `; live heap after a full GC ${num(row, 'heap_after_gc_warm_mb')} → ${num(row, 'heap_after_gc_end_mb')} MB` : '') +
+      (Array.isArray(row['load_avg_start']) ? `; load ${at(row, 'load_avg_start', '0')} → ${at(row, 'load_avg_end', '0')}` : ''),
     }), soakRows),
   },
 ];
