@@ -1,7 +1,11 @@
-import { RateLimitError, UpstreamError, ValidationError } from '../kernel/index.ts';
-import { readSseData } from './sse.ts';
+import type { IncomingMessage } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+
+import { UpstreamError } from '../kernel/index.ts';
+import { SseParser } from './sse.ts';
 import { countPromptTokens, countTokens } from './tokenizer.ts';
 import type { BackendCall, ChatBackend, CompletionStream, Usage } from './types.ts';
+import { createUpstreamHttp, type UpstreamExchange } from './upstream-http.ts';
 
 /** Options of {@link createUpstreamBackend}. */
 export interface UpstreamOptions {
@@ -12,11 +16,7 @@ export interface UpstreamOptions {
   timeoutMs: number;
   /** Extra attempts on connection errors and 5xx, only before the first byte. */
   maxRetries: number;
-  /** Injected for tests; defaults to the global (undici) fetch. */
-  fetch?: typeof fetch;
 }
-
-const RETRYABLE = new Set([500, 502, 503, 504]);
 
 /**
  * An OpenAI-compatible upstream (OpenAI, vLLM, Ollama, llama.cpp server). Streams pass through
@@ -26,63 +26,22 @@ const RETRYABLE = new Set([500, 502, 503, 504]);
 export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
   const endpoint = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   if (!URL.canParse(endpoint)) throw new Error(`Invalid LLM_BASE_URL ${options.baseUrl}`);
-  const doFetch = options.fetch ?? fetch;
-
-  /** POSTs the request, retrying before the first byte; resolves with an OK response and its abort handle. */
-  async function send(
-    call: BackendCall,
-    stream: boolean,
-  ): Promise<{ response: Response; controller: AbortController; idle: () => void; pause: () => void; done: () => void }> {
-    const body = JSON.stringify(upstreamBody(call, stream));
-    let lastError: unknown;
-    for (let attempt = 0; attempt <= options.maxRetries; attempt++) {
-      if (attempt > 0) await sleep(Math.min(2_000, 200 * 2 ** (attempt - 1)), call.signal);
-      if (call.signal.aborted) throw new UpstreamError('The client went away.');
-      const controller = new AbortController();
-      const onClientAbort = () => controller.abort(new Error('client went away'));
-      call.signal.addEventListener('abort', onClientAbort, { once: true });
-      let timer = setTimeout(() => controller.abort(new Error('upstream timeout')), options.timeoutMs);
-      const idle = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => controller.abort(new Error('upstream went silent')), options.timeoutMs);
-      };
-      const pause = () => clearTimeout(timer);
-      const done = () => {
-        clearTimeout(timer);
-        call.signal.removeEventListener('abort', onClientAbort);
-      };
-      try {
-        const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
-        if (options.apiKey) headers['authorization'] = `Bearer ${options.apiKey}`;
-        const response = await doFetch(endpoint, { method: 'POST', headers, body, signal: controller.signal });
-        if (response.ok) {
-          idle();
-          return { response, controller, idle, pause, done };
-        }
-        await response.body?.cancel().catch(() => undefined);
-        done();
-        lastError = statusError(response);
-        if (!RETRYABLE.has(response.status)) throw lastError;
-      } catch (error) {
-        done();
-        if (error === lastError) throw error;
-        if (call.signal.aborted) throw new UpstreamError('The client went away.', { cause: error });
-        lastError = new UpstreamError(controller.signal.aborted ? 'The model backend timed out.' : 'The model backend could not be reached.', { cause: error });
-      }
-    }
-    throw lastError;
-  }
+  const post = createUpstreamHttp({ endpoint, apiKey: options.apiKey, timeoutMs: options.timeoutMs, maxRetries: options.maxRetries });
 
   return {
     async complete(call) {
-      const { response, done } = await send(call, false);
+      const exchange = await post(JSON.stringify(upstreamBody(call, false)), false, call.signal);
       let body: Record<string, unknown>;
       try {
-        body = (await response.json()) as Record<string, unknown>;
+        const parts: Buffer[] = [];
+        for await (const part of exchange.response) parts.push(part as Buffer);
+        body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
       } catch (error) {
+        if (call.signal.aborted) throw new UpstreamError('The client went away.', { cause: error });
+        if (exchange.timedOut()) throw new UpstreamError('The model backend timed out.', { cause: error });
         throw new UpstreamError('The model backend sent an unreadable answer.', { cause: error });
       } finally {
-        done();
+        exchange.release();
       }
       if (body === null || typeof body !== 'object' || !Array.isArray(body['choices'])) throw new UpstreamError('The model backend sent an answer without choices.');
       const usage = usageOf(body['usage']) ?? approximate(call, contentOf(body['choices']));
@@ -90,56 +49,120 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
     },
 
     async stream(call): Promise<CompletionStream> {
-      const { response, controller, idle, pause, done } = await send(call, true);
-      if (!response.body) {
-        done();
-        throw new UpstreamError('The model backend sent no stream.');
-      }
+      const exchange = await post(JSON.stringify(upstreamBody(call, true)), true, call.signal);
       const wantsUsage = call.request.stream_options?.include_usage === true;
+      const source = sseSource(exchange);
       let usage: Usage | undefined;
       let content = '';
       async function* events(): AsyncGenerator<string> {
         let finished = false;
         try {
-          for await (const data of readSseData(response.body!)) {
-            idle();
-            if (data === '[DONE]') {
-              finished = true;
-              usage ??= approximate(call, content);
-              pause();
+          for (let batch = await source.next(); batch !== undefined; batch = await source.next()) {
+            for (const data of batch) {
+              if (data === '[DONE]') {
+                finished = true;
+                usage ??= approximate(call, content);
+                yield data;
+                return;
+              }
+              let chunk: { choices?: { delta?: { content?: unknown } }[]; usage?: unknown; error?: unknown };
+              try {
+                chunk = JSON.parse(data) as typeof chunk;
+              } catch (error) {
+                throw new UpstreamError('The model backend sent a malformed stream chunk.', { cause: error });
+              }
+              if (chunk.error !== undefined) throw new UpstreamError('The model backend failed during the stream.');
+              const delta = chunk.choices?.[0]?.delta?.content;
+              if (typeof delta === 'string') content += delta;
+              const reported = usageOf(chunk.usage);
+              if (reported) usage = reported;
+              // We always ask for usage; a client that did not gets no usage-only chunk.
+              if (!wantsUsage && reported && (chunk.choices?.length ?? 0) === 0) continue;
               yield data;
-              return;
             }
-            let chunk: { choices?: { delta?: { content?: unknown } }[]; usage?: unknown; error?: unknown };
-            try {
-              chunk = JSON.parse(data) as typeof chunk;
-            } catch (error) {
-              throw new UpstreamError('The model backend sent a malformed stream chunk.', { cause: error });
-            }
-            if (chunk.error !== undefined) throw new UpstreamError('The model backend failed during the stream.');
-            const delta = chunk.choices?.[0]?.delta?.content;
-            if (typeof delta === 'string') content += delta;
-            const reported = usageOf(chunk.usage);
-            if (reported) usage = reported;
-            // We always ask for usage; a client that did not gets no usage-only chunk.
-            if (!wantsUsage && reported && (chunk.choices?.length ?? 0) === 0) continue;
-            // A slow client is not upstream silence: the timer runs only while we wait for the upstream.
-            pause();
-            yield data;
-            idle();
           }
-          if (!finished) throw new UpstreamError('The model backend ended the stream early.');
+          throw new UpstreamError('The model backend ended the stream early.');
         } catch (error) {
           if (error instanceof UpstreamError) throw error;
-          throw new UpstreamError(controller.signal.aborted && !call.signal.aborted ? 'The model backend timed out.' : 'The model backend stream broke off.', { cause: error });
+          throw new UpstreamError(exchange.timedOut() && !call.signal.aborted ? 'The model backend timed out.' : 'The model backend stream broke off.', { cause: error });
         } finally {
-          done();
+          exchange.release();
           // A broken-off stream is still charged: what the client received, approximated.
           usage ??= approximate(call, content);
-          if (!finished) controller.abort(new Error('stream closed'));
+          if (finished) source.drain();
+          else exchange.destroy();
         }
       }
       return { events: events(), usage: () => usage };
+    },
+  };
+}
+
+/** The events of an SSE response, a batch per upstream read, read only as fast as they are taken. */
+interface SseSource {
+  /** The next non-empty batch of event data, or undefined at the end; throws when the body broke off. */
+  next(): Promise<string[] | undefined>;
+  /** Reads and discards the rest, so the connection can be reused (after `[DONE]`). */
+  drain(): void;
+}
+
+function sseSource(exchange: UpstreamExchange): SseSource {
+  const response: IncomingMessage = exchange.response;
+  const decoder = new StringDecoder('utf8');
+  const parser = new SseParser();
+  let queue: string[] = [];
+  let ended = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  response.on('data', (bytes: Buffer) => {
+    parser.push(decoder.write(bytes), queue);
+    // Back-pressure: nothing more is read until the client has taken these.
+    if (queue.length > 0) {
+      response.pause();
+      notify();
+    }
+  });
+  response.on('end', () => {
+    parser.push(decoder.end(), queue);
+    parser.end(queue);
+    ended = true;
+    notify();
+  });
+  response.on('error', (error) => {
+    failure ??= error;
+    notify();
+  });
+  response.on('close', () => {
+    if (!ended) failure ??= new Error('upstream response closed early');
+    notify();
+  });
+  return {
+    async next() {
+      while (queue.length === 0) {
+        if (ended) return undefined;
+        if (failure !== undefined) throw failure;
+        // The silence timer runs only while Plaza waits for the upstream, never for a slow client.
+        exchange.arm();
+        response.resume();
+        await new Promise<void>((resolve) => (wake = resolve));
+        exchange.disarm();
+      }
+      const batch = queue;
+      queue = [];
+      return batch;
+    },
+    drain() {
+      if (ended || response.destroyed) return;
+      response.removeAllListeners('data');
+      // An upstream that never ends after [DONE] does not keep the connection forever.
+      const timer = setTimeout(() => exchange.destroy(), 5_000).unref();
+      response.once('end', () => clearTimeout(timer));
+      response.resume();
     },
   };
 }
@@ -152,18 +175,6 @@ function upstreamBody(call: BackendCall, stream: boolean): Record<string, unknow
   if (stream) out['stream_options'] = { include_usage: true };
   else delete out['stream_options'];
   return out;
-}
-
-function statusError(response: Response): Error {
-  const { status } = response;
-  if (status === 429) {
-    const retryAfter = Number(response.headers.get('retry-after'));
-    return new RateLimitError('The model backend is rate limited; retry later.', Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 5);
-  }
-  if (status === 404) return new ValidationError('The model backend does not serve this model.', { param: 'model' });
-  if (status === 400 || status === 413 || status === 422) return new ValidationError('The model backend rejected the request (e.g. too long for the model).', { param: 'messages' });
-  // 401/403 mean Plaza's own upstream key is wrong: the caller cannot fix that, so it is a 502.
-  return new UpstreamError(`The model backend answered HTTP ${status}.`);
 }
 
 function usageOf(value: unknown): Usage | undefined {
@@ -185,14 +196,4 @@ function approximate(call: BackendCall, completion: string): Usage {
   const prompt = countPromptTokens(call.request.messages);
   const tokens = countTokens(completion);
   return { prompt_tokens: prompt, completion_tokens: tokens, total_tokens: prompt + tokens };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 }
