@@ -135,20 +135,24 @@ async function writeStream(req: Request, res: Response, events: AsyncIterable<st
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
   res.setHeader('X-Accel-Buffering', 'no');
-  res.flushHeaders();
   // Events that arrive together (one upstream read often carries several) leave in one socket
   // write: they are gathered until this turn of the event loop is over (setImmediate), so nothing
-  // waits for later upstream bytes. Back-pressure: a write the socket could not take pauses the
-  // reading of further events until it drains.
+  // waits for later upstream bytes. The headers go with the first write, or alone at the end of
+  // this turn when no event is ready yet; the last events go with the end of the body. Each
+  // write is a syscall on both sides, so a short completion costs one instead of three.
+  // Back-pressure: a write the socket could not take pauses the reading of further events.
   let pending = '';
-  let timer: NodeJS.Immediate | undefined;
   let full = false;
   const flush = () => {
     timer = undefined;
-    if (pending === '') return;
+    if (pending === '') {
+      if (!res.headersSent) res.flushHeaders();
+      return;
+    }
     if (!res.write(pending)) full = true;
     pending = '';
   };
+  let timer: NodeJS.Immediate | undefined = setImmediate(flush);
   try {
     for await (const data of events) {
       if (signal.aborted) break;
@@ -166,9 +170,9 @@ async function writeStream(req: Request, res: Response, events: AsyncIterable<st
     pending += sseEvent(JSON.stringify({ error: rendered.body['error'], request_id: req.requestId }));
   } finally {
     if (timer) clearImmediate(timer);
-    if (!signal.aborted) flush();
   }
-  res.end();
+  if (signal.aborted) res.end();
+  else res.end(pending);
 }
 
 function drained(res: Response): Promise<void> {
