@@ -9,6 +9,8 @@ export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';
 export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } from './identity/assertion.ts';
 export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
 export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
+export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './internal/upstream-http.ts';
+export { createUpstreamHttp } from './internal/upstream-http.ts';
 export type { Connector, ConnectorDirectory, PassthroughOptions } from './passthrough.ts';
 export { createPassthrough } from './passthrough.ts';
 export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';

@@ -6,6 +6,7 @@ import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcResponse, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE, toolErrorResult } from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent } from './internal/sse.ts';
+import { createUpstreamHttp, describeUpstreamFailure as describeFailure, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
 import { type CallContext, type receiptFor, type ReceiptSink,recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -32,8 +33,8 @@ export interface PassthroughOptions {
   /** `iss` of assertions: Plaza's public base URL. */
   issuer: string;
   clock: Clock;
-  /** Outbound fetch (SSRF-guarded in production). */
-  fetch?: typeof fetch;
+  /** Outbound HTTP (SSRF-guarded in production); default undici's global pool. */
+  http?: UpstreamHttp;
   maxRequestBytes?: number;
   maxResponseBytes?: number;
   /** Time to the upstream's response headers, and for a whole JSON answer. */
@@ -73,46 +74,6 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
-  if (!body) return '';
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw new Error(`upstream answer exceeds ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Why a fetch failed, in words for the caller (never the upstream's body). */
-function describeFailure(error: unknown): string {
-  const e = error as { name?: string; message?: string; cause?: { message?: unknown } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'the upstream did not answer in time';
-  const code = errorCode(error, 0);
-  if (code) return `cannot reach the upstream (${code})`;
-  const detail = typeof e.cause?.message === 'string' ? `: ${e.cause.message}` : '';
-  return `the upstream request failed (${e.message ?? 'unknown error'}${detail})`;
-}
-
-/** The first system error code (ECONNREFUSED, ENOTFOUND…) in an error's cause chain. */
-function errorCode(error: unknown, depth: number): string | undefined {
-  if (depth > 5 || typeof error !== 'object' || error === null) return undefined;
-  const e = error as { code?: unknown; cause?: unknown; errors?: unknown[] };
-  if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) return e.code;
-  for (const inner of e.errors ?? []) {
-    const found = errorCode(inner, depth + 1);
-    if (found) return found;
-  }
-  return errorCode(e.cause, depth + 1);
-}
-
 /**
  * `/mcp/p/<provider>`: one connector passed through with its own names and its whole protocol
  * (sessions, SSE, progress, server-to-client requests). Every tools/call gets a call id, the
@@ -120,7 +81,7 @@ function errorCode(error: unknown, depth: number): string | undefined {
  * `_meta.platform` and a receipt. Failures stay in-band: a failed call is an `isError` result.
  */
 export function createPassthrough(options: PassthroughOptions) {
-  const doFetch = options.fetch ?? fetch;
+  const http = options.http ?? createUpstreamHttp();
   const maxRequest = options.maxRequestBytes ?? 4 * 1024 * 1024;
   const maxResponse = options.maxResponseBytes ?? 16 * 1024 * 1024;
   const timeoutMs = options.upstreamTimeoutMs ?? 60_000;
@@ -225,15 +186,17 @@ export function createPassthrough(options: PassthroughOptions) {
       }
       if (upstreamSession) headers['mcp-session-id'] = upstreamSession;
 
+      // A POST's whole answer (JSON or SSE) must arrive within the timeout; a GET stream (server
+      // notifications) may stay open, so only its headers are timed.
       const controller = new AbortController();
-      const headerTimer = setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
+      const timer = setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
       res.on('close', () => controller.abort(new DOMException('client went away', 'AbortError')));
-      let upstream: Response;
+      let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
       try {
-        upstream = await doFetch(connector.url, { method, headers, body, signal: controller.signal, redirect: 'error' });
+        upstream = await http(connector.url, { method, headers, body, signal: controller.signal });
       } catch (error) {
-        clearTimeout(headerTimer);
+        clearTimeout(timer);
         const why = describeFailure(error);
         if (call) {
           await finish(call, { failure: why });
@@ -241,18 +204,19 @@ export function createPassthrough(options: PassthroughOptions) {
         } else sendJson(res, 502, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`));
         return;
       }
+      const ok = upstream.status >= 200 && upstream.status <= 299;
 
       const responseHeaders: Record<string, string> = {};
-      const upstreamSessionOut = upstream.headers.get('mcp-session-id');
+      const upstreamSessionOut = upstream.header('mcp-session-id');
       if (upstreamSessionOut) responseHeaders['mcp-session-id'] = options.sealer.seal({ provider, agentId: identity.agentId, upstreamSessionId: upstreamSessionOut });
-      const version = upstream.headers.get('mcp-protocol-version');
+      const version = upstream.header('mcp-protocol-version');
       if (version) responseHeaders['mcp-protocol-version'] = version;
-      const type = upstream.headers.get('content-type') ?? '';
+      const type = upstream.header('content-type') ?? '';
 
-      if (!upstream.ok || upstream.status === 202 || upstream.status === 204) {
-        clearTimeout(headerTimer);
-        if (call && !upstream.ok) {
-          await upstream.body?.cancel();
+      if (!ok || upstream.status === 202 || upstream.status === 204) {
+        clearTimeout(timer);
+        if (call && !ok) {
+          upstream.discard();
           const why = `the upstream answered HTTP ${upstream.status}`;
           await finish(call, { failure: why });
           sendJson(res, upstream.status === 404 && upstreamSession ? 404 : 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
@@ -260,7 +224,7 @@ export function createPassthrough(options: PassthroughOptions) {
         }
         // Session expiry (404), method not allowed (405), accepted notifications (202): the
         // client needs the real status; the upstream's body is passed on only when it is JSON-RPC.
-        const text = await readLimited(upstream.body, 64 * 1024).catch(() => '');
+        const text = await readBodyText(upstream, 64 * 1024).catch(() => '');
         if (type.startsWith('application/json') && text) {
           res.writeHead(upstream.status, { 'content-type': 'application/json', ...responseHeaders });
           res.end(text);
@@ -272,24 +236,28 @@ export function createPassthrough(options: PassthroughOptions) {
       }
 
       if (type.startsWith('text/event-stream')) {
-        clearTimeout(headerTimer);
-        await relayEventStream(upstream, res, responseHeaders, call, callRpcId);
+        if (method !== 'POST') clearTimeout(timer);
+        try {
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId);
+        } finally {
+          clearTimeout(timer);
+        }
         return;
       }
 
       let text: string;
       try {
-        text = await readLimited(upstream.body, maxResponse);
+        text = await readBodyText(upstream, maxResponse);
       } catch (error) {
-        clearTimeout(headerTimer);
-        const why = error instanceof Error && /exceeds/.test(error.message) ? error.message : describeFailure(error);
+        clearTimeout(timer);
+        const why = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
         if (call) {
           await finish(call, { failure: why });
           sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
         } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`), responseHeaders);
         return;
       }
-      clearTimeout(headerTimer);
+      clearTimeout(timer);
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -334,7 +302,7 @@ export function createPassthrough(options: PassthroughOptions) {
     return { ...response, result: stampResult(response.result, call.identity, call.callId) };
   }
 
-  async function relayEventStream(upstream: Response, res: ServerResponse, headers: Record<string, string>, call: CallContext | undefined, callRpcId: JsonRpcId | undefined): Promise<void> {
+  async function relayEventStream(upstream: UpstreamHttpResponse, res: ServerResponse, headers: Record<string, string>, call: CallContext | undefined, callRpcId: JsonRpcId | undefined): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
     res.flushHeaders();
     const parser = createSseParser();
@@ -357,16 +325,19 @@ export function createPassthrough(options: PassthroughOptions) {
       }
     };
     let failure: string | undefined;
+    let size = 0;
     try {
-      const reader = upstream.body!.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        await emit(parser.push(decoder.decode(value, { stream: true })));
+      for await (const chunk of upstream.body) {
+        size += chunk.length;
+        if (size > maxResponse) {
+          upstream.discard();
+          throw new UpstreamTooLargeError(maxResponse);
+        }
+        await emit(parser.push(decoder.decode(chunk, { stream: true })));
       }
       await emit(parser.end());
     } catch (error) {
-      failure = describeFailure(error);
+      failure = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
     }
     if (call && !answered) {
       const why = failure ?? 'the upstream closed the stream before the result';

@@ -1,5 +1,6 @@
 import { isResponse, type JsonRpcResponse } from './internal/json-rpc.ts';
 import { createSseParser } from './internal/sse.ts';
+import { describeUpstreamFailure as describe, type UpstreamHttp, type UpstreamHttpResponse } from './internal/upstream-http.ts';
 
 /** The protocol version Plaza speaks to upstreams when it opens sessions itself. */
 export const UPSTREAM_PROTOCOL_VERSION = '2025-06-18';
@@ -40,15 +41,14 @@ export class UpstreamCallError extends Error {
  * Sends one JSON-RPC request over streamable HTTP and returns its response, reading either a JSON
  * body or an SSE stream (forwarding notifications as they arrive). Bounded in size and time.
  */
-export async function requestUpstream(doFetch: typeof fetch, request: UpstreamRequest): Promise<{ response: JsonRpcResponse; sessionId: string | null }> {
-  let res: Response;
+export async function requestUpstream(http: UpstreamHttp, request: UpstreamRequest): Promise<{ response: JsonRpcResponse; sessionId: string | null }> {
+  let res: UpstreamHttpResponse;
   try {
-    res = await doFetch(request.url, {
+    res = await http(request.url, {
       method: 'POST',
       headers: { ...request.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify(request.message),
       signal: request.signal,
-      redirect: 'error',
     });
   } catch (error) {
     throw new UpstreamCallError(describe(error), { cause: error });
@@ -56,30 +56,29 @@ export async function requestUpstream(doFetch: typeof fetch, request: UpstreamRe
   // The spec says 404 for a forgotten session; the SDK's own servers answer 400. Either way the
   // pool re-initialises once, and a second failure is reported as it is.
   if ((res.status === 404 || res.status === 400) && request.headers['mcp-session-id']) {
-    await res.body?.cancel();
+    res.discard();
     throw new SessionExpiredError();
   }
-  if (!res.ok) {
-    await res.body?.cancel();
+  if (res.status < 200 || res.status > 299) {
+    res.discard();
     throw new UpstreamCallError(`the upstream answered HTTP ${res.status}`);
   }
-  const sessionId = res.headers.get('mcp-session-id');
-  const type = res.headers.get('content-type') ?? '';
-  const reader = res.body?.getReader();
-  if (!reader) throw new UpstreamCallError('the upstream answered without a body');
+  const sessionId = res.header('mcp-session-id') ?? null;
+  const type = res.header('content-type') ?? '';
+  const chunks = res.body[Symbol.asyncIterator]();
   const decoder = new TextDecoder();
   let size = 0;
   const read = async (): Promise<string | undefined> => {
     let chunk;
     try {
-      chunk = await reader.read();
+      chunk = await chunks.next();
     } catch (error) {
       throw new UpstreamCallError(describe(error), { cause: error });
     }
     if (chunk.done) return undefined;
     size += chunk.value.byteLength;
     if (size > request.maxBytes) {
-      await reader.cancel();
+      res.discard();
       throw new UpstreamCallError(`the upstream answer exceeds ${request.maxBytes} bytes`);
     }
     return decoder.decode(chunk.value, { stream: true });
@@ -99,7 +98,7 @@ export async function requestUpstream(doFetch: typeof fetch, request: UpstreamRe
           continue;
         }
         if (isResponse(message) && message.id === request.message.id) {
-          await reader.cancel().catch(() => undefined);
+          res.discard();
           return { response: message, sessionId };
         }
         const m = message as { method?: unknown; id?: unknown; params?: unknown };
@@ -114,6 +113,7 @@ export async function requestUpstream(doFetch: typeof fetch, request: UpstreamRe
     if (text === undefined) break;
     body += text;
   }
+  body += decoder.decode();
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -124,11 +124,4 @@ export async function requestUpstream(doFetch: typeof fetch, request: UpstreamRe
   const response = list.find((m) => isResponse(m) && m.id === request.message.id);
   if (!response) throw new UpstreamCallError('the upstream answered without a result for the call');
   return { response: response as JsonRpcResponse, sessionId };
-}
-
-function describe(error: unknown): string {
-  const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'the upstream did not answer in time';
-  if (typeof e.cause?.code === 'string') return `cannot reach the upstream (${e.cause.code})`;
-  return `the upstream request failed (${e.message ?? 'unknown error'}${e.cause?.message ? `: ${e.cause.message}` : ''})`;
 }

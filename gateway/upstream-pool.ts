@@ -1,10 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 
+import { createUpstreamHttp, type UpstreamHttp } from './internal/upstream-http.ts';
 import { requestUpstream, SessionExpiredError, UPSTREAM_PROTOCOL_VERSION, UpstreamCallError, type UpstreamNotification } from './upstream-client.ts';
 
 /** Options of createUpstreamPool. */
 export interface UpstreamPoolOptions {
-  fetch?: typeof fetch;
+  /** Outbound HTTP (SSRF-guarded in production); default undici's global pool. */
+  http?: UpstreamHttp;
   timeoutMs?: number;
   maxResponseBytes?: number;
   clientInfo?: { name: string; version: string };
@@ -27,7 +29,7 @@ export interface PooledCall {
  * call retried once. Sessions are per instance; Plaza's own session ids never depend on them.
  */
 export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
-  const doFetch = options.fetch ?? fetch;
+  const http = options.http ?? createUpstreamHttp();
   const timeoutMs = options.timeoutMs ?? 60_000;
   const maxBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
   const clientInfo = options.clientInfo ?? { name: 'plaza-gateway', version: '1' };
@@ -39,7 +41,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   }
 
   async function open(url: string, headers: Record<string, string>): Promise<{ sessionId: string | null; protocolVersion: string }> {
-    const { response, sessionId } = await requestUpstream(doFetch, {
+    const { response, sessionId } = await requestUpstream(http, {
       url,
       message: { jsonrpc: '2.0', id: randomUUID(), method: 'initialize', params: { protocolVersion: UPSTREAM_PROTOCOL_VERSION, capabilities: {}, clientInfo } },
       headers,
@@ -50,12 +52,10 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     const protocolVersion = String((response.result as { protocolVersion?: unknown } | undefined)?.protocolVersion ?? UPSTREAM_PROTOCOL_VERSION);
     const notifyHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocolVersion };
     if (sessionId) notifyHeaders['mcp-session-id'] = sessionId;
-    const notified = await doFetch(url, { method: 'POST', headers: notifyHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), signal: signal(), redirect: 'error' }).catch(
-      (error: unknown) => {
-        throw new UpstreamCallError('the upstream failed after initialize', { cause: error });
-      },
-    );
-    await notified.body?.cancel();
+    const notified = await http(url, { method: 'POST', headers: notifyHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), signal: signal() }).catch((error: unknown) => {
+      throw new UpstreamCallError('the upstream failed after initialize', { cause: error });
+    });
+    notified.discard();
     return { sessionId, protocolVersion };
   }
 
@@ -80,7 +80,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     const headers: Record<string, string> = { ...call.headers, 'mcp-protocol-version': s.protocolVersion };
     if (s.sessionId) headers['mcp-session-id'] = s.sessionId;
     try {
-      return (await requestUpstream(doFetch, { url: call.url, message: { jsonrpc: '2.0', id: randomUUID(), method: call.method, params: call.params }, headers, signal: signal(call.signal), onNotification: call.onNotification, maxBytes })).response;
+      return (await requestUpstream(http, { url: call.url, message: { jsonrpc: '2.0', id: randomUUID(), method: call.method, params: call.params }, headers, signal: signal(call.signal), onNotification: call.onNotification, maxBytes })).response;
     } catch (error) {
       if (error instanceof SessionExpiredError && retry) {
         sessions.delete(key);

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { Config } from '../../config/index.ts';
-import { createAggregate, createPassthrough, createSessionSealer, createUpstreamPool, type ReceiptSink } from '../../gateway/index.ts';
-import { createGuardedFetch } from '../../probes/index.ts';
+import { createAggregate, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, type ReceiptSink } from '../../gateway/index.ts';
+import { createGuardedAgent } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
 import { createConnectorCatalog, createPlatformServer, gatewaySessionKey, PLATFORM_PROVIDER, type PlatformTools } from '../connectors/index.ts';
@@ -37,12 +37,8 @@ export function createGatewayHandlers(deps: {
   platformTools?: PlatformTools;
 }): GatewayHandlers {
   const { config, db, clock, keys, agents } = deps;
-  const guarded = createGuardedFetch({
-    allowPrivate: config.marketplace.allowPrivateTargets,
-    timeoutMs: config.gateway.timeoutMs,
-    maxResponseBytes: config.gateway.maxResponseBytes,
-  });
-  const doFetch = guarded.fetch as typeof fetch;
+  const guarded = createGuardedAgent({ allowPrivate: config.marketplace.allowPrivateTargets, timeoutMs: config.gateway.timeoutMs });
+  const http = createUpstreamHttp({ dispatcher: guarded.agent, checkUrl: guarded.checkUrl });
   const catalog = createConnectorCatalog({ prisma: db.prisma, clock });
   const receipts: ReceiptSink = {
     record: ({ createdAt, ...rest }) => deps.receipts.write({ ...rest, time: createdAt.getTime() }),
@@ -57,7 +53,7 @@ export function createGatewayHandlers(deps: {
     catalog,
     agents,
     receipts,
-    pool: createUpstreamPool({ fetch: doFetch, timeoutMs: config.gateway.timeoutMs, maxResponseBytes: config.gateway.maxResponseBytes }),
+    pool: createUpstreamPool({ http, timeoutMs: config.gateway.timeoutMs, maxResponseBytes: config.gateway.maxResponseBytes }),
     assertionKey,
     issuer: config.publicBaseUrl,
     clock,
@@ -76,7 +72,7 @@ export function createGatewayHandlers(deps: {
         assertionKey,
         issuer: config.publicBaseUrl,
         clock,
-        fetch: doFetch,
+        http,
         upstreamTimeoutMs: config.gateway.timeoutMs,
         maxResponseBytes: config.gateway.maxResponseBytes,
         onCall: deps.onCall,
@@ -88,6 +84,6 @@ export function createGatewayHandlers(deps: {
   return {
     aggregate,
     passthrough: async (req, res, provider) => (platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider)),
-    close: () => guarded.close(),
+    close: () => guarded.agent.close(),
   };
 }

@@ -1,0 +1,110 @@
+import { type Dispatcher, request } from 'undici';
+
+/** One request to an upstream MCP endpoint. */
+export interface UpstreamHttpRequest {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | undefined;
+  signal?: AbortSignal;
+}
+
+/** The upstream's answer: status, headers, and the body as it arrives (Node buffers, no web streams). */
+export interface UpstreamHttpResponse {
+  status: number;
+  /** A response header by its lower-case name (the first value when repeated). */
+  header(name: string): string | undefined;
+  body: AsyncIterable<Buffer>;
+  /** Stops reading the body and releases the connection. */
+  discard(): void;
+}
+
+/**
+ * How the gateway talks HTTP to upstreams. No redirects are followed (a 3xx is an answer like any
+ * other); sizes and times are bounded by the caller. `plaza serve` passes one built on the
+ * SSRF-guarded connection pool.
+ */
+export type UpstreamHttp = (url: string, init: UpstreamHttpRequest) => Promise<UpstreamHttpResponse>;
+
+/**
+ * An {@link UpstreamHttp} on undici's `request` (its Node-stream API: one exchange costs a fraction
+ * of `fetch`, which builds web streams, Request and Response objects around the same socket).
+ * `checkUrl` runs before every request (e.g. the SSRF guard's check of schemes and IP literals);
+ * `dispatcher` is the connection pool (default: undici's global one).
+ */
+export function createUpstreamHttp(options: { dispatcher?: Dispatcher; checkUrl?: (url: URL) => void } = {}): UpstreamHttp {
+  return async (url, init) => {
+    const target = new URL(url);
+    options.checkUrl?.(target);
+    const answer = await request(target, {
+      method: init.method as Dispatcher.HttpMethod,
+      headers: init.headers,
+      body: init.body,
+      signal: init.signal,
+      ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+    });
+    // A body aborted or cut after nobody reads it any more (the client left, the call ended) must
+    // not become an unhandled 'error' event; a reader still sees the error through iteration.
+    answer.body.on('error', ignore);
+    const headers = answer.headers;
+    return {
+      status: answer.statusCode,
+      header(name) {
+        const value = headers[name];
+        return Array.isArray(value) ? value[0] : value;
+      },
+      body: answer.body,
+      discard() {
+        answer.body.destroy();
+      },
+    };
+  };
+}
+
+function ignore(): void {}
+
+/** Reads a whole body as text, refusing more than `limit` bytes. */
+export async function readBodyText(response: UpstreamHttpResponse, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.length;
+    if (size > limit) {
+      response.discard();
+      throw new UpstreamTooLargeError(limit);
+    }
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+}
+
+/** An upstream answer larger than the gateway accepts. */
+export class UpstreamTooLargeError extends Error {
+  constructor(limit: number) {
+    super(`the upstream answer exceeds ${limit} bytes`);
+    this.name = 'UpstreamTooLargeError';
+  }
+}
+
+/** Why an upstream exchange failed, in words for the caller (never the upstream's body). */
+export function describeUpstreamFailure(error: unknown): string {
+  const e = error as { name?: string; message?: string; code?: unknown; cause?: { message?: unknown } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return 'the upstream did not answer in time';
+  if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'cannot reach the upstream (connect timeout)';
+  if (e.code === 'UND_ERR_SOCKET') return 'the upstream closed the connection';
+  const code = errorCode(error, 0);
+  if (code) return `cannot reach the upstream (${code})`;
+  const detail = typeof e.cause?.message === 'string' ? `: ${e.cause.message}` : '';
+  return `the upstream request failed (${e.message ?? 'unknown error'}${detail})`;
+}
+
+/** The first system error code (ECONNREFUSED, ENOTFOUND…) in an error's cause chain. */
+function errorCode(error: unknown, depth: number): string | undefined {
+  if (depth > 5 || typeof error !== 'object' || error === null) return undefined;
+  const e = error as { code?: unknown; cause?: unknown; errors?: unknown[] };
+  if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) return e.code;
+  for (const inner of e.errors ?? []) {
+    const found = errorCode(inner, depth + 1);
+    if (found) return found;
+  }
+  return errorCode(e.cause, depth + 1);
+}
