@@ -52,8 +52,8 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       const exchange = await post(JSON.stringify(upstreamBody(call, true)), true, call.signal);
       const wantsUsage = call.request.stream_options?.include_usage === true;
       const source = sseSource(exchange);
+      const content = new CompletionText();
       let usage: Usage | undefined;
-      let content = '';
       async function* events(): AsyncGenerator<string> {
         let finished = false;
         try {
@@ -61,21 +61,27 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
             for (const data of batch) {
               if (data === '[DONE]') {
                 finished = true;
-                usage ??= approximate(call, content);
                 yield data;
                 return;
               }
-              let chunk: { choices?: { delta?: { content?: unknown } }[]; usage?: unknown; error?: unknown };
+              // Only chunks that may carry usage or an error are parsed; the others (all but the
+              // last one or two) are checked for their JSON object shape and passed on as they are.
+              if (!data.includes('"usage"') && !data.includes('"error"')) {
+                if (data.charCodeAt(0) !== 123 || data.charCodeAt(data.length - 1) !== 125) throw new UpstreamError('The model backend sent a malformed stream chunk.');
+                content.add(data);
+                yield data;
+                continue;
+              }
+              let chunk: { choices?: unknown[]; usage?: unknown; error?: unknown };
               try {
                 chunk = JSON.parse(data) as typeof chunk;
               } catch (error) {
                 throw new UpstreamError('The model backend sent a malformed stream chunk.', { cause: error });
               }
-              if (chunk.error !== undefined) throw new UpstreamError('The model backend failed during the stream.');
-              const delta = chunk.choices?.[0]?.delta?.content;
-              if (typeof delta === 'string') content += delta;
+              if (chunk.error !== undefined && chunk.error !== null) throw new UpstreamError('The model backend failed during the stream.');
               const reported = usageOf(chunk.usage);
               if (reported) usage = reported;
+              content.add(data);
               // We always ask for usage; a client that did not gets no usage-only chunk.
               if (!wantsUsage && reported && (chunk.choices?.length ?? 0) === 0) continue;
               yield data;
@@ -87,8 +93,9 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
           throw new UpstreamError(exchange.timedOut() && !call.signal.aborted ? 'The model backend timed out.' : 'The model backend stream broke off.', { cause: error });
         } finally {
           exchange.release();
-          // A broken-off stream is still charged: what the client received, approximated.
-          usage ??= approximate(call, content);
+          // Upstream usage is the truth; without it (or for a broken-off stream, which is still
+          // charged) the text the client received is approximated.
+          usage ??= approximate(call, content.text());
           if (finished) source.drain();
           else exchange.destroy();
         }
@@ -96,6 +103,40 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       return { events: events(), usage: () => usage };
     },
   };
+}
+
+/**
+ * The completion text of a stream, needed only when the upstream reports no usage: the chunks are
+ * kept as received and parsed at the end, or folded into text as they pile up (long answers).
+ */
+class CompletionText {
+  #chunks: string[] = [];
+  #size = 0;
+  #text = '';
+
+  add(data: string): void {
+    this.#chunks.push(data);
+    this.#size += data.length;
+    if (this.#size > 256 * 1024) this.#fold();
+  }
+
+  text(): string {
+    this.#fold();
+    return this.#text;
+  }
+
+  #fold(): void {
+    for (const data of this.#chunks) {
+      try {
+        const delta = (JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] }).choices?.[0]?.delta?.content;
+        if (typeof delta === 'string') this.#text += delta;
+      } catch {
+        // A malformed chunk carries no countable text (it ended the stream when it arrived).
+      }
+    }
+    this.#chunks = [];
+    this.#size = 0;
+  }
 }
 
 /** The events of an SSE response, a batch per upstream read, read only as fast as they are taken. */

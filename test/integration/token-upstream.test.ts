@@ -4,7 +4,8 @@
  * pass-through in order and unbuffered (the upstream holds back the rest of its answer until the
  * client has seen the first chunk), upstream usage as the truth, upstream 500/429/timeouts mapped
  * to §7 codes with bounded retries, a disconnect mid-stream surfacing as an SSE error event (an
- * APIError in the openai client), and a client disconnect cancelling the upstream request.
+ * APIError in the openai client), and a client disconnect cancelling the upstream request; a
+ * pooled connection the upstream closed is resent without spending a retry.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { createUpstreamBackend } from '../../src/chat/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -231,6 +233,37 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     expect(error).toBeInstanceOf(OpenAI.APIError);
   });
 
+  it('charges an approximation when a complete stream reports no usage', async () => {
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      // "Hello" (1) + " wonderful" (2: nine letters, pieces of six) + " world" (1) + "!" (1) = 5.
+      for (const [i, word] of ['Hello', ' wonderful', ' world', '!'].entries()) res.write(chunk(i === 0 ? { role: 'assistant', content: word } : { content: word }));
+      res.write(chunk({}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    };
+    const res = await post({ model: 'up-model', stream: true }, 'req-up-nousage');
+    expect((await res.text()).trim().endsWith('data: [DONE]')).toBe(true);
+    await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-nousage' } })).toMatchObject({ completionTokens: 5 });
+  });
+
+  it.each([
+    ['a malformed chunk', 'data: {"id":"chatcmpl-up","choices":[{"delta":{"content":"cut\n\n', /malformed/],
+    ['an error chunk', `data: ${JSON.stringify({ error: { message: 'secret upstream detail', type: 'server_error' } })}\n\n`, /failed during the stream/],
+  ])('ends a stream on %s with an error event, without passing it on', async (_name, bad, message) => {
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Fine' }));
+      res.write(bad);
+      res.end('data: [DONE]\n\n');
+    };
+    const res = await post({ model: 'up-model', stream: true });
+    const events = (await res.text()).split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+    expect(JSON.parse(events[0]!).choices[0].delta.content).toBe('Fine');
+    expect(events).toHaveLength(2);
+    expect(JSON.parse(events[1]!)).toMatchObject({ error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(message) } });
+    expect(events[1]).not.toMatch(/secret upstream detail/);
+  });
+
   it('ends a stream whose upstream goes silent mid-way with a timeout error event', async () => {
     upstream.handler = async (_req, _body, res) => {
       sseHead(res);
@@ -265,5 +298,39 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     const res = await post({ model: 'plaza-assistant' });
     expect(res.status).toBe(200);
     expect(upstream.requests).toHaveLength(0);
+  });
+});
+
+describe('the upstream connection pool', () => {
+  it('resends a request whose pooled connection the upstream had closed, without spending a retry', async () => {
+    // The upstream answers the first request on a connection and drops the connection on the next.
+    const served = new WeakSet<object>();
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests++;
+      if (served.has(req.socket)) {
+        req.socket.destroy();
+        return;
+      }
+      served.add(req.socket);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: UPSTREAM_USAGE }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const backend = createUpstreamBackend({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: undefined, timeoutMs: 2_000, maxRetries: 0 });
+      const call = { request: { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] }, backendModel: 'm', locale: undefined, signal: new AbortController().signal };
+      expect((await backend.complete(call)).usage).toEqual(UPSTREAM_USAGE);
+      // Let the connection go back to the pool, then reuse it.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect((await backend.complete(call)).usage).toEqual(UPSTREAM_USAGE);
+      expect(requests).toBe(3);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
