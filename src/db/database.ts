@@ -9,6 +9,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { PrismaClient } from './generated/client.ts';
+import { pgliteSqlPool } from './internal/pglite-sql.ts';
 import { pgliteTemplate, unpackTemplateInto } from './internal/pglite-template.ts';
 import type { SqlPool, SqlSession } from './sql-client.ts';
 
@@ -73,6 +74,32 @@ async function openPostgres(url: string, poolMax = 10): Promise<Database> {
         },
       };
     },
+    transaction: async (work) => {
+      const client = await pool.connect();
+      const onError = () => undefined;
+      client.on('error', onError);
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await work({
+          query: async (text, params) => (await client.query(text, params)).rows,
+          exec: async (text) => {
+            await client.query(text);
+          },
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((e: unknown) => {
+          // A connection that cannot even roll back is not given back to the pool.
+          broken = e instanceof Error ? e : new Error(String(e));
+        });
+        throw error;
+      } finally {
+        client.off('error', onError);
+        client.release(broken);
+      }
+    },
   };
   const safe = new URL(url);
   safe.password = '';
@@ -107,14 +134,7 @@ async function openPglite(dataDir: string, owner: boolean): Promise<Database> {
     let socketServer: PGLiteSocketServer | undefined;
     if (owner && !memory) socketServer = await serveSocket(db, dataDir);
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
-    const sql: SqlPool = {
-      query: async (text, params) => (await db.query(text, params)).rows as never,
-      exec: async (text) => {
-        await db.exec(text);
-      },
-      // PGlite is a single connection: a session is the database itself.
-      session: async () => ({ ...sql, release: async () => undefined }),
-    };
+    const sql = pgliteSqlPool(db);
     return {
       kind: 'pglite',
       prisma,

@@ -127,10 +127,8 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
   it('spools while the database fails and replays without loss or duplicates', async () => {
     let down = false;
     const flaky: ReceiptsDatabase = {
-      prisma: {
-        $transaction: (...args: unknown[]) =>
-          down ? Promise.reject(new Error('connection refused')) : (t.db.prisma.$transaction as (...a: unknown[]) => Promise<unknown>)(...args),
-      } as never,
+      prisma: t.db.prisma,
+      sql: { transaction: (work) => (down ? Promise.reject(new Error('connection refused')) : t.db.sql.transaction(work)) },
     };
     const writer = open({ db: flaky, retryIntervalMs: 60_000 });
     const before = Array.from({ length: 50 }, () => receipt());
@@ -155,7 +153,8 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
   it('replays a spool left by an earlier process at start', async () => {
     let down = true;
     const flaky: ReceiptsDatabase = {
-      prisma: { $transaction: () => (down ? Promise.reject(new Error('down')) : Promise.resolve(0)) } as never,
+      prisma: t.db.prisma,
+      sql: { transaction: () => (down ? Promise.reject(new Error('down')) : Promise.resolve(0 as never)) },
     };
     const first = open({ db: flaky, retryIntervalMs: 60_000 });
     await Promise.all(Array.from({ length: 20 }, () => first.write(receipt())));

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 
 import { migrate, readMigrations } from '../migrate.ts';
-import type { SqlPool } from '../sql-client.ts';
+import { pgliteSqlPool } from './pglite-sql.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -57,14 +57,7 @@ export async function pgliteTemplateFile(): Promise<string> {
   const path = join(cacheDir(), `pglite-template-${pgliteVersion()}-${key}.tar.gz`);
   if (existsSync(path)) return path;
   const db = await PGlite.create('memory://');
-  const sql: SqlPool = {
-    query: async (text, params) => (await db.query(text, params)).rows as never,
-    exec: async (text) => {
-      await db.exec(text);
-    },
-    session: async () => ({ ...sql, release: async () => undefined }),
-  };
-  await migrate(sql, migrations);
+  await migrate(pgliteSqlPool(db), migrations);
   const dump = await db.dumpDataDir('gzip');
   await db.close();
   const bytes = Buffer.from(await dump.arrayBuffer());
