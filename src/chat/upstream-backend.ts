@@ -1,11 +1,7 @@
-import type { IncomingMessage } from 'node:http';
-import { StringDecoder } from 'node:string_decoder';
-
 import { UpstreamError } from '../kernel/index.ts';
-import { SseParser } from './sse.ts';
 import { countPromptTokens, countTokens } from './tokenizer.ts';
 import type { BackendCall, ChatBackend, CompletionStream, Usage } from './types.ts';
-import { createUpstreamHttp, type UpstreamExchange } from './upstream-http.ts';
+import { createUpstreamHttp } from './upstream-http.ts';
 
 /** Options of {@link createUpstreamBackend}. */
 export interface UpstreamOptions {
@@ -30,12 +26,10 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
 
   return {
     async complete(call) {
-      const exchange = await post(JSON.stringify(upstreamBody(call, false)), false, call.signal);
+      const exchange = await post(JSON.stringify(upstreamBody(call, false)), 'json', call.signal);
       let body: Record<string, unknown>;
       try {
-        const parts: Buffer[] = [];
-        for await (const part of exchange.response) parts.push(part as Buffer);
-        body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
+        body = JSON.parse(await exchange.text()) as Record<string, unknown>;
       } catch (error) {
         if (call.signal.aborted) throw new UpstreamError('The client went away.', { cause: error });
         if (exchange.timedOut()) throw new UpstreamError('The model backend timed out.', { cause: error });
@@ -49,15 +43,14 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
     },
 
     async stream(call): Promise<CompletionStream> {
-      const exchange = await post(JSON.stringify(upstreamBody(call, true)), true, call.signal);
+      const exchange = await post(JSON.stringify(upstreamBody(call, true)), 'sse', call.signal);
       const wantsUsage = call.request.stream_options?.include_usage === true;
-      const source = sseSource(exchange);
       const content = new CompletionText();
       let usage: Usage | undefined;
       async function* events(): AsyncGenerator<string> {
         let finished = false;
         try {
-          for (let batch = await source.next(); batch !== undefined; batch = await source.next()) {
+          for (let batch = await exchange.next(); batch !== undefined; batch = await exchange.next()) {
             for (const data of batch) {
               if (data === '[DONE]') {
                 finished = true;
@@ -96,7 +89,7 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
           // Upstream usage is the truth; without it (or for a broken-off stream, which is still
           // charged) the text the client received is approximated.
           usage ??= approximate(call, content.text());
-          if (finished) source.drain();
+          if (finished) exchange.drain();
           else exchange.destroy();
         }
       }
@@ -137,75 +130,6 @@ class CompletionText {
     this.#chunks = [];
     this.#size = 0;
   }
-}
-
-/** The events of an SSE response, a batch per upstream read, read only as fast as they are taken. */
-interface SseSource {
-  /** The next non-empty batch of event data, or undefined at the end; throws when the body broke off. */
-  next(): Promise<string[] | undefined>;
-  /** Reads and discards the rest, so the connection can be reused (after `[DONE]`). */
-  drain(): void;
-}
-
-function sseSource(exchange: UpstreamExchange): SseSource {
-  const response: IncomingMessage = exchange.response;
-  const decoder = new StringDecoder('utf8');
-  const parser = new SseParser();
-  let queue: string[] = [];
-  let ended = false;
-  let failure: unknown;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const resolve = wake;
-    wake = undefined;
-    resolve?.();
-  };
-  response.on('data', (bytes: Buffer) => {
-    parser.push(decoder.write(bytes), queue);
-    // Back-pressure: nothing more is read until the client has taken these.
-    if (queue.length > 0) {
-      response.pause();
-      notify();
-    }
-  });
-  response.on('end', () => {
-    parser.push(decoder.end(), queue);
-    parser.end(queue);
-    ended = true;
-    notify();
-  });
-  response.on('error', (error) => {
-    failure ??= error;
-    notify();
-  });
-  response.on('close', () => {
-    if (!ended) failure ??= new Error('upstream response closed early');
-    notify();
-  });
-  return {
-    async next() {
-      while (queue.length === 0) {
-        if (ended) return undefined;
-        if (failure !== undefined) throw failure;
-        // The silence timer runs only while Plaza waits for the upstream, never for a slow client.
-        exchange.arm();
-        response.resume();
-        await new Promise<void>((resolve) => (wake = resolve));
-        exchange.disarm();
-      }
-      const batch = queue;
-      queue = [];
-      return batch;
-    },
-    drain() {
-      if (ended || response.destroyed) return;
-      response.removeAllListeners('data');
-      // An upstream that never ends after [DONE] does not keep the connection forever.
-      const timer = setTimeout(() => exchange.destroy(), 5_000).unref();
-      response.once('end', () => clearTimeout(timer));
-      response.resume();
-    },
-  };
 }
 
 function upstreamBody(call: BackendCall, stream: boolean): Record<string, unknown> {

@@ -1,7 +1,9 @@
-import { Agent as HttpAgent, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
+
+import { Agent, type Dispatcher } from 'undici';
 
 import { RateLimitError, UpstreamError, ValidationError } from '../kernel/index.ts';
+import { SseParser } from './sse.ts';
 
 /** Options of {@link createUpstreamHttp}. */
 export interface UpstreamHttpOptions {
@@ -9,127 +11,216 @@ export interface UpstreamHttpOptions {
   endpoint: string;
   /** Sent as `Authorization: Bearer …` when set. */
   apiKey: string | undefined;
-  /** Time to the response headers, and the longest wait for the upstream afterwards. */
+  /** Time to connect and to the response headers, and the longest silence of the body afterwards. */
   timeoutMs: number;
   /** Extra attempts on connection errors and 5xx, only before the first byte. */
   maxRetries: number;
 }
 
-/** One answered POST: the response (status 2xx) and the handles of its timer and lifetime. */
-export interface UpstreamExchange {
-  response: IncomingMessage;
-  /** Starts the silence timer (while Plaza waits for upstream bytes). */
-  arm(): void;
-  /** Stops the silence timer (while the client is being written to). */
-  disarm(): void;
-  /** True once the timer cut the exchange (and not the client going away). */
-  timedOut(): boolean;
-  /** Cuts the exchange: the upstream sees its connection close. */
-  destroy(): void;
-  /** Releases the timer and the client-abort listener (the connection goes back to the pool). */
-  release(): void;
-}
-
-/** POSTs JSON to the upstream; resolves with an OK exchange or throws a §7-mapped error. */
-export type UpstreamPost = (body: string, stream: boolean, signal: AbortSignal) => Promise<UpstreamExchange>;
+/** POSTs a JSON body upstream; resolves with an answered (2xx) exchange or throws a §7-mapped error. */
+export type UpstreamPost = (body: string, mode: 'sse' | 'json', signal: AbortSignal) => Promise<UpstreamExchange>;
 
 const RETRYABLE = new Set([500, 502, 503, 504]);
-const STALE_SOCKET = new Set(['ECONNRESET', 'EPIPE']);
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** A pooled connection the upstream closed while it sat idle, seen when the request is written. */
+const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 /**
- * The upstream's HTTP client: node:http(s) over one keep-alive agent, which costs a fraction of
- * undici `fetch` and its web streams per call (the proxy's profile was dominated by them). Retries
- * connection errors and 5xx with backoff before the first byte only; a request that hit a pooled
- * connection the upstream had just closed is resent once at no cost to the retry budget.
+ * The upstream's HTTP client: undici's dispatcher with a handler object and no streams, a fraction
+ * of the CPU of `fetch` (web streams, a Response per call) or of node:http (a Readable per
+ * response) — the proxy's profile was dominated by them. undici's own timers give the timeouts:
+ * to the headers, and between body bytes only while Plaza is reading (not while the body is
+ * paused for a slow client). Connection errors and 5xx are retried with backoff before the first
+ * byte only; a request that met a closed pooled connection is resent once at no cost to the budget.
  */
 export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
   const url = new URL(options.endpoint);
-  const https = url.protocol === 'https:';
-  const send = https ? httpsRequest : httpRequest;
-  const agent = https ? new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }) : new HttpAgent({ keepAlive: true, scheduling: 'lifo' });
-  const target: RequestOptions = {
-    method: 'POST',
-    protocol: url.protocol,
-    hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: url.port,
-    path: `${url.pathname}${url.search}`,
-    agent,
-  };
-  const baseHeaders: Record<string, string> = { 'content-type': 'application/json' };
-  if (options.apiKey) baseHeaders['authorization'] = `Bearer ${options.apiKey}`;
+  const { timeoutMs } = options;
+  const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.apiKey) headers['authorization'] = `Bearer ${options.apiKey}`;
+  const target = { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST' as const };
+  const accept = { sse: { ...headers, accept: 'text/event-stream' }, json: { ...headers, accept: 'application/json' } };
 
-  /** One attempt: resolves at the response headers, whatever the status. */
-  function tryOnce(body: string, stream: boolean, signal: AbortSignal): Promise<UpstreamExchange> {
-    return new Promise((resolve, reject) => {
-      let timedOut = false;
-      let timer: NodeJS.Timeout | undefined;
-      const req = send({
-        ...target,
-        headers: { ...baseHeaders, accept: stream ? 'text/event-stream' : 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-      });
-      const onAbort = () => req.destroy(new Error('client went away'));
-      const arm = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          timedOut = true;
-          req.destroy(new Error('upstream timeout'));
-        }, options.timeoutMs);
-      };
-      const disarm = () => clearTimeout(timer);
-      const release = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      arm();
-      req.once('response', (response) => {
-        disarm();
-        resolve({ response, arm, disarm, timedOut: () => timedOut, destroy: () => req.destroy(), release });
-      });
-      // Kept for the exchange's life: a request destroyed mid-stream still emits 'error'.
-      req.on('error', (error) => {
-        release();
-        reject(Object.assign(error, { timedOut, reused: req.reusedSocket }));
-      });
-      req.end(body);
-    });
-  }
-
-  return async (body, stream, signal) => {
+  return async (body, mode, signal) => {
     let lastError: unknown;
     let staleRetry = true;
     for (let attempt = 0; attempt <= options.maxRetries; attempt++) {
       if (attempt > 0) await sleep(Math.min(2_000, 200 * 2 ** (attempt - 1)), signal);
       if (signal.aborted) throw new UpstreamError('The client went away.');
-      let exchange: UpstreamExchange;
+      const exchange = new UpstreamExchange(mode, signal);
+      agent.dispatch({ ...target, headers: accept[mode], body }, exchange);
       try {
-        exchange = await tryOnce(body, stream, signal);
+        await exchange.started;
       } catch (error) {
-        const { timedOut, reused, code } = error as { timedOut?: boolean; reused?: boolean; code?: string };
+        exchange.release();
         if (signal.aborted) throw new UpstreamError('The client went away.', { cause: error });
-        // A pooled connection closed by the upstream while idle: resend at once, without backoff.
-        if (reused && staleRetry && !timedOut && code !== undefined && STALE_SOCKET.has(code)) {
+        const code = (error as { code?: string }).code ?? '';
+        if (staleRetry && STALE_SOCKET.has(code)) {
           staleRetry = false;
           attempt--;
           continue;
         }
-        lastError = new UpstreamError(timedOut ? 'The model backend timed out.' : 'The model backend could not be reached.', { cause: error });
+        lastError = new UpstreamError(TIMEOUTS.has(code) ? 'The model backend timed out.' : 'The model backend could not be reached.', { cause: error });
         continue;
       }
-      const { response } = exchange;
-      const status = response.statusCode ?? 0;
-      if (status >= 200 && status < 300) {
-        exchange.arm();
-        return exchange;
-      }
+      if (exchange.status >= 200 && exchange.status < 300) return exchange;
       // Drained, not read: the upstream's error body never reaches the client (nor the logs).
-      response.resume();
       exchange.release();
-      lastError = statusError(status, response.headers['retry-after']);
-      if (!RETRYABLE.has(status)) throw lastError;
+      lastError = statusError(exchange.status, exchange.retryAfter);
+      if (!RETRYABLE.has(exchange.status)) throw lastError;
     }
     throw lastError;
   };
+}
+
+/**
+ * One request to the upstream, as an undici dispatch handler: resolves `started` at the response
+ * headers, then hands out the body — SSE event data in batches (one per upstream read, the body
+ * paused until they are taken) or the whole JSON text. A class, not closures: this runs per
+ * request, and every named closure costs a defineProperty under tsx's keepNames.
+ */
+export class UpstreamExchange implements Dispatcher.DispatchHandler {
+  status = 0;
+  retryAfter: string | undefined;
+  readonly started: Promise<void>;
+  readonly #mode: 'sse' | 'json';
+  readonly #signal: AbortSignal;
+  #resolveStart!: () => void;
+  #rejectStart!: (error: Error) => void;
+  #controller: Dispatcher.DispatchController | undefined;
+  #cut: Error | undefined;
+  #discard = false;
+  #parser: SseParser | undefined;
+  #decoder: StringDecoder | undefined;
+  #queue: string[] = [];
+  #parts: Buffer[] = [];
+  #ended = false;
+  #failure: Error | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(mode: 'sse' | 'json', signal: AbortSignal) {
+    this.#mode = mode;
+    this.#signal = signal;
+    this.started = new Promise<void>((resolve, reject) => {
+      this.#resolveStart = resolve;
+      this.#rejectStart = reject;
+    });
+    signal.addEventListener('abort', this, { once: true });
+  }
+
+  /** The client went away (AbortSignal listener object). */
+  handleEvent(): void {
+    this.#abort(new Error('client went away'));
+  }
+
+  /** True when the upstream was cut for silence (undici's headers or body timeout). */
+  timedOut(): boolean {
+    const code = (this.#failure as { code?: string } | undefined)?.code;
+    return code !== undefined && TIMEOUTS.has(code);
+  }
+
+  /** The next non-empty batch of SSE event data, or undefined at the end; throws when the body broke off. */
+  async next(): Promise<string[] | undefined> {
+    while (this.#queue.length === 0) {
+      if (this.#ended) return undefined;
+      if (this.#failure) throw this.#failure;
+      await this.#waitForBytes();
+    }
+    const batch = this.#queue;
+    this.#queue = [];
+    return batch;
+  }
+
+  /** The whole body as text. */
+  async text(): Promise<string> {
+    while (!this.#ended) {
+      if (this.#failure) throw this.#failure;
+      await this.#waitForBytes();
+    }
+    return Buffer.concat(this.#parts).toString('utf8');
+  }
+
+  /** After `[DONE]`: the rest is read and discarded, so the connection goes back to the pool. */
+  drain(): void {
+    this.#discard = true;
+    this.#queue = [];
+    this.#controller?.resume();
+  }
+
+  /** Cuts the exchange: the upstream sees its connection close. */
+  destroy(): void {
+    this.#abort(new Error('stream closed'));
+  }
+
+  /** Stops listening for the client going away. */
+  release(): void {
+    this.#signal.removeEventListener('abort', this);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#cut) controller.abort(this.#cut);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode;
+    if (statusCode < 200 || statusCode >= 300) {
+      this.#discard = true;
+      const retryAfter = headers['retry-after'];
+      this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    } else if (this.#mode === 'sse') {
+      this.#parser = new SseParser();
+      this.#decoder = new StringDecoder('utf8');
+    }
+    this.#resolveStart();
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#discard) return;
+    if (!this.#parser) {
+      this.#parts.push(chunk);
+      return;
+    }
+    this.#parser.push(this.#decoder!.write(chunk), this.#queue);
+    // Back-pressure: nothing more is read until these events are taken.
+    if (this.#queue.length > 0) {
+      controller.pause();
+      this.#notify();
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.#parser && !this.#discard) {
+      this.#parser.push(this.#decoder!.end(), this.#queue);
+      this.#parser.end(this.#queue);
+    }
+    this.#ended = true;
+    this.#notify();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#failure ??= error;
+    this.#rejectStart(error);
+    this.#notify();
+  }
+
+  #abort(reason: Error): void {
+    this.#cut ??= reason;
+    if (this.#controller && !this.#controller.aborted) this.#controller.abort(reason);
+  }
+
+  #waitForBytes(): Promise<void> {
+    const promise = new Promise<void>((resolve) => (this.#wake = resolve));
+    this.#controller?.resume();
+    return promise;
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
 }
 
 function statusError(status: number, retryAfterHeader: string | undefined): Error {
