@@ -1,9 +1,8 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { InitializeResultSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
-import type { FetchLike } from './guarded-fetch.ts';
+import type { GuardedRequest } from './guarded-request.ts';
+import { createProbeSession, PROBE_PROTOCOL_VERSION } from './internal/streamable-http.ts';
 import { SsrfError } from './ssrf.ts';
 
 /** A tool as Plaza keeps it: what the provider published, with `annotations.platform` intact. */
@@ -75,22 +74,18 @@ export function normaliseTool(raw: unknown): ProbedTool | undefined {
   };
 }
 
-// One validator for every probe: a Client otherwise builds its own Ajv instance (hundreds of KB,
-// and the bulk of a probe round's garbage), though probes never validate tool outputs.
-let sharedValidator: AjvJsonSchemaValidator | undefined;
-
 /** A short, caller-safe description of why a probe failed. */
 export function describeProbeError(error: unknown): string {
   if (error instanceof SsrfError) return error.message;
   const name = error instanceof Error ? error.name : 'Error';
   if (name === 'TimeoutError' || name === 'AbortError') return 'timed out';
   let message = error instanceof Error ? error.message : String(error);
-  // fetch failures hide the reason (ECONNREFUSED, ENOTFOUND…) in their cause chain.
-  for (let e: unknown = error instanceof Error ? error.cause : undefined, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+  // The reason (ECONNREFUSED, ENOTFOUND…) is an error code, on the error or down its cause chain.
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     if (e instanceof SsrfError) return e.message;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string') {
-      message = `${message} (${code})`;
+      if (!message.includes(code)) message = `${message} (${code})`;
       break;
     }
   }
@@ -99,27 +94,34 @@ export function describeProbeError(error: unknown): string {
 }
 
 /**
- * Probes one MCP endpoint over streamable HTTP: initialize, then tools/list following
- * `nextCursor` over every page. Never throws; a failure is an outcome with `ok: false`.
+ * Probes one MCP endpoint over streamable HTTP: initialize (version negotiated as the SDK's
+ * client does), the initialized notification, then tools/list following `nextCursor` over every
+ * page, then DELETE of the session. Never throws; a failure is an outcome with `ok: false`.
  */
-export async function probeEndpoint(url: string, fetch: FetchLike, limits: ProbeLimits, now: () => number): Promise<ProbeOutcome> {
+export async function probeEndpoint(url: string, send: GuardedRequest, limits: ProbeLimits, now: () => number): Promise<ProbeOutcome> {
   const started = now();
-  const timeout = AbortSignal.timeout(limits.timeoutMs);
-  const abort = limits.signal ? AbortSignal.any([timeout, limits.signal]) : timeout;
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    // Every request of the transport carries the probe's deadline.
-    fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, abort]) : abort }),
-    redirectPolicy: 'follow',
-  });
-  const client = new Client({ name: 'plaza-prober', version: '1.0.0' }, { capabilities: {}, jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()) });
-  const requestOptions = { signal: abort, timeout: limits.timeoutMs, maxTotalTimeout: limits.timeoutMs };
+  // One controller and one timer per probe rather than AbortSignal.timeout + any per request: a
+  // timeout signal with listeners stays reachable until it fires, and a round makes thousands.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException(`Probe timed out after ${limits.timeoutMs} ms.`, 'TimeoutError')), limits.timeoutMs);
+  const onAbort = () => deadline.abort(limits.signal?.reason);
+  if (limits.signal?.aborted) onAbort();
+  else limits.signal?.addEventListener('abort', onAbort, { once: true });
+  const session = createProbeSession(url, send, deadline.signal);
   try {
-    await client.connect(transport, requestOptions);
+    const init = await session.request(
+      'initialize',
+      { protocolVersion: PROBE_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'plaza-prober', version: '1.0.0' } },
+      InitializeResultSchema,
+    );
+    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion)) throw new Error(`Server's protocol version is not supported: ${init.protocolVersion.slice(0, 40)}`);
+    session.setProtocolVersion(init.protocolVersion);
+    await session.notify('notifications/initialized');
     const tools: ProbedTool[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < limits.maxPages; page++) {
-      const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolsPageSchema, requestOptions);
+      const result = await session.request('tools/list', cursor === undefined ? {} : { cursor }, ToolsPageSchema);
       for (const raw of result.tools) {
         const tool = normaliseTool(raw);
         if (tool && !seen.has(tool.name) && tools.length < limits.maxTools) {
@@ -130,12 +132,12 @@ export async function probeEndpoint(url: string, fetch: FetchLike, limits: Probe
       cursor = result.nextCursor;
       if (cursor === undefined || cursor === '') break;
     }
-    const info = client.getServerVersion();
+    const info = init.serverInfo;
     return {
       ok: true,
       latencyMs: now() - started,
-      protocolVersion: transport.protocolVersion ?? null,
-      serverInfo: info ? { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) } : null,
+      protocolVersion: init.protocolVersion,
+      serverInfo: { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) },
       tools,
       error: null,
     };
@@ -143,7 +145,8 @@ export async function probeEndpoint(url: string, fetch: FetchLike, limits: Probe
     return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: describeProbeError(error) };
   } finally {
     // Let the server drop its session; a server that cannot is not our failure.
-    if (transport.sessionId !== undefined) await transport.terminateSession().catch(() => undefined);
-    await client.close().catch(() => undefined);
+    await session.terminate().catch(() => undefined);
+    clearTimeout(timer);
+    limits.signal?.removeEventListener('abort', onAbort);
   }
 }

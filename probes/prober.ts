@@ -1,6 +1,7 @@
 import type { Clock } from '../src/kernel/index.ts';
 import { randomToken } from '../src/kernel/index.ts';
-import { createGuardedFetch, type Resolver } from './guarded-fetch.ts';
+import type { Resolver } from './guarded-fetch.ts';
+import { createGuardedRequest } from './guarded-request.ts';
 import { DEFAULT_HEALTH_POLICY, type EndpointStatus, type HealthPolicy, nextHealth } from './health-state.ts';
 import { type ConcurrencyLimits, createHostQueues } from './host-queues.ts';
 import { probeEndpoint,type ProbeOutcome } from './probe-endpoint.ts';
@@ -64,7 +65,7 @@ export function createProber(options: ProberOptions): Prober {
   const leaseMs = timeoutMs * 3 + 5_000;
   const limits = options.concurrency ?? { global: 8, perHost: 2 };
   const queues = createHostQueues(limits);
-  const guarded = createGuardedFetch({ allowPrivate: options.allowPrivateTargets, resolve: options.resolve, timeoutMs });
+  const guarded = createGuardedRequest({ allowPrivate: options.allowPrivateTargets, resolve: options.resolve, timeoutMs });
   const running = new Set<Promise<unknown>>();
   const closing = new AbortController();
 
@@ -73,7 +74,7 @@ export function createProber(options: ProberOptions): Prober {
     let outcome: ProbeOutcome;
     try {
       outcome = await queues.run(hostOf(target.url), () =>
-        probeEndpoint(target.url, guarded.fetch, { timeoutMs, maxPages: 50, maxTools: 1_000, signal: closing.signal }, () => clock.now()),
+        probeEndpoint(target.url, guarded.request, { timeoutMs, maxPages: 50, maxTools: 1_000, signal: closing.signal }, () => clock.now()),
       );
     } catch (error) {
       outcome = { ok: false, latencyMs: clock.now() - startedAt, protocolVersion: null, serverInfo: null, tools: [], error: String(error) };

@@ -1,0 +1,174 @@
+import {
+  ErrorCode,
+  JSONRPCErrorResponseSchema,
+  type JSONRPCMessage,
+  JSONRPCNotificationSchema,
+  JSONRPCRequestSchema,
+  JSONRPCResultResponseSchema,
+  LATEST_PROTOCOL_VERSION,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+
+import type { GuardedRequest, GuardedResponse } from '../guarded-request.ts';
+import { createSseParser } from './sse.ts';
+
+/** An answer the probe cannot use (HTTP status, content, JSON-RPC); never quotes the upstream body. */
+export class ProbeProtocolError extends Error {
+  /** The HTTP status, when that was the problem. */
+  readonly status: number | undefined;
+  constructor(message: string, status?: number) {
+    super(message);
+    this.name = 'ProbeProtocolError';
+    this.status = status;
+  }
+}
+
+/** A client side of one streamable HTTP session, just enough to probe. */
+export interface ProbeSession {
+  /** Sends a request and resolves with its result, validated by `schema`. */
+  request<S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S): Promise<z.output<S>>;
+  /** Sends a notification; the server must accept it (2xx). */
+  notify(method: string, params?: Record<string, unknown>): Promise<void>;
+  /** Sets the negotiated version, sent as `mcp-protocol-version` from then on. */
+  setProtocolVersion(version: string): void;
+  readonly sessionId: string | undefined;
+  /** Ends the server's session (DELETE), if it gave one; 405 counts as done. */
+  terminate(): Promise<void>;
+}
+
+/**
+ * The client half of MCP's streamable HTTP transport, as the SDK's StreamableHTTPClientTransport
+ * speaks it for a short-lived client: JSON-RPC over POST, answered with JSON or an event stream,
+ * the `mcp-session-id` from the server echoed back, `mcp-protocol-version` after initialize,
+ * DELETE at the end. Not opened: the standalone GET stream (a probe waits for no server-initiated
+ * message). Messages are validated with the SDK's own JSON-RPC schema; errors are the SDK's McpError.
+ */
+export function createProbeSession(url: string, send: GuardedRequest, signal: AbortSignal): ProbeSession {
+  let sessionId: string | undefined;
+  let protocolVersion: string | undefined;
+  let nextId = 0;
+
+  const headers = (extra: Record<string, string>) => {
+    const all: Record<string, string> = { ...extra };
+    if (sessionId !== undefined) all['mcp-session-id'] = sessionId;
+    if (protocolVersion !== undefined) all['mcp-protocol-version'] = protocolVersion;
+    return all;
+  };
+  const post = <T>(message: JSONRPCMessage, read: (response: GuardedResponse) => Promise<T>) =>
+    send(url, { method: 'POST', headers: headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }), body: JSON.stringify(message), signal }, async (response) => {
+      const given = response.header('mcp-session-id');
+      if (given) sessionId = given;
+      if (response.status < 200 || response.status > 299) throw new ProbeProtocolError(`Error POSTing to endpoint (HTTP ${response.status}).`, response.status);
+      return read(response);
+    });
+
+  // The SDK's client answers what a server asks mid-stream: ping with an empty result, anything
+  // else (sampling, elicitation, roots: capabilities a probe does not declare) with "method not found".
+  const answer = (message: JSONRPCMessage) => {
+    if (!('method' in message) || !('id' in message)) return;
+    const reply: JSONRPCMessage =
+      message.method === 'ping'
+        ? { jsonrpc: '2.0', id: message.id, result: {} }
+        : { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } };
+    post(reply, (response) => response.text()).catch(() => undefined);
+  };
+
+  return {
+    async request<S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S): Promise<z.output<S>> {
+      const id = nextId++;
+      const message = await post({ jsonrpc: '2.0', id, method, params }, async (response) => {
+        const type = mediaType(response.header('content-type'));
+        if (response.status === 202) throw new ProbeProtocolError('The endpoint accepted a request without answering it (HTTP 202).', 202);
+        if (type === 'application/json') {
+          const body = parseJson(await response.text());
+          for (const raw of Array.isArray(body) ? body : [body]) {
+            const received = parseMessage(raw);
+            if (isAnswerTo(received, id)) return received;
+            answer(received);
+          }
+          throw new ProbeProtocolError('The endpoint answered without a response to the request.');
+        }
+        if (type === 'text/event-stream') {
+          const parser = createSseParser();
+          for await (const chunk of response.chunks()) {
+            for (const event of parser.push(chunk)) {
+              if (event.event !== 'message' || event.data === '') continue;
+              const received = parseMessage(parseJson(event.data));
+              if (isAnswerTo(received, id)) return received;
+              answer(received);
+            }
+          }
+          throw new ProbeProtocolError('The event stream ended without a response to the request.');
+        }
+        throw new ProbeProtocolError(`Unexpected content type: ${type.slice(0, 100) || 'none'}.`);
+      });
+      if ('error' in message) throw McpError.fromError(message.error.code, message.error.message, message.error.data);
+      const result = schema.safeParse((message as { result: unknown }).result);
+      if (!result.success) throw new ProbeProtocolError(`Invalid ${method} result: ${describeIssue(result.error.issues[0])}.`);
+      return result.data as z.output<S>;
+    },
+    async notify(method, params) {
+      // Read the (normally empty) body so the connection can serve the next request.
+      await post(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }, (response) => response.text());
+    },
+    setProtocolVersion(version) {
+      protocolVersion = version;
+    },
+    get sessionId() {
+      return sessionId;
+    },
+    async terminate() {
+      if (sessionId === undefined) return;
+      await send(url, { method: 'DELETE', headers: headers({}), signal }, async (response) => {
+        if ((response.status < 200 || response.status > 299) && response.status !== 405) {
+          throw new ProbeProtocolError(`Failed to terminate session (HTTP ${response.status}).`, response.status);
+        }
+        await response.text();
+        sessionId = undefined;
+      });
+    },
+  };
+}
+
+/** The protocol version the prober asks for. */
+export const PROBE_PROTOCOL_VERSION = LATEST_PROTOCOL_VERSION;
+
+type Answer = JSONRPCMessage & ({ result: unknown } | { error: { code: number; message: string; data?: unknown } });
+
+/** The response to request `id`; an error without an id (the server could not read the request) counts too. */
+function isAnswerTo(message: JSONRPCMessage, id: number): message is Answer {
+  if ('result' in message) return message.id === id;
+  return 'error' in message && (message.id === id || message.id === undefined);
+}
+
+// JSON.parse and zod messages can quote the upstream body; probe errors never do.
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ProbeProtocolError('The endpoint sent invalid JSON.');
+  }
+}
+
+/**
+ * The SDK's JSONRPCMessageSchema, minus its union: the four message schemas are strict, so the
+ * keys present pick the only one that can match, and a probe's many answers skip three failed
+ * attempts (and their issue objects) each.
+ */
+function parseMessage(raw: unknown): JSONRPCMessage {
+  const keys = raw !== null && typeof raw === 'object' ? raw : {};
+  const schema = 'method' in keys ? ('id' in keys ? JSONRPCRequestSchema : JSONRPCNotificationSchema) : 'error' in keys ? JSONRPCErrorResponseSchema : JSONRPCResultResponseSchema;
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new ProbeProtocolError('The endpoint sent something that is not a JSON-RPC message.');
+  return parsed.data;
+}
+
+function describeIssue(issue: z.core.$ZodIssue | undefined): string {
+  return issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unknown';
+}
+
+/** The media type without parameters, lower-case (`Application/JSON; charset=utf-8` → `application/json`). */
+function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';', 1)[0]!.trim().toLowerCase();
+}
