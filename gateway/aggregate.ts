@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
@@ -59,6 +60,45 @@ export interface AggregateOptions {
 }
 
 const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-language']);
+
+/** Largest request body read (the SDK transport's own default). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** The request body, or undefined when it is larger than `limit` bytes. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The one message the fast path answers itself: a single tools/call request without a progress
+ * token or task, valid as the SDK's server would validate it, under a supported protocol version.
+ * Anything else goes to the SDK's server.
+ */
+function plainToolCall(req: IncomingMessage, body: unknown): { id: string | number; params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> } } | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown };
+  if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || (typeof message.id !== 'string' && typeof message.id !== 'number')) return undefined;
+  const version = req.headers['mcp-protocol-version'];
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) return undefined;
+  const parsed = CallToolRequestSchema.safeParse(body);
+  if (!parsed.success) return undefined;
+  const params = parsed.data.params as { name: string; arguments?: unknown; task?: unknown; _meta?: Record<string, unknown> };
+  if (params.task !== undefined || params._meta?.['progressToken'] !== undefined) return undefined;
+  return { id: message.id, params };
+}
 
 /**
  * `/mcp`: one MCP server aggregating the online tools of every connector as
@@ -166,6 +206,31 @@ export function createAggregate(options: AggregateOptions) {
       res.end(text);
       return;
     }
+    // The hot path: a plain tools/call is answered here as JSON (the transport lets a server answer
+    // a POST with either JSON or SSE), validated like the SDK's server does, without building a
+    // Server and transport per request. Everything else — initialize, tools/list, batches,
+    // progress, errors of shape — is the SDK's.
+    let parsedBody: unknown;
+    const accept = req.headers.accept ?? '';
+    if (req.method === 'POST' && accept.includes('application/json') && accept.includes('text/event-stream') && isJsonContentType(req.headers['content-type'] ?? null)) {
+      const text = await readBody(req, MAX_BODY_BYTES);
+      if (text === undefined) {
+        // The rest of the body is not read: the connection cannot be reused.
+        sendJson(res, 413, rpcError(null, -32000, `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`), { connection: 'close' });
+        return;
+      }
+      try {
+        parsedBody = JSON.parse(text);
+      } catch {
+        sendJson(res, 400, rpcError(null, -32700, 'Parse error: Invalid JSON'));
+        return;
+      }
+      const call = plainToolCall(req, parsedBody);
+      if (call) {
+        await answerToolCall(identity, req, res, call);
+        return;
+      }
+    }
     const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadSdk();
     const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -183,6 +248,23 @@ export function createAggregate(options: AggregateOptions) {
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, parsedBody);
   };
+
+  async function answerToolCall(identity: AgentIdentity, req: IncomingMessage, res: ServerResponse, call: NonNullable<ReturnType<typeof plainToolCall>>): Promise<void> {
+    const controller = new AbortController();
+    const onClose = () => controller.abort();
+    res.on('close', onClose);
+    try {
+      const result = await callTool(identity, req, call.params, { signal: controller.signal, sendNotification: async () => undefined });
+      const valid = CallToolResultSchema.safeParse(result);
+      if (valid.success) sendJson(res, 200, { jsonrpc: '2.0', id: call.id, result: valid.data });
+      else sendJson(res, 200, rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`));
+    } catch (error) {
+      // As the SDK's server answers a handler that throws (e.g. a receipt that could not be recorded).
+      sendJson(res, 200, rpcError(call.id, ErrorCode.InternalError, error instanceof Error ? error.message : 'Internal error'));
+    } finally {
+      res.off('close', onClose);
+    }
+  }
 }

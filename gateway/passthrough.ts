@@ -279,7 +279,9 @@ export function createPassthrough(options: PassthroughOptions) {
       sendJson(res, 200, answered, responseHeaders);
     } catch (error) {
       if (error instanceof HttpFailure) {
-        if (!res.headersSent) sendJson(res, error.status, rpcError(null, error.code, error.message), error.status === 503 ? { 'retry-after': STORAGE_RETRY_AFTER_S } : {});
+        // A 413 leaves the rest of the body unread: the connection cannot be reused.
+        const extra: Record<string, string> = error.status === 503 ? { 'retry-after': STORAGE_RETRY_AFTER_S } : error.status === 413 ? { connection: 'close' } : {};
+        if (!res.headersSent) sendJson(res, error.status, rpcError(null, error.code, error.message), extra);
         return;
       }
       throw error;

@@ -252,6 +252,39 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       await c.close();
     });
 
+    it('answers a plain tools/call as JSON itself and leaves every other shape to the SDK server', async () => {
+      const post = (body: string, headers: Record<string, string> = {}) =>
+        fetch(`${gateway.url}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+          body,
+        });
+      const before = receipts.length;
+      const plain = await post(JSON.stringify({ jsonrpc: '2.0', id: 'a1', method: 'tools/call', params: { name: 'everything__echo', arguments: { message: 'fast' } } }));
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
+      const answer = (await plain.json()) as any;
+      expect(answer.id).toBe('a1');
+      expect(JSON.stringify(answer.result.content)).toContain('fast');
+      expect(answer.result._meta.platform.agin_id).toBe(aginId);
+      expect(answer.result._meta.platform.call_id).toBe(receipts.at(-1)?.callId);
+      expect(receipts.length).toBe(before + 1);
+
+      // Invalid params: the SDK server's own error, and no call, no receipt.
+      const noName = await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } }));
+      expect(await noName.text()).toMatch(/"id":2,"error":\{"code":-326\d\d,.*name/);
+      expect(receipts.length).toBe(before + 1);
+      // An unsupported protocol version, bad JSON and a too-large body are refused as the SDK does.
+      const version = await post(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'everything__echo', arguments: { message: 'x' } } }), { 'mcp-protocol-version': '1999-01-01' });
+      expect(version.status).toBe(400);
+      const garbage = await post('{"jsonrpc":');
+      expect(garbage.status).toBe(400);
+      expect(((await garbage.json()) as any).error.code).toBe(-32700);
+      const huge = await post(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'everything__echo', arguments: { message: 'x'.repeat(5 * 1024 * 1024) } } }));
+      expect(huge.status).toBe(413);
+      expect(receipts.length).toBe(before + 1);
+    });
+
     it('re-initialises a forgotten upstream session transparently', async () => {
       await everything.stop();
       everything = await startEverything(everything.port);
