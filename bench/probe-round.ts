@@ -1,12 +1,17 @@
 /**
  * One full probe round over 1,000 local endpoints (issue 3 target: <= 60 s, process < 300 MB RSS).
  * One local JSON-RPC provider answers on 1,000 paths (10 tools each); the endpoints spread over
- * 127.0.0.0/8 host names so per-host limits apply as they would to real providers.
- * Run: `node --import tsx bench/probe-round.ts` (BENCH_DATABASE_URL adds a PostgreSQL run).
+ * 127.0.0.0/8 host names so per-host limits apply as they would to real providers. The provider
+ * runs in a child process, as providers are other processes (BENCH_PROVIDER=inprocess runs it in
+ * the measured process, as this bench first did).
+ * Run: `node --import tsx bench/probe-round.ts` (BENCH_DATABASE_URL adds a PostgreSQL run;
+ * BENCH_ONLY=pglite|postgres picks one backend; BENCH_ENDPOINTS, BENCH_GLOBAL change the load).
  */
+import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getHeapSpaceStatistics } from 'node:v8';
 
 import { createProber } from '../probes/index.ts';
 import { type Database, migrate, openDatabase } from '../src/db/index.ts';
@@ -17,8 +22,19 @@ import { createPostgresDatabase } from '../test/support/databases.ts';
 import { saveResult } from './lib.ts';
 
 const ENDPOINTS = Number(process.env['BENCH_ENDPOINTS'] ?? 1_000);
+const GLOBAL = Number(process.env['BENCH_GLOBAL'] ?? 16);
+const PROVIDER_MODE = process.env['BENCH_PROVIDER'] === 'inprocess' ? 'inprocess' : 'child';
 
 const tools = Array.from({ length: 10 }, (_, i) => ({ name: `tool_${i}`, description: `Tool number ${i}.`, inputSchema: { type: 'object' } }));
+
+const PROVIDER_ARG = '--probe-round-provider';
+
+/** The provider in a child process (this file again, with PROVIDER_ARG); it reports its port. */
+async function startProviderProcess(): Promise<{ port: number; close(): void }> {
+  const child = fork(import.meta.filename, [PROVIDER_ARG], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [port] = (await once(child, 'message')) as [number];
+  return { port, close: () => child.kill() };
+}
 
 async function startProvider(): Promise<{ port: number; close(): void }> {
   const server = createServer(async (req, res) => {
@@ -52,17 +68,19 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
     log: createLogger({ level: 'warn' }),
     baseIntervalS: 300,
     allowPrivateTargets: true,
-    concurrency: { global: Number(process.env.BENCH_GLOBAL ?? 16), perHost: 2 },
+    concurrency: { global: GLOBAL, perHost: 2 },
   });
   let peakRss = process.memoryUsage().rss;
   let peakHeap = 0;
   let peakExternal = 0;
+  let peakNewSpace = 0;
   const sampler = setInterval(() => {
     const m = process.memoryUsage();
     peakRss = Math.max(peakRss, m.rss);
     peakHeap = Math.max(peakHeap, m.heapTotal);
     peakExternal = Math.max(peakExternal, m.external);
-  }, 100);
+    peakNewSpace = Math.max(peakNewSpace, getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0);
+  }, 50);
   const rssBefore = process.memoryUsage().rss;
   const started = performance.now();
   const results = await prober.runDue();
@@ -73,12 +91,12 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
   const heapAfterGcMb = Math.round(process.memoryUsage().heapUsed / 1e6);
   const healthy = results.filter((r) => r.status === 'healthy').length;
   const [row] = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "mcp_tools"`);
-  return { backend, endpoints: ENDPOINTS, probed: results.length, healthy, tools: row?.n, round_s: Number(seconds.toFixed(2)), rss_before_mb: Math.round(rssBefore / 1e6), peak_rss_mb: Math.round(peakRss / 1e6), peak_heap_total_mb: Math.round(peakHeap / 1e6), peak_external_mb: Math.round(peakExternal / 1e6), heap_after_gc_mb: heapAfterGcMb, target: '<= 60 s, < 300 MB' };
+  return { backend, endpoints: ENDPOINTS, probed: results.length, healthy, tools: row?.n, round_s: Number(seconds.toFixed(2)), rss_before_mb: Math.round(rssBefore / 1e6), peak_rss_mb: Math.round(peakRss / 1e6), peak_heap_total_mb: Math.round(peakHeap / 1e6), peak_external_mb: Math.round(peakExternal / 1e6), peak_new_space_mb: Math.round(peakNewSpace / 1e6), heap_after_gc_mb: heapAfterGcMb, provider: PROVIDER_MODE, global_concurrency: GLOBAL, target: '<= 60 s, < 300 MB' };
 }
 
 /** Runs one probe round on PGlite and, if configured, PostgreSQL. */
 export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
-  const provider = await startProvider();
+  const provider = PROVIDER_MODE === 'inprocess' ? await startProvider() : await startProviderProcess();
   const rows: Record<string, unknown>[] = [];
   try {
     if (process.env['BENCH_ONLY'] !== 'postgres') {
@@ -90,7 +108,7 @@ export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
       }
     }
     const base = process.env['BENCH_DATABASE_URL'];
-    if (base) {
+    if (base && process.env['BENCH_ONLY'] !== 'pglite') {
       const created = await createPostgresDatabase(base, 'plaza_bench_probe');
       const db = await openDatabase({ kind: 'postgres', url: created.url });
       try {
@@ -107,4 +125,10 @@ export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
   return rows;
 }
 
-if (import.meta.main) console.table(await benchProbeRound());
+if (process.argv.includes(PROVIDER_ARG)) {
+  const { port } = await startProvider();
+  process.send!(port);
+  process.on('disconnect', () => process.exit(0));
+} else if (import.meta.main) {
+  console.table(await benchProbeRound());
+}
