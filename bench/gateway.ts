@@ -9,9 +9,12 @@
  * (bench/fixtures/mini-upstream.mjs) and `@modelcontextprotocol/server-everything` (streamable
  * HTTP, SSE answers, sessions). Load: tools/call `echo` back to back, concurrency 1 (latency) and
  * 32 (throughput). Targets: added p50 <= 1 ms and p99 <= 5 ms at concurrency 1; >= 70% of direct
- * throughput at 32 with sync receipts; receipts == calls.
+ * throughput at 32 with sync receipts; receipts == calls. A gateway label with `-async` (e.g.
+ * `pglite-async`) writes receipts with `async` durability: the latency target names no
+ * durability, and a sync receipt at concurrency 1 waits for one database commit (an fsync).
  * Run: `node --import tsx bench/gateway.ts`. Env: BENCH_DURATION_S per phase (default 3),
- * BENCH_UPSTREAMS (mini,everything), BENCH_GATEWAYS (pglite,memory), BENCH_DATABASE_URL,
+ * BENCH_UPSTREAMS (mini,everything), BENCH_GATEWAYS (pglite,pglite-async,memory; postgres and
+ * postgres-async are added when BENCH_DATABASE_URL is set), BENCH_DATABASE_URL,
  * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,8 +30,8 @@ import { cpuSeconds, loadLoop, type LoopResult, type ReadyChild, saveResult, spa
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 3);
 const UPSTREAMS = (process.env['BENCH_UPSTREAMS'] ?? 'mini,everything').split(',').filter(Boolean);
 const RECEIPTS = process.env['BENCH_RECEIPTS'] ?? 'sync';
-/** Gateway children: `pglite` and `postgres` store receipts (RECEIPTS durability), `memory` only counts them. */
-const GATEWAYS = (process.env['BENCH_GATEWAYS'] ?? 'pglite,memory').split(',').filter(Boolean);
+/** Gateway children: `pglite` and `postgres` store receipts (RECEIPTS durability, or async with an `-async` suffix), `memory` only counts them. */
+const GATEWAYS = (process.env['BENCH_GATEWAYS'] ?? 'pglite,pglite-async,memory').split(',').filter(Boolean);
 const HIGH = 32;
 /** Extra node flags of the gateway child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes. */
 const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
@@ -179,9 +182,10 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
 }
 
 async function startGateway(label: string, providers: Record<string, string>, dir: string): Promise<Gateway> {
-  const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), DATA_DIR: join(dir, label), RECEIPTS: label === 'memory' ? 'memory' : RECEIPTS, PORT: '0' };
+  const [store, durability] = label.split('-');
+  const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), DATA_DIR: join(dir, label), RECEIPTS: store === 'memory' ? 'memory' : (durability ?? RECEIPTS), PORT: '0' };
   let dispose: (() => Promise<void>) | undefined;
-  if (label === 'postgres') {
+  if (store === 'postgres') {
     const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL']!, 'plaza_bench_gw');
     env['DATABASE_URL'] = created.url;
     dispose = created.drop;
@@ -199,7 +203,7 @@ export async function benchGateway(): Promise<Record<string, unknown>> {
   try {
     for (const name of UPSTREAMS) upstreams.push(await startUpstream(name));
     const providers = Object.fromEntries(UPSTREAMS.map((name, i) => [name, upstreams[i]!.url]));
-    const labels = [...GATEWAYS, ...(process.env['BENCH_DATABASE_URL'] && !GATEWAYS.includes('postgres') ? ['postgres'] : [])];
+    const labels = [...GATEWAYS, ...(process.env['BENCH_DATABASE_URL'] && !GATEWAYS.some((g) => g.startsWith('postgres')) ? ['postgres', 'postgres-async'] : [])];
     for (const label of labels) gateways.push(await startGateway(label, providers, dir));
     const results: Record<string, unknown> = {};
     for (const name of UPSTREAMS) results[name] = await benchUpstream(name, providers[name]!, gateways);
