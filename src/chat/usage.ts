@@ -34,7 +34,7 @@ export interface UsageLog {
 export function createUsageLog(prisma: PrismaClient, options: { flushMs?: number; maxBatch?: number } = {}): UsageLog {
   const flushMs = options.flushMs ?? 250;
   const maxBatch = options.maxBatch ?? 500;
-  let queue: { entry: UsageRecord; done: (error?: unknown) => void }[] = [];
+  let queue: { entry: UsageRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
   let timer: NodeJS.Timeout | undefined;
 
   async function flush(): Promise<void> {
@@ -61,16 +61,16 @@ export function createUsageLog(prisma: PrismaClient, options: { flushMs?: number
            FROM jsonb_to_recordset($1::jsonb) AS r("subject" text, "subject_type" text, "model" text, "prompt_tokens" int, "completion_tokens" int, "total_tokens" int, "request_id" text)`,
         JSON.stringify(rows),
       );
-      for (const item of batch) item.done();
+      for (const item of batch) item.resolve();
     } catch (error) {
-      for (const item of batch) item.done(error);
+      for (const item of batch) item.reject(error);
     }
   }
 
   return {
     record(entry) {
       return new Promise<void>((resolve, reject) => {
-        queue.push({ entry, done: (error) => (error === undefined ? resolve() : reject(error)) });
+        queue.push({ entry, resolve, reject });
         if (queue.length >= maxBatch) void flush();
         else timer ??= setTimeout(() => void flush(), flushMs).unref();
       });
