@@ -190,7 +190,10 @@ export function createPassthrough(options: PassthroughOptions) {
       // notifications) may stay open, so only its headers are timed.
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
-      res.on('close', () => controller.abort(new DOMException('client went away', 'AbortError')));
+      res.on('close', () => {
+        // 'close' comes after every answer too; only a client that left before it matters.
+        if (!res.writableFinished) controller.abort(new DOMException('client went away', 'AbortError'));
+      });
       let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
       try {
