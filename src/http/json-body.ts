@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 
 import { PlazaError, ValidationError } from '../kernel/index.ts';
+import { refuseNulInJson } from './nul.ts';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -11,10 +12,11 @@ function hasBody(req: Request): boolean {
 
 /**
  * JSON request bodies for the API routes: a body must be `application/json` (or `+json`), at most
- * `limitBytes`, and well-formed; each failure becomes the right 4xx PlazaError (415, 413, 400).
+ * `limitBytes`, well-formed and free of NUL characters; each failure becomes the right 4xx
+ * PlazaError (415, 413, 400).
  */
 export function jsonBody(limitBytes: number) {
-  const parse = express.json({ limit: limitBytes, strict: false, type: ['application/json', 'application/*+json'] });
+  const parse = express.json({ limit: limitBytes, strict: false, type: ['application/json', 'application/*+json'], verify: refuseNulInJson });
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!METHODS_WITH_BODY.has(req.method) || !hasBody(req)) return next();
     if (!req.is(['application/json', 'application/*+json'])) {
@@ -22,6 +24,7 @@ export function jsonBody(limitBytes: number) {
     }
     parse(req, res, (error?: unknown) => {
       if (error === undefined || error === null) return next();
+      if (error instanceof PlazaError) return next(error);
       const type = (error as { type?: string }).type;
       if (type === 'entity.too.large') {
         return next(new PlazaError('payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes.`, { cause: error }));

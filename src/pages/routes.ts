@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 
 import express, { type Request, type Response, Router } from 'express';
 
-import { NotFoundError } from '../kernel/index.ts';
+import { NotFoundError, ValidationError } from '../kernel/index.ts';
 import { type ListingService, PROVIDER_SLUG } from '../marketplace/index.ts';
 import type { WebsiteRouteDeps } from '../website/index.ts';
 import { accountBody } from './account.ts';
@@ -72,7 +72,11 @@ export function pageFormRoutes(deps: PageDeps): Router {
   const router = Router();
   // Anything but a browser's form post goes on to the JSON body reader and its 4xx answers.
   router.post('/', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
-  router.post('/', express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }), async (req, res) => {
+  // PostgreSQL text cannot hold U+0000: a form field carrying one is refused (it answered 500).
+  const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
+    if (buf.includes('%00') || buf.includes(0)) throw new ValidationError('Form fields must not contain NUL characters (%00).');
+  };
+  router.post('/', express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20, verify }), async (req, res) => {
     const locale = pageLocale(req, res);
     const { state, status } = await handleHomeForm(req, deps.website, locale, pageCopy(locale));
     res.setHeader('Cache-Control', 'no-store');
