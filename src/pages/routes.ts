@@ -93,7 +93,9 @@ export function pageFormRoutes(deps: PageDeps): Router {
  */
 export function pageRoutes(deps: PageDeps): Router {
   const router = Router();
-  router.use('/assets', express.static(ASSETS_DIR, { index: false, maxAge: '10m', fallthrough: false }));
+  const assets = express.static(ASSETS_DIR, { index: false, maxAge: '10m', fallthrough: false });
+  // Other methods go on to the JSON 404: serve-static would answer them 405 with an empty body.
+  router.use('/assets', (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? assets(req, res, next) : next()));
 
   const page = (req: Request, res: Response, build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>, status = 200) => {
     const locale = pageLocale(req, res);
