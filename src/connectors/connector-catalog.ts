@@ -9,7 +9,7 @@ const ONLINE = ['healthy', 'degraded'];
 export interface ConnectorCatalogOptions {
   prisma: PrismaClient;
   clock: Clock;
-  /** How long the online tool list is reused before it is read again (default 2 000 ms). */
+  /** How long the online tool list, and a provider's connector, are reused before they are read again (default 2 000 ms). */
   cacheMs?: number;
 }
 
@@ -26,17 +26,32 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): ToolCa
   const { prisma, clock } = options;
   const cacheMs = options.cacheMs ?? 2_000;
   let cached: { until: number; tools: Promise<CatalogTool[]> } | undefined;
+  // Every tools/call looks its connector up: found connectors are reused for cacheMs (a listing
+  // going offline is noticed within that, like the tool list), misses are not cached, so a
+  // provider that just came online is routed at once.
+  const connectors = new Map<string, { until: number; connector: Connector }>();
+
+  async function readConnector(provider: string): Promise<Connector | undefined> {
+    const rows = await prisma.mcpEndpoint.findMany({
+      where: { provider, status: { in: ONLINE } },
+      select: { id: true, url: true, provider: true, status: true, lastProbeAt: true },
+      orderBy: [{ lastProbeAt: 'desc' }],
+      take: 10,
+    });
+    const best = rows.find((r) => r.status === 'healthy') ?? rows[0];
+    return best ? { provider: best.provider, url: best.url, endpointId: best.id } : undefined;
+  }
 
   return {
     async byProvider(provider: string): Promise<Connector | undefined> {
-      const rows = await prisma.mcpEndpoint.findMany({
-        where: { provider, status: { in: ONLINE } },
-        select: { id: true, url: true, provider: true, status: true, lastProbeAt: true },
-        orderBy: [{ lastProbeAt: 'desc' }],
-        take: 10,
-      });
-      const best = rows.find((r) => r.status === 'healthy') ?? rows[0];
-      return best ? { provider: best.provider, url: best.url, endpointId: best.id } : undefined;
+      const hit = connectors.get(provider);
+      if (hit && hit.until > clock.now()) return hit.connector;
+      const connector = await readConnector(provider);
+      if (connector) {
+        if (connectors.size >= 10_000) connectors.clear();
+        connectors.set(provider, { until: clock.now() + cacheMs, connector });
+      } else connectors.delete(provider);
+      return connector;
     },
 
     onlineTools(): Promise<CatalogTool[]> {

@@ -1,0 +1,43 @@
+/**
+ * Pins the gateway's view of the marketplace: which endpoint a provider's calls go to, and how long
+ * a found connector is reused before the database is read again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createConnectorCatalog } from '../../src/connectors/index.ts';
+import type { Clock } from '../../src/kernel/index.ts';
+import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
+
+describe.each(BACKENDS)('connector catalog on %s', (backend) => {
+  let t: TestDatabase;
+  let now = Date.parse('2026-11-21T12:00:00Z');
+  const clock: Clock = { now: () => now };
+
+  beforeAll(async () => {
+    t = await createTestDatabase(backend);
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  const endpoint = (id: string, provider: string, status: string) =>
+    t.db.prisma.mcpEndpoint.create({ data: { id, provider, url: `http://127.0.0.1:9/${id}`, registeredBy: 'ops@example.com', status, lastProbeAt: new Date(now) } });
+
+  it('routes to an online endpoint, reuses it for cacheMs, and notices it went offline after that', async () => {
+    const catalog = createConnectorCatalog({ prisma: t.db.prisma, clock, cacheMs: 2_000 });
+    await endpoint('ep_crm', 'crm', 'healthy');
+    expect(await catalog.byProvider('crm')).toEqual({ provider: 'crm', url: 'http://127.0.0.1:9/ep_crm', endpointId: 'ep_crm' });
+    await t.db.prisma.mcpEndpoint.update({ where: { id: 'ep_crm' }, data: { status: 'unreachable' } });
+    now += 1_000;
+    expect((await catalog.byProvider('crm'))?.endpointId).toBe('ep_crm');
+    now += 1_500;
+    expect(await catalog.byProvider('crm')).toBeUndefined();
+  });
+
+  it('does not remember a miss: a provider that comes online is routed at once', async () => {
+    const catalog = createConnectorCatalog({ prisma: t.db.prisma, clock, cacheMs: 2_000 });
+    expect(await catalog.byProvider('mail')).toBeUndefined();
+    await endpoint('ep_mail', 'mail', 'degraded');
+    expect((await catalog.byProvider('mail'))?.endpointId).toBe('ep_mail');
+  });
+});
