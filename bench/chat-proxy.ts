@@ -5,12 +5,18 @@
  * The upstream is `bench/fixtures/openai-upstream.mjs` (8 content chunks + usage); Plaza runs as
  * `plaza serve` on embedded storage with the caller limits raised out of the way, authenticated
  * with a guest token; usage rows are written as in production. Direct and proxied phases alternate.
- * Run: `node --import tsx bench/chat-proxy.ts` (BENCH_DURATION_S, BENCH_SAMPLES, BENCH_ROUNDS;
- * BENCH_PLAZA_NODE_ARGS=--cpu-prof profiles the Plaza process).
+ * Each c=32 phase also records the CPU time per completion of every process (load generator,
+ * upstream, Plaza; from /proc on Linux): all three share the machine, so the sum bounds the rate.
+ * The load generator is this process, with `fetch` by default; BENCH_CLIENT=undici drives both
+ * phases through undici's dispatcher instead, a client that costs a fraction of fetch's CPU.
+ * Run: `node --import tsx bench/chat-proxy.ts` (BENCH_DURATION_S, BENCH_SAMPLES, BENCH_ROUNDS,
+ * BENCH_CLIENT; BENCH_PLAZA_NODE_ARGS=--cpu-prof profiles the Plaza process).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { Agent } from 'undici';
 
 import { loadLoop, median, percentile, saveResult, spawnReady, spawnServer } from './lib.ts';
 
@@ -18,11 +24,18 @@ const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 4);
 const SAMPLES = Number(process.env['BENCH_SAMPLES'] ?? 300);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const PLAZA_PORT = 18097;
+const CLIENT = process.env['BENCH_CLIENT'] ?? 'fetch';
+if (CLIENT !== 'fetch' && CLIENT !== 'undici') throw new Error(`BENCH_CLIENT must be fetch or undici, got ${CLIENT}`);
+const agent = new Agent({ connections: 64 });
 
 const BODY = JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say what Plaza does.' }] });
 
 /** One streamed completion: ms to the first body chunk, and whether it ended with [DONE]. */
-async function completion(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
+function completion(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
+  return CLIENT === 'fetch' ? completionFetch(url, token) : completionUndici(url, token);
+}
+
+async function completionFetch(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
   const started = performance.now();
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: BODY });
   const reader = res.body!.getReader();
@@ -36,6 +49,57 @@ async function completion(url: string, token: string | undefined): Promise<{ fir
     text += decoder.decode(value, { stream: true });
   }
   return { firstMs, ok: res.status === 200 && text.includes('[DONE]') };
+}
+
+function completionUndici(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
+  const { origin, pathname } = new URL(url);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    let firstMs = -1;
+    let text = '';
+    agent.dispatch(
+      { origin, path: pathname, method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: BODY },
+      {
+        onRequestStart() {},
+        onResponseStart(_controller, statusCode) {
+          status = statusCode;
+        },
+        onResponseData(_controller, chunk) {
+          if (firstMs < 0) firstMs = performance.now() - started;
+          text += chunk.toString('latin1');
+        },
+        onResponseEnd() {
+          resolve({ firstMs, ok: status === 200 && text.includes('[DONE]') });
+        },
+        onResponseError(_controller, error) {
+          reject(error);
+        },
+      },
+    );
+  });
+}
+
+/** CPU time (user + system) a process has used so far, in µs; NaN where /proc is not there. */
+function cpuMicros(pid: number): number {
+  try {
+    // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 Hz).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** A c=32 phase with the CPU µs per completion of the load generator and of each server in `pids`. */
+async function measuredLoad(url: string, token: string | undefined, pids: Record<string, number>) {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMicros(pid)]));
+  const self = process.cpuUsage();
+  const result = await loadLoop({ connections: 32, durationS: DURATION_S, send: async () => (await completion(url, token)).ok });
+  const used = process.cpuUsage(self);
+  const cpu: Record<string, number> = { loadgen: Math.round((used.user + used.system) / result.requests) };
+  for (const [name, pid] of Object.entries(pids)) cpu[name] = Math.round((cpuMicros(pid) - before[name]!) / result.requests);
+  return { ...result, cpu };
 }
 
 async function firstChunkP50(url: string, token: string | undefined): Promise<number[]> {
@@ -82,14 +146,23 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
     const proxiedFirst: number[] = [];
     const ratios: number[] = [];
     const rates: { direct: number; proxied: number }[] = [];
+    const cpuDirect: Record<string, number>[] = [];
+    const cpuProxied: Record<string, number>[] = [];
+    const pids = { upstream: upstream.child.pid!, plaza: plaza.child.pid! };
+    const loadBefore = loadavg()[0]!;
     for (let round = 0; round < ROUNDS; round++) {
       directFirst.push(...(await firstChunkP50(direct, undefined)));
       proxiedFirst.push(...(await firstChunkP50(proxied, token)));
-      const d = await loadLoop({ connections: 32, durationS: DURATION_S, send: async () => (await completion(direct, undefined)).ok });
-      const p = await loadLoop({ connections: 32, durationS: DURATION_S, send: async () => (await completion(proxied, token)).ok });
+      const d = await measuredLoad(direct, undefined, pids);
+      const p = await measuredLoad(proxied, token, pids);
       ratios.push(p.requestsPerSec / d.requestsPerSec);
       rates.push({ direct: Math.round(d.requestsPerSec), proxied: Math.round(p.requestsPerSec) });
+      cpuDirect.push(d.cpu);
+      cpuProxied.push(p.cpu);
     }
+    const medianCpu = (rows: Record<string, number>[]) => Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k]!))]));
+    const cpuPerRequest = { direct: medianCpu(cpuDirect), proxied: medianCpu(cpuProxied) };
+    const sum = (row: Record<string, number>) => Object.values(row).reduce((a, b) => a + b, 0);
     const p50Direct = percentile(directFirst, 50);
     const p50Proxied = percentile(proxiedFirst, 50);
     const figures = {
@@ -102,12 +175,19 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
       rounds_c32: rates,
       throughput_ratio_c32: Number(median(ratios).toFixed(3)),
       target_ratio: 0.8,
+      // With every process on the same cores, this is the best ratio their CPU costs allow.
+      cpu_us_per_completion_c32: cpuPerRequest,
+      cpu_bound_ratio_c32: Number((sum(cpuPerRequest.direct) / sum(cpuPerRequest.proxied)).toFixed(3)),
+      client: CLIENT,
+      cores: cpus().length,
+      load_average_1m: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0]!.toFixed(2)) },
     };
     saveResult('chat-proxy', figures);
     return figures;
   } finally {
     await plaza.stop();
     await upstream.stop();
+    await agent.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
