@@ -4,6 +4,7 @@
  * 127.0.0.0/8 host names so per-host limits apply as they would to real providers. The provider
  * runs in a child process, as providers are other processes (BENCH_PROVIDER=inprocess runs it in
  * the measured process, as this bench first did).
+ * Each backend's round runs in a process of its own (started with --expose-gc).
  * Run: `node --import tsx bench/probe-round.ts` (BENCH_DATABASE_URL adds a PostgreSQL run;
  * BENCH_ONLY=pglite|postgres picks one backend; BENCH_ENDPOINTS, BENCH_GLOBAL change the load).
  */
@@ -28,6 +29,7 @@ const PROVIDER_MODE = process.env['BENCH_PROVIDER'] === 'inprocess' ? 'inprocess
 const tools = Array.from({ length: 10 }, (_, i) => ({ name: `tool_${i}`, description: `Tool number ${i}.`, inputSchema: { type: 'object' } }));
 
 const PROVIDER_ARG = '--probe-round-provider';
+const ROUND_ARG = '--probe-round-backend';
 
 /** The provider in a child process (this file again, with PROVIDER_ARG); it reports its port. */
 async function startProviderProcess(): Promise<{ port: number; close(): void }> {
@@ -94,32 +96,53 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
   return { backend, endpoints: ENDPOINTS, probed: results.length, healthy, tools: row?.n, round_s: Number(seconds.toFixed(2)), rss_before_mb: Math.round(rssBefore / 1e6), peak_rss_mb: Math.round(peakRss / 1e6), peak_heap_total_mb: Math.round(peakHeap / 1e6), peak_external_mb: Math.round(peakExternal / 1e6), peak_new_space_mb: Math.round(peakNewSpace / 1e6), heap_after_gc_mb: heapAfterGcMb, provider: PROVIDER_MODE, global_concurrency: GLOBAL, target: '<= 60 s, < 300 MB' };
 }
 
-/** Runs one probe round on PGlite and, if configured, PostgreSQL. */
-export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
-  const provider = PROVIDER_MODE === 'inprocess' ? await startProvider() : await startProviderProcess();
-  const rows: Record<string, unknown>[] = [];
+/** One round on `backend` in this process (a fresh one: see benchProbeRound). */
+async function roundIn(backend: 'pglite' | 'postgres', port: number | undefined): Promise<Record<string, unknown>> {
+  const provider = port === undefined ? await startProvider() : undefined;
   try {
-    if (process.env['BENCH_ONLY'] !== 'postgres') {
+    const target = provider?.port ?? port!;
+    if (backend === 'pglite') {
       const lite = await openDatabase({ kind: 'pglite', dataDir: 'memory://' });
       try {
-        rows.push(await round('pglite', lite, provider.port));
+        return await round('pglite', lite, target);
       } finally {
         await lite.close();
       }
     }
-    const base = process.env['BENCH_DATABASE_URL'];
-    if (base && process.env['BENCH_ONLY'] !== 'pglite') {
-      const created = await createPostgresDatabase(base, 'plaza_bench_probe');
-      const db = await openDatabase({ kind: 'postgres', url: created.url });
-      try {
-        rows.push(await round('postgres', db, provider.port));
-      } finally {
-        await db.close();
-        await created.drop();
-      }
+    const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL'], 'plaza_bench_probe');
+    const db = await openDatabase({ kind: 'postgres', url: created.url });
+    try {
+      return await round('postgres', db, target);
+    } finally {
+      await db.close();
+      await created.drop();
     }
   } finally {
-    provider.close();
+    provider?.close();
+  }
+}
+
+/**
+ * Runs one probe round on PGlite and, if configured, PostgreSQL, each in a fresh process: the
+ * process's RSS is the figure, and neither PGlite's WebAssembly memory (never returned) nor the
+ * benchmarks run before it in `npm run bench` may count against the other.
+ */
+export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
+  const provider = PROVIDER_MODE === 'inprocess' ? undefined : await startProviderProcess();
+  const backends = (['pglite', 'postgres'] as const).filter((b) =>
+    b === 'pglite' ? process.env['BENCH_ONLY'] !== 'postgres' : Boolean(process.env['BENCH_DATABASE_URL']) && process.env['BENCH_ONLY'] !== 'pglite',
+  );
+  const rows: Record<string, unknown>[] = [];
+  try {
+    for (const backend of backends) {
+      const execArgv = process.execArgv.includes('--expose-gc') ? process.execArgv : [...process.execArgv, '--expose-gc'];
+      const child = fork(import.meta.filename, [ROUND_ARG, backend, String(provider?.port ?? '')], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const [row] = (await once(child, 'message')) as [Record<string, unknown>];
+      rows.push(row);
+      if (child.exitCode === null) await once(child, 'exit');
+    }
+  } finally {
+    provider?.close();
   }
   saveResult('probe-round', { rows });
   return rows;
@@ -129,6 +152,10 @@ if (process.argv.includes(PROVIDER_ARG)) {
   const { port } = await startProvider();
   process.send!(port);
   process.on('disconnect', () => process.exit(0));
+} else if (process.argv.includes(ROUND_ARG)) {
+  const [backend, port] = process.argv.slice(process.argv.indexOf(ROUND_ARG) + 1);
+  const row = await roundIn(backend as 'pglite' | 'postgres', port ? Number(port) : undefined);
+  process.send!(row, () => process.exit(0));
 } else if (import.meta.main) {
   console.table(await benchProbeRound());
 }
