@@ -19,6 +19,8 @@ export interface GatewayPlaza {
   dataDir: string;
   /** The environment it was started with (start it again on the same data folder with it). */
   env: Record<string, string>;
+  /** The account's e-mail address, its API key and its agent's gateway token. */
+  email: string;
   apiKey: string;
   agentToken: string;
 }
@@ -28,7 +30,8 @@ export async function startGatewayPlaza(env: Record<string, string> = {}, gatewa
   const dataDir = mkdtempSync(join(tmpdir(), 'plaza-gateway-'));
   const base = { PLAZA_DATA_DIR: dataDir, PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_GATEWAY_TIMEOUT_MS: String(gatewayTimeoutMs), ...env };
   const server = await startPlazaServer(base);
-  const created = await runPlaza(['accounts', 'create', '--email', `gateway-${randomToken(4)}@example.com`], base);
+  const email = `gateway-${randomToken(4)}@example.com`;
+  const created = await runPlaza(['accounts', 'create', '--email', email], base);
   if (created.code !== 0) throw new Error(`plaza accounts create failed: ${created.stderr}`);
   const apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
   const res = await fetch(`${server.url}/api/agents`, {
@@ -37,11 +40,11 @@ export async function startGatewayPlaza(env: Record<string, string> = {}, gatewa
     body: JSON.stringify({ display_name: 'Fault agent', owner_context: 'faults' }),
   });
   const agent = (await res.json()) as { data: { token: string } };
-  return { server, dataDir, env: base, apiKey, agentToken: agent.data.token };
+  return { server, dataDir, env: base, email, apiKey, agentToken: agent.data.token };
 }
 
-/** Lists `url` as `provider` and waits until its first probe made it healthy. */
-export async function listHealthy(plazaUrl: string, provider: string, url: string): Promise<void> {
+/** Lists `url` as `provider`, waits until its first probe made it healthy, and returns the endpoint id. */
+export async function listHealthy(plazaUrl: string, provider: string, url: string): Promise<string> {
   const res = await fetch(`${plazaUrl}/api/mcp/listings`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -51,7 +54,7 @@ export async function listHealthy(plazaUrl: string, provider: string, url: strin
   const { id } = (await res.json()) as { id: string };
   for (let i = 0; i < 100; i++) {
     const endpoint = (await (await fetch(`${plazaUrl}/api/mcp/endpoints/${id}`)).json()) as { status: string };
-    if (endpoint.status === 'healthy') return;
+    if (endpoint.status === 'healthy') return id;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${provider} did not become healthy`);
