@@ -76,7 +76,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
 
   const command = (program: string, args: string[]) =>
     user ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: dir }) : run(join(bin, program), args, { cwd: dir });
-  const pgCtl = (args: string[]) => command('pg_ctl', ['-D', data, '-l', logFile, '-t', '30', '-w', ...args]);
+  const pgCtl = (args: string[]) => command('pg_ctl', ['-D', data, '-l', logFile, '-t', '15', '-w', ...args]);
 
   await command('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
   await pgCtl(['-o', options, 'start']);
