@@ -8,7 +8,7 @@ import { createAccountService } from '../accounts/index.ts';
 import { createAgentService } from '../agents/index.ts';
 import { CONTRACT_DIR as AGPK_CONTRACT_DIR } from '../agpk/index.ts';
 import type { Database } from '../db/index.ts';
-import { errorHandler, jsonBody, notFound, refuseNulInUrl, requestId, staticHeaders } from '../http/index.ts';
+import { errorHandler, jsonBody, notFound, requestId, staticHeaders } from '../http/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import { createSigningKeyStore } from '../keys/index.ts';
 import { type Logger, requestLogger } from '../log/index.ts';
@@ -96,7 +96,6 @@ export function createPlaza(deps: AppDeps): Plaza {
   const corsMiddleware = cors({ exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag'], maxAge: 600 });
   const corsHeaders = staticHeaders(corsMiddleware);
   app.use((req, res, next) => (req.method === 'OPTIONS' ? corsMiddleware(req, res, next) : corsHeaders(req, res, next)));
-  app.use(refuseNulInUrl());
   // The hottest GETs first: a load balancer's /health walks no other router.
   app.use(healthRoutes({ db, serviceName: config.telemetry.serviceName }));
   // The gateway reads its own bodies (JSON-RPC, streamed through), so it comes before jsonBody.

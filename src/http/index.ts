@@ -3,6 +3,6 @@ export { errorHandler, notFound } from './error-handler.ts';
 export type { ErrorResponse, ErrorRow, Surface } from './error-table.ts';
 export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
 export { jsonBody } from './json-body.ts';
-export { hasNulEscape, refuseNulInJson, refuseNulInUrl } from './nul.ts';
+export { hasNulEscape, refuseNulInJson } from './nul.ts';
 export { requestId } from './request-id.ts';
 export { staticHeaders } from './static-headers.ts';

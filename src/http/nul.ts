@@ -1,20 +1,6 @@
-import type { NextFunction, Request, Response } from 'express';
-
 import { ValidationError } from '../kernel/index.ts';
 
 const BACKSLASH = 0x5c;
-
-/**
- * PostgreSQL text cannot hold U+0000: a NUL reaching a query fails in the database, which
- * answered 500. No Plaza input has a use for it, so a URL carrying `%00` (path or query) is
- * refused with a 400 before any route; JSON bodies are checked as they are read (refuseNulInJson).
- * A raw NUL byte never gets this far: Node's HTTP parser refuses it in a URL.
- */
-export function refuseNulInUrl() {
-  return (req: Request, _res: Response, next: NextFunction): void => {
-    next(req.url.includes('%00') ? new ValidationError('The URL must not contain NUL characters (%00).') : undefined);
-  };
-}
 
 /**
  * Whether a JSON text holds a NUL: a `\u0000` escape that is not an escaped backslash followed by
@@ -49,8 +35,9 @@ function nulPath(value: unknown): string | undefined {
 }
 
 /**
- * body-parser `verify` for JSON bodies: a NUL (U+0000) anywhere is refused with a 400 naming the
- * field. A UTF-8 body costs one byte search; only one holding the escape (or in another charset,
+ * body-parser `verify` for JSON bodies. PostgreSQL text cannot hold U+0000: a NUL that reached a
+ * query failed in the database and answered 500. No Plaza body has a use for it, so a NUL anywhere
+ * is refused with a 400 naming the field. A UTF-8 body costs one byte search; only one holding the escape (or in another charset,
  * which is rare) is decoded and parsed here.
  */
 export function refuseNulInJson(_req: unknown, _res: unknown, buf: Buffer, encoding: string | null): void {
