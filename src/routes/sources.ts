@@ -12,17 +12,19 @@ import { createRateLimiter, rateLimit } from '../rate-limit/index.ts';
 import { parseSourceBody, renderEvent, renderShareEntry, renderSource, SOURCE_STATUSES, type SourceService, type SourceTrust } from '../sources/index.ts';
 import { requireAccountActor } from './session-auth.ts';
 
+// PostgreSQL refuses a NUL in a query parameter (it answered 500).
+const noNul = (v: string) => !v.includes('\u0000');
 const ListQuerySchema = z.strictObject({
   status: z.enum(SOURCE_STATUSES).optional(),
   trust: z.enum(['risky-unknown', 'known-user']).optional(),
   risk: z.enum(['none', 'low', 'medium', 'high']).optional(),
-  package_id: z.string().min(1).max(128).optional(),
-  q: z.string().max(200, 'must be at most 200 characters').optional(),
+  package_id: z.string().min(1).max(128).refine(noNul, 'must not contain NUL characters').optional(),
+  q: z.string().max(200, 'must be at most 200 characters').refine(noNul, 'must not contain NUL characters').optional(),
   limit: z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
   cursor: z.string().min(1).max(512).optional(),
   mine: z.enum(['1', 'true']).optional(),
 });
-const ShareQuerySchema = z.strictObject({ q: z.string().max(200, 'must be at most 200 characters').optional() });
+const ShareQuerySchema = z.strictObject({ q: z.string().max(200, 'must be at most 200 characters').refine(noNul, 'must not contain NUL characters').optional() });
 
 /** What the source routes are built from. */
 export interface SourceRouteDeps {

@@ -111,6 +111,8 @@ export function createSourceService(deps: { prisma: PrismaClient; clock: Clock }
     },
 
     async get(id) {
+      // No stored id holds a NUL, and PostgreSQL refuses one in a query (it answered 500).
+      if (id.includes('\u0000')) throw new NotFoundError('No such package source.');
       const row = await prisma.packageSource.findUnique({ where: { id }, include: { events: { orderBy: [{ at: 'asc' }, { id: 'asc' }] } } });
       if (!row) throw new NotFoundError(`No package source ${id}.`);
       return { source: toSource(row), events: row.events.map((e) => ({ at: e.at, from: e.fromStatus, to: e.toStatus, reason: e.reason })) };
