@@ -6,7 +6,9 @@ import type { AccountService } from '../accounts/index.ts';
 import { NotFoundError, ValidationError } from '../kernel/index.ts';
 import { requireApiKey } from './auth.ts';
 
-const text = z.string().min(1).max(300);
+// PostgreSQL refuses a NUL in a query parameter (it answered 500).
+const noNul = (v: string) => !v.includes('\u0000');
+const text = z.string().min(1).max(300).refine(noNul, 'must not contain NUL characters');
 const when = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' });
 const FilterShape = {
   agin_id: text.optional(),
@@ -24,7 +26,7 @@ const ListQuerySchema = z.strictObject({
 const ExportQuerySchema = z.strictObject(FilterShape);
 const size = z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(Number.MAX_SAFE_INTEGER);
 const ConsistencyQuerySchema = z.strictObject({ first: size, second: size });
-const CallIdSchema = z.string().min(1).max(200);
+const CallIdSchema = z.string().min(1).max(200).refine(noNul);
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value ?? {});
