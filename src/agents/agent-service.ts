@@ -103,6 +103,8 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     },
 
     async revoke(accountId, agentId) {
+      // No stored id holds a NUL, and PostgreSQL refuses one in a query (it answered 500).
+      if (agentId.includes('\u0000')) throw new NotFoundError('No such agent in this account.');
       const row = await prisma.agent.findFirst({ where: { id: agentId, accountId } });
       if (!row) throw new NotFoundError(`No agent ${agentId} in this account.`);
       const now = new Date(clock.now());
