@@ -44,6 +44,9 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): ToolCa
 
   return {
     async byProvider(provider: string): Promise<Connector | undefined> {
+      // No provider slug holds a NUL, and PostgreSQL refuses one in a query: the gateway took
+      // that failure for a database outage and answered 503.
+      if (provider.includes('\u0000')) return undefined;
       const hit = connectors.get(provider);
       if (hit && hit.until > clock.now()) return hit.connector;
       const connector = await readConnector(provider);
