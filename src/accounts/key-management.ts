@@ -41,6 +41,8 @@ export function createKeyManagement(deps: { prisma: PrismaClient; clock: Clock }
       return { key: toView(row), secret: minted.secret };
     },
     async revoke(accountId, keyId) {
+      // No stored id holds a NUL, and PostgreSQL refuses one in a query (it answered 500).
+      if (keyId.includes('\u0000')) throw new NotFoundError('No such key on this account.');
       const row = await prisma.apiKey.findFirst({ where: { id: keyId, accountId } });
       if (!row) throw new NotFoundError('No such key on this account.');
       if (row.revokedAt !== null) return toView(row);
