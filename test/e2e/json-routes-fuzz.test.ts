@@ -264,6 +264,29 @@ describe('every HTTP route under random input', () => {
     }
   });
 
+  it('answers a NUL (%00) in any path parameter or query value with a 4xx, the gateway included', async () => {
+    // PostgreSQL refuses NUL in text: these answered 500 (and the gateway 503) before.
+    for (const route of JSON_ROUTES) {
+      // With the credential the route accepts, so the NUL gets past authentication.
+      const auth = route.fuzz(ctx).good.auth ?? 'api-key';
+      const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+      const requests = [
+        ...names.map((name) => exampleRequest({ auth, params: Object.fromEntries(names.map((n) => [n, n === name ? 'a%00b' : 'x'])) })),
+        exampleRequest({ auth, params: Object.fromEntries(names.map((n) => [n, 'x'])), query: 'q=a%00b&provider=a%00b&tool=a%00b&agin_id=a%00b&package_id=a%00b&token=a%00b' }),
+      ];
+      for (const req of requests) {
+        const answer = await send(route, { ...req, body: route.method === 'GET' ? undefined : '{}' , contentType: route.method === 'GET' ? undefined : 'application/json' });
+        check(route, req, answer);
+      }
+    }
+    const gateway = await fetch(`${plaza.server.url}/mcp/p/a%00b`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
+    expect(gateway.status).toBe(404);
+  });
+
   it('still answers /health, with memory bounded after all of it', async () => {
     expect((await fetch(`${plaza.server.url}/health`)).status).toBe(200);
     const after = rssBytes(plaza.server.child.pid!);
