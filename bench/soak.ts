@@ -10,10 +10,10 @@
  * fresh database when BENCH_DATABASE_URL names a server (then only Plaza's own memory is in the
  * process). BENCH_ONLY=pglite|postgres runs one; the other backend's last row is kept, with its date.
  *
- * Memory: RSS (anon and file-backed) from /proc every 5 s; each minute the V8 heap and external
- * figures, asked over IPC of a preload in the server (bench/fixtures/soak-memory.mjs, with
- * --expose-gc); at the end of minute 1 and at the end, after the RSS reading, a full GC and the live
- * heap it leaves. BENCH_SOAK_SNAPSHOTS=120,540 writes heap snapshots at those seconds (into
+ * Memory: RSS (anon and file-backed) from /proc every 5 s; each minute the resident part of
+ * PGlite's WebAssembly memory (from /proc/<pid>/smaps) and the V8 heap and external figures, asked
+ * over IPC of a preload in the server (bench/fixtures/soak-memory.mjs, with --expose-gc); at the
+ * end of minute 1 and at the end, after the RSS reading, a full GC and the live heap it leaves. BENCH_SOAK_SNAPSHOTS=120,540 writes heap snapshots at those seconds (into
  * BENCH_SOAK_SNAPSHOT_DIR, default the system temp folder) — they disturb the RSS figures, so they
  * are off by default. Run: `node --import tsx bench/soak.ts`.
  */
@@ -43,6 +43,28 @@ function rss(pid: number): { rss: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key: string) => Number(/^(\S+):\s+(\d+)/m.exec(status.split('\n').find((l) => l.startsWith(`${key}:`)) ?? '')?.[2] ?? 0);
   return { rss: Math.round(kb('VmRSS') / 1024), anon: Math.round(kb('RssAnon') / 1024), file: Math.round(kb('RssFile') / 1024) };
+}
+
+/**
+ * Resident MB of the embedded database's WebAssembly memory: anonymous mappings of 128 MB or more.
+ * V8's heap pages (256 KB) and glibc's arenas (64 MB) are smaller, and Node maps a WebAssembly
+ * memory as one region of its current size (PGlite's: ~190 MB); 0 on PostgreSQL.
+ */
+function wasmRssMb(pid: number): number {
+  let size = 0;
+  let anonymous = false;
+  let kb = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const map = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (map) {
+      size = parseInt(map[2]!, 16) - parseInt(map[1]!, 16);
+      anonymous = map[3] === '';
+      continue;
+    }
+    const rssLine = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rssLine && anonymous && size >= 128 * 2 ** 20) kb += Number(rssLine[1]);
+  }
+  return Math.round(kb / 1024);
 }
 
 /** What the server's preload answers: process.memoryUsage() before and after an optional GC. */
@@ -180,8 +202,9 @@ async function soak(backend: Backend): Promise<Record<string, unknown>> {
   const pid = server.child.pid!;
   try {
     const samples: { t: number; rss: number; anon: number; file: number }[] = [];
-    const minutes: { t: number; rss_mb: number; anon_mb: number; heap_total_mb: number; heap_used_mb: number; external_mb: number; array_buffers_mb: number }[] = [];
+    const minutes: { t: number; rss_mb: number; anon_mb: number; wasm_rss_mb: number; heap_total_mb: number; heap_used_mb: number; external_mb: number; array_buffers_mb: number }[] = [];
     let warmGc: MemoryAnswer | undefined;
+    let warmWasm = 0;
     const snapshots: string[] = [];
     let tick = 0;
     let chain = Promise.resolve();
@@ -193,10 +216,10 @@ async function soak(backend: Backend): Promise<Record<string, unknown>> {
       chain = chain.then(async () => {
         if (t % 60 === 0 || t === WARM_S) {
           const m = await server.memory({ gc: t === WARM_S });
-          if (t === WARM_S) warmGc = m;
+          if (t === WARM_S) [warmGc, warmWasm] = [m, wasmRssMb(pid)];
           if (t % 60 === 0) {
             const u = m.before;
-            minutes.push({ t, rss_mb: r.rss, anon_mb: r.anon, heap_total_mb: mb(u.heapTotal), heap_used_mb: mb(u.heapUsed), external_mb: mb(u.external), array_buffers_mb: mb(u.arrayBuffers) });
+            minutes.push({ t, rss_mb: r.rss, anon_mb: r.anon, wasm_rss_mb: wasmRssMb(pid), heap_total_mb: mb(u.heapTotal), heap_used_mb: mb(u.heapUsed), external_mb: mb(u.external), array_buffers_mb: mb(u.arrayBuffers) });
           }
         }
         if (SNAPSHOTS.includes(t)) snapshots.push((await server.memory({ gc: true, snapshot: join(SNAPSHOT_DIR, `soak-${backend}-${t}s.heapsnapshot`) })).snapshot!);
@@ -206,9 +229,10 @@ async function soak(backend: Backend): Promise<Record<string, unknown>> {
     clearInterval(sampler);
     await chain;
     const end = rss(pid);
+    const endWasm = wasmRssMb(pid);
     const endGc = await server.memory({ gc: true });
     const warm = samples.find((s) => s.t === WARM_S) ?? samples[0]!;
-    const peak = Math.max(...samples.map((s) => s.rss), end.rss);
+    const peak = Math.max(...samples.filter((s) => s.t >= warm.t).map((s) => s.rss), end.rss);
     const pct = (from: number, to: number) => Number((((to - from) / from) * 100).toFixed(1));
     return {
       backend,
@@ -226,10 +250,13 @@ async function soak(backend: Backend): Promise<Record<string, unknown>> {
       rss_end_mb: end.rss,
       rss_peak_mb: peak,
       rss_growth_pct: pct(warm.rss, end.rss),
+      rss_peak_growth_pct: pct(warm.rss, peak),
       rss_anon_warm_mb: warm.anon,
       rss_anon_end_mb: end.anon,
       rss_file_warm_mb: warm.file,
       rss_file_end_mb: end.file,
+      wasm_rss_warm_mb: warmWasm,
+      wasm_rss_end_mb: endWasm,
       heap_after_gc_warm_mb: warmGc ? mb(warmGc.after.heapUsed) : undefined,
       heap_after_gc_end_mb: mb(endGc.after.heapUsed),
       heap_after_gc_growth_pct: warmGc ? pct(warmGc.after.heapUsed, endGc.after.heapUsed) : undefined,

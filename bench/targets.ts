@@ -262,4 +262,16 @@ export const TARGETS: Target[] = [
       (Array.isArray(row['load_avg_start']) ? `; load ${at(row, 'load_avg_start', '0')} → ${at(row, 'load_avg_end', '0')}` : ''),
     }), soakRows),
   },
+  {
+    bench: 'soak',
+    name: 'server RSS peak after minute 1 over RSS at minute 1 (is memory flat?)',
+    compare: '<',
+    limit: 10,
+    unit: '%',
+    figures: perBackend((row) => {
+      const [warm, peak] = [num(row, 'rss_warm_mb'), num(row, 'rss_peak_mb')];
+      const byMinute = Array.isArray(row['rss_by_minute_mb']) ? ` by minute ${(row['rss_by_minute_mb'] as number[]).join(', ')}` : '';
+      return { value: num(row, 'rss_peak_growth_pct') ?? (warm && peak ? Number((((peak - warm) / warm) * 100).toFixed(1)) : undefined), detail: `${warm} → peak ${peak} MB;${byMinute}` };
+    }, soakRows),
+  },
 ];
