@@ -45,11 +45,7 @@ const systemResolver: Resolver = async (hostname) => (await dnsLookup(hostname, 
  */
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
   const { agent, checkUrl } = createGuardedAgent(options);
-  const maxRedirects = options.maxRedirects ?? 3;
-  const timeoutMs = options.timeoutMs ?? 15_000;
-  const maxBytes = options.maxResponseBytes ?? 5 * 1024 * 1024;
-  if (!Number.isInteger(maxRedirects) || maxRedirects < 0) throw new TypeError('maxRedirects must be a non-negative integer');
-  if (!(timeoutMs > 0) || !(maxBytes > 0)) throw new TypeError('timeoutMs and maxResponseBytes must be positive');
+  const { maxRedirects, timeoutMs, maxBytes } = guardedLimits(options);
 
   const guardedFetch: FetchLike = async (input, init = {}) => {
     const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
@@ -76,6 +72,16 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     }
   };
   return { fetch: guardedFetch, close: () => agent.close() };
+}
+
+/** The redirect, time and size bounds of a guarded client, defaulted and checked. */
+export function guardedLimits(options: Pick<GuardedFetchOptions, 'maxRedirects' | 'timeoutMs' | 'maxResponseBytes'>): { maxRedirects: number; timeoutMs: number; maxBytes: number } {
+  const maxRedirects = options.maxRedirects ?? 3;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const maxBytes = options.maxResponseBytes ?? 5 * 1024 * 1024;
+  if (!Number.isInteger(maxRedirects) || maxRedirects < 0) throw new TypeError('maxRedirects must be a non-negative integer');
+  if (!(timeoutMs > 0) || !(maxBytes > 0)) throw new TypeError('timeoutMs and maxResponseBytes must be positive');
+  return { maxRedirects, timeoutMs, maxBytes };
 }
 
 /**

@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 
 import { type Dispatcher, request as undiciRequest } from 'undici';
 
-import { createGuardedAgent, type GuardedFetchOptions } from './guarded-fetch.ts';
+import { createGuardedAgent, type GuardedFetchOptions, guardedLimits } from './guarded-fetch.ts';
 import { SsrfError } from './ssrf.ts';
 
 /** What a guarded request sends; the body is a string (JSON-RPC), never a stream. */
@@ -45,11 +45,7 @@ export interface GuardedRequester {
  */
 export function createGuardedRequest(options: GuardedFetchOptions): GuardedRequester {
   const { agent, checkUrl } = createGuardedAgent(options);
-  const maxRedirects = options.maxRedirects ?? 3;
-  const timeoutMs = options.timeoutMs ?? 15_000;
-  const maxBytes = options.maxResponseBytes ?? 5 * 1024 * 1024;
-  if (!Number.isInteger(maxRedirects) || maxRedirects < 0) throw new TypeError('maxRedirects must be a non-negative integer');
-  if (!(timeoutMs > 0) || !(maxBytes > 0)) throw new TypeError('timeoutMs and maxResponseBytes must be positive');
+  const { maxRedirects, timeoutMs, maxBytes } = guardedLimits(options);
 
   const request: GuardedRequest = async (input, init, read) => {
     const deadline = new AbortController();
