@@ -101,9 +101,12 @@ describe('SIGTERM during gateway load', () => {
     try {
       await listHealthy(plaza.server.url, 'slow', `${upstream.url('ok')}?delay=1500`);
       const calls = Array.from({ length: 16 }, (_, i) => callTool(plaza.server.url, plaza.agentToken, 'slow', { message: `load ${i}` }).catch((error: unknown) => ({ error })));
-      // SIGTERM while the calls are on their way: some are still unread or authenticating, none
-      // has reached the upstream yet (it is slow), yet every one was sent before the signal.
-      await new Promise((r) => setTimeout(r, 150));
+      // SIGTERM while the calls are on their way: once the first has reached the (slow) upstream
+      // the others were sent too, some still unread or authenticating, none answered. A fixed
+      // delay here was not enough on a loaded machine: calls not yet sent when the signal came
+      // met a closed listener, which is right, but not what this test is about.
+      const started = Date.now();
+      while (!upstream.seen.some((r) => r.body?.method === 'tools/call') && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 10));
       plaza.server.child.kill('SIGTERM');
       const signalled = Date.now();
       const answers = await Promise.all(calls);
