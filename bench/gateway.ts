@@ -33,8 +33,11 @@ const RECEIPTS = process.env['BENCH_RECEIPTS'] ?? 'sync';
 /** Gateway children: `pglite` and `postgres` store receipts (RECEIPTS durability, or async with an `-async` suffix), `memory` only counts them. */
 const GATEWAYS = (process.env['BENCH_GATEWAYS'] ?? 'pglite,pglite-async,memory').split(',').filter(Boolean);
 const HIGH = 32;
-/** Extra node flags of the gateway child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes. */
-const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/**
+ * Node flags of the gateway child: by default those `npm start` gives `plaza serve` (a 32 MB young
+ * generation); e.g. add `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes.
+ */
+const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
 const PROTOCOL_VERSION = '2025-06-18';
 
 /** The load generator's connection pool (keep-alive); one per run. */
