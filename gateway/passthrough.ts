@@ -211,7 +211,11 @@ export function createPassthrough(options: PassthroughOptions) {
 
       const responseHeaders: Record<string, string> = {};
       const upstreamSessionOut = upstream.header('mcp-session-id');
-      if (upstreamSessionOut) responseHeaders['mcp-session-id'] = options.sealer.seal({ provider, agentId: identity.agentId, upstreamSessionId: upstreamSessionOut });
+      if (upstreamSessionOut) {
+        // The same upstream session the caller presented: its sealed id stands (no new seal per call).
+        responseHeaders['mcp-session-id'] =
+          upstreamSessionOut === upstreamSession && typeof presented === 'string' ? presented : options.sealer.seal({ provider, agentId: identity.agentId, upstreamSessionId: upstreamSessionOut });
+      }
       const version = upstream.header('mcp-protocol-version');
       if (version) responseHeaders['mcp-protocol-version'] = version;
       const type = upstream.header('content-type') ?? '';

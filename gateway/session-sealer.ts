@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes } from 'node:crypto';
 
 /** What a Plaza session id carries: which connector, which agent, and the upstream's session. */
 export interface SessionClaims {
@@ -23,10 +23,13 @@ const PREFIX = 'pss1.';
  */
 export function createSessionSealer(key: Buffer): SessionSealer {
   if (key.length !== 32) throw new Error('session sealing key must be 32 bytes');
+  // One KeyObject for every call: handing node:crypto the raw bytes re-checks and re-imports
+  // them on each cipher (it showed in the gateway's profile).
+  const secret = createSecretKey(key);
   return {
     seal(claims) {
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const cipher = createCipheriv('aes-256-gcm', secret, iv);
       const body = Buffer.concat([cipher.update(JSON.stringify([claims.provider, claims.agentId, claims.upstreamSessionId]), 'utf8'), cipher.final()]);
       return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
     },
@@ -35,7 +38,7 @@ export function createSessionSealer(key: Buffer): SessionSealer {
       try {
         const raw = Buffer.from(sessionId.slice(PREFIX.length), 'base64url');
         if (raw.length < 29) return undefined;
-        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+        const decipher = createDecipheriv('aes-256-gcm', secret, raw.subarray(0, 12));
         decipher.setAuthTag(raw.subarray(12, 28));
         const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
         const [provider, agentId, upstreamSessionId] = JSON.parse(plain) as [string, string, string];

@@ -98,7 +98,7 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
           continue;
         }
         if (isResponse(message) && message.id === request.message.id) {
-          res.discard();
+          drainRest(chunks, res);
           return { response: message, sessionId };
         }
         const m = message as { method?: unknown; id?: unknown; params?: unknown };
@@ -124,4 +124,33 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
   const response = list.find((m) => isResponse(m) && m.id === request.message.id);
   if (!response) throw new UpstreamCallError('the upstream answered without a result for the call');
   return { response: response as JsonRpcResponse, sessionId };
+}
+
+/** Longest and largest the rest of an event stream is read after its answer before it is cut. */
+const DRAIN_MS = 5_000;
+const DRAIN_BYTES = 64 * 1024;
+
+/**
+ * Reads what follows the answer on an event stream (a streamable HTTP server closes it once the
+ * request is answered), so the connection goes back to the pool; cutting it at once would cost a
+ * socket and an abort error per call. A stream that goes on past DRAIN_BYTES or DRAIN_MS is cut.
+ */
+function drainRest(chunks: AsyncIterator<Buffer>, res: UpstreamHttpResponse): void {
+  const timer = setTimeout(() => res.discard(), DRAIN_MS);
+  timer.unref();
+  void (async () => {
+    let size = 0;
+    try {
+      for (;;) {
+        const next = await chunks.next();
+        if (next.done) return;
+        size += next.value.length;
+        if (size > DRAIN_BYTES) return res.discard();
+      }
+    } catch {
+      // Cut or failed after the answer: nothing is waiting for it.
+    } finally {
+      clearTimeout(timer);
+    }
+  })();
 }
