@@ -95,7 +95,9 @@ async function freePort(): Promise<number> {
 
 async function startServer(env: NodeJS.ProcessEnv): Promise<SoakServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--expose-gc', '--import', './bench/fixtures/soak-memory.mjs', 'bin/plaza.mjs', 'serve'], {
+  // Node's flags as `npm start` gives them (BENCH_SOAK_NODE_ARGS replaces them), plus the bench's probe.
+  const nodeArgs = (process.env['BENCH_SOAK_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', './bench/fixtures/soak-memory.mjs', 'bin/plaza.mjs', 'serve'], {
     cwd: ROOT,
     env: { ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
