@@ -135,7 +135,9 @@ export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   try {
     for (const backend of backends) {
-      const execArgv = process.execArgv.includes('--expose-gc') ? process.execArgv : [...process.execArgv, '--expose-gc'];
+      // The round runs with `npm start`'s Node flags (a 32 MB young generation) unless given others.
+      const flags = process.execArgv.some((a) => a.startsWith('--max-semi-space-size')) ? [] : ['--max-semi-space-size=16'];
+      const execArgv = [...flags, ...process.execArgv, ...(process.execArgv.includes('--expose-gc') ? [] : ['--expose-gc'])];
       const child = fork(import.meta.filename, [ROUND_ARG, backend, String(provider?.port ?? '')], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       const [row] = (await once(child, 'message')) as [Record<string, unknown>];
       rows.push(row);
