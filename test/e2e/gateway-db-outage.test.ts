@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
+import { accountApi, listHealthy } from '../support/gateway-load.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -57,21 +58,8 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     const [row] = await plaza.db.prisma.$queryRawUnsafe<{ name: string }[]>('SELECT current_database() AS name');
     dbName = row!.name;
     const apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'outage@example.com' })).apiKey;
-    const api = async (path: string, body?: unknown): Promise<any> => {
-      const res = await fetch(`${plaza.url}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return res.json();
-    };
-    const listed = await api('/api/mcp/listings', { provider: 'everything', url: everything.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server for the outage test.' });
-    let status = '';
-    for (let i = 0; i < 150 && status !== 'healthy'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = (await api(`/api/mcp/endpoints/${listed.id}`)).status;
-    }
-    expect(status).toBe('healthy');
+    const api = accountApi(plaza.url, apiKey);
+    await listHealthy(plaza.url, 'everything', everything.url);
     const created = await api('/api/agents', { display_name: 'Outage agent' });
     token = created.data.token;
     aginId = created.data.agent.agin_id;

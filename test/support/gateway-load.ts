@@ -43,6 +43,18 @@ export async function startGatewayPlaza(env: Record<string, string> = {}, gatewa
   return { server, dataDir, env: base, email, apiKey, agentToken: agent.data.token };
 }
 
+/** A JSON client of Plaza's API with an account key: GET without a body, POST with one. */
+export function accountApi(plazaUrl: string, apiKey: string): (path: string, body?: unknown) => Promise<any> {
+  return async (path, body) => {
+    const res = await fetch(`${plazaUrl}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return res.json();
+  };
+}
+
 /** Lists `url` as `provider`, waits until its first probe made it healthy, and returns the endpoint id. */
 export async function listHealthy(plazaUrl: string, provider: string, url: string): Promise<string> {
   const res = await fetch(`${plazaUrl}/api/mcp/listings`, {
@@ -52,7 +64,7 @@ export async function listHealthy(plazaUrl: string, provider: string, url: strin
   });
   if (res.status !== 201) throw new Error(`listing ${provider} answered ${res.status}: ${await res.text()}`);
   const { id } = (await res.json()) as { id: string };
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 150; i++) {
     const endpoint = (await (await fetch(`${plazaUrl}/api/mcp/endpoints/${id}`)).json()) as { status: string };
     if (endpoint.status === 'healthy') return id;
     await new Promise((r) => setTimeout(r, 100));
