@@ -50,11 +50,14 @@ export function createProbeStore(prisma: PrismaClient): ProbeStore {
       return rows.map(toTarget);
     },
     async claimOne(id, owner, now, leaseMs) {
+      // FOR UPDATE waits out a short row lock (a demand update, another prober's claim) and then
+      // re-checks the lease on the row as it is now; SKIP LOCKED would report "held by another
+      // prober" for an endpoint nobody holds (seen in CI: a demand update during probeNow).
       const rows = await prisma.$queryRawUnsafe<TargetRow[]>(
         `UPDATE "mcp_endpoints" e SET "lease_owner" = $2, "lease_until" = $3::timestamptz
            FROM (SELECT "id" FROM "mcp_endpoints"
                   WHERE "id" = $1 AND ("lease_until" IS NULL OR "lease_until" < $4::timestamptz OR "lease_owner" = $2)
-                  FOR UPDATE SKIP LOCKED) one
+                  FOR UPDATE) one
           WHERE e."id" = one."id" ${RETURNING}`,
         id,
         owner,
