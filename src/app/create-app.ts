@@ -8,7 +8,7 @@ import { createAccountService } from '../accounts/index.ts';
 import { createAgentService } from '../agents/index.ts';
 import { CONTRACT_DIR as AGPK_CONTRACT_DIR } from '../agpk/index.ts';
 import type { Database } from '../db/index.ts';
-import { errorHandler, jsonBody, notFound, requestId, staticHeaders } from '../http/index.ts';
+import { apiSecurityHeaders, errorHandler, isApiPath, jsonBody, notFound, requestId, staticHeaders } from '../http/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import { createSigningKeyStore } from '../keys/index.ts';
 import { type Logger, requestLogger } from '../log/index.ts';
@@ -82,16 +82,17 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(requestId(app));
   app.use(requestLogger(log, { quietPaths: new Set(['/health']), requestId: (req) => (req as express.Request).requestId }));
   const https = config.publicBaseUrl.startsWith('https:');
-  // helmet's headers are fixed for the app's life: computed once, set directly on each answer.
-  app.use(
-    staticHeaders(
-      helmet({
-        // Over plain http (local development) HSTS and upgrade-insecure-requests would break the site.
-        strictTransportSecurity: https,
-        contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
-      }),
-    ),
+  // Pages get helmet's headers, fixed for the app's life: computed once, set directly on each
+  // answer. The API, the gateway and the other machine-facing routes get an API set (decisions.md).
+  const pageHeaders = staticHeaders(
+    helmet({
+      // Over plain http (local development) HSTS and upgrade-insecure-requests would break the site.
+      strictTransportSecurity: https,
+      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+    }),
   );
+  const apiHeaders = apiSecurityHeaders({ https });
+  app.use((req, res, next) => (isApiPath(req.url) ? apiHeaders : pageHeaders)(req, res, next));
   // CORS: preflights through the cors package; on every other request its fixed headers, set directly.
   const corsMiddleware = cors({ exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag'], maxAge: 600 });
   const corsHeaders = staticHeaders(corsMiddleware);
@@ -107,6 +108,8 @@ export function createPlaza(deps: AppDeps): Plaza {
   });
   app.use(pageFormRoutes({ website, listings: marketplace.service }));
   app.use(jsonBody(config.bodyLimitBytes));
+  // The token API next: a chat completion is the API's heaviest and most frequent call.
+  app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis }));
   // The public catalog next: its GETs are the most frequent page-independent calls.
   app.use(websiteRoutes(website));
 
@@ -114,7 +117,6 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(accountRoutes({ accounts }));
   app.use(jwksRoutes({ keys }));
   app.use(agentRoutes({ agents, verify }));
-  app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis }));
 
   app.use(marketplaceRoutes({ marketplace }));
   app.use(...selfService.routes);

@@ -5,4 +5,4 @@ export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
 export { jsonBody } from './json-body.ts';
 export { hasNulEscape, refuseNulInJson } from './nul.ts';
 export { requestId } from './request-id.ts';
-export { staticHeaders } from './static-headers.ts';
+export { apiSecurityHeaders, isApiPath, staticHeaders } from './static-headers.ts';

@@ -38,6 +38,30 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     });
   });
 
+  describe('security headers', () => {
+    it('gives API answers the API set and pages the browsing set', async () => {
+      for (const path of ['/health', '/api/products', '/api/nothing-here', '/.well-known/jwks.json', '/openapi.json']) {
+        const res = await fetch(`${plaza.url}${path}`);
+        expect(res.headers.get('content-security-policy'), path).toBe("default-src 'none'; frame-ancestors 'none'");
+        expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+        expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+        expect(res.headers.get('cross-origin-opener-policy'), path).toBeNull();
+        expect(res.headers.get('access-control-allow-origin'), path).toBe('*');
+        await res.arrayBuffer();
+      }
+      const mcp = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(mcp.status).toBe(401);
+      expect(mcp.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      await mcp.arrayBuffer();
+      const page = await fetch(`${plaza.url}/`);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+      expect(page.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      await page.arrayBuffer();
+    });
+  });
+
   describe('errors', () => {
     it('answers an unknown route with a JSON 404', async () => {
       const res = await fetch(`${plaza.url}/api/nothing-here`);
