@@ -6,7 +6,7 @@ import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcResponse, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE, toolErrorResult } from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent } from './internal/sse.ts';
-import { createUpstreamHttp, describeUpstreamFailure as describeFailure, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
+import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
 import { type CallContext, type receiptFor, type ReceiptSink,recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -42,6 +42,9 @@ export interface PassthroughOptions {
   /** Told about every call routed to an endpoint (probe scheduling follows demand). */
   onCall?: (endpointId: string) => void;
 }
+
+/** Longest a POST's event stream holds its headers back waiting for the first events. */
+const HEADERS_HOLD_MS = 100;
 
 const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'accept-encoding', 'upgrade', 'proxy-authorization', 'te', 'trailer', 'mcp-session-id']);
 
@@ -139,6 +142,8 @@ export function createPassthrough(options: PassthroughOptions) {
       if (!['POST', 'GET', 'DELETE'].includes(method)) throw new HttpFailure(405, `Method ${method} is not allowed.`);
 
       let body: string | undefined;
+      /** The ids of the requests a POST carries: its event stream ends once each is answered. */
+      const awaited = new Set<JsonRpcId>();
       let call: CallContext | undefined;
       let callRpcId: JsonRpcId | undefined;
       if (method === 'POST') {
@@ -154,6 +159,7 @@ export function createPassthrough(options: PassthroughOptions) {
         // is the caller's mistake, answered here, never the upstream's to choke on.
         const wellFormed = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0' && (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
         if (messages.length === 0 || !messages.every(wellFormed)) throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
+        for (const m of messages) if (isRequest(m)) awaited.add(m.id);
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
         if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
         const target = calls[0];
@@ -245,7 +251,7 @@ export function createPassthrough(options: PassthroughOptions) {
       if (type.startsWith('text/event-stream')) {
         if (method !== 'POST') clearTimeout(timer);
         try {
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId);
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited);
         } finally {
           clearTimeout(timer);
         }
@@ -311,49 +317,97 @@ export function createPassthrough(options: PassthroughOptions) {
     return { ...response, result: stampResult(response.result, call.identity, call.callId) };
   }
 
-  async function relayEventStream(upstream: UpstreamHttpResponse, res: ServerResponse, headers: Record<string, string>, call: CallContext | undefined, callRpcId: JsonRpcId | undefined): Promise<void> {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
-    res.flushHeaders();
+  /**
+   * Relays an upstream event stream. Events that arrive together leave in one socket write
+   * (gathered until this turn of the event loop is over). A POST's stream ends once every request
+   * in it is answered — the spec has the server close it then — so its headers wait for the first
+   * events (at most HEADERS_HOLD_MS), and a call answered in one upstream read leaves in one write:
+   * headers, answer and end; the rest of the upstream's stream is read in the background. A GET
+   * stream (server notifications), or a POST without requests, sends its headers at once and lasts
+   * as long as the upstream's.
+   */
+  async function relayEventStream(
+    upstream: UpstreamHttpResponse,
+    res: ServerResponse,
+    headers: Record<string, string>,
+    call: CallContext | undefined,
+    callRpcId: JsonRpcId | undefined,
+    awaited: Set<JsonRpcId>,
+  ): Promise<void> {
+    const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
+    const endsWithAnswers = awaited.size > 0;
+    let pending = '';
+    let flushTimer: NodeJS.Immediate | undefined;
+    const flush = () => {
+      flushTimer = undefined;
+      if (res.destroyed || (pending === '' && res.headersSent)) return;
+      if (!res.headersSent) res.writeHead(200, { ...head, connection: 'keep-alive' });
+      if (pending === '') res.flushHeaders();
+      else res.write(pending);
+      pending = '';
+    };
+    const headTimer = endsWithAnswers ? setTimeout(flush, HEADERS_HOLD_MS) : undefined;
+    if (!endsWithAnswers) flush();
     const parser = createSseParser();
     const decoder = new TextDecoder();
     let answered = false;
     const emit = async (events: ReturnType<typeof parser.push>) => {
       for (const event of events) {
-        if (event.data !== undefined && call && !answered) {
+        if (event.data !== undefined && awaited.size > 0) {
+          let message: unknown;
           try {
-            const message = JSON.parse(event.data) as unknown;
-            if (isResponse(message) && message.id === callRpcId) {
-              answered = true;
-              event.data = JSON.stringify(await stampOrFail(message, call, callRpcId));
-            }
+            message = JSON.parse(event.data);
           } catch {
             // Not JSON: pass through untouched; the client decides.
           }
+          if (isResponse(message) && awaited.delete(message.id)) {
+            if (call && message.id === callRpcId) {
+              answered = true;
+              event.data = JSON.stringify(await stampOrFail(message, call, callRpcId));
+            }
+          }
         }
-        res.write(formatSseEvent(event));
+        pending += formatSseEvent(event);
       }
+      if (pending !== '') flushTimer ??= setImmediate(flush);
     };
+    const chunks = upstream.body[Symbol.asyncIterator]();
     let failure: string | undefined;
     let size = 0;
     try {
-      for await (const chunk of upstream.body) {
-        size += chunk.length;
+      for (;;) {
+        const next = await chunks.next();
+        if (next.done) {
+          await emit(parser.end());
+          break;
+        }
+        size += next.value.length;
         if (size > maxResponse) {
           upstream.discard();
           throw new UpstreamTooLargeError(maxResponse);
         }
-        await emit(parser.push(decoder.decode(chunk, { stream: true })));
+        await emit(parser.push(decoder.decode(next.value, { stream: true })));
+        if (endsWithAnswers && awaited.size === 0) {
+          drainRest(chunks, upstream);
+          break;
+        }
       }
-      await emit(parser.end());
     } catch (error) {
       failure = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
     }
     if (call && !answered) {
       const why = failure ?? 'the upstream closed the stream before the result';
       await finish(call, { failure: why });
-      if (!res.destroyed) res.write(formatSseEvent({ event: 'message', data: JSON.stringify(stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call)) }));
+      pending += formatSseEvent({ event: 'message', data: JSON.stringify(stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call)) });
     }
-    res.end();
+    clearTimeout(headTimer);
+    if (flushTimer) clearImmediate(flushTimer);
+    if (res.destroyed) return;
+    if (res.headersSent) res.end(pending);
+    else {
+      res.writeHead(200, { ...head, 'content-length': Buffer.byteLength(pending) });
+      res.end(pending);
+    }
   }
 }
 

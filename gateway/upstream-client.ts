@@ -1,6 +1,6 @@
 import { isResponse, type JsonRpcResponse } from './internal/json-rpc.ts';
 import { createSseParser } from './internal/sse.ts';
-import { describeUpstreamFailure as describe, type UpstreamHttp, type UpstreamHttpResponse } from './internal/upstream-http.ts';
+import { describeUpstreamFailure as describe, drainRest, type UpstreamHttp, type UpstreamHttpResponse } from './internal/upstream-http.ts';
 
 /** The protocol version Plaza speaks to upstreams when it opens sessions itself. */
 export const UPSTREAM_PROTOCOL_VERSION = '2025-06-18';
@@ -124,33 +124,4 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
   const response = list.find((m) => isResponse(m) && m.id === request.message.id);
   if (!response) throw new UpstreamCallError('the upstream answered without a result for the call');
   return { response: response as JsonRpcResponse, sessionId };
-}
-
-/** Longest and largest the rest of an event stream is read after its answer before it is cut. */
-const DRAIN_MS = 5_000;
-const DRAIN_BYTES = 64 * 1024;
-
-/**
- * Reads what follows the answer on an event stream (a streamable HTTP server closes it once the
- * request is answered), so the connection goes back to the pool; cutting it at once would cost a
- * socket and an abort error per call. A stream that goes on past DRAIN_BYTES or DRAIN_MS is cut.
- */
-function drainRest(chunks: AsyncIterator<Buffer>, res: UpstreamHttpResponse): void {
-  const timer = setTimeout(() => res.discard(), DRAIN_MS);
-  timer.unref();
-  void (async () => {
-    let size = 0;
-    try {
-      for (;;) {
-        const next = await chunks.next();
-        if (next.done) return;
-        size += next.value.length;
-        if (size > DRAIN_BYTES) return res.discard();
-      }
-    } catch {
-      // Cut or failed after the answer: nothing is waiting for it.
-    } finally {
-      clearTimeout(timer);
-    }
-  })();
 }

@@ -77,6 +77,36 @@ export async function readBodyText(response: UpstreamHttpResponse, limit: number
   return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }
 
+/** Longest and largest the rest of an event stream is read after its answer before it is cut. */
+const DRAIN_MS = 5_000;
+const DRAIN_BYTES = 64 * 1024;
+
+/**
+ * Reads what follows the answer on an event stream (a streamable HTTP server closes it once the
+ * request is answered), so the connection goes back to the pool; cutting it at once would cost a
+ * socket and an abort error per call. A stream that goes on past DRAIN_BYTES or DRAIN_MS is cut.
+ * `chunks` is the iterator the answer was read from.
+ */
+export function drainRest(chunks: AsyncIterator<Buffer>, res: UpstreamHttpResponse): void {
+  const timer = setTimeout(() => res.discard(), DRAIN_MS);
+  timer.unref();
+  void (async () => {
+    let size = 0;
+    try {
+      for (;;) {
+        const next = await chunks.next();
+        if (next.done) return;
+        size += next.value.length;
+        if (size > DRAIN_BYTES) return res.discard();
+      }
+    } catch {
+      // Cut or failed after the answer: nothing is waiting for it.
+    } finally {
+      clearTimeout(timer);
+    }
+  })();
+}
+
 /** An upstream answer larger than the gateway accepts. */
 export class UpstreamTooLargeError extends Error {
   constructor(limit: number) {

@@ -39,6 +39,7 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
   let everything: EverythingServer;
   let gateway: { server: Server; url: string };
   let recorder: { server: Server; url: string };
+  let streamer: { server: Server; url: string };
   const recorded: Recorded[] = [];
   const receipts: CallReceipt[] = [];
   let token = '';
@@ -66,6 +67,24 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'recorded' }], isError: false, _meta: { platform: { agin_id: 'upstream-says' } } } }));
     });
+    // Answers every POST as an event stream: `slow` sends a notification, the answer 30 ms later
+    // and closes the stream only 3 s after that; `quick` sends the answer and ends at once.
+    streamer = await listen(async (req, res) => {
+      let text = '';
+      for await (const chunk of req) text += chunk;
+      const body = JSON.parse(text);
+      const answer = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'streamed' }] } })}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (req.url === '/quick') {
+        res.end(answer);
+        return;
+      }
+      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } })}\n\n`);
+      setTimeout(() => res.write(answer), 30);
+      setTimeout(() => res.end(), 3_000);
+    });
+    connectors.set('slow-close', { provider: 'slow-close', url: `${streamer.url}/slow`, endpointId: 'ep_slow' });
+    connectors.set('quick', { provider: 'quick', url: `${streamer.url}/quick`, endpointId: 'ep_quick' });
     connectors.set('everything', { provider: 'everything', url: everything.url, endpointId: 'ep_everything' });
     connectors.set('recorder', { provider: 'recorder', url: recorder.url, endpointId: 'ep_recorder' });
     connectors.set('dead', { provider: 'dead', url: `http://127.0.0.1:${await freePort()}/mcp`, endpointId: 'ep_dead' });
@@ -117,6 +136,8 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     await everything?.stop();
     gateway?.server.close();
     recorder?.server.close();
+    streamer?.server.closeAllConnections();
+    streamer?.server.close();
     await t?.dispose();
   });
 
@@ -220,6 +241,33 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(404);
+  });
+
+  it('ends a POST event stream once its request is answered, and sends a quick answer in one piece', async () => {
+    const post = (provider: string) =>
+      fetch(`${gateway.url}/mcp/p/${provider}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'work', arguments: {} } }),
+      });
+    const started = performance.now();
+    const slow = await post('slow-close');
+    const text = await slow.text();
+    // The upstream keeps its stream open 3 s after the answer; the caller's ends with the answer.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(slow.headers.get('content-type')).toBe('text/event-stream');
+    const events = text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));
+    expect(events.map((e) => e.method ?? e.id)).toEqual(['notifications/message', 7]);
+    expect(events[1].result._meta.platform).toMatchObject({ agin_id: aginId, call_id: expect.stringMatching(/^call_/) });
+    expect(receipts.at(-1)).toMatchObject({ provider: 'slow-close', tool: 'work', status: 'ok' });
+
+    const quick = await post('quick');
+    // Answered in one upstream read: headers, event and end leave together, with a length.
+    expect(quick.headers.get('content-length')).not.toBeNull();
+    expect(quick.headers.get('transfer-encoding')).toBeNull();
+    const quickText = await quick.text();
+    expect(JSON.parse(quickText.split('\n').find((l) => l.startsWith('data: '))!.slice(6)).result.content[0].text).toBe('streamed');
+    expect(receipts.at(-1)).toMatchObject({ provider: 'quick', status: 'ok' });
   });
 
   describe('aggregated /mcp', () => {
