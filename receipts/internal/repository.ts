@@ -57,10 +57,7 @@ type Query = (text: string, params: unknown[]) => Promise<Record<string, unknown
  * transaction costs ~1 ms more per commit in round trips and query compilation.
  */
 async function inTransaction<T>(db: ReceiptsDatabase, work: (query: Query) => Promise<T>): Promise<T> {
-  return db.sql.transaction(async (tx) => {
-    await tx.query(`${CHAIN_LOCK}::text AS locked`);
-    return work((text, params) => tx.query(text, params));
-  });
+  return db.sql.transaction((tx) => work((text, params) => tx.query(text, params)), { begin: CHAIN_LOCK });
 }
 
 function toReceipt(row: ReceiptRow): Receipt {

@@ -74,13 +74,14 @@ async function openPostgres(url: string, poolMax = 10): Promise<Database> {
         },
       };
     },
-    transaction: async (work) => {
+    transaction: async (work, options) => {
       const client = await pool.connect();
       const onError = () => undefined;
       client.on('error', onError);
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
+        // The simple query protocol takes several statements in one round trip.
+        await client.query(options?.begin ? `BEGIN; ${options.begin}` : 'BEGIN');
         const result = await work({
           query: async (text, params) => (await client.query(text, params)).rows,
           exec: async (text) => {

@@ -11,15 +11,16 @@ export function pgliteSqlPool(db: PGlite): SqlPool {
     },
     session: async () => ({ ...sql, release: async () => undefined }),
     // PGlite's own transaction holds its lock, so no other statement runs inside this one.
-    transaction: (work) =>
-      db.transaction((tx) =>
-        work({
+    transaction: (work, options) =>
+      db.transaction(async (tx) => {
+        if (options?.begin) await tx.exec(options.begin);
+        return work({
           query: async (text, params) => (await tx.query(text, params)).rows as never,
           exec: async (text) => {
             await tx.exec(text);
           },
-        }),
-      ),
+        });
+      }),
   };
   return sql;
 }
