@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 import type { AgentIdentity } from './identity/agin-card.ts';
 import { traceCallEnd } from './telemetry.ts';
@@ -48,7 +48,7 @@ function canonical(value: unknown): string {
 
 /** sha256 hex of the canonical JSON of a result (keys sorted), so digests do not depend on key order. */
 export function resultDigest(value: unknown): string {
-  return createHash('sha256').update(canonical(value)).digest('hex');
+  return hash('sha256', canonical(value), 'hex');
 }
 
 function firstText(result: Record<string, unknown>): string | undefined {

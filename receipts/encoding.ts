@@ -3,7 +3,7 @@
  * canonical bytes: the leaf of the Merkle tree and the link of the hash chain are computed from
  * these bytes alone, so any verifier can recompute them from the published fields.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 import { leafHash } from './merkle.ts';
 
@@ -72,11 +72,11 @@ export function receiptLeafHash(r: ReceiptInput & { seq: bigint }): string {
 
 /** The chain hash of a receipt: SHA-256(prev_hash || leaf_hash) over the raw 32-byte values. */
 export function chainHash(prevHash: string, leaf: string): string {
-  return createHash('sha256').update(Buffer.from(prevHash, 'hex')).update(Buffer.from(leaf, 'hex')).digest('hex');
+  return hash('sha256', Buffer.concat([Buffer.from(prevHash, 'hex'), Buffer.from(leaf, 'hex')]), 'hex');
 }
 
 /** sha256 hex of a value's JSON (or of a string as is): the `resultDigest` the gateway records. */
 export function digestResult(result: unknown): string {
   const text = typeof result === 'string' ? result : JSON.stringify(result) ?? 'null';
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return hash('sha256', text, 'hex');
 }

@@ -3,19 +3,19 @@
  * largest-power-of-two split of RFC 6962 §2.1), audit paths and consistency proofs, and their
  * verification (RFC 9162 §2.1.3.2 and §2.1.4.2). Hashes are 32-byte Buffers; hex at the edges.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 const LEAF_PREFIX = Buffer.from([0x00]);
 const NODE_PREFIX = Buffer.from([0x01]);
 
 /** SHA-256(0x00 || data): the hash of one leaf. */
 export function leafHash(data: Uint8Array): Buffer {
-  return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
+  return hash('sha256', Buffer.concat([LEAF_PREFIX, data]), 'buffer');
 }
 
 /** SHA-256(0x01 || left || right): the hash of an interior node. */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  return hash('sha256', Buffer.concat([NODE_PREFIX, left, right]), 'buffer');
 }
 
 /** The root of the empty tree: SHA-256 of the empty string. */

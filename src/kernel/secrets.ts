@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /** sha256 hex of a secret; what Plaza stores instead of API keys and credentials. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Constant-time comparison of two hex digests. */
