@@ -24,10 +24,11 @@ export interface ReceiptWriterOptions {
   /** Most receipts per INSERT transaction. Default 256. */
   maxBatch?: number;
   /**
-   * How long the first receipt of a batch waits for company when nothing is in flight. Default
-   * 0 with `sync`: the caller waits, and receipts that arrive while a commit is in flight form
-   * the next batch anyway (group commit); 20 ms with `async` (nobody waits, and each commit costs
-   * the same whatever its size: on PGlite ~3–5 ms of this process's CPU).
+   * How long the first receipt of a batch waits for company when nothing is in flight. With
+   * `sync` (the caller waits): 0 on PostgreSQL, where receipts that arrive while a commit is in
+   * flight form the next batch anyway (group commit); 2 ms on PGlite, whose commit runs on this
+   * process's thread (~3–5 ms of CPU whatever its size), so few receipts arrive during one and
+   * batches must be gathered. 20 ms with `async` (nobody waits).
    */
   maxDelayMs?: number;
   /** How often the spool is looked at and replayed. Default 1000 ms. */
@@ -79,7 +80,7 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
   if (!options.spoolDir) throw new TypeError('spoolDir is required');
   const clock = options.clock ?? systemClock;
   const maxBatch = options.maxBatch ?? 256;
-  const maxDelayMs = options.maxDelayMs ?? (durability === 'sync' ? 0 : 20);
+  const maxDelayMs = options.maxDelayMs ?? (durability === 'async' ? 20 : db.kind === 'pglite' ? 2 : 0);
   const retryIntervalMs = options.retryIntervalMs ?? 1_000;
   if (!(maxBatch >= 1 && maxDelayMs >= 0 && retryIntervalMs >= 10)) throw new TypeError('invalid receipt writer batching options');
   const spool = createReceiptSpool(options.spoolDir, (file, line) => log.error({ file, line }, 'unreadable receipt spool line skipped'));
