@@ -24,11 +24,11 @@ export interface ReceiptWriterOptions {
   /** Most receipts per INSERT transaction. Default 256. */
   maxBatch?: number;
   /**
-   * How long the first receipt of a batch waits for company when nothing is in flight. With
-   * `sync` (the caller waits): 0 on PostgreSQL, where receipts that arrive while a commit is in
-   * flight form the next batch anyway (group commit); 2 ms on PGlite, whose commit runs on this
-   * process's thread (~3–5 ms of CPU whatever its size), so few receipts arrive during one and
-   * batches must be gathered. 20 ms with `async` (nobody waits).
+   * How long the first receipt of a batch waits for company when nothing is in flight. Default 0
+   * with `sync` (the caller waits): a batch starts once the current turn of the event loop is
+   * over, so it takes every receipt that this turn produced, and receipts that arrive while a
+   * commit is in flight form the next batch (group commit). 20 ms with `async` (nobody waits,
+   * and on PGlite each commit costs this process's CPU whatever its size).
    */
   maxDelayMs?: number;
   /** How often the spool is looked at and replayed. Default 1000 ms. */
@@ -80,7 +80,7 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
   if (!options.spoolDir) throw new TypeError('spoolDir is required');
   const clock = options.clock ?? systemClock;
   const maxBatch = options.maxBatch ?? 256;
-  const maxDelayMs = options.maxDelayMs ?? (durability === 'async' ? 20 : db.kind === 'pglite' ? 2 : 0);
+  const maxDelayMs = options.maxDelayMs ?? (durability === 'async' ? 20 : 0);
   const retryIntervalMs = options.retryIntervalMs ?? 1_000;
   if (!(maxBatch >= 1 && maxDelayMs >= 0 && retryIntervalMs >= 10)) throw new TypeError('invalid receipt writer batching options');
   const spool = createReceiptSpool(options.spoolDir, (file, line) => log.error({ file, line }, 'unreadable receipt spool line skipped'));
@@ -89,6 +89,7 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
   let queue: Pending[] = [];
   let inflight: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let gather: NodeJS.Immediate | undefined;
   let replaying: Promise<number> | undefined;
   let closed = false;
 
@@ -118,19 +119,25 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
   function start(): void {
     if (timer) clearTimeout(timer);
     timer = undefined;
+    if (gather) clearImmediate(gather);
+    gather = undefined;
     if (inflight || queue.length === 0) return;
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
     inflight = commit(batch).finally(() => {
       inflight = undefined;
-      // What queued up meanwhile has waited one commit already: it goes now, as one batch.
-      if (queue.length > 0) start();
+      // What queued up meanwhile has waited one commit already: it goes as one batch once this
+      // turn of the event loop has read what is pending — on PGlite the commit held the thread,
+      // so the calls that finished meanwhile are still unread and join this batch.
+      if (queue.length >= maxBatch) start();
+      else if (queue.length > 0) gather ??= setImmediate(start);
     });
   }
 
   function kick(): void {
     if (inflight) return;
-    if (queue.length >= maxBatch || maxDelayMs === 0) start();
+    if (queue.length >= maxBatch) start();
+    else if (maxDelayMs === 0) gather ??= setImmediate(start);
     else timer ??= setTimeout(start, maxDelayMs);
   }
 

@@ -8,8 +8,6 @@ import { chainHash, GENESIS_HASH, type Receipt, type ReceiptInput, receiptLeafHa
 
 /** The database the receipts module needs (PGlite or PostgreSQL); a `Database` fits. */
 export interface ReceiptsDatabase {
-  /** Embedded (a commit costs this process's CPU) or a server. Default: a server. */
-  kind?: 'pglite' | 'postgres';
   prisma: PrismaClient;
   /** Raw SQL transactions for the hot path (appending receipts). */
   sql: Pick<SqlPool, 'transaction'>;
