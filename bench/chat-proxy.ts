@@ -31,7 +31,7 @@ const agent = new Agent({ connections: 64 });
 const BODY = JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say what Plaza does.' }] });
 
 /** One streamed completion: ms to the first body chunk, and whether it ended with [DONE]. */
-function completion(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
+export function completion(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
   return CLIENT === 'fetch' ? completionFetch(url, token) : completionUndici(url, token);
 }
 
@@ -112,21 +112,21 @@ async function firstChunkP50(url: string, token: string | undefined): Promise<nu
   return times;
 }
 
-/** Runs the chat proxy benchmark and returns its figures. */
-export async function benchChatProxy(): Promise<Record<string, unknown>> {
-  const upstream = await spawnReady<number>(process.execPath, ['bench/fixtures/openai-upstream.mjs'], { PORT: '0' });
-  const direct = `http://127.0.0.1:${upstream.info}/v1/chat/completions`;
-  const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-chat-'));
-  const plaza = await spawnServer(
+/**
+ * Starts `plaza serve` from the tree at `root` on `port` with its data in `dir`, proxying to the
+ * local upstream on `upstreamPort`, caller limits raised out of the way (bench/ab.ts starts two).
+ */
+export function startChatPlaza(root: string, dir: string, port: number, upstreamPort: number) {
+  return spawnServer(
     process.execPath,
-    [...(process.env['BENCH_PLAZA_NODE_ARGS']?.split(' ').filter(Boolean) ?? []), 'bin/plaza.mjs', 'serve'],
+    [...(process.env['BENCH_PLAZA_NODE_ARGS']?.split(' ').filter(Boolean) ?? []), join(root, 'bin/plaza.mjs'), 'serve'],
     {
       PLAZA_DATA_DIR: dir,
-      PORT: String(PLAZA_PORT),
+      PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       MCP_REGISTRY_URL: 'off',
-      LLM_BASE_URL: `http://127.0.0.1:${upstream.info}/v1`,
+      LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
       LLM_API_KEY: 'sk-bench',
       LLM_MODELS: 'bench-model',
       CHAT_RPM_PER_SUBJECT: '1000000',
@@ -134,8 +134,16 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
       CHAT_TOKENS_PER_DAY_PER_SUBJECT: '1000000000',
       CHAT_TOKENS_PER_DAY_PER_IP: '1000000000',
     },
-    `http://127.0.0.1:${PLAZA_PORT}/health`,
+    `http://127.0.0.1:${port}/health`,
   );
+}
+
+/** Runs the chat proxy benchmark and returns its figures. */
+export async function benchChatProxy(): Promise<Record<string, unknown>> {
+  const upstream = await spawnReady<number>(process.execPath, ['bench/fixtures/openai-upstream.mjs'], { PORT: '0' });
+  const direct = `http://127.0.0.1:${upstream.info}/v1/chat/completions`;
+  const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-chat-'));
+  const plaza = await startChatPlaza('.', dir, PLAZA_PORT, upstream.info);
   const proxied = `${plaza.url}/api/v1/chat/completions`;
   try {
     const token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;

@@ -40,11 +40,17 @@ const HIGH = 32;
 const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
 const PROTOCOL_VERSION = '2025-06-18';
 
-/** The load generator's connection pool (keep-alive); one per run. */
-let dispatcher: Agent;
+/** The load generator's connection pool (keep-alive); one per run, closed by closeLoadPool. */
+let dispatcher: Agent | undefined;
+
+/** Closes the load generator's connection pool (the next call opens a new one). */
+export async function closeLoadPool(): Promise<void> {
+  await dispatcher?.close();
+  dispatcher = undefined;
+}
 
 /** One way of calling the echo tool: a URL, fixed headers, and the tool name to call. */
-interface Target {
+export interface Target {
   url: string;
   headers: Record<string, string>;
   tool: string;
@@ -55,7 +61,7 @@ let sequence = 0;
 async function post(target: Target, body: unknown): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
   const res = await request(target.url, {
     method: 'POST',
-    dispatcher,
+    dispatcher: (dispatcher ??= new Agent({ connections: 128, keepAliveTimeout: 60_000, pipelining: 1 })),
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...target.headers },
     body: JSON.stringify(body),
   });
@@ -63,7 +69,7 @@ async function post(target: Target, body: unknown): Promise<{ status: number; he
 }
 
 /** Initializes an MCP session at `url` (directly or through the gateway); returns the headers to reuse. */
-async function initialize(url: string, headers: Record<string, string>): Promise<Record<string, string>> {
+export async function initialize(url: string, headers: Record<string, string>): Promise<Record<string, string>> {
   const target = { url, headers, tool: '' };
   const init = await post(target, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'plaza-bench', version: '1' } } });
   if (init.status !== 200) throw new Error(`initialize at ${url} answered ${init.status}: ${init.text.slice(0, 200)}`);
@@ -76,7 +82,7 @@ async function initialize(url: string, headers: Record<string, string>): Promise
 }
 
 /** Calls echo once; true when the answer is a successful result carrying the echoed text. */
-async function callEcho(target: Target, counter: { calls: number }): Promise<boolean> {
+export async function callEcho(target: Target, counter: { calls: number }): Promise<boolean> {
   const n = ++sequence;
   counter.calls++;
   const res = await post(target, { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: target.tool, arguments: { message: `m${n}` } } });
@@ -87,7 +93,7 @@ function run(target: Target, connections: number, durationS: number, counter: { 
   return loadLoop({ connections, durationS, send: () => callEcho(target, counter) });
 }
 
-async function startUpstream(name: string): Promise<ReadyChild<{ port: number }> & { url: string }> {
+export async function startUpstream(name: string): Promise<ReadyChild<{ port: number }> & { url: string }> {
   if (name === 'mini') {
     const child = await spawnReady<{ port: number }>(process.execPath, ['bench/fixtures/mini-upstream.mjs'], { PORT: '0' });
     return { ...child, url: `http://127.0.0.1:${child.info.port}/mcp` };
@@ -120,7 +126,7 @@ function round3(n: number): number {
 }
 
 /** A gateway child under test: its label (receipt storage), URL, agent token and calls sent to it. */
-interface Gateway {
+export interface Gateway {
   label: string;
   child: ReadyChild<{ port: number; token: string }>;
   url: string;
@@ -184,7 +190,12 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
   return out;
 }
 
-async function startGateway(label: string, providers: Record<string, string>, dir: string): Promise<Gateway> {
+/**
+ * Starts a gateway child labelled by its receipt storage (`memory`, `pglite[-async]`,
+ * `postgres[-async]`, the latter in a fresh database under BENCH_DATABASE_URL). `root` is the tree
+ * whose fixture runs (bench/ab.ts runs another commit's).
+ */
+export async function startGateway(label: string, providers: Record<string, string>, dir: string, root = '.'): Promise<Gateway> {
   const [store, durability] = label.split('-');
   const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), DATA_DIR: join(dir, label), RECEIPTS: store === 'memory' ? 'memory' : (durability ?? RECEIPTS), PORT: '0' };
   let dispose: (() => Promise<void>) | undefined;
@@ -193,14 +204,13 @@ async function startGateway(label: string, providers: Record<string, string>, di
     env['DATABASE_URL'] = created.url;
     dispose = created.drop;
   }
-  const child = await spawnReady<{ port: number; token: string }>(process.execPath, [...GATEWAY_NODE_ARGS, '--import', 'tsx', 'bench/fixtures/gateway-server.ts'], env);
+  const child = await spawnReady<{ port: number; token: string }>(process.execPath, [...GATEWAY_NODE_ARGS, '--import', 'tsx', join(root, 'bench/fixtures/gateway-server.ts')], env);
   return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose };
 }
 
 /** Runs the gateway benchmark and returns its figures. */
 export async function benchGateway(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-gateway-'));
-  dispatcher = new Agent({ connections: 128, keepAliveTimeout: 60_000, pipelining: 1 });
   const upstreams: Array<Awaited<ReturnType<typeof startUpstream>>> = [];
   const gateways: Gateway[] = [];
   try {
@@ -233,7 +243,7 @@ export async function benchGateway(): Promise<Record<string, unknown>> {
       await g.dispose?.();
     }
     for (const u of upstreams) await u.stop();
-    await dispatcher.close();
+    await closeLoadPool();
     rmSync(dir, { recursive: true, force: true });
   }
 }

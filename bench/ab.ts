@@ -1,0 +1,115 @@
+/**
+ * A/B: this tree against another commit, side by side in one run. Single runs on a shared 2-core
+ * machine move by ±20%, so a before/after pair of `npm run bench` runs says little about a change
+ * of 10%; here both trees serve at once and alternate 3 s rounds at concurrency 32 (A B, B A, …),
+ * so drift hits both alike. Per round: requests/s and the server process's CPU µs per request.
+ *
+ * Run: `node --import tsx bench/ab.ts <git-ref> [gateway|chat]` (default gateway). The ref is
+ * checked out into a temporary worktree (with this tree's node_modules and generated Prisma
+ * client), started with its own fixture or `plaza serve`, and removed at the end.
+ * Env: AB_ROUNDS (4), AB_DURATION_S (3); gateway: AB_UPSTREAM (everything | mini),
+ * AB_RECEIPTS (memory | pglite | pglite-async | postgres | postgres-async; postgres needs
+ * BENCH_DATABASE_URL, a fresh database per tree).
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { completion, startChatPlaza } from './chat-proxy.ts';
+import { callEcho, closeLoadPool, type Gateway, initialize, startGateway, startUpstream, type Target } from './gateway.ts';
+import { cpuSeconds, loadLoop, median, ROOT, spawnReady } from './lib.ts';
+
+const REF = process.argv[2];
+const MODE = process.argv[3] ?? 'gateway';
+const ROUNDS = Number(process.env['AB_ROUNDS'] ?? 4);
+const DURATION_S = Number(process.env['AB_DURATION_S'] ?? 3);
+
+/** One side's way of being called, and the process whose CPU is counted. */
+interface Side {
+  name: string;
+  pid: number;
+  send: () => Promise<boolean>;
+}
+
+/** A worktree of `ref` that can run: this tree's node_modules and generated client. */
+function checkout(ref: string, dir: string): string {
+  const tree = join(dir, 'tree');
+  execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', tree, ref], { stdio: 'ignore' });
+  symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
+  cpSync(join(ROOT, 'src/db/generated'), join(tree, 'src/db/generated'), { recursive: true });
+  return tree;
+}
+
+async function alternate(sides: Side[]): Promise<Record<string, { rps: number[]; cpu_us: number[] }>> {
+  const rows = Object.fromEntries(sides.map((s) => [s.name, { rps: [] as number[], cpu_us: [] as number[] }]));
+  for (const side of sides) await loadLoop({ connections: 8, durationS: 1, send: side.send });
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 ? [...sides].reverse() : sides) {
+      const before = cpuSeconds(side.pid);
+      const result = await loadLoop({ connections: 32, durationS: DURATION_S, send: side.send });
+      rows[side.name]!.rps.push(Math.round(result.requestsPerSec));
+      rows[side.name]!.cpu_us.push(Math.round(((cpuSeconds(side.pid) - before) * 1e6) / Math.max(1, result.requests)));
+    }
+  }
+  return rows;
+}
+
+async function gatewaySides(trees: Record<string, string>, dir: string, stops: Array<() => Promise<void>>): Promise<Side[]> {
+  const upstreamName = process.env['AB_UPSTREAM'] ?? 'everything';
+  const upstream = await startUpstream(upstreamName);
+  stops.push(() => upstream.stop());
+  const label = process.env['AB_RECEIPTS'] ?? 'memory';
+  const sides: Side[] = [];
+  for (const [name, root] of Object.entries(trees)) {
+    const gateway: Gateway = await startGateway(label, { [upstreamName]: upstream.url }, join(dir, name), root);
+    stops.unshift(async () => {
+      await gateway.child.stop();
+      await gateway.dispose?.();
+    });
+    const auth = { authorization: `Bearer ${gateway.child.info.token}` };
+    const pass: Target = { url: `${gateway.url}/mcp/p/${upstreamName}`, headers: await initialize(`${gateway.url}/mcp/p/${upstreamName}`, auth), tool: 'echo' };
+    const agg: Target = { url: `${gateway.url}/mcp`, headers: { ...auth, 'mcp-protocol-version': '2025-06-18' }, tool: `${upstreamName}__echo` };
+    sides.push({ name: `${name} passthrough`, pid: gateway.child.child.pid!, send: () => callEcho(pass, gateway.calls) });
+    sides.push({ name: `${name} aggregate`, pid: gateway.child.child.pid!, send: () => callEcho(agg, gateway.calls) });
+  }
+  return sides;
+}
+
+async function chatSides(trees: Record<string, string>, dir: string, stops: Array<() => Promise<void>>): Promise<Side[]> {
+  const upstream = await spawnReady<number>(process.execPath, ['bench/fixtures/openai-upstream.mjs'], { PORT: '0' });
+  stops.push(() => upstream.stop());
+  const sides: Side[] = [];
+  let port = 18_310;
+  for (const [name, root] of Object.entries(trees)) {
+    const plaza = await startChatPlaza(root, mkdtempSync(join(dir, `${name}-`)), port++, upstream.info);
+    stops.unshift(() => plaza.stop());
+    const token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
+    const url = `${plaza.url}/api/v1/chat/completions`;
+    sides.push({ name, pid: plaza.child.pid!, send: async () => (await completion(url, token)).ok });
+  }
+  return sides;
+}
+
+if (!REF || !['gateway', 'chat'].includes(MODE)) {
+  console.error('usage: node --import tsx bench/ab.ts <git-ref> [gateway|chat]');
+  process.exit(2);
+}
+const dir = mkdtempSync(join(tmpdir(), 'plaza-ab-'));
+const stops: Array<() => Promise<void>> = [];
+let tree: string | undefined;
+try {
+  tree = checkout(REF, dir);
+  const trees = { [REF]: tree, this: ROOT };
+  const sides = MODE === 'chat' ? await chatSides(trees, dir, stops) : await gatewaySides(trees, dir, stops);
+  const rows = await alternate(sides);
+  const summary = Object.fromEntries(Object.entries(rows).map(([name, r]) => [name, { ...r, median_rps: median(r.rps), median_cpu_us: median(r.cpu_us) }]));
+  console.log(JSON.stringify({ ref: REF, mode: MODE, rounds: ROUNDS, duration_s: DURATION_S, sides: summary }, null, 2));
+} finally {
+  for (const stop of stops) await stop().catch(() => undefined);
+  await closeLoadPool();
+  if (tree) execFileSync('git', ['-C', ROOT, 'worktree', 'remove', '--force', tree], { stdio: 'ignore' });
+  rmSync(dir, { recursive: true, force: true });
+}
+// The chat client's keep-alive pool (chat-proxy.ts) would hold the process open.
+process.exit(process.exitCode ?? 0);
