@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 
 import { createUpstreamHttp, type UpstreamHttp } from './internal/upstream-http.ts';
 import { requestUpstream, SessionExpiredError, UPSTREAM_PROTOCOL_VERSION, UpstreamCallError, type UpstreamNotification } from './upstream-client.ts';
@@ -78,7 +78,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   /** Sessions are shared per upstream URL and third-party credential (upstreams may bind them). */
   function sessionKey(url: string, headers: Record<string, string>): string {
     const credential = headers['authorization'];
-    return credential ? `${url}\n${createHash('sha256').update(credential).digest('hex')}` : `${url}\n`;
+    return credential ? `${url}\n${hash('sha256', credential, 'hex')}` : `${url}\n`;
   }
 
   function session(key: string, url: string, headers: Record<string, string>) {

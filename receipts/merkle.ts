@@ -3,7 +3,7 @@
  * largest-power-of-two split of RFC 6962 §2.1), audit paths and consistency proofs, and their
  * verification (RFC 9162 §2.1.3.2 and §2.1.4.2). Hashes are 32-byte Buffers; hex at the edges.
  */
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 const LEAF_PREFIX = Buffer.from([0x00]);
 const NODE_PREFIX = Buffer.from([0x01]);
@@ -19,7 +19,7 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
 }
 
 /** The root of the empty tree: SHA-256 of the empty string. */
-export const EMPTY_ROOT = createHash('sha256').digest();
+export const EMPTY_ROOT = hash('sha256', '', 'buffer');
 
 /** The largest power of two strictly smaller than `n` (n >= 2). */
 export function splitPoint(n: number): number {

@@ -17,8 +17,8 @@ export interface SqlPool extends SqlClient {
   /**
    * Runs `work` in one transaction on one session: committed when it resolves, rolled back when it
    * throws. Cheaper than Prisma's interactive transactions for short, hot writes (receipts).
-   * `begin`: parameterless statements run first inside the transaction, sent with BEGIN in one
-   * round trip on PostgreSQL (e.g. taking an advisory lock).
+   * `begin`: constant, parameterless SQL (never built from input) run first inside the
+   * transaction, sent with BEGIN in one round trip on PostgreSQL (e.g. taking an advisory lock).
    */
   transaction<T>(work: (tx: SqlClient) => Promise<T>, options?: { begin?: string }): Promise<T>;
 }
