@@ -15,6 +15,8 @@ export interface SessionSealer {
 }
 
 const PREFIX = 'pss1.';
+/** Session ids opened lately, so a session's every request does not pay a decipher (passthrough's hot path). */
+const OPENED_CACHE_SIZE = 4096;
 
 /**
  * Plaza session ids are the upstream session sealed with AES-256-GCM under a key every instance
@@ -26,6 +28,9 @@ export function createSessionSealer(key: Buffer): SessionSealer {
   // One KeyObject for every call: handing node:crypto the raw bytes re-checks and re-imports
   // them on each cipher (it showed in the gateway's profile).
   const secret = createSecretKey(key);
+  // Only ids that authenticated under the key get in, so the cache cannot be filled with forgeries
+  // that would then open; the oldest entry goes first (Map keeps insertion order).
+  const opened = new Map<string, SessionClaims>();
   return {
     seal(claims) {
       const iv = randomBytes(12);
@@ -34,6 +39,8 @@ export function createSessionSealer(key: Buffer): SessionSealer {
       return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
     },
     open(sessionId) {
+      const known = opened.get(sessionId);
+      if (known) return { ...known };
       if (!sessionId.startsWith(PREFIX) || sessionId.length > 4096) return undefined;
       try {
         const raw = Buffer.from(sessionId.slice(PREFIX.length), 'base64url');
@@ -42,7 +49,10 @@ export function createSessionSealer(key: Buffer): SessionSealer {
         decipher.setAuthTag(raw.subarray(12, 28));
         const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
         const [provider, agentId, upstreamSessionId] = JSON.parse(plain) as [string, string, string];
-        return { provider, agentId, upstreamSessionId };
+        const claims = { provider, agentId, upstreamSessionId };
+        if (opened.size >= OPENED_CACHE_SIZE) opened.delete(opened.keys().next().value!);
+        opened.set(sessionId, claims);
+        return { ...claims };
       } catch {
         return undefined;
       }
