@@ -17,7 +17,7 @@
  * postgres-async are added when BENCH_DATABASE_URL is set), BENCH_DATABASE_URL,
  * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -204,7 +204,11 @@ export async function startGateway(label: string, providers: Record<string, stri
     env['DATABASE_URL'] = created.url;
     dispose = created.drop;
   }
-  const child = await spawnReady<{ port: number; token: string }>(process.execPath, [...GATEWAY_NODE_ARGS, '--import', 'tsx', join(root, 'bench/fixtures/gateway-server.ts')], env);
+  // Run as that tree's `plaza serve` runs: types stripped by Node where its bin/plaza.mjs does so
+  // (and this Node can), else through tsx's loader (older commits, for bench/ab.ts).
+  const native = process.features.typescript && readFileSync(join(root, 'bin/plaza.mjs'), 'utf8').includes('process.features.typescript');
+  const loader = native ? [] : ['--import', 'tsx'];
+  const child = await spawnReady<{ port: number; token: string }>(process.execPath, [...GATEWAY_NODE_ARGS, ...loader, join(root, 'bench/fixtures/gateway-server.ts')], env);
   return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose };
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// The `plaza` command. Plaza is TypeScript run through tsx's loader, so `npm start` works right
-// after `npm install` with no build step.
-import { register } from 'tsx/esm/api';
-
-register();
+// The `plaza` command. Plaza is TypeScript with erasable syntax only (tsconfig's
+// erasableSyntaxOnly), so Node 24 runs it as it is, stripping the types: `npm start` works right
+// after `npm install` with no build step. A Node that cannot strip types goes through tsx's loader.
+if (!process.features.typescript) {
+  const { register } = await import('tsx/esm/api');
+  register();
+}
 const { main } = await import('../src/cli/main.ts');
 await main(process.argv, process.env);
