@@ -31,18 +31,44 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   const upstream = new StreamableHTTPClientTransport(target, { requestInit: { headers } });
   const local = new StdioServerTransport();
   let closing = false;
+  // The client ends the session by closing our stdin (MCP stdio transport); the SDK's stdio server
+  // transport does not watch for that, so the bridge does. The gateway session is ended too
+  // (DELETE), waiting at most 2 s for a gateway that is gone.
   const close = async () => {
     if (closing) return;
     closing = true;
+    const ended = upstream.sessionId ? upstream.terminateSession().catch(() => undefined) : undefined;
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     await upstream.close().catch(() => undefined);
     await local.close().catch(() => undefined);
     process.exit(0);
   };
+  // Requests sent before stdin ended still get their answers (e.g. `… | plaza mcp connect x`),
+  // for at most 10 s.
+  const unanswered = new Set<string | number>();
+  let settled: (() => void) | undefined;
+  process.stdin.once('end', () => {
+    const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
+    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).then(close);
+  });
+  const answer = (id: string | number) => {
+    if (unanswered.delete(id) && unanswered.size === 0) settled?.();
+  };
   local.onmessage = (message) => {
-    upstream.send(message).catch((error: unknown) => process.stderr.write(`plaza: gateway request failed: ${(error as Error).message}\n`));
+    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+    if (requestId !== undefined) unanswered.add(requestId);
+    upstream.send(message).catch((error: unknown) => {
+      const reason = `gateway request failed: ${(error as Error).message}`;
+      process.stderr.write(`plaza: ${reason}\n`);
+      // The client is told at once rather than left to its own timeout.
+      if (requestId !== undefined) void local.send({ jsonrpc: '2.0', id: requestId, error: { code: -32603, message: reason } }).then(() => answer(requestId));
+    });
   };
   upstream.onmessage = (message) => {
-    void local.send(message);
+    const answered = !('method' in message) && 'id' in message ? message.id : undefined;
+    void local.send(message).then(() => {
+      if (answered !== undefined) answer(answered);
+    });
   };
   upstream.onerror = (error) => process.stderr.write(`plaza: gateway: ${error.message}\n`);
   local.onclose = () => void close();

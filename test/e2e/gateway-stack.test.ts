@@ -5,6 +5,7 @@
  * Plaza's JWKS, and find one receipt per call (with an inclusion proof) in `GET /api/receipts`.
  * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,6 +110,29 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(JSON.stringify(result.content)).toContain('over stdio');
     expect((result._meta as any).platform.agin_id).toBe(aginId);
     await bridged.close();
+  });
+
+  it('ends the stdio bridge when its client closes stdin, after answering what was asked', async () => {
+    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'everything'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
+    const lines = async (n: number) => {
+      while (out.split('\n').filter(Boolean).length < n) await new Promise((r) => setTimeout(r, 20));
+      return out.trim().split('\n').map((line) => JSON.parse(line));
+    };
+    const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
+    expect((await lines(1))[0]).toMatchObject({ id: 1, result: { protocolVersion: expect.any(String) } });
+    // Initialized: the bridge now also holds the gateway's GET event stream open.
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    // Asked, then stdin closed at once: the answer still comes, then the bridge exits by itself.
+    bridge.stdin.end();
+    expect(await exited).toBe(0);
+    expect((await lines(2))[1]).toMatchObject({ id: 2, result: { tools: expect.any(Array) } });
   });
 
   it('refuses the agent once it is revoked', async () => {
