@@ -46,7 +46,12 @@ export interface PassthroughOptions {
 /** Longest a POST's event stream holds its headers back waiting for the first events. */
 const HEADERS_HOLD_MS = 100;
 
-const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'accept-encoding', 'upgrade', 'proxy-authorization', 'te', 'trailer', 'mcp-session-id']);
+/**
+ * Request headers that stop here: hop-by-hop ones (RFC 9110 §7.6.1), ours to set (length, session),
+ * and `expect`: the gateway has read the whole body already, and an upstream asked for
+ * `100-continue` may refuse it (undici does).
+ */
+const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'accept-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'expect', 'mcp-session-id']);
 
 /** A failure answered at the HTTP level (before any upstream call). */
 class HttpFailure extends Error {

@@ -6,7 +6,7 @@
  * failures answered in-band as error results with an error receipt.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -207,6 +207,28 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     expect(claims).toMatchObject({ agin_id: aginId, call_id: callId });
     expect(answer.result._meta.platform).toMatchObject({ agin_id: aginId, call_id: callId });
     expect(JSON.stringify(receipts)).not.toContain('crm-token-123');
+  });
+
+  it('takes a body sent with Expect: 100-continue (as curl sends large ones) and does not pass the header on', async () => {
+    recorded.length = 0;
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'crm.lookup', arguments: { note: 'x'.repeat(2048) } } });
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(`${gateway.url}/mcp/p/recorder`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', expect: '100-continue', 'content-length': Buffer.byteLength(body) },
+      });
+      req.on('continue', () => req.end(body));
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text).result.isError).toBeFalsy();
+    expect(recorded[0]!.headers['expect']).toBeUndefined();
+    expect(recorded[0]!.body.params.arguments.note).toHaveLength(2048);
   });
 
   it('answers an unreachable upstream with an error result and an error receipt', async () => {
