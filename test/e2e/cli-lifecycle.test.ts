@@ -6,6 +6,7 @@
  */
 import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -48,6 +49,20 @@ describe('plaza serve on embedded storage', () => {
     const second = await runPlaza(['serve'], { PLAZA_DATA_DIR: dataDir, PORT: '0' }, 30_000);
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/in use by another Plaza process/);
+  });
+
+  it('says so, without a stack trace, when the port is taken', async () => {
+    const taken = createNetServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const run = await runPlaza(['serve'], { PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-e2e-port-')), PORT: String(port), HOST: '127.0.0.1' }, 30_000);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the port is in use`);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      taken.close();
+    }
   });
 
   it('drains an in-flight request on SIGTERM and exits 0', async () => {
