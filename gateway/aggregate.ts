@@ -82,19 +82,29 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | u
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** A validator's issues as one line: `params.name: expected string; params.arguments: …`. */
+function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+  const shown = issues.slice(0, 3).map((issue) => `${issue.path.map(String).join('.') || '(message)'}: ${issue.message}`);
+  return shown.join('; ') + (issues.length > 3 ? ` (and ${issues.length - 3} more)` : '');
+}
+
 /**
  * The one message the fast path answers itself: a single tools/call request without a progress
  * token or task, valid as the SDK's server would validate it, under a supported protocol version.
- * Anything else goes to the SDK's server.
+ * A tools/call whose params are not valid gets `invalid` (answered -32602 here; the SDK's server
+ * would answer -32603 with the validator's whole dump). Anything else goes to the SDK's server.
  */
-function plainToolCall(req: IncomingMessage, body: unknown): { id: string | number; params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> } } | undefined {
+function plainToolCall(
+  req: IncomingMessage,
+  body: unknown,
+): { id: string | number; params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> } } | { id: string | number; invalid: string } | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown };
   if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || (typeof message.id !== 'string' && typeof message.id !== 'number')) return undefined;
   const version = req.headers['mcp-protocol-version'];
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) return undefined;
   const parsed = CallToolRequestSchema.safeParse(body);
-  if (!parsed.success) return undefined;
+  if (!parsed.success) return { id: message.id, invalid: describeIssues(parsed.error.issues) };
   const params = parsed.data.params as { name: string; arguments?: unknown; task?: unknown; _meta?: Record<string, unknown> };
   if (params.task !== undefined || params._meta?.['progressToken'] !== undefined) return undefined;
   return { id: message.id, params };
@@ -226,6 +236,10 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
       const call = plainToolCall(req, parsedBody);
+      if (call && 'invalid' in call) {
+        sendJson(res, 200, rpcError(call.id, ErrorCode.InvalidParams, `Invalid params for tools/call: ${call.invalid}`));
+        return;
+      }
       if (call) {
         await answerToolCall(identity, req, res, call);
         return;
@@ -251,7 +265,7 @@ export function createAggregate(options: AggregateOptions) {
     await transport.handleRequest(req, res, parsedBody);
   };
 
-  async function answerToolCall(identity: AgentIdentity, req: IncomingMessage, res: ServerResponse, call: NonNullable<ReturnType<typeof plainToolCall>>): Promise<void> {
+  async function answerToolCall(identity: AgentIdentity, req: IncomingMessage, res: ServerResponse, call: Extract<ReturnType<typeof plainToolCall>, { params: unknown }>): Promise<void> {
     const controller = new AbortController();
     const onClose = () => controller.abort();
     res.on('close', onClose);

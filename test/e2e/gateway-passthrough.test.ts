@@ -340,9 +340,13 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       expect(answer.result._meta.platform.call_id).toBe(receipts.at(-1)?.callId);
       expect(receipts.length).toBe(before + 1);
 
-      // Invalid params: the SDK server's own error, and no call, no receipt.
-      const noName = await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } }));
-      expect(await noName.text()).toMatch(/"id":2,"error":\{"code":-326\d\d,.*name/);
+      // Invalid params: -32602 naming what is wrong in one line, and no call, no receipt.
+      const noName = (await (await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } }))).json()) as any;
+      expect(noName).toMatchObject({ id: 2, error: { code: -32602 } });
+      expect(noName.error.message).toMatch(/^Invalid params for tools\/call: params\.name: /);
+      expect(noName.error.message).not.toContain('\n');
+      const badArguments = (await (await post(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'everything__echo', arguments: 'x' } }))).json()) as any;
+      expect(badArguments).toMatchObject({ id: 5, error: { code: -32602, message: expect.stringContaining('params.arguments') } });
       expect(receipts.length).toBe(before + 1);
       // An unsupported protocol version, bad JSON and a too-large body are refused as the SDK does.
       const version = await post(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'everything__echo', arguments: { message: 'x' } } }), { 'mcp-protocol-version': '1999-01-01' });
