@@ -173,7 +173,11 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
             body: JSON.stringify(listing({ provider: 'internal', url })),
           });
           expect(res.status, url).toBe(400);
-          expect(((await res.json()) as any).message, url).toMatch(/Refused to connect/);
+          const message = ((await res.json()) as any).message as string;
+          expect(message, url).toMatch(/Refused to connect/);
+          // Loopback and private targets say how a developer allows them; metadata never is.
+          if (url.includes('169.254.169.254')) expect(message, url).not.toContain('PLAZA_ALLOW_PRIVATE_TARGETS');
+          else expect(message, url).toContain('PLAZA_ALLOW_PRIVATE_TARGETS=1');
         }
       } finally {
         await strict.close();
