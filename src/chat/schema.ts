@@ -79,7 +79,7 @@ function parseWith(schema: ReturnType<typeof chatRequestSchema>, body: unknown, 
     const message =
       issue.code === 'unrecognized_keys'
         ? `Unrecognized request argument supplied: ${param}`
-        : `Invalid value for '${param}': ${issue.message}${param.endsWith('max_tokens') ? ` (at most ${maxTokensCap})` : ''}`;
+        : `Invalid value for '${param}': ${issue.message}${param.endsWith('max_tokens') ? ` (an integer from 1 to ${maxTokensCap})` : ''}`;
     throw new ValidationError(message, { param, details: parsed.error.issues.slice(0, 5).map((i) => ({ param: paramOf(i.path), message: i.message })) });
   }
   const messages = parsed.data.messages.map((m): ChatMessage => {

@@ -10,6 +10,11 @@ export interface ErrorRow {
   tokenCode: string;
   /** OpenAI-style `error.type`, so OpenAI SDKs raise the matching exception class. */
   openaiType: string;
+  /**
+   * Status on the token surface when it differs: the §7 token table has no 413 or 415, and an
+   * OpenAI SDK raises its BadRequestError only for 400.
+   */
+  tokenStatus?: number;
 }
 
 /**
@@ -26,8 +31,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorRow>> = {
   not_found: { status: 404, tokenCode: 'NOT_FOUND', openaiType: 'not_found_error' },
   method_not_allowed: { status: 405, tokenCode: 'METHOD_NOT_ALLOWED', openaiType: 'invalid_request_error' },
   conflict: { status: 409, tokenCode: 'CONFLICT', openaiType: 'conflict_error' },
-  payload_too_large: { status: 413, tokenCode: 'BAD_REQUEST', openaiType: 'invalid_request_error' },
-  unsupported_media_type: { status: 415, tokenCode: 'BAD_REQUEST', openaiType: 'invalid_request_error' },
+  payload_too_large: { status: 413, tokenCode: 'BAD_REQUEST', openaiType: 'invalid_request_error', tokenStatus: 400 },
+  unsupported_media_type: { status: 415, tokenCode: 'BAD_REQUEST', openaiType: 'invalid_request_error', tokenStatus: 400 },
   rate_limited: { status: 429, tokenCode: 'RATE_LIMITED', openaiType: 'rate_limit_error' },
   internal: { status: 500, tokenCode: 'INTERNAL_ERROR', openaiType: 'api_error' },
   upstream_failed: { status: 502, tokenCode: 'INTERNAL_ERROR', openaiType: 'api_error' },
@@ -66,7 +71,7 @@ export function renderError(error: unknown, surface: Surface, requestId: string)
   const details = known?.details === undefined ? {} : { details: known.details };
   if (surface === 'token') {
     return {
-      status: row.status,
+      status: row.tokenStatus ?? row.status,
       headers,
       body: {
         success: false,

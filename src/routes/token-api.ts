@@ -123,7 +123,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
   router.get('/api/agents', requireBearer(verify, 'agents:read'), async (req, res) => {
     const principal = req.bearer!;
     const list = await agents.visibleTo(principal.kind === 'account' ? principal.subject : undefined);
-    res.json({ success: true, code: 'SUCCESS', message: `${list.length} agents.`, data: { agents: list } });
+    res.json({ success: true, code: 'SUCCESS', message: `${list.length} ${list.length === 1 ? 'agent' : 'agents'}.`, data: { agents: list } });
   });
 
   return router;

@@ -115,12 +115,13 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
       }
     });
 
-    it('rejects a body with fields (400, param) and a non-JSON body (415)', async () => {
+    it('rejects a body with fields (400, param) and a non-JSON body (400: the token table has no 415)', async () => {
       const res = await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"admin":true}' });
       expect(res.status).toBe(400);
       expect((await res.json()) as any).toMatchObject({ code: 'BAD_REQUEST', error: { param: 'admin', type: 'invalid_request_error' } });
       const text = await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
-      expect(text.status).toBe(415);
+      expect(text.status).toBe(400);
+      expect((await text.json()) as any).toMatchObject({ code: 'BAD_REQUEST', error: { type: 'invalid_request_error', param: null } });
     });
   });
 
@@ -245,12 +246,14 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
       expect((await res.json()) as any).toMatchObject({ success: false, code: 'BAD_REQUEST', error: { type: 'invalid_request_error', param } });
     });
 
-    it('answers malformed JSON with 400 and a 2 MB body with 413, never 5xx', async () => {
+    it('answers malformed JSON and a 2 MB body with 400 (the token table has no 413), never 5xx', async () => {
       expect((await chat(plaza, guest, '{"model":')).status).toBe(400);
       const huge = JSON.stringify(ask('x'.repeat(2 * 1024 * 1024)));
       const res = await chat(plaza, guest, huge);
-      expect(res.status).toBe(413);
-      expect((await res.json()) as any).toMatchObject({ success: false, error: { type: 'invalid_request_error' } });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as any;
+      expect(body).toMatchObject({ success: false, code: 'BAD_REQUEST', error: { type: 'invalid_request_error', code: 'BAD_REQUEST', param: null } });
+      expect(body.message).toMatch(/exceeds the limit of \d+ bytes/);
     });
   });
 });

@@ -47,6 +47,16 @@ describe('renderError', () => {
     });
   });
 
+  it('answers a body too large or of the wrong type with 400 on the token surface, 413/415 elsewhere', () => {
+    for (const [code, status] of [['payload_too_large', 413], ['unsupported_media_type', 415]] as const) {
+      const error = new PlazaError(code, 'no');
+      expect(renderError(error, 'website', 'r').status).toBe(status);
+      const token = renderError(error, 'token', 'r');
+      expect(token.status).toBe(400);
+      expect(token.body).toMatchObject({ code: 'BAD_REQUEST', error: { type: 'invalid_request_error', code: 'BAD_REQUEST', param: null } });
+    }
+  });
+
   it('adds WWW-Authenticate to 401 and Retry-After to 429', () => {
     expect(renderError(new AuthError(), 'token', 'r').headers).toEqual({ 'www-authenticate': 'Bearer realm="plaza"' });
     expect(renderError(new RateLimitError('slow down', 2.2), 'website', 'r').headers).toEqual({ 'retry-after': '3' });
