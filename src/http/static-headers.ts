@@ -58,9 +58,12 @@ export function apiSecurityHeaders(options: { https: boolean }): (req: IncomingM
   };
 }
 
-const API_PATH = /^\/(?:api|mcp|health|\.well-known|openapi\.json)(?:[/?]|$)/;
+const API_PATH = /^\/(?:api|mcp|health|\.well-known|openapi\.json|share|agpk)(?:[/?]|$)/;
 
-/** Whether a request URL is one of Plaza's machine-facing routes: the API, the gateway, health, keys, the OpenAPI document. */
+/**
+ * Whether a request URL is one of Plaza's machine-facing routes: the API, the gateway, health,
+ * keys, the OpenAPI document, the package market (`/share/v1`) and the AGPK contract (`/agpk/v1`).
+ */
 export function isApiPath(url: string): boolean {
   return API_PATH.test(url);
 }

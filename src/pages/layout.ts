@@ -23,7 +23,8 @@ const LANGUAGES: { locale: Locale; label: string }[] = [
 export interface PageSpec {
   locale: Locale;
   copy: PageCopy;
-  section: Section;
+  /** The nav link marked current; none on pages outside the sections (e.g. not found). */
+  section?: Section;
   title: string;
   /** Current path and query without `locale` (the language switch links back to it). */
   path: string;

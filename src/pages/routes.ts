@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 
 import express, { type Request, type Response, Router } from 'express';
 
+import { isApiPath } from '../http/index.ts';
 import { NotFoundError, ValidationError } from '../kernel/index.ts';
 import { type ListingService, PROVIDER_SLUG } from '../marketplace/index.ts';
 import type { WebsiteRouteDeps } from '../website/index.ts';
@@ -155,6 +156,13 @@ export function pageRoutes(deps: PageDeps): Router {
 
   router.get('/account', (req, res) => {
     page(req, res, (copy) => ({ section: 'account', title: copy.account.title, body: accountBody(copy), script: 'account.js', data: { text: copy.account } }));
+  });
+
+  // A browser asking for a page that does not exist gets a page that says so; API clients (and
+  // every API path) keep the JSON 404.
+  router.use((req, res, next) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !wantsHtml(req) || isApiPath(req.path)) return next();
+    page(req, res, (copy) => ({ title: copy.site.notFound, body: html`<h1>${copy.site.notFound}</h1><p>${copy.site.notFoundBody}</p><p><a href="/">${copy.site.notFoundHome}</a></p>` }), 404);
   });
 
   return router;

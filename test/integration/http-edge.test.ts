@@ -40,7 +40,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
 
   describe('security headers', () => {
     it('gives API answers the API set and pages the browsing set', async () => {
-      for (const path of ['/health', '/api/products', '/api/nothing-here', '/.well-known/jwks.json', '/openapi.json']) {
+      for (const path of ['/health', '/api/products', '/api/nothing-here', '/.well-known/jwks.json', '/openapi.json', '/share/v1/agpk/sources', '/agpk/v1/']) {
         const res = await fetch(`${plaza.url}${path}`);
         expect(res.headers.get('content-security-policy'), path).toBe("default-src 'none'; frame-ancestors 'none'");
         expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
@@ -98,6 +98,30 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       expect(res.status).toBe(404);
       const body: any = await res.json();
       expect(body).toMatchObject({ success: false, code: 'NOT_FOUND', error: { code: 'NOT_FOUND', type: 'not_found_error', param: null } });
+    });
+
+    it('answers a browser asking for a page that does not exist with an HTML 404 page, API clients with JSON', async () => {
+      const html = { accept: 'text/html,application/xhtml+xml' };
+      const page = await fetch(`${plaza.url}/no/such/page`, { headers: html });
+      expect(page.status).toBe(404);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      const body = await page.text();
+      expect(body).toContain('<h1>Page not found</h1>');
+      expect(body).toContain('href="/"');
+      const zh = await fetch(`${plaza.url}/no/such/page?locale=zh-CN`, { headers: html });
+      expect(zh.status).toBe(404);
+      expect(await zh.text()).toContain('页面不存在');
+      // JSON for clients that do not ask for HTML, for API paths, and for other methods.
+      const json = await fetch(`${plaza.url}/no/such/page`);
+      expect(json.status).toBe(404);
+      expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+      for (const path of ['/api/nothing-here', '/mcp/nothing', '/.well-known/nothing', '/share/v1/nothing', '/agpk/v1/nothing.json']) {
+        const api = await fetch(`${plaza.url}${path}`, { headers: html });
+        expect(api.status, path).toBe(404);
+        expect(api.headers.get('content-type'), path).toMatch(/^application\/json/);
+      }
+      const deleted = await fetch(`${plaza.url}/no/such/page`, { method: 'DELETE', headers: html });
+      expect(deleted.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
     it('never answers HTML or leaks a stack', async () => {
