@@ -36,9 +36,10 @@ export interface PageSpec {
 }
 
 function switchHref(path: string, locale: Locale): string {
-  const url = new URL(path, 'http://x');
+  // Parsed as a path on this site whatever it holds (see pathWithoutLocale in routes.ts).
+  const url = new URL(`/${path.replace(/^[/\\]+/, '')}`, 'http://x');
   url.searchParams.set('locale', locale);
-  return `${url.pathname}${url.search}`;
+  return `${url.pathname.replace(/^[/\\]+/, '/')}${url.search}`;
 }
 
 /**

@@ -31,8 +31,18 @@ export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 
 const ENDPOINT_PAGE_LIMIT = 200;
 
+/**
+ * The request's path and query without `locale`, always a path on this site: leading slashes (and
+ * backslashes, which URL parsing reads as slashes) collapse to one, so `//other.host/…` cannot
+ * become another origin in the page's links; a path that does not parse is `/`.
+ */
 function pathWithoutLocale(req: Request): string {
-  const url = new URL(req.originalUrl, 'http://x');
+  let url: URL;
+  try {
+    url = new URL(`/${req.originalUrl.replace(/^[/\\]+/, '')}`, 'http://x');
+  } catch {
+    return '/';
+  }
   url.searchParams.delete('locale');
   return `${url.pathname}${url.search}`;
 }

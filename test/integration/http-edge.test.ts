@@ -2,6 +2,8 @@
  * Pins the HTTP edge every surface shares: /health per spec §2.14, X-Request-Id, and the error
  * shapes for unknown routes, malformed JSON, wrong content types and oversized bodies.
  */
+import { request } from 'node:http';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { BACKENDS } from '../support/databases.ts';
@@ -124,6 +126,18 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       expect(deleted.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
+    it('keeps every link of a page on this site, whatever the path, and never fails on one', async () => {
+      const get = (path: string) => fetchRaw(plaza.url, path, { accept: 'text/html' });
+      for (const path of ['//a:99999/x', '//%zz/', '//a//b//attacker.example', '/\\attacker.example/x', '/marketplace/endpoints/nope//attacker.example?locale=en']) {
+        const answer = await get(path);
+        expect(answer.status, path).toBe(404);
+        const hrefs = [...answer.body.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
+        expect(hrefs.length, path).toBeGreaterThan(0);
+        // Site paths, fragments and the empty data: icon; never `//host` or another origin.
+        for (const href of hrefs) expect(href, `${path} -> ${href}`).toMatch(/^(?:\/(?![/\\])|#|data:,$)/);
+      }
+    });
+
     it('never answers HTML or leaks a stack', async () => {
       const res = await fetch(`${plaza.url}/%E0%A4%A`);
       expect(res.status).toBeLessThan(500);
@@ -132,3 +146,17 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     });
   });
 });
+
+/** A GET with the path sent exactly as given (fetch would normalise `//host` and backslashes). */
+function fetchRaw(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, method: 'GET', path, headers }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
