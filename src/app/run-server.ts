@@ -16,14 +16,27 @@ export interface RunningPlaza {
   shutdown(): Promise<void>;
 }
 
+/** The database could not be reached or migrated when the server started. */
+export class DatabaseStartError extends Error {
+  constructor(description: string, cause: unknown) {
+    super(`cannot use the database (${description}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'DatabaseStartError';
+  }
+}
+
 /** Opens storage, migrates (unless disabled), builds the app and listens. */
 export async function runServer(config: Config, log: Logger): Promise<RunningPlaza> {
   if (config.trustProxy) log.info('PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For');
   const db = await openConfiguredDatabase(config, 'server');
   try {
-    if (config.autoMigrate) {
-      const report = await migrate(db.sql);
-      if (report.applied.length > 0) log.info({ applied: report.applied }, 'applied migrations');
+    try {
+      await db.ping();
+      if (config.autoMigrate) {
+        const report = await migrate(db.sql);
+        if (report.applied.length > 0) log.info({ applied: report.applied }, 'applied migrations');
+      }
+    } catch (error) {
+      throw new DatabaseStartError(db.description, error);
     }
     const plaza = createPlaza({ config, db, log });
     const server = await startServer(plaza.app, { port: config.port, host: config.host });

@@ -27,13 +27,29 @@ export interface RunningServer {
   stop(timeoutMs?: number): Promise<void>;
 }
 
-/** Listens on `port` (0 picks a free one) and `host`. */
+/** The server could not listen on its port and host; `code` is the system's (EADDRINUSE, EACCES, …). */
+export class ListenError extends Error {
+  readonly code: string | undefined;
+  readonly port: number;
+  readonly host: string;
+
+  constructor(cause: NodeJS.ErrnoException, port: number, host: string) {
+    super(`cannot listen on ${host}:${port}: ${cause.message}`, { cause });
+    this.name = 'ListenError';
+    this.code = cause.code;
+    this.port = port;
+    this.host = host;
+  }
+}
+
+/** Listens on `port` (0 picks a free one) and `host`; rejects with a ListenError when it cannot. */
 export async function startServer(handler: RequestListener, options: { port: number; host: string }): Promise<RunningServer> {
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 }, handler);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) => reject(new ListenError(error, options.port, options.host));
+    server.once('error', failed);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

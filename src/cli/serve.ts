@@ -1,5 +1,6 @@
 import type { Config } from '../../config/index.ts';
-import { runServer } from '../app/run-server.ts';
+import { DatabaseStartError, runServer } from '../app/run-server.ts';
+import { ListenError } from '../app/server.ts';
 import { DataDirLockedError } from '../db/index.ts';
 import { createLogger } from '../log/index.ts';
 import type { Telemetry } from '../telemetry/index.ts';
@@ -18,9 +19,12 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
       process.stderr.write(`plaza: ${error.message}\nStop the other server or set PLAZA_DATA_DIR to another folder.\n`);
       process.exit(1);
     }
-    const listenProblem = describeListenError(error, config);
-    if (listenProblem) {
-      process.stderr.write(`plaza: ${listenProblem}\n`);
+    if (error instanceof DatabaseStartError) {
+      process.stderr.write(`plaza: ${error.message}\nCheck DATABASE_URL (or PLAZA_DATA_DIR) and that the database is up.\n`);
+      process.exit(1);
+    }
+    if (error instanceof ListenError) {
+      process.stderr.write(`plaza: ${describeListenError(error)}\n`);
       process.exit(1);
     }
     throw error;
@@ -51,12 +55,11 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
   process.on('SIGINT', onSignal);
 }
 
-/** What to tell the operator when the server cannot listen, or undefined for other errors. */
-function describeListenError(error: unknown, config: Config): string | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const where = `${config.host}:${config.port}`;
-  if (code === 'EADDRINUSE') return `cannot listen on ${where}: the port is in use by another program. Stop it or set PORT to another port.`;
-  if (code === 'EACCES') return `cannot listen on ${where}: not allowed to use that port. Set PORT to 1024 or above.`;
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot listen on ${where}: HOST is not an address of this machine. Set HOST (e.g. 127.0.0.1 or 0.0.0.0).`;
-  return undefined;
+/** What to tell the operator when the server cannot listen on its port and host. */
+function describeListenError(error: ListenError): string {
+  const where = `${error.host}:${error.port}`;
+  if (error.code === 'EADDRINUSE') return `cannot listen on ${where}: the port is in use by another program. Stop it or set PORT to another port.`;
+  if (error.code === 'EACCES') return `cannot listen on ${where}: not allowed to use that port. Set PORT to 1024 or above.`;
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return `cannot listen on ${where}: HOST is not an address of this machine. Set HOST to one of its addresses, or to 0.0.0.0 for all of them.`;
+  return `${error.message}.`;
 }

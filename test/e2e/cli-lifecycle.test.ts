@@ -121,6 +121,16 @@ describe('plaza configuration errors', () => {
     expect(result.stderr).toContain(name);
   });
 
+  it('says which database it cannot use, without a stack trace, and exits 1', async () => {
+    // `.invalid` never resolves (RFC 6761): the failure is immediate.
+    const result = await runPlaza(['serve'], { DATABASE_URL: 'postgresql://plaza@db.invalid:5432/plaza', PORT: '0' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cannot use the database (postgresql db.invalid:5432/plaza)');
+    expect(result.stderr).toContain('DATABASE_URL');
+    expect(result.stderr).not.toContain('cannot listen');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('prints help and version', async () => {
     expect((await runPlaza(['--help'], {})).stdout).toMatch(/serve[\s\S]*migrate[\s\S]*accounts/);
     expect((await runPlaza(['--version'], {})).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
