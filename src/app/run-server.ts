@@ -16,7 +16,7 @@ export interface RunningPlaza {
   shutdown(): Promise<void>;
 }
 
-/** The database could not be reached or migrated when the server started. */
+/** The database could not be reached or migrated when the server started (migrations on). */
 export class DatabaseStartError extends Error {
   constructor(description: string, cause: unknown) {
     super(`cannot use the database (${description}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
@@ -29,14 +29,13 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
   if (config.trustProxy) log.info('PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For');
   const db = await openConfiguredDatabase(config, 'server');
   try {
-    try {
-      await db.ping();
-      if (config.autoMigrate) {
-        const report = await migrate(db.sql);
-        if (report.applied.length > 0) log.info({ applied: report.applied }, 'applied migrations');
-      }
-    } catch (error) {
-      throw new DatabaseStartError(db.description, error);
+    // With migrations off, a database that is not up yet is no reason to stop: /health says 503
+    // until it is.
+    if (config.autoMigrate) {
+      const report = await migrate(db.sql).catch((error: unknown) => {
+        throw new DatabaseStartError(db.description, error);
+      });
+      if (report.applied.length > 0) log.info({ applied: report.applied }, 'applied migrations');
     }
     const plaza = createPlaza({ config, db, log });
     const server = await startServer(plaza.app, { port: config.port, host: config.host });
