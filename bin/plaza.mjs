@@ -2,7 +2,8 @@
 // The `plaza` command. Plaza is TypeScript with erasable syntax only (tsconfig's
 // erasableSyntaxOnly), so Node 24 runs it as it is, stripping the types: `npm start` works right
 // after `npm install` with no build step. A Node that cannot strip types goes through tsx's loader.
-if (!process.features.typescript) {
+// Node strips no types under node_modules, so a copy installed as a dependency uses tsx too.
+if (!process.features.typescript || import.meta.url.includes('/node_modules/')) {
   const { register } = await import('tsx/esm/api');
   register();
 }

@@ -92,7 +92,7 @@ export function assertAddressAllowed(address: string, allowPrivate: boolean, hos
   if (allowPrivate && allowedWhenPrivate(reason)) return;
   const what = reason === 'metadata' ? 'a cloud metadata address' : reason === 'reserved' ? 'a reserved address' : `a ${reason} address`;
   const via = host === address ? address : `${host} (${address})`;
-  const hint = allowedWhenPrivate(reason) ? ' Such targets are allowed only in development, with PLAZA_ALLOW_PRIVATE_TARGETS=1.' : '';
+  const hint = allowedWhenPrivate(reason) ? ' Only a server run for development allows such targets (its operator sets PLAZA_ALLOW_PRIVATE_TARGETS=1).' : '';
   throw new SsrfError(`Refused to connect to ${via}: it is ${what}.${hint}`, reason);
 }
 

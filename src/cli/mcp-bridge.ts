@@ -47,6 +47,9 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   // for at most 10 s.
   const unanswered = new Set<string | number>();
   let settled: (() => void) | undefined;
+  // A client that exits closes our stdout too: writing then fails (EPIPE). The bridge ends the
+  // session and exits instead of dying on an unhandled 'error'.
+  process.stdout.on('error', () => void close());
   process.stdin.once('end', () => {
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
     void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).then(close);

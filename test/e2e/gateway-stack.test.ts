@@ -135,6 +135,20 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect((await lines(2))[1]).toMatchObject({ id: 2, result: { tools: expect.any(Array) } });
   });
 
+  it('ends the stdio bridge quietly when its client has gone (stdout closed)', async () => {
+    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'everything'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    bridge.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
+    // The client closes its end of our stdout, then asks: the answer cannot be written (EPIPE).
+    bridge.stdout.destroy();
+    bridge.stdin.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } })}\n`);
+    expect(await exited).toBe(0);
+    expect(err).not.toMatch(/\n\s+at |Unhandled/);
+  });
+
   it('refuses the agent once it is revoked', async () => {
     const agents = (await json('/api/agents')).body.data.agents as any[];
     const mine = agents.find((a) => a.agin_id === aginId);
