@@ -61,8 +61,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     const requestId = 'method' in message && 'id' in message ? message.id : undefined;
     if (requestId !== undefined) unanswered.add(requestId);
     upstream.send(message).catch((error: unknown) => {
+      // Already on stderr: the transport reports every failed send to onerror too.
       const reason = `gateway request failed: ${(error as Error).message}`;
-      process.stderr.write(`plaza: ${reason}\n`);
       // The client is told at once rather than left to its own timeout.
       if (requestId !== undefined) void local.send({ jsonrpc: '2.0', id: requestId, error: { code: -32603, message: reason } }).then(() => answer(requestId));
     });
