@@ -112,13 +112,19 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     await bridged.close();
   });
 
-  it('ends the stdio bridge when its client closes stdin, after answering what was asked', async () => {
+  /** `plaza mcp connect everything` as a child with raw pipes, logged in as the test agent. */
+  async function spawnBridge() {
     const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
     expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
     const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'everything'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
+    return { bridge, exited };
+  }
+
+  it('ends the stdio bridge when its client closes stdin, after answering what was asked', async () => {
+    const { bridge, exited } = await spawnBridge();
     let out = '';
     bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
     const lines = async (n: number) => {
       while (out.split('\n').filter(Boolean).length < n) await new Promise((r) => setTimeout(r, 20));
       return out.trim().split('\n').map((line) => JSON.parse(line));
@@ -136,12 +142,9 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   });
 
   it('ends the stdio bridge quietly when its client has gone (stdout closed)', async () => {
-    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
-    expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
-    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'everything'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const { bridge, exited } = await spawnBridge();
     let err = '';
     bridge.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
     // The client closes its end of our stdout, then asks: the answer cannot be written (EPIPE).
     bridge.stdout.destroy();
     bridge.stdin.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } })}\n`);
