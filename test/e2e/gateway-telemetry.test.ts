@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { TS_LOADER_ARGS } from '../support/cli.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 
 const run = promisify(execFile);
@@ -26,7 +27,7 @@ describe('gateway telemetry', () => {
 
   it('gives every tools/call a span with its outcome and receipt, and counts it', async () => {
     const child = join(import.meta.dirname, '..', 'fixtures', 'otel-gateway-child.ts');
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', child], { timeout: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url }, maxBuffer: 32 * 1024 * 1024 });
+    const { stdout } = await run(process.execPath, [...TS_LOADER_ARGS, child], { timeout: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url }, maxBuffer: 32 * 1024 * 1024 });
     expect(stdout).not.toContain('upstream-secret-4711');
     const report = JSON.parse(stdout.trim().split('\n').pop()!) as {
       agent: { id: string; agin_id: string };

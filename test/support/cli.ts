@@ -8,6 +8,9 @@ import { join } from 'node:path';
 
 export const PLAZA_BIN = join(import.meta.dirname, '..', '..', 'bin', 'plaza.mjs');
 
+/** Node flags that run a TypeScript file the way `plaza` runs (bin/plaza.mjs): types stripped by Node where it can, else tsx. */
+export const TS_LOADER_ARGS: string[] = process.features.typescript ? [] : ['--import', 'tsx'];
+
 /** The outcome of a finished command. */
 export interface CommandResult {
   code: number | null;
