@@ -4,6 +4,8 @@
  * surviving a restart, graceful drain on SIGTERM, an immediate exit on a second signal, and exit
  * code 2 naming the variable on bad configuration.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
@@ -12,7 +14,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { childEnv, freePort, runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'plaza-e2e-'));
@@ -63,6 +65,22 @@ describe('plaza serve on embedded storage', () => {
     } finally {
       taken.close();
     }
+  });
+
+  it('stops the server when `npm start` itself gets SIGTERM (as a process manager sends it)', async () => {
+    const port = await freePort();
+    const npm = spawn('npm', ['start'], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      env: childEnv({ PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-e2e-npm-')), HOST: '127.0.0.1', PORT: String(port), MCP_REGISTRY_URL: 'off' }),
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    const npmExited = once(npm, 'exit');
+    const healthy = async () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200, () => false);
+    while (!(await healthy())) await new Promise((r) => setTimeout(r, 100));
+    npm.kill('SIGTERM');
+    await npmExited;
+    // The server itself stopped: nothing listens on its port any more.
+    expect(await healthy()).toBe(false);
   });
 
   it('drains an in-flight request on SIGTERM and exits 0', async () => {
