@@ -35,11 +35,26 @@ export interface PageSpec {
   data?: unknown;
 }
 
+/**
+ * `input` (a request URL or a path) parsed as a path and query on this site, never another origin:
+ * leading slashes and backslashes (which URL parsing reads as slashes) collapse to one before and
+ * after parsing (`/.//host` parses to `//host`); input that does not parse is `/`.
+ */
+export function siteUrl(input: string): URL {
+  let url: URL;
+  try {
+    url = new URL(`/${input.replace(/^[/\\]+/, '')}`, 'http://x');
+  } catch {
+    url = new URL('/', 'http://x');
+  }
+  url.pathname = url.pathname.replace(/^\/+/, '/');
+  return url;
+}
+
 function switchHref(path: string, locale: Locale): string {
-  // Parsed as a path on this site whatever it holds (see pathWithoutLocale in routes.ts).
-  const url = new URL(`/${path.replace(/^[/\\]+/, '')}`, 'http://x');
+  const url = siteUrl(path);
   url.searchParams.set('locale', locale);
-  return `${url.pathname.replace(/^[/\\]+/, '/')}${url.search}`;
+  return `${url.pathname}${url.search}`;
 }
 
 /**

@@ -13,7 +13,7 @@ import { endpointBody } from './endpoint.ts';
 import { homeBody } from './home.ts';
 import { handleHomeForm, type HomeFormState } from './home-forms.ts';
 import { type Html, html } from './html.ts';
-import { layout, type PageSpec } from './layout.ts';
+import { layout, type PageSpec, siteUrl } from './layout.ts';
 import { pageLocale } from './locale.ts';
 import { marketplaceBody } from './marketplace.ts';
 import { packagesBody } from './packages.ts';
@@ -31,18 +31,9 @@ export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 
 const ENDPOINT_PAGE_LIMIT = 200;
 
-/**
- * The request's path and query without `locale`, always a path on this site: leading slashes (and
- * backslashes, which URL parsing reads as slashes) collapse to one, so `//other.host/…` cannot
- * become another origin in the page's links; a path that does not parse is `/`.
- */
+/** The request's path and query without `locale`, always a path on this site (siteUrl). */
 function pathWithoutLocale(req: Request): string {
-  let url: URL;
-  try {
-    url = new URL(`/${req.originalUrl.replace(/^[/\\]+/, '')}`, 'http://x');
-  } catch {
-    return '/';
-  }
+  const url = siteUrl(req.originalUrl);
   url.searchParams.delete('locale');
   return `${url.pathname}${url.search}`;
 }
