@@ -91,8 +91,8 @@ async function chatSides(trees: Record<string, string>, dir: string, stops: Arra
   return sides;
 }
 
-if (!REF || !['gateway', 'chat'].includes(MODE)) {
-  console.error('usage: node --import tsx bench/ab.ts <git-ref> [gateway|chat]');
+if (!REF || !['gateway', 'chat'].includes(MODE) || !(Number.isInteger(ROUNDS) && ROUNDS >= 1) || !(DURATION_S > 0)) {
+  console.error('usage: node --import tsx bench/ab.ts <git-ref> [gateway|chat] (AB_ROUNDS a whole number >= 1, AB_DURATION_S > 0)');
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'plaza-ab-'));
