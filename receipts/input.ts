@@ -2,7 +2,18 @@ import { z } from 'zod';
 
 import type { ReceiptInput } from './encoding.ts';
 
-const text = (max: number) => z.string().min(1).max(max);
+/**
+ * Text as PostgreSQL can store it and the leaf hash sees it: NUL (which no text column takes) and
+ * lone surrogates (which UTF-8 cannot encode: the driver would store U+FFFD while JSON.stringify
+ * hashed an escape) both become U+FFFD. Without this, one upstream error message holding a NUL
+ * failed every batch it was in, and its spool replay, for good; a lone surrogate in a tool name
+ * made the stored row disagree with its leaf hash, a false alarm of tampering.
+ */
+export function storableText(value: string): string {
+  return value.toWellFormed().replaceAll('\0', '\uFFFD');
+}
+
+const text = (max: number) => z.string().min(1).max(max).transform(storableText);
 
 /** What a writer accepts (and what a spool line must hold): checked before anything is stored. */
 export const ReceiptInputSchema = z.strictObject({
@@ -13,7 +24,7 @@ export const ReceiptInputSchema = z.strictObject({
   tool: text(300),
   provider: text(200),
   status: z.enum(['ok', 'error']),
-  outcome: z.string().max(4000),
+  outcome: z.string().max(4000).transform(storableText),
   latencyMs: z.number().int().min(0).max(2_147_483_647),
   resultDigest: z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest'),
   time: z.number().int().min(0).max(253_402_300_799_999),

@@ -124,6 +124,22 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     expect(() => writer.write({ ...receipt(), resultDigest: 'nope' })).toThrow(/resultDigest/);
   });
 
+  it('stores text with NUL and lone surrogates as U+FFFD, hashed as stored, and keeps committing', async () => {
+    // An upstream's error text or an agent's tool name may hold either; neither may stall the writer
+    // (no text column takes NUL) nor make the stored row disagree with its leaf hash.
+    const writer = open();
+    const odd = receipt({ tool: 'to\u0000ol', outcome: 'tool error: \ud800 half \udc00 pair \u0000', agentPrincipal: 'agent:\udbff' });
+    await writer.write(odd);
+    await writer.write(receipt());
+    expect(writer.stats()).toMatchObject({ committed: 2, spooled: 0, degraded: false });
+    const [row] = await t.db.prisma.$queryRawUnsafe<{ tool: string; outcome: string; agent_principal: string }[]>(
+      `SELECT "tool", "outcome", "agent_principal" FROM "receipts" WHERE "call_id" = $1`,
+      odd.callId,
+    );
+    expect(row).toEqual({ tool: 'to\ufffdol', outcome: 'tool error: \ufffd half \ufffd pair \ufffd', agent_principal: 'agent:\ufffd' });
+    expect(await checkChain(t.db)).toBe(2);
+  });
+
   it('spools while the database fails and replays without loss or duplicates', async () => {
     let down = false;
     const flaky: ReceiptsDatabase = {
