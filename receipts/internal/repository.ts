@@ -49,16 +49,26 @@ const COLUMNS = `"seq"::text AS seq, "call_id", "agin_id", "agent_principal", "a
 /** Serialises appenders across every instance; the lock ends with the transaction. */
 const CHAIN_LOCK = `SELECT pg_advisory_xact_lock(hashtext('plaza.receipts.chain'))`;
 
-type Query = (text: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
-
 /**
- * Runs `work` in one transaction holding the chain lock. A raw SQL transaction, not Prisma's
- * interactive one: a receipt commit is on the path of every sync tools/call, and Prisma's
- * transaction costs ~1 ms more per commit in round trips and query compilation.
+ * BEGIN's companion script for a batch of `n`: the chain lock, then the chain's head and `n` seq
+ * values drawn while the lock is held (so seq order is chain order), all in BEGIN's round trip.
  */
-async function inTransaction<T>(db: ReceiptsDatabase, work: (query: Query) => Promise<T>): Promise<T> {
-  return db.sql.transaction((tx) => work((text, params) => tx.query(text, params)), { begin: CHAIN_LOCK });
+function lockAndReadHead(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 1) throw new TypeError(`a receipt batch needs a positive size, not ${n}`);
+  return `${CHAIN_LOCK};
+    SELECT (SELECT "prev_hash" FROM "receipts" ORDER BY "seq" DESC LIMIT 1) AS head_prev,
+           (SELECT "leaf_hash" FROM "receipts" ORDER BY "seq" DESC LIMIT 1) AS head_leaf,
+           ARRAY(SELECT nextval(pg_get_serial_sequence('receipts', 'seq'))::text FROM generate_series(1, ${n})) AS seqs`;
 }
+
+interface ChainHead {
+  head_prev: string | null;
+  head_leaf: string | null;
+  seqs: string[];
+}
+
+/** The unique violation: an INSERT met a call_id (or seq) that is stored already. */
+const UNIQUE_VIOLATION = '23505';
 
 function toReceipt(row: ReceiptRow): Receipt {
   return {
@@ -79,70 +89,115 @@ function toReceipt(row: ReceiptRow): Receipt {
   };
 }
 
+/** One row of the INSERT's JSON, named as the columns. */
+interface ReceiptJsonRow {
+  seq: string;
+  call_id: string;
+  agin_id: string;
+  agent_principal: string;
+  account_id: string | null;
+  tool: string;
+  provider: string;
+  status: string;
+  outcome: string;
+  latency_ms: number;
+  result_digest: string;
+  created_at: string;
+  prev_hash: string;
+  leaf_hash: string;
+}
+
 /**
- * Appends receipts to the log in one transaction under the chain lock: duplicates (same call_id,
- * already stored or twice in the batch) are dropped, seq values are drawn while the lock is held
- * so seq order is chain order, and prev/leaf hashes are computed before the rows are inserted.
- * Returns how many rows were inserted.
+ * Chains `fresh` onto the head: each row's seq (drawn values in ascending order; values left over
+ * stay gaps), leaf hash over its fields, and prev hash linking it to the row before.
+ */
+function chainRows(fresh: readonly ReceiptInput[], state: ChainHead | undefined): ReceiptJsonRow[] {
+  if (!state) throw new Error('the chain head was not read');
+  const hasHead = state.head_prev !== null || state.head_leaf !== null;
+  if (hasHead && (!state.head_prev || !state.head_leaf)) throw new Error('the last receipt has no hashes; the log is damaged');
+  let prev = hasHead ? chainHash(state.head_prev!, state.head_leaf!) : GENESIS_HASH;
+  const seqs = state.seqs.map((v) => BigInt(v)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (seqs.length < fresh.length) throw new Error(`drew ${seqs.length} receipt seq values for ${fresh.length} receipts`);
+  return fresh.map((r, i) => {
+    const seq = seqs[i]!;
+    const leaf = receiptLeafHash({ ...r, seq });
+    const row: ReceiptJsonRow = {
+      seq: seq.toString(),
+      call_id: r.callId,
+      agin_id: r.aginId,
+      agent_principal: r.agentPrincipal,
+      account_id: r.accountId,
+      tool: r.tool,
+      provider: r.provider,
+      status: r.status,
+      outcome: r.outcome,
+      latency_ms: r.latencyMs,
+      result_digest: r.resultDigest,
+      created_at: new Date(r.time).toISOString(),
+      prev_hash: prev,
+      leaf_hash: leaf,
+    };
+    prev = chainHash(prev, leaf);
+    return row;
+  });
+}
+
+/**
+ * The INSERT of chained rows as one statement without parameters, so that it can travel with
+ * COMMIT in one round trip: the rows are one JSON document in a dollar-quoted literal, whose tag
+ * is chosen so that it does not occur in the document (dollar quoting has no escapes, so nothing
+ * in the receipts can end the literal early). No ON CONFLICT: a call_id stored already fails the
+ * statement, and with it the transaction, rather than leave a hole in the chain.
+ */
+function insertStatement(rows: readonly ReceiptJsonRow[]): string {
+  const json = JSON.stringify(rows);
+  let n = 0;
+  while (json.includes(`$r${n}$`)) n++;
+  const tag = `$r${n}$`;
+  return `INSERT INTO "receipts" ("seq", "call_id", "agin_id", "agent_principal", "account_id", "tool", "provider", "status", "outcome",
+      "latency_ms", "result_digest", "created_at", "prev_hash", "leaf_hash")
+    SELECT "seq", "call_id", "agin_id", "agent_principal", "account_id", "tool", "provider", "status", "outcome",
+      "latency_ms", "result_digest", "created_at", "prev_hash", "leaf_hash"
+    FROM json_to_recordset(${tag}${json}${tag}::json) AS r("seq" bigint, "call_id" text, "agin_id" text, "agent_principal" text,
+      "account_id" text, "tool" text, "provider" text, "status" text, "outcome" text, "latency_ms" int, "result_digest" text,
+      "created_at" timestamptz, "prev_hash" text, "leaf_hash" text)`;
+}
+
+/**
+ * Appends receipts to the log in one transaction under the chain lock, and returns how many rows
+ * were inserted. Duplicates (same call_id, already stored or twice in the batch) are dropped: the
+ * first write of a call_id is the one stored. The common case takes two round trips on PostgreSQL
+ * (BEGIN with the lock and the head; the INSERT with COMMIT) and assumes no call_id of the batch is
+ * stored yet; when one is (a spool replay of receipts whose commit did answer), the INSERT fails,
+ * the transaction rolls back, and the batch goes again with the stored call_ids looked up first.
  */
 export async function appendReceipts(db: ReceiptsDatabase, inputs: readonly ReceiptInput[]): Promise<number> {
-  // The first write of a call_id is the one stored.
   const first = new Map<string, ReceiptInput>();
   for (const r of inputs) if (!first.has(r.callId)) first.set(r.callId, r);
   const batch = [...first.values()];
   if (batch.length === 0) return 0;
-  return inTransaction(db, async (query) => {
-    const [state] = (await query(
-      `SELECT (SELECT coalesce(array_agg("call_id"), '{}') FROM "receipts" WHERE "call_id" = ANY($1::text[])) AS existing,
-              (SELECT "prev_hash" FROM "receipts" ORDER BY "seq" DESC LIMIT 1) AS head_prev,
-              (SELECT "leaf_hash" FROM "receipts" ORDER BY "seq" DESC LIMIT 1) AS head_leaf,
-              ARRAY(SELECT nextval(pg_get_serial_sequence('receipts', 'seq'))::text FROM generate_series(1, $2::int)) AS seqs`,
-      [batch.map((r) => r.callId), batch.length],
-    )) as [{ existing: string[]; head_prev: string | null; head_leaf: string | null; seqs: string[] }];
-    const stored = new Set(state.existing);
-    const fresh = batch.filter((r) => !stored.has(r.callId));
-    if (fresh.length === 0) return 0;
-    const hasHead = state.head_prev !== null || state.head_leaf !== null;
-    if (hasHead && (!state.head_prev || !state.head_leaf)) throw new Error('the last receipt has no hashes; the log is damaged');
-    let prev = hasHead ? chainHash(state.head_prev!, state.head_leaf!) : GENESIS_HASH;
-    // Values drawn for call_ids that turned out to be stored already are left as gaps.
-    const seqs = state.seqs.map((v) => BigInt(v)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    const cols = { seq: [] as string[], prev: [] as string[], leaf: [] as string[], time: [] as string[] };
-    fresh.forEach((r, i) => {
-      const seq = seqs[i]!;
-      const leaf = receiptLeafHash({ ...r, seq });
-      cols.seq.push(seq.toString());
-      cols.prev.push(prev);
-      cols.leaf.push(leaf);
-      cols.time.push(new Date(r.time).toISOString());
-      prev = chainHash(prev, leaf);
-    });
-    const inserted = await query(
-      `INSERT INTO "receipts" ("seq", "call_id", "agin_id", "agent_principal", "account_id", "tool", "provider", "status", "outcome",
-         "latency_ms", "result_digest", "created_at", "prev_hash", "leaf_hash")
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-         $10::int[], $11::text[], $12::timestamptz[], $13::text[], $14::text[])
-       ON CONFLICT ("call_id") DO NOTHING
-       RETURNING 1 AS ok`,
-      [
-        cols.seq,
-        fresh.map((r) => r.callId),
-        fresh.map((r) => r.aginId),
-        fresh.map((r) => r.agentPrincipal),
-        fresh.map((r) => r.accountId),
-        fresh.map((r) => r.tool),
-        fresh.map((r) => r.provider),
-        fresh.map((r) => r.status),
-        fresh.map((r) => r.outcome),
-        fresh.map((r) => r.latencyMs),
-        fresh.map((r) => r.resultDigest),
-        cols.time,
-        cols.prev,
-        cols.leaf,
-      ],
+  try {
+    return await db.sql.transaction(
+      async (tx) => {
+        await tx.commitWith(insertStatement(chainRows(batch, tx.begun[0] as ChainHead | undefined)));
+        return batch.length;
+      },
+      { begin: lockAndReadHead(batch.length) },
     );
-    return inserted.length;
-  });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+  }
+  return db.sql.transaction(
+    async (tx) => {
+      const stored = await tx.query<{ call_id: string }>(`SELECT "call_id" FROM "receipts" WHERE "call_id" = ANY($1::text[])`, [batch.map((r) => r.callId)]);
+      const existing = new Set(stored.map((row) => row.call_id));
+      const fresh = batch.filter((r) => !existing.has(r.callId));
+      if (fresh.length === 0) return 0;
+      await tx.commitWith(insertStatement(chainRows(fresh, tx.begun[0] as ChainHead | undefined)));
+      return fresh.length;
+    },
+    { begin: lockAndReadHead(batch.length) },
+  );
 }
 
 /** Receipts after `afterSeq` in seq order (every account), for building the tree. */

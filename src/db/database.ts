@@ -79,16 +79,23 @@ async function openPostgres(url: string, poolMax = 10): Promise<Database> {
       const onError = () => undefined;
       client.on('error', onError);
       let broken: Error | undefined;
+      let committed = false;
       try {
         // The simple query protocol takes several statements in one round trip.
-        await client.query(options?.begin ? `BEGIN; ${options.begin}` : 'BEGIN');
+        const begun = await client.query(options?.begin ? `BEGIN; ${options.begin}` : 'BEGIN');
+        const results: pg.QueryResult[] = Array.isArray(begun) ? begun : [begun];
         const result = await work({
+          begun: options?.begin ? (results.at(-1)?.rows ?? []) : [],
           query: async (text, params) => (await client.query(text, params)).rows,
           exec: async (text) => {
             await client.query(text);
           },
+          commitWith: async (script) => {
+            await client.query(`${script}; COMMIT`);
+            committed = true;
+          },
         });
-        await client.query('COMMIT');
+        if (!committed) await client.query('COMMIT');
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch((e: unknown) => {

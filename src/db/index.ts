@@ -6,4 +6,4 @@ export { openDatabase, pgliteSocketExists, pgliteSocketUrl } from './database.ts
 export type { PrismaClient } from './generated/client.ts';
 export type { Migration, MigrationReport } from './migrate.ts';
 export { migrate, MigrationError, MIGRATIONS_DIR, readMigrations } from './migrate.ts';
-export type { SqlClient, SqlPool, SqlSession } from './sql-client.ts';
+export type { SqlClient, SqlPool, SqlSession, SqlTransaction } from './sql-client.ts';

@@ -11,14 +11,28 @@ export interface SqlSession extends SqlClient {
   release(): Promise<void>;
 }
 
+/** The session of one transaction (see {@link SqlPool.transaction}). */
+export interface SqlTransaction extends SqlClient {
+  /** The rows of the last statement of the `begin` script; empty without one. */
+  readonly begun: Record<string, unknown>[];
+  /**
+   * Runs `script` (statements without parameters) and COMMIT, in one round trip on PostgreSQL.
+   * The transaction is over once it resolves: `work` returns next, without further statements.
+   * When a statement fails nothing is committed: it rejects, and the transaction rolls back.
+   */
+  commitWith(script: string): Promise<void>;
+}
+
 /** A SqlClient that can hand out a dedicated session. */
 export interface SqlPool extends SqlClient {
   session(): Promise<SqlSession>;
   /**
    * Runs `work` in one transaction on one session: committed when it resolves, rolled back when it
    * throws. Cheaper than Prisma's interactive transactions for short, hot writes (receipts).
-   * `begin`: constant, parameterless SQL (never built from input) run first inside the
-   * transaction, sent with BEGIN in one round trip on PostgreSQL (e.g. taking an advisory lock).
+   * `begin`: statements without parameters, built only from constants and numbers Plaza computed
+   * (never from input), run first inside the transaction and sent with BEGIN in one round trip on
+   * PostgreSQL (e.g. taking an advisory lock and reading what the work needs); `tx.begun` holds
+   * the rows of its last statement.
    */
-  transaction<T>(work: (tx: SqlClient) => Promise<T>, options?: { begin?: string }): Promise<T>;
+  transaction<T>(work: (tx: SqlTransaction) => Promise<T>, options?: { begin?: string }): Promise<T>;
 }

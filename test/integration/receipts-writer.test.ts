@@ -117,6 +117,10 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     await writer.write(r);
     expect(await count(t.db)).toEqual({ rows: 1, distinct: 1 });
     expect(await checkChain(t.db)).toBe(1);
+    // A batch holding a stored call_id among new ones stores the new ones, chained.
+    await Promise.all([writer.write(receipt()), writer.write(r), writer.write(receipt())]);
+    expect(await count(t.db)).toEqual({ rows: 3, distinct: 3 });
+    expect(await checkChain(t.db)).toBe(3);
   });
 
   it('rejects a malformed receipt before storing anything', () => {
@@ -140,11 +144,26 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     expect(await checkChain(t.db)).toBe(2);
   });
 
+  it('stores text that looks like SQL or ends a dollar-quoted literal exactly as written', async () => {
+    // The INSERT carries the rows in a dollar-quoted literal (it goes with COMMIT in one round trip).
+    const writer = open();
+    const tricky = [`'); DROP TABLE "receipts"; --`, '$r0$ $r1$ $$ $r2$', 'back\\slash \\u0041 "quoted" \n\t€ 𝄞'];
+    const written = tricky.map((s, i) => receipt({ tool: s, outcome: tricky[(i + 1) % tricky.length]!, agentPrincipal: s }));
+    await Promise.all(written.map((r) => writer.write(r)));
+    const rows = await t.db.prisma.$queryRawUnsafe<{ call_id: string; tool: string; outcome: string; agent_principal: string }[]>(
+      `SELECT "call_id", "tool", "outcome", "agent_principal" FROM "receipts"`,
+    );
+    expect(rows.map((r) => ({ callId: r.call_id, tool: r.tool, outcome: r.outcome, agentPrincipal: r.agent_principal })).sort((a, b) => a.callId.localeCompare(b.callId))).toEqual(
+      written.map((r) => ({ callId: r.callId, tool: r.tool, outcome: r.outcome, agentPrincipal: r.agentPrincipal })).sort((a, b) => a.callId.localeCompare(b.callId)),
+    );
+    expect(await checkChain(t.db)).toBe(3);
+  });
+
   it('spools while the database fails and replays without loss or duplicates', async () => {
     let down = false;
     const flaky: ReceiptsDatabase = {
       prisma: t.db.prisma,
-      sql: { transaction: (work) => (down ? Promise.reject(new Error('connection refused')) : t.db.sql.transaction(work)) },
+      sql: { transaction: (work, options) => (down ? Promise.reject(new Error('connection refused')) : t.db.sql.transaction(work, options)) },
     };
     const writer = open({ db: flaky, retryIntervalMs: 60_000 });
     const before = Array.from({ length: 50 }, () => receipt());

@@ -10,14 +10,19 @@ export function pgliteSqlPool(db: PGlite): SqlPool {
       await db.exec(text);
     },
     session: async () => ({ ...sql, release: async () => undefined }),
-    // PGlite's own transaction holds its lock, so no other statement runs inside this one.
+    // PGlite's own transaction holds its lock, so no other statement runs inside this one. It
+    // commits when `work` resolves, so commitWith only runs its script.
     transaction: (work, options) =>
       db.transaction(async (tx) => {
-        if (options?.begin) await tx.exec(options.begin);
+        const begun = options?.begin ? await tx.exec(options.begin) : [];
         return work({
+          begun: (begun.at(-1)?.rows ?? []) as Record<string, unknown>[],
           query: async (text, params) => (await tx.query(text, params)).rows as never,
           exec: async (text) => {
             await tx.exec(text);
+          },
+          commitWith: async (script) => {
+            await tx.exec(script);
           },
         });
       }),
