@@ -4,17 +4,23 @@
  * of 10%; here both trees serve at once and alternate 3 s rounds at concurrency 32 (A B, B A, …),
  * so drift hits both alike. Per round: requests/s and the server process's CPU µs per request.
  *
- * Run: `node --import tsx bench/ab.ts <git-ref> [gateway|chat]` (default gateway). The ref is
- * checked out into a temporary worktree (with this tree's node_modules and generated Prisma
+ * Run: `node --import tsx bench/ab.ts <git-ref> [gateway|chat|receipts]` (default gateway). The
+ * ref is checked out into a temporary worktree (with this tree's node_modules and generated Prisma
  * client), started with its own fixture or `plaza serve`, and removed at the end.
  * Env: AB_ROUNDS (4), AB_DURATION_S (3); gateway: AB_UPSTREAM (everything | mini),
  * AB_RECEIPTS (memory | pglite | pglite-async | postgres | postgres-async; postgres needs
  * BENCH_DATABASE_URL, a fresh database per tree).
+ * `receipts` times the receipt log's append path alone (bench/fixtures/receipts-append.ts): per
+ * round and tree, AB_BATCHES (1000) batches of 1 and of 10 receipts one after another, on PGlite
+ * and, with BENCH_DATABASE_URL, on a fresh PostgreSQL database; wall µs and CPU µs per batch.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { createPostgresDatabase } from '../test/support/databases.ts';
 
 import { completion, startChatPlaza } from './chat-proxy.ts';
 import { callEcho, closeLoadPool, type Gateway, initialize, startGateway, startUpstream, type Target } from './gateway.ts';
@@ -91,8 +97,36 @@ async function chatSides(trees: Record<string, string>, dir: string, stops: Arra
   return sides;
 }
 
-if (!REF || !['gateway', 'chat'].includes(MODE) || !(Number.isInteger(ROUNDS) && ROUNDS >= 1) || !(DURATION_S > 0)) {
-  console.error('usage: node --import tsx bench/ab.ts <git-ref> [gateway|chat] (AB_ROUNDS a whole number >= 1, AB_DURATION_S > 0)');
+/** Per round, tree, database and batch size: one run of the append fixture (fresh database each). */
+async function receiptRows(trees: Record<string, string>): Promise<Record<string, { batch_us: number[]; cpu_us: number[] }>> {
+  const batches = Number(process.env['AB_BATCHES'] ?? 1000);
+  if (!(Number.isInteger(batches) && batches >= 1)) throw new Error('AB_BATCHES must be a whole number >= 1');
+  const base = process.env['BENCH_DATABASE_URL'];
+  const rows: Record<string, { batch_us: number[]; cpu_us: number[] }> = {};
+  const names = Object.keys(trees);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of round % 2 ? [...names].reverse() : names) {
+      for (const store of base ? ['pglite', 'postgres'] : ['pglite']) {
+        for (const size of [1, 10]) {
+          const created = store === 'postgres' ? await createPostgresDatabase(base, 'plaza_bench_ab') : undefined;
+          try {
+            const { stdout } = await promisify(execFile)(process.execPath, ['bench/fixtures/receipts-append.ts', trees[name]!, created?.url ?? 'pglite', String(size), String(batches)], { cwd: ROOT });
+            const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { batch_us: number; cpu_us: number };
+            const row = (rows[`${name} ${store} batch ${size}`] ??= { batch_us: [], cpu_us: [] });
+            row.batch_us.push(result.batch_us);
+            row.cpu_us.push(result.cpu_us);
+          } finally {
+            await created?.drop();
+          }
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+if (!REF || !['gateway', 'chat', 'receipts'].includes(MODE) || !(Number.isInteger(ROUNDS) && ROUNDS >= 1) || !(DURATION_S > 0)) {
+  console.error('usage: node --import tsx bench/ab.ts <git-ref> [gateway|chat|receipts] (AB_ROUNDS a whole number >= 1, AB_DURATION_S > 0)');
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'plaza-ab-'));
@@ -101,10 +135,16 @@ let tree: string | undefined;
 try {
   tree = checkout(REF, dir);
   const trees = { [REF]: tree, this: ROOT };
-  const sides = MODE === 'chat' ? await chatSides(trees, dir, stops) : await gatewaySides(trees, dir, stops);
-  const rows = await alternate(sides);
-  const summary = Object.fromEntries(Object.entries(rows).map(([name, r]) => [name, { ...r, median_rps: median(r.rps), median_cpu_us: median(r.cpu_us) }]));
-  console.log(JSON.stringify({ ref: REF, mode: MODE, rounds: ROUNDS, duration_s: DURATION_S, sides: summary }, null, 2));
+  if (MODE === 'receipts') {
+    const rows = await receiptRows(trees);
+    const summary = Object.fromEntries(Object.entries(rows).map(([name, r]) => [name, { ...r, median_batch_us: median(r.batch_us), median_cpu_us: median(r.cpu_us) }]));
+    console.log(JSON.stringify({ ref: REF, mode: MODE, rounds: ROUNDS, sides: summary }, null, 2));
+  } else {
+    const sides = MODE === 'chat' ? await chatSides(trees, dir, stops) : await gatewaySides(trees, dir, stops);
+    const rows = await alternate(sides);
+    const summary = Object.fromEntries(Object.entries(rows).map(([name, r]) => [name, { ...r, median_rps: median(r.rps), median_cpu_us: median(r.cpu_us) }]));
+    console.log(JSON.stringify({ ref: REF, mode: MODE, rounds: ROUNDS, duration_s: DURATION_S, sides: summary }, null, 2));
+  }
 } finally {
   for (const stop of stops) await stop().catch(() => undefined);
   await closeLoadPool();
