@@ -21,7 +21,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { createPostgresDatabase } from '../test/support/databases.ts';
-
 import { completion, startChatPlaza } from './chat-proxy.ts';
 import { callEcho, closeLoadPool, type Gateway, initialize, startGateway, startUpstream, type Target } from './gateway.ts';
 import { cpuSeconds, loadLoop, median, ROOT, spawnReady } from './lib.ts';
