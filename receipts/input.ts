@@ -1,18 +1,9 @@
 import { z } from 'zod';
 
+import { storableText } from '../src/kernel/index.ts';
 import type { ReceiptInput } from './encoding.ts';
 
-/**
- * Text as PostgreSQL can store it and the leaf hash sees it: NUL (which no text column takes) and
- * lone surrogates (which UTF-8 cannot encode: the driver would store U+FFFD while JSON.stringify
- * hashed an escape) both become U+FFFD. Without this, one upstream error message holding a NUL
- * failed every batch it was in, and its spool replay, for good; a lone surrogate in a tool name
- * made the stored row disagree with its leaf hash, a false alarm of tampering.
- */
-export function storableText(value: string): string {
-  return value.toWellFormed().replaceAll('\0', '\uFFFD');
-}
-
+// NUL and lone surrogates become U+FFFD (storableText): stored and hashed alike.
 const text = (max: number) => z.string().min(1).max(max).transform(storableText);
 
 /** What a writer accepts (and what a spool line must hold): checked before anything is stored. */

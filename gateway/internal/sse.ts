@@ -1,3 +1,5 @@
+import { createLineSplitter } from '../../src/kernel/index.ts';
+
 /** One Server-Sent Event as the MCP streamable HTTP transport uses them. */
 export interface SseEvent {
   event?: string;
@@ -14,7 +16,7 @@ export interface SseEvent {
  * Handles \n, \r\n and \r line ends, multi-line data, comments; tolerates a final partial line.
  */
 export function createSseParser(): { push(chunk: string): SseEvent[]; end(): SseEvent[] } {
-  let buffer = '';
+  const lines = createLineSplitter();
   let current: SseEvent = {};
   let hasFields = false;
   const events: SseEvent[] = [];
@@ -41,26 +43,21 @@ export function createSseParser(): { push(chunk: string): SseEvent[]; end(): Sse
     else if (field === 'retry') current.retry = value;
   };
 
-  const drain = (final: boolean) => {
-    for (;;) {
-      const match = /\r\n|\r|\n/.exec(buffer);
-      if (!match) break;
-      // A trailing \r may be the first half of \r\n: wait for the next chunk.
-      if (match[0] === '\r' && match.index === buffer.length - 1 && !final) break;
-      line(buffer.slice(0, match.index));
-      buffer = buffer.slice(match.index + match[0].length);
-    }
-    if (final && buffer !== '') {
-      line(buffer);
-      buffer = '';
-      line('');
-    }
-    return events.splice(0);
+  return {
+    push(chunk) {
+      for (const text of lines.push(chunk)) line(text);
+      return events.splice(0);
+    },
+    end() {
+      const rest = lines.end();
+      if (rest !== undefined) {
+        line(rest);
+        line('');
+      }
+      return events.splice(0);
+    },
   };
-
-  return { push: (chunk) => ((buffer += chunk), drain(false)), end: () => drain(true) };
 }
-
 /** Serialises an event back to the wire. */
 export function formatSseEvent(event: SseEvent): string {
   let out = '';

@@ -1,3 +1,5 @@
+import { createLineSplitter } from '../../src/kernel/index.ts';
+
 /** One server-sent event (https://html.spec.whatwg.org/multipage/server-sent-events.html). */
 export interface SseEvent {
   /** The `event:` field; "message" when absent. */
@@ -18,12 +20,11 @@ export interface SseParser {
  * event cut off by the end of the stream is never dispatched (the caller just stops pushing).
  */
 export function createSseParser(): SseParser {
-  let pending = '';
+  const lines = createLineSplitter();
   let first = true;
   let data: string[] = [];
   let event = '';
   let lastId: string | undefined;
-  let skipLf = false;
 
   function line(text: string, out: SseEvent[]): void {
     if (text === '') {
@@ -46,29 +47,11 @@ export function createSseParser(): SseParser {
     push(text) {
       const out: SseEvent[] = [];
       if (text === '') return out;
-      // A CR that ended the last chunk already ended its line; an LF starting this one is its pair.
-      if (skipLf && text.charCodeAt(0) === 10) text = text.slice(1);
-      skipLf = false;
-      // Only the new text can hold a line end.
-      let i = pending.length;
-      pending += text;
-      if (first && pending.length > 0) {
-        if (pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
+      if (first) {
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
         first = false;
-        i = 0;
       }
-      let start = 0;
-      for (; i < pending.length; i++) {
-        const c = pending.charCodeAt(i);
-        if (c !== 10 && c !== 13) continue;
-        line(pending.slice(start, i), out);
-        if (c === 13) {
-          if (i === pending.length - 1) skipLf = true;
-          else if (pending.charCodeAt(i + 1) === 10) i++;
-        }
-        start = i + 1;
-      }
-      pending = pending.slice(start);
+      for (const l of lines.push(text)) line(l, out);
       return out;
     },
   };

@@ -1,4 +1,4 @@
-/** The shared kernel: errors, identifiers, time and secret hashing used by every module. */
+/** The shared kernel: errors, identifiers, time, secret hashing and text helpers used by every module. */
 export type { Clock } from './clock.ts';
 export { systemClock } from './clock.ts';
 export type { ErrorCode, PlazaErrorOptions } from './errors.ts';
@@ -16,3 +16,4 @@ export {
 } from './errors.ts';
 export { isWellFormedRequestId, newId, newRequestId, randomToken } from './ids.ts';
 export { digestsEqual, hashSecret } from './secrets.ts';
+export { createLineSplitter, type LineSplitter, storableText } from './text.ts';
