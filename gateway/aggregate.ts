@@ -10,9 +10,9 @@ import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
-import { RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { callAnswer, MAX_JSON_DEPTH, nestsDeeperThan, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import type { Connector } from './passthrough.ts';
-import { type CallContext, type receiptFor, type ReceiptSink,recordCall } from './receipt-sink.ts';
+import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
 import { UpstreamCallError } from './upstream-client.ts';
 import type { UpstreamPool } from './upstream-pool.ts';
@@ -133,6 +133,9 @@ export function createAggregate(options: AggregateOptions) {
     })));
 
   async function callTool(identity: AgentIdentity, req: IncomingMessage, params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> }, extra: { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void> }): Promise<CallToolResult> {
+    if (nestsDeeperThan(params.arguments, MAX_JSON_DEPTH)) {
+      return { content: [{ type: 'text', text: `Tool arguments nest deeper than ${MAX_JSON_DEPTH} levels; nothing was called.` }], isError: true };
+    }
     const split = params.name.indexOf(TOOL_NAME_SEPARATOR);
     const provider = split > 0 ? params.name.slice(0, split) : '';
     const tool = split > 0 ? params.name.slice(split + TOOL_NAME_SEPARATOR.length) : '';
@@ -153,6 +156,7 @@ export function createAggregate(options: AggregateOptions) {
     if (!connector || !tool) {
       return { content: [{ type: 'text', text: `Unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector.` }], isError: true };
     }
+    if (tool.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
     const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now() };
     traceCall(call, 'aggregate');
     options.onCall?.(connector.endpointId);
@@ -182,12 +186,19 @@ export function createAggregate(options: AggregateOptions) {
           }
         },
       });
-      if (response.error) {
-        outcome = { error: response.error };
-        result = { content: [{ type: 'text', text: `Upstream error ${response.error.code}: ${response.error.message}` }], isError: true };
+      const answer = callAnswer(response);
+      const valid = 'result' in answer ? CallToolResultSchema.safeParse(answer.result) : undefined;
+      if ('error' in answer) {
+        outcome = { error: answer.error };
+        result = { content: [{ type: 'text', text: `Upstream error ${answer.error.code}: ${answer.error.message}` }], isError: true };
+      } else if ('malformed' in answer || !valid?.success) {
+        // Recorded as what the caller gets: a failed call, not a success it never sees.
+        const why = 'malformed' in answer ? answer.malformed : `the upstream answered an invalid tools/call result (${describeIssues(valid!.error!.issues)})`;
+        outcome = { failure: why };
+        result = { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true };
       } else {
-        outcome = { result: response.result };
-        result = (typeof response.result === 'object' && response.result !== null ? response.result : { content: [] }) as Record<string, unknown>;
+        outcome = { result: answer.result };
+        result = answer.result;
       }
     } catch (error) {
       const why = error instanceof UpstreamCallError ? error.message : 'the upstream call failed';

@@ -3,11 +3,24 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
-import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
-import { isRequest, isResponse, type JsonRpcId, type JsonRpcResponse, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE, toolErrorResult } from './internal/json-rpc.ts';
+import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import {
+  callAnswer,
+  isRequest,
+  isResponse,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+  RPC_ERRORS,
+  rpcError,
+  STORAGE_RETRY_AFTER_S,
+  STORAGE_UNAVAILABLE,
+  toolErrorResult,
+} from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent } from './internal/sse.ts';
 import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
-import { type CallContext, type receiptFor, type ReceiptSink,recordCall } from './receipt-sink.ts';
+import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
 
@@ -108,12 +121,17 @@ export function createPassthrough(options: PassthroughOptions) {
   /** Stamps a response to a tracked call and records its receipt; other messages pass unchanged. */
   async function onUpstreamMessage(message: unknown, call: CallContext | undefined, callRpcId: JsonRpcId | undefined): Promise<unknown> {
     if (!call || !isResponse(message) || message.id !== callRpcId) return message;
-    if (message.error) {
-      await finish(call, { error: message.error });
+    const answer = callAnswer(message);
+    if ('malformed' in answer) {
+      await finish(call, { failure: answer.malformed });
+      return stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${answer.malformed}.`), call);
+    }
+    if ('error' in answer) {
+      await finish(call, { error: answer.error });
       return message;
     }
-    await finish(call, { result: message.result });
-    return { ...message, result: stampResult(message.result, call.identity, call.callId) };
+    await finish(call, { result: answer.result });
+    return { ...message, result: stampResult(answer.result, call.identity, call.callId) };
   }
 
   return async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
@@ -159,18 +177,31 @@ export function createPassthrough(options: PassthroughOptions) {
         } catch {
           throw new HttpFailure(400, 'Request body is not valid JSON.', RPC_ERRORS.parseError);
         }
-        const messages = Array.isArray(parsed) ? parsed : [parsed];
+        if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) throw new HttpFailure(400, `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+        let messages = Array.isArray(parsed) ? parsed : [parsed];
         // Only JSON-RPC 2.0 messages go upstream: anything else (null, numbers, an empty batch)
         // is the caller's mistake, answered here, never the upstream's to choke on.
         const wellFormed = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0' && (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
         if (messages.length === 0 || !messages.every(wellFormed)) throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
-        for (const m of messages) if (isRequest(m)) awaited.add(m.id);
+        for (const m of messages) {
+          if (!isRequest(m)) continue;
+          // Answers are matched to requests by id: two alike would let one take the other's place.
+          if (awaited.has(m.id)) throw new HttpFailure(400, 'Request ids must be unique within a batch.');
+          awaited.add(m.id);
+        }
+        if (messages.some((m) => !isRequest(m) && (m as { method?: unknown }).method === 'tools/call')) {
+          throw new HttpFailure(400, 'tools/call must be a request with an id: a notification gets no answer and no receipt.');
+        }
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
         if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
         const target = calls[0];
+        messages = messages.map((m) => (m === target ? m : withoutPlatformMeta(m)));
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
           if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
+          if (params.name.length === 0 || params.name.length > MAX_TOOL_NAME_LENGTH) {
+            throw new HttpFailure(400, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, RPC_ERRORS.invalidParams);
+          }
           call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now() };
           callRpcId = target.id;
           traceCall(call, 'passthrough');
@@ -233,9 +264,9 @@ export function createPassthrough(options: PassthroughOptions) {
 
       if (!ok || upstream.status === 202 || upstream.status === 204) {
         clearTimeout(timer);
-        if (call && !ok) {
+        if (call) {
           upstream.discard();
-          const why = `the upstream answered HTTP ${upstream.status}`;
+          const why = ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`;
           await finish(call, { failure: why });
           sendJson(res, upstream.status === 404 && upstreamSession ? 404 : 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
           return;
@@ -286,12 +317,20 @@ export function createPassthrough(options: PassthroughOptions) {
         } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, 'Upstream failed: malformed JSON.'), responseHeaders);
         return;
       }
-      const answered = Array.isArray(parsed)
-        ? await Promise.all(parsed.map((m) => (call ? stampOrFail(m, call, callRpcId) : m)))
-        : call
-          ? await stampOrFail(parsed, call, callRpcId)
-          : parsed;
-      if (call && !containsResponse(answered, callRpcId)) {
+      if (!call) {
+        // Nothing to stamp: the upstream's JSON goes on as it came.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...responseHeaders });
+        res.end(text);
+        return;
+      }
+      if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
+        const why = `the upstream's answer nests deeper than ${MAX_JSON_DEPTH} levels`;
+        await finish(call, { failure: why });
+        sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
+        return;
+      }
+      const answered = Array.isArray(parsed) ? await Promise.all(parsed.map((m) => stampOrFail(m, call, callRpcId))) : await stampOrFail(parsed, call, callRpcId);
+      if (!containsResponse(answered, callRpcId)) {
         await finish(call, { failure: 'the upstream answered without a result for the call' });
       }
       sendJson(res, 200, answered, responseHeaders);

@@ -26,6 +26,9 @@ export interface ReceiptSink {
   record(receipt: CallReceipt): Promise<void>;
 }
 
+/** Longest tool name a receipt holds (the receipts module's limit): longer names are refused before any call. */
+export const MAX_TOOL_NAME_LENGTH = 300;
+
 /** A call in flight: everything its receipt needs but the outcome. */
 export interface CallContext {
   callId: string;
@@ -78,7 +81,7 @@ export function receiptFor(
     digestOf = withoutMeta;
   } else if ('error' in outcome) {
     status = 'error';
-    text = `json-rpc error ${outcome.error.code}: ${outcome.error.message.slice(0, 200)}`;
+    text = `json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${String(outcome.error.message).slice(0, 200)}`;
     digestOf = { error: { code: outcome.error.code, message: outcome.error.message } };
   } else {
     status = 'error';
@@ -110,7 +113,13 @@ export async function recordCall(
   outcome: Parameters<typeof receiptFor>[1],
   now: number,
 ): Promise<CallReceipt> {
-  const receipt = receiptFor(call, outcome, now);
+  let receipt: CallReceipt;
+  try {
+    receipt = receiptFor(call, outcome, now);
+  } catch (error) {
+    // The call ran: it gets a receipt even when its answer cannot be digested.
+    receipt = receiptFor(call, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now);
+  }
   try {
     await sink.record(receipt);
   } catch (error) {

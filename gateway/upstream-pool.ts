@@ -10,6 +10,15 @@ export interface UpstreamPoolOptions {
   timeoutMs?: number;
   maxResponseBytes?: number;
   clientInfo?: { name: string; version: string };
+  /** Most sessions held at once; the least recently used one is ended (DELETE) past it. Default 1000. */
+  maxSessions?: number;
+}
+
+interface PooledSession {
+  url: string;
+  /** The set-up headers (the caller's third-party credential, if any): the DELETE at eviction needs them. */
+  headers: Record<string, string>;
+  ready: Promise<{ sessionId: string | null; protocolVersion: string }>;
 }
 
 /** One call sent through a pooled upstream session. */
@@ -33,7 +42,11 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const maxBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
   const clientInfo = options.clientInfo ?? { name: 'plaza-gateway', version: '1' };
-  const sessions = new Map<string, Promise<{ sessionId: string | null; protocolVersion: string }>>();
+  const maxSessions = options.maxSessions ?? 1000;
+  if (!(Number.isInteger(maxSessions) && maxSessions >= 1)) throw new TypeError('maxSessions must be a whole number >= 1');
+  // In least-recently-used order: a session is moved to the end on every use. Keys hold the
+  // caller's credential (hashed), so callers choose how many there are: the cap bounds them.
+  const sessions = new Map<string, PooledSession>();
 
   /**
    * Runs `work` with a signal that aborts after `timeoutMs` or when `outer` does. One controller
@@ -82,18 +95,41 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   }
 
   function session(key: string, url: string, headers: Record<string, string>) {
-    let entry = sessions.get(key);
-    if (!entry) {
-      entry = open(url, headers);
+    const entry = sessions.get(key);
+    if (entry) {
+      sessions.delete(key);
       sessions.set(key, entry);
-      entry.catch(() => sessions.delete(key));
+      return entry.ready;
     }
-    return entry;
+    const created: PooledSession = { url, headers, ready: open(url, headers) };
+    sessions.set(key, created);
+    created.ready.catch(() => {
+      if (sessions.get(key) === created) sessions.delete(key);
+    });
+    while (sessions.size > maxSessions) {
+      const [oldest, evicted] = sessions.entries().next().value!;
+      sessions.delete(oldest);
+      end(evicted);
+    }
+    return created.ready;
+  }
+
+  /** Tells the upstream a session is over (best effort: it forgets idle sessions anyway). */
+  function end(evicted: PooledSession): void {
+    void evicted.ready
+      .then(async ({ sessionId, protocolVersion }) => {
+        if (!sessionId) return;
+        const headers = { ...evicted.headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': protocolVersion };
+        const answer = await withDeadline(undefined, (signal) => http(evicted.url, { method: 'DELETE', headers, signal }));
+        answer.discard();
+      })
+      .catch(() => undefined);
   }
 
   async function attempt(call: PooledCall, retry: boolean) {
     const key = sessionKey(call.url, call.headers);
-    const s = await session(key, call.url, stripCallHeaders(call.headers));
+    const s0 = session(key, call.url, stripCallHeaders(call.headers));
+    const s = await s0;
     const headers: Record<string, string> = { ...call.headers, 'mcp-protocol-version': s.protocolVersion };
     if (s.sessionId) headers['mcp-session-id'] = s.sessionId;
     try {
@@ -101,7 +137,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
       return (await withDeadline(call.signal, (signal) => requestUpstream(http, { url: call.url, message, headers, signal, onNotification: call.onNotification, maxBytes }))).response;
     } catch (error) {
       if (error instanceof SessionExpiredError && retry) {
-        sessions.delete(key);
+        if (sessions.get(key)?.ready === s0) sessions.delete(key);
         return attempt(call, false);
       }
       throw error;
@@ -113,6 +149,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     request: (call: PooledCall) => attempt(call, true),
     /** Forgets every pooled session. */
     clear: () => sessions.clear(),
+    /** How many sessions are held (tests). */
+    size: () => sessions.size,
   };
 }
 

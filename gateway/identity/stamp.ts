@@ -50,6 +50,16 @@ export function stampCallParams(params: unknown, card: AginCard, callId: string)
   return { ...base, _meta: meta };
 }
 
+/**
+ * A message other than the call, as it may go upstream: any `params._meta.platform` the caller put
+ * on it is dropped (identity in `_meta.platform` is Plaza's to state, on any method).
+ */
+export function withoutPlatformMeta<T>(message: T): T {
+  if (!isRecord(message) || !isRecord(message['params']) || !isRecord(message['params']['_meta']) || !('platform' in message['params']['_meta'])) return message;
+  const { platform: _dropped, ...meta } = message['params']['_meta'];
+  return { ...message, params: { ...message['params'], _meta: meta } };
+}
+
 /** The advice a result carries to its provider (spec §2.4 `receipt_hint`). */
 export function receiptHint(card: AginCard, callId: string): string {
   return `Log agin_id ${card.aginId} with call_id ${callId} and the tool outcome; Plaza keeps a receipt under the same call_id.`;
@@ -81,7 +91,8 @@ export function upstreamHeaders(
   const out: Record<string, string> = {};
   for (const [rawName, value] of Object.entries(callerHeaders)) {
     const name = rawName.toLowerCase();
-    if (value === undefined || name.startsWith('x-platform-') || name === 'authorization' || name === 'cookie') continue;
+    // X_PLATFORM_… too: CGI-style servers read `_` and `-` as one.
+    if (value === undefined || name.replaceAll('_', '-').startsWith('x-platform-') || name === 'authorization' || name === 'cookie') continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const thirdParty = callerHeaders[UPSTREAM_AUTHORIZATION_HEADER] ?? findHeader(callerHeaders, UPSTREAM_AUTHORIZATION_HEADER);

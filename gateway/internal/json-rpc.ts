@@ -47,6 +47,43 @@ export function isResponse(message: unknown): message is JsonRpcResponse {
   return isRecord(message) && !('method' in message) && ('result' in message || 'error' in message);
 }
 
+/**
+ * Deepest nesting the gateway accepts in a caller's message or an upstream's answer. Deeper JSON
+ * parses (V8's parser does not recurse) but overflows the stack of anything that walks it after
+ * (JSON.stringify, the result digest), so it is refused where it enters, in words.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/** True when `value` nests arrays and objects deeper than `limit` levels; walks without recursion. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<{ value: object; depth: number }> = typeof value === 'object' && value !== null ? [{ value, depth: 1 }] : [];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    if (top.depth > limit) return true;
+    for (const child of Array.isArray(top.value) ? top.value : Object.values(top.value)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child as object, depth: top.depth + 1 });
+    }
+  }
+  return false;
+}
+
+/**
+ * What an upstream's response to a tools/call says, checked: a result object, a JSON-RPC error
+ * with a numeric code and a string message, or `malformed` (the words say how) — which the
+ * gateway records and answers as a failed call, never as a success or an error it made up.
+ */
+export function callAnswer(message: JsonRpcResponse): { result: Record<string, unknown> } | { error: { code: number; message: string } } | { malformed: string } {
+  const error = (message as { error?: unknown }).error;
+  if (error !== undefined) {
+    if (!isRecord(error) || typeof error['code'] !== 'number' || !Number.isFinite(error['code']) || typeof error['message'] !== 'string' || 'result' in message) {
+      return { malformed: 'the upstream answered a malformed JSON-RPC error' };
+    }
+    return { error: { code: error['code'], message: error['message'] } };
+  }
+  if (!isRecord(message.result)) return { malformed: 'the upstream answered a tools/call result that is not an object' };
+  if (nestsDeeperThan(message.result, MAX_JSON_DEPTH)) return { malformed: `the upstream's result nests deeper than ${MAX_JSON_DEPTH} levels` };
+  return { result: message.result };
+}
+
 /** A JSON-RPC error response. */
 export function rpcError(id: JsonRpcId, code: number, message: string): JsonRpcResponse {
   return { jsonrpc: '2.0', id, error: { code, message } };

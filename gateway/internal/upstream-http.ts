@@ -118,7 +118,9 @@ export class UpstreamTooLargeError extends Error {
 /** Why an upstream exchange failed, in words for the caller (never the upstream's body). */
 export function describeUpstreamFailure(error: unknown): string {
   const e = error as { name?: string; message?: string; code?: unknown; cause?: { message?: unknown } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return 'the upstream did not answer in time';
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return 'the upstream did not answer in time';
+  // Timeouts abort with a TimeoutError; an AbortError is the caller's doing.
+  if (e.name === 'AbortError') return 'the caller cancelled the call or went away before the upstream answered';
   if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'cannot reach the upstream (connect timeout)';
   if (e.code === 'UND_ERR_SOCKET') return 'the upstream closed the connection';
   const code = errorCode(error, 0);

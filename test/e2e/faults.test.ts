@@ -2,7 +2,9 @@
  * Faults against real `plaza serve` processes, each bounded and stopping by itself:
  * - upstream faults through the gateway (connection refused, hang, slow drip, malformed JSON-RPC,
  *   SSE cut mid-stream, a 50 MB answer): an error result within the gateway timeout, an `error`
- *   receipt, and bounded process memory;
+ *   receipt, and bounded process memory; answers that are no usable result (a malformed error,
+ *   `error: null`, HTTP 202, a number, unknown content, JSON 100,000 levels deep): an error to the
+ *   caller and exactly one `error` receipt, on `/mcp/p/…` and on `/mcp`;
  * - SIGTERM during gateway load: in-flight calls finish, the process exits 0, and after a restart
  *   there is exactly one receipt per call that returned a result;
  * - Redis stopped and started again (a private `redis-server`, when installed): requests keep
@@ -23,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../src/kernel/index.ts';
 import { freePort, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
-import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
+import { type FaultUpstream, ODD_ANSWERS, startFaultUpstream } from '../support/fault-upstreams.ts';
 import { callTool, gatewayLoad, listHealthy, receiptCounts, startGatewayPlaza as startGatewayPlazaProcess } from '../support/gateway-load.ts';
 
 const GATEWAY_TIMEOUT_MS = 3_000;
@@ -51,7 +53,7 @@ describe('upstream faults through the gateway', () => {
   beforeAll(async () => {
     upstream = await startFaultUpstream();
     plaza = await startGatewayPlaza();
-    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge'] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
     // Connection refused: a provider that answered its probe and is gone now.
     const gone = await startFaultUpstream();
     await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
@@ -69,6 +71,28 @@ describe('upstream faults through the gateway', () => {
     expect(answer.message?.result?.isError ?? Boolean(answer.message?.error)).toBe(true);
     const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, `provider=f-${mode}`);
     expect(receipts.map((r) => r.status)).toEqual(['error']);
+  });
+
+  it.each(ODD_ANSWERS)('records %s as a failed call with an error receipt, through /mcp/p and /mcp', async (mode) => {
+    // Passthrough relays the upstream's protocol as it is: content of a type the client does not
+    // know reaches the client (its call to judge) and is receipted as the ok result it is.
+    const relayed = mode === 'bad-content';
+    const passthrough = await callTool(plaza.server.url, plaza.agentToken, `f-${mode}`, { message: mode });
+    expect(passthrough.status).toBe(200);
+    expect(passthrough.message?.result?.isError, JSON.stringify(passthrough.message)).toBe(relayed ? undefined : true);
+    expect(passthrough.message.result._meta.platform.call_id).toMatch(/^call_/);
+    const aggregate = await fetch(`${plaza.server.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: `f-${mode}__act`, arguments: {} } }),
+    });
+    const answer = (await aggregate.json()) as any;
+    expect(aggregate.status).toBe(200);
+    expect(answer.result?.isError, JSON.stringify(answer)).toBe(true);
+    expect(answer.result.content[0].text).toMatch(/^Call failed: the upstream /);
+    const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, `provider=f-${mode}`);
+    expect(receipts.map((r) => r.status)).toEqual([relayed ? 'ok' : 'error', 'error']);
+    expect(receipts.map((r) => r.call_id).sort()).toEqual([passthrough.message.result._meta.platform.call_id, answer.result._meta.platform.call_id].sort());
   });
 
   it('refuses a 50 MB answer with an error result, keeping memory bounded', async () => {

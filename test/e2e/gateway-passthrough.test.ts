@@ -209,6 +209,44 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     expect(JSON.stringify(receipts)).not.toContain('crm-token-123');
   });
 
+  it('refuses what would reach the provider unreceipted or as another caller, and strips identity it did not stamp', async () => {
+    recorded.length = 0;
+    const receiptsBefore = receipts.length;
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${gateway.url}/mcp/p/recorder`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(body),
+      });
+    const forged = { platform: { agin_id: 'forged' } };
+    const refused = [
+      // A tools/call as a notification: no answer, so no receipt, and no stamp.
+      { jsonrpc: '2.0', method: 'tools/call', params: { name: 'crm.lookup', _meta: forged } },
+      // Two requests with one id: an answer to one could pass for the other's.
+      [
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm.lookup' } },
+      ],
+      // Tool names no receipt can hold.
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: '' } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'x'.repeat(301) } },
+      // JSON nested deeper than the gateway walks.
+      JSON.parse(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","arguments":{"a":${'['.repeat(300)}${']'.repeat(300)}}}}`),
+    ];
+    for (const body of refused) {
+      const res = await post(body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(((await res.json()) as any).error.message).toMatch(/notification|unique|1 to 300|nests deeper/);
+    }
+    expect(recorded).toHaveLength(0);
+    expect(receipts.length).toBe(receiptsBefore);
+
+    const other = await post({ jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'crm://x', _meta: { ...forged, progressToken: 9 } } }, { 'x_platform_agin_id': 'forged' });
+    expect(other.status).toBe(200);
+    expect(recorded[0]!.body.params._meta).toEqual({ progressToken: 9 });
+    expect(recorded[0]!.headers['x_platform_agin_id']).toBeUndefined();
+  });
+
   it('takes a body sent with Expect: 100-continue (as curl sends large ones) and does not pass the header on', async () => {
     recorded.length = 0;
     const body = JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'crm.lookup', arguments: { note: 'x'.repeat(2048) } } });
@@ -370,6 +408,43 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       expect(echoed.isError).toBeFalsy();
       expect(JSON.stringify(echoed.content)).toContain('after restart');
       await c.close();
+    });
+
+    it('holds at most maxSessions upstream sessions, however many credentials callers send, and ends the ones it drops', async () => {
+      const deleted: string[] = [];
+      let initialized = 0;
+      const upstream = await listen(async (req, res) => {
+        let text = '';
+        for await (const chunk of req) text += chunk;
+        if (req.method === 'DELETE') {
+          deleted.push(`${req.headers['mcp-session-id']} ${req.headers['authorization']}`);
+          res.writeHead(200).end();
+          return;
+        }
+        const body = JSON.parse(text);
+        if (body.id === undefined) {
+          res.writeHead(202).end();
+          return;
+        }
+        const session = body.method === 'initialize' ? `s${++initialized}` : String(req.headers['mcp-session-id']);
+        const result = body.method === 'initialize' ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'sessions', version: '1' } } : { content: [{ type: 'text', text: session }] };
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': session }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+      });
+      try {
+        const pool = createUpstreamPool({ timeoutMs: 5_000, maxSessions: 2 });
+        const call = (credential: string) => pool.request({ url: upstream.url, method: 'tools/call', params: { name: 'x' }, headers: { authorization: credential } });
+        expect(((await call('Bearer a')).result as any).content[0].text).toBe('s1');
+        expect(((await call('Bearer b')).result as any).content[0].text).toBe('s2');
+        // a is used again, so b is the least recently used when c arrives.
+        expect(((await call('Bearer a')).result as any).content[0].text).toBe('s1');
+        expect(((await call('Bearer c')).result as any).content[0].text).toBe('s3');
+        expect(pool.size()).toBe(2);
+        await expect.poll(() => deleted).toEqual(['s2 Bearer b']);
+        expect(((await call('Bearer b')).result as any).content[0].text).toBe('s4');
+        await expect.poll(() => deleted).toEqual(['s2 Bearer b', 's1 Bearer a']);
+      } finally {
+        upstream.server.close();
+      }
     });
   });
 });

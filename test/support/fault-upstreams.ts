@@ -8,7 +8,9 @@
  * - `/drip/mcp`: sends SSE headers, then one byte every 200 ms, forever;
  * - `/malformed/mcp`: 200 `application/json` that is not JSON-RPC;
  * - `/sse-cut/mcp`: starts an SSE answer, sends half an event and drops the connection;
- * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed.
+ * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed;
+ * - odd answers (`ODD_ANSWERS`): an error whose message is an object, `"error": null`, HTTP 202,
+ *   a result that is a number, content of an unknown type, a result nested 100,000 levels deep.
  *
  * It records every request (headers and body) it receives, for spoofing checks.
  */
@@ -27,12 +29,16 @@ export interface SeenRequest {
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge'): string;
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | OddAnswer): string;
   seen: SeenRequest[];
   close(): Promise<void>;
 }
 
 export const HUGE_BYTES = 50 * 1024 * 1024;
+
+/** Modes whose tools/call answer is not a usable result, each in its own way. */
+export const ODD_ANSWERS = ['bad-error', 'null-error', 'accepted', 'not-object', 'bad-content', 'deep'] as const;
+export type OddAnswer = (typeof ODD_ANSWERS)[number];
 
 /** Starts the provider on 127.0.0.1. */
 export async function startFaultUpstream(): Promise<FaultUpstream> {
@@ -103,6 +109,18 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         pump();
         return;
       }
+      case 'bad-error':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: { x: 1 } } }));
+      case 'null-error':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: null }));
+      case 'accepted':
+        return res.writeHead(202).end();
+      case 'not-object':
+        return reply(5);
+      case 'bad-content':
+        return reply({ content: [{ type: 'bogus' }] });
+      case 'deep':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[],"structuredContent":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`);
       default:
         return res.writeHead(404).end();
     }
