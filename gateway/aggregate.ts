@@ -6,11 +6,11 @@ import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js
 import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
-import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
+import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
-import { callAnswer, MAX_JSON_DEPTH, nestsDeeperThan, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { callAnswer, MAX_JSON_DEPTH, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';

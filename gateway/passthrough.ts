@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
+import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
@@ -11,7 +11,6 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
   MAX_JSON_DEPTH,
-  nestsDeeperThan,
   RPC_ERRORS,
   rpcError,
   STORAGE_RETRY_AFTER_S,

@@ -1,6 +1,7 @@
 import { InitializeResultSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
+import { nestsDeeperThan, storableJson, storableText } from '../src/kernel/index.ts';
 import type { GuardedRequest } from './guarded-request.ts';
 import { createProbeSession, PROBE_PROTOCOL_VERSION } from './internal/streamable-http.ts';
 import { SsrfError } from './ssrf.ts';
@@ -55,27 +56,38 @@ const RawToolSchema = z.looseObject({
 });
 
 const MAX_DESCRIPTION = 8_000;
+/** Deepest nesting of a tool's JSON (schema and annotations) kept; JSON Schemas rarely pass 20. */
+const MAX_TOOL_DEPTH = 64;
 
-/** Normalises one published tool; undefined when it is not a tool at all. */
+/**
+ * Normalises one published tool; undefined when it is not a tool at all, or not one Plaza can
+ * store and route: a name holding NUL or a lone surrogate, JSON nested deeper than MAX_TOOL_DEPTH.
+ * Other text is made storable (storableText), so one odd byte cannot fail the probe's write.
+ */
 export function normaliseTool(raw: unknown): ProbedTool | undefined {
+  if (nestsDeeperThan(raw, MAX_TOOL_DEPTH)) return undefined;
   const parsed = RawToolSchema.safeParse(raw);
-  if (!parsed.success) return undefined;
-  const annotations = (parsed.data.annotations ?? {}) as Record<string, unknown>;
+  if (!parsed.success || storableText(parsed.data.name) !== parsed.data.name) return undefined;
+  const annotations = storableJson(parsed.data.annotations ?? {}) as Record<string, unknown>;
   const platform = annotations['platform'];
   const platformObject = platform !== null && typeof platform === 'object' ? (platform as Record<string, unknown>) : {};
   const callerIdentity = platformObject['caller_identity'];
   return {
     name: parsed.data.name,
-    description: (parsed.data.description ?? '').slice(0, MAX_DESCRIPTION),
-    inputSchema: (parsed.data.inputSchema ?? { type: 'object' }) as Record<string, unknown>,
+    description: storableText((parsed.data.description ?? '').slice(0, MAX_DESCRIPTION)),
+    inputSchema: storableJson(parsed.data.inputSchema ?? { type: 'object' }) as Record<string, unknown>,
     annotations,
     requiresAgin: platformObject['requires_agin'] === true,
-    callerIdentity: typeof callerIdentity === 'string' ? callerIdentity.slice(0, 1_000) : null,
+    callerIdentity: typeof callerIdentity === 'string' ? storableText(callerIdentity.slice(0, 1_000)) : null,
   };
 }
 
-/** A short, caller-safe description of why a probe failed. */
+/** A short, caller-safe description of why a probe failed (storable: upstream text can ride along). */
 export function describeProbeError(error: unknown): string {
+  return storableText(probeErrorText(error));
+}
+
+function probeErrorText(error: unknown): string {
   if (error instanceof SsrfError) return error.message;
   const name = error instanceof Error ? error.name : 'Error';
   if (name === 'TimeoutError' || name === 'AbortError') return 'timed out';
@@ -137,7 +149,7 @@ export async function probeEndpoint(url: string, send: GuardedRequest, limits: P
       ok: true,
       latencyMs: now() - started,
       protocolVersion: init.protocolVersion,
-      serverInfo: { name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) },
+      serverInfo: storableJson({ name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) }) as Record<string, unknown>,
       tools,
       error: null,
     };

@@ -1,3 +1,5 @@
+import { nestsDeeperThan } from '../../src/kernel/index.ts';
+
 /** JSON-RPC 2.0 message shapes the gateway looks into (everything else passes through). */
 export type JsonRpcId = string | number | null;
 
@@ -53,18 +55,6 @@ export function isResponse(message: unknown): message is JsonRpcResponse {
  * (JSON.stringify, the result digest), so it is refused where it enters, in words.
  */
 export const MAX_JSON_DEPTH = 256;
-
-/** True when `value` nests arrays and objects deeper than `limit` levels; walks without recursion. */
-export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: Array<{ value: object; depth: number }> = typeof value === 'object' && value !== null ? [{ value, depth: 1 }] : [];
-  for (let top = stack.pop(); top; top = stack.pop()) {
-    if (top.depth > limit) return true;
-    for (const child of Array.isArray(top.value) ? top.value : Object.values(top.value)) {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child as object, depth: top.depth + 1 });
-    }
-  }
-  return false;
-}
 
 /**
  * What an upstream's response to a tools/call says, checked: a result object, a JSON-RPC error

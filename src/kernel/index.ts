@@ -16,4 +16,5 @@ export {
 } from './errors.ts';
 export { isWellFormedRequestId, newId, newRequestId, randomToken } from './ids.ts';
 export { digestsEqual, hashSecret } from './secrets.ts';
+export { nestsDeeperThan, storableJson } from './json.ts';
 export { createLineSplitter, type LineSplitter, storableText } from './text.ts';

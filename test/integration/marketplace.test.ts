@@ -310,6 +310,30 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
         expect((await get('/api/mcp/tools?provider=rooms')).body.tools).toEqual([]);
         expect((await get(`/api/mcp/endpoints/${id}`)).body.tool_count).toBe(0);
       });
+
+      it('stores tools whose text holds NUL or lone surrogates, and skips names it could not route and JSON nested too deep', async () => {
+        // Before, one NUL from the provider failed every probe write: the endpoint kept its old
+        // state and tools for good.
+        const deep: Record<string, unknown> = {};
+        let at = deep;
+        for (let i = 0; i < 100; i++) at = (at['x'] = {}) as Record<string, unknown>;
+        fixture.pages = [
+          [
+            { name: 'odd_text', description: 'Nul \u0000 and a lone \ud800 here.', inputSchema: { type: 'object', properties: { 'k\u0000': { description: '\udc00' } } }, annotations: { platform: { caller_identity: 'a\u0000b' } } },
+            { name: 'bad\u0000name', description: 'Cannot be routed.' },
+            { name: 'too_deep', inputSchema: { type: 'object', properties: deep } },
+          ],
+        ];
+        const health = await prober.probeNow(id);
+        expect(health!.status).not.toBe('unreachable');
+        const tools = (await get('/api/mcp/tools?provider=rooms')).body.tools;
+        expect(tools.map((t: any) => t.tool)).toEqual(['odd_text']);
+        expect(tools[0]).toMatchObject({
+          description: 'Nul \ufffd and a lone \ufffd here.',
+          input_schema: { type: 'object', properties: { 'k\ufffd': { description: '\ufffd' } } },
+          caller_identity: 'a\ufffdb',
+        });
+      });
     });
 
     it('leases due endpoints so two probers never probe the same one', async () => {
