@@ -15,6 +15,6 @@ export {
   ValidationError,
 } from './errors.ts';
 export { isWellFormedRequestId, newId, newRequestId, randomToken } from './ids.ts';
-export { digestsEqual, hashSecret } from './secrets.ts';
 export { nestsDeeperThan, storableJson } from './json.ts';
+export { digestsEqual, hashSecret } from './secrets.ts';
 export { createLineSplitter, type LineSplitter, storableText } from './text.ts';
