@@ -122,7 +122,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(...selfService.routes);
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
   app.use(openApiRoutes({ document: openApi }));
-  app.use(pageRoutes({ website, listings: marketplace.service }));
+  app.use(pageRoutes({ website, listings: marketplace.service, packages: selfService.sources }));
   app.use(websiteBodyErrors());
 
   app.use(notFound());

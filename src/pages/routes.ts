@@ -5,6 +5,7 @@ import express, { type Request, type Response, Router } from 'express';
 import { isApiPath } from '../http/index.ts';
 import { NotFoundError, ValidationError } from '../kernel/index.ts';
 import { type ListingService, PROVIDER_SLUG } from '../marketplace/index.ts';
+import type { SourceService } from '../sources/index.ts';
 import type { WebsiteRouteDeps } from '../website/index.ts';
 import { accountBody } from './account.ts';
 import { assistantBody } from './assistant.ts';
@@ -24,6 +25,8 @@ export interface PageDeps {
   /** The website API's services: content, intent index, leads and limits (for script-less forms). */
   website: WebsiteRouteDeps;
   listings: ListingService;
+  /** Package sources, so a package page for an id nobody registered answers 404. */
+  packages?: Pick<SourceService, 'list'>;
 }
 
 /** Where the pages' stylesheet and scripts live (served under /assets). */
@@ -150,8 +153,14 @@ export function pageRoutes(deps: PageDeps): Router {
     page(req, res, (copy) => ({ section: 'packages', title: copy.packages.title, body: packagesBody(copy, undefined), script: 'packages.js', data: { text: copy.packages } }));
   });
 
-  router.get('/packages/:id', (req, res) => {
+  router.get('/packages/:id', async (req, res) => {
     const id = String(req.params['id']).slice(0, 128);
+    const known = !id.includes('\u0000') && (!deps.packages || (await deps.packages.list({ packageId: id }, 1, undefined)).items.length > 0);
+    if (!known) {
+      if (!wantsHtml(req)) throw new NotFoundError('No such package.');
+      page(req, res, (copy) => ({ section: 'packages', title: copy.packages.notFound, body: html`<h1>${copy.packages.notFound}</h1><p><a href="/packages">${copy.packages.title}</a></p>` }), 404);
+      return;
+    }
     page(req, res, (copy) => ({ section: 'packages', title: id, body: packagesBody(copy, id), script: 'packages.js', data: { text: copy.packages } }));
   });
 

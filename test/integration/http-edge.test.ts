@@ -126,6 +126,23 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       expect(deleted.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
+    it('answers 404 for the page of a package nobody registered, 200 once a source names it', async () => {
+      const html = { accept: 'text/html' };
+      const missing = await fetch(`${plaza.url}/packages/com.example.nobody`, { headers: html });
+      expect(missing.status).toBe(404);
+      expect(await missing.text()).toContain('<h1>No such package.</h1>');
+      expect((await fetch(`${plaza.url}/packages/com.example.nobody`)).headers.get('content-type')).toMatch(/^application\/json/);
+      expect((await fetch(`${plaza.url}/packages/nul%00id`, { headers: html })).status).toBe(404);
+      const registered = await fetch(`${plaza.url}/api/agpk/sources`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ package_id: 'com.example.somebody', name: 'Somebody', version: '1.0.0', vendor_name: 'Example', download_uri: 'https://packages.example.com/somebody-1.0.0.agpk', sha256: 'a'.repeat(64) }),
+      });
+      expect(registered.status, await registered.clone().text()).toBeLessThan(300);
+      const found = await fetch(`${plaza.url}/packages/com.example.somebody`, { headers: html });
+      expect(found.status).toBe(200);
+    });
+
     it('keeps every link of a page on this site, whatever the path, and never fails on one', async () => {
       const get = (path: string) => fetchRaw(plaza.url, path, { accept: 'text/html' });
       for (const path of ['//a:99999/x', '//%zz/', '//a//b//attacker.example', '/\\attacker.example/x', '/.//attacker.example/x', '/marketplace/endpoints/nope//attacker.example?locale=en']) {
