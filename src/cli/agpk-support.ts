@@ -7,6 +7,7 @@ import { Option } from 'commander';
 import { ConfigError, loadConfig } from '../../config/index.ts';
 import type * as AgpkModule from '../agpk/index.ts';
 import type { AgpkContext, Approval } from '../agpk/index.ts';
+import { credentialFile, loadCredential } from './credential-store.ts';
 
 /** The environment map handed to the CLI. */
 export type Env = Record<string, string | undefined>;
@@ -47,9 +48,16 @@ export async function run(json: boolean, body: (agpk: Agpk) => Promise<number | 
   }
 }
 
-/** AGPK_HOME and the market URL from Plaza's configuration. */
+/**
+ * AGPK_HOME and the market URL from Plaza's configuration: PLAZA_SHARE_URL, else PUBLIC_BASE_URL,
+ * else the Plaza `plaza agents login` was pointed at, else this machine's own port.
+ */
 export function settings(env: Env): { home: string; shareUrl: string } {
   const config = loadConfig(env);
+  if (!env['PLAZA_SHARE_URL']?.trim() && !env['PUBLIC_BASE_URL']?.trim()) {
+    const stored = loadCredential(credentialFile(env));
+    if (stored) return { home: config.agpk.home, shareUrl: stored.url.replace(/\/+$/, '') };
+  }
   return config.agpk;
 }
 

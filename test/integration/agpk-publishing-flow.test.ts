@@ -176,4 +176,18 @@ describe('agpk and the market (in process)', () => {
     expect(rankSources(sources, 'plc').map((s) => s.package_id)).toEqual(['acme.plc', 'acme.mail']);
     expect(rankSources(sources, 'nothing-like-this')).toEqual([]);
   });
+
+  it('reads the market of the Plaza `plaza agents login` stored when no market URL is set', async () => {
+    market.sources = [{ package_id: 'acme.plc', name: 'PLC bridge', version: '1', summary: 'Modbus PLC read/write', download_uri: `${market.url}/x`, sha256: 'b'.repeat(64) }];
+    const credentials = join(tmp.path, 'agent-credentials.json');
+    const login = await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', `${market.url}/`], { PLAZA_CREDENTIALS_FILE: credentials });
+    expect(login.code, login.stderr).toBe(0);
+    const { PLAZA_SHARE_URL: _set, ...unset } = env;
+    const listed = await runPlaza(['agpk', 'list-options', '--query', 'plc', '--json'], { ...unset, PLAZA_CREDENTIALS_FILE: credentials });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).options.map((o: { package_id: string }) => o.package_id)).toEqual(['acme.plc']);
+    // A configured URL still wins over the stored one.
+    const configured = await runPlaza(['agpk', 'list-options', '--query', 'plc', '--json'], { ...unset, PLAZA_CREDENTIALS_FILE: credentials, PLAZA_SHARE_URL: 'https://127.0.0.1:1' });
+    expect(configured.code).not.toBe(0);
+  });
 });
