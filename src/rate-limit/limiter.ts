@@ -5,9 +5,22 @@ import type { Logger } from '../log/index.ts';
 
 const STARTUP_WAIT_MS = 1_000;
 
+// One wait per client, shared by every limiter built on it: a listener set per limiter passed
+// the emitter's limit of ten at start-up (a MaxListenersExceededWarning on every start with Redis).
+const settling = new WeakMap<Redis, Promise<void>>();
+
 /** Resolves once `redis` is ready, has failed, or `ms` passed, whichever comes first. */
 function settled(redis: Redis, ms: number): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
+  let waiting = settling.get(redis);
+  if (!waiting) {
+    waiting = waitForRedis(redis, ms).finally(() => settling.delete(redis));
+    settling.set(redis, waiting);
+  }
+  return waiting;
+}
+
+function waitForRedis(redis: Redis, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
