@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 
 import { z } from 'zod';
 
+import { storableText } from '../../src/kernel/index.ts';
+
 /** A credential a server needs from its caller: a name and what it is for, never a value. */
 export interface RequiredCredential {
   name: string;
@@ -66,7 +68,7 @@ export function shortHash(value: string): string {
 }
 
 function isConnectableUrl(url: string): boolean {
-  if (url.includes('{') || !URL.canParse(url)) return false;
+  if (url.includes('{') || storableText(url) !== url || !URL.canParse(url)) return false;
   const parsed = new URL(url);
   return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.username === '' && parsed.password === '';
 }
@@ -76,16 +78,19 @@ export function decideEntry(raw: unknown): RegistryDecision {
   const parsed = EntrySchema.safeParse(raw);
   if (!parsed.success) return { kind: 'skip', reason: 'not a registry entry' };
   const { server } = parsed.data;
+  // Text from the registry is stored: a name holding NUL or a lone surrogate cannot be, and
+  // would fail the whole pull's write every time (other text is made storable below).
+  if (storableText(server.name) !== server.name) return { kind: 'skip', reason: 'name is not storable text' };
   const official = parsed.data._meta?.[OFFICIAL] as { status?: unknown; isLatest?: unknown } | undefined;
   if (official?.isLatest === false) return { kind: 'skip', reason: 'not the latest version' };
   const status = typeof official?.status === 'string' ? official.status : 'active';
   if (status !== 'active') return { kind: 'remove', registryName: server.name, reason: `status ${status}` };
   const remote = server.remotes?.find((r) => r.type === 'streamable-http' && r.url !== undefined && isConnectableUrl(r.url));
   if (!remote) return { kind: 'remove', registryName: server.name, reason: 'no connectable streamable-http remote' };
-  const summary = (server.description ?? server.title ?? '').slice(0, 2_000);
+  const summary = storableText((server.description ?? server.title ?? '').slice(0, 2_000));
   const requiredCredentials = (remote.headers ?? []).map((h) => ({
-    name: h.name,
-    ...(h.description ? { description: h.description.slice(0, 500) } : {}),
+    name: storableText(h.name),
+    ...(h.description ? { description: storableText(h.description.slice(0, 500)) } : {}),
     required: h.isRequired === true,
   }));
   return {

@@ -24,6 +24,14 @@ describe('decideEntry', () => {
     });
   });
 
+  it('makes registry text storable, and skips a name or URL no row can hold (NUL, lone surrogates)', () => {
+    const odd = { ...item([{ type: 'streamable-http', url: 'https://w.example/mcp', headers: [{ name: 'X-Key\u0000', description: 'lone \ud800' }] }]) };
+    odd.server.description = 'Weather \u0000 now';
+    expect(decideEntry(odd)).toMatchObject({ kind: 'keep', server: { summary: 'Weather \ufffd now', requiredCredentials: [{ name: 'X-Key\ufffd', description: 'lone \ufffd', required: false }] } });
+    expect(decideEntry({ ...odd, server: { ...odd.server, name: 'io.github.acme/\u0000' } })).toMatchObject({ kind: 'skip' });
+    expect(decideEntry(item([{ type: 'streamable-http', url: 'https://w.example/mcp\u0000' }]))).toMatchObject({ kind: 'remove' });
+  });
+
   it.each([
     ['deleted', item([{ type: 'streamable-http', url: 'https://w.example/mcp' }], { status: 'deleted' })],
     ['deprecated', item([{ type: 'streamable-http', url: 'https://w.example/mcp' }], { status: 'deprecated' })],
