@@ -23,6 +23,13 @@ describe('Home page', () => {
       startTestPlaza('pglite', { env: { PLAZA_RATE_LIMIT_LEADS_PER_MIN: '4', PLAZA_BACKGROUND: '0' } }),
       launchChromium(),
     ]);
+    // A package page needs a package: one source that names it.
+    const source = await fetch(`${plaza.url}/api/agpk/sources`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ package_id: 'com.example.x', name: 'X', version: '1.0.0', vendor_name: 'Example', download_uri: 'https://packages.example.com/x-1.0.0.agpk', sha256: 'a'.repeat(64) }),
+    });
+    expect(source.status).toBeLessThan(300);
   });
   afterAll(async () => {
     await browser?.close();
@@ -161,7 +168,7 @@ describe('Home page', () => {
     await screenshot(page, 'home-zh-CN');
   });
 
-  it.each(['/', '/marketplace', '/packages', '/packages/x', '/assistant', '/receipts', '/account'])('serves %s under a strict CSP with no inline script', async (path) => {
+  it.each(['/', '/marketplace', '/packages', '/packages/com.example.x', '/assistant', '/receipts', '/account'])('serves %s under a strict CSP with no inline script', async (path) => {
     const res = await fetch(`${plaza.url}${path}`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(200);
     const csp = res.headers.get('content-security-policy') ?? '';

@@ -397,6 +397,7 @@ export const JSON_ROUTES: JsonRoute[] = [
   PAGE('/assistant'),
   PAGE('/receipts'),
   PAGE('/packages'),
-  PAGE('/packages/:id', () => ({ params: { id: fc.constantFrom('fuzz.good', 'nope') } })),
+  // fuzz.setup is registered by the fuzz suite's set-up; an id nobody registered is a 404 page.
+  PAGE('/packages/:id', () => ({ params: { id: fc.constantFrom('fuzz.setup', 'fuzz.good', 'nope') }, good: { accept: 'text/html', params: { id: 'fuzz.setup' } } })),
   PAGE('/account'),
 ];
