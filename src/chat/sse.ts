@@ -1,47 +1,63 @@
+import { createLineSplitter, LineTooLongError } from '../kernel/index.ts';
+
+/** Longest event `data` (and line) an upstream may send: chunks are small; 4 MiB is no chunk. */
+export const MAX_SSE_EVENT_CHARS = 4 * 1024 * 1024;
+
+/** An upstream event larger than {@link MAX_SSE_EVENT_CHARS}. */
+export class SseEventTooLargeError extends Error {
+  constructor() {
+    super(`an upstream event exceeds ${MAX_SSE_EVENT_CHARS} characters`);
+    this.name = 'SseEventTooLargeError';
+  }
+}
+
 /**
  * An incremental Server-Sent Events parser: text goes in as it arrives, each complete event's
  * `data` (multi-line data joined with "\n") comes out as soon as its terminating blank line is
- * seen; comments and other fields are skipped. Nothing is buffered beyond the event being read.
+ * seen; comments and other fields are skipped. Linear however the text is chunked (the lines come
+ * from the kernel's splitter); an event or line past MAX_SSE_EVENT_CHARS throws
+ * SseEventTooLargeError rather than being held.
  */
 export class SseParser {
-  /** Text after the last complete line (and a trailing "\r" that may be half of "\r\n"). */
-  #rest = '';
+  readonly #lines = createLineSplitter({ maxLineLength: MAX_SSE_EVENT_CHARS });
   #data: string[] = [];
+  #size = 0;
 
   /** Feeds `text`; the data of every event it completes is appended to `out`. */
   push(text: string, out: string[]): void {
-    let s = this.#rest === '' ? text : this.#rest + text;
-    let tail = '';
-    if (s.includes('\r')) {
-      // A lone "\r" at the end may be the first half of "\r\n": keep it for the next bytes.
-      if (s.endsWith('\r')) {
-        tail = '\r';
-        s = s.slice(0, -1);
-      }
-      s = s.replace(/\r\n?/g, '\n');
+    let lines: string[];
+    try {
+      lines = this.#lines.push(text);
+    } catch (error) {
+      if (error instanceof LineTooLongError) throw new SseEventTooLargeError();
+      throw error;
     }
-    let start = 0;
-    let newline: number;
-    while ((newline = s.indexOf('\n', start)) >= 0) {
-      if (newline === start) {
-        if (this.#data.length > 0) {
-          out.push(this.#data.length === 1 ? this.#data[0]! : this.#data.join('\n'));
-          this.#data = [];
-        }
-      } else if (s.startsWith('data:', start)) {
-        this.#data.push(s.slice(start + (s.charCodeAt(start + 5) === 32 ? 6 : 5), newline));
-      }
-      start = newline + 1;
-    }
-    this.#rest = (start === 0 ? s : s.slice(start)) + tail;
+    for (const line of lines) this.#line(line, out);
   }
 
   /** The end of the body: an event still missing its blank line is dispatched. */
   end(out: string[]): void {
-    this.push('\n', out);
-    if (this.#data.length > 0) out.push(this.#data.join('\n'));
+    const rest = this.#lines.end();
+    if (rest !== undefined) this.#line(rest, out);
+    this.#dispatch(out);
+  }
+
+  #line(line: string, out: string[]): void {
+    if (line === '') {
+      this.#dispatch(out);
+      return;
+    }
+    if (!line.startsWith('data:')) return;
+    const value = line.slice(line.charCodeAt(5) === 32 ? 6 : 5);
+    this.#size += value.length + 1;
+    if (this.#size > MAX_SSE_EVENT_CHARS) throw new SseEventTooLargeError();
+    this.#data.push(value);
+  }
+
+  #dispatch(out: string[]): void {
+    if (this.#data.length > 0) out.push(this.#data.length === 1 ? this.#data[0]! : this.#data.join('\n'));
     this.#data = [];
-    this.#rest = '';
+    this.#size = 0;
   }
 }
 
@@ -65,7 +81,14 @@ export async function* readSseData(body: AsyncIterable<Uint8Array>): AsyncGenera
   yield* out;
 }
 
-/** One SSE event carrying `data` (which must not contain newlines; JSON text never does). */
+/**
+ * One SSE event carrying `data`: a `data:` field per line, so multi-line data (an upstream's
+ * pretty-printed JSON) reaches the client whole and cannot start fields of its own.
+ */
 export function sseEvent(data: string): string {
-  return `data: ${data}\n\n`;
+  if (!data.includes('\n') && !data.includes('\r')) return `data: ${data}\n\n`;
+  return `${data
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}\n`)
+    .join('')}\n`;
 }

@@ -142,14 +142,26 @@ function upstreamBody(call: BackendCall, stream: boolean): Record<string, unknow
   return out;
 }
 
+/** Most tokens one count may hold (the usage table's int columns). */
+const MAX_TOKENS = 2_147_483_647;
+
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_TOKENS;
+
+/**
+ * The upstream's usage when it is believable: whole counts from 0 to 2^31-1, and a total no
+ * smaller than prompt + completion (a total that is smaller, or missing, becomes their sum).
+ * Anything else is no usage (the text is approximated instead): a negative total escaped the
+ * token budgets, and an out-of-range one failed the usage batch it was in.
+ */
 function usageOf(value: unknown): Usage | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const u = value as Record<string, unknown>;
   const prompt = u['prompt_tokens'];
   const completion = u['completion_tokens'];
-  if (!Number.isInteger(prompt) || !Number.isInteger(completion)) return undefined;
-  const total = Number.isInteger(u['total_tokens']) ? (u['total_tokens'] as number) : (prompt as number) + (completion as number);
-  return { prompt_tokens: prompt as number, completion_tokens: completion as number, total_tokens: total };
+  if (!isCount(prompt) || !isCount(completion) || prompt + completion > MAX_TOKENS) return undefined;
+  const reported = u['total_tokens'];
+  const total = isCount(reported) && reported >= prompt + completion ? reported : prompt + completion;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
 }
 
 function contentOf(choices: unknown[]): string {

@@ -23,6 +23,8 @@ export type UpstreamPost = (body: string, mode: 'sse' | 'json', signal: AbortSig
 const RETRYABLE = new Set([500, 502, 503, 504]);
 /** Untaken SSE events at which the upstream's body is paused. */
 const PAUSE_AT_EVENTS = 64;
+/** Largest non-streamed answer read from the model backend (an answer is text; 16 MiB is no answer). */
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 /** A pooled connection the upstream closed while it sat idle, seen when the request is written. */
 const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
@@ -97,6 +99,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #decoder: StringDecoder | undefined;
   #queue: string[] = [];
   #parts: Buffer[] = [];
+  #size = 0;
   #ended = false;
   #failure: Error | undefined;
   #wake: (() => void) | undefined;
@@ -181,10 +184,17 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#discard) return;
     if (!this.#parser) {
+      this.#size += chunk.length;
+      if (this.#size > MAX_JSON_BYTES) return this.#fail(new UpstreamError(`The model backend's answer exceeds ${MAX_JSON_BYTES} bytes.`));
       this.#parts.push(chunk);
       return;
     }
-    this.#parser.push(this.#decoder!.write(chunk), this.#queue);
+    try {
+      this.#parser.push(this.#decoder!.write(chunk), this.#queue);
+    } catch (error) {
+      // An event past the parser's limit: the stream is not read further.
+      return this.#fail(error instanceof Error ? error : new Error(String(error)));
+    }
     if (this.#queue.length === 0) return;
     this.#notify();
     // Back-pressure once events pile up untaken (a slow client): nothing more is read until they
@@ -205,6 +215,14 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.#failure ??= error;
     this.#rejectStart(error);
+    this.#notify();
+  }
+
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    this.#discard = true;
+    this.#queue = [];
+    this.#abort(error);
     this.#notify();
   }
 

@@ -44,9 +44,23 @@ export function createUsageLog(prisma: PrismaClient, options: { flushMs?: number
     queue = [];
     if (batch.length === 0) return;
     try {
+      await insert(batch.map(({ entry }) => entry));
+      for (const item of batch) item.resolve();
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      // One row the database refuses must not take the others with it: each goes on its own.
+      await Promise.all(batch.map((item) => insert([item.entry]).then(item.resolve, item.reject)));
+    }
+  }
+
+  async function insert(entries: UsageRecord[]): Promise<void> {
+    {
       // One statement shape whatever the batch size: Prisma's createMany compiles a new query per
       // row count, which showed up in the proxy's profile.
-      const rows = batch.map(({ entry }) => ({
+      const rows = entries.map((entry) => ({
         subject: entry.subject,
         subject_type: entry.subjectType,
         model: entry.model,
@@ -61,9 +75,6 @@ export function createUsageLog(prisma: PrismaClient, options: { flushMs?: number
            FROM jsonb_to_recordset($1::jsonb) AS r("subject" text, "subject_type" text, "model" text, "prompt_tokens" int, "completion_tokens" int, "total_tokens" int, "request_id" text)`,
         JSON.stringify(rows),
       );
-      for (const item of batch) item.resolve();
-    } catch (error) {
-      for (const item of batch) item.reject(error);
     }
   }
 

@@ -41,7 +41,10 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorRow>> = {
 
 /** Token API routes (spec §4.7) answer in the token shape; every other route in the website shape. */
 export function surfaceOf(path: string): Surface {
-  if (path.startsWith('/api/v1/') || path === '/api/auth/guest-token' || path === '/api/agents' || path.startsWith('/api/agents/')) {
+  // As Express routes: case-insensitively, with or without a trailing slash.
+  const p = path.toLowerCase();
+  const trimmed = p.replace(/\/+$/, '');
+  if (p.startsWith('/api/v1/') || trimmed === '/api/auth/guest-token' || trimmed === '/api/agents' || p.startsWith('/api/agents/')) {
     return 'token';
   }
   return 'website';

@@ -17,4 +17,4 @@ export {
 export { isWellFormedRequestId, newId, newRequestId, randomToken } from './ids.ts';
 export { nestsDeeperThan, storableJson } from './json.ts';
 export { digestsEqual, hashSecret } from './secrets.ts';
-export { createLineSplitter, type LineSplitter, storableText } from './text.ts';
+export { createLineSplitter, type LineSplitter, LineTooLongError, storableText } from './text.ts';

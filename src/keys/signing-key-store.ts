@@ -153,7 +153,8 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
       const now = clock.now();
       const cached = byKid.get(kid);
       if (cached && cached.until > now) return cached.key && published(cached.key, now) ? cached.key : undefined;
-      if (kid.length > 128) return undefined;
+      // No row holds such a kid, and PostgreSQL refuses NUL in a query: not a lookup to make.
+      if (kid.length > 128 || kid.includes('\u0000')) return undefined;
       const row = await prisma.signingKey.findUnique({ where: { kid } });
       let key: PublishedKey | undefined;
       if (row && isSigningRow(row) && published(row, now)) {

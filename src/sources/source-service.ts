@@ -28,10 +28,13 @@ function encodeCursor(source: PackageSource): string {
   return Buffer.from(JSON.stringify([source.createdAt.getTime(), source.id])).toString('base64url');
 }
 
+/** The range of a JavaScript Date (±100,000,000 days around 1970). */
+const MAX_DATE_MS = 8.64e15;
+
 function decodeCursor(cursor: string): { at: Date; id: string } {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string' && /^src_[0-9a-z]+$/.test(value[1])) {
+    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && Math.abs(value[0] as number) <= MAX_DATE_MS && typeof value[1] === 'string' && /^src_[0-9a-z]+$/.test(value[1])) {
       return { at: new Date(value[0] as number), id: value[1] };
     }
   } catch {

@@ -91,9 +91,8 @@ export function createGuestTokens(options: GuestTokenOptions): GuestTokens {
       }
       // Checked before any key lookup: `alg: none`, HMAC confusion and foreign `typ` never get further.
       if (header.alg !== 'EdDSA') throw new AuthError('Unsupported token algorithm.');
-      if (header.typ?.toLowerCase() !== GUEST_TOKEN_TYP && header.typ?.toLowerCase() !== `application/${GUEST_TOKEN_TYP}`) {
-        throw new AuthError('Wrong token type.');
-      }
+      const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : undefined;
+      if (typ !== GUEST_TOKEN_TYP && typ !== `application/${GUEST_TOKEN_TYP}`) throw new AuthError('Wrong token type.');
       if (typeof header.kid !== 'string' || header.kid === '') throw new AuthError('Token has no key id.');
       const published = await keys.publishedKey(header.kid);
       if (!published || published.purpose !== TOKEN_KEY_PURPOSE) throw new AuthError('Token signed by an unknown key.');

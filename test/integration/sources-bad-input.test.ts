@@ -105,6 +105,9 @@ describe.each(BACKENDS)('package source bad input on %s', (backend) => {
     ['limit=101'],
     ['limit=abc'],
     ['cursor=not-a-cursor'],
+    // Well-formed, but a time no Date can hold (was a 500).
+    [`cursor=${Buffer.from(JSON.stringify([9_000_000_000_000_000, 'src_a'])).toString('base64url')}`],
+    [`cursor=${Buffer.from(JSON.stringify([-9_000_000_000_000_000, 'src_a'])).toString('base64url')}`],
     ['colour=red'],
   ])('refuses the list query %s', async (query) => {
     const res = await fetch(`${plaza.url}/api/agpk/sources?${query}`);

@@ -126,12 +126,27 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
   });
 
   describe('authentication', () => {
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const jwtWithHeader = (header: unknown) => `${b64(header)}.${b64({ sub: 'gst_x', exp: 9_999_999_999 })}.${Buffer.from('sig').toString('base64url')}`;
+
+    it('answers token API paths in its own shape however they are cased or slashed', async () => {
+      for (const path of ['/API/V1/MODELS', '/api/v1/models/', '/api/Agents', '/api/agents/']) {
+        const res = await fetch(`${plaza.url}${path}`);
+        expect(res.status, path).toBe(401);
+        expect((await res.json()) as any, path).toMatchObject({ code: 'UNAUTHORIZED', error: { code: 'UNAUTHORIZED', type: 'authentication_error' } });
+      }
+    });
+
     it.each([
       ['no header', undefined],
       ['a Basic credential', 'Basic dXNlcjpwYXNz'],
       ['a malformed bearer', 'Bearer not.a.jwt'],
       ['an unknown API key', `Bearer plz_0000000000000_${'0'.repeat(40)}`],
       ['a revoked API key', 'revoked'],
+      // Header fields of the wrong type or with a NUL once answered 500.
+      ['a JWT whose typ is a number', `Bearer ${jwtWithHeader({ alg: 'EdDSA', typ: 123, kid: 'x' })}`],
+      ['a JWT whose typ is a list', `Bearer ${jwtWithHeader({ alg: 'EdDSA', typ: ['at+jwt'], kid: 'x' })}`],
+      ['a JWT whose kid holds a NUL', `Bearer ${jwtWithHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: 'a\u0000b' })}`],
     ])('answers %s with 401 in the token shape', async (_name, given) => {
       const authorization = given === 'revoked' ? `Bearer ${revokedKey}` : given;
       const res = await fetch(`${plaza.url}/api/v1/models`, { headers: authorization ? { authorization } : {} });

@@ -246,6 +246,56 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-nousage' } })).toMatchObject({ completionTokens: 5 });
   });
 
+  it('passes a chunk the upstream spread over several data lines as one event the openai client reads', async () => {
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      const pretty = JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [{ index: 0, delta: { role: 'assistant', content: 'Pretty' }, finish_reason: null }] }, null, 2);
+      res.write(`${pretty.split('\n').map((line) => `data: ${line}`).join('\n')}\n\n`);
+      res.write(chunk({}, 'stop'));
+      res.write(usageChunk(UPSTREAM_USAGE));
+      res.end('data: [DONE]\n\n');
+    };
+    const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+    let text = '';
+    for await (const part of await client.chat.completions.create({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'Hi' }] })) text += part.choices[0]?.delta?.content ?? '';
+    expect(text).toBe('Pretty');
+  });
+
+  it('ends a stream on an event larger than 4 MiB with an error event', async () => {
+    upstream.handler = async (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Fine' }));
+      res.write('data: ');
+      const block = 'x'.repeat(64 * 1024);
+      for (let sent = 0; sent < 5 * 1024 * 1024 && !res.destroyed; sent += block.length) {
+        if (!res.write(block)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      }
+      res.end();
+    };
+    const res = await post({ model: 'up-model', stream: true });
+    const events = (await res.text()).split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+    expect(JSON.parse(events[0]!).choices[0].delta.content).toBe('Fine');
+    expect(JSON.parse(events.at(-1)!)).toMatchObject({ error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(/broke off/) } });
+  });
+
+  it('takes only believable usage from the upstream, and one odd request costs no other its usage row', async () => {
+    const reply = (usage: unknown) => (_req: IncomingMessage, _body: Record<string, any>, res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop' }], usage }));
+    };
+    upstream.handler = reply({ prompt_tokens: 1e20, completion_tokens: 5, total_tokens: -7 });
+    const odd = await post({ model: 'up-model' }, 'req-up-odd-usage');
+    expect(odd.status).toBe(200);
+    // Not the upstream's figures: an approximation of the text, as for no usage at all.
+    expect(((await odd.json()) as any).usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
+    upstream.handler = reply({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 1 });
+    expect((await post({ model: 'up-model' }, 'req-up-small-total')).status).toBe(200);
+    await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-small-total' } })).toMatchObject({ promptTokens: 3, completionTokens: 4, totalTokens: 7 });
+    const stored = await plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-odd-usage' } });
+    expect(stored!.promptTokens).toBeLessThan(1_000);
+    expect(stored!.totalTokens).toBe(stored!.promptTokens + stored!.completionTokens);
+  });
+
   it.each([
     ['a malformed chunk', 'data: {"id":"chatcmpl-up","choices":[{"delta":{"content":"cut\n\n', /malformed/],
     ['an error chunk', `data: ${JSON.stringify({ error: { message: 'secret upstream detail', type: 'server_error' } })}\n\n`, /failed during the stream/],

@@ -1,6 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { systemClock } from '../../src/kernel/index.ts';
 import { createMailer } from '../../src/mail/index.ts';
 import { createSourcesWorker } from '../../src/sources/index.ts';
