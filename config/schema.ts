@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 import { z } from 'zod';
 
 import { defaults } from './defaults.ts';
@@ -10,6 +12,28 @@ const flag = z
     message: 'expected one of 1, 0, true, false, yes, no, on, off',
   })
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const isProxyAddress = (v: string) => PROXY_NAMES.includes(v) || isIP(v.split('/')[0]!) !== 0 && (!v.includes('/') || /^\d{1,3}$/.test(v.split('/')[1]!));
+
+/**
+ * Which proxies' X-Forwarded-For entries to believe: off; on (the one proxy in front of Plaza);
+ * a number of proxy hops; or the proxies' addresses, CIDRs and names (loopback, linklocal,
+ * uniquelocal). Never "every entry": the leftmost one is whatever the client sent.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .transform((v, ctx): false | number | string[] => {
+    if (['0', 'false', 'no', 'off'].includes(v)) return false;
+    if (['1', 'true', 'yes', 'on'].includes(v)) return 1;
+    if (/^\d+$/.test(v) && Number(v) <= 10) return Number(v);
+    const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+    if (list.length > 0 && list.every(isProxyAddress)) return list;
+    ctx.addIssue({ code: 'custom', message: 'expected off, on (one proxy), a hop count up to 10, or proxy addresses/CIDRs (loopback, linklocal, uniquelocal)' });
+    return z.NEVER;
+  });
 
 const url = (protocols: string[]) =>
   z
@@ -38,7 +62,7 @@ export const EnvSchema = z.object({
   PLAZA_AUTO_MIGRATE: flag.default(defaults.autoMigrate),
   PLAZA_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(defaults.bodyLimitBytes),
   PLAZA_SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(defaults.shutdownTimeoutMs),
-  PLAZA_TRUST_PROXY: flag.default(false),
+  PLAZA_TRUST_PROXY: trustProxy.default(false),
   PLAZA_RATE_LIMIT_INTENT_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitIntentPerMin),
   PLAZA_RATE_LIMIT_LEADS_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitLeadsPerMin),
   PLAZA_RATE_LIMIT_KEY_PREFIX: z.string().trim().min(1).max(100).default(defaults.rateLimitKeyPrefix),
@@ -92,7 +116,8 @@ export interface Config {
   autoMigrate: boolean;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
-  trustProxy: boolean;
+  /** Express's `trust proxy`: false, a hop count, or the proxies' addresses (see PLAZA_TRUST_PROXY). */
+  trustProxy: false | number | string[];
   /** Per-client limits of the public website's POST routes (fixed one-minute windows). */
   rateLimits: { intentPerMinute: number; leadsPerMinute: number; keyPrefix: string };
   telemetry: { enabled: boolean; otlpEndpoint: string | undefined; serviceName: string };

@@ -26,7 +26,7 @@ export class DatabaseStartError extends Error {
 
 /** Opens storage, migrates (unless disabled), builds the app and listens. */
 export async function runServer(config: Config, log: Logger): Promise<RunningPlaza> {
-  if (config.trustProxy) log.info('PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For');
+  if (config.trustProxy !== false) log.info({ trust_proxy: config.trustProxy }, 'PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For, as the trusted proxies appended them');
   const db = await openConfiguredDatabase(config, 'server');
   try {
     // With migrations off, a database that is not up yet is no reason to stop: /health says 503

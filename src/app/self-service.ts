@@ -33,7 +33,7 @@ export function createSelfService(deps: { config: Config; db: Database; log: Log
   const sessions = createSessionService({ prisma, clock });
   const signIn = createSignInService({ prisma, clock, sessions, send: (m) => mailer.enqueue(m), publicBaseUrl: config.publicBaseUrl });
   const sources = createSources({ prisma, clock });
-  const common = { trustProxy: config.trustProxy, redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log };
+  const common = { trustProxy: config.trustProxy !== false, redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log };
   const routes = [
     authSessionRoutes({ signIn, sessions, keys: createKeyManagement({ prisma, clock }), emailDelivery: mailer.mode, https, requestsPerMinute: config.auth.requestsPerMinute, ...common }),
     sourceRoutes({

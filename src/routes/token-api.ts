@@ -84,7 +84,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
 
   const router = Router();
 
-  router.post('/api/auth/guest-token', rateLimit(guestTokenLimit, { trustProxy: config.trustProxy }), async (req, res) => {
+  router.post('/api/auth/guest-token', rateLimit(guestTokenLimit, { trustProxy: config.trustProxy !== false }), async (req, res) => {
     // The spec sends an empty JSON body; anything in it is a mistake worth reporting.
     if (req.body !== undefined && !(isPlainObject(req.body) && Object.keys(req.body).length === 0)) {
       throw new ValidationError('POST /api/auth/guest-token takes an empty JSON body.', { param: isPlainObject(req.body) ? (Object.keys(req.body)[0] ?? null) : null });
@@ -107,7 +107,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
     const outcome = await chat.complete({
       body: req.body,
       principal: req.bearer!,
-      ip: clientAddress(req, config.trustProxy),
+      ip: clientAddress(req, config.trustProxy !== false),
       requestId: req.requestId,
       locale: req.get('accept-language'),
       signal: controller.signal,

@@ -37,6 +37,6 @@ export function createWebsite(deps: {
       intent: createRateLimiter({ policy: { name: 'intent', limit: config.rateLimits.intentPerMinute, windowSeconds: ONE_MINUTE }, redis, keyPrefix, log }),
       leads: createRateLimiter({ policy: { name: 'leads', limit: config.rateLimits.leadsPerMinute, windowSeconds: ONE_MINUTE }, redis, keyPrefix, log }),
     },
-    trustProxy: config.trustProxy,
+    trustProxy: config.trustProxy !== false,
   };
 }

@@ -86,6 +86,13 @@ describe.each(BACKENDS)('website rate limits on %s', (backend) => {
       expect((await intent(plaza, { 'x-forwarded-for': '203.0.113.1' })).status).toBe(429);
       expect((await intent(plaza, { 'x-forwarded-for': '203.0.113.2' })).status).toBe(200);
     });
+
+    it('takes the address the proxy appended, not what the client put before it', async () => {
+      // A client sends its own X-Forwarded-For; the proxy appends the address it saw.
+      expect((await intent(plaza, { 'x-forwarded-for': '203.0.113.3' })).status).toBe(200);
+      expect((await intent(plaza, { 'x-forwarded-for': '198.51.100.7, 203.0.113.3' })).status).toBe(429);
+      expect((await intent(plaza, { 'x-forwarded-for': '198.51.100.8, 203.0.113.3' })).status).toBe(429);
+    });
   });
 
   describe('Redis down', () => {

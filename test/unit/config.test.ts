@@ -38,9 +38,18 @@ describe('loadConfig', () => {
       publicBaseUrl: 'https://plaza.example',
       logLevel: 'warn',
       autoMigrate: false,
-      trustProxy: true,
+      trustProxy: 1,
       telemetry: { enabled: true, otlpEndpoint: 'http://otel:4318' },
     });
+  });
+
+  it.each([
+    ['off', false],
+    ['true', 1],
+    ['2', 2],
+    ['loopback, 10.0.0.0/8, fd00::1', ['loopback', '10.0.0.0/8', 'fd00::1']],
+  ])('reads PLAZA_TRUST_PROXY=%s as trusting %j (never every X-Forwarded-For entry)', (value, expected) => {
+    expect(loadConfig({ PLAZA_TRUST_PROXY: value }).trustProxy).toEqual(expected);
   });
 
   it('treats empty strings as unset', () => {
@@ -55,6 +64,9 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['PLAZA_AUTO_MIGRATE', 'maybe'],
     ['PUBLIC_BASE_URL', 'ftp://x'],
+    ['PLAZA_TRUST_PROXY', 'maybe'],
+    ['PLAZA_TRUST_PROXY', '11'],
+    ['PLAZA_TRUST_PROXY', '10.0.0.0/8, not-an-address'],
   ])('rejects %s=%s with an error naming the variable', (name, value) => {
     let caught: unknown;
     try {
