@@ -117,7 +117,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
       res.json(outcome.body);
       return;
     }
-    await writeStream(req, res, outcome.events, controller.signal, log);
+    await writeStream(req, res, outcome.events, controller.signal, log, config.llm.timeoutMs);
   });
 
   router.get('/api/agents', requireBearer(verify, 'agents:read'), async (req, res) => {
@@ -129,8 +129,13 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
   return router;
 }
 
-/** Writes SSE events with back-pressure; an error after the first byte becomes an `error` event. */
-async function writeStream(req: Request, res: Response, events: AsyncIterable<string>, signal: AbortSignal, log: Logger): Promise<void> {
+/**
+ * Writes SSE events with back-pressure; an error after the first byte becomes an `error` event. A
+ * client that stops reading holds the upstream exchange paused with it, so a write that has not
+ * drained within `stallMs` (LLM_TIMEOUT_MS, the silence allowed to the upstream too) ends the
+ * response, and through the abort the upstream request.
+ */
+async function writeStream(req: Request, res: Response, events: AsyncIterable<string>, signal: AbortSignal, log: Logger, stallMs: number): Promise<void> {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -159,7 +164,11 @@ async function writeStream(req: Request, res: Response, events: AsyncIterable<st
       pending += sseEvent(data);
       timer ??= setImmediate(flush);
       if (full) {
-        await drained(res);
+        if (!(await drained(res, stallMs))) {
+          log.warn({ request_id: req.requestId, stall_ms: stallMs }, 'chat stream cut: the client stopped reading');
+          res.destroy();
+          return;
+        }
         full = false;
       }
     }
@@ -175,15 +184,19 @@ async function writeStream(req: Request, res: Response, events: AsyncIterable<st
   else res.end(pending);
 }
 
-function drained(res: Response): Promise<void> {
+/** Resolves true once `res` drains or closes, false when `ms` pass first. */
+function drained(res: Response, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      res.off('close', onDrain);
+      resolve(ok);
     };
-    res.on('drain', done);
-    res.on('close', done);
+    const onDrain = () => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    res.on('drain', onDrain);
+    res.on('close', onDrain);
   });
 }
 

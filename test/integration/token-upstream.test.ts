@@ -8,7 +8,7 @@
  * pooled connection the upstream closed is resent without spending a retry.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -326,6 +326,30 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     const events = text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')));
     expect(events.slice(0, 2).map((e) => e.choices[0].delta.content).join('')).toBe('Hello');
     expect(events.at(-1)).toMatchObject({ error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(/timed out/) } });
+  });
+
+  it('cuts a stream whose client stopped reading, and with it the upstream request', async () => {
+    upstream.handler = async (_req, _body, res) => {
+      sseHead(res);
+      const big = 'x'.repeat(60_000);
+      for (let i = 0; i < 2_000 && !res.destroyed; i++) {
+        if (!res.write(chunk(i === 0 ? { role: 'assistant', content: big } : { content: big }))) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      }
+      res.end('data: [DONE]\n\n');
+    };
+    const body = JSON.stringify({ model: 'up-model', stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+    const socket = connect(Number(new URL(plaza.url).port), '127.0.0.1');
+    socket.write(`POST /api/v1/chat/completions HTTP/1.1\r\nHost: plaza\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    // Never read: the kernel's buffers fill, then Plaza's writes stop draining.
+    socket.pause();
+    try {
+      await expect.poll(() => upstream.requests.length).toBe(1);
+      // The upstream sees its request end (LLM_TIMEOUT_MS is 700 ms here) while the client is still connected.
+      await upstream.closed;
+      expect(socket.destroyed).toBe(false);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('cancels the upstream request when the client goes away', async () => {
