@@ -1,8 +1,10 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { createGunzip, type Gunzip } from 'node:zlib';
 
 import { Parser, type ReadEntry } from 'tar';
 
@@ -51,16 +53,20 @@ function safePath(raw: string): string {
 /** What the entry checks remember across one archive. */
 export interface ScanState {
   seen: Set<string>;
-  symlinks: Set<string>;
+  /** Paths in lower case: two names that differ only in case collide on macOS and Windows. */
+  folded: Set<string>;
+  files: Set<string>;
+  /** Directories, named by an entry or implied by a path inside them. */
+  dirs: Set<string>;
   entries: number;
   total: number;
 }
 
 /** What an entry is, once checked. */
-export type Action = { kind: 'dir' | 'file' | 'symlink'; path: string; parts: string[]; mode: number; link?: string };
+export type Action = { kind: 'dir' | 'file'; path: string; parts: string[]; mode: number };
 
 /** A fresh scan state. */
-export const newScanState = (): ScanState => ({ seen: new Set(), symlinks: new Set(), entries: 0, total: 0 });
+export const newScanState = (): ScanState => ({ seen: new Set(), folded: new Set(), files: new Set(), dirs: new Set(), entries: 0, total: 0 });
 
 /** Checks one entry against every rule and the limits; returns what extracting it means. */
 export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimits): Action {
@@ -69,32 +75,33 @@ export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimit
   if (state.entries > limits.maxEntries) throw reject(`more than ${limits.maxEntries} entries`);
   if (state.seen.has(path)) throw reject(`duplicate entry "${path}"`);
   state.seen.add(path);
+  const folded = path.toLowerCase();
+  if (state.folded.has(folded)) throw reject(`"${path}" differs from another entry only in case`);
+  state.folded.add(folded);
   const parts = path.split('/');
   for (let i = 1; i < parts.length; i++) {
-    if (state.symlinks.has(parts.slice(0, i).join('/'))) throw reject(`"${path}" is written through the symbolic link "${parts.slice(0, i).join('/')}"`);
+    const parent = parts.slice(0, i).join('/');
+    if (state.files.has(parent)) throw reject(`"${path}" is inside "${parent}", which is a file`);
+    state.dirs.add(parent);
   }
   switch (entry.type) {
     case 'Directory':
+      state.dirs.add(path);
       return { kind: 'dir', path, parts, mode: 0o755 };
     case 'File':
     case 'OldFile':
     case 'ContiguousFile':
+      if (state.dirs.has(path)) throw reject(`"${path}" is both a directory and a file`);
+      state.files.add(path);
       if (entry.size > limits.maxFileBytes) throw reject(`"${path}" declares ${entry.size} bytes, over the ${limits.maxFileBytes}-byte file limit`);
       state.total += entry.size;
       if (state.total > limits.maxTotalBytes) throw reject(`content exceeds ${limits.maxTotalBytes} bytes`);
       // setuid/setgid/sticky and group/other write bits are dropped: 0755 when executable, else 0644.
       return { kind: 'file', path, parts, mode: (entry.mode ?? 0o644) & 0o111 ? 0o755 : 0o644 };
-    case 'SymbolicLink': {
-      const link = entry.linkpath ?? '';
-      if (link.startsWith('/') || /^[A-Za-z]:/.test(link)) throw reject(`symbolic link "${path}" points to the absolute path "${link}"`);
-      const resolved = posix.normalize(posix.join(posix.dirname(path), link));
-      if (resolved === '..' || resolved.startsWith('../')) throw reject(`symbolic link "${path}" -> "${link}" leaves the package root`);
-      if (resolved.split('/').some((_, i, all) => state.symlinks.has(all.slice(0, i + 1).join('/')))) {
-        throw reject(`symbolic link "${path}" -> "${link}" goes through another link`);
-      }
-      state.symlinks.add(path);
-      return { kind: 'symlink', path, parts, mode: 0o777, link };
-    }
+    case 'SymbolicLink':
+      // Packages hold regular files and directories only (`plaza agpk pack` refuses links). A link,
+      // even one inside the root, let a later entry or a file read walk out of the package.
+      throw reject(`symbolic link "${path}" (packages hold no links)`);
     case 'Link':
       throw reject(`hard link "${path}" (hard links are not allowed)`);
     case 'CharacterDevice':
@@ -107,11 +114,15 @@ export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimit
   }
 }
 
-/** Streams the archive through tar's parser, calling `onEntry` for each entry; a throw aborts. */
+/**
+ * Streams the archive through tar's parser, calling `onEntry` for each entry; a throw aborts.
+ * A gzipped archive is inflated here (zlib, in 16 KiB steps), not by tar: at the end-of-archive
+ * blocks inflating stops, so data appended after them (padding, or a gzip bomb that tar would
+ * inflate, buffer and recopy) costs nothing. The file is still read to its end when hashed.
+ */
 export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) => void, hash?: Hash): Promise<void> {
-  const parser = new Parser({ strict: true, maxDecompressionRatio: Number.POSITIVE_INFINITY } as ConstructorParameters<typeof Parser>[0]);
+  const parser = new Parser({ strict: true });
   const input = createReadStream(archive, { highWaterMark: 1 << 20 });
-  if (hash) input.on('data', (chunk) => hash.update(chunk as Buffer));
   let failure: unknown;
   parser.on('entry', (entry: ReadEntry) => {
     if (failure !== undefined) {
@@ -126,16 +137,68 @@ export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) 
       parser.abort(error instanceof Error ? error : new Error(String(error)));
     }
   });
+  let gunzip: Gunzip | undefined;
+  let feeding = true;
+  const stopFeeding = () => {
+    if (!feeding) return;
+    feeding = false;
+    gunzip?.destroy();
+    // Not inside the write that found the end: the parser finishes that write first.
+    setImmediate(() => parser.end());
+    if (hash) input.resume();
+    else input.destroy();
+  };
+  const feed = (source: Readable) => {
+    source.on('data', (chunk: Buffer) => {
+      if (!feeding || parser.write(chunk)) return;
+      source.pause();
+      parser.once('drain', () => source.resume());
+    });
+  };
+  parser.on('eof', stopFeeding);
   try {
     await new Promise<void>((resolve, reject_) => {
+      let parsed = false;
+      let read = !hash;
+      const settle = () => parsed && read && resolve();
       parser.on('error', (error: Error) => reject_(failure ?? reject(error.message)));
       parser.on('abort', (error: Error) => reject_(failure ?? reject(error.message)));
-      parser.on('end', () => resolve());
+      parser.on('end', () => ((parsed = true), settle()));
+      let first = true;
+      input.on('data', (chunk) => {
+        const bytes = chunk as Buffer;
+        hash?.update(bytes);
+        if (first) {
+          first = false;
+          if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+            gunzip = createGunzip({ chunkSize: 1024 * 1024 });
+            gunzip.on('error', (error: Error) => feeding && reject_(reject(`not a readable gzip stream: ${error.message}`)));
+            gunzip.on('end', stopFeeding);
+            feed(gunzip);
+          }
+        }
+        if (!feeding) return;
+        if (gunzip) {
+          if (!gunzip.write(bytes)) {
+            input.pause();
+            gunzip.once('drain', () => input.resume());
+          }
+        } else if (!parser.write(bytes)) {
+          input.pause();
+          parser.once('drain', () => input.resume());
+        }
+      });
+      input.on('end', () => {
+        read = true;
+        if (gunzip && feeding) gunzip.end();
+        else stopFeeding();
+        settle();
+      });
       input.on('error', reject_);
-      input.pipe(parser as unknown as NodeJS.WritableStream);
     });
   } finally {
     input.destroy();
+    gunzip?.destroy();
   }
   if (failure !== undefined) throw failure;
 }
@@ -148,7 +211,7 @@ export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) 
  * setuid/setgid/sticky bits are dropped; modes become 0644 or 0755. On failure `dest` is removed.
  */
 export async function safeExtract(archive: string, dest: string, limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS): Promise<ExtractResult> {
-  const scan: ScanState = { seen: new Set(), symlinks: new Set(), entries: 0, total: 0 };
+  const scan = newScanState();
   const hash = createHash('sha256');
   await parseArchive(
     archive,
@@ -162,7 +225,7 @@ export async function safeExtract(archive: string, dest: string, limits: Extract
   if (scan.entries === 0) throw reject('the archive holds no entries');
 
   await mkdir(dest, { recursive: false });
-  const state: ScanState = { seen: new Set(), symlinks: new Set(), entries: 0, total: 0 };
+  const state = newScanState();
   const writes: Promise<unknown>[] = [];
   try {
     await parseArchive(archive, (entry) => {
@@ -174,11 +237,6 @@ export async function safeExtract(archive: string, dest: string, limits: Extract
         return;
       }
       mkdirSync(join(dest, ...action.parts.slice(0, -1)), { recursive: true, mode: 0o755 });
-      if (action.kind === 'symlink') {
-        symlinkSync(action.link!, target);
-        entry.resume();
-        return;
-      }
       if (entry.size <= SMALL_FILE) {
         // Small files are collected and written in one call: far cheaper than a stream per file.
         const chunks: Buffer[] = [];
