@@ -107,11 +107,16 @@ export function createSourceWorker(options: SourceWorkerOptions): SourceWorker {
     try {
       outcome = await evaluate(target, dir);
     } catch (error) {
-      // Our own failure (disk, bug): try again later rather than blaming the publisher.
+      // Our own failure (disk, bug): try again later rather than blaming the publisher, but not
+      // forever: a first check that keeps failing inside Plaza ends as failed (register again).
       log.error({ err: error, source_id: target.id }, 'source worker failed');
-      outcome = target.status === 'registered'
-        ? { kind: 'retry', reason: 'internal error while checking; will retry', retryAt: clock.now() + FIRST_PROBE_RETRIES_MS[0]! }
-        : { kind: 'dead', reason: 'internal error while re-probing; will retry', retryAt: clock.now() + options.recheckMs };
+      const delay = FIRST_PROBE_RETRIES_MS[target.attempts];
+      outcome =
+        target.status !== 'registered'
+          ? { kind: 'dead', reason: 'internal error while re-probing; will retry', retryAt: clock.now() + options.recheckMs }
+          : delay !== undefined
+            ? { kind: 'retry', reason: 'internal error while checking; will retry', retryAt: clock.now() + delay }
+            : { kind: 'failed', steps: [], stage: 'command-surface', reason: `internal error while checking, ${target.attempts + 1} times; register the source again to retry`, findings: [], risk: null };
     } finally {
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }
@@ -132,7 +137,11 @@ export function createSourceWorker(options: SourceWorkerOptions): SourceWorker {
       const targets = await store.claimDue(owner, clock.now(), leaseMs, limit);
       const results: SourceRunResult[] = [];
       for (let i = 0; i < targets.length; i += concurrency) {
-        results.push(...(await Promise.all(targets.slice(i, i + concurrency).map((t) => track(work(t))))));
+        // One source whose result cannot be stored must not cost the others theirs.
+        for (const settled of await Promise.allSettled(targets.slice(i, i + concurrency).map((t) => track(work(t))))) {
+          if (settled.status === 'fulfilled') results.push(settled.value);
+          else log.error({ err: settled.reason }, 'source check result not stored; the source is checked again when its lease ends');
+        }
       }
       return results;
     },

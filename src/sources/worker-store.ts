@@ -1,6 +1,7 @@
 import { MAX_DEAD_REPROBES, type PassedStep, type SourceOutcome, type SourceStore, type SourceTarget } from '../../probes/index.ts';
 import { compareVersions } from '../agpk/index.ts';
 import type { PrismaClient } from '../db/index.ts';
+import { storableJson } from '../kernel/index.ts';
 import type { PackageSource } from './types.ts';
 import { toSource } from './types.ts';
 
@@ -127,7 +128,10 @@ export function createSourceStore(deps: { prisma: PrismaClient; recheckMs: numbe
       await prisma.packageSource.updateMany({ where: { id, leaseOwner: owner }, data: { stage } });
     },
 
-    async record(owner, target, outcome, now) {
+    async record(owner, target, given, now) {
+      // Reasons, findings and command summaries quote the publisher's files: NUL or a cut
+      // surrogate pair there failed every write of this source's result, for good.
+      const outcome = storableJson(given) as SourceOutcome;
       const at = new Date(now);
       switch (outcome.kind) {
         case 'passed': {

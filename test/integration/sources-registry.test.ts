@@ -238,6 +238,19 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     ['a path traversal entry', [{ path: '../evil.sh', type: '0', mode: 0o644, content: 'x' }], /\.\./],
     ['a device file', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'dev', type: '3', mode: 0o644 }], /device/],
     ['a setuid file', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'payload/tool', type: '0', mode: 0o4755, content: '#!/bin/sh\n' }], /setuid/],
+    // Read through the links, the server's own files surfaced in the source's public reason.
+    [
+      'links that walk out of the root',
+      [
+        { path: 'a/b/i', type: '2', mode: 0o777, linkpath: '../..' },
+        { path: 'agpk.json', type: '2', mode: 0o777, linkpath: 'a/b/i/../../../../../../../../etc/passwd' },
+      ],
+      /symbolic link/,
+    ],
+    // Failed extraction with EEXIST, an internal error retried forever.
+    ['a file inside a file', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'a', type: '0', mode: 0o644, content: 'x' }, { path: 'a/b', type: '0', mode: 0o644, content: 'x' }], /inside "a"/],
+    // The parse error quotes the NUL: every write of the result failed, and the source stayed leased.
+    ['a NUL in agpk.json', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{"a":\u0000}' }], /agpk\.json/],
   ])('discards an archive with %s as high risk', async (_what, entries, reason) => {
     const file = join(tmp.path, `raw-${backend}-${++counter}.agpk`);
     const bytes = rawArchive(entries);
@@ -250,6 +263,7 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     const after = await getSource(source.id);
     expect(after.risk === 'high' || after.stage === 'command-surface').toBe(true);
     expect(JSON.stringify(after.findings) + after.reason).toMatch(reason);
+    expect(JSON.stringify(after)).not.toContain('root:x');
   });
 
   it('is picked up by the background loop without anyone driving it', async () => {
