@@ -51,6 +51,14 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Installed packages by id with no prototype: a package id such as `constructor` or `toString`
+ * would otherwise find Object.prototype's members, and pass for installed.
+ */
+function byId(packages: RegistryData['packages']): RegistryData['packages'] {
+  return Object.assign(Object.create(null) as RegistryData['packages'], packages);
+}
+
 /** Opens (creating folders as needed) the registry in `home`. */
 export function createRegistry(home: string, options: { lockTimeoutMs?: number } = {}): Registry {
   const file = join(home, 'registry.json');
@@ -72,12 +80,12 @@ export function createRegistry(home: string, options: { lockTimeoutMs?: number }
       try {
         text = await readFile(file, 'utf8');
       } catch {
-        return { registry_version: 1, packages: {} };
+        return { registry_version: 1, packages: byId({}) };
       }
       try {
         const data = JSON.parse(text) as RegistryData;
-        if (data.registry_version !== 1 || typeof data.packages !== 'object') throw new Error('unknown registry_version');
-        return data;
+        if (data.registry_version !== 1 || typeof data.packages !== 'object' || data.packages === null) throw new Error('unknown registry_version');
+        return { ...data, packages: byId(data.packages) };
       } catch (error) {
         throw new AgpkError('internal', `the local registry ${file} is unreadable: ${(error as Error).message}`, { cause: error });
       }

@@ -95,6 +95,15 @@ describe('agpk install', () => {
     await expect(installPackages(ctx, [archive], OK)).rejects.toThrow('acme.a 1.0.0 is already installed');
   });
 
+  it('knows no package by the name of an Object.prototype member', async () => {
+    // The registry's package map was a plain object: `toString` passed for installed.
+    for (const id of ['toString', 'constructor', 'hasOwnProperty', '__proto__']) {
+      await expect(removePackage(ctx, id, { approve: true })).rejects.toThrow(`${id} is not installed`);
+      await expect(verifyInstalled(ctx.registry, id)).rejects.toThrow(`${id} is not installed`);
+      await expect(listCommands(ctx.registry, id)).rejects.toThrow(`${id} is not installed`);
+    }
+  });
+
   it('needs no -y for a package signed by a trusted key; refuses a bad signature even with -y', async () => {
     const keys = await generateSigningKey(join(tmp.path, 'pub'));
     const signed = await build({ id: 'acme.s' }, keys.privateKey);
