@@ -10,7 +10,16 @@ export interface RunResult {
   durationMs: number;
 }
 
-/** Runs a program with a timeout (SIGKILL on expiry), feeding `input` on stdin, capping captured output. */
+/** After the program exits, how long its output pipes may stay open (a background child holding them). */
+const PIPE_GRACE_MS = 1_000;
+
+/**
+ * Runs a program with a timeout, feeding `input` on stdin, capping captured output. The program
+ * gets its own process group, and the timeout SIGKILLs the whole group: a hook that started
+ * `sleep 40` (or a daemon) is not left running past its time. It ends when the program exits;
+ * a background child still holding its output gets PIPE_GRACE_MS, then the pipes are closed on
+ * our side (the child itself is left alone: a hook may start a service on purpose).
+ */
 export function runProcess(
   command: string,
   args: string[],
@@ -19,7 +28,7 @@ export function runProcess(
   const max = options.maxOutputBytes ?? 4 * 1024 * 1024;
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -31,10 +40,19 @@ export function runProcess(
     });
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
     }, options.timeoutMs);
+    let finished = false;
+    let grace: NodeJS.Timeout | undefined;
     const done = (exitCode: number | null, signal: NodeJS.Signals | null): void => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
+      clearTimeout(grace);
       resolve({ exitCode, signal, stdout, stderr, timedOut, durationMs: Math.round(performance.now() - started) });
     };
     child.on('error', (error) => {
@@ -42,6 +60,13 @@ export function runProcess(
       done(null, null);
     });
     child.on('close', (code, signal) => done(code, signal));
+    child.on('exit', (code, signal) => {
+      grace = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        done(code, signal);
+      }, PIPE_GRACE_MS);
+    });
     child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
