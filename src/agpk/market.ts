@@ -32,9 +32,18 @@ const ListSchema = z.object({ sources: z.array(z.unknown()) }).loose();
 /** Network options: an extra CA (PEM) to trust, a timeout, and a size cap. */
 export interface FetchOptions {
   ca?: string | Buffer;
+  /** Longest silence of the connection. Default 30 s. */
   timeoutMs?: number;
   maxBytes?: number;
+  /**
+   * A server that keeps the connection alive but sends next to nothing is cut: the market list
+   * must arrive within one window, and a download must bring 64 KiB in every window. Default 30 s.
+   */
+  stallWindowMs?: number;
 }
+
+/** What a download must bring in each stall window (~2 KB/s at the default window). */
+const MIN_WINDOW_BYTES = 64 * 1024;
 
 function get(url: string, options: FetchOptions, redirects = 0): Promise<http.IncomingMessage> {
   const u = new URL(url);
@@ -66,11 +75,23 @@ export async function fetchMarketSources(shareUrl: string, options: FetchOptions
   const url = `${shareUrl.replace(/\/+$/, '')}/share/v1/agpk/sources`;
   const res = await get(url, options);
   const max = options.maxBytes ?? 16 * 1024 * 1024;
-  let text = '';
-  for await (const chunk of res) {
-    text += (chunk as Buffer).toString('utf8');
-    if (text.length > max) throw new AgpkError('upstream_failed', `${url} answered more than ${max} bytes`);
+  const windowMs = options.stallWindowMs ?? 30_000;
+  const deadline = setTimeout(() => res.destroy(new AgpkError('upstream_failed', `${url} did not answer within ${windowMs} ms`)), windowMs);
+  // Bytes, decoded once at the end: a character split between two reads stays whole.
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of res) {
+      size += (chunk as Buffer).length;
+      if (size > max) throw new AgpkError('upstream_failed', `${url} answered more than ${max} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    throw error instanceof AgpkError ? error : new AgpkError('upstream_failed', `GET ${url} failed: ${(error as Error).message}`, { cause: error });
+  } finally {
+    clearTimeout(deadline);
   }
+  const text = Buffer.concat(chunks).toString('utf8');
   let parsed;
   try {
     parsed = ListSchema.safeParse(JSON.parse(text));
@@ -99,9 +120,18 @@ export async function downloadArchive(
   const max = options.maxBytes ?? 2 * 1024 ** 3;
   const hash = createHash('sha256');
   let bytes = 0;
+  let windowBytes = 0;
+  const windowMs = options.stallWindowMs ?? 30_000;
+  const watchdog = setInterval(() => {
+    if (windowBytes < MIN_WINDOW_BYTES && bytes < (total ?? Number.POSITIVE_INFINITY)) {
+      res.destroy(new AgpkError('upstream_failed', `download of ${uri} stalled: under ${MIN_WINDOW_BYTES} bytes in ${windowMs} ms`));
+    }
+    windowBytes = 0;
+  }, windowMs);
   const tap = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       bytes += chunk.length;
+      windowBytes += chunk.length;
       if (bytes > max) return cb(new AgpkError('upstream_failed', `download exceeds ${max} bytes`));
       hash.update(chunk);
       options.onProgress?.(bytes, total);
@@ -113,6 +143,8 @@ export async function downloadArchive(
   } catch (error) {
     await rm(dest, { force: true });
     throw error instanceof AgpkError ? error : new AgpkError('upstream_failed', `download of ${uri} failed: ${(error as Error).message}`, { cause: error });
+  } finally {
+    clearInterval(watchdog);
   }
   const sha256 = hash.digest('hex');
   if (sha256 !== options.expectedSha256.toLowerCase()) {

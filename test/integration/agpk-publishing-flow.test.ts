@@ -5,12 +5,13 @@
  * tamper, verify again, remove. In-process tests cover the market's other paths: wrong sha256,
  * depends pulled from the market, and list-options ranking.
  */
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type AgpkContext, createRegistry, fetchMarketSources, installPackages, loadAgpkSchemas, packPackage, rankSources, scaffoldPackage, upgradePackage } from '../../src/agpk/index.ts';
+import { type AgpkContext, createRegistry, downloadArchive, fetchMarketSources, installPackages, loadAgpkSchemas, packPackage, rankSources, scaffoldPackage, upgradePackage } from '../../src/agpk/index.ts';
 import { createTestTls, startTestMarket, tempDir, type TestMarket, type TestTls } from '../support/agpk.ts';
 import { runPlaza } from '../support/cli.ts';
 
@@ -175,6 +176,15 @@ describe('agpk and the market (in process)', () => {
     expect(sources.map((s) => s.package_id)).toEqual(['acme.plc', 'acme.mail']);
     expect(rankSources(sources, 'plc').map((s) => s.package_id)).toEqual(['acme.plc', 'acme.mail']);
     expect(rankSources(sources, 'nothing-like-this')).toEqual([]);
+  });
+
+  it('cuts a market that keeps the connection alive but sends next to nothing, and reads characters split between reads', async () => {
+    const dest = join(tmp.path, 'drip.agpk');
+    await expect(downloadArchive(`${market.url}/drip/x.agpk`, dest, { ca: tls.caCert, expectedSha256: 'a'.repeat(64), stallWindowMs: 600 })).rejects.toThrow(/stalled/);
+    expect(existsSync(dest)).toBe(false);
+    await expect(fetchMarketSources(`${market.url}/drip`, { ca: tls.caCert, stallWindowMs: 600 })).rejects.toThrow(/did not answer within 600 ms/);
+    market.sources = [{ package_id: 'acme.euro', name: 'Euro € tools', version: '1', summary: '€', download_uri: `${market.url}/x`, sha256: 'b'.repeat(64) }];
+    expect((await fetchMarketSources(`${market.url}/split`, { ca: tls.caCert })).map((s) => s.name)).toEqual(['Euro € tools']);
   });
 
   it('reads the market of the Plaza `plaza agents login` stored when no market URL is set', async () => {

@@ -83,6 +83,22 @@ export async function startTestMarket(tls: TestTls): Promise<TestMarket> {
   const server: Server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const path = req.url ?? '/';
     market.requests.push(path);
+    if (path.startsWith('/drip/')) {
+      // Alive but next to silent: one byte every 100 ms.
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '100000' });
+      const timer = setInterval(() => res.write('x'), 100);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (path === '/split/share/v1/agpk/sources') {
+      // The list in two reads, cut inside a multi-byte character.
+      const body = Buffer.from(JSON.stringify({ sources: market.sources }));
+      const cut = body.indexOf(Buffer.from('€')) + 1;
+      res.setHeader('content-type', 'application/json');
+      res.write(body.subarray(0, cut));
+      setTimeout(() => res.end(body.subarray(cut)), 50);
+      return;
+    }
     if (path === '/share/v1/agpk/sources') {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ sources: market.sources }));
