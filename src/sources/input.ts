@@ -10,7 +10,9 @@ const noControl = (v: string) => ![...v].some((c) => {
   return (code < 0x20 && c !== '\t' && c !== '\n' && c !== '\r') || code === 0x7f;
 });
 const text = (min: number, max: number) =>
-  z.string().trim().min(min, min === 1 ? 'must not be empty' : `at least ${min} characters`).max(max, `at most ${max} characters`).refine(noControl, 'must not contain control characters');
+  z.string().trim().min(min, min === 1 ? 'must not be empty' : `at least ${min} characters`).max(max, `at most ${max} characters`).refine(noControl, 'must not contain control characters')
+    // A lone surrogate would be stored as U+FFFD: a changed name is refused rather than kept.
+    .refine((v) => v.isWellFormed(), 'must be well-formed Unicode (a lone surrogate is not)');
 
 /** The registration body (spec §2.10). Unknown fields are refused. */
 export const SourceBodySchema = z.strictObject({

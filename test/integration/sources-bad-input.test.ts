@@ -62,6 +62,7 @@ describe.each(BACKENDS)('package source bad input on %s', (backend) => {
     ['an empty vendor', { vendor_name: '  ' }, 'vendor_name', /empty/],
     ['a number for name', { name: 42 }, 'name', /string/i],
     ['control characters', { name: 'a\u0000b' }, 'name', /control/],
+    ['a lone surrogate', { vendor_name: 'a\ud800b' }, 'vendor_name', /lone surrogate/],
   ])('refuses %s', async (_what, over, param, message) => {
     const res = await register({ ...good, ...over });
     expect(res.status).toBe(400);
