@@ -41,7 +41,8 @@ const systemResolver: Resolver = async (hostname) => (await dnsLookup(hostname, 
  * A fetch for user-supplied URLs: http(s) only; every address the name resolves to is checked
  * and the connection goes to a checked address (the check runs inside the socket's own DNS
  * lookup, so a rebinding answer cannot slip in between check and connect); redirects are followed
- * by hand, at most `maxRedirects`, each hop checked again; body size and total time are capped.
+ * by hand, at most `maxRedirects`, each hop checked again, never from https to http; body size and
+ * total time are capped.
  */
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
   const { agent, checkUrl } = createGuardedAgent(options);
@@ -64,7 +65,11 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
       if (response.status < 300 || response.status > 399 || location === null) return limitBody(response, maxBytes) as unknown as Response;
       await response.body?.cancel();
       if (hop >= maxRedirects) throw new SsrfError(`Refused: more than ${maxRedirects} redirects.`, 'redirects');
-      url = new URL(location, url);
+      const next = new URL(location, url);
+      // Never down to plain http: what was asked over TLS stays on it (an installer refuses the
+      // same redirect, so a source that passed here could not be installed).
+      if (url.protocol === 'https:' && next.protocol !== 'https:') throw new SsrfError(`Refused: a redirect from https to ${next.protocol.replace(':', '')}.`, 'redirects');
+      url = next;
       if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
         method = 'GET';
         body = undefined;

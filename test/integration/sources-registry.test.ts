@@ -266,6 +266,13 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     expect(JSON.stringify(after)).not.toContain('root:x');
   });
 
+  it('discards a source whose https link redirects to plain http (no installer would follow it)', async () => {
+    const { body, path } = await publish({ id: `com.example.downgrade.${backend}`, version: '1.0.0' });
+    const source = await register({ ...body, download_uri: `${market.url}/to-http${path}` }, 'anonymous');
+    expect((await worker.checkNow(source.id))?.status).toBe('discarded');
+    expect((await getSource(source.id)).reason).toMatch(/redirect from https to http/);
+  });
+
   it('is picked up by the background loop without anyone driving it', async () => {
     const { body } = await publish({ id: `com.example.background.${backend}`, version: '1.0.0' });
     const source = await register(body, 'anonymous');

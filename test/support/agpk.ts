@@ -83,6 +83,11 @@ export async function startTestMarket(tls: TestTls): Promise<TestMarket> {
   const server: Server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const path = req.url ?? '/';
     market.requests.push(path);
+    if (path.startsWith('/to-http/')) {
+      // A redirect down to plain http (the same path on port 9, where nothing listens).
+      res.writeHead(302, { location: `http://127.0.0.1:9/${path.slice('/to-http/'.length)}` }).end();
+      return;
+    }
     if (path.startsWith('/drip/')) {
       // Alive but next to silent: one byte every 100 ms.
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '100000' });
