@@ -74,13 +74,14 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
     return found;
   };
 
-  const stage = async (ref: string): Promise<StagedPackage> => {
+  /** `fromMarket`: a dependency, which names a package id, never a file on this machine. */
+  const stage = async (ref: string, fromMarket = false): Promise<StagedPackage> => {
     const scratch = join(ctx.registry.tmpDir, `${Date.now()}-${randomBytes(6).toString('hex')}`);
     plan.scratch.push(scratch, `${scratch}.agpk`);
     let archive: string;
     let source: StagedPackage['source'];
     let expectedId: string | undefined;
-    if (await isFile(ref)) {
+    if (!fromMarket && (await isFile(ref))) {
       archive = resolve(ref);
       source = { kind: 'file', uri: archive, sha256: await sha256File(archive) };
     } else {
@@ -132,7 +133,7 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
     const pkg = queue.shift()!;
     for (const dep of pkg.manifest.depends ?? []) {
       if (installed[dep] || staged.has(dep)) continue;
-      queue.push(await stage(dep));
+      queue.push(await stage(dep, true));
     }
   }
   // Dependencies before their dependents; a cycle among new packages is refused.

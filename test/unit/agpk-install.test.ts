@@ -142,6 +142,15 @@ describe('agpk install', () => {
     expect((await ctx.registry.read()).packages).toEqual({});
   });
 
+  it('looks a dependency up in the market only, never as a file that happens to exist here', async () => {
+    const lib = await build({ id: 'acme.local-lib' });
+    const app = await build({ id: 'acme.needs-file', depends: [lib] });
+    await expect(installPackages(ctx, [app], OK)).rejects.toThrow();
+    const installed = (await ctx.registry.read()).packages;
+    expect(Object.keys(installed)).not.toContain('acme.local-lib');
+    expect(Object.keys(installed)).not.toContain('acme.needs-file');
+  });
+
   it('rolls back the whole plan when an INSTALL fails', async () => {
     const lib = await build({ id: 'acme.lib' });
     const app = await build({ id: 'acme.app', depends: ['acme.lib'], install: '#!/bin/sh\necho boom >&2\nexit 3\n' });
