@@ -143,8 +143,12 @@ export async function upgradePackage(ctx: AgpkContext, packageId: string, approv
   );
 }
 
-/** Removes an installed package: refuses while others depend on it, asks for approval, runs UNINSTALL. */
-export async function removePackage(ctx: AgpkContext, packageId: string, approval: Approval): Promise<OperationResult> {
+/**
+ * Removes an installed package: refuses while others depend on it, asks for approval, runs
+ * UNINSTALL. A failing UNINSTALL stops the removal, unless `force`: then the package is removed
+ * anyway and the message says how its hook failed (else a broken hook kept it installed for good).
+ */
+export async function removePackage(ctx: AgpkContext, packageId: string, approval: Approval, options: { force?: boolean } = {}): Promise<OperationResult> {
   return ctx.registry.locked(async () => {
     const data = await ctx.registry.read();
     const current = data.packages[packageId];
@@ -172,10 +176,17 @@ export async function removePackage(ctx: AgpkContext, packageId: string, approva
       },
       approval,
     );
-    await runHook(current.install_dir, packageId, current.version, current.lifecycle, 'uninstall', ctx.baseEnv);
+    let hookFailure: string | undefined;
+    try {
+      await runHook(current.install_dir, packageId, current.version, current.lifecycle, 'uninstall', ctx.baseEnv);
+    } catch (error) {
+      if (!options.force) throw error;
+      hookFailure = error instanceof Error ? error.message : String(error);
+    }
     delete data.packages[packageId];
     await ctx.registry.write(data);
     await removeDir(current.install_dir);
-    return { action: 'remove', changed: true, packages: [{ package_id: packageId, version: current.version }], message: `removed ${packageId} ${current.version}` };
+    const message = `removed ${packageId} ${current.version}${hookFailure ? ` (forced: its UNINSTALL failed: ${hookFailure})` : ''}`;
+    return { action: 'remove', changed: true, packages: [{ package_id: packageId, version: current.version }], message };
   });
 }

@@ -164,10 +164,11 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .command('remove <package_id>')
     .description('uninstall a package (runs UNINSTALL; refused while others depend on it)')
     .option('--approve', 'the session is pre-approved (no prompt)')
+    .option('--force', 'remove the package even when its UNINSTALL hook fails')
     .addOption(jsonOption())
-    .action((id: string, o: { approve?: boolean; json?: boolean }) =>
+    .action((id: string, o: { approve?: boolean; force?: boolean; json?: boolean }) =>
       run(!!o.json, async (a) => {
-        const r = await a.removePackage(context(a, env, { json: !!o.json }), id, approval({ ...o, json: !!o.json }));
+        const r = await a.removePackage(context(a, env, { json: !!o.json }), id, approval({ ...o, json: !!o.json }), { force: !!o.force });
         out(!!o.json, { ok: true, ...r }, () => r.message);
       }),
     );

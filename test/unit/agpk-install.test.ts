@@ -39,6 +39,7 @@ interface Spec {
   depends?: string[];
   conflicts?: string[];
   install?: string;
+  uninstall?: string;
   commands?: Array<{ id: string; kind: string; entry: string; body: string; timeout_ms?: number }>;
 }
 
@@ -50,6 +51,7 @@ async function build(spec: Spec, sign?: string): Promise<string> {
   Object.assign(manifest, { depends: spec.depends ?? [], conflicts: spec.conflicts ?? [] });
   await writeFile(join(dir, 'agpk.json'), JSON.stringify(manifest, null, 2));
   if (spec.install !== undefined) await writeFile(join(dir, 'INSTALL'), spec.install);
+  if (spec.uninstall !== undefined) await writeFile(join(dir, 'UNINSTALL'), spec.uninstall);
   if (spec.commands) {
     for (const c of spec.commands) {
       await writeFile(join(dir, c.entry), c.body);
@@ -149,6 +151,16 @@ describe('agpk install', () => {
     const installed = (await ctx.registry.read()).packages;
     expect(Object.keys(installed)).not.toContain('acme.local-lib');
     expect(Object.keys(installed)).not.toContain('acme.needs-file');
+  });
+
+  it('removes a package whose UNINSTALL fails only with force, saying so', async () => {
+    const archive = await build({ id: 'acme.sticky', uninstall: '#!/bin/sh\nexit 1\n' });
+    await installPackages(ctx, [archive], OK);
+    await expect(removePackage(ctx, 'acme.sticky', { approve: true })).rejects.toThrow(/UNINSTALL|uninstall/);
+    expect((await ctx.registry.read()).packages['acme.sticky']).toBeDefined();
+    const forced = await removePackage(ctx, 'acme.sticky', { approve: true }, { force: true });
+    expect(forced.message).toMatch(/^removed acme\.sticky 1\.0\.0 \(forced: its UNINSTALL failed: /);
+    expect((await ctx.registry.read()).packages['acme.sticky']).toBeUndefined();
   });
 
   it('rolls back the whole plan when an INSTALL fails', async () => {
