@@ -89,23 +89,8 @@ function toReceipt(row: ReceiptRow): Receipt {
   };
 }
 
-/** One row of the INSERT's JSON, named as the columns. */
-interface ReceiptJsonRow {
-  seq: string;
-  call_id: string;
-  agin_id: string;
-  agent_principal: string;
-  account_id: string | null;
-  tool: string;
-  provider: string;
-  status: string;
-  outcome: string;
-  latency_ms: number;
-  result_digest: string;
-  created_at: string;
-  prev_hash: string;
-  leaf_hash: string;
-}
+/** One row of the INSERT's JSON: a stored row, with its time as ISO text and both hashes set. */
+type ReceiptJsonRow = Omit<ReceiptRow, 'created_at' | 'prev_hash' | 'leaf_hash'> & { created_at: string; prev_hash: string; leaf_hash: string };
 
 /**
  * Chains `fresh` onto the head: each row's seq (drawn values in ascending order; values left over
