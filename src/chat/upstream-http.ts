@@ -247,7 +247,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 function statusError(status: number, retryAfterHeader: string | undefined): Error {
   if (status === 429) {
     const retryAfter = Number(retryAfterHeader);
-    return new RateLimitError('The model backend is rate limited; retry later.', Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 5);
+    // Whole seconds, at most an hour: an upstream's 1e308 is no advice to pass on.
+    return new RateLimitError('The model backend is rate limited; retry later.', Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(Math.ceil(retryAfter), 3_600) : 5);
   }
   if (status === 404) return new ValidationError('The model backend does not serve this model.', { param: 'model' });
   if (status === 400 || status === 413 || status === 422) return new ValidationError('The model backend rejected the request (e.g. too long for the model).', { param: 'messages' });

@@ -208,6 +208,11 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('7');
     expect(upstream.requests).toHaveLength(1);
+    // An upstream's absurd advice is capped at an hour, in whole seconds.
+    for (const [given, passed] of [['1e308', '3600'], ['2.5', '3']]) {
+      upstream.handler = (_req, _body, r) => void r.writeHead(429, { 'retry-after': given }).end();
+      expect((await post({ model: 'up-model' })).headers.get('retry-after')).toBe(passed);
+    }
   });
 
   it('gives up on a silent upstream after the timeout and one retry', async () => {
