@@ -39,7 +39,9 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       }
       if (body === null || typeof body !== 'object' || !Array.isArray(body['choices'])) throw new UpstreamError('The model backend sent an answer without choices.');
       const usage = usageOf(body['usage']) ?? approximate(call, contentOf(body['choices']));
-      return { body: { ...body, usage }, usage };
+      // request_id is Plaza's to give (the response's id for support); an upstream's is dropped.
+      const { request_id: _upstreamRequestId, ...rest } = body;
+      return { body: { ...rest, usage }, usage };
     },
 
     async stream(call): Promise<CompletionStream> {

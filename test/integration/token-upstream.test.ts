@@ -114,11 +114,11 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
   it('forwards a completion under the alias target with Plaza\'s upstream key and records the upstream usage', async () => {
     upstream.handler = (_req, _body, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop' }], usage: UPSTREAM_USAGE }));
+      res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop' }], usage: UPSTREAM_USAGE, request_id: 'upstream-own-id' }));
     };
     const res = await post({ model: 'fast', temperature: 0.5 }, 'req-up-json');
     expect(res.status).toBe(200);
-    expect((await res.json()) as any).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: 'Hi!' } }], usage: UPSTREAM_USAGE });
+    expect((await res.json()) as any).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: 'Hi!' } }], usage: UPSTREAM_USAGE, request_id: 'req-up-json' });
     expect(upstream.requests).toHaveLength(1);
     const sent = upstream.requests[0]!;
     expect(sent.headers.authorization).toBe('Bearer sk-upstream-secret');
