@@ -45,7 +45,10 @@ export interface ReceiptLog {
   list(filter: ReceiptFilter, limit: number): Promise<{ receipts: Receipt[]; nextCursor: string | null }>;
   /** A receipt by call id with its inclusion proof; undefined when missing or not `accountId`'s. */
   get(callId: string, accountId: string): Promise<ProvenReceipt | undefined>;
-  /** The account's receipts as JSON lines (checkpoint line first), each with its inclusion proof. */
+  /**
+   * The account's receipts as JSON lines (checkpoint line first), each with its inclusion proof:
+   * the receipts that checkpoint covers, so an export taken while calls come in still verifies.
+   */
   exportLines(filter: ReceiptFilter): AsyncGenerator<string>;
   /**
    * The consistency proof (hex) between the trees of the first `first` and `second` receipts;
@@ -199,9 +202,13 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
       const cp = await coveringCheckpoint();
       if (cp && cp.treeSize > tree.size) await sync();
       if (cp) yield JSON.stringify({ type: 'checkpoint', ...renderCheckpoint(cp) });
+      // Receipts committed after the checkpoint was signed have no proof against it yet. (Without
+      // any checkpoint, a damaged log that never had one, every receipt goes out unproven.)
+      const covered = cp ? seqs[cp.treeSize - 1] : undefined;
+      const maxSeq = covered !== undefined && (filter.maxSeq === undefined || covered < filter.maxSeq) ? covered : filter.maxSeq;
       let afterSeq = filter.afterSeq;
       for (;;) {
-        const page = await listReceipts(prisma, { ...filter, afterSeq }, 1_000);
+        const page = await listReceipts(prisma, { ...filter, afterSeq, ...(maxSeq !== undefined ? { maxSeq } : {}) }, 1_000);
         for (const r of page) {
           const inclusion = prove(r, cp);
           yield JSON.stringify({ type: 'receipt', ...renderReceipt(r), inclusion: inclusion ? renderInclusion(inclusion) : null });

@@ -24,6 +24,8 @@ export interface ReceiptFilter {
   until?: Date;
   /** Only receipts after this seq (cursor). */
   afterSeq?: bigint;
+  /** Only receipts up to this seq (an export stops at its checkpoint's last receipt). */
+  maxSeq?: bigint;
 }
 
 interface ReceiptRow {
@@ -210,6 +212,7 @@ export async function listReceipts(prisma: PrismaClient, filter: ReceiptFilter, 
   if (filter.since !== undefined) add('"created_at" >= ?::timestamptz', filter.since.toISOString());
   if (filter.until !== undefined) add('"created_at" < ?::timestamptz', filter.until.toISOString());
   if (filter.afterSeq !== undefined) add('"seq" > ?::bigint', filter.afterSeq.toString());
+  if (filter.maxSeq !== undefined) add('"seq" <= ?::bigint', filter.maxSeq.toString());
   params.push(limit);
   const rows = await prisma.$queryRawUnsafe<ReceiptRow[]>(
     `SELECT ${COLUMNS} FROM "receipts" WHERE ${where.join(' AND ')} ORDER BY "receipts"."seq" LIMIT $${params.length}::int`,

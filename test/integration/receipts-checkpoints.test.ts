@@ -8,10 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter, verifyConsistency } from '../../receipts/index.ts';
+import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter, verifyConsistency, verifyExport } from '../../receipts/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -84,12 +84,39 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
     }
   });
 
+  it('exports what its checkpoint covers, so an export taken while receipts arrive still verifies', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+    const log = createReceiptLog({ db: plaza.db, log: quiet, signer: createJwsCheckpointSigner(async () => ({ kid: 'export-k', privateKey })) });
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'export-k', alg: 'EdDSA' }] };
+    const forAccount = (count: number) =>
+      Promise.all(
+        Array.from({ length: count }, () =>
+          writer.write({ callId: `ex_${n++}`, aginId: 'agin', agentPrincipal: 'agent', accountId: 'acc_export', tool: 't', provider: 'p', status: 'ok', outcome: 'ok', latencyMs: 1, resultDigest: 'f'.repeat(64) }),
+        ),
+      );
+    await forAccount(3);
+    const lines = log.exportLines({ accountId: 'acc_export' });
+    const first = await lines.next();
+    // Two more are committed after the checkpoint line went out, before the receipts are read.
+    await forAccount(2);
+    const rest: string[] = [];
+    for await (const line of lines) rest.push(line);
+    const report = await verifyExport([first.value as string, ...rest], jwks);
+    expect(report).toMatchObject({ ok: true, receipts: 3 });
+    // The next export covers all five.
+    const again: string[] = [];
+    for await (const line of log.exportLines({ accountId: 'acc_export' })) again.push(line);
+    expect(await verifyExport(again, jwks)).toMatchObject({ ok: true, receipts: 5 });
+  });
+
   it('refuses to sign over a receipt altered in the database', async () => {
+    const before = (await (await newLog()).getLatestCheckpoint())?.treeSize;
     await write(3);
     await plaza.db.sql.exec(`UPDATE "receipts" SET "tool" = 'other' WHERE "call_id" = 'cp_12'`);
     const log = await newLog();
     await expect(log.checkpoint()).rejects.toThrow(/damaged at seq \d+ \(cp_12\): leaf_hash does not match/);
     expect(log.damage()).toMatchObject({ callId: 'cp_12' });
-    expect((await log.getLatestCheckpoint())?.treeSize).toBe(17);
+    // The last good checkpoint stands; none covers the three receipts after it.
+    expect((await log.getLatestCheckpoint())?.treeSize).toBe(before);
   });
 });
