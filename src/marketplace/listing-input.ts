@@ -6,12 +6,15 @@ import { ValidationError } from '../kernel/index.ts';
 export const PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
 const noNul = (value: string) => !value.includes('\u0000');
-const text = (max: number) => z.string().max(max, `at most ${max} characters`).refine(noNul, 'must not contain NUL characters');
+// A lone surrogate cannot be stored as written (a json column refuses it outright): refused.
+const wellFormed = (value: string) => value.isWellFormed();
+const WELL_FORMED = 'must be well-formed Unicode (a lone surrogate is not)';
+const text = (max: number) => z.string().max(max, `at most ${max} characters`).refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED);
 
 const CredentialSchema = z.union([
-  z.string().trim().min(1).max(100).refine(noNul, 'must not contain NUL characters').transform((name): { name: string; description?: string; required: boolean } => ({ name, required: true })),
+  z.string().trim().min(1).max(100).refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED).transform((name): { name: string; description?: string; required: boolean } => ({ name, required: true })),
   z.strictObject({
-    name: z.string().trim().min(1).max(100).refine(noNul, 'must not contain NUL characters'),
+    name: z.string().trim().min(1).max(100).refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED),
     description: text(500).optional(),
     required: z.boolean().default(true),
   }),
@@ -24,10 +27,13 @@ export const ListingBodySchema = z.strictObject({
     .string()
     .max(2_048, 'at most 2048 characters')
     .refine((v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol), 'must be an http or https URL'),
+  // Lower-cased before it is checked: the stored form is what must fit and what is compared.
   registered_by: z
     .string()
     .trim()
+    .toLowerCase()
     .max(254, 'at most 254 characters')
+    .refine(wellFormed, WELL_FORMED)
     .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail-like identifier of the accountable publisher'),
   agin_support: z.boolean().default(false),
   summary: text(4_000).trim().min(1, 'must say what the connector can do'),

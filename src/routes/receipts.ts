@@ -20,7 +20,12 @@ const FilterShape = {
 };
 const ListQuerySchema = z.strictObject({
   ...FilterShape,
-  cursor: z.string().regex(/^[1-9][0-9]{0,18}$/, 'is not a cursor of this API').optional(),
+  cursor: z
+    .string()
+    .regex(/^[1-9][0-9]{0,18}$/, 'is not a cursor of this API')
+    // Checks run on, so this sees what the regex refused too: only digits reach BigInt.
+    .refine((v) => !/^\d+$/.test(v) || BigInt(v) <= 9_223_372_036_854_775_807n, 'is not a cursor of this API')
+    .optional(),
   limit: z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(500, 'must be at most 500').default(100),
 });
 const ExportQuerySchema = z.strictObject(FilterShape);

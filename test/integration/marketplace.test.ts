@@ -161,6 +161,11 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       expect((await post('null')).status).toBe(400);
       expect((await post('{"provider":')).status).toBe(400);
       expect((await post(JSON.stringify(listing()), { 'content-type': 'text/plain' })).status).toBe(415);
+      // A lone surrogate (the json column refused it: a 500) and a registrant that lower-cases past 254.
+      for (const over of [{ required_credentials: ['x\ud800'] }, { required_credentials: [{ name: 'ok', description: '\udc00' }] }, { summary: 's\ud800x' }, { registered_by: `${'İ'.repeat(240)}@x.io` }]) {
+        const res = await post(listing({ ...over, url: `http://127.0.0.1:1/odd-${Object.keys(over)[0]}` }));
+        expect(res.status, JSON.stringify(over).slice(0, 60)).toBe(400);
+      }
     });
 
     it('refuses loopback and private targets when they are not allowed', async () => {

@@ -73,7 +73,7 @@ describe.each(BACKENDS)('receipts API on %s', (backend) => {
     expect(byAgin.data.receipts.map((r) => r.call_id)).toEqual(['call_0']);
   });
 
-  it.each([['status=maybe'], ['since=yesterday'], ['limit=0'], ['cursor=abc'], ['colour=red'], ['since=2026-11-22T00:00:00Z&until=2026-11-21T00:00:00Z']])(
+  it.each([['status=maybe'], ['since=yesterday'], ['limit=0'], ['cursor=abc'], ['cursor=9999999999999999999'], ['colour=red'], ['since=2026-11-22T00:00:00Z&until=2026-11-21T00:00:00Z']])(
     'answers 400 to the bad filter %s',
     async (query) => {
       const res = await get(`/api/receipts?${query}`, keyA);
