@@ -5,10 +5,11 @@
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 
 import type { Command } from 'commander';
+
+import { createLineSplitter, LineTooLongError } from '../kernel/index.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -22,14 +23,43 @@ interface VerifyOptions {
   file?: string;
   jwks?: string;
   json?: boolean;
+  /** Longest silence of the server, ms. */
+  timeoutMs?: string;
 }
 
 const isUrl = (value: string): boolean => /^https?:\/\//i.test(value);
 
-async function fetchOk(url: string, headers: Record<string, string> = {}): Promise<Response> {
-  const res = await fetch(url, { headers });
+/** Longest silence of a server (headers, JWKS, between chunks of the export), unless --timeout-ms. */
+let IDLE_MS = 30_000;
+/** Longest export line: a receipt and its proof take a few KB. */
+const MAX_LINE = 4 * 1024 * 1024;
+
+async function fetchOk(url: string, headers: Record<string, string> = {}, signal: AbortSignal = AbortSignal.timeout(IDLE_MS)): Promise<Response> {
+  const res = await fetch(url, { headers, signal });
   if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
   return res;
+}
+
+/** The lines of a stream, each at most MAX_LINE characters; `onChunk` is told of every chunk. */
+async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, onChunk: () => void = () => undefined): AsyncGenerator<string> {
+  const splitter = createLineSplitter({ maxLineLength: MAX_LINE });
+  const decoder = new StringDecoder('utf8');
+  let number = 0;
+  try {
+    for await (const chunk of chunks) {
+      onChunk();
+      const lines = splitter.push(typeof chunk === 'string' ? chunk : decoder.write(Buffer.from(chunk)));
+      number += lines.length;
+      yield* lines;
+    }
+    const rest = splitter.push(decoder.end());
+    yield* rest;
+    const last = splitter.end();
+    if (last !== undefined) yield last;
+  } catch (error) {
+    if (error instanceof LineTooLongError) throw new Error(`line ${number + 1} of the export is longer than ${MAX_LINE} characters`, { cause: error });
+    throw error;
+  }
 }
 
 async function loadJwks(source: string): Promise<{ keys: never[] }> {
@@ -40,11 +70,24 @@ async function loadJwks(source: string): Promise<{ keys: never[] }> {
 }
 
 async function exportLines(options: VerifyOptions): Promise<AsyncIterable<string>> {
-  if (options.file) return createInterface({ input: createReadStream(options.file, 'utf8'), crlfDelay: Infinity });
+  if (options.file) return linesOf(createReadStream(options.file));
   const base = options.url!.replace(/\/+$/, '');
-  const res = await fetchOk(`${base}/api/receipts/export`, { authorization: `Bearer ${options.key!}` });
+  // The export may be long: its time is not bounded, its silences are.
+  const idle = new AbortController();
+  let timer = setTimeout(() => idle.abort(new Error(`${base} went silent for ${IDLE_MS / 1000} s`)), IDLE_MS);
+  const poke = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => idle.abort(new Error(`${base} went silent for ${IDLE_MS / 1000} s`)), IDLE_MS);
+  };
+  const res = await fetchOk(`${base}/api/receipts/export`, { authorization: `Bearer ${options.key!}` }, idle.signal);
   if (!res.body) throw new Error('the export is empty');
-  return createInterface({ input: Readable.fromWeb(res.body as never), crlfDelay: Infinity });
+  return (async function* () {
+    try {
+      yield* linesOf(res.body as unknown as AsyncIterable<Uint8Array>, poke);
+    } finally {
+      clearTimeout(timer);
+    }
+  })();
 }
 
 async function verify(options: VerifyOptions): Promise<number> {
@@ -53,10 +96,24 @@ async function verify(options: VerifyOptions): Promise<number> {
   if (options.url && !options.key) throw new UsageError('--url needs --key <account API key>');
   const jwksSource = options.jwks ?? (options.url ? `${options.url.replace(/\/+$/, '')}/.well-known/jwks.json` : undefined);
   if (!jwksSource) throw new UsageError('--file needs --jwks <file or URL> to check the checkpoint signature');
+  if (options.timeoutMs !== undefined) {
+    const ms = Number(options.timeoutMs);
+    if (!Number.isInteger(ms) || ms < 1 || ms > 3_600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 1 to 3600000');
+    IDLE_MS = ms;
+  }
 
   const { verifyExport } = await import('../../receipts/index.ts');
   const jwks = await loadJwks(jwksSource);
   const report = await verifyExport(await exportLines(options), jwks);
+  if (report.ok && !report.checkpoint && options.url) {
+    // An empty export is only fine from a log that has no checkpoint at all.
+    const latest = await fetch(`${options.url.replace(/\/+$/, '')}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(IDLE_MS) });
+    await latest.body?.cancel();
+    if (latest.status !== 404) {
+      process.stderr.write(`plaza receipts verify: FAILED: the export holds no checkpoint, but the server's latest checkpoint answered ${latest.status}\n`);
+      return EXIT.failure;
+    }
+  }
   if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (report.ok) {
     if (!options.json) {
@@ -86,6 +143,7 @@ export function registerReceiptsCommands(program: Command, env: Env): void {
     .option('--file <export.jsonl>', 'an export file (from GET /api/receipts/export)')
     .option('--jwks <url or file>', 'the JWK Set with the checkpoint key (default with --url: <base>/.well-known/jwks.json)')
     .option('--json', 'print the report as JSON')
+    .option('--timeout-ms <ms>', 'longest silence of the server before giving up (default 30000)')
     .action(async (options: VerifyOptions) => {
       try {
         process.exitCode = await verify({ ...options, key: options.key ?? (env['PLAZA_API_KEY']?.trim() || undefined) });

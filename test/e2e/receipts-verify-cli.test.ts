@@ -1,0 +1,59 @@
+/**
+ * `plaza receipts verify --url` against servers that misbehave: one that sends headers and then
+ * nothing, one that sends a line without end, and one that answers an empty export while it has a
+ * checkpoint. Each ends with exit 1 and a one-line reason, never a hang, a crash or an OK.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { runPlaza } from '../support/cli.ts';
+
+describe('plaza receipts verify against a misbehaving server', () => {
+  let server: Server;
+  let url = '';
+  let mode = '';
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url === '/.well-known/jwks.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[]}');
+      if (req.url === '/api/receipts/checkpoints/latest') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (mode === 'silent') {
+        res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+        res.flushHeaders();
+        return;
+      }
+      if (mode === 'endless-line') {
+        res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+        const block = 'a'.repeat(64 * 1024);
+        const pump = () => {
+          while (!res.destroyed && res.write(block));
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        res.on('error', () => undefined);
+        pump();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' }).end('');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  it.each([
+    ['silent', /went silent for 0\.5 s/],
+    ['endless-line', /line 1 of the export is longer than 4194304 characters/],
+    ['empty', /FAILED: the export holds no checkpoint, but the server's latest checkpoint answered 200/],
+  ])('ends with exit 1 when the server is %s', async (which, message) => {
+    mode = which;
+    const result = await runPlaza(['receipts', 'verify', '--url', url, '--key', 'plz_x', '--timeout-ms', '500'], {}, 30_000);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
