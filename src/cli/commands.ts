@@ -25,7 +25,10 @@ async function withDatabase<T>(config: Config, fn: (db: Awaited<ReturnType<typeo
 
 /** `plaza migrate`: applies pending migrations and prints what it did as JSON. */
 export async function runMigrate(config: Config): Promise<void> {
-  const report = await withDatabase(config, (db) => migrate(db.sql));
+  const report = await withDatabase(config, (db) =>
+    // A database that is not there (or refuses us) is one line, as `plaza serve` says it.
+    migrate(db.sql).catch((error: unknown) => fail(`cannot use the database (${db.description}): ${error instanceof Error ? error.message : String(error)}\nCheck DATABASE_URL (or PLAZA_DATA_DIR) and that the database is up.`)),
+  );
   process.stdout.write(`${JSON.stringify({ applied: report.applied, already_applied: report.alreadyApplied })}\n`);
 }
 

@@ -139,9 +139,9 @@ describe('plaza configuration errors', () => {
     expect(result.stderr).toContain(name);
   });
 
-  it('says which database it cannot use, without a stack trace, and exits 1', async () => {
+  it.each(['serve', 'migrate'])('plaza %s says which database it cannot use, without a stack trace, and exits 1', async (command) => {
     // `.invalid` never resolves (RFC 6761): the failure is immediate.
-    const result = await runPlaza(['serve'], { DATABASE_URL: 'postgresql://plaza@db.invalid:5432/plaza', PORT: '0' });
+    const result = await runPlaza([command], { DATABASE_URL: 'postgresql://plaza@db.invalid:5432/plaza', PORT: '0' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('cannot use the database (postgresql db.invalid:5432/plaza)');
     expect(result.stderr).toContain('DATABASE_URL');
