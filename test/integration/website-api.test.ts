@@ -121,7 +121,18 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       const zh = (await call('get', '/api/plans', { query: '?locale=zh-CN' })).json;
       expect(zh.plans.map((p: any) => p.id)).toEqual(en.plans.map((p: any) => p.id));
       expect(zh.plans[1].name).not.toBe(en.plans[1].name);
-      expect(en.plans[0].checkoutUrl).toBe('https://plaza.example/signup?plan=starter');
+      expect(en.plans[0].checkoutUrl).toBe('https://plaza.example/account?plan=starter');
+    });
+
+    it('leads every plan button to a page that exists (sign-up on Account, the others to the sales form)', async () => {
+      for (const locale of ['en', 'zh-CN']) {
+        for (const plan of (await call('get', '/api/plans', { query: `?locale=${locale}` })).json.plans as { checkoutUrl: string }[]) {
+          const target = new URL(plan.checkoutUrl);
+          const page = await fetch(`${plaza.url}${target.pathname}${target.search}`, { headers: { accept: 'text/html' } });
+          expect(page.status, plan.checkoutUrl).toBe(200);
+          if (target.hash) expect(await page.text(), plan.checkoutUrl).toContain(`id="${target.hash.slice(1)}"`);
+        }
+      }
     });
   });
 
