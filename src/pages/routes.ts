@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 
 import express, { type Request, type Response, Router } from 'express';
 
+import type { SignInService } from '../accounts/index.ts';
 import { isApiPath } from '../http/index.ts';
 import { NotFoundError, ValidationError } from '../kernel/index.ts';
 import { type ListingService, PROVIDER_SLUG } from '../marketplace/index.ts';
@@ -27,6 +28,42 @@ export interface PageDeps {
   listings: ListingService;
   /** Package sources, so a package page for an id nobody registered answers 404. */
   packages?: Pick<SourceService, 'list'>;
+  /** Password resets: the page the reset e-mail links to sets the new password. */
+  passwordReset?: Pick<SignInService, 'resetPassword'>;
+}
+
+/** Sends one page of the site in the request's locale, built from that locale's copy. */
+function page(req: Request, res: Response, build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>, status = 200): void {
+  const locale = pageLocale(req, res);
+  const copy = pageCopy(locale);
+  send(res, layout({ locale, copy, path: pathWithoutLocale(req), ...build(copy) }), status);
+}
+
+/** The page the reset e-mail links to: a form for the new password (no script needed). */
+function resetPage(req: Request, res: Response, state: { token: string; error?: string; done?: boolean }, status = 200): void {
+  res.setHeader('Cache-Control', 'no-store');
+  // The token is in the URL: never sent on as a Referer.
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  page(
+    req,
+    res,
+    (copy) => {
+      const r = copy.reset;
+      const body = state.done
+        ? html`<h1>${r.title}</h1><p role="status">${r.done}</p><p><a class="button" href="/account">${r.account}</a></p>`
+        : state.token === ''
+          ? html`<h1>${r.title}</h1><p>${r.missing}</p><p><a href="/account">${r.account}</a></p>`
+          : html`<h1>${r.title}</h1>
+<p>${r.lead}</p>
+<form method="post" action="/reset-password" novalidate>
+  <input type="hidden" name="token" value="${state.token}">
+  <div class="field"><label for="reset-password">${r.password}</label><input id="reset-password" name="password" type="password" autocomplete="new-password" required minlength="8" maxlength="256" aria-describedby="reset-password-hint reset-password-error"${state.error ? html` aria-invalid="true"` : ''}><p id="reset-password-hint" class="hint">${r.hint}</p><p id="reset-password-error" class="field-error"${state.error ? '' : html` hidden`}>${state.error ?? ''}</p></div>
+  <button type="submit">${r.submit}</button>
+</form>`;
+      return { section: 'account', title: r.title, body };
+    },
+    status,
+  );
 }
 
 /** Where the pages' stylesheet and scripts live (served under /assets). */
@@ -87,6 +124,22 @@ export function pageFormRoutes(deps: PageDeps): Router {
     res.setHeader('Cache-Control', 'no-store');
     homePage(deps, req, res, state, status);
   });
+  const reset = deps.passwordReset;
+  if (reset) {
+    router.post('/reset-password', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') ? undefined : 'router'));
+    router.post('/reset-password', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }), async (req, res) => {
+      const form = req.body as Record<string, unknown>;
+      const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
+      try {
+        await reset.resetPassword(token, form['password']);
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        resetPage(req, res, { token, error: error.message }, 400);
+        return;
+      }
+      resetPage(req, res, { token, done: true });
+    });
+  }
   return router;
 }
 
@@ -101,13 +154,6 @@ export function pageRoutes(deps: PageDeps): Router {
   const assets = express.static(ASSETS_DIR, { index: false, maxAge: '10m', fallthrough: false });
   // Other methods go on to the JSON 404: serve-static would answer them 405 with an empty body.
   router.use('/assets', (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? assets(req, res, next) : next()));
-
-  const page = (req: Request, res: Response, build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>, status = 200) => {
-    const locale = pageLocale(req, res);
-    const copy = pageCopy(locale);
-    send(res, layout({ locale, copy, path: pathWithoutLocale(req), ...build(copy) }), status);
-    return locale;
-  };
 
   router.get('/', (req, res) => homePage(deps, req, res));
 
@@ -162,6 +208,10 @@ export function pageRoutes(deps: PageDeps): Router {
       return;
     }
     page(req, res, (copy) => ({ section: 'packages', title: id, body: packagesBody(copy, id), script: 'packages.js', data: { text: copy.packages } }));
+  });
+
+  router.get('/reset-password', (req, res) => {
+    resetPage(req, res, { token: text(req.query['token'], 200) });
   });
 
   router.get('/account', (req, res) => {

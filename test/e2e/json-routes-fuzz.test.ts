@@ -111,7 +111,7 @@ describe('every HTTP route under random input', () => {
     const source = (await (await post('/api/agpk/sources', { package_id: 'fuzz.setup', name: 'Setup', version: '1.0.0', vendor_name: 'Fuzz Co', download_uri: 'https://packages.invalid/setup.agpk', sha256: 'b'.repeat(64) })).json()) as any;
 
     // Sign-in links for the main session, the logout session, both verify routes and a reset.
-    const emails = { main: plaza.email, logout: 'logout@example.com', get: 'verify-get@example.com', post: 'verify-post@example.com', reset: 'reset@example.com' };
+    const emails = { main: plaza.email, logout: 'logout@example.com', get: 'verify-get@example.com', post: 'verify-post@example.com', reset: 'reset@example.com', resetPage: 'reset-page@example.com' };
     for (const email of Object.values(emails)) expect((await post('/api/auth/email/register-link', { email })).status).toBe(202);
     const links = await outboxTokens();
     sessions.main = await signIn(links.get(emails.main)!);
@@ -122,6 +122,11 @@ describe('every HTTP route under random input', () => {
     expect((await post('/api/account/password', { password: `reset ${randomToken(8)}` }, sessionHeaders(resetSession))).status).toBe(200);
     expect((await post('/api/auth/password/reset/request', { email: emails.reset })).status).toBe(202);
     const resetToken = (await outboxTokens()).get(emails.reset)!;
+    // A second reset, for the page form the reset e-mail links to.
+    const resetPageSession = await signIn(links.get(emails.resetPage)!);
+    expect((await post('/api/account/password', { password: `reset ${randomToken(8)}` }, sessionHeaders(resetPageSession))).status).toBe(200);
+    expect((await post('/api/auth/password/reset/request', { email: emails.resetPage })).status).toBe(202);
+    const pageResetToken = (await outboxTokens()).get(emails.resetPage)!;
     const key = (await (await post('/api/account/keys', { name: 'to delete' }, sessionHeaders(sessions.main))).json()) as any;
 
     ctx = {
@@ -134,6 +139,7 @@ describe('every HTTP route under random input', () => {
       sourceId: source.source.id,
       linkTokens: { get: links.get(emails.get)!, post: links.get(emails.post)! },
       resetToken,
+      pageResetToken,
       treeSize: checkpoint.data.checkpoint.tree_size,
     };
     expect(resetToken).not.toBe(links.get(emails.reset));

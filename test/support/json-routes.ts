@@ -21,6 +21,8 @@ export interface FuzzContext {
   /** Unused sign-in link tokens, one per verify route. */
   linkTokens: { get: string; post: string };
   resetToken: string;
+  /** A reset token for the page form (POST /reset-password). */
+  pageResetToken: string;
   treeSize: number;
 }
 
@@ -400,4 +402,21 @@ export const JSON_ROUTES: JsonRoute[] = [
   // fuzz.setup is registered by the fuzz suite's set-up; an id nobody registered is a 404 page.
   PAGE('/packages/:id', () => ({ params: { id: fc.constantFrom('fuzz.setup', 'fuzz.good', 'nope') }, good: { accept: 'text/html', params: { id: 'fuzz.setup' } } })),
   PAGE('/account'),
+  PAGE('/reset-password', () => ({ query: near({ token: fc.constantFrom('rst_nope', '', 'x'.repeat(300)) }) })),
+  {
+    method: 'POST',
+    path: '/reset-password',
+    surface: 'website',
+    kind: 'html',
+    fuzz: (ctx) => ({
+      wire: fc.oneof(
+        { weight: 4, arbitrary: near({ token: fc.constantFrom(ctx.pageResetToken, 'rst_nope'), password: text(40, 8) }).map(toForm) },
+        { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
+      ),
+      contentTypes: fc.constantFrom<string | undefined>('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded', 'application/json', 'text/plain', undefined),
+      accepts: fc.constantFrom<string | undefined>('text/html', 'text/html', 'application/json', undefined),
+      good: { body: `token=${ctx.pageResetToken}&password=a+brand+new+password`, contentType: 'application/x-www-form-urlencoded', accept: 'text/html' },
+      bad: { body: 'token=rst_nope&password=a+brand+new+password', contentType: 'application/x-www-form-urlencoded', accept: 'text/html' },
+    }),
+  },
 ];
