@@ -5,9 +5,12 @@ import { DataDirLockedError } from '../db/index.ts';
 import { createLogger } from '../log/index.ts';
 import type { Telemetry } from '../telemetry/index.ts';
 
+/** A repeat of the first stop signal this soon is the same signal delivered twice (seen 26 ms apart). */
+const SIGNAL_ECHO_MS = 100;
+
 /**
  * `plaza serve`: runs until SIGTERM/SIGINT. The first signal drains and exits 0; a second one
- * exits at once.
+ * (not an echo of the first, within SIGNAL_ECHO_MS) exits at once.
  */
 export async function serve(config: Config, telemetry?: Telemetry): Promise<void> {
   const log = createLogger({ level: config.logLevel });
@@ -29,13 +32,16 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
     }
     throw error;
   }
-  let signalled = false;
+  let signalled: number | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled) {
+    if (signalled !== undefined) {
+      // One Ctrl-C can arrive twice within milliseconds (npm and the process group both pass it
+      // on): only a second signal a person sent cuts the graceful drain short.
+      if (performance.now() - signalled < SIGNAL_ECHO_MS) return;
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(130);
     }
-    signalled = true;
+    signalled = performance.now();
     log.info({ signal }, 'shutting down');
     running
       .shutdown()

@@ -122,7 +122,10 @@ describe('plaza serve on embedded storage', () => {
     req.write('{');
     await new Promise((r) => setTimeout(r, 200));
     server.child.kill('SIGTERM');
+    // One Ctrl-C can arrive twice (npm and the process group both pass it on): not a second signal.
+    server.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
+    expect(server.child.exitCode).toBeNull();
     server.child.kill('SIGINT');
     expect(await server.exited).toBe(130);
     req.destroy();
