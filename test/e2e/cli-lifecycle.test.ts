@@ -123,6 +123,8 @@ describe('plaza serve on embedded storage', () => {
     await new Promise((r) => setTimeout(r, 200));
     server.child.kill('SIGTERM');
     // One Ctrl-C can arrive twice (npm and the process group both pass it on): not a second signal.
+    // (30 ms apart, as seen: sent back to back, the kernel merges them into one.)
+    await new Promise((r) => setTimeout(r, 30));
     server.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
     expect(server.child.exitCode).toBeNull();
