@@ -126,7 +126,8 @@ export function pageFormRoutes(deps: PageDeps): Router {
   });
   const reset = deps.passwordReset;
   if (reset) {
-    router.post('/reset-password', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') ? undefined : 'router'));
+    // A browser's form post only; API clients use POST /api/auth/password/reset (JSON answers).
+    router.post('/reset-password', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
     router.post('/reset-password', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }), async (req, res) => {
       const form = req.body as Record<string, unknown>;
       const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
