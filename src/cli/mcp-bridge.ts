@@ -7,6 +7,65 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+/** Largest answer the bridge reads from the gateway for one request (its own limit is 32 MiB). */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** The ids of the requests a POST body carries (JSON-RPC message or batch). */
+function requestIds(body: unknown): Array<string | number> {
+  if (typeof body !== 'string') return [];
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((m) => {
+      const message = m as { method?: unknown; id?: unknown };
+      return typeof message?.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number') ? [message.id] : [];
+    });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A fetch for the SDK's transport that bounds each POST's answer (past MAX_ANSWER_BYTES it breaks off)
+ * and, once a POST's answer has ended or broken off, calls `ended` with the ids it asked: the
+ * bridge answers any of them still unanswered, rather than leave the client to its own timeout
+ * (an event the SDK cannot parse is only reported to onerror).
+ */
+function boundedFetch(ended: (ids: Array<string | number>, why: string) => void): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    // Only a POST's answer: the GET stream of server notifications may run for days.
+    if (init?.method !== 'POST') return res;
+    const ids = requestIds(init.body);
+    if (!res.body) {
+      if (ids.length > 0) ended(ids, 'the gateway answered without a body');
+      return res;
+    }
+    const reader = res.body.getReader();
+    let size = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            controller.close();
+            if (ids.length > 0) ended(ids, "the gateway's answer ended without a response to this request");
+            return;
+          }
+          size += value.byteLength;
+          if (size > MAX_ANSWER_BYTES) throw new Error(`the gateway's answer exceeds ${MAX_ANSWER_BYTES} bytes`);
+          controller.enqueue(value);
+        } catch (error) {
+          void reader.cancel().catch(() => undefined);
+          controller.error(error);
+          if (ids.length > 0) ended(ids, `the gateway's answer broke off: ${(error as Error).message}`);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}
+
 /**
  * Bridges an MCP client speaking stdio to the gateway over streamable HTTP, message for message.
  * The agent credential comes from the credential store; only the third-party credential may come
@@ -28,7 +87,17 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   // Loaded here, not at the top: every `plaza` command registers this one.
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  const upstream = new StreamableHTTPClientTransport(target, { requestInit: { headers } });
+  // A POST's answer that ended without the response to one of its requests: that request is
+  // answered with an error (after a moment, in which the SDK hands over what it did parse).
+  const endedWithout = (ids: Array<string | number>, why: string) => {
+    setTimeout(() => {
+      for (const id of ids) {
+        if (!unanswered.has(id) || arrived.has(id)) continue;
+        void local.send({ jsonrpc: '2.0', id, error: { code: -32603, message: why } }).then(() => answer(id));
+      }
+    }, 100).unref();
+  };
+  const upstream = new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout) });
   const local = new StdioServerTransport();
   let closing = false;
   // The client ends the session by closing our stdin (MCP stdio transport); the SDK's stdio server
@@ -54,7 +123,10 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
     void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).then(close);
   });
+  /** Answers the gateway sent, not yet written to the client. */
+  const arrived = new Set<string | number>();
   const answer = (id: string | number) => {
+    arrived.delete(id);
     if (unanswered.delete(id) && unanswered.size === 0) settled?.();
   };
   local.onmessage = (message) => {
@@ -69,6 +141,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   };
   upstream.onmessage = (message) => {
     const answered = !('method' in message) && 'id' in message ? message.id : undefined;
+    if (answered !== undefined && unanswered.has(answered)) arrived.add(answered);
     void local.send(message).then(() => {
       if (answered !== undefined) answer(answered);
     });

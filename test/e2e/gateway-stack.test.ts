@@ -7,6 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -164,5 +166,43 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(401);
+  });
+});
+
+describe('plaza mcp connect against a gateway that answers badly', () => {
+  it('answers a request whose event stream ended without a readable response, instead of leaving it open', async () => {
+    // The SDK's transport only reports an event it cannot parse to onerror: the request stayed
+    // unanswered until the client's own timeout.
+    const server = createServer(async (req, res) => {
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      let text = '';
+      for await (const chunk of req) text += chunk;
+      const message = JSON.parse(text) as { id?: number; method: string };
+      if (message.id === undefined) return void res.writeHead(202).end();
+      if (message.method === 'initialize') {
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bad', version: '1' } } }));
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: message\ndata: {not json\n\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    expect((await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'bad'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
+      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x', arguments: {} } });
+      await expect.poll(() => out.split('\n').filter(Boolean).length, { timeout: 10_000 }).toBe(2);
+      const [, second] = out.trim().split('\n').map((line) => JSON.parse(line));
+      expect(second).toMatchObject({ id: 2, error: { code: -32603, message: expect.stringMatching(/ended without a response/) } });
+    } finally {
+      bridge.kill();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
