@@ -30,11 +30,11 @@ interface VerifyOptions {
 const isUrl = (value: string): boolean => /^https?:\/\//i.test(value);
 
 /** Longest silence of a server (headers, JWKS, between chunks of the export), unless --timeout-ms. */
-let IDLE_MS = 30_000;
+const DEFAULT_IDLE_MS = 30_000;
 /** Longest export line: a receipt and its proof take a few KB. */
 const MAX_LINE = 4 * 1024 * 1024;
 
-async function fetchOk(url: string, headers: Record<string, string> = {}, signal: AbortSignal = AbortSignal.timeout(IDLE_MS)): Promise<Response> {
+async function fetchOk(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
   const res = await fetch(url, { headers, signal });
   if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
   return res;
@@ -62,23 +62,23 @@ async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, onChunk: () 
   }
 }
 
-async function loadJwks(source: string): Promise<{ keys: never[] }> {
-  const text = isUrl(source) ? await (await fetchOk(source)).text() : await readFile(source, 'utf8');
+async function loadJwks(source: string, idleMs: number): Promise<{ keys: never[] }> {
+  const text = isUrl(source) ? await (await fetchOk(source, {}, AbortSignal.timeout(idleMs))).text() : await readFile(source, 'utf8');
   const jwks = JSON.parse(text) as { keys?: unknown };
   if (!Array.isArray(jwks.keys)) throw new Error(`${source} is not a JWK Set`);
   return jwks as { keys: never[] };
 }
 
-async function exportLines(options: VerifyOptions): Promise<AsyncIterable<string>> {
-  if (options.file) return linesOf(createReadStream(options.file));
-  const base = options.url!.replace(/\/+$/, '');
+async function exportLines(options: VerifyOptions, base: string | undefined, idleMs: number): Promise<AsyncIterable<string>> {
+  if (base === undefined) return linesOf(createReadStream(options.file!));
   // The export may be long: its time is not bounded, its silences are.
   const idle = new AbortController();
-  let timer = setTimeout(() => idle.abort(new Error(`${base} went silent for ${IDLE_MS / 1000} s`)), IDLE_MS);
+  let timer: NodeJS.Timeout | undefined;
   const poke = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => idle.abort(new Error(`${base} went silent for ${IDLE_MS / 1000} s`)), IDLE_MS);
+    timer = setTimeout(() => idle.abort(new Error(`${base} went silent for ${idleMs / 1000} s`)), idleMs);
   };
+  poke();
   const res = await fetchOk(`${base}/api/receipts/export`, { authorization: `Bearer ${options.key!}` }, idle.signal);
   if (!res.body) throw new Error('the export is empty');
   return (async function* () {
@@ -94,20 +94,18 @@ async function verify(options: VerifyOptions): Promise<number> {
   if (Boolean(options.url) === Boolean(options.file)) throw new UsageError('give either --url (with --key) or --file');
   if (options.url && !isUrl(options.url)) throw new UsageError('--url must be an http(s) URL');
   if (options.url && !options.key) throw new UsageError('--url needs --key <account API key>');
-  const jwksSource = options.jwks ?? (options.url ? `${options.url.replace(/\/+$/, '')}/.well-known/jwks.json` : undefined);
+  const base = options.url?.replace(/\/+$/, '');
+  const jwksSource = options.jwks ?? (base !== undefined ? `${base}/.well-known/jwks.json` : undefined);
   if (!jwksSource) throw new UsageError('--file needs --jwks <file or URL> to check the checkpoint signature');
-  if (options.timeoutMs !== undefined) {
-    const ms = Number(options.timeoutMs);
-    if (!Number.isInteger(ms) || ms < 1 || ms > 3_600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 1 to 3600000');
-    IDLE_MS = ms;
-  }
+  const idleMs = options.timeoutMs === undefined ? DEFAULT_IDLE_MS : Number(options.timeoutMs);
+  if (!Number.isInteger(idleMs) || idleMs < 1 || idleMs > 3_600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 1 to 3600000');
 
   const { verifyExport } = await import('../../receipts/index.ts');
-  const jwks = await loadJwks(jwksSource);
-  const report = await verifyExport(await exportLines(options), jwks);
-  if (report.ok && !report.checkpoint && options.url) {
+  const jwks = await loadJwks(jwksSource, idleMs);
+  const report = await verifyExport(await exportLines(options, base, idleMs), jwks);
+  if (report.ok && !report.checkpoint && base !== undefined) {
     // An empty export is only fine from a log that has no checkpoint at all.
-    const latest = await fetch(`${options.url.replace(/\/+$/, '')}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(IDLE_MS) });
+    const latest = await fetch(`${base}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(idleMs) });
     await latest.body?.cancel();
     if (latest.status !== 404) {
       process.stderr.write(`plaza receipts verify: FAILED: the export holds no checkpoint, but the server's latest checkpoint answered ${latest.status}\n`);
