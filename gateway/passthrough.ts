@@ -123,7 +123,7 @@ export function createPassthrough(options: PassthroughOptions) {
     const answer = callAnswer(message);
     if ('malformed' in answer) {
       await finish(call, { failure: answer.malformed });
-      return stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${answer.malformed}.`), call);
+      return failedCall(call, callRpcId, answer.malformed);
     }
     if ('error' in answer) {
       await finish(call, { error: answer.error });
@@ -244,7 +244,7 @@ export function createPassthrough(options: PassthroughOptions) {
         const why = describeFailure(error);
         if (call) {
           await finish(call, { failure: why });
-          sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call));
+          sendJson(res, 200, failedCall(call, callRpcId, why));
         } else sendJson(res, 502, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`));
         return;
       }
@@ -267,7 +267,7 @@ export function createPassthrough(options: PassthroughOptions) {
           upstream.discard();
           const why = ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`;
           await finish(call, { failure: why });
-          sendJson(res, upstream.status === 404 && upstreamSession ? 404 : 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
+          sendJson(res, upstream.status === 404 && upstreamSession ? 404 : 200, failedCall(call, callRpcId, why), responseHeaders);
           return;
         }
         // Session expiry (404), method not allowed (405), accepted notifications (202): the
@@ -301,7 +301,7 @@ export function createPassthrough(options: PassthroughOptions) {
         const why = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
         if (call) {
           await finish(call, { failure: why });
-          sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
+          sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
         } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`), responseHeaders);
         return;
       }
@@ -312,7 +312,7 @@ export function createPassthrough(options: PassthroughOptions) {
       } catch {
         if (call) {
           await finish(call, { failure: 'the upstream answered malformed JSON' });
-          sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, 'Call failed: the upstream answered malformed JSON.'), call), responseHeaders);
+          sendJson(res, 200, failedCall(call, callRpcId, 'the upstream answered malformed JSON'), responseHeaders);
         } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, 'Upstream failed: malformed JSON.'), responseHeaders);
         return;
       }
@@ -325,7 +325,7 @@ export function createPassthrough(options: PassthroughOptions) {
       if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
         const why = `the upstream's answer nests deeper than ${MAX_JSON_DEPTH} levels`;
         await finish(call, { failure: why });
-        sendJson(res, 200, stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call), responseHeaders);
+        sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
         return;
       }
       const answered = Array.isArray(parsed) ? await Promise.all(parsed.map((m) => stampOrFail(m, call, callRpcId))) : await stampOrFail(parsed, call, callRpcId);
@@ -358,6 +358,11 @@ export function createPassthrough(options: PassthroughOptions) {
 
   function stampToolError(response: JsonRpcResponse, call: CallContext): JsonRpcResponse {
     return { ...response, result: stampResult(response.result, call.identity, call.callId) };
+  }
+
+  /** The answer to a call that failed: an isError result saying why, stamped like any result. */
+  function failedCall(call: CallContext, callRpcId: JsonRpcId | undefined, why: string): JsonRpcResponse {
+    return stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call);
   }
 
   /**
@@ -441,7 +446,7 @@ export function createPassthrough(options: PassthroughOptions) {
     if (call && !answered) {
       const why = failure ?? 'the upstream closed the stream before the result';
       await finish(call, { failure: why });
-      pending += formatSseEvent({ event: 'message', data: JSON.stringify(stampToolError(toolErrorResult(callRpcId ?? null, `Call failed: ${why}.`), call)) });
+      pending += formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(call, callRpcId, why)) });
     }
     clearTimeout(headTimer);
     if (flushTimer) clearImmediate(flushTimer);

@@ -1,10 +1,10 @@
 import { createLineSplitter, LineTooLongError } from '../kernel/index.ts';
 
 /** Longest event `data` (and line) an upstream may send: chunks are small; 4 MiB is no chunk. */
-export const MAX_SSE_EVENT_CHARS = 4 * 1024 * 1024;
+const MAX_SSE_EVENT_CHARS = 4 * 1024 * 1024;
 
 /** An upstream event larger than {@link MAX_SSE_EVENT_CHARS}. */
-export class SseEventTooLargeError extends Error {
+class SseEventTooLargeError extends Error {
   constructor() {
     super(`an upstream event exceeds ${MAX_SSE_EVENT_CHARS} characters`);
     this.name = 'SseEventTooLargeError';
