@@ -6,7 +6,7 @@
 import { type Clock, systemClock } from '../src/kernel/index.ts';
 import type { ReceiptInput } from './encoding.ts';
 import { parseReceiptInput } from './input.ts';
-import { appendReceipts, type ReceiptsDatabase } from './internal/repository.ts';
+import { appendReceipts, type ChainTipCache, type ReceiptsDatabase } from './internal/repository.ts';
 import type { ReceiptsLog } from './log-sink.ts';
 import { createReceiptSpool } from './spool.ts';
 
@@ -92,12 +92,14 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
   let gather: NodeJS.Immediate | undefined;
   let replaying: Promise<number> | undefined;
   let closed = false;
+  // The last receipt this writer stored: while no other instance appends, a batch takes one round trip.
+  const chain: ChainTipCache = {};
 
   async function commit(batch: Pending[]): Promise<void> {
     const receipts = batch.map((p) => p.receipt);
     if (!stats.degraded) {
       try {
-        stats.committed += await appendReceipts(db, receipts);
+        stats.committed += await appendReceipts(db, receipts, chain);
         stats.batches++;
         for (const p of batch) p.resolve();
         return;
@@ -149,7 +151,7 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
           return 0;
         }
         const n = await spool.replay(async (batch) => {
-          stats.committed += await appendReceipts(db, batch);
+          stats.committed += await appendReceipts(db, batch, chain);
         });
         stats.replayed += n;
         stats.degraded = false;

@@ -10,7 +10,7 @@ import { chainHash, GENESIS_HASH, type Receipt, type ReceiptInput, receiptLeafHa
 export interface ReceiptsDatabase {
   prisma: PrismaClient;
   /** Raw SQL transactions for the hot path (appending receipts). */
-  sql: Pick<SqlPool, 'transaction'>;
+  sql: Pick<SqlPool, 'transaction' | 'script'>;
 }
 
 /** Filters of a receipt listing; all optional except the account. */
@@ -102,9 +102,13 @@ function chainRows(fresh: readonly ReceiptInput[], state: ChainHead | undefined)
   if (!state) throw new Error('the chain head was not read');
   const hasHead = state.head_prev !== null || state.head_leaf !== null;
   if (hasHead && (!state.head_prev || !state.head_leaf)) throw new Error('the last receipt has no hashes; the log is damaged');
-  let prev = hasHead ? chainHash(state.head_prev!, state.head_leaf!) : GENESIS_HASH;
   const seqs = state.seqs.map((v) => BigInt(v)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (seqs.length < fresh.length) throw new Error(`drew ${seqs.length} receipt seq values for ${fresh.length} receipts`);
+  return chainFrom(fresh, hasHead ? chainHash(state.head_prev!, state.head_leaf!) : GENESIS_HASH, seqs);
+}
+
+/** Rows for `fresh` with the given seq values, the first linked to `prev` (the chain hash so far). */
+function chainFrom(fresh: readonly ReceiptInput[], prev: string, seqs: readonly bigint[]): ReceiptJsonRow[] {
   return fresh.map((r, i) => {
     const seq = seqs[i]!;
     const leaf = receiptLeafHash({ ...r, seq });
@@ -127,6 +131,44 @@ function chainRows(fresh: readonly ReceiptInput[], state: ChainHead | undefined)
     prev = chainHash(prev, leaf);
     return row;
   });
+}
+
+/**
+ * The last receipt an appender stored, kept between batches (see {@link appendReceipts}): while
+ * it is still the head of the log, the next batch is chained onto it without reading the head.
+ */
+export interface ChainTip {
+  seq: bigint;
+  leafHash: string;
+  /** The chain hash the next receipt's prev_hash must carry. */
+  next: string;
+}
+
+/** Where an appender keeps its tip; the writer holds one for its life. */
+export interface ChainTipCache {
+  tip?: ChainTip;
+}
+
+function tipOfRows(rows: readonly ReceiptJsonRow[]): ChainTip | undefined {
+  const last = rows.at(-1);
+  return last && { seq: BigInt(last.seq), leafHash: last.leaf_hash, next: chainHash(last.prev_hash, last.leaf_hash) };
+}
+
+/**
+ * One round trip, one implicit transaction: under the chain lock, the rows (chained onto `tip`,
+ * with the seq values after it) are inserted only if `tip` is still the head of the log, and the
+ * seq sequence is moved to the last of them so that a batch that draws its values continues after
+ * them. Answers one row: how many were inserted (0: another appender moved the head).
+ */
+function appendAfterTipScript(rows: readonly ReceiptJsonRow[], tip: ChainTip): string {
+  if (!/^[0-9a-f]{64}$/.test(tip.leafHash)) throw new Error('a chain tip without a leaf hash');
+  const head = `${tip.seq.toString()}:${tip.leafHash}`;
+  return `${CHAIN_LOCK};
+    WITH "ins" AS (
+      ${insertStatement(rows)}
+      WHERE (SELECT "seq"::text || ':' || "leaf_hash" FROM "receipts" ORDER BY "seq" DESC LIMIT 1) = '${head}'
+      RETURNING "seq")
+    SELECT count(*)::int AS inserted, setval(pg_get_serial_sequence('receipts', 'seq'), max("seq")) FROM "ins"`;
 }
 
 /**
@@ -153,25 +195,43 @@ function insertStatement(rows: readonly ReceiptJsonRow[]): string {
 /**
  * Appends receipts to the log in one transaction under the chain lock, and returns how many rows
  * were inserted. Duplicates (same call_id, already stored or twice in the batch) are dropped: the
- * first write of a call_id is the one stored. The common case takes two round trips on PostgreSQL
- * (BEGIN with the lock and the head; the INSERT with COMMIT) and assumes no call_id of the batch is
- * stored yet; when one is (a spool replay of receipts whose commit did answer), the INSERT fails,
- * the transaction rolls back, and the batch goes again with the stored call_ids looked up first.
+ * first write of a call_id is the one stored.
+ *
+ * With a `cache` whose tip is still the head of the log (this appender wrote the last receipt, the
+ * usual case), a batch takes one round trip: the rows are chained onto the tip and inserted on
+ * the condition that it is still the head. Otherwise (another instance appended meanwhile, or no
+ * tip yet) it takes two round trips on PostgreSQL: BEGIN with the lock and the head, then the
+ * INSERT with COMMIT. Both assume no call_id of the batch is stored yet; when one is (a spool
+ * replay of receipts whose commit did answer), the INSERT fails, nothing is stored, and the batch
+ * goes again with the stored call_ids looked up first.
  */
-export async function appendReceipts(db: ReceiptsDatabase, inputs: readonly ReceiptInput[]): Promise<number> {
+export async function appendReceipts(db: ReceiptsDatabase, inputs: readonly ReceiptInput[], cache: ChainTipCache = {}): Promise<number> {
   const first = new Map<string, ReceiptInput>();
   for (const r of inputs) if (!first.has(r.callId)) first.set(r.callId, r);
   const batch = [...first.values()];
   if (batch.length === 0) return 0;
+  const tip = cache.tip;
+  cache.tip = undefined;
   try {
+    if (tip) {
+      const rows = chainFrom(batch, tip.next, batch.map((_, i) => tip.seq + BigInt(i + 1)));
+      const [answer] = await db.sql.script(appendAfterTipScript(rows, tip));
+      if (Number(answer?.['inserted']) === rows.length) {
+        cache.tip = tipOfRows(rows);
+        return rows.length;
+      }
+    }
     return await db.sql.transaction(
       async (tx) => {
-        await tx.commitWith(insertStatement(chainRows(batch, tx.begun[0] as ChainHead | undefined)));
-        return batch.length;
+        const rows = chainRows(batch, tx.begun[0] as ChainHead | undefined);
+        await tx.commitWith(insertStatement(rows));
+        cache.tip = tipOfRows(rows);
+        return rows.length;
       },
       { begin: lockAndReadHead(batch.length) },
     );
   } catch (error) {
+    cache.tip = undefined;
     if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
   }
   return db.sql.transaction(
@@ -180,7 +240,9 @@ export async function appendReceipts(db: ReceiptsDatabase, inputs: readonly Rece
       const existing = new Set(stored.map((row) => row.call_id));
       const fresh = batch.filter((r) => !existing.has(r.callId));
       if (fresh.length === 0) return 0;
-      await tx.commitWith(insertStatement(chainRows(fresh, tx.begun[0] as ChainHead | undefined)));
+      const rows = chainRows(fresh, tx.begun[0] as ChainHead | undefined);
+      await tx.commitWith(insertStatement(rows));
+      cache.tip = tipOfRows(rows);
       return fresh.length;
     },
     { begin: lockAndReadHead(batch.length) },

@@ -57,6 +57,12 @@ async function openPostgres(url: string, poolMax = 10): Promise<Database> {
     exec: async (text) => {
       await pool.query(text);
     },
+    // A simple query of several statements is one implicit transaction, rolled back whole when
+    // one fails; the client goes back to the pool outside any transaction either way.
+    script: async (text) => {
+      const results = (await pool.query(text)) as pg.QueryResult | pg.QueryResult[];
+      return (Array.isArray(results) ? results.at(-1)?.rows : results.rows) ?? [];
+    },
     session: async (): Promise<SqlSession> => {
       const client = await pool.connect();
       // A borrowed client whose server goes away emits 'error'; without a listener that crashes

@@ -35,4 +35,11 @@ export interface SqlPool extends SqlClient {
    * the rows of its last statement.
    */
   transaction<T>(work: (tx: SqlTransaction) => Promise<T>, options?: { begin?: string }): Promise<T>;
+  /**
+   * Runs `script` (statements without parameters, no BEGIN or COMMIT of its own) as one implicit
+   * transaction in one round trip, and returns the rows of its last statement. When a statement
+   * fails, nothing of the script is committed and it rejects. Same rule as `begin` above: built
+   * only from constants and values Plaza computed or escaped itself.
+   */
+  script(script: string): Promise<Record<string, unknown>[]>;
 }

@@ -123,6 +123,39 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     expect(await checkChain(t.db)).toBe(3);
   });
 
+  it('chains a batch onto its own last receipt in one round trip, and reads the head again once another writer moved it', async () => {
+    const calls = { script: 0, transaction: 0 };
+    const counted: ReceiptsDatabase = {
+      prisma: t.db.prisma,
+      sql: {
+        transaction: (work, options) => {
+          calls.transaction++;
+          return t.db.sql.transaction(work, options);
+        },
+        script: (text) => {
+          calls.script++;
+          return t.db.sql.script(text);
+        },
+      },
+    };
+    const a = open({ db: counted });
+    const b = open();
+    for (let i = 0; i < 5; i++) await a.write(receipt());
+    // The first batch reads the head; the next four chain onto the receipt before them.
+    expect(calls).toEqual({ script: 4, transaction: 1 });
+    // b draws its seq values from the sequence: they must come after a's chained ones.
+    await b.write(receipt());
+    await b.write(receipt());
+    // a's tip is no longer the head: its script inserts nothing, and the batch reads the head.
+    await a.write(receipt());
+    expect(calls).toEqual({ script: 5, transaction: 2 });
+    await a.write(receipt());
+    expect(calls).toEqual({ script: 6, transaction: 2 });
+    expect(await count(t.db)).toEqual({ rows: 9, distinct: 9 });
+    expect(a.stats().spooled + b.stats().spooled).toBe(0);
+    expect(await checkChain(t.db)).toBe(9);
+  });
+
   it('rejects a malformed receipt before storing anything', () => {
     const writer = open();
     expect(() => writer.write({ ...receipt(), resultDigest: 'nope' })).toThrow(/resultDigest/);
@@ -163,7 +196,10 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     let down = false;
     const flaky: ReceiptsDatabase = {
       prisma: t.db.prisma,
-      sql: { transaction: (work, options) => (down ? Promise.reject(new Error('connection refused')) : t.db.sql.transaction(work, options)) },
+      sql: {
+        transaction: (work, options) => (down ? Promise.reject(new Error('connection refused')) : t.db.sql.transaction(work, options)),
+        script: (text) => (down ? Promise.reject(new Error('connection refused')) : t.db.sql.script(text)),
+      },
     };
     const writer = open({ db: flaky, retryIntervalMs: 60_000 });
     const before = Array.from({ length: 50 }, () => receipt());
@@ -189,7 +225,10 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     let down = true;
     const flaky: ReceiptsDatabase = {
       prisma: t.db.prisma,
-      sql: { transaction: () => (down ? Promise.reject(new Error('down')) : Promise.resolve(0 as never)) },
+      sql: {
+        transaction: () => (down ? Promise.reject(new Error('down')) : Promise.resolve(0 as never)),
+        script: () => (down ? Promise.reject(new Error('down')) : Promise.resolve([])),
+      },
     };
     const first = open({ db: flaky, retryIntervalMs: 60_000 });
     await Promise.all(Array.from({ length: 20 }, () => first.write(receipt())));

@@ -9,6 +9,8 @@ export function pgliteSqlPool(db: PGlite): SqlPool {
     exec: async (text) => {
       await db.exec(text);
     },
+    // PGlite's exec is the simple query protocol too: several statements, one implicit transaction.
+    script: async (text) => ((await db.exec(text)).at(-1)?.rows ?? []) as Record<string, unknown>[],
     session: async () => ({ ...sql, release: async () => undefined }),
     // PGlite's own transaction holds its lock, so no other statement runs inside this one. It
     // commits when `work` resolves, so commitWith only runs its script.
