@@ -106,7 +106,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
       const name = input.name?.trim().slice(0, 200) || null;
       const account = await prisma.account.findUnique({ where: { email } });
       const token = await issue('email_link', email, { accountId: account?.id ?? null, name, next: safeNext(input.next) }, LINK_TTL_MS);
-      const link = `${base}/api/auth/email/verify?token=${token}`;
+      const link = `${base}/sign-in?token=${token}`;
       await deps.send({
         to: email,
         subject: account ? 'Your Plaza sign-in link' : 'Finish creating your Plaza account',

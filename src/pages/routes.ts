@@ -4,8 +4,9 @@ import express, { type Request, type Response, Router } from 'express';
 
 import type { SignInService } from '../accounts/index.ts';
 import { isApiPath } from '../http/index.ts';
-import { NotFoundError, ValidationError } from '../kernel/index.ts';
+import { AuthError, NotFoundError, ValidationError } from '../kernel/index.ts';
 import { type ListingService, PROVIDER_SLUG } from '../marketplace/index.ts';
+import { setSessionCookies } from '../routes/session-auth.ts';
 import type { SourceService } from '../sources/index.ts';
 import type { WebsiteRouteDeps } from '../website/index.ts';
 import { accountBody } from './account.ts';
@@ -30,6 +31,8 @@ export interface PageDeps {
   packages?: Pick<SourceService, 'list'>;
   /** Password resets: the page the reset e-mail links to sets the new password. */
   passwordReset?: Pick<SignInService, 'resetPassword'>;
+  /** E-mail sign-in links: the page the link opens signs in with one click (`https`: the cookies' kind). */
+  emailSignIn?: { signIn: Pick<SignInService, 'verifyLink'>; https: boolean };
 }
 
 /** Sends one page of the site in the request's locale, built from that locale's copy. */
@@ -66,6 +69,47 @@ function resetPage(req: Request, res: Response, state: { token: string; error?: 
   );
 }
 
+/**
+ * The page a sign-in e-mail links to: one button that posts the token. Opening the link uses
+ * nothing up, so a mail scanner that fetches it before its reader does not spend it.
+ */
+function signInPage(req: Request, res: Response, state: { token: string; error?: string }, status = 200): void {
+  res.setHeader('Cache-Control', 'no-store');
+  // The token is in the URL: sent on as a Referer to this site only. (With no-referrer a browser
+  // posts the form with `Origin: null`, which the post refuses as another site's.)
+  res.setHeader('Referrer-Policy', 'same-origin');
+  page(
+    req,
+    res,
+    (copy) => {
+      const s = copy.signIn;
+      const body = state.error
+        ? html`<h1>${s.title}</h1><p role="alert">${state.error}</p><p><a class="button" href="/account">${s.account}</a></p>`
+        : state.token === ''
+          ? html`<h1>${s.title}</h1><p>${s.missing}</p><p><a href="/account">${s.account}</a></p>`
+          : html`<h1>${s.title}</h1>
+<p>${s.lead}</p>
+<form method="post" action="/sign-in">
+  <input type="hidden" name="token" value="${state.token}">
+  <button type="submit">${s.submit}</button>
+</form>`;
+      return { section: 'account', title: s.title, body };
+    },
+    status,
+  );
+}
+
+/** Whether a form post came from another site (its Origin names another host); absent Origin passes. */
+function crossSite(req: Request): boolean {
+  const origin = req.get('origin');
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== req.get('host');
+  } catch {
+    return true;
+  }
+}
+
 /** Where the pages' stylesheet and scripts live (served under /assets). */
 export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 
@@ -79,8 +123,10 @@ function pathWithoutLocale(req: Request): string {
 }
 
 function send(res: Response, page: Html, status = 200): void {
-  // Pages depend on the locale cookie and Accept-Language; revalidate every time.
-  res.status(status).type('html').setHeader('Cache-Control', 'no-cache');
+  // Pages depend on the locale cookie and Accept-Language; revalidate every time (a page that
+  // holds a secret, like a link's token, has said no-store already).
+  res.status(status).type('html');
+  if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-cache');
   res.vary('Accept-Language').vary('Cookie');
   res.send(page.value);
 }
@@ -139,6 +185,34 @@ export function pageFormRoutes(deps: PageDeps): Router {
         return;
       }
       resetPage(req, res, { token, done: true });
+    });
+  }
+  const emailSignIn = deps.emailSignIn;
+  if (emailSignIn) {
+    // A browser's form post only; API clients use POST /api/auth/email/verify (JSON answers).
+    router.post('/sign-in', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
+    router.post('/sign-in', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }), async (req, res) => {
+      const form = req.body as Record<string, unknown>;
+      const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
+      const copy = pageCopy(pageLocale(req, res)).signIn;
+      // Another site must not sign a visitor into an account of its choosing (login CSRF).
+      if (crossSite(req)) {
+        signInPage(req, res, { token, error: copy.crossSite }, 403);
+        return;
+      }
+      let signedIn: Awaited<ReturnType<typeof emailSignIn.signIn.verifyLink>>;
+      try {
+        signedIn = await emailSignIn.signIn.verifyLink(token);
+      } catch (error) {
+        // A used or expired link (400), or an account that is not active (401): said on the page.
+        if (error instanceof ValidationError) signInPage(req, res, { token, error: copy.failed }, 400);
+        else if (error instanceof AuthError) signInPage(req, res, { token, error: error.message }, 401);
+        else throw error;
+        return;
+      }
+      setSessionCookies(res, signedIn.session, emailSignIn.https);
+      res.setHeader('Cache-Control', 'no-store');
+      res.redirect(303, signedIn.next);
     });
   }
   return router;
@@ -209,6 +283,10 @@ export function pageRoutes(deps: PageDeps): Router {
       return;
     }
     page(req, res, (copy) => ({ section: 'packages', title: id, body: packagesBody(copy, id), script: 'packages.js', data: { text: copy.packages } }));
+  });
+
+  router.get('/sign-in', (req, res) => {
+    signInPage(req, res, { token: text(req.query['token'], 200) });
   });
 
   router.get('/reset-password', (req, res) => {

@@ -3,12 +3,12 @@ import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 
-import { type AccountView, type KeyManagement, type NewSession, SESSION_TTL_MS, type SessionService, type SignInService } from '../accounts/index.ts';
+import { type AccountView, type KeyManagement, type NewSession, type SessionService, type SignInService } from '../accounts/index.ts';
 import { ForbiddenError, hashSecret, RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
 import { createRateLimiter, rateLimit, rateLimitHeaders } from '../rate-limit/index.ts';
-import { checkCsrf, cookieNames, readCookie, requireSession } from './session-auth.ts';
+import { checkCsrf, cookieNames, readCookie, requireSession, setSessionCookies } from './session-auth.ts';
 
 const Email = z.string().max(320, 'at most 320 characters');
 const RegisterLinkSchema = z.strictObject({ email: Email, name: z.string().max(200, 'at most 200 characters').optional(), next: z.string().max(512).optional() });
@@ -66,12 +66,7 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
     }
   };
 
-  const startSession = (res: Response, session: NewSession) => {
-    const maxAge = SESSION_TTL_MS;
-    res.cookie(names.session, session.token, { httpOnly: true, secure: deps.https, sameSite: 'lax', path: '/', maxAge });
-    // Readable by the site's scripts (double-submit); useless without the HttpOnly session cookie.
-    res.cookie(names.csrf, session.csrfToken, { httpOnly: false, secure: deps.https, sameSite: 'lax', path: '/', maxAge });
-  };
+  const startSession = (res: Response, session: NewSession) => setSessionCookies(res, session, deps.https);
   const signedInBody = (req: Request, account: AccountView, session: { expiresAt: Date; csrfToken: string }) => ({
     account: renderAccount(account),
     session: { expires_at: session.expiresAt.toISOString(), csrf_token: session.csrfToken },
@@ -91,11 +86,18 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
 
   router.get('/api/auth/email/verify', perClient, async (req, res) => {
     const query = parseOrThrow(VerifyQuerySchema, req.query, 'link');
-    const { account, session, next } = await signIn.verifyLink(query.token);
-    startSession(res, session);
     res.setHeader('Cache-Control', 'no-store');
-    if (req.accepts(['html', 'json']) === 'json') res.json(signedInBody(req, account, session));
-    else res.redirect(303, next);
+    // A browser (and a mail scanner fetching the link ahead of its reader) gets the page that asks
+    // for one click, which posts the token: a GET does not use it up. Links sent before the e-mail
+    // pointed at that page land here.
+    if (req.accepts(['html', 'json']) !== 'json') {
+      res.setHeader('Referrer-Policy', 'no-referrer');
+      res.redirect(303, `/sign-in?token=${encodeURIComponent(query.token)}`);
+      return;
+    }
+    const { account, session } = await signIn.verifyLink(query.token);
+    startSession(res, session);
+    res.json(signedInBody(req, account, session));
   });
 
   router.post('/api/auth/email/verify', perClient, async (req, res) => {

@@ -44,8 +44,8 @@ describe.each(BACKENDS)('platform MCP tools on %s', (backend) => {
     // Sign in with the e-mail link, as a person would.
     await fetch(`${plaza.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
     const mail = await smtp.waitFor((m) => m.to.includes(email));
-    const link = new URL(/(http\S+verify\?token=\S+)/.exec(mail.text)![1]!);
-    const signed = await fetch(`${plaza.url}${link.pathname}${link.search}`, { headers: { accept: 'application/json' } });
+    const token = new URL(/(http\S+\/sign-in\?token=\S+)/.exec(mail.text)![1]!).searchParams.get('token');
+    const signed = await fetch(`${plaza.url}/api/auth/email/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
     const session = (await signed.json()) as any;
     accountId = session.account.id;
     const cookie = signed.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
@@ -99,7 +99,7 @@ describe.each(BACKENDS)('platform MCP tools on %s', (backend) => {
       const other = `invited-${backend}@example.com`;
       const sent = (await client.callTool({ name: 'account_register_link', arguments: { email: other } })) as any;
       expect(sent.isError ?? false).toBe(false);
-      expect((await smtp.waitFor((m) => m.to.includes(other))).text).toMatch(/\/api\/auth\/email\/verify\?token=lnk_/);
+      expect((await smtp.waitFor((m) => m.to.includes(other))).text).toMatch(/\/sign-in\?token=lnk_/);
       const reset = (await client.callTool({ name: 'account_password_reset', arguments: { email: `nobody-${backend}@example.com` } })) as any;
       expect(reset.structuredContent.status).toBe('sent');
       const options = (await client.callTool({ name: 'account_auth_options', arguments: {} })) as any;

@@ -19,7 +19,7 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-const LINK = /(https?:\/\/\S+\/api\/auth\/email\/verify\?token=\S+)/;
+const LINK = /(https?:\/\/\S+\/sign-in\?token=\S+)/;
 
 describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
   let plaza: TestPlaza;
@@ -45,15 +45,46 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
     expect(await res.json()).toMatchObject({ methods: { email_link: true, password: true }, email_delivery: 'smtp' });
   });
 
-  it('e-mails a one-time sign-in link that signs in with an HttpOnly cookie', async () => {
+  it('e-mails a one-time sign-in link whose page signs in with one click and an HttpOnly cookie', async () => {
     const res = await post('/api/auth/email/register-link', { email, name: 'Visitor', next: '/account' });
     expect(res.status).toBe(202);
     const mail = await smtp.waitFor((m) => m.to.includes(email) && LINK.test(m.text));
     const link = LINK.exec(mail.text)![1]!;
     expect(link.startsWith(plaza.config.publicBaseUrl)).toBe(true);
+    const token = new URL(link).searchParams.get('token')!;
     const path = new URL(link).pathname + new URL(link).search;
+    const html = { accept: 'text/html' };
 
-    const signed = await fetch(`${plaza.url}${path}`, { redirect: 'manual' });
+    // Opening the link (as a mail scanner does before its reader) shows a button and spends nothing.
+    for (let i = 0; i < 2; i++) {
+      const opened = await fetch(`${plaza.url}${path}`, { headers: html });
+      expect(opened.status).toBe(200);
+      expect(opened.headers.get('cache-control')).toBe('no-store');
+      expect(opened.headers.get('referrer-policy')).toBe('same-origin');
+      expect(opened.headers.getSetCookie()).toEqual([]);
+      const page = await opened.text();
+      expect(page).toContain('<form method="post" action="/sign-in">');
+      expect(page).toContain(`name="token" value="${token}"`);
+    }
+    // Links sent before the e-mail named the page go to it, unspent.
+    const old = await fetch(`${plaza.url}/api/auth/email/verify?token=${token}`, { headers: html, redirect: 'manual' });
+    expect(old.status).toBe(303);
+    expect(old.headers.get('location')).toBe(`/sign-in?token=${token}`);
+    expect(old.headers.getSetCookie()).toEqual([]);
+
+    // Another site posting the token is refused, and the token stays usable.
+    const form = (origin: string) =>
+      fetch(`${plaza.url}/sign-in`, {
+        method: 'POST',
+        headers: { ...html, 'content-type': 'application/x-www-form-urlencoded', origin },
+        body: new URLSearchParams({ token }).toString(),
+        redirect: 'manual',
+      });
+    const foreign = await form('https://evil.example');
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.getSetCookie()).toEqual([]);
+
+    const signed = await form(plaza.url);
     expect(signed.status).toBe(303);
     expect(signed.headers.get('location')).toBe('/account');
     const setCookies = signed.headers.getSetCookie();
@@ -70,9 +101,13 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
     csrf = body.session.csrf_token;
     expect(csrf).toMatch(/^[0-9a-z]{20,}$/);
 
-    const reused = await fetch(`${plaza.url}${path}`, { redirect: 'manual' });
+    const reused = await form(plaza.url);
     expect(reused.status).toBe(400);
-    expect(((await reused.json()) as any).message).toMatch(/expired or was already used/);
+    expect(reused.headers.getSetCookie()).toEqual([]);
+    expect(await reused.text()).toMatch(/expired or was already used/);
+    const reusedJson = await post('/api/auth/email/verify', { token });
+    expect(reusedJson.status).toBe(400);
+    expect(((await reusedJson.json()) as any).message).toMatch(/expired or was already used/);
   });
 
   it('registers a package source through /tool as a known user, and refuses it without the CSRF header', async () => {
@@ -174,7 +209,7 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
       const address = `secure-${backend}@example.com`;
       await fetch(`${secure.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address }) });
       const mail = await smtp.waitFor((m) => m.to.includes(address));
-      expect(mail.text).toContain('https://plaza.example/api/auth/email/verify?token=');
+      expect(mail.text).toContain('https://plaza.example/sign-in?token=');
       const token = /token=(lnk_[0-9a-z]+)/.exec(mail.text)![1]!;
       const res = await fetch(`${secure.url}/api/auth/email/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
       expect(res.status).toBe(200);

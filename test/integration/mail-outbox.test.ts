@@ -69,7 +69,7 @@ describe.each(BACKENDS)('system e-mail on %s', (backend) => {
     expect(options.email_delivery).toBe('outbox');
     const row = await t.db.prisma.outboundEmail.findFirst({ where: { to: 'outbox@example.com' } });
     expect(row).toMatchObject({ status: 'outbox', attempts: 0 });
-    expect(row!.text).toMatch(/\/api\/auth\/email\/verify\?token=lnk_/);
+    expect(row!.text).toMatch(/\/sign-in\?token=lnk_/);
   });
 
   it('answers at once while the SMTP server is down, then retries with backoff until it is delivered', async () => {

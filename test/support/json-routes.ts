@@ -18,8 +18,8 @@ export interface FuzzContext {
   keyToDelete: string;
   callId: string;
   sourceId: string;
-  /** Unused sign-in link tokens, one per verify route. */
-  linkTokens: { get: string; post: string };
+  /** Unused sign-in link tokens, one per verify route (`page`: the form of the page the link opens). */
+  linkTokens: { get: string; post: string; page: string };
   resetToken: string;
   /** A reset token for the page form (POST /reset-password). */
   pageResetToken: string;
@@ -33,6 +33,8 @@ export interface JsonRoute {
   path: string;
   /** The router entry when it is not `METHOD path` (static files are middleware). */
   registered?: string;
+  /** The known-good example's status when it is not a 2xx (a form post answered by a redirect). */
+  goodStatus?: number;
   /** Which error shape its 4xx use (src/http/error-table.ts). */
   surface: 'website' | 'token';
   /** What a 2xx carries: JSON, JSON lines, an HTML page (errors may be HTML pages too), any file, or JSON or SSE. */
@@ -402,6 +404,24 @@ export const JSON_ROUTES: JsonRoute[] = [
   // fuzz.setup is registered by the fuzz suite's set-up; an id nobody registered is a 404 page.
   PAGE('/packages/:id', () => ({ params: { id: fc.constantFrom('fuzz.setup', 'fuzz.good', 'nope') }, good: { accept: 'text/html', params: { id: 'fuzz.setup' } } })),
   PAGE('/account'),
+  PAGE('/sign-in', () => ({ query: near({ token: fc.constantFrom('lnk_nope', '', 'x'.repeat(300)) }) })),
+  {
+    method: 'POST',
+    path: '/sign-in',
+    surface: 'website',
+    kind: 'html',
+    goodStatus: 303,
+    fuzz: (ctx) => ({
+      wire: fc.oneof(
+        { weight: 4, arbitrary: near({ token: fc.constantFrom(ctx.linkTokens.page, 'lnk_nope') }).map(toForm) },
+        { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
+      ),
+      contentTypes: fc.constantFrom<string | undefined>('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded', 'application/json', 'text/plain', undefined),
+      accepts: fc.constantFrom<string | undefined>('text/html', 'text/html', 'application/json', undefined),
+      good: { body: `token=${ctx.linkTokens.page}`, contentType: 'application/x-www-form-urlencoded', accept: 'text/html' },
+      bad: { body: 'token=lnk_nope', contentType: 'application/x-www-form-urlencoded', accept: 'text/html' },
+    }),
+  },
   PAGE('/reset-password', () => ({ query: near({ token: fc.constantFrom('rst_nope', '', 'x'.repeat(300)) }) })),
   {
     method: 'POST',
