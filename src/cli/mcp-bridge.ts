@@ -9,6 +9,61 @@ function fail(message: string): never {
 
 /** Largest answer the bridge reads from the gateway for one request (its own limit is 32 MiB). */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+/** Largest single event of the GET stream of server notifications (the stream itself has no end). */
+const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Counts the bytes of the event-stream event being received; throws once one passes `max`. An
+ * event ends at an empty line (CRLF, LF or CR line ends), so the SDK's parser, which keeps an
+ * event until then, never holds more than `max` of a stream that sends no line end.
+ */
+export function eventSizeGuard(max: number): (chunk: Uint8Array) => void {
+  let eventBytes = 0;
+  let lineBytes = 0;
+  let afterCr = false;
+  return (chunk) => {
+    for (const byte of chunk) {
+      eventBytes++;
+      if (byte === LF && afterCr) {
+        afterCr = false;
+        continue;
+      }
+      afterCr = byte === CR;
+      if (byte === LF || byte === CR) {
+        if (lineBytes === 0) eventBytes = 0;
+        lineBytes = 0;
+      } else lineBytes++;
+    }
+    if (eventBytes > max) throw new Error(`an event of the gateway's notification stream exceeds ${max} bytes`);
+  };
+}
+
+/** `body` read through `inspect` (which may throw to break it off); `onEnd` learns how it ended. */
+function guardedBody(body: ReadableStream<Uint8Array>, inspect: (chunk: Uint8Array) => void, onEnd: (error?: Error) => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          controller.close();
+          onEnd();
+          return;
+        }
+        inspect(value);
+        controller.enqueue(value);
+      } catch (error) {
+        void reader.cancel().catch(() => undefined);
+        controller.error(error);
+        onEnd(error as Error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
 
 /** The ids of the requests a POST body carries (JSON-RPC message or batch). */
 function requestIds(body: unknown): Array<string | number> {
@@ -25,43 +80,35 @@ function requestIds(body: unknown): Array<string | number> {
 }
 
 /**
- * A fetch for the SDK's transport that bounds each POST's answer (past MAX_ANSWER_BYTES it breaks off)
- * and, once a POST's answer has ended or broken off, calls `ended` with the ids it asked: the
+ * A fetch for the SDK's transport that bounds each POST's answer (past MAX_ANSWER_BYTES it breaks
+ * off) and each event of the GET notification stream (past MAX_EVENT_BYTES), and, once a POST's answer has ended or broken off, calls `ended` with the ids it asked: the
  * bridge answers any of them still unanswered, rather than leave the client to its own timeout
  * (an event the SDK cannot parse is only reported to onerror).
  */
 function boundedFetch(ended: (ids: Array<string | number>, why: string) => void): typeof fetch {
   return async (input, init) => {
     const res = await fetch(input, init);
-    // Only a POST's answer: the GET stream of server notifications may run for days.
-    if (init?.method !== 'POST') return res;
-    const ids = requestIds(init.body);
     if (!res.body) {
+      const ids = init?.method === 'POST' ? requestIds(init.body) : [];
       if (ids.length > 0) ended(ids, 'the gateway answered without a body');
       return res;
     }
-    const reader = res.body.getReader();
-    let size = 0;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            controller.close();
-            if (ids.length > 0) ended(ids, "the gateway's answer ended without a response to this request");
-            return;
-          }
-          size += value.byteLength;
-          if (size > MAX_ANSWER_BYTES) throw new Error(`the gateway's answer exceeds ${MAX_ANSWER_BYTES} bytes`);
-          controller.enqueue(value);
-        } catch (error) {
-          void reader.cancel().catch(() => undefined);
-          controller.error(error);
-          if (ids.length > 0) ended(ids, `the gateway's answer broke off: ${(error as Error).message}`);
-        }
-      },
-      cancel: (reason) => reader.cancel(reason),
-    });
+    let body: ReadableStream<Uint8Array>;
+    if (init?.method === 'POST') {
+      const ids = requestIds(init.body);
+      let size = 0;
+      const bounded = (chunk: Uint8Array) => {
+        size += chunk.byteLength;
+        if (size > MAX_ANSWER_BYTES) throw new Error(`the gateway's answer exceeds ${MAX_ANSWER_BYTES} bytes`);
+      };
+      body = guardedBody(res.body, bounded, (error) => {
+        if (ids.length === 0) return;
+        ended(ids, error ? `the gateway's answer broke off: ${error.message}` : "the gateway's answer ended without a response to this request");
+      });
+    } else {
+      // The GET stream of server notifications may run for days: no total, but no endless event.
+      body = guardedBody(res.body, eventSizeGuard(MAX_EVENT_BYTES), () => undefined);
+    }
     return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
 }

@@ -205,4 +205,52 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
       server.close();
     }
   });
+
+  it('breaks off a notification stream whose event never ends, instead of holding it all', async () => {
+    // The GET stream of server notifications has no total limit; one event without an end (no
+    // empty line) would otherwise pile up in the bridge's memory for as long as it is sent.
+    const MiB = 1024 * 1024;
+    let streamed = 0;
+    let streamClosed: (bytes: number) => void;
+    const closed = new Promise<number>((resolve) => (streamClosed = resolve));
+    const server = createServer(async (req, res) => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('event: message\ndata: ');
+        const chunk = 'x'.repeat(MiB);
+        res.on('close', () => streamClosed(streamed));
+        while (!res.destroyed && streamed < 100 * MiB) {
+          streamed += MiB;
+          if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+        }
+        res.end();
+        return;
+      }
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      let text = '';
+      for await (const part of req) text += part;
+      const message = JSON.parse(text) as { id?: number; method: string };
+      if (message.id === undefined) return void res.writeHead(202).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'endless', version: '1' } } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    expect((await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'endless'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    try {
+      const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
+      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      // The bridge stops reading past 16 MiB of one event; what the sockets buffer comes on top.
+      const bytes = await closed;
+      expect(bytes).toBeGreaterThanOrEqual(16 * MiB);
+      expect(bytes).toBeLessThan(32 * MiB);
+      expect(bridge.exitCode).toBeNull();
+    } finally {
+      bridge.kill();
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 60_000);
 });
