@@ -1,17 +1,10 @@
 import type { Request, Response } from 'express';
 
+import { readCookie } from '../routes/session-auth.ts';
 import { type Locale, matchLocale, negotiateLocale } from '../website/index.ts';
 
 /** The cookie that remembers the language a visitor switched to. */
 export const LOCALE_COOKIE = 'plaza_locale';
-
-function cookie(req: Request, name: string): string | undefined {
-  for (const part of (req.get('cookie') ?? '').split(';')) {
-    const [key, ...rest] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(rest.join('='));
-  }
-  return undefined;
-}
 
 /**
  * The page locale: `?locale=` (remembered in a cookie so every later page keeps it), then the
@@ -23,6 +16,7 @@ export function pageLocale(req: Request, res: Response): Locale {
     res.cookie(LOCALE_COOKIE, asked, { path: '/', sameSite: 'lax', maxAge: 365 * 86_400_000, httpOnly: true });
     return asked;
   }
-  const remembered = cookie(req, LOCALE_COOKIE);
+  // A cookie that does not decode is no choice at all (readCookie answers undefined).
+  const remembered = readCookie(req.get('cookie'), LOCALE_COOKIE);
   return negotiateLocale({ query: remembered, acceptLanguage: req.get('accept-language') });
 }

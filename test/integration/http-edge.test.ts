@@ -155,6 +155,14 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       }
     });
 
+    it('serves every page in the negotiated locale when the locale cookie does not decode', async () => {
+      for (const path of ['/', '/marketplace', '/account', '/packages', '/reset-password', '/sign-in']) {
+        const res = await fetch(`${plaza.url}${path}`, { headers: { accept: 'text/html', cookie: 'plaza_locale=%E0', 'accept-language': 'zh-CN' } });
+        expect(res.status, path).toBe(200);
+        expect(await res.text(), path).toContain('lang="zh-CN"');
+      }
+    });
+
     it('never answers HTML or leaks a stack', async () => {
       const res = await fetch(`${plaza.url}/%E0%A4%A`);
       expect(res.status).toBeLessThan(500);
