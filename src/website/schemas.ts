@@ -58,6 +58,11 @@ export const ManifestoResponseSchema = z.object({
   request_id: RequestIdSchema,
 });
 
+// A lone surrogate cannot be stored as sent (UTF-8 has no encoding for it): refused, not altered.
+const WELL_FORMED = 'must be well-formed Unicode (a lone surrogate is not)';
+const wellFormedText = (max: number) => z.string().max(max).refine((value) => value.isWellFormed(), WELL_FORMED);
+const optionalText = (max: number) => wellFormedText(max).nullable().optional();
+
 /** §4.6 intent request. */
 export const IntentRequestSchema = z.strictObject({
   prompt: z
@@ -65,6 +70,7 @@ export const IntentRequestSchema = z.strictObject({
     .min(1)
     .max(PROMPT_MAX_CHARS)
     .regex(/\S/, 'prompt must not be blank')
+    .refine((value) => value.isWellFormed(), WELL_FORMED)
     .describe(`What the visitor wants to achieve, in any language; 1 to ${PROMPT_MAX_CHARS} characters, not only whitespace.`),
 });
 
@@ -81,7 +87,6 @@ export const IntentResponseSchema = z.object({
   request_id: RequestIdSchema,
 });
 
-const optionalText = (max: number) => z.string().max(max).nullable().optional();
 
 /** §4.6 lead body (strict: unknown fields are rejected). */
 export const LeadRequestSchema = z.strictObject({

@@ -161,6 +161,7 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       ['a blank prompt', { body: { prompt: ' \n\t ' } }],
       ['a number', { body: { prompt: 42 } }],
       ['an over-long prompt', { body: { prompt: 'x'.repeat(2001) } }],
+      ['a prompt with a lone surrogate', { raw: '{"prompt":"help \\ud800 me"}' }],
       ['an unknown field', { body: { prompt: 'hello', extra: true } }],
       ['an array body', { body: ['prompt'] }],
       ['malformed JSON', { raw: '{"prompt": "unterminated' }],
@@ -217,6 +218,7 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       ['an oversize field', { body: { email: 'a@example.com', scenario: 'growth', company: 'c'.repeat(201) } }],
       ['an unknown field', { body: { email: 'a@example.com', scenario: 'growth', password: 'x' } }],
       ['a wrong type', { body: { email: 'a@example.com', scenario: 'growth', teamSize: 12 } }],
+      ['a lone surrogate, which could only be stored altered', { raw: '{"email":"a@example.com","scenario":"growth","company":"\\ud800x"}' }],
       ['malformed JSON', { raw: '{"email":' }],
       ['JSON null', { raw: 'null' }],
     ])('rejects %s with 400 invalid_lead and stores nothing', async (_what, init) => {
