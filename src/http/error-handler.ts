@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 
-import { NotFoundError, PlazaError } from '../kernel/index.ts';
+import { NotFoundError, PlazaError, ValidationError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { renderError, surfaceOf } from './error-table.ts';
 
@@ -20,7 +20,7 @@ export function errorHandler(log: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const requestId = req.requestId ?? 'unknown';
     // Express/body-parser HTTP errors that did not pass through our wrappers (e.g. URI errors).
-    const normalised = normalise(error);
+    const normalised = normaliseError(error);
     const rendered = renderError(normalised, surfaceOf(req.path), requestId);
     if (rendered.status >= 500) log.error({ err: error, request_id: requestId }, 'request failed');
     else log.debug({ err: error, request_id: requestId }, 'request rejected');
@@ -34,11 +34,14 @@ export function errorHandler(log: Logger) {
   };
 }
 
-function normalise(error: unknown): unknown {
+/** A framework's 4xx (body-parser, serve-static) as the PlazaError it means; other values as they are. */
+export function normaliseError(error: unknown): unknown {
   if (error instanceof PlazaError) return error;
   const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status ?? (error as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 404) return new NotFoundError('Not found', { cause: error });
+    // body-parser answers 413 for a form with too many fields too: that is no size problem.
+    if ((error as { type?: unknown }).type === 'parameters.too.many') return new ValidationError('The form has too many fields.', { cause: error });
     if (status === 413) return new PlazaError('payload_too_large', 'Request body is too large.', { cause: error });
     if (status === 415) return new PlazaError('unsupported_media_type', 'Unsupported content type.', { cause: error });
     return new PlazaError('bad_request', 'Bad request.', { cause: error });

@@ -1,5 +1,5 @@
 /** The HTTP edge shared by every surface: request ids, JSON bodies, the error table and handler. */
-export { errorHandler, notFound } from './error-handler.ts';
+export { errorHandler, normaliseError, notFound } from './error-handler.ts';
 export type { ErrorResponse, ErrorRow, Surface } from './error-table.ts';
 export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
 export { jsonBody } from './json-body.ts';

@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 
-import express, { type Request, type Response, Router } from 'express';
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
 
 import type { SignInService } from '../accounts/index.ts';
-import { isApiPath } from '../http/index.ts';
+import { isApiPath, normaliseError, renderError } from '../http/index.ts';
 import { AuthError, NotFoundError, ValidationError } from '../kernel/index.ts';
 import { type ListingService, PROVIDER_SLUG } from '../marketplace/index.ts';
 import { setSessionCookies } from '../routes/session-auth.ts';
@@ -11,7 +11,7 @@ import type { SourceService } from '../sources/index.ts';
 import type { WebsiteRouteDeps } from '../website/index.ts';
 import { accountBody } from './account.ts';
 import { assistantBody } from './assistant.ts';
-import { type PageCopy, pageCopy } from './copy.ts';
+import { fill, type PageCopy, pageCopy } from './copy.ts';
 import { endpointBody } from './endpoint.ts';
 import { homeBody } from './home.ts';
 import { handleHomeForm, type HomeFormState } from './home-forms.ts';
@@ -97,6 +97,29 @@ function signInPage(req: Request, res: Response, state: { token: string; error?:
     },
     status,
   );
+}
+
+/**
+ * A 4xx met by a page route, for a browser: a page in the visitor's language that says what was
+ * wrong, with the usual status. API clients, and 5xx, go on to the JSON error handler.
+ */
+function pageErrors() {
+  return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent || !wantsHtml(req)) return next(error);
+    const rendered = renderError(normaliseError(error), 'website', req.requestId);
+    if (rendered.status >= 500) return next(error);
+    for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
+    const message = String(rendered.body['message'] ?? '');
+    page(
+      req,
+      res,
+      (copy) => ({
+        title: copy.site.badRequest,
+        body: html`<h1>${copy.site.badRequest}</h1><p>${fill(copy.site.badRequestBody, { message })}</p><p><a href="/">${copy.site.notFoundHome}</a></p>`,
+      }),
+      rendered.status,
+    );
+  };
 }
 
 /** Whether a form post came from another site (its Origin names another host); absent Origin passes. */
@@ -215,6 +238,7 @@ export function pageFormRoutes(deps: PageDeps): Router {
       res.redirect(303, signedIn.next);
     });
   }
+  router.use(pageErrors());
   return router;
 }
 
@@ -303,6 +327,7 @@ export function pageRoutes(deps: PageDeps): Router {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !wantsHtml(req) || isApiPath(req.path)) return next();
     page(req, res, (copy) => ({ title: copy.site.notFound, body: html`<h1>${copy.site.notFound}</h1><p>${copy.site.notFoundBody}</p><p><a href="/">${copy.site.notFoundHome}</a></p>` }), 404);
   });
+  router.use(pageErrors());
 
   return router;
 }

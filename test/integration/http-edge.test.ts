@@ -163,6 +163,26 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       }
     });
 
+    it('answers a browser whose page request is malformed with an HTML page and a 4xx, API clients with JSON', async () => {
+      const html = { accept: 'text/html', 'accept-language': 'zh-CN' };
+      const form = (body: string) => fetch(`${plaza.url}/`, { method: 'POST', headers: { ...html, 'content-type': 'application/x-www-form-urlencoded' }, body });
+      const tooManyFields = `form=lead&email=x%40example.com&scenario=growth&${Array.from({ length: 20 }, (_, i) => `f${i}=1`).join('&')}`;
+      for (const [what, answer] of [
+        ['a cursor that is not one', await fetch(`${plaza.url}/marketplace?cursor=garbage`, { headers: html })],
+        ['a form with too many fields', await form(tooManyFields)],
+        ['a form field with NUL', await form('form=lead&email=a%00b%40example.com&scenario=growth')],
+      ] as const) {
+        expect(answer.status, what).toBe(400);
+        expect(answer.headers.get('content-type'), what).toMatch(/^text\/html/);
+        const text = await answer.text();
+        expect(text, what).toContain('lang="zh-CN"');
+        expect(text, what).toContain('无法处理此请求');
+      }
+      const api = await fetch(`${plaza.url}/marketplace?cursor=garbage`, { headers: { accept: 'application/json' } });
+      expect(api.status).toBe(400);
+      expect(await api.json()).toMatchObject({ success: false });
+    });
+
     it('never answers HTML or leaks a stack', async () => {
       const res = await fetch(`${plaza.url}/%E0%A4%A`);
       expect(res.status).toBeLessThan(500);
