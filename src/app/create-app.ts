@@ -8,7 +8,7 @@ import { createAccountService } from '../accounts/index.ts';
 import { createAgentService } from '../agents/index.ts';
 import { CONTRACT_DIR as AGPK_CONTRACT_DIR } from '../agpk/index.ts';
 import type { Database } from '../db/index.ts';
-import { apiSecurityHeaders, errorHandler, isApiPath, jsonBody, notFound, requestId, staticHeaders } from '../http/index.ts';
+import { answerEtag, apiSecurityHeaders, errorHandler, isApiPath, jsonBody, notFound, requestId, staticHeaders } from '../http/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import { createSigningKeyStore } from '../keys/index.ts';
 import { type Logger, requestLogger } from '../log/index.ts';
@@ -77,7 +77,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
-  app.set('etag', 'strong');
+  app.set('etag', answerEtag);
 
   app.use(requestId(app));
   app.use(requestLogger(log, { quietPaths: new Set(['/health']), requestId: (req) => (req as express.Request).requestId }));

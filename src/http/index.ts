@@ -2,6 +2,7 @@
 export { errorHandler, normaliseError, notFound } from './error-handler.ts';
 export type { ErrorResponse, ErrorRow, Surface } from './error-table.ts';
 export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
+export { answerEtag } from './etag.ts';
 export { jsonBody } from './json-body.ts';
 export { hasNulEscape, refuseNulInJson } from './nul.ts';
 export { requestId } from './request-id.ts';

@@ -64,6 +64,22 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     });
   });
 
+  describe('ETags', () => {
+    it('gives none to an answer that carries its request_id (it could never match), and revalidates one whose bytes repeat', async () => {
+      const listing = await fetch(`${plaza.url}/api/mcp/tools`);
+      expect(listing.status).toBe(200);
+      expect(((await listing.json()) as any).request_id).toBeTruthy();
+      expect(listing.headers.get('etag')).toBeNull();
+
+      const page = await fetch(`${plaza.url}/marketplace`, { headers: { accept: 'text/html' } });
+      const etag = page.headers.get('etag');
+      expect(etag).toMatch(/^"[0-9a-f]+-[\w+/]{27}"$/);
+      // Not with fetch: it adds Cache-Control: no-cache to a conditional request.
+      const again = await fetchRaw(plaza.url, '/marketplace', { accept: 'text/html', 'if-none-match': etag! });
+      expect(again.status).toBe(304);
+    });
+  });
+
   describe('errors', () => {
     it('answers an unknown route with a JSON 404', async () => {
       const res = await fetch(`${plaza.url}/api/nothing-here`);
