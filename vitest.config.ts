@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 // PostgreSQL/Redis when TEST_DATABASE_URL / TEST_REDIS_URL are set) and `browser` (pages in Chromium).
 export default defineConfig({
   test: {
+    // One temporary folder per run, removed at its end (test/support/global-tmp.ts).
+    globalSetup: ['test/support/global-tmp.ts'],
     projects: [
       {
         // Some pure tests are CPU-heavy (a 100,000-entry archive); shared CI machines need headroom.
