@@ -92,9 +92,14 @@ describe('Account page', () => {
     expect(errors).toEqual([]);
   });
 
-  it('shows the sign-in form when signed out; no serious accessibility violations; fits a phone', async () => {
+  it('shows the sign-in form when signed out, without a failed request; no serious accessibility violations; fits a phone', async () => {
+    const failed: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+    });
     await page.goto(`${plaza.url}/account`);
     await page.locator('#signin:not([hidden])').waitFor();
+    expect(failed).toEqual([]);
     expect(await seriousViolations(page)).toEqual([]);
     await page.setViewportSize(PHONE);
     expect(await overflowsHorizontally(page)).toBe(false);

@@ -9,8 +9,15 @@ const signin = document.getElementById('signin');
 const signedIn = document.getElementById('signed-in');
 let csrf = '';
 
+/** Whether this browser holds a session's readable CSRF cookie (plain or `__Host-` over HTTPS). */
+function maybeSignedIn() {
+  return document.cookie.split(';').some((pair) => /^\s*(__Host-)?plaza_csrf=/.test(pair));
+}
+
 async function start() {
-  const res = await requestJson('GET', '/api/auth/session').catch(() => null);
+  // Signed out, the session route would answer 401 (an error in the console on every visit):
+  // asking which sign-in methods exist says as much about whether accounts are on.
+  const res = maybeSignedIn() ? await requestJson('GET', '/api/auth/session').catch(() => null) : await requestJson('GET', '/api/auth/options').catch(() => null);
   if (res?.ok && res.body?.account) {
     csrf = res.body.session?.csrf_token || '';
     document.getElementById('who').textContent = fill(text.signedInAs, { email: res.body.account.email });
