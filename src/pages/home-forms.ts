@@ -49,7 +49,8 @@ export async function handleHomeForm(req: Request, website: WebsiteRouteDeps, lo
     const errors: Record<string, string> = {};
     for (const issue of parsed.error.issues) {
       const name = String(issue.path[0] ?? '');
-      errors[name] ??= name === 'email' ? h.emailInvalid : name === 'scenario' ? h.scenarioMissing : issue.message;
+      errors[name] ??=
+        name === 'email' ? h.emailInvalid : name === 'scenario' ? h.scenarioMissing : issue.code === 'too_big' ? fill(h.fieldTooLong, { max: Number(issue.maximum) }) : h.fieldInvalid;
     }
     return { state: { lead: { values, errors } }, status: 400 };
   }

@@ -204,7 +204,9 @@ export function pageFormRoutes(deps: PageDeps): Router {
         await reset.resetPassword(token, form['password']);
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
-        resetPage(req, res, { token, error: error.message }, 400);
+        // Said in the page's language: the password's length, or a link that no longer works.
+        const r = pageCopy(pageLocale(req, res)).reset;
+        resetPage(req, res, { token, error: error.param === 'password' ? r.passwordInvalid : r.linkInvalid }, 400);
         return;
       }
       resetPage(req, res, { token, done: true });

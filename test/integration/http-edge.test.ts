@@ -199,6 +199,20 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       expect(await api.json()).toMatchObject({ success: false });
     });
 
+    it('says what is wrong with a form in the language of the page', async () => {
+      const post = (path: string, body: string) =>
+        fetch(`${plaza.url}${path}?locale=zh-CN`, { method: 'POST', headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' }, body });
+      const short = await post('/reset-password', 'token=rst_bogus&password=short');
+      expect(short.status).toBe(400);
+      expect(await short.text()).toContain('请选择 8 到 256 个字符的密码');
+      const stale = await post('/reset-password', 'token=rst_bogus&password=a+long+enough+password');
+      expect(stale.status).toBe(400);
+      expect(await stale.text()).toContain('此链接已过期或已被使用');
+      const long = await post('/', `form=lead&email=a%40example.com&scenario=growth&teamSize=${'9'.repeat(60)}`);
+      expect(long.status).toBe(400);
+      expect(await long.text()).toContain('最多 50 个字符');
+    });
+
     it('never answers HTML or leaks a stack', async () => {
       const res = await fetch(`${plaza.url}/%E0%A4%A`);
       expect(res.status).toBeLessThan(500);
