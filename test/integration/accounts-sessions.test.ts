@@ -177,7 +177,7 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
       fetch(`${plaza.url}/reset-password`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' }, body: new URLSearchParams({ token, password }).toString() });
     const short = await submit('short');
     expect(short.status).toBe(400);
-    expect(await short.text()).toContain('password must be 8–256 characters.');
+    expect(await short.text()).toContain('Choose a password of 8 to 256 characters.');
     const done = await submit('a brand new password');
     expect(done.status).toBe(200);
     expect(await done.text()).toContain('Your password is changed.');
