@@ -6,7 +6,9 @@
 import { base64url, type CryptoKey, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { AuthError, type Clock } from '../../src/kernel/index.ts';
+import { gatewaySessionKey } from '../../src/connectors/index.ts';
+import { openDatabase } from '../../src/db/index.ts';
+import { AuthError, type Clock, systemClock } from '../../src/kernel/index.ts';
 import { createSigningKeyStore } from '../../src/keys/index.ts';
 import { createGuestTokens, GUEST_TOKEN_TYP } from '../../src/tokens/index.ts';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -35,6 +37,22 @@ describe.each(BACKENDS)('signing keys on %s', (backend) => {
     const keys = await Promise.all(stores.map((store) => store.activeKey('race')));
     expect(new Set(keys.map((k) => k.kid)).size).toBe(1);
     expect(await database.db.prisma.signingKey.count({ where: { purpose: 'race' } })).toBe(1);
+  });
+
+  it('gives instances starting at once one gateway session key', async () => {
+    // Separate connections on PostgreSQL, as separate instances have; PGlite has one owner.
+    const others = backend === 'postgres' ? await Promise.all(Array.from({ length: 3 }, () => openDatabase({ kind: 'postgres', url: database.url!, poolMax: 2 }))) : [];
+    const prismas = [database.db.prisma, ...others.map((db) => db.prisma)];
+    try {
+      for (let round = 0; round < 20; round++) {
+        await database.db.prisma.signingKey.deleteMany({ where: { purpose: 'gateway-session' } });
+        const keys = await Promise.all([...prismas, ...prismas].map((prisma) => gatewaySessionKey(prisma, systemClock)));
+        expect(new Set(keys.map((k) => k.toString('hex'))).size, `round ${round}`).toBe(1);
+        expect(await database.db.prisma.signingKey.count({ where: { purpose: 'gateway-session' } }), `round ${round}`).toBe(1);
+      }
+    } finally {
+      await Promise.all(others.map((db) => db.close()));
+    }
   });
 
   it('keeps a rotated key published for one token lifetime, then drops it', async () => {
