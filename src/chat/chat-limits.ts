@@ -3,7 +3,7 @@ import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 
 import { RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
-import { createRateLimiter, type RateLimiter,rateLimitHeaders } from '../rate-limit/index.ts';
+import { createRateLimiter, type RateLimiter, rateLimitHeaders } from '../rate-limit/index.ts';
 
 /** The chat endpoint's limits. */
 export interface ChatLimitSettings {
@@ -13,23 +13,35 @@ export interface ChatLimitSettings {
   tokensPerDayPerIp: number;
 }
 
+/** An admitted request: its RateLimit headers, and how its reservation is settled. */
+export interface ChatAdmission {
+  headers: Record<string, string>;
+  /**
+   * Settles the tokens reserved at admission against what the request really used (`tokens`;
+   * 0 refunds the reservation, as for a request that failed before any usage). Call once.
+   */
+  settle(tokens: number): Promise<void>;
+}
+
 /** Per-bearer and per-IP limits of the chat endpoint. */
 export interface ChatLimits {
   /**
-   * Counts one request for `subject` and `ip`; throws RateLimitError (with the longest wait) when
-   * a request limit is exceeded or a daily token budget is used up. Returns RateLimit headers.
+   * Counts one request for `subject` and `ip`, and reserves `reserveTokens` (the most the request
+   * may use) in both daily token budgets, so that requests in flight at once cannot together
+   * overspend them. Throws RateLimitError (with the longest wait) when a request limit is
+   * exceeded or a budget was used up before this request (nothing stays reserved then).
    */
-  admit(subject: string, ip: string): Promise<Record<string, string>>;
-  /** Charges `tokens` to both daily budgets (after the answer, when usage is known). */
-  spend(subject: string, ip: string, tokens: number): Promise<void>;
+  admit(subject: string, ip: string, reserveTokens: number): Promise<ChatAdmission>;
 }
 
 const DAY_SECONDS = 86_400;
 
 /**
  * Requests per minute use the shared fixed-window limiter (src/rate-limit); tokens per day use
- * rate-limiter-flexible counters charged with the real usage, in Redis when given (atomic across
- * instances), per process otherwise or while Redis is down.
+ * rate-limiter-flexible counters, in Redis when given (atomic across instances), per process
+ * otherwise or while Redis is down. A request reserves the most it may use when it is admitted
+ * and settles with its real usage after the answer: charging only afterwards let concurrent
+ * requests (on one instance or several) each pass the check and overspend a budget many times.
  */
 export function createChatLimits(options: { settings: ChatLimitSettings; redis?: Redis | undefined; keyPrefix: string; log: Logger }): ChatLimits {
   const { settings, redis, keyPrefix, log } = options;
@@ -56,25 +68,27 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
     };
     return {
       points,
-      /** Seconds until the budget resets when it is used up, else 0. */
-      exhaustedFor: (key: string) => pick(async (l) => {
-        const res = await l.get(key);
-        return res && res.consumedPoints >= points ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : 0;
-      }),
-      spend: (key: string, tokens: number) => pick((l) => l.penalty(key, tokens)),
+      /**
+       * Adds `tokens` to the key's count and answers the seconds until the window resets when the
+       * budget was used up before them (the caller refunds them), else 0. One atomic increment,
+       * so concurrent reservations see each other.
+       */
+      reserve: (key: string, tokens: number) =>
+        pick(async (l) => {
+          const res = await l.penalty(key, tokens);
+          return res.consumedPoints - tokens >= points ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : 0;
+        }),
+      /** Adds (positive) or gives back (negative) tokens. */
+      adjust: (key: string, tokens: number) => pick((l) => (tokens > 0 ? l.penalty(key, tokens) : l.reward(key, -tokens))),
     };
   }
 
   const check = async (limiter: RateLimiter, key: string) => ({ limiter, decision: await limiter.consume(key) });
 
   return {
-    async admit(subject, ip) {
-      const [bySubject, byIp, subjectWait, ipWait] = await Promise.all([
-        check(perSubject, subject),
-        check(perIp, ip),
-        budgets.subject.exhaustedFor(subject),
-        budgets.ip.exhaustedFor(ip),
-      ]);
+    async admit(subject, ip, reserveTokens) {
+      const reserve = Math.max(1, Math.ceil(reserveTokens));
+      const [bySubject, byIp] = await Promise.all([check(perSubject, subject), check(perIp, ip)]);
       for (const { limiter, decision } of [bySubject, byIp]) {
         if (!decision.allowed) {
           throw new RateLimitError(
@@ -83,14 +97,22 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
           );
         }
       }
-      if (subjectWait > 0) throw new RateLimitError(`Daily token budget of ${budgets.subject.points} tokens used up for this bearer.`, subjectWait);
-      if (ipWait > 0) throw new RateLimitError(`Daily token budget of ${budgets.ip.points} tokens used up for this address.`, ipWait);
-      return rateLimitHeaders(perSubject.policy, bySubject.decision);
-    },
-
-    async spend(subject, ip, tokens) {
-      if (tokens <= 0) return;
-      await Promise.all([budgets.subject.spend(subject, tokens), budgets.ip.spend(ip, tokens)]);
+      const [subjectWait, ipWait] = await Promise.all([budgets.subject.reserve(subject, reserve), budgets.ip.reserve(ip, reserve)]);
+      if (subjectWait > 0 || ipWait > 0) {
+        await Promise.all([budgets.subject.adjust(subject, -reserve), budgets.ip.adjust(ip, -reserve)]);
+        if (subjectWait > 0) throw new RateLimitError(`Daily token budget of ${budgets.subject.points} tokens used up for this bearer.`, subjectWait);
+        throw new RateLimitError(`Daily token budget of ${budgets.ip.points} tokens used up for this address.`, ipWait);
+      }
+      let settled = false;
+      return {
+        headers: rateLimitHeaders(perSubject.policy, bySubject.decision),
+        async settle(tokens) {
+          if (settled) return;
+          settled = true;
+          const difference = Math.max(0, Math.ceil(tokens)) - reserve;
+          if (difference !== 0) await Promise.all([budgets.subject.adjust(subject, difference), budgets.ip.adjust(ip, difference)]);
+        },
+      };
     },
   };
 }

@@ -1,9 +1,9 @@
 import type { Logger } from '../log/index.ts';
 import type { Principal } from '../tokens/index.ts';
 import { requireScope } from '../tokens/index.ts';
-import type { ChatLimits } from './chat-limits.ts';
+import type { ChatAdmission, ChatLimits } from './chat-limits.ts';
 import type { ModelEntry, ModelRegistry } from './models.ts';
-import { chatRequestParser } from './schema.ts';
+import { chatRequestParser, completionBudget } from './schema.ts';
 import type { BackendCall, ChatBackend, Usage } from './types.ts';
 import type { UsageLog } from './usage.ts';
 
@@ -49,13 +49,12 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   if (registry.list().some((m) => m.backend === 'upstream') && !backends.upstream) throw new Error('Upstream models need an upstream backend');
   const parse = chatRequestParser(maxTokens);
 
-  /** Records usage and charges the budgets; never awaited on the hot path, failures are logged. */
-  async function account(input: ChatInput, model: string, used: Usage | undefined): Promise<void> {
-    if (!used) return;
+  /** Records usage and settles the budgets' reservation; never awaited on the hot path, failures are logged. */
+  async function account(input: ChatInput, admission: ChatAdmission, model: string, used: Usage | undefined): Promise<void> {
     const { principal } = input;
     await Promise.all([
-      usage.record({ subject: principal.subject, subjectType: principal.kind, model, usage: used, requestId: input.requestId }),
-      limits.spend(principal.subject, input.ip, used.total_tokens),
+      used ? usage.record({ subject: principal.subject, subjectType: principal.kind, model, usage: used, requestId: input.requestId }) : undefined,
+      admission.settle(used?.total_tokens ?? 0),
     ]).catch((error: unknown) => log.error({ err: error, request_id: input.requestId }, 'could not record chat usage'));
   }
 
@@ -66,20 +65,36 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       requireScope(input.principal, 'chat');
       const request = parse(input.body);
       const model = registry.resolve(request.model);
-      const headers = await limits.admit(input.principal.subject, input.ip);
+      // The most this request may use: its prompt (about 3 characters a token, on the safe side)
+      // and its completion budget. Settled with the real usage once the answer is done.
+      const reserve = request.messages.reduce((sum, m) => sum + 4 + Math.ceil(m.content.length / 3), 3) + completionBudget(request, maxTokens);
+      const admission = await limits.admit(input.principal.subject, input.ip, reserve);
+      const { headers } = admission;
       const backend = model.backend === 'upstream' ? backends.upstream! : backends.embedded;
       const call: BackendCall = { request, backendModel: model.target, locale: input.locale, signal: input.signal };
       if (request.stream !== true) {
-        const result = await backend.complete(call);
-        void account(input, model.id, result.usage);
+        let result: Awaited<ReturnType<ChatBackend['complete']>>;
+        try {
+          result = await backend.complete(call);
+        } catch (error) {
+          void account(input, admission, model.id, undefined);
+          throw error;
+        }
+        void account(input, admission, model.id, result.usage);
         return { kind: 'json', headers, body: result.body };
       }
-      const stream = await backend.stream(call);
+      let stream: Awaited<ReturnType<ChatBackend['stream']>>;
+      try {
+        stream = await backend.stream(call);
+      } catch (error) {
+        void account(input, admission, model.id, undefined);
+        throw error;
+      }
       async function* events(): AsyncGenerator<string> {
         try {
           yield* stream.events;
         } finally {
-          void account(input, model.id, stream.usage());
+          void account(input, admission, model.id, stream.usage());
         }
       }
       return { kind: 'stream', headers, events: events() };

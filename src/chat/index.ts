@@ -6,7 +6,7 @@ export type { AgentsDirectory, AgentView } from './agents-directory.ts';
 export { createAgentsDirectory, SITE_ASSISTANT } from './agents-directory.ts';
 export { builtinKnowledge } from './builtin-knowledge.ts';
 export { catalogKnowledge } from './catalog-knowledge.ts';
-export type { ChatLimits, ChatLimitSettings } from './chat-limits.ts';
+export type { ChatAdmission, ChatLimits, ChatLimitSettings } from './chat-limits.ts';
 export { createChatLimits } from './chat-limits.ts';
 export type { ChatInput, ChatOutcome, ChatService, ChatServiceOptions } from './chat-service.ts';
 export { createChatService } from './chat-service.ts';

@@ -335,3 +335,40 @@ describe.skipIf(!REDIS_URL).each(BACKENDS)('two instances sharing the database a
     expect(statuses).toEqual([200, 200, 200, 429]);
   });
 });
+
+describe.each(BACKENDS)('the daily token budget under concurrent requests on %s', (backend) => {
+  let database: TestDatabase;
+  let instances: TestPlaza[] = [];
+  const BUDGET = 300;
+  beforeAll(async () => {
+    database = await createTestDatabase(backend);
+    // Two instances share the budget through Redis; without it each counts for itself, so one.
+    const env = { CHAT_TOKENS_PER_DAY_PER_SUBJECT: String(BUDGET), CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' };
+    const shared = REDIS_URL ? { ...env, REDIS_URL, PLAZA_RATE_LIMIT_KEY_PREFIX: `test:${randomToken(6)}:` } : env;
+    instances = await Promise.all((REDIS_URL ? [1, 2] : [1]).map(() => startTestPlaza(backend, { db: database.db, env: shared })));
+  });
+  afterAll(async () => {
+    await Promise.all(instances.map((p) => p.close()));
+    await database?.dispose();
+  });
+
+  it('reserves what a request may use when it is admitted, so requests in flight at once cannot overspend it', async () => {
+    const res = await fetch(`${instances[0]!.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const { token, guestId } = ((await res.json()) as any).data;
+    const MAX = 60;
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => (await chat(instances[i % instances.length]!, token, ask('Tell me everything about AGPK packages', { max_tokens: MAX }))).status),
+    );
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    // Usage rows are written in batches; wait for one per answered request.
+    const answered = statuses.filter((s) => s === 200).length;
+    await expect.poll(() => database.db.prisma.chatUsage.count({ where: { subject: guestId } }), { timeout: 5_000 }).toBe(answered);
+    const spent = (await database.db.prisma.chatUsage.aggregate({ where: { subject: guestId }, _sum: { totalTokens: true } }))._sum.totalTokens ?? 0;
+    // At most the budget and the last admitted request's share (its prompt and MAX) beyond it.
+    expect(spent).toBeLessThanOrEqual(BUDGET + MAX + 20);
+    // Once the answers are in, what they did not use is given back: a small request still fits.
+    const after = await chat(instances[0]!, token, ask('hi', { max_tokens: 1 }));
+    expect(after.status).toBe(spent < BUDGET ? 200 : 429);
+  });
+});
