@@ -57,6 +57,8 @@ export interface PassthroughOptions {
 
 /** Longest a POST's event stream holds its headers back waiting for the first events. */
 const HEADERS_HOLD_MS = 100;
+/** How often an open GET stream checks that its agent is still allowed (revocation ends it). */
+const REVOCATION_RECHECK_MS = 1_000;
 
 /**
  * Request headers that stop here: hop-by-hop ones (RFC 9110 §7.6.1), ours to set (length, session),
@@ -285,10 +287,23 @@ export function createPassthrough(options: PassthroughOptions) {
 
       if (type.startsWith('text/event-stream')) {
         if (method !== 'POST') clearTimeout(timer);
+        // A stream the client keeps open (server notifications, sampling requests) outlives the
+        // request that checked the credential: the agent is checked again every second, and the
+        // stream ends once it is revoked (the check is as fresh as every instance's, within 5 s).
+        const recheck =
+          method === 'GET'
+            ? setInterval(() => {
+                authenticate(req).catch((error: unknown) => {
+                  if (error instanceof AuthError) upstream.discard();
+                });
+              }, REVOCATION_RECHECK_MS)
+            : undefined;
+        recheck?.unref();
         try {
           await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited);
         } finally {
           clearTimeout(timer);
+          clearInterval(recheck);
         }
         return;
       }

@@ -323,6 +323,29 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       // Both instances have seen (and cached) the credential as valid.
       expect(await list(a.url)).toBe(200);
       expect(await list(b.url)).toBe(200);
+      // A notification stream opened on b before the revocation must end within 5 s too.
+      const rpc = (body: object, session?: string) =>
+        fetch(`${b.url}/mcp/p/everything`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+          body: JSON.stringify(body),
+        });
+      const opened = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'doomed', version: '1' } } });
+      const session = opened.headers.get('mcp-session-id')!;
+      await opened.text();
+      expect(session).toBeTruthy();
+      expect((await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+      const stream = await fetch(`${b.url}/mcp/p/everything`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': session } });
+      expect(stream.status).toBe(200);
+      const reader = stream.body!.getReader();
+      const streamEnded = (async () => {
+        try {
+          while (!(await reader.read()).done);
+        } catch {
+          // Cut rather than ended: over all the same.
+        }
+        return Date.now();
+      })();
       const revoked = await fetch(`${a.url}/api/agents/${created.body.data.agent.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
       expect(revoked.status).toBe(200);
       const at = Date.now();
@@ -334,6 +357,9 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       expect(refusedAfter.every((ms) => ms <= 5_000), `refused after ${refusedAfter.join(', ')} ms`).toBe(true);
       expect(await list(a.url)).toBe(401);
       expect(await list(b.url)).toBe(401);
+      const streamEndedAfter = (await Promise.race([streamEnded, new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 6_000))])) - at;
+      await reader.cancel().catch(() => undefined);
+      expect(streamEndedAfter, `the open stream ended after ${streamEndedAfter} ms`).toBeLessThanOrEqual(5_000);
     }, 15_000);
 
     it('writes one receipt chain from both instances that plaza receipts verify accepts', async () => {
