@@ -1,6 +1,8 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 
+import { newRequestId } from '../kernel/index.ts';
+
 /**
  * On stop, how long a connection accepted before the signal may take to deliver its first request.
  * Its bytes may already be sent but still unread while the event loop is busy; closing it as idle
@@ -42,6 +44,31 @@ export class ListenError extends Error {
   }
 }
 
+/** Node's status for a request it could not parse (as its default answer has it), and what to say. */
+function clientErrorStatus(code: string | undefined): [number, string, string] {
+  if (code === 'HPE_HEADER_OVERFLOW') return [431, 'Request Header Fields Too Large', 'The request headers are too large.'];
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'Request Timeout', 'The request took too long to arrive.'];
+  return [400, 'Bad Request', 'The request is not well-formed HTTP.'];
+}
+
+/**
+ * A request Node's parser refuses never reaches the app: instead of Node's bare status line it
+ * gets the website's error shape and a request id, like every other 4xx.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] = clientErrorStatus(error.code);
+  const requestId = newRequestId();
+  const body = JSON.stringify({ success: false, code: 'bad_request', message, request_id: requestId });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Listens on `port` (0 picks a free one) and `host`; rejects with a ListenError when it cannot. */
 export async function startServer(handler: RequestListener, options: { port: number; host: string }): Promise<RunningServer> {
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 }, handler);
@@ -53,6 +80,7 @@ export async function startServer(handler: RequestListener, options: { port: num
       resolve();
     });
   });
+  server.on('clientError', answerClientError);
   // Per connection: how many of its requests are unanswered (undefined until the first arrives).
   const connections = new Map<Socket, { active: number | undefined }>();
   let stoppingSince: number | undefined;

@@ -3,6 +3,7 @@
  * shapes for unknown routes, malformed JSON, wrong content types and oversized bodies.
  */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -211,6 +212,28 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       const long = await post('/', `form=lead&email=a%40example.com&scenario=growth&teamSize=${'9'.repeat(60)}`);
       expect(long.status).toBe(400);
       expect(await long.text()).toContain('最多 50 个字符');
+    });
+
+    it('answers a request Node cannot parse in the error shape, with a request id', async () => {
+      const { hostname, port } = new URL(plaza.url);
+      const raw = (bytes: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(port), hostname, () => socket.end(bytes));
+          let answer = '';
+          socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+          socket.on('close', () => resolve(answer));
+          socket.on('error', reject);
+        });
+      for (const [bytes, status] of [
+        ['GET / HTTP/1.1\r\nHost: x\r\nNot a header line\r\n\r\n', 400],
+        [`GET / HTTP/1.1\r\nHost: x\r\nAccept-Language: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+      ] as const) {
+        const answer = await raw(bytes);
+        expect(answer.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Request Header Fields Too Large'}`);
+        const requestId = /\r\nX-Request-Id: (\S+)\r\n/.exec(answer)?.[1];
+        expect(requestId).toBeTruthy();
+        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ success: false, code: 'bad_request', message: expect.any(String), request_id: requestId });
+      }
     });
 
     it('never answers HTML or leaks a stack', async () => {
