@@ -37,7 +37,7 @@ describe('Account page', () => {
 
   it('signs in through the e-mailed link, creates an API key and an agent with its AGIN card', async () => {
     await page.goto(`${plaza.url}/account`);
-    await page.getByLabel('E-mail').fill('dana@example.com');
+    await page.locator('#signin-form').getByLabel('E-mail').fill('dana@example.com');
     await page.getByRole('button', { name: 'Send sign-in link' }).click();
     await waitUntil(page, `document.getElementById('account-message')?.textContent?.includes('Check your inbox')`);
 
@@ -90,6 +90,47 @@ describe('Account page', () => {
     await page.locator('#signin:not([hidden])').waitFor();
     expect((await fetch(`${plaza.url}/api/auth/session`, { headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } })).status).toBe(401);
     expect(errors).toEqual([]);
+  });
+
+  it('sets a password when signed in, then signs in with it; a wrong one is refused; a forgotten one is reset by e-mail', async () => {
+    await page.goto(`${plaza.url}/account`);
+    await page.locator('#signin-form').getByLabel('E-mail').fill('erin@example.com');
+    await page.getByRole('button', { name: 'Send sign-in link' }).click();
+    const mail = await smtp.waitFor((m) => m.to.includes('erin@example.com'));
+    const link = new URL(/https?:\/\/\S+\/sign-in\?token=[\w-]+/.exec(mail.text)![0]);
+    await page.goto(`${plaza.url}${link.pathname}${link.search}`);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('#who').waitFor();
+
+    // The first password needs no current one.
+    await expect(page.locator('#current-password-field').isHidden()).resolves.toBe(true);
+    await page.getByLabel('New password').fill('erin has a long password');
+    await page.getByRole('button', { name: 'Save password' }).click();
+    await waitUntil(page, `document.getElementById('account-message')?.textContent?.includes('Your password is saved')`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('#signin:not([hidden])').waitFor();
+
+    const form = page.locator('#password-form');
+    await form.getByLabel('E-mail').fill('erin@example.com');
+    await form.getByLabel('Password').fill('not her password');
+    await form.getByRole('button', { name: 'Sign in' }).click();
+    await waitUntil(page, `document.getElementById('p-password-error')?.textContent === 'Wrong e-mail or password.'`);
+    await form.getByLabel('Password').fill('erin has a long password');
+    await form.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#signed-in:not([hidden])').waitFor();
+    await expect(page.locator('#who').textContent()).resolves.toBe('Signed in as erin@example.com');
+    // Changing it now asks for the current one.
+    await expect(page.locator('#current-password-field').isHidden()).resolves.toBe(false);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('#signin:not([hidden])').waitFor();
+    await form.getByLabel('E-mail').fill('erin@example.com');
+    await form.getByRole('button', { name: 'Forgot your password?' }).click();
+    await waitUntil(page, `document.getElementById('account-message')?.textContent?.includes('a reset link is on its way')`);
+    const reset = await smtp.waitFor((m) => m.to.includes('erin@example.com') && /reset-password\?token=/.test(m.text));
+    expect(reset.text).toMatch(/\/reset-password\?token=rst_/);
+    expect(errors).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('shows the sign-in form when signed out, without a failed request; no serious accessibility violations; fits a phone', async () => {

@@ -21,6 +21,9 @@ async function start() {
   if (res?.ok && res.body?.account) {
     csrf = res.body.session?.csrf_token || '';
     document.getElementById('who').textContent = fill(text.signedInAs, { email: res.body.account.email });
+    // Changing a password asks for the current one; setting the first one does not.
+    document.getElementById('current-password-field').hidden = !res.body.account.has_password;
+    signin.hidden = true;
     signedIn.hidden = false;
     await Promise.all([loadKeys(), loadAgents()]);
     return;
@@ -45,6 +48,64 @@ document.getElementById('signin-form').addEventListener('submit', async (event) 
   if (res.status === 404) return say(message, text.unavailable, 'warn');
   if (!res.ok) return fieldError(email, res.body?.message || text.failed);
   say(message, text.sent);
+});
+
+const passwordEmail = document.getElementById('p-email');
+const password = document.getElementById('p-password');
+
+/** The e-mail of the password form, or undefined (with its error shown) when it is not one. */
+function passwordFormEmail() {
+  if (!passwordEmail.value.trim() || !passwordEmail.validity.valid) {
+    fieldError(passwordEmail, passwordEmail.validationMessage || text.failed);
+    passwordEmail.focus();
+    return undefined;
+  }
+  fieldError(passwordEmail, '');
+  return passwordEmail.value.trim();
+}
+
+document.getElementById('password-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const email = passwordFormEmail();
+  if (!email) return;
+  if (!password.value) return password.focus();
+  fieldError(password, '');
+  const res = await requestJson('POST', '/api/auth/password/login', { email, password: password.value });
+  if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
+  if (res.status === 401) return fieldError(password, text.wrongPassword);
+  if (!res.ok) return fieldError(password, res.body?.message || text.failed);
+  password.value = '';
+  say(message, '');
+  await start();
+});
+
+document.getElementById('forgot').addEventListener('click', async () => {
+  const email = passwordFormEmail();
+  if (!email) return;
+  const res = await requestJson('POST', '/api/auth/password/reset/request', { email });
+  if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
+  if (!res.ok) return fieldError(passwordEmail, res.body?.message || text.failed);
+  say(message, text.resetSent);
+});
+
+document.getElementById('set-password-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const next = document.getElementById('s-password');
+  const current = document.getElementById('s-current');
+  if (next.value.length < 8 || next.value.length > 256) {
+    fieldError(next, text.passwordHint);
+    return next.focus();
+  }
+  fieldError(next, '');
+  fieldError(current, '');
+  const body = { password: next.value, ...(current.value ? { current_password: current.value } : {}) };
+  const res = await requestJson('POST', '/api/account/password', body, { 'x-csrf-token': csrf });
+  if (res.status === 400 && /current_password/.test(res.body?.message || '')) return fieldError(current, text.wrongPassword);
+  if (!res.ok) return fieldError(next, res.body?.message || text.failed);
+  next.value = '';
+  current.value = '';
+  document.getElementById('current-password-field').hidden = false;
+  say(message, text.passwordSaved);
 });
 
 document.getElementById('signout').addEventListener('click', async () => {
