@@ -106,7 +106,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.all('/mcp/p/:provider', (req, res, next) => {
     gateway.passthrough(req, res, String(req.params['provider'])).catch(next);
   });
-  app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn: { signIn: selfService.signIn, https } }));
+  app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn: { signIn: selfService.signIn, https, siteOrigin: new URL(config.publicBaseUrl).origin } }));
   app.use(jsonBody(config.bodyLimitBytes));
   // The token API next: a chat completion is the API's heaviest and most frequent call.
   app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis }));

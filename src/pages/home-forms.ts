@@ -8,7 +8,8 @@ import { fill, type PageCopy } from './copy.ts';
 /** What the home page shows after a form was posted without script. */
 export interface HomeFormState {
   intent?: { prompt: string; error?: string; answer?: ReturnType<typeof recommendation> };
-  lead?: { values: Record<string, string>; errors: Record<string, string>; message?: string; kind?: 'ok' | 'warn' | 'error' };
+  /** `note`: said above the lead form (the plan a visitor chose with a plan button). */
+  lead?: { values: Record<string, string>; errors: Record<string, string>; message?: string; kind?: 'ok' | 'warn' | 'error'; note?: string };
 }
 
 // The same limits as the JSON routes (docs/website-api.md); the JSON routes stay the contract.

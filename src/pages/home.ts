@@ -84,6 +84,7 @@ export function homeBody(catalog: LocaleCatalog, copy: PageCopy, state: HomeForm
 <section class="card" aria-labelledby="lead-title">
   <h2 id="lead-title">${h.leadTitle}</h2>
   <p>${h.leadIntro}</p>
+  ${lead.note ? html`<p class="notice" id="lead-plan">${lead.note}</p>` : ''}
   <form id="lead-form" method="post" action="/#lead-title" novalidate>
     <input type="hidden" name="form" value="lead">
     <div class="field">

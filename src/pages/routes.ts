@@ -32,7 +32,7 @@ export interface PageDeps {
   /** Password resets: the page the reset e-mail links to sets the new password. */
   passwordReset?: Pick<SignInService, 'resetPassword'>;
   /** E-mail sign-in links: the page the link opens signs in with one click (`https`: the cookies' kind). */
-  emailSignIn?: { signIn: Pick<SignInService, 'verifyLink'>; https: boolean };
+  emailSignIn?: { signIn: Pick<SignInService, 'verifyLink'>; https: boolean; siteOrigin: string };
 }
 
 /** Sends one page of the site in the request's locale, built from that locale's copy. */
@@ -105,7 +105,8 @@ function signInPage(req: Request, res: Response, state: { token: string; error?:
  */
 function pageErrors() {
   return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
-    if (res.headersSent || !wantsHtml(req)) return next(error);
+    // Static assets keep the JSON errors of every other file-like route.
+    if (res.headersSent || !wantsHtml(req) || req.path.startsWith('/assets/')) return next(error);
     const rendered = renderError(normaliseError(error), 'website', req.requestId);
     if (rendered.status >= 500) return next(error);
     for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
@@ -122,12 +123,18 @@ function pageErrors() {
   };
 }
 
-/** Whether a form post came from another site (its Origin names another host); absent Origin passes. */
-function crossSite(req: Request): boolean {
+/**
+ * Whether a form post came from another site: its Origin is neither the site's public origin
+ * (PUBLIC_BASE_URL) nor the host the request was sent to (Express's `req.host`, which follows
+ * X-Forwarded-Host behind a trusted proxy). A post without Origin passes.
+ */
+function crossSite(req: Request, siteOrigin: string): boolean {
   const origin = req.get('origin');
   if (origin === undefined) return false;
+  if (origin === siteOrigin) return false;
   try {
-    return new URL(origin).host !== req.get('host');
+    const host = new URL(origin).host;
+    return host === '' || (host !== req.get('host') && host !== req.host);
   } catch {
     return true;
   }
@@ -221,7 +228,7 @@ export function pageFormRoutes(deps: PageDeps): Router {
       const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
       const copy = pageCopy(pageLocale(req, res)).signIn;
       // Another site must not sign a visitor into an account of its choosing (login CSRF).
-      if (crossSite(req)) {
+      if (crossSite(req, emailSignIn.siteOrigin)) {
         signInPage(req, res, { token, error: copy.crossSite }, 403);
         return;
       }
@@ -256,7 +263,16 @@ export function pageRoutes(deps: PageDeps): Router {
   // Other methods go on to the JSON 404: serve-static would answer them 405 with an empty body.
   router.use('/assets', (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? assets(req, res, next) : next()));
 
-  router.get('/', (req, res) => homePage(deps, req, res));
+  router.get('/', (req, res) => {
+    // A plan button (`/?plan=<id>#lead-title`): the lead form says which plan was chosen and
+    // starts on the scenario that plan serves.
+    const planId = text(req.query['plan'], 40);
+    const catalog = deps.website.content.catalog(pageLocale(req, res));
+    const plan = catalog.plans.find((p) => p.id === planId);
+    const scenario = plan && catalog.scenarios.find((s) => s.planId === plan.id);
+    if (!plan) return homePage(deps, req, res);
+    homePage(deps, req, res, { lead: { values: scenario ? { scenario: scenario.id } : {}, errors: {}, note: fill(pageCopy(pageLocale(req, res)).home.planChosen, { plan: plan.name }) } });
+  });
 
   router.get('/marketplace', async (req, res) => {
     const q = text(req.query['q'], 200).trim();

@@ -217,6 +217,18 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
       expect(session).toMatch(/; Secure/i);
       expect(session).toMatch(/HttpOnly/i);
       expect(session).toMatch(/Path=\//);
+      // Behind a proxy the request's Host is the upstream's; the page's own form posts with the
+      // public origin, which is this site.
+      await fetch(`${secure.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address }) });
+      const second = /token=(lnk_[0-9a-z]+)/.exec((await smtp.waitFor((m) => m.to.includes(address) && !m.text.includes(token))).text)![1]!;
+      const form = await fetch(`${secure.url}/sign-in`, {
+        method: 'POST',
+        headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded', origin: 'https://plaza.example' },
+        body: new URLSearchParams({ token: second }).toString(),
+        redirect: 'manual',
+      });
+      expect(form.status).toBe(303);
+      expect(form.headers.getSetCookie().some((c) => c.startsWith('__Host-plaza_session='))).toBe(true);
     } finally {
       await secure.close();
     }

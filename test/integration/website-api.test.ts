@@ -128,9 +128,17 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       for (const locale of ['en', 'zh-CN']) {
         for (const plan of (await call('get', '/api/plans', { query: `?locale=${locale}` })).json.plans as { checkoutUrl: string }[]) {
           const target = new URL(plan.checkoutUrl);
-          const page = await fetch(`${plaza.url}${target.pathname}${target.search}`, { headers: { accept: 'text/html' } });
+          const page = await fetch(`${plaza.url}${target.pathname}${target.search}`, { headers: { accept: 'text/html', 'accept-language': locale } });
           expect(page.status, plan.checkoutUrl).toBe(200);
-          if (target.hash) expect(await page.text(), plan.checkoutUrl).toContain(`id="${target.hash.slice(1)}"`);
+          const html = await page.text();
+          if (target.hash) expect(html, plan.checkoutUrl).toContain(`id="${target.hash.slice(1)}"`);
+          // The sales form names the plan chosen and starts on the scenario that plan serves.
+          if (target.pathname === '/') {
+            const chosen = plan as { id: string; name: string; checkoutUrl: string };
+            expect(html, plan.checkoutUrl).toMatch(new RegExp(`id="lead-plan">[^<]*${chosen.name}`));
+            const scenario = ((await call('get', '/api/scenarios', { query: `?locale=${locale}` })).json.scenarios as { id: string; planId: string }[]).find((s) => s.planId === chosen.id);
+            expect(html, plan.checkoutUrl).toContain(`<option value="${scenario!.id}" selected>`);
+          }
         }
       }
     });

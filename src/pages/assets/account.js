@@ -33,6 +33,8 @@ async function start() {
     return;
   }
   signin.hidden = false;
+  // The "start free" plan button lands here.
+  if (new URLSearchParams(document.location.search).get('plan') === 'starter') say(message, text.startFree);
 }
 
 document.getElementById('signin-form').addEventListener('submit', async (event) => {
