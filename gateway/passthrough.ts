@@ -290,12 +290,18 @@ export function createPassthrough(options: PassthroughOptions) {
         // A stream the client keeps open (server notifications, sampling requests) outlives the
         // request that checked the credential: the agent is checked again every second, and the
         // stream ends once it is revoked (the check is as fresh as every instance's, within 5 s).
+        // One check at a time: while the database is slow, ticks do not pile queries up.
+        let checking = false;
         const recheck =
           method === 'GET'
             ? setInterval(() => {
-                authenticate(req).catch((error: unknown) => {
-                  if (error instanceof AuthError) upstream.discard();
-                });
+                if (checking) return;
+                checking = true;
+                authenticate(req)
+                  .catch((error: unknown) => {
+                    if (error instanceof AuthError) upstream.discard();
+                  })
+                  .finally(() => (checking = false));
               }, REVOCATION_RECHECK_MS)
             : undefined;
         recheck?.unref();
