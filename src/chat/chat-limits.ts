@@ -35,6 +35,8 @@ export interface ChatLimits {
 }
 
 const DAY_SECONDS = 86_400;
+/** Retry-After when a budget is full only of reservations of this instance's running requests. */
+const HELD_RETRY_SECONDS = 5;
 
 /**
  * Requests per minute use the shared fixed-window limiter (src/rate-limit); tokens per day use
@@ -56,30 +58,52 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
     const opts = { points, duration: DAY_SECONDS, keyPrefix: `${keyPrefix}${name}` };
     const memory = new RateLimiterMemory(opts);
     const shared = redis ? new RateLimiterRedis({ ...opts, storeClient: redis, rejectIfRedisNotReady: true }) : undefined;
-    const pick = async <T>(op: (limiter: RateLimiterMemory | RateLimiterRedis) => Promise<T>): Promise<T> => {
-      if (shared) {
-        try {
-          return await op(shared);
-        } catch (error) {
-          log.warn({ err: error, rate_limit: name }, 'Redis unavailable: token budget counted per instance');
-        }
-      }
-      return op(memory);
+    /** This instance's reservations not settled yet, per key. */
+    const held = new Map<string, number>();
+    const hold = (key: string, tokens: number) => {
+      const total = (held.get(key) ?? 0) + tokens;
+      if (total > 0) held.set(key, total);
+      else held.delete(key);
     };
     return {
       points,
       /**
-       * Adds `tokens` to the key's count and answers the seconds until the window resets when the
-       * budget was used up before them (the caller refunds them), else 0. One atomic increment,
-       * so concurrent reservations see each other.
+       * Adds `tokens` to the key's count (one atomic increment, so concurrent reservations see
+       * each other) and answers the store that took them, which settles them too, and the seconds
+       * to wait when the budget was used up before them (they are given back then), else 0. When
+       * only this instance's requests still running hold what is missing, the wait is short.
        */
-      reserve: (key: string, tokens: number) =>
-        pick(async (l) => {
-          const res = await l.penalty(key, tokens);
-          return res.consumedPoints - tokens >= points ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : 0;
-        }),
-      /** Adds (positive) or gives back (negative) tokens. */
-      adjust: (key: string, tokens: number) => pick((l) => (tokens > 0 ? l.penalty(key, tokens) : l.reward(key, -tokens))),
+      async reserve(key: string, tokens: number): Promise<{ wait: number; held: boolean; store: RateLimiterMemory | RateLimiterRedis }> {
+        let store: RateLimiterMemory | RateLimiterRedis = shared ?? memory;
+        let res: Awaited<ReturnType<typeof memory.penalty>>;
+        try {
+          res = await store.penalty(key, tokens);
+        } catch (error) {
+          if (store === memory) throw error;
+          log.warn({ err: error, rate_limit: name }, 'Redis unavailable: token budget counted per instance');
+          store = memory;
+          res = await memory.penalty(key, tokens);
+        }
+        const before = res.consumedPoints - tokens;
+        if (before < points) {
+          hold(key, tokens);
+          return { wait: 0, held: false, store };
+        }
+        await store.reward(key, tokens).catch((error: unknown) => log.warn({ err: error, rate_limit: name }, 'could not give back a refused reservation'));
+        const heldHere = held.get(key) ?? 0;
+        const onlyHeld = heldHere > 0 && before - heldHere < points;
+        return { wait: onlyHeld ? HELD_RETRY_SECONDS : Math.max(1, Math.ceil(res.msBeforeNext / 1000)), held: onlyHeld, store };
+      },
+      /** Settles a reservation of `reserved` on the store that took it, with what was used. */
+      async settle(store: RateLimiterMemory | RateLimiterRedis, key: string, reserved: number, used: number): Promise<void> {
+        hold(key, -reserved);
+        const difference = used - reserved;
+        if (difference === 0) return;
+        // Never on the other store: a refund there would leave the reservation standing here.
+        await (difference > 0 ? store.penalty(key, difference) : store.reward(key, -difference)).catch((error: unknown) =>
+          log.warn({ err: error, rate_limit: name, tokens: difference }, 'could not settle a token reservation'),
+        );
+      },
     };
   }
 
@@ -97,11 +121,20 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
           );
         }
       }
-      const [subjectWait, ipWait] = await Promise.all([budgets.subject.reserve(subject, reserve), budgets.ip.reserve(ip, reserve)]);
-      if (subjectWait > 0 || ipWait > 0) {
-        await Promise.all([budgets.subject.adjust(subject, -reserve), budgets.ip.adjust(ip, -reserve)]);
-        if (subjectWait > 0) throw new RateLimitError(`Daily token budget of ${budgets.subject.points} tokens used up for this bearer.`, subjectWait);
-        throw new RateLimitError(`Daily token budget of ${budgets.ip.points} tokens used up for this address.`, ipWait);
+      const [bySubjectBudget, byIpBudget] = await Promise.all([budgets.subject.reserve(subject, reserve), budgets.ip.reserve(ip, reserve)]);
+      const settleBoth = (used: number) =>
+        Promise.all([
+          bySubjectBudget.wait === 0 ? budgets.subject.settle(bySubjectBudget.store, subject, reserve, used) : undefined,
+          byIpBudget.wait === 0 ? budgets.ip.settle(byIpBudget.store, ip, reserve, used) : undefined,
+        ]).then(() => undefined);
+      if (bySubjectBudget.wait > 0 || byIpBudget.wait > 0) {
+        await settleBoth(0);
+        const refused = bySubjectBudget.wait > 0 ? bySubjectBudget : byIpBudget;
+        const [wait, what, points] = [refused.wait, refused === bySubjectBudget ? 'this bearer' : 'this address', refused === bySubjectBudget ? budgets.subject.points : budgets.ip.points];
+        const reason = refused.held
+          ? `Daily token budget of ${points} tokens for ${what} is held by requests still running; retry after ${wait} s.`
+          : `Daily token budget of ${points} tokens used up for ${what}.`;
+        throw new RateLimitError(reason, wait);
       }
       let settled = false;
       return {
@@ -109,8 +142,7 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
         async settle(tokens) {
           if (settled) return;
           settled = true;
-          const difference = Math.max(0, Math.ceil(tokens)) - reserve;
-          if (difference !== 0) await Promise.all([budgets.subject.adjust(subject, difference), budgets.ip.adjust(ip, difference)]);
+          await settleBoth(Math.max(0, Math.ceil(tokens)));
         },
       };
     },

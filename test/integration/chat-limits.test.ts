@@ -1,0 +1,70 @@
+/**
+ * Pins the chat endpoint's daily token budgets (src/chat/chat-limits.ts): a request reserves what
+ * it may use when admitted and settles with what it used, on the store that took the reservation
+ * even when Redis comes or goes in between; a budget full only of this instance's running requests
+ * is refused with a short wait, one used up with the wait until it resets.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { createChatLimits } from '../../src/chat/index.ts';
+import { RateLimitError, randomToken } from '../../src/kernel/index.ts';
+import { createLogger } from '../../src/log/index.ts';
+
+const REDIS_URL = process.env['TEST_REDIS_URL'];
+const log = createLogger({ level: 'silent' });
+const settings = (tokensPerDay: number) => ({ rpmPerSubject: 1000, rpmPerIp: 1000, tokensPerDayPerSubject: tokensPerDay, tokensPerDayPerIp: 1_000_000 });
+
+async function refusal(promise: Promise<unknown>): Promise<RateLimitError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RateLimitError);
+  return error as RateLimitError;
+}
+
+describe('chat token budgets', () => {
+  it('refuses with a short wait while only running requests hold the budget, and admits again once they settle', async () => {
+    const limits = createChatLimits({ settings: settings(8000), keyPrefix: `t:${randomToken(6)}:`, log });
+    const first = await limits.admit('alice', '10.0.0.1', 4100);
+    const second = await limits.admit('alice', '10.0.0.1', 4100);
+    const held = await refusal(limits.admit('alice', '10.0.0.1', 4100));
+    expect(held.retryAfterSeconds).toBe(5);
+    expect(held.message).toMatch(/held by requests still running/);
+    await first.settle(20);
+    await second.settle(20);
+    const third = await limits.admit('alice', '10.0.0.1', 4100);
+    await third.settle(8000);
+    // Now really used up: the wait runs to the end of the day's window.
+    const spent = await refusal(limits.admit('alice', '10.0.0.1', 10));
+    expect(spent.retryAfterSeconds).toBeGreaterThan(3600);
+    expect(spent.message).toMatch(/used up/);
+  });
+
+  describe.runIf(REDIS_URL)('with Redis', () => {
+    const clients: Redis[] = [];
+    afterAll(async () => {
+      await Promise.all(clients.map((c) => c.quit().catch(() => undefined)));
+    });
+
+    it('settles a reservation on the store that took it when Redis comes up in between', async () => {
+      const prefix = `t:${randomToken(6)}:`;
+      // Not connected yet: the reservation goes to the instance's own counter.
+      const redis = new Redis(REDIS_URL!, { lazyConnect: true });
+      clients.push(redis);
+      const limits = createChatLimits({ settings: settings(10_000), redis, keyPrefix: prefix, log });
+      const admitted = await limits.admit('bob', '10.0.0.2', 4096);
+      await redis.connect();
+      await admitted.settle(10);
+      // Nothing was reserved in Redis, so nothing may be given back there.
+      const shared = await redis.get(`${prefix}chat-tokens:bob`);
+      expect(shared === null || Number(shared) >= 0, `shared counter ${shared}`).toBe(true);
+      // A later reservation counts in Redis from zero: 14,000 does not fit a 10,000 budget twice.
+      const big = await limits.admit('bob', '10.0.0.2', 14_000);
+      await refusal(limits.admit('bob', '10.0.0.2', 14_000));
+      await big.settle(0);
+      expect(Number(await redis.get(`${prefix}chat-tokens:bob`))).toBe(0);
+    });
+  });
+});
