@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { createChatLimits } from '../../src/chat/index.ts';
-import { RateLimitError, randomToken } from '../../src/kernel/index.ts';
+import { randomToken,RateLimitError } from '../../src/kernel/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 
 const REDIS_URL = process.env['TEST_REDIS_URL'];
