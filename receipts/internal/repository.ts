@@ -147,6 +147,11 @@ export interface ChainTip {
 /** Where an appender keeps its tip; the writer holds one for its life. */
 export interface ChainTipCache {
   tip?: ChainTip;
+  /**
+   * Another appender moved the head after this one's last batch: batches read the head first
+   * (two round trips, no failed attempt) until one finds this appender's tip still the head.
+   */
+  contended?: boolean;
 }
 
 function tipOfRows(rows: readonly ReceiptJsonRow[]): ChainTip | undefined {
@@ -201,7 +206,8 @@ function insertStatement(rows: readonly ReceiptJsonRow[]): string {
  * usual case), a batch takes one round trip: the rows are chained onto the tip and inserted on
  * the condition that it is still the head. Otherwise (another instance appended meanwhile, or no
  * tip yet) it takes two round trips on PostgreSQL: BEGIN with the lock and the head, then the
- * INSERT with COMMIT. Both assume no call_id of the batch is stored yet; when one is (a spool
+ * INSERT with COMMIT. Once a tip has missed, batches take the two round trips until one finds the
+ * tip still the head, so appenders that take turns do not pay a failed attempt per batch. Both assume no call_id of the batch is stored yet; when one is (a spool
  * replay of receipts whose commit did answer), the INSERT fails, nothing is stored, and the batch
  * goes again with the stored call_ids looked up first.
  */
@@ -213,17 +219,22 @@ export async function appendReceipts(db: ReceiptsDatabase, inputs: readonly Rece
   const tip = cache.tip;
   cache.tip = undefined;
   try {
-    if (tip) {
+    if (tip && !cache.contended) {
       const rows = chainFrom(batch, tip.next, batch.map((_, i) => tip.seq + BigInt(i + 1)));
       const [answer] = await db.sql.script(appendAfterTipScript(rows, tip));
       if (Number(answer?.['inserted']) === rows.length) {
         cache.tip = tipOfRows(rows);
         return rows.length;
       }
+      // Several appenders take turns: a tip would mostly miss, each miss a round trip under the lock.
+      cache.contended = true;
     }
     return await db.sql.transaction(
       async (tx) => {
-        const rows = chainRows(batch, tx.begun[0] as ChainHead | undefined);
+        const head = tx.begun[0] as ChainHead | undefined;
+        // Nobody appended since this appender's last batch: the next may take one round trip again.
+        if (tip && head?.head_leaf === tip.leafHash) cache.contended = false;
+        const rows = chainRows(batch, head);
         await tx.commitWith(insertStatement(rows));
         cache.tip = tipOfRows(rows);
         return rows.length;
