@@ -40,6 +40,8 @@ export interface SignInService {
   requestLink(input: { email: unknown; name?: string | undefined; next?: string | undefined }): Promise<void>;
   /** Uses a sign-in link token: one time, before it expires. */
   verifyLink(token: unknown): Promise<{ account: AccountView; session: NewSession; next: string }>;
+  /** The address a sign-in link token signs in as, without using it; undefined when it cannot be used. */
+  linkAddress(token: unknown): Promise<string | undefined>;
   passwordLogin(email: unknown, password: unknown): Promise<{ account: AccountView; session: NewSession }>;
   /** Sends a reset link when the account has a password; silent otherwise. */
   requestPasswordReset(email: unknown): Promise<void>;
@@ -125,6 +127,13 @@ export function createSignInService(deps: SignInDeps): SignInService {
       const account = await findOrCreate(row.email, row.name);
       if (account.status !== 'active') throw new AuthError('This account is not active.');
       return { account: view(account), session: await sessions.create(account.id), next: safeNext(row.next) };
+    },
+
+    async linkAddress(token) {
+      if (typeof token !== 'string' || !/^lnk_[0-9a-z]{20,80}$/.test(token)) return undefined;
+      const row = await prisma.authToken.findUnique({ where: { tokenHash: hashSecret(token) } });
+      const usable = row?.purpose === 'email_link' && row.usedAt === null && row.expiresAt.getTime() > clock.now();
+      return usable ? row.email : undefined;
     },
 
     async passwordLogin(emailInput, password) {

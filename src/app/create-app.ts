@@ -106,7 +106,8 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.all('/mcp/p/:provider', (req, res, next) => {
     gateway.passthrough(req, res, String(req.params['provider'])).catch(next);
   });
-  app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn: { signIn: selfService.signIn, https, siteOrigin: new URL(config.publicBaseUrl).origin } }));
+  const emailSignIn = { signIn: selfService.signIn, https, siteOrigin: new URL(config.publicBaseUrl).origin };
+  app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn }));
   app.use(jsonBody(config.bodyLimitBytes));
   // The token API next: a chat completion is the API's heaviest and most frequent call.
   app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis }));
@@ -122,7 +123,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(...selfService.routes);
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
   app.use(openApiRoutes({ document: openApi }));
-  app.use(pageRoutes({ website, listings: marketplace.service, packages: selfService.sources, passwordReset: selfService.signIn }));
+  app.use(pageRoutes({ website, listings: marketplace.service, packages: selfService.sources, passwordReset: selfService.signIn, emailSignIn }));
   app.use(websiteBodyErrors());
 
   app.use(notFound());

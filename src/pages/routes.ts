@@ -32,7 +32,7 @@ export interface PageDeps {
   /** Password resets: the page the reset e-mail links to sets the new password. */
   passwordReset?: Pick<SignInService, 'resetPassword'>;
   /** E-mail sign-in links: the page the link opens signs in with one click (`https`: the cookies' kind). */
-  emailSignIn?: { signIn: Pick<SignInService, 'verifyLink'>; https: boolean; siteOrigin: string };
+  emailSignIn?: { signIn: Pick<SignInService, 'verifyLink' | 'linkAddress'>; https: boolean; siteOrigin: string };
 }
 
 /** Sends one page of the site in the request's locale, built from that locale's copy. */
@@ -73,7 +73,7 @@ function resetPage(req: Request, res: Response, state: { token: string; error?: 
  * The page a sign-in e-mail links to: one button that posts the token. Opening the link uses
  * nothing up, so a mail scanner that fetches it before its reader does not spend it.
  */
-function signInPage(req: Request, res: Response, state: { token: string; error?: string }, status = 200): void {
+function signInPage(req: Request, res: Response, state: { token: string; email?: string | undefined; error?: string }, status = 200): void {
   res.setHeader('Cache-Control', 'no-store');
   // The token is in the URL: sent on as a Referer to this site only. (With no-referrer a browser
   // posts the form with `Origin: null`, which the post refuses as another site's.)
@@ -87,8 +87,11 @@ function signInPage(req: Request, res: Response, state: { token: string; error?:
         ? html`<h1>${s.title}</h1><p role="alert">${state.error}</p><p><a class="button" href="/account">${s.account}</a></p>`
         : state.token === ''
           ? html`<h1>${s.title}</h1><p>${s.missing}</p><p><a href="/account">${s.account}</a></p>`
-          : html`<h1>${s.title}</h1>
-<p>${s.lead}</p>
+          : state.email === undefined
+            ? html`<h1>${s.title}</h1><p role="alert">${s.failed}</p><p><a class="button" href="/account">${s.account}</a></p>`
+            : html`<h1>${s.title}</h1>
+<p>${fill(s.lead, { email: state.email })}</p>
+<p class="muted">${s.notYou}</p>
 <form method="post" action="/sign-in">
   <input type="hidden" name="token" value="${state.token}">
   <button type="submit">${s.submit}</button>
@@ -327,8 +330,12 @@ export function pageRoutes(deps: PageDeps): Router {
     page(req, res, (copy) => ({ section: 'packages', title: id, body: packagesBody(copy, id), script: 'packages.js', data: { text: copy.packages } }));
   });
 
-  router.get('/sign-in', (req, res) => {
-    signInPage(req, res, { token: text(req.query['token'], 200) });
+  router.get('/sign-in', async (req, res) => {
+    // The page names the address the link signs in as: a link someone else sent cannot sign a
+    // visitor into the sender's account unnoticed (login CSRF needs only one click).
+    const token = text(req.query['token'], 200);
+    const email = token && deps.emailSignIn ? await deps.emailSignIn.signIn.linkAddress(token) : undefined;
+    signInPage(req, res, { token, email });
   });
 
   router.get('/reset-password', (req, res) => {

@@ -65,6 +65,8 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
       const page = await opened.text();
       expect(page).toContain('<form method="post" action="/sign-in">');
       expect(page).toContain(`name="token" value="${token}"`);
+      // It names the address it signs in as: a link someone else sent does not go unnoticed.
+      expect(page).toContain(`as ${email}.`);
     }
     // Links sent before the e-mail named the page go to it, unspent.
     const old = await fetch(`${plaza.url}/api/auth/email/verify?token=${token}`, { headers: html, redirect: 'manual' });
@@ -100,6 +102,11 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
     expect(body.account).toMatchObject({ email, name: 'Visitor', has_password: false });
     csrf = body.session.csrf_token;
     expect(csrf).toMatch(/^[0-9a-z]{20,}$/);
+
+    // Once used, the page says so instead of offering the button.
+    const spent = await (await fetch(`${plaza.url}${path}`, { headers: html })).text();
+    expect(spent).toMatch(/expired or was already used/);
+    expect(spent).not.toContain('<form method="post" action="/sign-in">');
 
     const reused = await form(plaza.url);
     expect(reused.status).toBe(400);
