@@ -72,24 +72,18 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const { headers } = admission;
       const backend = model.backend === 'upstream' ? backends.upstream! : backends.embedded;
       const call: BackendCall = { request, backendModel: model.target, locale: input.locale, signal: input.signal };
-      if (request.stream !== true) {
-        let result: Awaited<ReturnType<ChatBackend['complete']>>;
-        try {
-          result = await backend.complete(call);
-        } catch (error) {
+      // A backend that fails before answering used nothing: the reservation is given back.
+      const refundOnFailure = <T>(work: Promise<T>): Promise<T> =>
+        work.catch((error: unknown) => {
           void account(input, admission, model.id, undefined);
           throw error;
-        }
+        });
+      if (request.stream !== true) {
+        const result = await refundOnFailure(backend.complete(call));
         void account(input, admission, model.id, result.usage);
         return { kind: 'json', headers, body: result.body };
       }
-      let stream: Awaited<ReturnType<ChatBackend['stream']>>;
-      try {
-        stream = await backend.stream(call);
-      } catch (error) {
-        void account(input, admission, model.id, undefined);
-        throw error;
-      }
+      const stream = await refundOnFailure(backend.stream(call));
       async function* events(): AsyncGenerator<string> {
         try {
           yield* stream.events;
