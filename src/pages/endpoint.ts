@@ -1,6 +1,6 @@
 import type { Endpoint, ProbeRunRecord, Tool } from '../marketplace/index.ts';
 import { latencyChart } from './chart.ts';
-import type { PageCopy } from './copy.ts';
+import { fill, type PageCopy } from './copy.ts';
 import { type Html, html } from './html.ts';
 import { healthBadge } from './marketplace.ts';
 
@@ -26,6 +26,7 @@ export function endpointBody(endpoint: Endpoint, probes: ProbeRunRecord[], tools
 </dl>
 <section aria-labelledby="tools-title">
   <h2 id="tools-title">${m.tools} (${tools.length})</h2>
+  ${tools.length === 0 && endpoint.toolCount > 0 ? html`<p class="muted" id="tools-offline">${fill(e.toolsOffline, { count: endpoint.toolCount })}</p>` : ''}
   <ul class="tools compact">
     ${tools.map((t) => html`<li><code>${t.name}</code> ${healthBadge(t.health, copy)} <span class="muted">${t.description.split(/\n/)[0]!.slice(0, 200)}</span></li>`)}
   </ul>

@@ -4,7 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import type { Endpoint } from '../../src/marketplace/index.ts';
 import { latencyChart } from '../../src/pages/chart.ts';
+import { pageCopy } from '../../src/pages/copy.ts';
+import { endpointBody } from '../../src/pages/endpoint.ts';
 import { html, jsonData } from '../../src/pages/html.ts';
 
 describe('html', () => {
@@ -54,5 +57,36 @@ describe('latencyChart', () => {
     ]);
     expect(svg).toContain('&lt;timeout&gt;');
     expect(svg).not.toContain('<timeout>');
+  });
+});
+
+describe('endpointBody', () => {
+  const endpoint: Endpoint = {
+    id: 'ep_1',
+    provider: 'weather-co',
+    url: 'https://weather.example/mcp',
+    registeredBy: 'ops@example.com',
+    source: 'manual',
+    registryName: null,
+    aginSupport: false,
+    summary: 'Weather',
+    audience: null,
+    requiredCredentials: [],
+    purpose: null,
+    risk: null,
+    status: 'unreachable',
+    toolCount: 13,
+    lastProbeAt: new Date(0),
+    lastProbeOk: false,
+    lastLatencyMs: null,
+    lastError: 'refused',
+    nextProbeAt: new Date(0),
+    createdAt: new Date(0),
+  };
+
+  it('says how many tools an endpoint had when none is online, in the page language', () => {
+    expect(endpointBody(endpoint, [], [], pageCopy('en')).value).toContain('None is online now; the last probe that reached this endpoint found 13.');
+    expect(endpointBody(endpoint, [], [], pageCopy('zh-CN')).value).toContain('发现 13 个');
+    expect(endpointBody({ ...endpoint, toolCount: 0 }, [], [], pageCopy('en')).value).not.toContain('tools-offline');
   });
 });
