@@ -8,6 +8,8 @@ export interface MarketplaceView {
   provider: string;
   tools: Page<Tool>;
   endpoints: Endpoint[];
+  /** A page after the first (the request had a cursor). */
+  later?: boolean;
 }
 
 /** A health badge: text and colour, never colour alone. */
@@ -28,9 +30,11 @@ function toolList(view: MarketplaceView, copy: PageCopy): Html {
   const m = copy.market;
   const byId = new Map(view.endpoints.map((e) => [e.id, e]));
   const more = new URLSearchParams({ ...(view.q ? { q: view.q } : {}), ...(view.provider ? { provider: view.provider } : {}) });
+  const first = new URLSearchParams(more);
   if (view.tools.nextCursor) more.set('cursor', view.tools.nextCursor);
   return html`<div id="tool-results" aria-live="polite">
-  <p class="muted" id="tool-count">${fill(m.toolsFound, { count: view.tools.items.length + (view.tools.nextCursor ? '+' : '') })}</p>
+  ${view.later ? html`<p><a href="/marketplace${first.size > 0 ? `?${first.toString()}` : ''}">${m.firstPage}</a></p>` : ''}
+  <p class="muted" id="tool-count">${fill(view.later ? m.toolsMore : m.toolsFound, { count: view.tools.items.length + (view.tools.nextCursor ? '+' : '') })}</p>
   ${view.tools.items.length === 0 ? html`<p>${m.noTools}</p>` : ''}
   <ul class="tools">
     ${view.tools.items.map((t) => {

@@ -9,6 +9,7 @@ import { latencyChart } from '../../src/pages/chart.ts';
 import { pageCopy } from '../../src/pages/copy.ts';
 import { endpointBody } from '../../src/pages/endpoint.ts';
 import { html, jsonData } from '../../src/pages/html.ts';
+import { marketplaceBody } from '../../src/pages/marketplace.ts';
 
 describe('html', () => {
   it.each([
@@ -88,5 +89,15 @@ describe('endpointBody', () => {
     expect(endpointBody(endpoint, [], [], pageCopy('en')).value).toContain('None is online now; the last probe that reached this endpoint found 13.');
     expect(endpointBody(endpoint, [], [], pageCopy('zh-CN')).value).toContain('发现 13 个');
     expect(endpointBody({ ...endpoint, toolCount: 0 }, [], [], pageCopy('en')).value).not.toContain('tools-offline');
+  });
+});
+
+describe('marketplaceBody', () => {
+  it('links a later page of tools back to the first, keeping the search, and counts its own tools as more', () => {
+    const later = marketplaceBody({ q: 'weather', provider: '', tools: { items: [], nextCursor: null }, endpoints: [], later: true }, pageCopy('en')).value;
+    expect(later).toContain('<a href="/marketplace?q=weather">← First results</a>');
+    expect(later).toContain('0 more tools');
+    const first = marketplaceBody({ q: '', provider: '', tools: { items: [], nextCursor: null }, endpoints: [] }, pageCopy('en')).value;
+    expect(first).not.toContain('First results');
   });
 });
