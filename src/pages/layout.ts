@@ -103,7 +103,7 @@ ${spec.body}
 <footer class="footer">
   <div class="wrap"><p>${site.footer} <a href="/openapi.json">${site.api}</a></p></div>
 </footer>
-<script type="application/json" id="page-data">${jsonData({ locale, ...(spec.data as object | undefined) })}</script>
+<script type="application/json" id="page-data">${jsonData({ locale, form: { required: copy.site.fieldRequired, email: copy.site.emailInvalid, invalid: copy.site.fieldInvalid }, ...(spec.data as object | undefined) })}</script>
 </body>
 </html>
 `;

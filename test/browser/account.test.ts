@@ -109,6 +109,8 @@ describe('Account page', () => {
     await waitUntil(page, `document.getElementById('account-message')?.textContent?.includes('Your password is saved')`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.locator('#signin:not([hidden])').waitFor();
+    // What the last action said does not stay on screen.
+    await expect(page.locator('#account-message').textContent()).resolves.toBe('');
 
     const form = page.locator('#password-form');
     await form.getByLabel('E-mail').fill('erin@example.com');
@@ -131,6 +133,17 @@ describe('Account page', () => {
     expect(reset.text).toMatch(/\/reset-password\?token=rst_/);
     expect(errors).toEqual([]);
     expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('says what is wrong with a field in the language of the page, not the browser', async () => {
+    await page.goto(`${plaza.url}/account?locale=zh-CN`);
+    await page.locator('#signin:not([hidden])').waitFor();
+    await page.locator('#a-email').fill('nope');
+    await page.locator('#signin-form button[type="submit"]').click();
+    await waitUntil(page, `document.getElementById('a-email-error')?.textContent === '请输入有效的电子邮件地址。'`);
+    await page.locator('#a-email').fill('');
+    await page.locator('#signin-form button[type="submit"]').click();
+    await waitUntil(page, `document.getElementById('a-email-error')?.textContent === '请填写此字段。'`);
   });
 
   it('shows the sign-in form when signed out, without a failed request; no serious accessibility violations; fits a phone', async () => {

@@ -1,7 +1,7 @@
 /* global document */
 // Account: sign-in by e-mail link; when signed in, API keys (session + CSRF) and agents with their
 // AGIN cards (created with an API key of this account, kept for the tab like on the receipts page).
-import { el, fieldError, fill, pageData, requestJson, retryAfter, say, session as store } from './common.js';
+import { el, fieldError, fill, invalidMessage, pageData, requestJson, retryAfter, say, session as store } from './common.js';
 
 const { text } = pageData();
 const message = document.getElementById('account-message');
@@ -37,11 +37,15 @@ async function start() {
   if (new URLSearchParams(document.location.search).get('plan') === 'starter') say(message, text.startFree);
 }
 
+// Each action starts by clearing what the last one said, so no old status stays on screen.
+document.getElementById('signed-in').addEventListener('submit', () => say(message, ''), true);
+document.getElementById('signin').addEventListener('submit', () => say(message, ''), true);
+
 document.getElementById('signin-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const email = document.getElementById('a-email');
   if (!email.value.trim() || !email.validity.valid) {
-    fieldError(email, email.validationMessage || text.failed);
+    fieldError(email, invalidMessage(email));
     return email.focus();
   }
   fieldError(email, '');
@@ -58,7 +62,7 @@ const password = document.getElementById('p-password');
 /** The e-mail of the password form, or undefined (with its error shown) when it is not one. */
 function passwordFormEmail() {
   if (!passwordEmail.value.trim() || !passwordEmail.validity.valid) {
-    fieldError(passwordEmail, passwordEmail.validationMessage || text.failed);
+    fieldError(passwordEmail, invalidMessage(passwordEmail));
     passwordEmail.focus();
     return undefined;
   }
@@ -82,6 +86,7 @@ document.getElementById('password-form').addEventListener('submit', async (event
 });
 
 document.getElementById('forgot').addEventListener('click', async () => {
+  say(message, '');
   const email = passwordFormEmail();
   if (!email) return;
   const res = await requestJson('POST', '/api/auth/password/reset/request', { email });
@@ -111,6 +116,7 @@ document.getElementById('set-password-form').addEventListener('submit', async (e
 });
 
 document.getElementById('signout').addEventListener('click', async () => {
+  say(message, '');
   await requestJson('POST', '/api/auth/logout', undefined, { 'x-csrf-token': csrf });
   store.set('plaza_api_key', '');
   signedIn.hidden = true;

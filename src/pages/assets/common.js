@@ -31,6 +31,19 @@ export function retryAfter(res) {
   return Number.isFinite(value) && value > 0 ? Math.ceil(value) : 60;
 }
 
+/**
+ * What is wrong with a form field that fails the browser's checks, in the page's language (the
+ * browser's own validationMessage speaks the browser's): missing, not an e-mail address, or
+ * not the expected form (the field's hint says which, when it has one).
+ */
+export function invalidMessage(input) {
+  const form = pageData().form || {};
+  if (input.validity.valueMissing || input.value.trim() === '') return form.required;
+  if (input.type === 'email' && input.validity.typeMismatch) return form.email;
+  const hint = document.getElementById(`${input.id}-hint`);
+  return hint?.textContent || form.invalid;
+}
+
 /** Shows (or clears, with an empty message) the inline error of `input`. */
 export function fieldError(input, message) {
   const box = document.getElementById(`${input.id}-error`);
@@ -67,7 +80,8 @@ export function fieldProblems(body) {
 
 /** Replaces an element's content with a message (text only). */
 export function say(node, message, kind = '') {
-  node.className = `result ${kind}`.trim();
+  // An empty message clears the box, frame included.
+  node.className = message ? `result ${kind}`.trim() : '';
   node.textContent = message;
 }
 

@@ -1,7 +1,7 @@
 /* global document, DOMParser, history, location */
 // Marketplace: live tool search (re-renders the server's result list) and the listing form with
 // the probe result polled from the endpoint detail route as it arrives.
-import { el, fieldError, fieldProblems, fill, pageData, requestJson, retryAfter, say } from './common.js';
+import { el, fieldError, fieldProblems, fill, invalidMessage, pageData, requestJson, retryAfter, say } from './common.js';
 
 const { text } = pageData();
 
@@ -52,7 +52,7 @@ function clientCheck() {
   for (const name of FIELDS) {
     const input = form.elements[name];
     const ok = input.value.trim() !== '' && input.validity.valid;
-    fieldError(input, ok ? '' : input.validationMessage || text.invalid);
+    fieldError(input, ok ? '' : invalidMessage(input));
     if (!ok && !first) first = input;
   }
   return first;

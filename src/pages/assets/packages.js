@@ -1,7 +1,7 @@
 /* global document */
 // Packages: the healthy sources list, one package, and the source registration form with the
 // pipeline stage of a submitted source (polled from GET /api/agpk/sources/<id>).
-import { el, fieldError, fieldProblems, fill, pageData, requestJson, retryAfter, say } from './common.js';
+import { el, fieldError, fieldProblems, fill, invalidMessage, pageData, requestJson, retryAfter, say } from './common.js';
 
 const { text } = pageData();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -91,7 +91,7 @@ if (form) {
     for (const name of FIELDS) {
       const input = form.elements[name];
       const ok = input.value.trim() !== '' && input.validity.valid;
-      fieldError(input, ok ? '' : input.validationMessage);
+      fieldError(input, ok ? '' : invalidMessage(input));
       if (!ok && !first) first = input;
     }
     if (first) return first.focus();
