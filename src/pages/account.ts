@@ -1,15 +1,16 @@
-import type { PageCopy } from './copy.ts';
+import { fill, type PageCopy } from './copy.ts';
 import { type Html, html } from './html.ts';
 
 /**
  * Account: sign-in by e-mail link or password when signed out; the password, API keys and agents
  * (AGIN cards) when signed in. account.js reads `GET /api/auth/session` and shows the matching part.
  */
-export function accountBody(copy: PageCopy): Html {
+export function accountBody(copy: PageCopy, planName?: string): Html {
   const a = copy.account;
   return html`
 <h1>${a.title}</h1>
 <p class="lead">${a.lead}</p>
+${planName ? html`<p class="notice" id="account-plan">${fill(a.startFree, { plan: planName })}</p>` : ''}
 <noscript><p class="notice">${copy.site.noscript}</p></noscript>
 <div id="account-message" role="status" aria-live="polite"></div>
 <section id="signin" class="card" aria-labelledby="signin-title" hidden>

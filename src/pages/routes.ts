@@ -353,7 +353,10 @@ export function pageRoutes(deps: PageDeps): Router {
   });
 
   router.get('/account', (req, res) => {
-    page(req, res, (copy) => ({ section: 'account', title: copy.account.title, body: accountBody(copy), script: 'account.js', data: { text: copy.account } }));
+    // The free plan's button (`/account?plan=<id>`) lands here: the page names the plan chosen.
+    const planId = text(req.query['plan'], 40);
+    const plan = planId ? deps.website.content.catalog(pageLocale(req, res)).plans.find((p) => p.id === planId) : undefined;
+    page(req, res, (copy) => ({ section: 'account', title: copy.account.title, body: accountBody(copy, plan?.name), script: 'account.js', data: { text: copy.account } }));
   });
 
   // A browser asking for a page that does not exist gets a page that says so; API clients (and

@@ -126,15 +126,16 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
 
     it('leads every plan button to a page that exists (sign-up on Account, the others to the sales form)', async () => {
       for (const locale of ['en', 'zh-CN']) {
-        for (const plan of (await call('get', '/api/plans', { query: `?locale=${locale}` })).json.plans as { checkoutUrl: string }[]) {
+        for (const plan of (await call('get', '/api/plans', { query: `?locale=${locale}` })).json.plans as { id: string; name: string; checkoutUrl: string }[]) {
           const target = new URL(plan.checkoutUrl);
           const page = await fetch(`${plaza.url}${target.pathname}${target.search}`, { headers: { accept: 'text/html', 'accept-language': locale } });
           expect(page.status, plan.checkoutUrl).toBe(200);
           const html = await page.text();
           if (target.hash) expect(html, plan.checkoutUrl).toContain(`id="${target.hash.slice(1)}"`);
-          // The sales form names the plan chosen and starts on the scenario that plan serves.
+          // Every plan's page names the plan chosen; the sales form starts on the scenario that plan serves.
+          if (target.pathname === '/account') expect(html, plan.checkoutUrl).toMatch(new RegExp(`id="account-plan">[^<]*${plan.name}`));
           if (target.pathname === '/') {
-            const chosen = plan as { id: string; name: string; checkoutUrl: string };
+            const chosen = plan;
             expect(html, plan.checkoutUrl).toMatch(new RegExp(`id="lead-plan">[^<]*${chosen.name}`));
             const scenario = ((await call('get', '/api/scenarios', { query: `?locale=${locale}` })).json.scenarios as { id: string; planId: string }[]).find((s) => s.planId === chosen.id);
             expect(html, plan.checkoutUrl).toContain(`<option value="${scenario!.id}" selected>`);

@@ -33,8 +33,6 @@ async function start() {
     return;
   }
   signin.hidden = false;
-  // The "start free" plan button lands here.
-  if (new URLSearchParams(document.location.search).get('plan') === 'starter') say(message, text.startFree);
 }
 
 // Each action starts by clearing what the last one said, so no old status stays on screen.
