@@ -68,7 +68,7 @@ export async function obtainApproval(summary: OperationSummary, approval: Approv
   const unsigned = summary.packages.filter((p) => !p.trusted_signature).map((p) => p.package_id);
   if (summary.action !== 'remove' && unsigned.length > 0 && !approval.yes) {
     const what = `${unsigned.join(', ')} ${unsigned.length === 1 ? 'is' : 'are'} not signed by a trusted key`;
-    if (!approval.confirm) throw new AgpkError('forbidden', `refused: ${what}; an unsigned package needs an explicit -y`);
+    if (!approval.confirm) throw new AgpkError('forbidden', `refused: ${what}; a package without a trusted signature needs an explicit -y (or trust its key: --trust-key)`);
     if (!(await approval.confirm(`${what}. Install anyway? [y/N] `))) throw new AgpkError('forbidden', `${summary.action} declined (unsigned)`);
   }
 }

@@ -208,7 +208,14 @@ export function registerAgentCommands(program: Command, env: Record<string, stri
     .requiredOption('--token <token>', 'the agent token from POST /api/agents')
     .option('--url <url>', 'Plaza base URL', 'http://localhost:8080')
     .action((options: { token: string; url: string }) => {
-      if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) fail('that is not an agent token (agt_…).');
+      if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) {
+        // An agent's id has the same prefix; its token is the longer secret shown once at creation.
+        fail(
+          /^agt_[0-9a-z]{20,32}$/.test(options.token)
+            ? "that is an agent's id, not its token: pass the `token` that POST /api/agents answered (agt_<13 characters>_<40 characters>, shown once)."
+            : 'that is not an agent token (agt_<13 characters>_<40 characters>, shown once when the agent is created).',
+        );
+      }
       if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) fail(`not an http(s) URL: ${options.url}`);
       const file = credentialFile(env);
       saveCredential(file, { url: options.url.replace(/\/+$/, ''), token: options.token });

@@ -34,7 +34,7 @@ function toolList(view: MarketplaceView, copy: PageCopy): Html {
   if (view.tools.nextCursor) more.set('cursor', view.tools.nextCursor);
   return html`<div id="tool-results" aria-live="polite">
   ${view.later ? html`<p><a href="/marketplace${first.size > 0 ? `?${first.toString()}` : ''}">${m.firstPage}</a></p>` : ''}
-  <p class="muted" id="tool-count">${fill(view.later ? m.toolsMore : m.toolsFound, { count: view.tools.items.length + (view.tools.nextCursor ? '+' : '') })}</p>
+  <p class="muted" id="tool-count">${fill(view.later ? m.toolsMore : view.tools.items.length === 1 && !view.tools.nextCursor ? m.toolFound : m.toolsFound, { count: view.tools.items.length + (view.tools.nextCursor ? '+' : '') })}</p>
   ${view.tools.items.length === 0 ? html`<p>${m.noTools}</p>` : ''}
   <ul class="tools">
     ${view.tools.items.map((t) => {

@@ -14,8 +14,9 @@ export function receiptsBody(copy: PageCopy): Html {
 <form id="receipt-search" class="card search">
   <div class="field wide">
     <label for="r-key">${r.key}</label>
-    <input id="r-key" name="key" type="password" autocomplete="off" required aria-describedby="r-key-hint">
+    <input id="r-key" name="key" type="password" autocomplete="off" required aria-describedby="r-key-hint r-key-error">
     <p id="r-key-hint" class="hint">${r.keyHint}</p>
+    <p id="r-key-error" class="field-error" hidden></p>
   </div>
   <div class="field"><label for="r-tool">${r.tool}</label><input id="r-tool" name="tool"></div>
   <div class="field"><label for="r-provider">${r.provider}</label><input id="r-provider" name="provider"></div>

@@ -97,6 +97,10 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
 
   it('bridges a stdio MCP client to the gateway with plaza agents login + plaza mcp connect', async () => {
     const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    // The agent's id has the token's prefix: the mix-up is named.
+    const byId = await runPlaza(['agents', 'login', '--token', 'agt_01k813up8gjt5430echh6767dt', '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
+    expect(byId.code).toBe(1);
+    expect(byId.stderr).toContain("that is an agent's id, not its token");
     const login = await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
     expect(login.code).toBe(0);
     expect(statSync(credentials).mode & 0o777).toBe(0o600);

@@ -77,7 +77,7 @@ describe('plaza agpk: the publishing flow', () => {
 
     const refused = await plaza('install', 'acme.weather', '--approve');
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('refused: acme.weather is not signed by a trusted key; an unsigned package needs an explicit -y');
+    expect(refused.stderr).toContain('refused: acme.weather is not signed by a trusted key; a package without a trusted signature needs an explicit -y');
 
     const installed = await plaza('install', 'acme.weather', '--approve', '-y', '--json');
     expect(installed.code).toBe(0);

@@ -74,7 +74,7 @@ describe('agpk install', () => {
   it('refuses without approval when nobody can answer, and an unsigned package without -y', async () => {
     const archive = await build({ id: 'acme.a' });
     await expect(installPackages(ctx, [archive], {})).rejects.toThrow('refused: install of acme.a@1.0.0 needs human approval (confirm on a terminal or pass --approve)');
-    await expect(installPackages(ctx, [archive], { approve: true })).rejects.toThrow('refused: acme.a is not signed by a trusted key; an unsigned package needs an explicit -y');
+    await expect(installPackages(ctx, [archive], { approve: true })).rejects.toThrow('refused: acme.a is not signed by a trusted key; a package without a trusted signature needs an explicit -y');
     const asked: string[] = [];
     const no: Approval = { confirm: async (q) => (asked.push(q), false) };
     await expect(installPackages(ctx, [archive], no)).rejects.toThrow('install declined');

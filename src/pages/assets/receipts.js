@@ -2,7 +2,7 @@
 // Receipts: the account's receipts (API key kept in this tab) and, per receipt, a check in the
 // browser: leaf hash from the fields, RFC 9162 inclusion proof to the checkpoint's root, and the
 // checkpoint's Ed25519 JWS against /.well-known/jwks.json.
-import { el, fill, pageData, requestJson, say, session } from './common.js';
+import { el, fieldError, fill, pageData, requestJson, say, session } from './common.js';
 
 const { text } = pageData();
 const form = document.getElementById('receipt-search');
@@ -161,11 +161,12 @@ function render(receipts) {
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!keyInput.value.trim()) {
-    keyInput.setAttribute('aria-invalid', 'true');
+    // Said, not only marked: the search sends nothing without a key.
+    fieldError(keyInput, pageData().form?.required || text.failed);
     keyInput.focus();
     return;
   }
-  keyInput.removeAttribute('aria-invalid');
+  fieldError(keyInput, '');
   session.set('plaza_api_key', keyInput.value.trim());
   const params = new URLSearchParams();
   for (const name of ['tool', 'provider', 'agin_id', 'status']) {
