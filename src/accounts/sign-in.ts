@@ -34,17 +34,43 @@ export interface AccountView {
   createdAt: Date;
 }
 
+/** The languages system e-mails are written in (the site's locales). */
+export type MailLocale = 'en' | 'zh-CN';
+
+const MAIL: Record<MailLocale, { signInSubject: string; createSubject: string; signInLead: string; createLead: string; linkFooter: (minutes: number) => string; resetSubject: string; resetLead: string; resetFooter: (minutes: number) => string }> = {
+  en: {
+    signInSubject: 'Your Plaza sign-in link',
+    createSubject: 'Finish creating your Plaza account',
+    signInLead: 'Use this link to sign in to Plaza:',
+    createLead: 'Use this link to create your Plaza account and sign in:',
+    linkFooter: (minutes) => `The link works once and expires in ${minutes} minutes. If you did not ask for it, ignore this e-mail.`,
+    resetSubject: 'Reset your Plaza password',
+    resetLead: 'Someone (hopefully you) asked to reset the password of your Plaza account. Choose a new one here:',
+    resetFooter: (minutes) => `The link works once and expires in ${minutes} minutes. If you did not ask for it, ignore this e-mail; your password stays as it is.`,
+  },
+  'zh-CN': {
+    signInSubject: '您的 Plaza 登录链接',
+    createSubject: '完成创建您的 Plaza 账户',
+    signInLead: '使用此链接登录 Plaza：',
+    createLead: '使用此链接创建您的 Plaza 账户并登录：',
+    linkFooter: (minutes) => `此链接只能使用一次，${minutes} 分钟后失效。如果您没有申请，请忽略此邮件。`,
+    resetSubject: '重置您的 Plaza 密码',
+    resetLead: '有人（希望是您）申请重置您的 Plaza 账户密码。请在此设置新密码：',
+    resetFooter: (minutes) => `此链接只能使用一次，${minutes} 分钟后失效。如果您没有申请，请忽略此邮件，您的密码保持不变。`,
+  },
+};
+
 /** Self-service sign-in: e-mail links, passwords, resets. Every e-mail goes through `send`. */
 export interface SignInService {
-  /** Sends a one-time sign-in link (an unknown address gets an account when it is used). */
-  requestLink(input: { email: unknown; name?: string | undefined; next?: string | undefined }): Promise<void>;
+  /** Sends a one-time sign-in link (an unknown address gets an account when it is used), in `locale`. */
+  requestLink(input: { email: unknown; name?: string | undefined; next?: string | undefined; locale?: MailLocale | undefined }): Promise<void>;
   /** Uses a sign-in link token: one time, before it expires. */
   verifyLink(token: unknown): Promise<{ account: AccountView; session: NewSession; next: string }>;
   /** The address a sign-in link token signs in as, without using it; undefined when it cannot be used. */
   linkAddress(token: unknown): Promise<string | undefined>;
   passwordLogin(email: unknown, password: unknown): Promise<{ account: AccountView; session: NewSession }>;
-  /** Sends a reset link when the account has a password; silent otherwise. */
-  requestPasswordReset(email: unknown): Promise<void>;
+  /** Sends a reset link when the account has a password (in `locale`); silent otherwise. */
+  requestPasswordReset(email: unknown, locale?: MailLocale): Promise<void>;
   resetPassword(token: unknown, password: unknown): Promise<void>;
   setPassword(accountId: string, password: unknown, current: unknown): Promise<void>;
   getAccount(accountId: string): Promise<AccountView | undefined>;
@@ -108,17 +134,14 @@ export function createSignInService(deps: SignInDeps): SignInService {
       const name = input.name?.trim().slice(0, 200) || null;
       const account = await prisma.account.findUnique({ where: { email } });
       const token = await issue('email_link', email, { accountId: account?.id ?? null, name, next: safeNext(input.next) }, LINK_TTL_MS);
-      const link = `${base}/sign-in?token=${token}`;
+      const locale = input.locale ?? 'en';
+      const t = MAIL[locale];
+      // The link opens its page in the language the request was made in.
+      const link = `${base}/sign-in?token=${token}${locale === 'en' ? '' : `&locale=${locale}`}`;
       await deps.send({
         to: email,
-        subject: account ? 'Your Plaza sign-in link' : 'Finish creating your Plaza account',
-        text: [
-          account ? 'Use this link to sign in to Plaza:' : 'Use this link to create your Plaza account and sign in:',
-          '',
-          link,
-          '',
-          `The link works once and expires in ${LINK_TTL_MS / 60_000} minutes. If you did not ask for it, ignore this e-mail.`,
-        ].join('\n'),
+        subject: account ? t.signInSubject : t.createSubject,
+        text: [account ? t.signInLead : t.createLead, '', link, '', t.linkFooter(LINK_TTL_MS / 60_000)].join('\n'),
       });
     },
 
@@ -146,21 +169,16 @@ export function createSignInService(deps: SignInDeps): SignInService {
       return { account: view(account), session: await sessions.create(account.id) };
     },
 
-    async requestPasswordReset(emailInput) {
+    async requestPasswordReset(emailInput, locale = 'en') {
       const email = parseEmail(emailInput);
       const account = await prisma.account.findUnique({ where: { email } });
       if (!account || account.passwordHash === null || account.status !== 'active') return;
       const token = await issue('password_reset', email, { accountId: account.id }, RESET_TTL_MS);
+      const t = MAIL[locale];
       await deps.send({
         to: email,
-        subject: 'Reset your Plaza password',
-        text: [
-          'Someone (hopefully you) asked to reset the password of your Plaza account. Choose a new one here:',
-          '',
-          `${base}/reset-password?token=${token}`,
-          '',
-          `The link works once and expires in ${RESET_TTL_MS / 60_000} minutes. If you did not ask for it, ignore this e-mail; your password stays as it is.`,
-        ].join('\n'),
+        subject: t.resetSubject,
+        text: [t.resetLead, '', `${base}/reset-password?token=${token}${locale === 'en' ? '' : `&locale=${locale}`}`, '', t.resetFooter(RESET_TTL_MS / 60_000)].join('\n'),
       });
     },
 

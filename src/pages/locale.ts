@@ -20,3 +20,11 @@ export function pageLocale(req: Request, res: Response): Locale {
   const remembered = readCookie(req.get('cookie'), LOCALE_COOKIE);
   return negotiateLocale({ query: remembered, acceptLanguage: req.get('accept-language') });
 }
+
+/**
+ * The visitor's language for what the site sends them outside a page (system e-mails): the
+ * language they chose on the site (its cookie), else `Accept-Language`, else English.
+ */
+export function visitorLocale(req: Request): Locale {
+  return negotiateLocale({ query: readCookie(req.get('cookie'), LOCALE_COOKIE), acceptLanguage: req.get('accept-language') });
+}

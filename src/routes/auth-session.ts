@@ -7,6 +7,7 @@ import { type AccountView, type KeyManagement, type NewSession, type SessionServ
 import { ForbiddenError, hashSecret, RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
+import { visitorLocale } from '../pages/index.ts';
 import { createRateLimiter, rateLimit, rateLimitHeaders } from '../rate-limit/index.ts';
 import { checkCsrf, cookieNames, readCookie, requireSession, setSessionCookies } from './session-auth.ts';
 
@@ -80,7 +81,7 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   router.post('/api/auth/email/register-link', perClient, async (req, res) => {
     const body = parseOrThrow(RegisterLinkSchema, req.body, 'request');
     await limitEmail(res, body.email);
-    await signIn.requestLink({ email: body.email, name: body.name, next: body.next });
+    await signIn.requestLink({ email: body.email, name: body.name, next: body.next, locale: visitorLocale(req) });
     res.status(202).json({ status: 'sent', message: SENT_LINK, request_id: req.requestId });
   });
 
@@ -118,7 +119,7 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   router.post('/api/auth/password/reset/request', perClient, async (req, res) => {
     const body = parseOrThrow(EmailOnlySchema, req.body, 'request');
     await limitEmail(res, body.email);
-    await signIn.requestPasswordReset(body.email);
+    await signIn.requestPasswordReset(body.email, visitorLocale(req));
     res.status(202).json({ status: 'sent', message: SENT_RESET, request_id: req.requestId });
   });
 

@@ -117,6 +117,20 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
     expect(((await reusedJson.json()) as any).message).toMatch(/expired or was already used/);
   });
 
+  it('writes its e-mails in the language the visitor chose on the site', async () => {
+    const address = `zh-${backend}@example.com`;
+    expect((await post('/api/auth/email/register-link', { email: address }, { cookie: 'plaza_locale=zh-CN' })).status).toBe(202);
+    const mail = await smtp.waitFor((m) => m.to.includes(address));
+    expect(mail.subject).toBe('完成创建您的 Plaza 账户');
+    expect(mail.text).toContain('使用此链接创建您的 Plaza 账户并登录');
+    // The link opens its page in that language too.
+    const link = new URL(/(https?:\/\/\S+\/sign-in\?\S+)/.exec(mail.text)![1]!);
+    expect(link.searchParams.get('locale')).toBe('zh-CN');
+    const page = await (await fetch(`${plaza.url}${link.pathname}${link.search}`, { headers: { accept: 'text/html' } })).text();
+    expect(page).toContain('lang="zh-CN"');
+    expect(page).toContain(`以 ${address} 的身份登录`);
+  });
+
   it('registers a package source through /tool as a known user, and refuses it without the CSRF header', async () => {
     const body = { package_id: 'com.example.session', name: 'Session pkg', version: '1.0.0', summary: 's', vendor_name: 'V', download_uri: 'https://downloads.example.com/p.agpk', sha256: 'c'.repeat(64) };
     const noCsrf = await post('/api/agpk/sources/tool', body, { cookie });

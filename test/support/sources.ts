@@ -67,6 +67,15 @@ function decodeQuotedPrintable(body: string): string {
   return body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
+/** A header with RFC 2047 encoded words (`=?UTF-8?B?…?=`, `=?UTF-8?Q?…?=`) decoded; adjacent words join. */
+function decodeEncodedWords(value: string): string {
+  return value
+    .replace(/(\?=)\s+(=\?)/g, '$1$2')
+    .replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_m, _charset: string, kind: string, data: string) =>
+      kind.toUpperCase() === 'B' ? Buffer.from(data, 'base64').toString('utf8') : Buffer.from(decodeQuotedPrintable(data.replace(/_/g, ' ')), 'latin1').toString('utf8'),
+    );
+}
+
 function parseMessage(raw: string, envelope: { from: string; to: string[] }): ReceivedMail {
   const split = raw.indexOf('\r\n\r\n');
   const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
@@ -74,7 +83,7 @@ function parseMessage(raw: string, envelope: { from: string; to: string[] }): Re
   const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
   const encoding = header('Content-Transfer-Encoding').toLowerCase();
   const text = encoding === 'quoted-printable' ? decodeQuotedPrintable(body) : encoding === 'base64' ? Buffer.from(body, 'base64').toString('utf8') : body;
-  return { ...envelope, subject: header('Subject'), text: Buffer.from(text, 'latin1').toString('utf8').replace(/\r\n/g, '\n'), raw };
+  return { ...envelope, subject: decodeEncodedWords(header('Subject')), text: Buffer.from(text, 'latin1').toString('utf8').replace(/\r\n/g, '\n'), raw };
 }
 
 /** Starts a real SMTP server (no TLS, no auth) on 127.0.0.1. */
