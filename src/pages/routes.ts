@@ -172,16 +172,6 @@ function wantsHtml(req: Request): boolean {
   return (req.get('accept') ?? '').includes('text/html');
 }
 
-/**
- * Whether a POST is a form's (a browser's, or curl's with -d): form-encoded, from a client that
- * takes HTML or anything. One that asks for JSON alone gets the JSON body reader's answers.
- */
-function formPost(req: Request): boolean {
-  if (!req.is('application/x-www-form-urlencoded')) return false;
-  const accept = req.get('accept') ?? '*/*';
-  return wantsHtml(req) || accept.includes('*/*') || accept.trim() === '';
-}
-
 function text(value: unknown, max: number): string {
   return typeof value === 'string' ? value.slice(0, max) : '';
 }
@@ -202,7 +192,7 @@ function homePage(deps: PageDeps, req: Request, res: Response, state: HomeFormSt
 export function pageFormRoutes(deps: PageDeps): Router {
   const router = Router();
   // Anything but a browser's form post goes on to the JSON body reader and its 4xx answers.
-  router.post('/', (req, _res, next) => next(formPost(req) ? undefined : 'router'));
+  router.post('/', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
   // PostgreSQL text cannot hold U+0000: a form field carrying one is refused (it answered 500).
   const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
     if (buf.includes('%00') || buf.includes(0)) throw new ValidationError('Form fields must not contain NUL characters (%00).');
@@ -216,7 +206,7 @@ export function pageFormRoutes(deps: PageDeps): Router {
   const reset = deps.passwordReset;
   if (reset) {
     // A browser's form post only; API clients use POST /api/auth/password/reset (JSON answers).
-    router.post('/reset-password', (req, _res, next) => next(formPost(req) ? undefined : 'router'));
+    router.post('/reset-password', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
     router.post('/reset-password', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }), async (req, res) => {
       const form = req.body as Record<string, unknown>;
       const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
@@ -235,7 +225,7 @@ export function pageFormRoutes(deps: PageDeps): Router {
   const emailSignIn = deps.emailSignIn;
   if (emailSignIn) {
     // A browser's form post only; API clients use POST /api/auth/email/verify (JSON answers).
-    router.post('/sign-in', (req, _res, next) => next(formPost(req) ? undefined : 'router'));
+    router.post('/sign-in', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
     router.post('/sign-in', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }), async (req, res) => {
       const form = req.body as Record<string, unknown>;
       const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
