@@ -225,7 +225,16 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
         res.on('close', () => streamClosed(streamed));
         while (!res.destroyed && streamed < 100 * MiB) {
           streamed += MiB;
-          if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+          if (!res.write(chunk)) {
+            // Drained or closed; both listeners go, or they pile up on the response.
+            await new Promise<void>((resolve) => {
+              const done = () => {
+                res.off('drain', done).off('close', done);
+                resolve();
+              };
+              res.on('drain', done).on('close', done);
+            });
+          }
         }
         res.end();
         return;
