@@ -4,7 +4,7 @@ import helmet from 'helmet';
 
 import type { Config } from '../../config/index.ts';
 import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter } from '../../receipts/index.ts';
-import { createAccountService } from '../accounts/index.ts';
+import { createAccountService, type NewSession } from '../accounts/index.ts';
 import { createAgentService } from '../agents/index.ts';
 import { CONTRACT_DIR as AGPK_CONTRACT_DIR } from '../agpk/index.ts';
 import type { Database } from '../db/index.ts';
@@ -23,6 +23,7 @@ import { healthRoutes } from '../routes/health.ts';
 import { jwksRoutes } from '../routes/jwks.ts';
 import { marketplaceRoutes } from '../routes/marketplace.ts';
 import { receiptRoutes } from '../routes/receipts.ts';
+import { setSessionCookies } from '../routes/session-auth.ts';
 import { TOKEN_API_AUDIENCE, tokenApiRoutes } from '../routes/token-api.ts';
 import { createBearerVerifier, createGuestTokens } from '../tokens/index.ts';
 import { createWebsite, websiteBodyErrors, websiteOpenApiOptions, websiteRoutes } from '../website/index.ts';
@@ -106,7 +107,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.all('/mcp/p/:provider', (req, res, next) => {
     gateway.passthrough(req, res, String(req.params['provider'])).catch(next);
   });
-  const emailSignIn = { signIn: selfService.signIn, https, siteOrigin: new URL(config.publicBaseUrl).origin };
+  const emailSignIn = { signIn: selfService.signIn, startSession: (res: express.Response, session: NewSession) => setSessionCookies(res, session, https), siteOrigin: new URL(config.publicBaseUrl).origin };
   app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn }));
   app.use(jsonBody(config.bodyLimitBytes));
   // The token API next: a chat completion is the API's heaviest and most frequent call.

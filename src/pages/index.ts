@@ -1,5 +1,4 @@
 /** The website's HTML pages and their static assets (issue 9). */
 export { escapeHtml, Html, html } from './html.ts';
-export { visitorLocale } from './locale.ts';
 export type { PageDeps } from './routes.ts';
 export { ASSETS_DIR, pageFormRoutes, pageRoutes } from './routes.ts';

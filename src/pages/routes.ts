@@ -2,11 +2,10 @@ import { fileURLToPath } from 'node:url';
 
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 
-import type { SignInService } from '../accounts/index.ts';
+import type { NewSession, SignInService } from '../accounts/index.ts';
 import { isApiPath, normaliseError, renderError } from '../http/index.ts';
 import { AuthError, NotFoundError, ValidationError } from '../kernel/index.ts';
 import { type ListingService, PROVIDER_SLUG } from '../marketplace/index.ts';
-import { setSessionCookies } from '../routes/session-auth.ts';
 import type { SourceService } from '../sources/index.ts';
 import type { WebsiteRouteDeps } from '../website/index.ts';
 import { accountBody } from './account.ts';
@@ -31,8 +30,11 @@ export interface PageDeps {
   packages?: Pick<SourceService, 'list'>;
   /** Password resets: the page the reset e-mail links to sets the new password. */
   passwordReset?: Pick<SignInService, 'resetPassword'>;
-  /** E-mail sign-in links: the page the link opens signs in with one click (`https`: the cookies' kind). */
-  emailSignIn?: { signIn: Pick<SignInService, 'verifyLink' | 'linkAddress'>; https: boolean; siteOrigin: string };
+  /**
+   * E-mail sign-in links: the page the link opens signs in with one click. `startSession` sets a
+   * new session's cookies (the auth routes' own); `siteOrigin` is PUBLIC_BASE_URL's origin.
+   */
+  emailSignIn?: { signIn: Pick<SignInService, 'verifyLink' | 'linkAddress'>; startSession: (res: Response, session: NewSession) => void; siteOrigin: string };
 }
 
 /** Sends one page of the site in the request's locale, built from that locale's copy. */
@@ -245,7 +247,7 @@ export function pageFormRoutes(deps: PageDeps): Router {
         else throw error;
         return;
       }
-      setSessionCookies(res, signedIn.session, emailSignIn.https);
+      emailSignIn.startSession(res, signedIn.session);
       res.setHeader('Cache-Control', 'no-store');
       res.redirect(303, signedIn.next);
     });

@@ -4,12 +4,13 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 
 import { type AccountView, type KeyManagement, type NewSession, type SessionService, type SignInService } from '../accounts/index.ts';
+import { readCookie } from '../http/index.ts';
 import { ForbiddenError, hashSecret, RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
-import { visitorLocale } from '../pages/index.ts';
 import { createRateLimiter, rateLimit, rateLimitHeaders } from '../rate-limit/index.ts';
-import { checkCsrf, cookieNames, readCookie, requireSession, setSessionCookies } from './session-auth.ts';
+import { visitorLocale } from '../website/index.ts';
+import { checkCsrf, cookieNames, requireSession, setSessionCookies } from './session-auth.ts';
 
 const Email = z.string().max(320, 'at most 320 characters');
 const RegisterLinkSchema = z.strictObject({ email: Email, name: z.string().max(200, 'at most 200 characters').optional(), next: z.string().max(512).optional() });
@@ -81,7 +82,7 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   router.post('/api/auth/email/register-link', perClient, async (req, res) => {
     const body = parseOrThrow(RegisterLinkSchema, req.body, 'request');
     await limitEmail(res, body.email);
-    await signIn.requestLink({ email: body.email, name: body.name, next: body.next, locale: visitorLocale(req) });
+    await signIn.requestLink({ email: body.email, name: body.name, next: body.next, locale: visitorLocale({ cookie: req.get('cookie'), acceptLanguage: req.get('accept-language') }) });
     res.status(202).json({ status: 'sent', message: SENT_LINK, request_id: req.requestId });
   });
 
@@ -119,7 +120,7 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   router.post('/api/auth/password/reset/request', perClient, async (req, res) => {
     const body = parseOrThrow(EmailOnlySchema, req.body, 'request');
     await limitEmail(res, body.email);
-    await signIn.requestPasswordReset(body.email, visitorLocale(req));
+    await signIn.requestPasswordReset(body.email, visitorLocale({ cookie: req.get('cookie'), acceptLanguage: req.get('accept-language') }));
     res.status(202).json({ status: 'sent', message: SENT_RESET, request_id: req.requestId });
   });
 

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 
 import { type AccountService, bearerToken, type NewSession, SESSION_TTL_MS, type SessionPrincipal, type SessionService } from '../accounts/index.ts';
+import { readCookie } from '../http/index.ts';
 import { AuthError, digestsEqual, ForbiddenError, hashSecret } from '../kernel/index.ts';
 
 declare module 'express-serve-static-core' {
@@ -23,24 +24,6 @@ export function setSessionCookies(res: Response, session: NewSession, https: boo
   res.cookie(names.session, session.token, { httpOnly: true, secure: https, sameSite: 'lax', path: '/', maxAge: SESSION_TTL_MS });
   // Readable by the site's scripts (double-submit); useless without the HttpOnly session cookie.
   res.cookie(names.csrf, session.csrfToken, { httpOnly: false, secure: https, sameSite: 'lax', path: '/', maxAge: SESSION_TTL_MS });
-}
-
-/** One cookie's value from the `Cookie` header (RFC 6265 pairs), without a parser dependency. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const pair of header.split(';')) {
-    const index = pair.indexOf('=');
-    if (index < 0) continue;
-    if (pair.slice(0, index).trim() === name) {
-      const value = pair.slice(index + 1).trim().replace(/^"(.*)"$/, '$1');
-      try {
-        return decodeURIComponent(value);
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

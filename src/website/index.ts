@@ -11,7 +11,7 @@ export type { IntentClassification, IntentIndex } from './intent-classifier.ts';
 export { buildIntentIndex, classifyIntent } from './intent-classifier.ts';
 export type { Lead, LeadService } from './leads.ts';
 export { createLeadService, LEAD_DEDUPE_WINDOW_MS } from './leads.ts';
-export { FALLBACK_LOCALE, matchLocale, negotiateLocale } from './locale.ts';
+export { FALLBACK_LOCALE, LOCALE_COOKIE, matchLocale, negotiateLocale, visitorLocale } from './locale.ts';
 export { fillTemplate, INTENT_NEXT_ACTIONS, LEAD_NEXT_ACTIONS, recommendation } from './recommend.ts';
 export type { WebsiteRouteDeps } from './routes.ts';
 export { websiteRoutes } from './routes.ts';

@@ -1,4 +1,8 @@
-import { type Locale,LOCALES } from './schemas.ts';
+import { readCookie } from '../http/index.ts';
+import { type Locale, LOCALES } from './schemas.ts';
+
+/** The cookie that remembers the language a visitor switched to on the site. */
+export const LOCALE_COOKIE = 'plaza_locale';
 
 /** The locale answers fall back to. */
 export const FALLBACK_LOCALE: Locale = 'en';
@@ -41,4 +45,13 @@ export function negotiateLocale(input: { query?: unknown; acceptLanguage?: strin
     }
   }
   return input.hint ?? FALLBACK_LOCALE;
+}
+
+/**
+ * A visitor's language from their request: the language they chose on the site (its cookie; one
+ * that does not decode is no choice), else `Accept-Language`, else English. Pages use it after
+ * `?locale=`; system e-mails use it as it is.
+ */
+export function visitorLocale(headers: { cookie?: string | undefined; acceptLanguage?: string | undefined }): Locale {
+  return negotiateLocale({ query: readCookie(headers.cookie, LOCALE_COOKIE), acceptLanguage: headers.acceptLanguage });
 }

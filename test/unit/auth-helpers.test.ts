@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { hashPassword, safeNext, verifyPassword } from '../../src/accounts/index.ts';
-import { cookieNames, readCookie } from '../../src/routes/session-auth.ts';
+import { readCookie } from '../../src/http/index.ts';
+import { cookieNames } from '../../src/routes/session-auth.ts';
 
 describe('readCookie', () => {
   it.each([
