@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,39 +174,56 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
 });
 
 describe('plaza mcp connect against a gateway that answers badly', () => {
-  it('answers a request whose event stream ended without a readable response, instead of leaving it open', async () => {
-    // The SDK's transport only reports an event it cannot parse to onerror: the request stayed
-    // unanswered until the client's own timeout.
+  /**
+   * A fake gateway that speaks just enough MCP (initialize, notifications) and a `plaza mcp
+   * connect` bridge logged in to it, initialized. `call` answers every other request; `stream`
+   * serves the GET stream of notifications.
+   */
+  async function bridgeToFakeGateway(provider: string, handlers: { call?: (res: ServerResponse) => void; stream?: (res: ServerResponse) => Promise<void> }) {
     const server = createServer(async (req, res) => {
+      if (req.method === 'GET' && handlers.stream) return void (await handlers.stream(res));
       if (req.method !== 'POST') return void res.writeHead(405).end();
       let text = '';
-      for await (const chunk of req) text += chunk;
+      for await (const part of req) text += part;
       const message = JSON.parse(text) as { id?: number; method: string };
       if (message.id === undefined) return void res.writeHead(202).end();
-      if (message.method === 'initialize') {
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bad', version: '1' } } }));
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: message\ndata: {not json\n\n');
+      if (message.method !== 'initialize' && handlers.call) return handlers.call(res);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: provider, version: '1' } } }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
     expect((await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
-    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'bad'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', provider], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return {
+      bridge,
+      send,
+      /** The messages the bridge wrote to its client so far. */
+      received: () => out.split('\n').filter(Boolean),
+      close() {
+        bridge.kill();
+        server.closeAllConnections();
+        server.close();
+      },
+    };
+  }
+
+  it('answers a request whose event stream ended without a readable response, instead of leaving it open', async () => {
+    // The SDK's transport only reports an event it cannot parse to onerror: the request stayed
+    // unanswered until the client's own timeout.
+    const fake = await bridgeToFakeGateway('bad', { call: (res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: message\ndata: {not json\n\n') });
     try {
-      let out = '';
-      bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
-      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
-      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-      send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x', arguments: {} } });
-      await expect.poll(() => out.split('\n').filter(Boolean).length, { timeout: 10_000 }).toBe(2);
-      const [, second] = out.trim().split('\n').map((line) => JSON.parse(line));
+      fake.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x', arguments: {} } });
+      await expect.poll(() => fake.received().length, { timeout: 10_000 }).toBe(2);
+      const [, second] = fake.received().map((line) => JSON.parse(line));
       expect(second).toMatchObject({ id: 2, error: { code: -32603, message: expect.stringMatching(/ended without a response/) } });
     } finally {
-      bridge.kill();
-      server.closeAllConnections();
-      server.close();
+      fake.close();
     }
   });
 
@@ -217,8 +234,8 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     let streamed = 0;
     let streamClosed: (bytes: number) => void;
     const closed = new Promise<number>((resolve) => (streamClosed = resolve));
-    const server = createServer(async (req, res) => {
-      if (req.method === 'GET') {
+    const fake = await bridgeToFakeGateway('endless', {
+      async stream(res) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write('event: message\ndata: ');
         const chunk = 'x'.repeat(MiB);
@@ -237,33 +254,16 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
           }
         }
         res.end();
-        return;
-      }
-      if (req.method !== 'POST') return void res.writeHead(405).end();
-      let text = '';
-      for await (const part of req) text += part;
-      const message = JSON.parse(text) as { id?: number; method: string };
-      if (message.id === undefined) return void res.writeHead(202).end();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'endless', version: '1' } } }));
+      },
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
-    expect((await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
-    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'endless'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
     try {
-      const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
-      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
-      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       // The bridge stops reading past 16 MiB of one event; what the sockets buffer comes on top.
       const bytes = await closed;
       expect(bytes).toBeGreaterThanOrEqual(16 * MiB);
       expect(bytes).toBeLessThan(32 * MiB);
-      expect(bridge.exitCode).toBeNull();
+      expect(fake.bridge.exitCode).toBeNull();
     } finally {
-      bridge.kill();
-      server.closeAllConnections();
-      server.close();
+      fake.close();
     }
   }, 60_000);
 });
