@@ -44,14 +44,20 @@ function page(req: Request, res: Response, build: (copy: PageCopy) => Omit<PageS
   send(res, layout({ locale, copy, path: pathWithoutLocale(req), ...build(copy) }), status);
 }
 
+/** A page whose URL holds a one-time token: never stored, and sent as a Referer only as `referrerPolicy` allows. */
+function tokenPage(req: Request, res: Response, referrerPolicy: 'no-referrer' | 'same-origin', build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>, status: number): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Referrer-Policy', referrerPolicy);
+  page(req, res, build, status);
+}
+
 /** The page the reset e-mail links to: a form for the new password (no script needed). */
 function resetPage(req: Request, res: Response, state: { token: string; error?: string; done?: boolean }, status = 200): void {
-  res.setHeader('Cache-Control', 'no-store');
   // The token is in the URL: never sent on as a Referer.
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  page(
+  tokenPage(
     req,
     res,
+    'no-referrer',
     (copy) => {
       const r = copy.reset;
       const body = state.done
@@ -76,13 +82,12 @@ function resetPage(req: Request, res: Response, state: { token: string; error?: 
  * nothing up, so a mail scanner that fetches it before its reader does not spend it.
  */
 function signInPage(req: Request, res: Response, state: { token: string; email?: string | undefined; error?: string }, status = 200): void {
-  res.setHeader('Cache-Control', 'no-store');
   // The token is in the URL: sent on as a Referer to this site only. (With no-referrer a browser
   // posts the form with `Origin: null`, which the post refuses as another site's.)
-  res.setHeader('Referrer-Policy', 'same-origin');
-  page(
+  tokenPage(
     req,
     res,
+    'same-origin',
     (copy) => {
       const s = copy.signIn;
       const body = state.error
