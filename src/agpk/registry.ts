@@ -1,6 +1,7 @@
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { breakStaleLock, createLockFile, pidLockStale } from '../kernel/index.ts';
 import { AgpkError } from './errors.ts';
 import { writeFileAtomic } from './internal/atomic-write.ts';
 import type { AgentCommand, Lifecycle } from './manifest.ts';
@@ -42,14 +43,8 @@ export interface Registry {
   locked<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** The lock of a dead installer is stale; one naming no pid (an older Plaza's, cut short) after 10 s. */
+const staleLock = pidLockStale(10_000);
 
 /**
  * Installed packages by id with no prototype: a package id such as `constructor` or `toString`
@@ -97,22 +92,10 @@ export function createRegistry(home: string, options: { lockTimeoutMs?: number }
     async locked(fn) {
       await ensure();
       const deadline = Date.now() + lockTimeoutMs;
-      for (;;) {
-        try {
-          const fd = await open(lockFile, 'wx');
-          await fd.writeFile(String(process.pid));
-          await fd.close();
-          break;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-          const holder = Number(await readFile(lockFile, 'utf8').catch(() => ''));
-          if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
-            await rm(lockFile, { force: true });
-            continue;
-          }
-          if (Date.now() > deadline) throw new AgpkError('conflict', `another agpk operation holds ${lockFile}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
+      while (!createLockFile(lockFile, String(process.pid))) {
+        if (breakStaleLock(lockFile, staleLock)) continue;
+        if (Date.now() > deadline) throw new AgpkError('conflict', `another agpk operation holds ${lockFile}`);
+        await new Promise((r) => setTimeout(r, 100));
       }
       try {
         return await fn();

@@ -1,5 +1,7 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { breakStaleLock, createLockFile, processAlive } from '../kernel/index.ts';
 
 /** Name of the lock file a Plaza server keeps in its embedded data folder. */
 export const LOCK_FILE = 'plaza.lock';
@@ -21,21 +23,34 @@ export class DataDirLockedError extends Error {
   }
 }
 
-function isAlive(pid: number): boolean {
+/**
+ * The lock's owner when it is a live process other than this one. A lock naming this process is
+ * one it left itself (a database opened again in the same process) and counts as free.
+ */
+function liveOwner(text: string): LockOwner | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    const owner = JSON.parse(text) as LockOwner;
+    if (typeof owner.pid === 'number' && owner.pid !== process.pid && processAlive(owner.pid)) return owner;
+  } catch {
+    // Not an owner: see stale.
   }
+  return undefined;
+}
+
+/** A lock with no live owner is stale; one that names none (an older Plaza's, cut short) once 10 s old. */
+function stale(text: string, ageMs: number): boolean {
+  try {
+    JSON.parse(text);
+  } catch {
+    return ageMs >= 10_000;
+  }
+  return liveOwner(text) === undefined;
 }
 
 /** The live owner of `dir`'s lock, or undefined when the folder is free (stale locks count as free). */
 export function readLockOwner(dir: string): LockOwner | undefined {
   try {
-    const owner = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as LockOwner;
-    if (typeof owner.pid === 'number' && owner.pid !== process.pid && isAlive(owner.pid)) return owner;
-    return undefined;
+    return liveOwner(readFileSync(join(dir, LOCK_FILE), 'utf8'));
   } catch {
     return undefined;
   }
@@ -43,22 +58,19 @@ export function readLockOwner(dir: string): LockOwner | undefined {
 
 /**
  * Takes the exclusive lock on an embedded data folder: PGlite must have exactly one owner
- * process, or the folder is corrupted. Stale locks (dead pid) are taken over. Returns the release.
+ * process, or the folder is corrupted. A stale lock (dead pid) is broken by one process at a
+ * time (see breakStaleLock). Returns the release.
  */
 export function acquireDataDirLock(dir: string): () => void {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, LOCK_FILE);
   const me: LockOwner = { pid: process.pid, startedAt: new Date().toISOString() };
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      writeFileSync(path, JSON.stringify(me), { flag: 'wx', mode: 0o600 });
-      return () => rmSync(path, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = readLockOwner(dir);
-      if (owner) throw new DataDirLockedError(dir, owner);
-      rmSync(path, { force: true });
-    }
+  for (let attempt = 0; attempt < 50; attempt++) {
+    if (createLockFile(path, JSON.stringify(me))) return () => rmSync(path, { force: true });
+    const owner = readLockOwner(dir);
+    if (owner) throw new DataDirLockedError(dir, owner);
+    // Another process is breaking the lock, or it is fresh and still names nobody: look again soon.
+    if (!breakStaleLock(path, stale)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
-  throw new Error(`Could not take the lock ${path}`);
+  throw new Error(`Could not take the lock ${path}: another process holds it, or is taking it`);
 }

@@ -1,6 +1,6 @@
 /** Pins the embedded data folder's single-owner lock. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,6 +27,24 @@ describe('acquireDataDirLock', () => {
     const release = acquireDataDirLock(dir);
     release();
     expect(readLockOwner(dir)).toBeUndefined();
+    acquireDataDirLock(dir)();
+  });
+});
+
+describe('acquireDataDirLock against a lock being written', () => {
+  it('does not take over a lock file that exists but names no owner yet', () => {
+    // Another process has created the file and not yet written its pid into it.
+    const dir = mkdtempSync(join(tmpdir(), 'plaza-lock-'));
+    writeFileSync(join(dir, 'plaza.lock'), '');
+    expect(() => acquireDataDirLock(dir)).toThrow(/Could not take the lock/);
+    expect(readFileSync(join(dir, 'plaza.lock'), 'utf8')).toBe('');
+  });
+
+  it('takes over a lock that names no owner once it is old (a crash while it was written)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plaza-lock-'));
+    writeFileSync(join(dir, 'plaza.lock'), '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(join(dir, 'plaza.lock'), old, old);
     acquireDataDirLock(dir)();
   });
 });
