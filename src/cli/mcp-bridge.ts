@@ -79,6 +79,28 @@ function requestIds(body: unknown): Array<string | number> {
   }
 }
 
+/** A GET of the notification stream answered this way is not worth asking again. */
+function refusedForGood(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 405 && status !== 408 && status !== 429;
+}
+
+/** undici's "fetch failed" names neither the address nor the cause: this error does. */
+function unreachable(input: string | URL | Request, error: unknown): unknown {
+  if (!(error instanceof TypeError)) return error; // an abort, which the SDK tells apart by name
+  const url = input instanceof Request ? input.url : String(input);
+  // localhost tried on ::1 and 127.0.0.1 fails with an AggregateError: a code, an empty message.
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const why = typeof cause?.message === 'string' && cause.message ? cause.message : typeof cause?.code === 'string' ? cause.code : error.message;
+  return new TypeError(`cannot reach ${url}: ${why}`, { cause: error });
+}
+
+/**
+ * A notification stream that breaks off (Plaza restarting, a network blip) is reopened for as long
+ * as the bridge runs, at most 10 s apart; the SDK's default gives up after two tries, and the
+ * client then got no server notification for the rest of its session.
+ */
+const NOTIFICATION_STREAM_RECONNECTION = { initialReconnectionDelay: 1_000, maxReconnectionDelay: 10_000, reconnectionDelayGrowFactor: 1.5, maxRetries: Number.POSITIVE_INFINITY };
+
 /**
  * A fetch for the SDK's transport that bounds each POST's answer (past MAX_ANSWER_BYTES it breaks
  * off) and each event of the GET notification stream (past MAX_EVENT_BYTES), and, once a POST's answer has ended or broken off, calls `ended` with the ids it asked: the
@@ -87,7 +109,16 @@ function requestIds(body: unknown): Array<string | number> {
  */
 function boundedFetch(ended: (ids: Array<string | number>, why: string) => void): typeof fetch {
   return async (input, init) => {
-    const res = await fetch(input, init);
+    const res = await fetch(input, init).catch((error: unknown) => {
+      throw unreachable(input, error);
+    });
+    if (init?.method === 'GET' && refusedForGood(res.status)) {
+      // The SDK reopens a notification stream that fails; one the gateway refuses stays refused
+      // (a session it no longer knows, a revoked agent). A 405 is the SDK's "no stream here".
+      void res.body?.cancel().catch(() => undefined);
+      process.stderr.write(`plaza: gateway: notification stream refused (HTTP ${res.status}); server notifications stop until the client reconnects\n`);
+      return new Response(null, { status: 405 });
+    }
     if (!res.body) {
       const ids = init?.method === 'POST' ? requestIds(init.body) : [];
       if (ids.length > 0) ended(ids, 'the gateway answered without a body');
@@ -144,7 +175,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       }
     }, 100).unref();
   };
-  const upstream = new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout) });
+  const upstream = new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout), reconnectionOptions: NOTIFICATION_STREAM_RECONNECTION });
   const local = new StdioServerTransport();
   let closing = false;
   // The client ends the session by closing our stdin (MCP stdio transport); the SDK's stdio server

@@ -196,15 +196,25 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     expect((await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
     const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', provider], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    bridge.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
     send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
+    await expect.poll(() => out.includes('"id":1'), { timeout: 10_000 }).toBe(true);
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     return {
       bridge,
       send,
       /** The messages the bridge wrote to its client so far. */
       received: () => out.split('\n').filter(Boolean),
+      /** What the bridge wrote to stderr so far. */
+      errors: () => err,
+      /** The fake gateway stops listening (and drops its connections). */
+      stopGateway() {
+        server.closeAllConnections();
+        server.close();
+      },
       close() {
         bridge.kill();
         server.closeAllConnections();
@@ -222,6 +232,61 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
       await expect.poll(() => fake.received().length, { timeout: 10_000 }).toBe(2);
       const [, second] = fake.received().map((line) => JSON.parse(line));
       expect(second).toMatchObject({ id: 2, error: { code: -32603, message: expect.stringMatching(/ended without a response/) } });
+    } finally {
+      fake.close();
+    }
+  });
+
+  it('reopens the notification stream once the gateway is back, however long it was gone', async () => {
+    // A Plaza restart (Ctrl-C drains for up to 10 s, then a start): the SDK's transport gives up
+    // the GET stream after two failed reopenings, and the client got no notification again.
+    let gets = 0;
+    const fake = await bridgeToFakeGateway('restarts', {
+      async stream(res) {
+        gets++;
+        if (gets === 1) return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end();
+        if (gets <= 3) return void res.socket?.destroy();
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'back' } })}\n\n`);
+      },
+    });
+    try {
+      await expect.poll(() => fake.received().some((line) => line.includes('notifications/message')), { timeout: 15_000, interval: 200 }).toBe(true);
+      expect(gets).toBe(4);
+    } finally {
+      fake.close();
+    }
+  }, 20_000);
+
+  it('stops reopening a notification stream the gateway refuses (4xx), and says so', async () => {
+    // Reopened for ever, it would ask every few seconds for a session that cannot come back.
+    let gets = 0;
+    const fake = await bridgeToFakeGateway('refuses', {
+      async stream(res) {
+        gets++;
+        // Open once, then the session is gone (an upstream that forgot it, or a revoked agent).
+        if (gets === 1) return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end();
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+      },
+    });
+    try {
+      await expect.poll(() => fake.errors(), { timeout: 10_000 }).toMatch(/notification stream refused \(HTTP 404\)/);
+      await new Promise((r) => setTimeout(r, 4_000));
+      expect(gets).toBe(2);
+    } finally {
+      fake.close();
+    }
+  }, 15_000);
+
+  it('names the gateway it cannot reach and why, not just "fetch failed"', async () => {
+    const fake = await bridgeToFakeGateway('gone', {});
+    fake.stopGateway();
+    fake.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    try {
+      await expect.poll(() => fake.received().length, { timeout: 10_000 }).toBe(2);
+      const second = JSON.parse(fake.received()[1]!);
+      expect(second).toMatchObject({ id: 2, error: { code: -32603 } });
+      expect(second.error.message).toMatch(/gateway request failed: cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp\/p\/gone: .*ECONNREFUSED/);
     } finally {
       fake.close();
     }
