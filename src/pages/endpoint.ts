@@ -1,7 +1,7 @@
 import type { Endpoint, ProbeRunRecord, Tool } from '../marketplace/index.ts';
 import { latencyChart } from './chart.ts';
 import { fill, type PageCopy } from './copy.ts';
-import { type Html, html } from './html.ts';
+import { excerpt, type Html, html } from './html.ts';
 import { healthBadge } from './marketplace.ts';
 
 /** One endpoint: its listing metadata, online tools, and probe history as chart and table. */
@@ -28,7 +28,7 @@ export function endpointBody(endpoint: Endpoint, probes: ProbeRunRecord[], tools
   <h2 id="tools-title">${m.tools} (${tools.length})</h2>
   ${tools.length === 0 && endpoint.toolCount > 0 ? html`<p class="muted" id="tools-offline">${fill(e.toolsOffline, { count: endpoint.toolCount })}</p>` : ''}
   <ul class="tools compact">
-    ${tools.map((t) => html`<li><code>${t.name}</code> ${healthBadge(t.health, copy)} <span class="muted">${t.description.split(/\n/)[0]!.slice(0, 200)}</span></li>`)}
+    ${tools.map((t) => html`<li><code>${t.name}</code> ${healthBadge(t.health, copy)} <span class="muted">${excerpt(t.description, 200)}</span></li>`)}
   </ul>
 </section>
 <section aria-labelledby="history-title">

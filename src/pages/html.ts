@@ -47,3 +47,17 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
 export function jsonData(value: unknown): Html {
   return new Html(JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029'));
 }
+
+/**
+ * The first line of `text`, at most `max` characters: a longer one is cut after its last whole word
+ * that fits (a lone word is cut where it must), never inside a surrogate pair, and ends with "…" so
+ * a reader knows there is more.
+ */
+export function excerpt(text: string, max: number): string {
+  const line = text.split('\n', 1)[0]!.trimEnd();
+  const chars = Array.from(line);
+  if (chars.length <= max) return line;
+  const cut = chars.slice(0, max - 1).join('');
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}

@@ -1,6 +1,6 @@
 import type { Endpoint, Page, Tool } from '../marketplace/index.ts';
 import { fill, type PageCopy } from './copy.ts';
-import { type Html, html } from './html.ts';
+import { excerpt, type Html, html } from './html.ts';
 
 /** What the marketplace page shows. */
 export interface MarketplaceView {
@@ -42,7 +42,7 @@ function toolList(view: MarketplaceView, copy: PageCopy): Html {
       return html`<li class="card tool" data-tool="${t.name}" data-provider="${t.provider}">
         <div class="tool-head"><h3><code>${t.name}</code></h3>${healthBadge(t.health, copy)}</div>
         <p class="small">${m.provider}: <a href="/marketplace/endpoints/${t.endpointId}">${t.provider}</a></p>
-        <p>${t.description.split(/\n/)[0]!.slice(0, 300)}</p>
+        <p>${excerpt(t.description, 300)}</p>
         ${t.requiresAgin ? html`<p class="small note">${m.requiresAgin}${t.callerIdentity ? html` — ${t.callerIdentity}` : ''}</p>` : ''}
         ${credentialNote(endpoint, copy)}
       </li>`;

@@ -8,7 +8,7 @@ import type { Endpoint } from '../../src/marketplace/index.ts';
 import { latencyChart } from '../../src/pages/chart.ts';
 import { pageCopy } from '../../src/pages/copy.ts';
 import { endpointBody } from '../../src/pages/endpoint.ts';
-import { html, jsonData } from '../../src/pages/html.ts';
+import { excerpt, html, jsonData } from '../../src/pages/html.ts';
 import { marketplaceBody } from '../../src/pages/marketplace.ts';
 
 describe('html', () => {
@@ -35,6 +35,20 @@ describe('jsonData', () => {
     const out = jsonData({ text: '</script><script>alert(1)</script>', line: '\u2028' }).value;
     expect(out).not.toContain('</script');
     expect(JSON.parse(out)).toEqual({ text: '</script><script>alert(1)</script>', line: '\u2028' });
+  });
+});
+
+describe('excerpt', () => {
+  it.each([
+    ['short and whole', 20, 'short and whole'],
+    ['first line only\nsecond line', 40, 'first line only'],
+    ['a description that goes on and on', 20, 'a description that…'],
+    ['Supercalifragilisticexpialidocious', 10, 'Supercali…'],
+    ['天气 预报 😀😀😀😀😀', 8, '天气 预报…'],
+    ['😀😀😀😀😀', 3, '😀😀…'],
+  ])('cuts %j to at most %i characters, saying so', (text, max, expected) => {
+    expect(excerpt(text, max)).toBe(expected);
+    expect(Array.from(excerpt(text, max)).length).toBeLessThanOrEqual(max);
   });
 });
 
