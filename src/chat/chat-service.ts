@@ -63,11 +63,12 @@ export function createChatService(options: ChatServiceOptions): ChatService {
 
     async complete(input) {
       requireScope(input.principal, 'chat');
-      const request = parse(input.body);
+      // Requests to an upstream model pass through whatever OpenAI fields the upstream understands.
+      const request = parse(input.body, (name) => registry.resolve(name).backend === 'upstream');
       const model = registry.resolve(request.model);
       // The most this request may use: its prompt (about 3 characters a token, on the safe side)
-      // and its completion budget. Settled with the real usage once the answer is done.
-      const reserve = request.messages.reduce((sum, m) => sum + 4 + Math.ceil(m.content.length / 3), 3) + completionBudget(request, maxTokens);
+      // and the completion budget of each choice. Settled with the real usage once the answer is done.
+      const reserve = request.messages.reduce((sum, m) => sum + 4 + Math.ceil(m.content.length / 3), 3) + completionBudget(request, maxTokens) * (request.n ?? 1);
       const admission = await limits.admit(input.principal.subject, input.ip, reserve);
       const { headers } = admission;
       const backend = model.backend === 'upstream' ? backends.upstream! : backends.embedded;

@@ -2,8 +2,11 @@ import { z } from 'zod';
 
 import { ValidationError } from '../kernel/index.ts';
 
-/** Roles a request may carry (spec §2.16: system and user; assistant for earlier turns). */
-export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
+/**
+ * Roles a request to the embedded assistant may carry (spec §2.16: system and user; assistant for
+ * earlier turns; developer, OpenAI's newer name for system).
+ */
+export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant'] as const;
 
 /** Most messages one request may carry. */
 export const MAX_MESSAGES = 256;
@@ -41,36 +44,82 @@ export function chatRequestSchema(maxTokensCap: number) {
   });
 }
 
+/**
+ * A request to an upstream model: only what Plaza reads itself is checked (the model, the messages'
+ * shape, the completion budget, streaming); everything else — `tools`, `tool_choice`,
+ * `response_format`, `logprobs`, `n`, `tool` messages, image parts, a server's own extensions —
+ * goes upstream as the client sent it, and the upstream judges it (a proxy that refused them
+ * would break every agent).
+ */
+export function upstreamRequestSchema(maxTokensCap: number) {
+  const maxTokens = z.number().int().min(1).max(maxTokensCap);
+  return z.looseObject({
+    model: z.string().min(1).max(200),
+    messages: z
+      .array(
+        z.looseObject({
+          role: z.string().min(1).max(64),
+          content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
+        }),
+      )
+      .min(1)
+      .max(MAX_MESSAGES),
+    max_tokens: maxTokens.nullish(),
+    max_completion_tokens: maxTokens.nullish(),
+    n: z.number().int().min(1).max(128).nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+  });
+}
+
 type RawChatRequest = z.infer<ReturnType<typeof chatRequestSchema>>;
 
-/** One message, content flattened to text. */
+/** One message, content flattened to text (what Plaza counts and the embedded assistant reads). */
 export interface ChatMessage {
-  role: (typeof CHAT_ROLES)[number];
+  role: string;
   content: string;
   name?: string;
 }
 
-/** A validated chat request; OpenAI field names kept so it can be forwarded as-is. */
-export type ChatRequest = Omit<RawChatRequest, 'messages'> & { messages: ChatMessage[] };
+/**
+ * A validated chat request: the fields Plaza reads, messages as text, and `body`, the request as
+ * the client sent it (OpenAI field names), which is what goes upstream.
+ */
+export type ChatRequest = Pick<RawChatRequest, 'model' | 'max_tokens' | 'max_completion_tokens' | 'n' | 'stream'> &
+  Partial<Pick<RawChatRequest, 'stop'>> & {
+    messages: ChatMessage[];
+    stream_options?: { include_usage?: boolean | undefined } | null | undefined;
+    body: Record<string, unknown>;
+  };
 
-/** Parses a request body; a failure is a 400 whose `param` names the first field at fault. */
-export function parseChatRequest(body: unknown, maxTokensCap: number): ChatRequest {
-  return chatRequestParser(maxTokensCap)(body);
+/**
+ * Parses a request body; a failure is a 400 whose `param` names the first field at fault. Strict
+ * (the embedded assistant's fields only) unless `upstream`.
+ */
+export function parseChatRequest(body: unknown, maxTokensCap: number, upstream = false): ChatRequest {
+  return chatRequestParser(maxTokensCap)(body, () => upstream);
 }
 
 /**
- * A parser with its schema built once: zod compiles a schema on first use, and compiling one per
- * request cost more than the parse itself.
+ * A parser with its schemas built once: zod compiles a schema on first use, and compiling one per
+ * request cost more than the parse itself. `upstream(model)` tells whether the model named in the
+ * body is served by an upstream (it throws for an unknown model).
  */
-export function chatRequestParser(maxTokensCap: number): (body: unknown) => ChatRequest {
-  const schema = chatRequestSchema(maxTokensCap);
-  return (body) => parseWith(schema, body, maxTokensCap);
+export function chatRequestParser(maxTokensCap: number): (body: unknown, upstream: (model: string) => boolean) => ChatRequest {
+  const strict = chatRequestSchema(maxTokensCap);
+  const loose = upstreamRequestSchema(maxTokensCap);
+  return (body, upstream) => {
+    if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ValidationError('Request body must be a JSON object with "model" and "messages".', { param: null });
+    }
+    // A missing or malformed model is reported by the strict schema, like any other field.
+    const model = (body as Record<string, unknown>)['model'];
+    const schema = typeof model === 'string' && model !== '' && model.length <= 200 && upstream(model) ? loose : strict;
+    return parseWith(schema, body as Record<string, unknown>, maxTokensCap);
+  };
 }
 
-function parseWith(schema: ReturnType<typeof chatRequestSchema>, body: unknown, maxTokensCap: number): ChatRequest {
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ValidationError('Request body must be a JSON object with "model" and "messages".', { param: null });
-  }
+function parseWith(schema: ReturnType<typeof chatRequestSchema> | ReturnType<typeof upstreamRequestSchema>, body: Record<string, unknown>, maxTokensCap: number): ChatRequest {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -82,11 +131,27 @@ function parseWith(schema: ReturnType<typeof chatRequestSchema>, body: unknown, 
         : `Invalid value for '${param}': ${issue.message}${param.endsWith('max_tokens') ? ` (an integer from 1 to ${maxTokensCap})` : ''}`;
     throw new ValidationError(message, { param, details: parsed.error.issues.slice(0, 5).map((i) => ({ param: paramOf(i.path), message: i.message })) });
   }
-  const messages = parsed.data.messages.map((m): ChatMessage => {
-    const content = typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join('');
-    return m.name === undefined ? { role: m.role, content } : { role: m.role, content, name: m.name };
+  const messages = parsed.data.messages.map((m: Record<string, unknown>): ChatMessage => {
+    const content = messageText(m);
+    return typeof m['name'] === 'string' ? { role: m['role'] as string, content, name: m['name'] } : { role: m['role'] as string, content };
   });
-  return { ...parsed.data, messages };
+  return { ...(parsed.data as Omit<ChatRequest, 'messages' | 'body'>), messages, body };
+}
+
+/**
+ * The text of a message as Plaza counts it: its content (text parts joined; images and other
+ * parts are left to the upstream's usage) and the names and arguments of its tool calls.
+ */
+function messageText(message: Record<string, unknown>): string {
+  const { content, tool_calls: toolCalls } = message;
+  let text = typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('') : '';
+  if (Array.isArray(toolCalls)) {
+    for (const call of toolCalls as { function?: { name?: unknown; arguments?: unknown } }[]) {
+      if (typeof call?.function?.name === 'string') text += ` ${call.function.name}`;
+      if (typeof call?.function?.arguments === 'string') text += call.function.arguments;
+    }
+  }
+  return text;
 }
 
 /** `['messages', 0, 'role']` -> `messages[0].role`. */
@@ -99,7 +164,7 @@ export function paramOf(path: readonly PropertyKey[]): string {
   return out;
 }
 
-/** The completion budget of a request: `max_completion_tokens`, else `max_tokens`, else `fallback`. */
-export function completionBudget(request: ChatRequest, fallback: number): number {
+/** The completion budget of one choice: `max_completion_tokens`, else `max_tokens`, else `fallback`. */
+export function completionBudget(request: Pick<ChatRequest, 'max_tokens' | 'max_completion_tokens'>, fallback: number): number {
   return request.max_completion_tokens ?? request.max_tokens ?? fallback;
 }

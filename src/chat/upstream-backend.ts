@@ -38,7 +38,7 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
         exchange.release();
       }
       if (body === null || typeof body !== 'object' || !Array.isArray(body['choices'])) throw new UpstreamError('The model backend sent an answer without choices.');
-      const usage = usageOf(body['usage']) ?? approximate(call, contentOf(body['choices']));
+      const usage = usageOf(body['usage']) ?? approximate(call, choicesText(body['choices'], 'message'));
       // request_id is Plaza's to give (the response's id for support); an upstream's is dropped.
       const { request_id: _upstreamRequestId, ...rest } = body;
       return { body: { ...rest, usage }, usage };
@@ -123,8 +123,7 @@ class CompletionText {
   #fold(): void {
     for (const data of this.#chunks) {
       try {
-        const delta = (JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] }).choices?.[0]?.delta?.content;
-        if (typeof delta === 'string') this.#text += delta;
+        this.#text += choicesText((JSON.parse(data) as { choices?: unknown }).choices, 'delta');
       } catch {
         // A malformed chunk carries no countable text (it ended the stream when it arrived).
       }
@@ -134,12 +133,13 @@ class CompletionText {
   }
 }
 
+/** The client's request as it came (top-level nulls left out), for the upstream model, asking for usage when streaming. */
 function upstreamBody(call: BackendCall, stream: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(call.request)) if (value !== undefined && value !== null) out[key] = value;
+  for (const [key, value] of Object.entries(call.request.body)) if (value !== undefined && value !== null) out[key] = value;
   out['model'] = call.backendModel;
   out['stream'] = stream;
-  if (stream) out['stream_options'] = { include_usage: true };
+  if (stream) out['stream_options'] = { ...(out['stream_options'] as Record<string, unknown> | undefined), include_usage: true };
   else delete out['stream_options'];
   return out;
 }
@@ -166,9 +166,20 @@ function usageOf(value: unknown): Usage | undefined {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
 }
 
-function contentOf(choices: unknown[]): string {
-  const message = (choices[0] as { message?: { content?: unknown } } | undefined)?.message;
-  return typeof message?.content === 'string' ? message.content : '';
+/** The generated text of every choice: content, and the names and arguments of tool calls. */
+function choicesText(choices: unknown, field: 'message' | 'delta'): string {
+  if (!Array.isArray(choices)) return '';
+  let text = '';
+  for (const choice of choices as Record<string, { content?: unknown; tool_calls?: unknown } | undefined>[]) {
+    const message = choice?.[field];
+    if (typeof message?.content === 'string') text += message.content;
+    if (!Array.isArray(message?.tool_calls)) continue;
+    for (const call of message.tool_calls as { function?: { name?: unknown; arguments?: unknown } }[]) {
+      if (typeof call?.function?.name === 'string') text += ` ${call.function.name}`;
+      if (typeof call?.function?.arguments === 'string') text += call.function.arguments;
+    }
+  }
+  return text;
 }
 
 function approximate(call: BackendCall, completion: string): Usage {

@@ -13,7 +13,7 @@ import { type AddressInfo, connect } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { createUpstreamBackend } from '../../src/chat/index.ts';
+import { createUpstreamBackend, parseChatRequest } from '../../src/chat/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -124,6 +124,85 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     expect(sent.headers.authorization).toBe('Bearer sk-upstream-secret');
     expect(sent.body).toMatchObject({ model: 'up-model', temperature: 0.5, stream: false, messages: [{ role: 'user', content: 'Hello there' }] });
     await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-json' } })).toMatchObject({ model: 'fast', promptTokens: 11, completionTokens: 7, totalTokens: 18 });
+  });
+
+  it('forwards tools, tool results, images, response_format, logprobs, n and the other OpenAI fields intact (openai client)', async () => {
+    const toolCall = { id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+    const request: OpenAI.ChatCompletionCreateParamsNonStreaming = {
+      model: 'up-model',
+      messages: [
+        { role: 'developer', content: 'Use the tools.' },
+        { role: 'user', content: [{ type: 'text', text: 'Weather here?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } }] },
+        { role: 'assistant', content: null, tool_calls: [toolCall] },
+        { role: 'tool', tool_call_id: 'call_1', content: '{"temp":21}' },
+      ],
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' } } },
+      logprobs: true,
+      top_logprobs: 2,
+      n: 2,
+      seed: 7,
+      user: 'end-user-1',
+      logit_bias: { '50256': -100 },
+      max_completion_tokens: 50,
+    };
+    const answer = {
+      id: 'chatcmpl-up',
+      object: 'chat.completion',
+      created: 1,
+      model: 'up-model',
+      choices: [0, 1].map((index) => ({ index, message: { role: 'assistant', content: null, tool_calls: [{ ...toolCall, id: `call_${index + 2}` }] }, logprobs: { content: [] }, finish_reason: 'tool_calls' })),
+      usage: UPSTREAM_USAGE,
+    };
+    upstream.handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer));
+    };
+    const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+    const completion = await client.chat.completions.create(request);
+    const { model: _model, ...rest } = request;
+    expect(upstream.requests[0]!.body).toEqual({ ...rest, model: 'up-model', stream: false });
+    expect(completion.choices.map((c) => [c.finish_reason, c.message.tool_calls])).toEqual(answer.choices.map((c) => [c.finish_reason, c.message.tool_calls]));
+  });
+
+  it('relays a llama.cpp-style tool-call stream: CRLF, "data:" without a space, comments, usage on the finishing chunk', async () => {
+    const base = { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model' };
+    const events = [
+      { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'get_weather', arguments: '' } }] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: UPSTREAM_USAGE, timings: { predicted_n: 7 } },
+    ];
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      res.write(': keep-alive\r\n\r\n');
+      for (const event of events) res.write(`data:${JSON.stringify(event)}\r\n\r\n`);
+      res.end('data: [DONE]\r\n\r\n');
+    };
+    const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+    const stream = await client.chat.completions.create({
+      model: 'up-model',
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let args = '';
+    let name: string | undefined;
+    let finish: string | null | undefined;
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const part of stream) {
+      const call = part.choices[0]?.delta.tool_calls?.[0];
+      name ??= call?.function?.name;
+      args += call?.function?.arguments ?? '';
+      finish = part.choices[0]?.finish_reason ?? finish;
+      usage = part.usage ?? usage;
+    }
+    expect(upstream.requests[0]!.body.tools).toHaveLength(1);
+    expect([name, args, finish, usage]).toEqual(['get_weather', '{"city":"Paris"}', 'tool_calls', UPSTREAM_USAGE]);
   });
 
   it('passes chunks through in order before the upstream has finished', async () => {
@@ -414,7 +493,7 @@ describe('the upstream connection pool', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const backend = createUpstreamBackend({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: undefined, timeoutMs: 2_000, maxRetries: 0 });
-      const call = { request: { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] }, backendModel: 'm', locale: undefined, signal: new AbortController().signal };
+      const call = { request: parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, 4096, true), backendModel: 'm', locale: undefined, signal: new AbortController().signal };
       expect((await backend.complete(call)).usage).toEqual(UPSTREAM_USAGE);
       // Let the connection go back to the pool, then reuse it.
       await new Promise((resolve) => setTimeout(resolve, 20));

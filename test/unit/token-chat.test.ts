@@ -61,6 +61,41 @@ describe('parseChatRequest', () => {
   it('rejects a non-object body without a param', () => {
     expect(paramOf([ok])).toBeNull();
   });
+
+  it('keeps a request for an upstream model as sent, and counts tool calls as text', () => {
+    const body = {
+      model: 'gpt',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        { role: 'tool', tool_call_id: 'c', content: '2' },
+      ],
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      n: 2,
+      top_k: 40,
+    };
+    const parsed = parseChatRequest(body, 4096, true);
+    expect(parsed.body).toBe(body);
+    expect(parsed.messages.map((m) => [m.role, m.content])).toEqual([['user', 'look'], ['assistant', ' f{"a":1}'], ['tool', '2']]);
+    expect(() => parseChatRequest(body, 4096)).toThrow(ValidationError);
+  });
+
+  it.each([
+    ['huge max_tokens', { ...ok, max_tokens: 10_000_000 }, 'max_tokens'],
+    ['a message without a role', { ...ok, messages: [{ content: 'x' }] }, 'messages[0].role'],
+    ['a numeric content', { ...ok, messages: [{ role: 'user', content: 5 }] }, 'messages[0].content'],
+    ['a string include_usage', { ...ok, stream: true, stream_options: { include_usage: 'yes' } }, 'stream_options.include_usage'],
+    ['n of 0', { ...ok, n: 0 }, 'n'],
+  ])('still checks what Plaza reads in a request for an upstream model: %s', (_name, body, param) => {
+    const error = (() => {
+      try {
+        parseChatRequest(body, 4096, true);
+      } catch (e) {
+        return e as ValidationError;
+      }
+    })();
+    expect(error?.param).toBe(param);
+  });
 });
 
 describe('token approximation', () => {
