@@ -25,7 +25,7 @@ const RETRYABLE = new Set([500, 502, 503, 504]);
 const PAUSE_AT_EVENTS = 64;
 /** Largest non-streamed answer read from the model backend (an answer is text; 16 MiB is no answer). */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
-const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'PLAZA_EVENT_TIMEOUT']);
 /** A pooled connection the upstream closed while it sat idle, seen when the request is written. */
 const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
@@ -52,7 +52,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
     for (let attempt = 0; attempt <= options.maxRetries; attempt++) {
       if (attempt > 0) await sleep(Math.min(2_000, 200 * 2 ** (attempt - 1)), signal);
       if (signal.aborted) throw new UpstreamError('The client went away.');
-      const exchange = new UpstreamExchange(mode, signal);
+      const exchange = new UpstreamExchange(mode, signal, timeoutMs);
       agent.dispatch({ ...target, headers: accept[mode], body }, exchange);
       try {
         await exchange.started;
@@ -90,6 +90,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly started: Promise<void>;
   readonly #mode: 'sse' | 'json';
   readonly #signal: AbortSignal;
+  readonly #silenceMs: number;
   #resolveStart!: () => void;
   #rejectStart!: (error: Error) => void;
   #controller: Dispatcher.DispatchController | undefined;
@@ -104,9 +105,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #failure: Error | undefined;
   #wake: (() => void) | undefined;
 
-  constructor(mode: 'sse' | 'json', signal: AbortSignal) {
+  /** `silenceMs`: the longest Plaza waits in `next()` for an event (comments and blank lines are none). */
+  constructor(mode: 'sse' | 'json', signal: AbortSignal, silenceMs: number) {
     this.#mode = mode;
     this.#signal = signal;
+    this.#silenceMs = silenceMs;
     this.started = new Promise<void>((resolve, reject) => {
       this.#resolveStart = resolve;
       this.#rejectStart = reject;
@@ -125,12 +128,18 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return code !== undefined && TIMEOUTS.has(code);
   }
 
-  /** The next non-empty batch of SSE event data, or undefined at the end; throws when the body broke off. */
+  /**
+   * The next non-empty batch of SSE event data, or undefined at the end; throws when the body broke
+   * off, or when no event came within `silenceMs`: undici's body timeout is reset by any byte, so
+   * an upstream sending only comments (`: keep-alive`) would otherwise hold the completion open.
+   */
   async next(): Promise<string[] | undefined> {
     while (this.#queue.length === 0) {
       if (this.#ended) return undefined;
       if (this.#failure) throw this.#failure;
+      const timer = setTimeout(silenceElapsed, this.#silenceMs, this);
       await this.#waitForBytes();
+      clearTimeout(timer);
     }
     const batch = this.#queue;
     this.#queue = [];
@@ -151,6 +160,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#discard = true;
     this.#queue = [];
     this.#controller?.resume();
+  }
+
+  /** No event came for `silenceMs` while Plaza waited for one. */
+  silent(): void {
+    this.#fail(Object.assign(new Error(`no event from the model backend for ${this.#silenceMs} ms`), { code: 'PLAZA_EVENT_TIMEOUT' }));
   }
 
   /** Cuts the exchange: the upstream sees its connection close. */
@@ -242,6 +256,10 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#wake = undefined;
     wake?.();
   }
+}
+
+function silenceElapsed(exchange: UpstreamExchange): void {
+  exchange.silent();
 }
 
 function statusError(status: number, retryAfterHeader: string | undefined): Error {

@@ -425,6 +425,26 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     expect(events.at(-1)).toMatchObject({ error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(/timed out/) } });
   });
 
+  it('ends a stream whose upstream sends only keep-alive comments with a timeout error event', async () => {
+    let timer: NodeJS.Timeout | undefined;
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Hel' }));
+      // Comments well within LLM_TIMEOUT_MS (700 ms here), for ever: bytes, but never a chunk.
+      timer = setInterval(() => res.write(': keep-alive\n\n'), 100);
+      res.on('close', () => clearInterval(timer));
+    };
+    const started = Date.now();
+    const res = await post({ model: 'up-model', stream: true }, undefined, AbortSignal.timeout(5_000));
+    const text = await res.text();
+    clearInterval(timer);
+    const events = text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')));
+    expect(events[0].choices[0].delta.content).toBe('Hel');
+    expect(events.at(-1)).toMatchObject({ error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(/timed out/) } });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await upstream.closed;
+  });
+
   it('cuts a stream whose client stopped reading, and with it the upstream request', async () => {
     upstream.handler = async (_req, _body, res) => {
       sseHead(res);
