@@ -9,6 +9,8 @@ export const defaults = {
   shutdownTimeoutMs: 10_000,
   autoMigrate: true,
   llmTimeoutMs: 30_000,
+  // The openai SDK's own default timeout: a client waits this long for a non-streamed answer.
+  llmCompletionTimeoutMs: 600_000,
   llmMaxRetries: 1,
   chatMaxTokens: 4096,
   chatRpmPerSubject: 30,

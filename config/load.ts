@@ -71,6 +71,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       models: splitList(e.LLM_MODELS),
       aliases: parseAliases(e.LLM_MODEL_ALIASES),
       timeoutMs: e.LLM_TIMEOUT_MS,
+      completionTimeoutMs: e.LLM_COMPLETION_TIMEOUT_MS,
       maxRetries: e.LLM_MAX_RETRIES,
     },
     tokenApi: {

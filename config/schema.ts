@@ -78,6 +78,7 @@ export const EnvSchema = z.object({
   LLM_MODELS: z.string().trim().optional(),
   LLM_MODEL_ALIASES: z.string().trim().optional(),
   LLM_TIMEOUT_MS: int(100, 600_000).default(defaults.llmTimeoutMs),
+  LLM_COMPLETION_TIMEOUT_MS: int(100, 3_600_000).default(defaults.llmCompletionTimeoutMs),
   LLM_MAX_RETRIES: int(0, 5).default(defaults.llmMaxRetries),
   CHAT_MAX_TOKENS: int(1, 1_000_000).default(defaults.chatMaxTokens),
   CHAT_RPM_PER_SUBJECT: int(1, 1_000_000).default(defaults.chatRpmPerSubject),
@@ -140,7 +141,10 @@ export interface Config {
     models: string[];
     /** Public name -> upstream model id. */
     aliases: Record<string, string>;
+    /** LLM_TIMEOUT_MS: time to connect, to a stream's headers, and the longest silence of a stream. */
     timeoutMs: number;
+    /** LLM_COMPLETION_TIMEOUT_MS: the longest wait for a non-streamed answer (its headers come with it). */
+    completionTimeoutMs: number;
     maxRetries: number;
   };
   /** Token API limits (per bearer subject and per client IP). */

@@ -8,8 +8,13 @@ export interface UpstreamOptions {
   /** Base URL including `/v1` when the server wants it, e.g. `https://api.openai.com/v1`. */
   baseUrl: string;
   apiKey: string | undefined;
-  /** Time to the response headers, and the longest silence between two stream chunks. */
+  /** Time to connect and to a stream's headers, and the longest silence between two stream chunks. */
   timeoutMs: number;
+  /**
+   * The longest wait for a non-streamed answer: an upstream sends its headers only with the
+   * finished completion, which may take minutes. Default 600000 (the openai SDK's own timeout).
+   */
+  completionTimeoutMs?: number;
   /** Extra attempts on connection errors and 5xx, only before the first byte. */
   maxRetries: number;
 }
@@ -22,7 +27,7 @@ export interface UpstreamOptions {
 export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
   const endpoint = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   if (!URL.canParse(endpoint)) throw new Error(`Invalid LLM_BASE_URL ${options.baseUrl}`);
-  const post = createUpstreamHttp({ endpoint, apiKey: options.apiKey, timeoutMs: options.timeoutMs, maxRetries: options.maxRetries });
+  const post = createUpstreamHttp({ endpoint, apiKey: options.apiKey, timeoutMs: options.timeoutMs, completionTimeoutMs: options.completionTimeoutMs ?? 600_000, maxRetries: options.maxRetries });
 
   return {
     async complete(call) {

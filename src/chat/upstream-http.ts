@@ -13,6 +13,8 @@ export interface UpstreamHttpOptions {
   apiKey: string | undefined;
   /** Time to connect and to the response headers, and the longest silence of the body afterwards. */
   timeoutMs: number;
+  /** Time to the response headers of a non-streamed (`json`) request, whose headers come with the whole answer. */
+  completionTimeoutMs: number;
   /** Extra attempts on connection errors and 5xx, only before the first byte. */
   maxRetries: number;
 }
@@ -45,6 +47,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
   if (options.apiKey) headers['authorization'] = `Bearer ${options.apiKey}`;
   const target = { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST' as const };
   const accept = { sse: { ...headers, accept: 'text/event-stream' }, json: { ...headers, accept: 'application/json' } };
+  const headersTimeout = { sse: timeoutMs, json: options.completionTimeoutMs };
 
   return async (body, mode, signal) => {
     let lastError: unknown;
@@ -53,7 +56,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
       if (attempt > 0) await sleep(Math.min(2_000, 200 * 2 ** (attempt - 1)), signal);
       if (signal.aborted) throw new UpstreamError('The client went away.');
       const exchange = new UpstreamExchange(mode, signal, timeoutMs);
-      agent.dispatch({ ...target, headers: accept[mode], body }, exchange);
+      agent.dispatch({ ...target, headers: accept[mode], body, headersTimeout: headersTimeout[mode] }, exchange);
       try {
         await exchange.started;
       } catch (error) {

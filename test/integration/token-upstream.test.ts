@@ -87,6 +87,7 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
         LLM_MODELS: 'up-model',
         LLM_MODEL_ALIASES: 'fast=up-model',
         LLM_TIMEOUT_MS: '700',
+        LLM_COMPLETION_TIMEOUT_MS: '2000',
         LLM_MAX_RETRIES: '1',
         CHAT_RPM_PER_SUBJECT: '1000',
         CHAT_RPM_PER_IP: '1000',
@@ -294,14 +295,30 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     }
   });
 
-  it('gives up on a silent upstream after the timeout and one retry', async () => {
+  it.each([
+    ['a stream after LLM_TIMEOUT_MS', true, 5_000],
+    ['a completion after LLM_COMPLETION_TIMEOUT_MS', false, 9_000],
+  ])('gives up on a silent upstream of %s and one retry', async (_name, stream, within) => {
     upstream.handler = () => undefined; // never answers
     const started = Date.now();
-    const res = await post({ model: 'up-model' });
+    const res = await post({ model: 'up-model', stream });
     expect(res.status).toBe(502);
     expect(((await res.json()) as any).message).toMatch(/timed out/);
     expect(upstream.requests).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(within);
+  });
+
+  it('waits longer than LLM_TIMEOUT_MS for a non-streamed answer, whose headers come with the whole completion', async () => {
+    upstream.handler = (_req, _body, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Slow but sure.' }, finish_reason: 'stop' }], usage: UPSTREAM_USAGE }));
+      }, 1_200);
+    };
+    const res = await post({ model: 'up-model' });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).choices[0].message.content).toBe('Slow but sure.');
+    expect(upstream.requests).toHaveLength(1);
   });
 
   it('turns a disconnect mid-stream into an SSE error event (APIError in the openai client)', async () => {

@@ -7,7 +7,7 @@ import { createModelRegistry } from '../../src/chat/index.ts';
 describe('token API configuration', () => {
   it('defaults to the embedded assistant with documented limits', () => {
     const config = loadConfig({});
-    expect(config.llm).toEqual({ baseUrl: undefined, apiKey: undefined, models: [], aliases: {}, timeoutMs: 30_000, maxRetries: 1 });
+    expect(config.llm).toEqual({ baseUrl: undefined, apiKey: undefined, models: [], aliases: {}, timeoutMs: 30_000, completionTimeoutMs: 600_000, maxRetries: 1 });
     expect(config.tokenApi).toEqual({
       maxTokens: 4096,
       rpmPerSubject: 30,
@@ -28,6 +28,7 @@ describe('token API configuration', () => {
     ['LLM_MODEL_ALIASES', 'a=b=c'],
     ['LLM_BASE_URL', 'ftp://llm'],
     ['LLM_TIMEOUT_MS', '5'],
+    ['LLM_COMPLETION_TIMEOUT_MS', 'soon'],
     ['CHAT_MAX_TOKENS', '0'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
