@@ -1,4 +1,4 @@
-import { UpstreamError } from '../kernel/index.ts';
+import { randomToken, UpstreamError } from '../kernel/index.ts';
 import { countPromptTokens, countTokens } from './tokenizer.ts';
 import type { BackendCall, ChatBackend, CompletionStream, Usage } from './types.ts';
 import { createUpstreamHttp } from './upstream-http.ts';
@@ -56,14 +56,22 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       let usage: Usage | undefined;
       async function* events(): AsyncGenerator<string> {
         let finished = false;
+        let last: string | undefined;
         try {
           for (let batch = await exchange.next(); batch !== undefined; batch = await exchange.next()) {
             for (const data of batch) {
               if (data === '[DONE]') {
                 finished = true;
+                // A client that asked for usage gets it from an upstream that reports none too
+                // (servers that ignore stream_options): the approximation Plaza charges.
+                if (wantsUsage && usage === undefined) {
+                  usage = approximate(call, content.text());
+                  yield usageChunk(last, call.backendModel, usage);
+                }
                 yield data;
                 return;
               }
+              last = data;
               // Only chunks that may carry usage or an error are parsed; the others (all but the
               // last one or two) are checked for their JSON object shape and passed on as they are.
               if (!data.includes('"usage"') && !data.includes('"error"')) {
@@ -185,6 +193,18 @@ function choicesText(choices: unknown, field: 'message' | 'delta'): string {
     }
   }
   return text;
+}
+
+/** A usage-only chunk (`choices: []`) under the id, time and model of the stream's `last` chunk. */
+function usageChunk(last: string | undefined, model: string, usage: Usage): string {
+  let chunk: Record<string, unknown> = {};
+  try {
+    chunk = JSON.parse(last ?? '{}') as Record<string, unknown>;
+  } catch {
+    // A chunk that was {…}-shaped but no JSON (passed on as it came): the defaults below.
+  }
+  const { id = `chatcmpl-${randomToken(12)}`, created = Math.floor(Date.now() / 1000) } = chunk;
+  return JSON.stringify({ id, object: 'chat.completion.chunk', created, model: chunk['model'] ?? model, choices: [], usage });
 }
 
 function approximate(call: BackendCall, completion: string): Usage {

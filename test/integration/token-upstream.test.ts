@@ -360,6 +360,26 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-nousage' } })).toMatchObject({ completionTokens: 5 });
   });
 
+  it('sends a client that asked for usage the charged approximation when the upstream reports none', async () => {
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      // An upstream that ignores stream_options (older Ollama, LM Studio): no usage at all.
+      for (const [i, word] of ['Hello', ' wonderful', ' world', '!'].entries()) res.write(chunk(i === 0 ? { role: 'assistant', content: word } : { content: word }));
+      res.write(chunk({}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    };
+    const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0, defaultHeaders: { 'x-request-id': 'req-up-usage-asked' } });
+    const stream = await client.chat.completions.create({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const parts: OpenAI.ChatCompletionChunk[] = [];
+    for await (const part of stream) parts.push(part);
+    const last = parts.at(-1)!;
+    expect(last).toMatchObject({ id: 'chatcmpl-up', object: 'chat.completion.chunk', model: 'up-model', choices: [] });
+    expect(last.usage?.completion_tokens).toBe(5);
+    await expect
+      .poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-usage-asked' } }))
+      .toMatchObject({ promptTokens: last.usage!.prompt_tokens, completionTokens: 5, totalTokens: last.usage!.total_tokens });
+  });
+
   it('passes a chunk the upstream spread over several data lines as one event the openai client reads', async () => {
     upstream.handler = (_req, _body, res) => {
       sseHead(res);
