@@ -57,21 +57,26 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       async function* events(): AsyncGenerator<string> {
         let finished = false;
         let last: string | undefined;
+        let sawFinish = false;
+        async function* done(): AsyncGenerator<string> {
+          finished = true;
+          // A client that asked for usage gets it from an upstream that reports none too
+          // (servers that ignore stream_options): the approximation Plaza charges.
+          if (wantsUsage && usage === undefined) {
+            usage = approximate(call, content.text());
+            yield usageChunk(last, call.backendModel, usage);
+          }
+          yield '[DONE]';
+        }
         try {
           for (let batch = await exchange.next(); batch !== undefined; batch = await exchange.next()) {
             for (const data of batch) {
               if (data === '[DONE]') {
-                finished = true;
-                // A client that asked for usage gets it from an upstream that reports none too
-                // (servers that ignore stream_options): the approximation Plaza charges.
-                if (wantsUsage && usage === undefined) {
-                  usage = approximate(call, content.text());
-                  yield usageChunk(last, call.backendModel, usage);
-                }
-                yield data;
+                yield* done();
                 return;
               }
               last = data;
+              sawFinish ||= FINISHED.test(data);
               // Only chunks that may carry usage or an error are parsed; the others (all but the
               // last one or two) are checked for their JSON object shape and passed on as they are.
               if (!data.includes('"usage"') && !data.includes('"error"')) {
@@ -94,6 +99,11 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
               if (!wantsUsage && reported && (chunk.choices?.length ?? 0) === 0) continue;
               yield data;
             }
+          }
+          // Some servers (ik_llama.cpp, older llama.cpp builds) end a finished answer without [DONE].
+          if (sawFinish) {
+            yield* done();
+            return;
           }
           throw new UpstreamError('The model backend ended the stream early.');
         } catch (error) {
@@ -156,6 +166,9 @@ function upstreamBody(call: BackendCall, stream: boolean): Record<string, unknow
   else delete out['stream_options'];
   return out;
 }
+
+/** A chunk whose choice has finished (`finish_reason` set, not null). */
+const FINISHED = /"finish_reason":\s*"/;
 
 /** Most tokens one count may hold (the usage table's int columns). */
 const MAX_TOKENS = 2_147_483_647;

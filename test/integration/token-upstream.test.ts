@@ -380,6 +380,24 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
       .toMatchObject({ promptTokens: last.usage!.prompt_tokens, completionTokens: 5, totalTokens: last.usage!.total_tokens });
   });
 
+  it('ends a finished answer properly when the upstream ends it without [DONE] (ik_llama.cpp), but not an unfinished one', async () => {
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Done' }));
+      res.end(chunk({}, 'stop', { usage: UPSTREAM_USAGE }));
+    };
+    const finished = await (await post({ model: 'up-model', stream: true })).text();
+    expect(finished.trim().endsWith('data: [DONE]')).toBe(true);
+    expect(finished).not.toMatch(/"error"/);
+
+    upstream.handler = (_req, _body, res) => {
+      sseHead(res);
+      res.end(chunk({ role: 'assistant', content: 'Half' }));
+    };
+    const cut = (await (await post({ model: 'up-model', stream: true })).text()).split('\n\n').filter(Boolean);
+    expect(JSON.parse(cut.at(-1)!.replace(/^data: /, ''))).toMatchObject({ error: { message: expect.stringMatching(/ended the stream early/) } });
+  });
+
   it('passes a chunk the upstream spread over several data lines as one event the openai client reads', async () => {
     upstream.handler = (_req, _body, res) => {
       sseHead(res);
