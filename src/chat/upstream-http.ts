@@ -23,6 +23,12 @@ export interface UpstreamHttpOptions {
 export type UpstreamPost = (body: string, mode: 'sse' | 'json', signal: AbortSignal) => Promise<UpstreamExchange>;
 
 const RETRYABLE = new Set([500, 502, 503, 504]);
+/** Statuses that are the caller's doing: the upstream's error message is relayed to the caller. */
+const CALLERS_FAULT = new Set([400, 413, 422]);
+/** Most of an upstream error body read for its message; the rest is discarded. */
+const MAX_ERROR_BYTES = 64 * 1024;
+/** Longest upstream error message relayed. */
+const MAX_ERROR_MESSAGE = 1_000;
 /** Untaken SSE events at which the upstream's body is paused. */
 const PAUSE_AT_EVENTS = 64;
 /** Largest non-streamed answer read from the model backend (an answer is text; 16 MiB is no answer). */
@@ -72,9 +78,12 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
         continue;
       }
       if (exchange.status >= 200 && exchange.status < 300) return exchange;
-      // Drained, not read: the upstream's error body never reaches the client (nor the logs).
+      // Only a rejection of the request itself is read (its message tells the caller what to fix:
+      // a tool schema, the context length); other error bodies are drained, not read, and never
+      // reach the client (nor the logs).
+      const detail = CALLERS_FAULT.has(exchange.status) ? await exchange.errorDetail() : undefined;
       exchange.release();
-      lastError = statusError(exchange.status, exchange.retryAfter);
+      lastError = statusError(exchange.status, exchange.retryAfter, detail);
       if (!RETRYABLE.has(exchange.status)) throw lastError;
     }
     throw lastError;
@@ -99,6 +108,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
   #cut: Error | undefined;
   #discard = false;
+  #errorBody = false;
   #parser: SseParser | undefined;
   #decoder: StringDecoder | undefined;
   #queue: string[] = [];
@@ -158,6 +168,25 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return Buffer.concat(this.#parts).toString('utf8');
   }
 
+  /**
+   * The message (and `param`) of a non-2xx answer's OpenAI-style error body — `{error:{message,
+   * param}}` (OpenAI, vLLM, Ollama, llama.cpp), `{error:"…"}` (TGI) or `{message}` (older vLLM) —
+   * clipped; undefined when there is none.
+   */
+  async errorDetail(): Promise<{ message: string; param: string | null } | undefined> {
+    let body: { error?: unknown; message?: unknown; param?: unknown };
+    try {
+      body = JSON.parse(await this.text()) as typeof body;
+    } catch {
+      return undefined;
+    }
+    if (body === null || typeof body !== 'object') return undefined;
+    const error = typeof body.error === 'object' && body.error !== null ? (body.error as typeof body) : body;
+    const message = typeof error.message === 'string' ? error.message : typeof body.error === 'string' ? body.error : undefined;
+    if (message === undefined || message.trim() === '') return undefined;
+    return { message: message.length > MAX_ERROR_MESSAGE ? `${message.slice(0, MAX_ERROR_MESSAGE)}…` : message, param: typeof error.param === 'string' ? error.param : null };
+  }
+
   /** After `[DONE]`: the rest is read and discarded, so the connection goes back to the pool. */
   drain(): void {
     this.#discard = true;
@@ -188,7 +217,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     this.status = statusCode;
     if (statusCode < 200 || statusCode >= 300) {
-      this.#discard = true;
+      // Kept (the start of it) only where it may be relayed.
+      if (CALLERS_FAULT.has(statusCode)) this.#errorBody = true;
+      else this.#discard = true;
       const retryAfter = headers['retry-after'];
       this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     } else if (this.#mode === 'sse') {
@@ -200,6 +231,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#discard) return;
+    if (this.#errorBody) {
+      this.#size += chunk.length;
+      if (this.#size <= MAX_ERROR_BYTES) this.#parts.push(chunk);
+      return;
+    }
     if (!this.#parser) {
       this.#size += chunk.length;
       if (this.#size > MAX_JSON_BYTES) return this.#fail(new UpstreamError(`The model backend's answer exceeds ${MAX_JSON_BYTES} bytes.`));
@@ -265,14 +301,17 @@ function silenceElapsed(exchange: UpstreamExchange): void {
   exchange.silent();
 }
 
-function statusError(status: number, retryAfterHeader: string | undefined): Error {
+function statusError(status: number, retryAfterHeader: string | undefined, detail: { message: string; param: string | null } | undefined): Error {
   if (status === 429) {
     const retryAfter = Number(retryAfterHeader);
     // Whole seconds, at most an hour: an upstream's 1e308 is no advice to pass on.
     return new RateLimitError('The model backend is rate limited; retry later.', Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(Math.ceil(retryAfter), 3_600) : 5);
   }
   if (status === 404) return new ValidationError('The model backend does not serve this model.', { param: 'model' });
-  if (status === 400 || status === 413 || status === 422) return new ValidationError('The model backend rejected the request (e.g. too long for the model).', { param: 'messages' });
+  if (CALLERS_FAULT.has(status)) {
+    if (detail) return new ValidationError(`The model backend rejected the request: ${detail.message}`, { param: detail.param });
+    return new ValidationError('The model backend rejected the request (e.g. too long for the model).', { param: 'messages' });
+  }
   // 401/403 mean Plaza's own upstream key is wrong: the caller cannot fix that, so it is a 502.
   return new UpstreamError(`The model backend answered HTTP ${status}.`);
 }

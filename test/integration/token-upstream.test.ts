@@ -279,6 +279,26 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     }
   });
 
+  it.each([
+    ['OpenAI / vLLM / Ollama', 400, { error: { message: "Invalid schema for function 'f': 'objekt' is not valid.", type: 'invalid_request_error', param: 'tools[0].function.parameters', code: null } }, 'tools[0].function.parameters'],
+    ['llama.cpp', 400, { error: { code: 400, message: "Invalid schema for function 'f': 'objekt' is not valid.", type: 'invalid_request_error' } }, null],
+    ['TGI', 422, { error: "Invalid schema for function 'f': 'objekt' is not valid.", error_type: 'validation' }, null],
+  ])('relays the message of an upstream rejection of the request (%s) as a BadRequestError', async (_name, status, body, param) => {
+    upstream.handler = (_req, _body, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+    for (const stream of [false, true]) {
+      const error = await client.chat.completions
+        .create({ model: 'up-model', stream, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'objekt' } } }] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/rejected the request: Invalid schema for function 'f'/);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe(param);
+    }
+  });
+
   it('maps an upstream 429 to 429 RATE_LIMITED with its Retry-After, without retrying', async () => {
     upstream.handler = (_req, _body, res) => {
       res.writeHead(429, { 'retry-after': '7' });
