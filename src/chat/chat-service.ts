@@ -4,6 +4,7 @@ import { requireScope } from '../tokens/index.ts';
 import type { ChatAdmission, ChatLimits } from './chat-limits.ts';
 import type { ModelEntry, ModelRegistry } from './models.ts';
 import { chatRequestParser, completionBudget } from './schema.ts';
+import { countPromptTokens } from './tokenizer.ts';
 import type { BackendCall, ChatBackend, Usage } from './types.ts';
 import type { UsageLog } from './usage.ts';
 
@@ -73,10 +74,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const { headers } = admission;
       const backend = model.backend === 'upstream' ? backends.upstream! : backends.embedded;
       const call: BackendCall = { request, backendModel: model.target, locale: input.locale, signal: input.signal };
-      // A backend that fails before answering used nothing: the reservation is given back.
+      // A backend that fails before answering used nothing: the reservation is given back. Except
+      // when the client left while the upstream worked on it: the upstream read the prompt (and
+      // bills it), so the prompt is charged, as for a stream the client leaves.
       const refundOnFailure = <T>(work: Promise<T>): Promise<T> =>
         work.catch((error: unknown) => {
-          void account(input, admission, model.id, undefined);
+          const prompt = countPromptTokens(request.messages);
+          void account(input, admission, model.id, input.signal.aborted && model.backend === 'upstream' ? { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt } : undefined);
           throw error;
         });
       if (request.stream !== true) {

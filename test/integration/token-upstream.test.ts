@@ -544,6 +544,23 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     }
   });
 
+  it('charges the prompt of a non-streamed completion whose client left while the upstream worked on it', async () => {
+    upstream.handler = (_req, _body, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Too late.' }, finish_reason: 'stop' }], usage: UPSTREAM_USAGE }));
+      }, 1_000);
+    };
+    const controller = new AbortController();
+    const request = post({ model: 'up-model' }, 'req-up-left', controller.signal).catch((error: unknown) => error);
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    controller.abort();
+    await request;
+    await upstream.closed;
+    // "Hello there": 2 words + 4 framing + 3 priming.
+    await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-left' } })).toMatchObject({ promptTokens: 9, completionTokens: 0, totalTokens: 9 });
+  });
+
   it('cancels the upstream request when the client goes away', async () => {
     upstream.handler = (_req, _body, res) => {
       sseHead(res);
