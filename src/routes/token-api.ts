@@ -18,6 +18,7 @@ import {
   createModelRegistry,
   createUpstreamBackend,
   createUsageLog,
+  type ModelEntry,
   sseEvent,
   websiteContentSource,
 } from '../chat/index.ts';
@@ -49,7 +50,7 @@ export const TOKEN_API_AUDIENCE = 'plaza-api';
 
 /**
  * The token API (spec §4.7): `POST /api/auth/guest-token`, `POST /api/v1/chat/completions`,
- * `GET /api/v1/models`, `GET /api/agents`. Errors render in the token shape via the error table.
+ * `GET /api/v1/models` (and `/api/v1/models/{id}`), `GET /api/agents`. Errors render in the token shape via the error table.
  */
 export function tokenApiRoutes(deps: TokenApiDeps): Router {
   const { config, db, log, clock, accounts, keys, redis } = deps;
@@ -94,9 +95,18 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
     res.json({ success: true, code: 'SUCCESS', message: 'Guest token issued.', data: issued });
   });
 
+  const modelObject = (m: ModelEntry) => ({ id: m.id, object: 'model', created: 0, owned_by: m.backend === 'embedded' ? 'plaza' : 'upstream' });
+
   router.get('/api/v1/models', requireBearer(verify), (req, res) => {
-    const created = 0;
-    res.json({ object: 'list', data: chat.models(req.bearer!).map((m) => ({ id: m.id, object: 'model', created, owned_by: m.backend === 'embedded' ? 'plaza' : 'upstream' })) });
+    res.json({ object: 'list', data: chat.models(req.bearer!).map(modelObject) });
+  });
+
+  // OpenAI's `models.retrieve`; an unknown model is a 400 on `model`, as in chat completions.
+  router.get('/api/v1/models/:model', requireBearer(verify), (req, res) => {
+    const name = req.params['model'] ?? '';
+    const entry = chat.models(req.bearer!).find((m) => m.id === name);
+    if (!entry) throw new ValidationError(`The model '${name.slice(0, 200)}' does not exist; GET /api/v1/models lists the available ones.`, { param: 'model' });
+    res.json(modelObject(entry));
   });
 
   router.post('/api/v1/chat/completions', requireBearer(verify), async (req, res) => {

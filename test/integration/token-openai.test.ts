@@ -83,6 +83,15 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
     expect(models).toContain('plaza-assistant');
   });
 
+  it('retrieves a model, and raises BadRequestError with param model for an unknown one', async () => {
+    expect(await client(token).models.retrieve('plaza-assistant')).toMatchObject({ id: 'plaza-assistant', object: 'model', owned_by: 'plaza' });
+    const error = await client(token)
+      .models.retrieve('gpt-nope')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('model');
+  });
+
   const expired = async () => {
     const past = { now: () => Date.now() - 2 * 86_400_000 };
     const keys = createSigningKeyStore({ prisma: plaza.db.prisma, clock: past });

@@ -174,6 +174,13 @@ export const JSON_ROUTES: JsonRoute[] = [
   { method: 'POST', path: '/api/auth/guest-token', surface: 'token', kind: 'json', fuzz: () => ({ body: anyJson, good: { body: '{}' }, bad: { body: '{"scope":"admin"}' } }) },
   { method: 'GET', path: '/api/v1/models', surface: 'token', kind: 'json', fuzz: () => ({ good: { auth: 'guest' }, bad: {} }) },
   {
+    method: 'GET',
+    path: '/api/v1/models/:model',
+    surface: 'token',
+    kind: 'json',
+    fuzz: () => ({ params: { model: fc.oneof(fc.constant('plaza-assistant'), text(40, 1)) }, good: { auth: 'guest', params: { model: 'plaza-assistant' } }, bad: { auth: 'guest', params: { model: 'gpt-nope' } } }),
+  },
+  {
     method: 'POST',
     path: '/api/v1/chat/completions',
     surface: 'token',
