@@ -143,7 +143,7 @@ export interface Config {
     aliases: Record<string, string>;
     /** LLM_TIMEOUT_MS: time to connect, to a stream's headers, and the longest silence of a stream. */
     timeoutMs: number;
-    /** LLM_COMPLETION_TIMEOUT_MS: the longest wait for a non-streamed answer (its headers come with it). */
+    /** LLM_COMPLETION_TIMEOUT_MS: the longest wait for a non-streamed answer (its headers come with it), and the longest a stream may last. */
     completionTimeoutMs: number;
     maxRetries: number;
   };

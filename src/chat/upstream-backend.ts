@@ -11,8 +11,9 @@ export interface UpstreamOptions {
   /** Time to connect and to a stream's headers, and the longest silence between two stream chunks. */
   timeoutMs: number;
   /**
-   * The longest wait for a non-streamed answer: an upstream sends its headers only with the
-   * finished completion, which may take minutes. Default 600000 (the openai SDK's own timeout).
+   * The longest wait for a non-streamed answer (an upstream sends its headers only with the
+   * finished completion, which may take minutes), and the longest a stream may last. Default
+   * 600000 (the openai SDK's own timeout).
    */
   completionTimeoutMs?: number;
   /** Extra attempts on connection errors and 5xx, only before the first byte. */

@@ -13,7 +13,10 @@ export interface UpstreamHttpOptions {
   apiKey: string | undefined;
   /** Time to connect and to the response headers, and the longest silence of the body afterwards. */
   timeoutMs: number;
-  /** Time to the response headers of a non-streamed (`json`) request, whose headers come with the whole answer. */
+  /**
+   * Time to the response headers of a non-streamed (`json`) request, whose headers come with the
+   * whole answer; and the longest an event stream may last.
+   */
   completionTimeoutMs: number;
   /** Extra attempts on connection errors and 5xx, only before the first byte. */
   maxRetries: number;
@@ -33,7 +36,7 @@ const MAX_ERROR_MESSAGE = 1_000;
 const PAUSE_AT_EVENTS = 64;
 /** Largest non-streamed answer read from the model backend (an answer is text; 16 MiB is no answer). */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
-const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'PLAZA_EVENT_TIMEOUT']);
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'PLAZA_STREAM_TIMEOUT']);
 /** A pooled connection the upstream closed while it sat idle, seen when the request is written. */
 const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
@@ -61,7 +64,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
     for (let attempt = 0; attempt <= options.maxRetries; attempt++) {
       if (attempt > 0) await sleep(Math.min(2_000, 200 * 2 ** (attempt - 1)), signal);
       if (signal.aborted) throw new UpstreamError('The client went away.');
-      const exchange = new UpstreamExchange(mode, signal, timeoutMs);
+      const exchange = new UpstreamExchange(mode, signal, options.completionTimeoutMs);
       agent.dispatch({ ...target, headers: accept[mode], body, headersTimeout: headersTimeout[mode] }, exchange);
       try {
         await exchange.started;
@@ -102,7 +105,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly started: Promise<void>;
   readonly #mode: 'sse' | 'json';
   readonly #signal: AbortSignal;
-  readonly #silenceMs: number;
+  readonly #streamLimitMs: number;
+  #streamTimer: NodeJS.Timeout | undefined;
   #resolveStart!: () => void;
   #rejectStart!: (error: Error) => void;
   #controller: Dispatcher.DispatchController | undefined;
@@ -118,11 +122,15 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #failure: Error | undefined;
   #wake: (() => void) | undefined;
 
-  /** `silenceMs`: the longest Plaza waits in `next()` for an event (comments and blank lines are none). */
-  constructor(mode: 'sse' | 'json', signal: AbortSignal, silenceMs: number) {
+  /**
+   * `streamLimitMs`: the longest an event stream may last from its headers. Silences are undici's
+   * body timeout, which any byte resets: an upstream's `: keep-alive` comments say it is still
+   * working (a model thinking before its first token), so they keep a stream alive, up to this.
+   */
+  constructor(mode: 'sse' | 'json', signal: AbortSignal, streamLimitMs: number) {
     this.#mode = mode;
     this.#signal = signal;
-    this.#silenceMs = silenceMs;
+    this.#streamLimitMs = streamLimitMs;
     this.started = new Promise<void>((resolve, reject) => {
       this.#resolveStart = resolve;
       this.#rejectStart = reject;
@@ -141,18 +149,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return code !== undefined && TIMEOUTS.has(code);
   }
 
-  /**
-   * The next non-empty batch of SSE event data, or undefined at the end; throws when the body broke
-   * off, or when no event came within `silenceMs`: undici's body timeout is reset by any byte, so
-   * an upstream sending only comments (`: keep-alive`) would otherwise hold the completion open.
-   */
+  /** The next non-empty batch of SSE event data, or undefined at the end; throws when the body broke off. */
   async next(): Promise<string[] | undefined> {
     while (this.#queue.length === 0) {
       if (this.#ended) return undefined;
       if (this.#failure) throw this.#failure;
-      const timer = setTimeout(silenceElapsed, this.#silenceMs, this);
       await this.#waitForBytes();
-      clearTimeout(timer);
     }
     const batch = this.#queue;
     this.#queue = [];
@@ -194,9 +196,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#controller?.resume();
   }
 
-  /** No event came for `silenceMs` while Plaza waited for one. */
-  silent(): void {
-    this.#fail(Object.assign(new Error(`no event from the model backend for ${this.#silenceMs} ms`), { code: 'PLAZA_EVENT_TIMEOUT' }));
+  /** The stream has lasted `streamLimitMs`. */
+  tooLong(): void {
+    this.#fail(Object.assign(new Error(`the model backend's stream lasted ${this.#streamLimitMs} ms`), { code: 'PLAZA_STREAM_TIMEOUT' }));
   }
 
   /** Cuts the exchange: the upstream sees its connection close. */
@@ -225,6 +227,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     } else if (this.#mode === 'sse') {
       this.#parser = new SseParser();
       this.#decoder = new StringDecoder('utf8');
+      this.#streamTimer = setTimeout(streamTooLong, this.#streamLimitMs, this);
     }
     this.#resolveStart();
   }
@@ -257,6 +260,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    clearTimeout(this.#streamTimer);
     if (this.#parser && !this.#discard) {
       this.#parser.push(this.#decoder!.end(), this.#queue);
       this.#parser.end(this.#queue);
@@ -266,6 +270,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    clearTimeout(this.#streamTimer);
     this.#failure ??= error;
     this.#rejectStart(error);
     this.#notify();
@@ -280,6 +285,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 
   #abort(reason: Error): void {
+    clearTimeout(this.#streamTimer);
     this.#cut ??= reason;
     if (this.#controller && !this.#controller.aborted) this.#controller.abort(reason);
   }
@@ -297,8 +303,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 }
 
-function silenceElapsed(exchange: UpstreamExchange): void {
-  exchange.silent();
+function streamTooLong(exchange: UpstreamExchange): void {
+  exchange.tooLong();
 }
 
 function statusError(status: number, retryAfterHeader: string | undefined, detail: { message: string; param: string | null } | undefined): Error {

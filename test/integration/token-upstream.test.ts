@@ -500,23 +500,26 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     expect(events.at(-1)).toMatchObject({ error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(/timed out/) } });
   });
 
-  it('ends a stream whose upstream sends only keep-alive comments with a timeout error event', async () => {
+  it('keeps a stream alive on keep-alive comments past LLM_TIMEOUT_MS, and ends it at LLM_COMPLETION_TIMEOUT_MS', async () => {
     let timer: NodeJS.Timeout | undefined;
     upstream.handler = (_req, _body, res) => {
       sseHead(res);
       res.write(chunk({ role: 'assistant', content: 'Hel' }));
-      // Comments well within LLM_TIMEOUT_MS (700 ms here), for ever: bytes, but never a chunk.
+      // Comments well within LLM_TIMEOUT_MS (700 ms here), for ever: a sign of life, never a chunk.
       timer = setInterval(() => res.write(': keep-alive\n\n'), 100);
       res.on('close', () => clearInterval(timer));
     };
     const started = Date.now();
-    const res = await post({ model: 'up-model', stream: true }, undefined, AbortSignal.timeout(5_000));
+    const res = await post({ model: 'up-model', stream: true }, undefined, AbortSignal.timeout(8_000));
     const text = await res.text();
+    const took = Date.now() - started;
     clearInterval(timer);
     const events = text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')));
     expect(events[0].choices[0].delta.content).toBe('Hel');
     expect(events.at(-1)).toMatchObject({ error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(/timed out/) } });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // LLM_COMPLETION_TIMEOUT_MS is 2000 ms here, LLM_TIMEOUT_MS 700 ms.
+    expect(took).toBeGreaterThanOrEqual(1_900);
+    expect(took).toBeLessThan(5_000);
     await upstream.closed;
   });
 
