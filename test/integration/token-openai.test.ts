@@ -128,6 +128,13 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
     expect(ok.choices).toHaveLength(1);
   });
 
+  it('grants a guest token no more than the guest scopes, whatever it claims', async () => {
+    const greedy = await signWithRealKey({ scope: 'chat agents:read agents:write' });
+    const res = await fetch(`${plaza.url}/api/agents`, { method: 'POST', headers: { authorization: `Bearer ${greedy}`, 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'x' }) });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as any).code).toBe('FORBIDDEN');
+  });
+
   it('raises BadRequestError with param for bad input', async () => {
     const error = await client(token)
       .chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], temperature: 7 })
