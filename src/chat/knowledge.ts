@@ -96,6 +96,6 @@ function fromWebsiteContent(content: unknown, locale: string): KnowledgeDoc[] {
     .split(/\n\s*\n/)
     .map((paragraph) => paragraph.trim())
     .filter(Boolean)
-    .forEach((paragraph, index) => docs.push({ id: `manifesto:${index}`, title: 'Manifesto', text: paragraph, link: '/api/manifesto' }));
+    .forEach((paragraph, index) => docs.push({ id: `manifesto:${index}`, title: locale === 'en' ? 'Manifesto' : '宣言', text: paragraph, link: '/api/manifesto' }));
   return docs.filter((doc) => doc.text.trim() !== '' && doc.title.trim() !== '');
 }

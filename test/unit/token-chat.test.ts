@@ -203,6 +203,10 @@ describe('websiteContentSource', () => {
     const docs = await websiteContentSource(root).documents('zh-CN');
     expect(docs.map((d) => d.id)).toEqual(['product:gw', 'scenario:growth', 'plan:pro', 'manifesto:0', 'manifesto:1']);
     expect(docs.find((d) => d.id === 'plan:pro')?.text).toBe('49.00 USD: SSO; Receipts for a year.');
+    // Titles head the answer, in the language of the content read.
+    expect(docs.find((d) => d.id === 'manifesto:0')?.title).toBe('Manifesto');
+    writeFileSync(join(root, 'zh-CN.json'), JSON.stringify({ locale: 'zh-CN', manifesto: '第一段。' }));
+    expect((await websiteContentSource(root).documents('zh-CN')).find((d) => d.id === 'manifesto:0')?.title).toBe('宣言');
     expect(search(docs, 'seo')[0]?.doc.id).toBe('scenario:growth');
     expect(await websiteContentSource(join(root, 'missing')).documents('en')).toEqual([]);
   });
