@@ -83,10 +83,24 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
   let lastSeq = 0n;
   let firstDamage: LogDamage | undefined;
   let syncing: Promise<void> | undefined;
+  let resync: Promise<void> | undefined;
 
-  /** Loads receipts committed since the last look, checking each one. */
+  /**
+   * Loads receipts committed since the last look, checking each one. A load in flight may have
+   * read before what the caller needs was committed (e.g. the rows of another instance's newer
+   * checkpoint): the caller then waits for the next load, which starts when that one ends.
+   */
   function sync(): Promise<void> {
-    syncing ??= (async () => {
+    if (syncing) {
+      resync ??= syncing
+        .catch(() => undefined)
+        .then(() => {
+          resync = undefined;
+          return sync();
+        });
+      return resync;
+    }
+    syncing = (async () => {
       for (;;) {
         const rows = await readLog(prisma, lastSeq, PAGE);
         for (const r of rows) {
@@ -171,6 +185,8 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
       const latest = await latestCheckpoint(prisma);
       if (!latest || second > latest.treeSize || first < 0 || first > second) return undefined;
       if (latest.treeSize > tree.size) await sync();
+      // Rows the checkpoint covers are missing from the database (a damaged log): no proof.
+      if (second > tree.size) return undefined;
       return tree.consistencyProof(first, second).map((h) => h.toString('hex'));
     },
 

@@ -1,8 +1,9 @@
 /**
  * Pins checkpointing: two instances running the lease loop produce signed checkpoints that keep up
  * with the log (one instance holds the lease), later checkpoints are provably consistent with
- * earlier ones (RFC 6962 consistency proof, also over HTTP), and an instance refuses to sign over a
- * row altered in the database.
+ * earlier ones (RFC 6962 consistency proof, also over HTTP, also for another instance's checkpoint
+ * while a sync of its own is still in flight), and an instance refuses to sign over a row altered
+ * in the database.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -109,6 +110,42 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
     expect(await verifyExport(again, jwks)).toMatchObject({ ok: true, receipts: 5 });
   });
 
+  it('answers for a checkpoint of another instance while an older sync of its own is still in flight', async () => {
+    // Instance A's reads of the log answer late: a sync that read before B's receipts were
+    // committed is still running when A is asked about B's newer checkpoint.
+    let slow = false;
+    const prisma = plaza.db.prisma;
+    const lagging = new Proxy(prisma, {
+      get(target, property) {
+        const value = Reflect.get(target, property) as unknown;
+        if (property !== '$queryRawUnsafe') return typeof value === 'function' ? value.bind(target) : value;
+        return async (query: string, ...values: unknown[]) => {
+          const rows = await target.$queryRawUnsafe(query, ...values);
+          if (slow && query.includes('WHERE "seq" > $1::bigint ORDER BY')) {
+            slow = false;
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+          }
+          return rows;
+        };
+      },
+    });
+    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const signer = createJwsCheckpointSigner(async () => ({ kid: 'receipts_race', privateKey }));
+    const a = createReceiptLog({ db: { ...plaza.db, prisma: lagging }, log: quiet, signer });
+    const b = createReceiptLog({ db: plaza.db, log: quiet, signer });
+    await write(2);
+    const first = (await a.checkpoint())!;
+    slow = true;
+    const stale = a.checkpoint();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await write(2);
+    const second = (await b.checkpoint())!;
+    expect(second.treeSize).toBe(first.treeSize + 2);
+    const proof = (await a.consistency(first.treeSize, second.treeSize))!.map((h) => Buffer.from(h, 'hex'));
+    expect(verifyConsistency(first.treeSize, second.treeSize, Buffer.from(first.rootHash, 'hex'), Buffer.from(second.rootHash, 'hex'), proof)).toBe(true);
+    await stale;
+  });
+
   it('refuses to sign over a receipt altered in the database', async () => {
     const before = (await (await newLog()).getLatestCheckpoint())?.treeSize;
     await write(3);
@@ -118,5 +155,9 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
     expect(log.damage()).toMatchObject({ callId: 'cp_12' });
     // The last good checkpoint stands; none covers the three receipts after it.
     expect((await log.getLatestCheckpoint())?.treeSize).toBe(before);
+
+    // Rows that checkpoint covers deleted: no consistency proof to give (it threw a RangeError, a 500).
+    await plaza.db.sql.exec(`DELETE FROM "receipts" WHERE "seq" > (SELECT min("seq") FROM "receipts")`);
+    expect(await (await newLog()).consistency(1, before!)).toBeUndefined();
   });
 });
