@@ -9,7 +9,13 @@ import { requireApiKey } from './auth.ts';
 // PostgreSQL refuses a NUL in a query parameter (it answered 500).
 const noNul = (v: string) => !v.includes('\u0000');
 const text = z.string().min(1).max(300).refine(noNul, 'must not contain NUL characters');
-const when = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' });
+// An offset can move a four-digit year out of 1..9999, which PostgreSQL refuses (it answered 500).
+const when = z.iso
+  .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
+  .refine((v) => {
+    const year = new Date(v).getUTCFullYear();
+    return year >= 1 && year <= 9999;
+  }, 'must be in the years 1 to 9999 (UTC)');
 const FilterShape = {
   agin_id: text.optional(),
   tool: text.optional(),
