@@ -31,6 +31,20 @@ export interface CheckpointSigner {
 /** JWS `typ` of checkpoint signatures. */
 export const CHECKPOINT_TYP = 'plaza-receipts-checkpoint+jws';
 
+/** The signing-key purpose of checkpoint keys: the `purpose` member of their JWK. */
+export const CHECKPOINT_KEY_PURPOSE = 'receipts';
+
+/**
+ * True for a JWK that may sign checkpoints: `purpose` is `receipts`, or, in a JWKS from before
+ * keys carried their purpose, the kid has the `receipts_` prefix every Plaza receipts key has.
+ */
+export function isCheckpointKey(jwk: unknown): boolean {
+  if (typeof jwk !== 'object' || jwk === null) return false;
+  const { kid, purpose } = jwk as { kid?: unknown; purpose?: unknown };
+  if (purpose !== undefined) return purpose === CHECKPOINT_KEY_PURPOSE;
+  return typeof kid === 'string' && kid.startsWith(`${CHECKPOINT_KEY_PURPOSE}_`);
+}
+
 /** The exact bytes a checkpoint signature covers. */
 export function checkpointText(head: TreeHead): Buffer {
   return Buffer.from(
@@ -62,15 +76,19 @@ export function createJwsCheckpointSigner(activeKey: () => Promise<{ kid: string
 }
 
 /**
- * Verifies a checkpoint's signature against a JWKS; resolves to a reason when it does not hold,
- * undefined when it does (the key id in the JWS header must match the checkpoint's `keyId`).
+ * Verifies a checkpoint's signature against the receipts keys of a JWKS (see {@link isCheckpointKey});
+ * resolves to a reason when it does not hold, undefined when it does (the key id in the JWS header
+ * must match the checkpoint's `keyId`).
  */
 export async function checkpointSignatureProblem(checkpoint: Checkpoint, jwks: JSONWebKeySet): Promise<string | undefined> {
   const parts = checkpoint.signature.split('.');
   if (parts.length !== 3 || parts[1] !== '') return 'signature is not a detached JWS';
+  const named = jwks.keys.find((jwk: unknown) => typeof jwk === 'object' && jwk !== null && (jwk as { kid?: unknown }).kid === checkpoint.keyId);
+  if (named && !isCheckpointKey(named)) return `key ${checkpoint.keyId} is not a receipts key (it has another purpose)`;
   const payload = Buffer.from(checkpointText(checkpoint)).toString('base64url');
   try {
-    const { protectedHeader } = await compactVerify(`${parts[0]}.${payload}.${parts[2]}`, createLocalJWKSet(jwks), { algorithms: ['EdDSA'] });
+    const keys = createLocalJWKSet({ keys: jwks.keys.filter(isCheckpointKey) });
+    const { protectedHeader } = await compactVerify(`${parts[0]}.${payload}.${parts[2]}`, keys, { algorithms: ['EdDSA'] });
     if (protectedHeader.kid !== checkpoint.keyId) return `signature key ${String(protectedHeader.kid)} is not the checkpoint's key ${checkpoint.keyId}`;
     if (protectedHeader.typ !== CHECKPOINT_TYP) return 'signature has the wrong typ';
     return undefined;

@@ -4,7 +4,7 @@
  * offline verifier. No HTTP here: `src/routes/receipts.ts` and `src/cli/receipts.ts` mount it.
  */
 export type { Checkpoint, CheckpointSigner, TreeHead } from './checkpoint.ts';
-export { CHECKPOINT_TYP, checkpointSignatureProblem, checkpointText, createJwsCheckpointSigner } from './checkpoint.ts';
+export { CHECKPOINT_KEY_PURPOSE, CHECKPOINT_TYP, checkpointSignatureProblem, checkpointText, createJwsCheckpointSigner, isCheckpointKey } from './checkpoint.ts';
 export type { Receipt, ReceiptInput, ReceiptStatus } from './encoding.ts';
 export { canonicalReceipt, chainHash, digestResult, GENESIS_HASH, receiptLeafHash } from './encoding.ts';
 export { parseReceiptInput, ReceiptInputSchema } from './input.ts';

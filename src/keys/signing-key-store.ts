@@ -26,9 +26,9 @@ export interface PublishedKey {
   retiredAt: Date | null;
 }
 
-/** A JWK Set document (RFC 7517 §5). */
+/** A JWK Set document (RFC 7517 §5); each key carries the purpose it signs for. */
 export interface JwksDocument {
-  keys: JWK[];
+  keys: Array<JWK & { purpose: string }>;
 }
 
 /** Options of {@link createSigningKeyStore}. */
@@ -184,9 +184,14 @@ function isSigningRow(row: Pick<KeyRow, 'publicJwk'>): boolean {
   return jwk?.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string';
 }
 
-function publicJwkOf(row: Pick<KeyRow, 'kid' | 'publicJwk'>): JWK {
+/**
+ * The published JWK: the public key, its `kid` and its `purpose` (a member of Plaza's own, which
+ * JWK consumers ignore), so a verifier can refuse a key of another purpose (e.g. a checkpoint
+ * signed by a token key). Kids have always begun with `<purpose>_`, for JWKS documents before it.
+ */
+function publicJwkOf(row: Pick<KeyRow, 'kid' | 'purpose' | 'publicJwk'>): JWK & { purpose: string } {
   const { kty, crv, x } = row.publicJwk as JWK;
-  return { kty, crv, x, kid: row.kid, alg: 'EdDSA', use: 'sig' };
+  return { kty, crv, x, kid: row.kid, alg: 'EdDSA', use: 'sig', purpose: row.purpose };
 }
 
 async function newKeyPair(): Promise<{ publicJwk: JWK; privateJwk: JWK }> {

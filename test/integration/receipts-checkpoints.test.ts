@@ -88,7 +88,7 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
   it('exports what its checkpoint covers, so an export taken while receipts arrive still verifies', async () => {
     const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
     const log = createReceiptLog({ db: plaza.db, log: quiet, signer: createJwsCheckpointSigner(async () => ({ kid: 'export-k', privateKey })) });
-    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'export-k', alg: 'EdDSA' }] };
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'export-k', alg: 'EdDSA', purpose: 'receipts' }] };
     const forAccount = (count: number) =>
       Promise.all(
         Array.from({ length: count }, () =>

@@ -74,10 +74,13 @@ describe.each(BACKENDS)('signing keys on %s', (backend) => {
 
   it('publishes only public material', async () => {
     const store = createSigningKeyStore({ prisma: database.db.prisma, clock: fixedClock(Date.now()) });
-    await store.activeKey('pub');
+    const pub = await store.activeKey('pub');
+    expect((await store.jwks()).keys.find((jwk) => jwk.kid === pub.kid)).toMatchObject({ purpose: 'pub' });
     for (const jwk of (await store.jwks()).keys) {
-      expect(Object.keys(jwk).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
+      expect(Object.keys(jwk).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'purpose', 'use', 'x']);
       expect(jwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
+      // Its purpose, which its kid begins with too, so verifiers can refuse a key of another purpose.
+      expect(jwk.kid?.startsWith(`${jwk.purpose}_`)).toBe(true);
     }
   });
 });

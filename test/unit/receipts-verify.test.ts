@@ -1,7 +1,8 @@
 /**
  * Pins the offline verifier on exports built in memory: an intact export passes, and each kind of
  * tampering (a field, a recomputed leaf, a broken chain link, a dropped proof step, a forged or
- * foreign checkpoint signature) fails naming the first bad receipt and what failed.
+ * foreign checkpoint signature, a checkpoint signed by a key of another purpose) fails naming the
+ * first bad receipt and what failed.
  */
 import { exportJWK, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -26,15 +27,25 @@ let jwks: { keys: never[] };
 let lines: Line[];
 let otherJwks: { keys: never[] };
 
-async function keyPair(kid: string) {
+/** A key pair and its JWKS as Plaza publishes it (`purpose` member; none when `purpose` is null, as before it had one). */
+async function keyPair(kid: string, purpose: string | null = 'receipts') {
   const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-  return { signer: createJwsCheckpointSigner(async () => ({ kid, privateKey })), jwks: { keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'EdDSA' }] as never[] } };
+  const jwk = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig', ...(purpose === null ? {} : { purpose }) };
+  return { signer: createJwsCheckpointSigner(async () => ({ kid, privateKey })), jwks: { keys: [jwk] as never[] } };
+}
+
+/** The export's checkpoint line signed again by `signer`. */
+async function resigned(signer: Awaited<ReturnType<typeof keyPair>>['signer']): Promise<Line[]> {
+  const cp = lines[0] as { tree_size: number; root_hash: string; chain_head: string; timestamp: string };
+  const head = { treeSize: cp.tree_size, rootHash: cp.root_hash, chainHead: cp.chain_head, timestamp: Date.parse(cp.timestamp) };
+  const { keyId, signature } = await signer.sign(checkpointText(head));
+  return [{ ...lines[0], key_id: keyId, signature }, ...lines.slice(1)];
 }
 
 beforeAll(async () => {
-  const mine = await keyPair('receipts-1');
+  const mine = await keyPair('receipts_1');
   jwks = mine.jwks;
-  otherJwks = (await keyPair('receipts-1')).jwks;
+  otherJwks = (await keyPair('receipts_1')).jwks;
   const receipts: Receipt[] = [];
   let prev = GENESIS_HASH;
   for (let i = 0; i < 9; i++) {
@@ -124,6 +135,25 @@ describe('verifyExport', () => {
     const foreign = await verify(lines, otherJwks);
     expect(foreign.failure?.problem).toMatch(/checkpoint signature does not verify/);
     expect(foreign.failure?.callId).toBeUndefined();
+  });
+
+  it('accepts only a receipts key for the checkpoint, by its purpose or, in a JWKS without purposes, by its kid', async () => {
+    // A JWKS saved before keys carried a purpose still verifies.
+    expect(await verify(lines, { keys: jwks.keys.map(({ purpose: _, ...jwk }: Line) => jwk) as never[] })).toMatchObject({ ok: true, receipts: 9 });
+    // Another purpose's key (guest tokens, call assertions), however the signature looks, is not one.
+    for (const [kid, purpose] of [
+      ['token_1', 'token'],
+      ['receipts_2', 'assertion'],
+      ['token_1', null],
+    ] as const) {
+      const other = await keyPair(kid, purpose);
+      const report = await verify(await resigned(other.signer), { keys: [...jwks.keys, ...other.jwks.keys] });
+      expect(report.failure, `${kid} ${purpose}`).toMatchObject({ line: 1, problem: `checkpoint key ${kid} is not a receipts key (it has another purpose)` });
+    }
+    // The signature is checked against receipts keys only, whatever key_id the line names.
+    const token = await keyPair('token_1', 'token');
+    const named = (await resigned(token.signer)).map((l, i) => (i === 0 ? { ...l, key_id: 'receipts_1' } : l));
+    expect((await verify(named, { keys: [...jwks.keys, ...token.jwks.keys] })).failure?.problem).toMatch(/checkpoint signature does not verify/);
   });
 
   it('rejects receipts without a checkpoint and lines that are not JSON', async () => {
