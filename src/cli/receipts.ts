@@ -101,8 +101,11 @@ async function verify(options: VerifyOptions): Promise<number> {
   if (!Number.isInteger(idleMs) || idleMs < 1 || idleMs > 3_600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 1 to 3600000');
 
   const { verifyExport } = await import('../../receipts/index.ts');
+  // The JWKS after the export has answered: its checkpoint is signed by then, maybe with a key made
+  // for it (the first checkpoint of a log, or the first after a rotation).
+  const lines = await exportLines(options, base, idleMs);
   const jwks = await loadJwks(jwksSource, idleMs);
-  const report = await verifyExport(await exportLines(options, base, idleMs), jwks);
+  const report = await verifyExport(lines, jwks);
   if (report.ok && !report.checkpoint && base !== undefined) {
     // An empty export is only fine from a log that has no checkpoint at all.
     const latest = await fetch(`${base}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(idleMs) });

@@ -59,6 +59,13 @@ describe.each(BACKENDS)('receipts API on %s', (backend) => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('verifies over HTTP before any checkpoint exists: the export signs the first, with a receipts key made for it', async () => {
+    expect((await get('/api/receipts/checkpoints/consistency?first=1&second=1')).status).toBe(404);
+    if (backend !== 'pglite') return;
+    const ok = await runPlaza(['receipts', 'verify', '--url', plaza.url, '--key', keyA], {});
+    expect(ok.stdout, ok.stderr).toMatch(/OK: 15 receipt\(s\) verified against checkpoint tree_size 30/);
+  });
+
   it('lists only the caller account receipts, filtered and paged by cursor', async () => {
     expect((await get('/api/receipts')).status).toBe(401);
     const all = (await (await get('/api/receipts?limit=4', keyA)).json()) as { data: { receipts: Array<{ call_id: string; account_id: string }>; next_cursor: string } };
