@@ -15,10 +15,10 @@ export { createMerkleTree, EMPTY_ROOT, leafHash, nodeHash, verifyConsistency, ve
 export type { LogDamage, ProvenReceipt, ReceiptLog, ReceiptLogOptions } from './receipt-log.ts';
 export { createReceiptLog } from './receipt-log.ts';
 export type { ExportLine, InclusionProof } from './render.ts';
-export { ExportLineSchema, renderCheckpoint, renderInclusion, renderReceipt } from './render.ts';
+export { checkpointFromJson, CheckpointJsonSchema, ExportLineSchema, renderCheckpoint, renderInclusion, renderReceipt } from './render.ts';
 export type { ReceiptSpool } from './spool.ts';
 export { createReceiptSpool } from './spool.ts';
-export type { VerifyFailure, VerifyReport } from './verify.ts';
+export type { VerifyFailure, VerifyOptions, VerifyReport } from './verify.ts';
 export { verifyExport } from './verify.ts';
 export type { ReceiptDurability, ReceiptWriter, ReceiptWriterOptions, ReceiptWriterStats } from './writer.ts';
 export { createReceiptWriter } from './writer.ts';

@@ -74,19 +74,33 @@ const ReceiptJsonSchema = z.object({
 
 const InclusionJsonSchema = z.object({ leaf_index: z.number().int().min(0), tree_size: z.number().int().min(1), audit_path: z.array(hex) });
 
+/** JSON of a checkpoint (what {@link renderCheckpoint} writes). */
+export const CheckpointJsonSchema = z.object({
+  tree_size: z.number().int().min(0),
+  root_hash: hex,
+  chain_head: hex,
+  timestamp: iso,
+  key_id: z.string(),
+  signature: z.string(),
+});
+
 /** One line of an export: the checkpoint first, then the receipts with their proofs. */
 export const ExportLineSchema = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('checkpoint'),
-    tree_size: z.number().int().min(0),
-    root_hash: hex,
-    chain_head: hex,
-    timestamp: iso,
-    key_id: z.string(),
-    signature: z.string(),
-  }),
+  CheckpointJsonSchema.extend({ type: z.literal('checkpoint') }),
   ReceiptJsonSchema.extend({ type: z.literal('receipt'), inclusion: InclusionJsonSchema.nullable() }),
 ]);
+
+/** A checkpoint back from its JSON form (the timestamp may not be canonical: compare with `renderCheckpoint`). */
+export function checkpointFromJson(j: z.infer<typeof CheckpointJsonSchema>): Checkpoint {
+  return {
+    treeSize: j.tree_size,
+    rootHash: j.root_hash,
+    chainHead: j.chain_head,
+    timestamp: Date.parse(j.timestamp),
+    keyId: j.key_id,
+    signature: j.signature,
+  };
+}
 
 /** A parsed export line. */
 export type ExportLine = z.infer<typeof ExportLineSchema>;

@@ -2,14 +2,15 @@
  * Offline verification of a receipts export (what `plaza receipts verify` runs): the checkpoint
  * signature against a JWKS, every receipt's leaf hash recomputed from its fields, every inclusion
  * proof against the checkpoint root, and the chain links between receipts that are neighbours in
- * the log. Stops at the first failure and names it.
+ * the log; given a checkpoint trusted from an earlier verification, that the export's checkpoint
+ * is of a tree that extends it (RFC 6962 consistency proof). Stops at the first failure and names it.
  */
 import type { JSONWebKeySet } from 'jose';
 
 import { type Checkpoint, checkpointSignatureProblem } from './checkpoint.ts';
 import { chainHash, GENESIS_HASH, receiptLeafHash } from './encoding.ts';
-import { verifyInclusion } from './merkle.ts';
-import { ExportLineSchema, receiptFromJson } from './render.ts';
+import { verifyConsistency, verifyInclusion } from './merkle.ts';
+import { checkpointFromJson, ExportLineSchema, receiptFromJson } from './render.ts';
 
 /** The first thing found wrong; `callId`/`seq` are absent when it is the checkpoint or the file. */
 export interface VerifyFailure {
@@ -23,22 +24,49 @@ export interface VerifyFailure {
 export interface VerifyReport {
   ok: boolean;
   receipts: number;
-  checkpoint: { treeSize: number; rootHash: string; keyId: string } | undefined;
+  /** The export's checkpoint (signature checked), e.g. to trust in the next verification. */
+  checkpoint: Checkpoint | undefined;
   failure: VerifyFailure | undefined;
 }
 
+/** Options of {@link verifyExport}. */
+export interface VerifyOptions {
+  /**
+   * A checkpoint verified before (kept from an earlier export): the export's checkpoint must be of
+   * a tree that extends it, or else the log was rewritten, cut back, or an old export is replayed.
+   */
+  trusted?: Checkpoint;
+  /** The consistency proof (hex) between the trees of `first` and `second` receipts, e.g. from the server. */
+  consistencyProof?: (first: number, second: number) => Promise<string[]>;
+}
+
+/** Why `checkpoint` (signature checked) does not extend the trusted one; undefined when it does. */
+async function extensionProblem(checkpoint: Checkpoint, jwks: JSONWebKeySet, options: VerifyOptions): Promise<string | undefined> {
+  const trusted = options.trusted;
+  if (!trusted) return undefined;
+  const signature = await checkpointSignatureProblem(trusted, jwks);
+  if (signature) return `trusted checkpoint ${signature}`;
+  const was = `the trusted checkpoint of tree size ${trusted.treeSize}`;
+  if (checkpoint.treeSize < trusted.treeSize) return `checkpoint of tree size ${checkpoint.treeSize} is older than ${was} (the log was cut back, or an old export was served)`;
+  if (checkpoint.treeSize === trusted.treeSize) {
+    return checkpoint.rootHash === trusted.rootHash && checkpoint.chainHead === trusted.chainHead ? undefined : `checkpoint differs from ${was} (the log was rewritten)`;
+  }
+  if (trusted.treeSize === 0) return undefined;
+  if (!options.consistencyProof) return `no consistency proof from ${was} to tree size ${checkpoint.treeSize}`;
+  const proof = await options.consistencyProof(trusted.treeSize, checkpoint.treeSize);
+  if (!Array.isArray(proof) || !proof.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h))) return 'the consistency proof is not a list of hashes';
+  const hex = (h: string) => Buffer.from(h, 'hex');
+  const consistent = verifyConsistency(trusted.treeSize, checkpoint.treeSize, hex(trusted.rootHash), hex(checkpoint.rootHash), proof.map(hex));
+  return consistent ? undefined : `checkpoint is not consistent with ${was} (the log was rewritten)`;
+}
+
 /** Verifies export lines (JSONL, checkpoint line first) against `jwks`. */
-export async function verifyExport(lines: Iterable<string> | AsyncIterable<string>, jwks: JSONWebKeySet): Promise<VerifyReport> {
+export async function verifyExport(lines: Iterable<string> | AsyncIterable<string>, jwks: JSONWebKeySet, options: VerifyOptions = {}): Promise<VerifyReport> {
   let checkpoint: Checkpoint | undefined;
   let receipts = 0;
   let previous: { leafIndex: number; chain: string; callId: string } | undefined;
   let lineNo = 0;
-  const fail = (failure: VerifyFailure): VerifyReport => ({
-    ok: false,
-    receipts,
-    checkpoint: checkpoint && { treeSize: checkpoint.treeSize, rootHash: checkpoint.rootHash, keyId: checkpoint.keyId },
-    failure,
-  });
+  const fail = (failure: VerifyFailure): VerifyReport => ({ ok: false, receipts, checkpoint, failure });
 
   for await (const raw of lines) {
     lineNo++;
@@ -63,17 +91,12 @@ export async function verifyExport(lines: Iterable<string> | AsyncIterable<strin
     const line = parsed.data;
     if (line.type === 'checkpoint') {
       if (checkpoint) return fail({ line: lineNo, problem: 'more than one checkpoint line' });
-      checkpoint = {
-        treeSize: line.tree_size,
-        rootHash: line.root_hash,
-        chainHead: line.chain_head,
-        timestamp: Date.parse(line.timestamp),
-        keyId: line.key_id,
-        signature: line.signature,
-      };
+      checkpoint = checkpointFromJson(line);
       if (new Date(checkpoint.timestamp).toISOString() !== line.timestamp) return fail({ line: lineNo, problem: 'checkpoint timestamp is not canonical' });
       const problem = await checkpointSignatureProblem(checkpoint, jwks);
       if (problem) return fail({ line: lineNo, problem: `checkpoint ${problem}` });
+      const extension = await extensionProblem(checkpoint, jwks, options);
+      if (extension) return fail({ line: lineNo, problem: extension });
       continue;
     }
     const at = { line: lineNo, callId: line.call_id, seq: line.seq };
@@ -104,5 +127,8 @@ export async function verifyExport(lines: Iterable<string> | AsyncIterable<strin
     previous = { leafIndex: inclusion.leaf_index, chain, callId: line.call_id };
   }
   // An empty export (an empty log) has nothing to check; receipts without a checkpoint failed above.
-  return { ok: true, receipts, checkpoint: checkpoint && { treeSize: checkpoint.treeSize, rootHash: checkpoint.rootHash, keyId: checkpoint.keyId }, failure: undefined };
+  if (!checkpoint && options.trusted && options.trusted.treeSize > 0) {
+    return fail({ line: lineNo, problem: `the export holds no checkpoint, but the trusted checkpoint has tree size ${options.trusted.treeSize}` });
+  }
+  return { ok: true, receipts, checkpoint, failure: undefined };
 }

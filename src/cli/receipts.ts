@@ -1,14 +1,16 @@
 /**
  * `plaza receipts verify`: checks a receipts export offline (a file and a JWKS file) or fetched
- * from a Plaza server (--url with an account API key). Exit 0 when every check holds, 1 naming the
- * first bad receipt (or an unreadable source), 2 on usage errors.
+ * from a Plaza server (--url with an account API key), optionally against a checkpoint trusted
+ * from an earlier verification (--trusted). Exit 0 when every check holds, 1 naming the first bad
+ * receipt (or an unreadable source), 2 on usage errors.
  */
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
 import type { Command } from 'commander';
 
+import type { Checkpoint } from '../../receipts/index.ts';
 import { createLineSplitter, LineTooLongError } from '../kernel/index.ts';
 
 type Env = Record<string, string | undefined>;
@@ -25,6 +27,12 @@ interface VerifyOptions {
   json?: boolean;
   /** Longest silence of the server, ms. */
   timeoutMs?: string;
+  /** A file with a checkpoint verified before (an earlier export, or a --save-checkpoint file). */
+  trusted?: string;
+  /** With --file: the answer of GET /api/receipts/checkpoints/consistency for the two tree sizes. */
+  consistency?: string;
+  /** Where to write the verified checkpoint, to pass as --trusted next time. */
+  saveCheckpoint?: string;
 }
 
 const isUrl = (value: string): boolean => /^https?:\/\//i.test(value);
@@ -69,6 +77,49 @@ async function loadJwks(source: string, idleMs: number): Promise<{ keys: never[]
   return jwks as { keys: never[] };
 }
 
+/** The JSON of a file: the whole text, or else its first line (an export file). */
+async function readJsonFile(path: string): Promise<unknown> {
+  const text = await readFile(path, 'utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    try {
+      return JSON.parse(text.split('\n', 1)[0]!) as unknown;
+    } catch {
+      throw new UsageError(`${path} holds no JSON`);
+    }
+  }
+}
+
+/** The checkpoint of an earlier export, of a --save-checkpoint file, or of the answer of GET /api/receipts/checkpoints/latest. */
+async function loadTrusted(path: string): Promise<Checkpoint> {
+  const { CheckpointJsonSchema, checkpointFromJson } = await import('../../receipts/index.ts');
+  const json = (await readJsonFile(path)) as { data?: { checkpoint?: unknown } } | null;
+  const parsed = CheckpointJsonSchema.safeParse(json?.data?.checkpoint ?? json);
+  if (!parsed.success) throw new UsageError(`${path} holds no checkpoint (an earlier export, or a --save-checkpoint file)`);
+  return checkpointFromJson(parsed.data);
+}
+
+/** Where consistency proofs come from: the server (--url) or the --consistency file. */
+function consistencySource(options: VerifyOptions, base: string | undefined, idleMs: number): ((first: number, second: number) => Promise<string[]>) | undefined {
+  const file = options.consistency;
+  if (file !== undefined) {
+    return async (first, second) => {
+      const json = (await readJsonFile(file)) as { data?: unknown } | null;
+      const body = (json?.data ?? json) as { first?: unknown; second?: unknown; consistency_path?: unknown } | null;
+      if (body?.first !== first || body.second !== second) {
+        throw new Error(`${file} is not the consistency proof from tree size ${first} to ${second} (GET /api/receipts/checkpoints/consistency?first=${first}&second=${second})`);
+      }
+      return body.consistency_path as string[];
+    };
+  }
+  if (base === undefined) return undefined;
+  return async (first, second) => {
+    const res = await fetchOk(`${base}/api/receipts/checkpoints/consistency?first=${first}&second=${second}`, {}, AbortSignal.timeout(idleMs));
+    return ((await res.json()) as { data?: { consistency_path?: string[] } }).data?.consistency_path ?? [];
+  };
+}
+
 async function exportLines(options: VerifyOptions, base: string | undefined, idleMs: number): Promise<AsyncIterable<string>> {
   if (base === undefined) return linesOf(createReadStream(options.file!));
   // The export may be long: its time is not bounded, its silences are.
@@ -99,13 +150,16 @@ async function verify(options: VerifyOptions): Promise<number> {
   if (!jwksSource) throw new UsageError('--file needs --jwks <file or URL> to check the checkpoint signature');
   const idleMs = options.timeoutMs === undefined ? DEFAULT_IDLE_MS : Number(options.timeoutMs);
   if (!Number.isInteger(idleMs) || idleMs < 1 || idleMs > 3_600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 1 to 3600000');
+  if (options.consistency !== undefined && (base !== undefined || options.trusted === undefined)) throw new UsageError('--consistency goes with --file and --trusted');
 
-  const { verifyExport } = await import('../../receipts/index.ts');
+  const { renderCheckpoint, verifyExport } = await import('../../receipts/index.ts');
+  const trusted = options.trusted === undefined ? undefined : await loadTrusted(options.trusted);
   // The JWKS after the export has answered: its checkpoint is signed by then, maybe with a key made
   // for it (the first checkpoint of a log, or the first after a rotation).
   const lines = await exportLines(options, base, idleMs);
   const jwks = await loadJwks(jwksSource, idleMs);
-  const report = await verifyExport(lines, jwks);
+  const consistencyProof = consistencySource(options, base, idleMs);
+  const report = await verifyExport(lines, jwks, { ...(trusted ? { trusted } : {}), ...(consistencyProof ? { consistencyProof } : {}) });
   if (report.ok && !report.checkpoint && base !== undefined) {
     // An empty export is only fine from a log that has no checkpoint at all.
     const latest = await fetch(`${base}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(idleMs) });
@@ -117,11 +171,13 @@ async function verify(options: VerifyOptions): Promise<number> {
   }
   if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (report.ok) {
+    const cp = report.checkpoint;
+    if (cp && options.saveCheckpoint !== undefined) await writeFile(options.saveCheckpoint, `${JSON.stringify({ type: 'checkpoint', ...renderCheckpoint(cp) })}\n`);
     if (!options.json) {
-      const cp = report.checkpoint;
+      const extends_ = trusted ? `, which extends the trusted checkpoint of tree size ${trusted.treeSize}` : '';
       process.stdout.write(
         cp
-          ? `OK: ${report.receipts} receipt(s) verified against checkpoint tree_size ${cp.treeSize} root ${cp.rootHash} (key ${cp.keyId})\n`
+          ? `OK: ${report.receipts} receipt(s) verified against checkpoint tree_size ${cp.treeSize} root ${cp.rootHash} (key ${cp.keyId})${extends_}\n`
           : 'OK: the export is empty\n',
       );
     }
@@ -145,6 +201,9 @@ export function registerReceiptsCommands(program: Command, env: Env): void {
     .option('--jwks <url or file>', 'the JWK Set with the checkpoint key (default with --url: <base>/.well-known/jwks.json)')
     .option('--json', 'print the report as JSON')
     .option('--timeout-ms <ms>', 'longest silence of the server before giving up (default 30000)')
+    .option('--trusted <file>', 'a checkpoint verified before (an earlier export or --save-checkpoint file): the log must extend it')
+    .option('--consistency <file>', 'with --file and --trusted: the answer of GET /api/receipts/checkpoints/consistency?first=<trusted size>&second=<export size>')
+    .option('--save-checkpoint <file>', 'write the verified checkpoint here (for --trusted next time)')
     .action(async (options: VerifyOptions) => {
       try {
         process.exitCode = await verify({ ...options, key: options.key ?? (env['PLAZA_API_KEY']?.trim() || undefined) });

@@ -9,15 +9,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import {
   chainHash,
+  type Checkpoint,
   checkpointText,
   createJwsCheckpointSigner,
   createMerkleTree,
   GENESIS_HASH,
+  type MerkleTree,
   type Receipt,
   receiptLeafHash,
   renderCheckpoint,
   renderInclusion,
   renderReceipt,
+  type TreeHead,
   verifyExport,
 } from '../../receipts/index.ts';
 
@@ -26,6 +29,11 @@ type Line = Record<string, unknown>;
 let jwks: { keys: never[] };
 let lines: Line[];
 let otherJwks: { keys: never[] };
+let tree: MerkleTree;
+/** Signed checkpoints of the first 5 receipts, honest and of a rewritten log. */
+let five: Checkpoint;
+let rewrittenFive: Checkpoint;
+let signHead: (head: TreeHead) => Promise<Checkpoint>;
 
 /** A key pair and its JWKS as Plaza publishes it (`purpose` member; none when `purpose` is null, as before it had one). */
 async function keyPair(kid: string, purpose: string | null = 'receipts') {
@@ -67,9 +75,13 @@ beforeAll(async () => {
     receipts.push({ ...base, prevHash: prev, leafHash });
     prev = chainHash(prev, leafHash);
   }
-  const tree = createMerkleTree(receipts.map((r) => Buffer.from(r.leafHash, 'hex')));
+  tree = createMerkleTree(receipts.map((r) => Buffer.from(r.leafHash, 'hex')));
   const head = { treeSize: 9, rootHash: tree.root().toString('hex'), chainHead: prev, timestamp: Date.parse('2026-11-21T12:01:00.000Z') };
-  const checkpoint = { ...head, ...(await mine.signer.sign(checkpointText(head))) };
+  signHead = async (h) => ({ treeSize: h.treeSize, rootHash: h.rootHash, chainHead: h.chainHead, timestamp: h.timestamp, ...(await mine.signer.sign(checkpointText(h))) });
+  const checkpoint = await signHead(head);
+  const fiveOf = (t: MerkleTree) => signHead({ treeSize: 5, rootHash: t.root(5).toString('hex'), chainHead: 'a'.repeat(64), timestamp: Date.parse('2026-11-21T12:00:30.000Z') });
+  five = await fiveOf(tree);
+  rewrittenFive = await fiveOf(createMerkleTree([...receipts.slice(0, 4).map((r) => Buffer.from(r.leafHash, 'hex')), Buffer.alloc(32, 7)]));
   lines = [
     { type: 'checkpoint', ...renderCheckpoint(checkpoint) },
     ...receipts.map((r, i) => ({
@@ -154,6 +166,33 @@ describe('verifyExport', () => {
     const token = await keyPair('token_1', 'token');
     const named = (await resigned(token.signer)).map((l, i) => (i === 0 ? { ...l, key_id: 'receipts_1' } : l));
     expect((await verify(named, { keys: [...jwks.keys, ...token.jwks.keys] })).failure?.problem).toMatch(/checkpoint signature does not verify/);
+  });
+
+  it('given a trusted earlier checkpoint, passes only a log that extends it', async () => {
+    const proof = async (first: number, second: number) => tree.consistencyProof(first, second).map((h) => h.toString('hex'));
+    const checked = (trusted: Checkpoint, ls: Line[] = lines, consistencyProof: typeof proof | null = proof) =>
+      verifyExport(
+        ls.map((l) => JSON.stringify(l)),
+        jwks,
+        { trusted, ...(consistencyProof ? { consistencyProof } : {}) },
+      );
+    expect(await checked(five)).toMatchObject({ ok: true, receipts: 9 });
+    const nine = (await verify(lines)).checkpoint!;
+    expect(await checked(nine, lines, null)).toMatchObject({ ok: true });
+    // The log was rewritten, then signed again: no proof joins the trusted root to the new one.
+    expect((await checked(rewrittenFive)).failure).toEqual({ line: 1, problem: 'checkpoint is not consistent with the trusted checkpoint of tree size 5 (the log was rewritten)' });
+    // Of the trusted size but another tree; older than the trusted one; none at all.
+    const rewrittenNine = await signHead({ ...nine, rootHash: five.rootHash });
+    expect((await checked(rewrittenNine)).failure).toEqual({ line: 1, problem: 'checkpoint differs from the trusted checkpoint of tree size 9 (the log was rewritten)' });
+    expect((await checked(nine, [{ type: 'checkpoint', ...renderCheckpoint(five) }])).failure).toEqual({
+      line: 1,
+      problem: 'checkpoint of tree size 5 is older than the trusted checkpoint of tree size 9 (the log was cut back, or an old export was served)',
+    });
+    expect((await checked(nine, [])).failure?.problem).toBe('the export holds no checkpoint, but the trusted checkpoint has tree size 9');
+    // A trusted checkpoint must carry a good signature; a proof must be there and be hashes.
+    expect((await checked({ ...five, rootHash: nine.rootHash })).failure?.problem).toMatch(/^trusted checkpoint signature does not verify/);
+    expect((await checked(five, lines, null)).failure?.problem).toBe('no consistency proof from the trusted checkpoint of tree size 5 to tree size 9');
+    expect((await checked(five, lines, async () => ['zz'])).failure?.problem).toBe('the consistency proof is not a list of hashes');
   });
 
   it('rejects receipts without a checkpoint and lines that are not JSON', async () => {
