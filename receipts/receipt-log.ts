@@ -218,6 +218,8 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
       const cp = await coveringCheckpoint();
       if (cp && cp.treeSize > tree.size) await sync();
       if (cp) yield JSON.stringify({ type: 'checkpoint', ...renderCheckpoint(cp) });
+      // Every export says so (whoever's receipt it is): nothing after it will be covered.
+      if (firstDamage) yield JSON.stringify({ type: 'damage', seq: Number(firstDamage.seq), problem: firstDamage.problem });
       // Receipts committed after the checkpoint was signed have no proof against it yet. (Without
       // any checkpoint, a damaged log that never had one, every receipt goes out unproven.)
       const covered = cp ? seqs[cp.treeSize - 1] : undefined;

@@ -84,10 +84,15 @@ export const CheckpointJsonSchema = z.object({
   signature: z.string(),
 });
 
-/** One line of an export: the checkpoint first, then the receipts with their proofs. */
+/**
+ * One line of an export: the checkpoint first, then the receipts with their proofs; a `damage`
+ * line when the server found a stored receipt that does not match its hashes (no checkpoint is
+ * signed from there on, so the export would otherwise end silently at the last good one).
+ */
 export const ExportLineSchema = z.discriminatedUnion('type', [
   CheckpointJsonSchema.extend({ type: z.literal('checkpoint') }),
   ReceiptJsonSchema.extend({ type: z.literal('receipt'), inclusion: InclusionJsonSchema.nullable() }),
+  z.object({ type: z.literal('damage'), seq: z.number().int().min(1), problem: z.string() }),
 ]);
 
 /** A checkpoint back from its JSON form (the timestamp may not be canonical: compare with `renderCheckpoint`). */

@@ -99,6 +99,9 @@ export async function verifyExport(lines: Iterable<string> | AsyncIterable<strin
       if (extension) return fail({ line: lineNo, problem: extension });
       continue;
     }
+    if (line.type === 'damage') {
+      return fail({ line: lineNo, seq: line.seq, problem: `the server found the log damaged at seq ${line.seq} (${line.problem}): no checkpoint covers it or any receipt after it` });
+    }
     const at = { line: lineNo, callId: line.call_id, seq: line.seq };
     if (!checkpoint) return fail({ ...at, problem: 'no checkpoint line before the receipts' });
     receipts++;

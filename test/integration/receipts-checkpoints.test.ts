@@ -23,14 +23,14 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
   let dir: string;
   let writer: ReceiptWriter;
   let n = 0;
-  const write = (count: number) =>
+  const write = (count: number, accountId: string | null = null) =>
     Promise.all(
       Array.from({ length: count }, () =>
         writer.write({
           callId: `cp_${n++}`,
           aginId: 'agin',
           agentPrincipal: 'agent',
-          accountId: null,
+          accountId,
           tool: 't',
           provider: 'p',
           status: 'ok',
@@ -146,15 +146,29 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
     await stale;
   });
 
-  it('refuses to sign over a receipt altered in the database', async () => {
-    const before = (await (await newLog()).getLatestCheckpoint())?.treeSize;
-    await write(3);
-    await plaza.db.sql.exec(`UPDATE "receipts" SET "tool" = 'other' WHERE "call_id" = 'cp_12'`);
-    const log = await newLog();
-    await expect(log.checkpoint()).rejects.toThrow(/damaged at seq \d+ \(cp_12\): leaf_hash does not match/);
-    expect(log.damage()).toMatchObject({ callId: 'cp_12' });
+  it('refuses to sign over a receipt altered in the database, and every export says so', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+    const signer = createJwsCheckpointSigner(async () => ({ kid: 'receipts_damage', privateKey }));
+    const served = (await (await fetch(`${plaza.url}/.well-known/jwks.json`)).json()) as { keys: never[] };
+    const jwks = { keys: [...served.keys, { ...(await exportJWK(publicKey)), kid: 'receipts_damage', alg: 'EdDSA', purpose: 'receipts' }] as never[] };
+    await write(2, 'acc_damaged');
+    const before = (await createReceiptLog({ db: plaza.db, log: quiet, signer }).checkpoint())!.treeSize;
+    await write(3, 'acc_damaged');
+    const altered = `cp_${n - 2}`;
+    await plaza.db.sql.exec(`UPDATE "receipts" SET "tool" = 'other' WHERE "call_id" = '${altered}'`);
+    const log = createReceiptLog({ db: plaza.db, log: quiet, signer });
+    await expect(log.checkpoint()).rejects.toThrow(new RegExp(`damaged at seq \\d+ \\(${altered}\\): leaf_hash does not match`));
+    expect(log.damage()).toMatchObject({ callId: altered });
     // The last good checkpoint stands; none covers the three receipts after it.
     expect((await log.getLatestCheckpoint())?.treeSize).toBe(before);
+    // An export against it held only what it covers, and verified: the damage went unsaid.
+    for (const accountId of ['acc_damaged', 'acc_export']) {
+      const lines: string[] = [];
+      for await (const line of log.exportLines({ accountId })) lines.push(line);
+      const report = await verifyExport(lines, jwks);
+      expect(report.failure, accountId).toMatchObject({ line: 2, seq: Number(log.damage()!.seq) });
+      expect(report.failure?.problem).toMatch(/^the server found the log damaged at seq \d+ \(leaf_hash does not match the receipt fields\): no checkpoint covers it or any receipt after it$/);
+    }
 
     // Rows that checkpoint covers deleted: no consistency proof to give (it threw a RangeError, a 500).
     await plaza.db.sql.exec(`DELETE FROM "receipts" WHERE "seq" > (SELECT min("seq") FROM "receipts")`);
