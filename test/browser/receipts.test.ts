@@ -2,8 +2,9 @@
  * Pins the Receipts view in real Chromium: an account API key lists only that account's receipts
  * with search filters, and each receipt's inclusion proof and checkpoint signature are verified in
  * the browser (WebCrypto) — and fail when the receipt, the proof or the checkpoint is altered on
- * the way. No serious axe violations.
+ * the way, or the checkpoint is signed by a published key of another purpose. No serious axe violations.
  */
+import { sign } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +12,10 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { createReceiptWriter, type ReceiptInput } from '../../receipts/index.ts';
+import { CHECKPOINT_TYP, checkpointText, createReceiptWriter, type ReceiptInput } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { type ActiveSigningKey, createSigningKeyStore } from '../../src/keys/index.ts';
 import { freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -25,6 +27,7 @@ describe('Receipts page', () => {
   let errors: string[];
   let dir: string;
   let key: string;
+  let tokenKey: ActiveSigningKey;
 
   beforeAll(async () => {
     [plaza, browser] = await Promise.all([startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0' } }), launchChromium()]);
@@ -52,6 +55,7 @@ describe('Receipts page', () => {
     await writer.close();
     const latest = await fetch(`${plaza.url}/api/receipts/checkpoints/latest`);
     expect(latest.status).toBe(200);
+    tokenKey = await createSigningKeyStore({ prisma: plaza.db.prisma, clock: systemClock }).activeKey('token');
   });
   afterAll(async () => {
     await browser?.close();
@@ -98,8 +102,19 @@ describe('Receipts page', () => {
     expect(errors).toEqual([]);
   });
 
+  /** The checkpoint signed again, well formed, by the guest-token key (published in the same JWKS). */
+  const signedByTokenKey = (d: any) => {
+    const cp = d.checkpoint;
+    const b64 = (b: string | Buffer) => Buffer.from(b).toString('base64url');
+    const header = b64(JSON.stringify({ alg: 'EdDSA', kid: tokenKey.kid, typ: CHECKPOINT_TYP }));
+    const payload = b64(checkpointText({ treeSize: cp.tree_size, rootHash: cp.root_hash, chainHead: cp.chain_head, timestamp: Date.parse(cp.timestamp) }));
+    cp.key_id = tokenKey.kid;
+    cp.signature = `${header}..${b64(sign(null, Buffer.from(`${header}.${payload}`), tokenKey.privateKeyObject))}`;
+  };
+
   it.each([
     ['an altered receipt', (d: any) => (d.receipt.outcome = 'ok'), 'the leaf hash does not match the receipt fields'],
+    ['a checkpoint signed by a key of another purpose', signedByTokenKey, 'the checkpoint is signed by a key that is not a receipts key'],
     ['an altered proof', (d: any) => (d.inclusion.audit_path[0] = 'f'.repeat(64)), 'the inclusion proof does not lead to the signed root'],
     ['an altered checkpoint', (d: any) => (d.checkpoint.timestamp = '2030-01-01T00:00:00.000Z'), 'the checkpoint signature does not verify'],
   ])('refuses %s', async (_name, alter, reason) => {

@@ -75,10 +75,12 @@ async function checkSignature(checkpoint) {
   const [header, empty, signature] = checkpoint.signature.split('.');
   if (empty !== '' || !header || !signature) return 'signature is not a detached JWS';
   const protectedHeader = JSON.parse(new TextDecoder().decode(fromB64url(header)));
-  if (protectedHeader.alg !== 'EdDSA' || protectedHeader.kid !== checkpoint.key_id) return 'unexpected signature header';
+  if (protectedHeader.alg !== 'EdDSA' || protectedHeader.kid !== checkpoint.key_id || protectedHeader.typ !== 'plaza-receipts-checkpoint+jws') return 'unexpected signature header';
   const jwks = await requestJson('GET', '/.well-known/jwks.json');
   const jwk = jwks.body?.keys?.find((k) => k.kid === checkpoint.key_id);
   if (!jwk) return `key ${checkpoint.key_id} is not published`;
+  // Only a receipts key signs checkpoints (its purpose; before keys carried one, its kid prefix).
+  if (jwk.purpose !== undefined ? jwk.purpose !== 'receipts' : !String(jwk.kid).startsWith('receipts_')) return 'the checkpoint is signed by a key that is not a receipts key';
   const key = await crypto.subtle.importKey('jwk', { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, { name: 'Ed25519' }, false, ['verify']);
   const payload = [
     'plaza-receipts-checkpoint/v1',
