@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 
 import { credentialFile, loadCredential, saveCredential } from './credential-store.ts';
+import { unreachable } from './fetch-errors.ts';
 
 function fail(message: string): never {
   process.stderr.write(`plaza: ${message}\n`);
@@ -82,16 +83,6 @@ function requestIds(body: unknown): Array<string | number> {
 /** A GET of the notification stream answered this way is not worth asking again. */
 function refusedForGood(status: number): boolean {
   return status >= 400 && status < 500 && status !== 405 && status !== 408 && status !== 429;
-}
-
-/** undici's "fetch failed" names neither the address nor the cause: this error does. */
-function unreachable(input: string | URL | Request, error: unknown): unknown {
-  if (!(error instanceof TypeError)) return error; // an abort, which the SDK tells apart by name
-  const url = input instanceof Request ? input.url : String(input);
-  // localhost tried on ::1 and 127.0.0.1 fails with an AggregateError: a code, an empty message.
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const why = typeof cause?.message === 'string' && cause.message ? cause.message : typeof cause?.code === 'string' ? cause.code : error.message;
-  return new TypeError(`cannot reach ${url}: ${why}`, { cause: error });
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Command } from 'commander';
 
 import type { Checkpoint } from '../../receipts/index.ts';
 import { createLineSplitter, LineTooLongError } from '../kernel/index.ts';
+import { fetchOrSay } from './fetch-errors.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -43,7 +44,7 @@ const DEFAULT_IDLE_MS = 30_000;
 const MAX_LINE = 4 * 1024 * 1024;
 
 async function fetchOk(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
-  const res = await fetch(url, { headers, signal });
+  const res = await fetchOrSay(url, { headers, signal });
   if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
   return res;
 }
@@ -130,11 +131,18 @@ async function exportLines(options: VerifyOptions, base: string | undefined, idl
     timer = setTimeout(() => idle.abort(new Error(`${base} went silent for ${idleMs / 1000} s`)), idleMs);
   };
   poke();
-  const res = await fetchOk(`${base}/api/receipts/export`, { authorization: `Bearer ${options.key!}` }, idle.signal);
-  if (!res.body) throw new Error('the export is empty');
+  let res: Response;
+  try {
+    res = await fetchOk(`${base}/api/receipts/export`, { authorization: `Bearer ${options.key!}` }, idle.signal);
+    if (!res.body) throw new Error('the export is empty');
+  } catch (error) {
+    // Else the timer held the process for the rest of the idle limit after saying why it failed.
+    clearTimeout(timer);
+    throw error;
+  }
   return (async function* () {
     try {
-      yield* linesOf(res.body as unknown as AsyncIterable<Uint8Array>, poke);
+      yield* linesOf(res.body! as unknown as AsyncIterable<Uint8Array>, poke);
     } finally {
       clearTimeout(timer);
     }
@@ -162,7 +170,7 @@ async function verify(options: VerifyOptions): Promise<number> {
   const report = await verifyExport(lines, jwks, { ...(trusted ? { trusted } : {}), ...(consistencyProof ? { consistencyProof } : {}) });
   if (report.ok && !report.checkpoint && base !== undefined) {
     // An empty export is only fine from a log that has no checkpoint at all.
-    const latest = await fetch(`${base}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(idleMs) });
+    const latest = await fetchOrSay(`${base}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(idleMs) });
     await latest.body?.cancel();
     if (latest.status !== 404) {
       process.stderr.write(`plaza receipts verify: FAILED: the export holds no checkpoint, but the server's latest checkpoint answered ${latest.status}\n`);

@@ -1,7 +1,8 @@
 /**
  * `plaza receipts verify --url` against servers that misbehave: one that sends headers and then
  * nothing, one that sends a line without end, and one that answers an empty export while it has a
- * checkpoint. Each ends with exit 1 and a one-line reason, never a hang, a crash or an OK.
+ * checkpoint; and no server at all. Each ends with exit 1 and a one-line reason, never a hang, a
+ * crash or an OK.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -55,5 +56,15 @@ describe('plaza receipts verify against a misbehaving server', () => {
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toMatch(message);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('names the address it cannot reach and why', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const result = await runPlaza(['receipts', 'verify', '--url', `http://127.0.0.1:${port}`, '--key', 'plz_x'], {}, 30_000);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/api/receipts/export: connect ECONNREFUSED`));
   });
 });
