@@ -59,6 +59,14 @@ export interface PassthroughOptions {
 const HEADERS_HOLD_MS = 100;
 /** How often an open GET stream checks that its agent is still allowed (revocation ends it). */
 const REVOCATION_RECHECK_MS = 1_000;
+/**
+ * The JSON-RPC id a tools/call goes upstream under: its call id (`newId('call')`), unique whatever id
+ * the caller chose. An answer carrying one on a stream that is not its call's own — a resumed
+ * stream replaying it — is known for what it is.
+ */
+const CALL_RPC_ID = /^call_[0-9a-z]{26}$/;
+/** The receipt's words for a call the caller cancelled (notifications/cancelled). */
+const CALLER_CANCELLED = 'the caller cancelled the call';
 
 /**
  * Request headers that stop here: hop-by-hop ones (RFC 9110 §7.6.1), ours to set (length, session),
@@ -119,9 +127,18 @@ export function createPassthrough(options: PassthroughOptions) {
     await recordCall(options.receipts, call, outcome, options.clock.now());
   }
 
-  /** Stamps a response to a tracked call and records its receipt; other messages pass unchanged. */
+  /**
+   * Calls in flight on this instance, by connector, agent, upstream session and the caller's id: a
+   * notifications/cancelled finds its call here (the upstream knows the call by its call id).
+   */
+  const inFlight = new Map<string, { upstreamId: string; cancel(): void }>();
+
+  /**
+   * Stamps the response to a tracked call (under the caller's id again) and records its receipt;
+   * other messages pass unchanged.
+   */
   async function onUpstreamMessage(message: unknown, call: CallContext | undefined, callRpcId: JsonRpcId | undefined): Promise<unknown> {
-    if (!call || !isResponse(message) || message.id !== callRpcId) return message;
+    if (!call || !isResponse(message) || message.id !== call.callId) return message;
     const answer = callAnswer(message);
     if ('malformed' in answer) {
       await finish(call, { failure: answer.malformed });
@@ -129,10 +146,10 @@ export function createPassthrough(options: PassthroughOptions) {
     }
     if ('error' in answer) {
       await finish(call, { error: answer.error });
-      return message;
+      return { ...message, id: callRpcId ?? null };
     }
     await finish(call, { result: answer.result });
-    return { ...message, result: stampResult(answer.result, call.identity, call.callId) };
+    return { ...message, id: callRpcId ?? null, result: stampResult(answer.result, call.identity, call.callId) };
   }
 
   return async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
@@ -170,6 +187,8 @@ export function createPassthrough(options: PassthroughOptions) {
       const awaited = new Set<JsonRpcId>();
       let call: CallContext | undefined;
       let callRpcId: JsonRpcId | undefined;
+      /** Calls of this session a notifications/cancelled in this POST is about. */
+      const cancelling: { cancel(): void }[] = [];
       if (method === 'POST') {
         const text = await readBody(req, maxRequest);
         let parsed: unknown;
@@ -196,7 +215,16 @@ export function createPassthrough(options: PassthroughOptions) {
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
         if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
         const target = calls[0];
-        messages = messages.map((m) => (m === target ? m : withoutPlatformMeta(m)));
+        messages = messages.map((m) => {
+          if (m === target) return m;
+          const message = withoutPlatformMeta(m);
+          const cancel = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
+          if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined) return message;
+          const inCall = inFlight.get(inFlightKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId));
+          if (!inCall) return message;
+          cancelling.push(inCall);
+          return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
+        });
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
           if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
@@ -205,6 +233,11 @@ export function createPassthrough(options: PassthroughOptions) {
           }
           call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now() };
           callRpcId = target.id;
+          // Upstream the call goes under its call id: answers are matched to requests by id, so a
+          // caller reusing an id in one session (two POSTs at once) cannot get another call's answer.
+          target.id = call.callId;
+          awaited.delete(callRpcId);
+          awaited.add(call.callId);
           traceCall(call, 'passthrough');
           target.params = stampCallParams(target.params, identity, call.callId);
           options.onCall?.(connector.endpointId);
@@ -233,22 +266,41 @@ export function createPassthrough(options: PassthroughOptions) {
       // notifications) may stay open, so only its headers are timed.
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
+      let cancelled = false;
       res.on('close', () => {
         // 'close' comes after every answer too; only a client that left before it matters.
         if (!res.writableFinished) controller.abort(new DOMException('client went away', 'AbortError'));
       });
+      if (call && upstreamSession !== undefined) {
+        const key = inFlightKey(provider, identity.agentId, upstreamSession, callRpcId);
+        const entry = {
+          upstreamId: call.callId,
+          cancel: () => {
+            cancelled = true;
+            controller.abort(new DOMException(CALLER_CANCELLED, 'AbortError'));
+          },
+        };
+        inFlight.set(key, entry);
+        res.on('close', () => {
+          if (inFlight.get(key) === entry) inFlight.delete(key);
+        });
+      }
       let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
       try {
         upstream = await http(connector.url, { method, headers, body, signal: controller.signal });
       } catch (error) {
         clearTimeout(timer);
-        const why = describeFailure(error);
+        const why = cancelled ? CALLER_CANCELLED : describeFailure(error);
         if (call) {
           await finish(call, { failure: why });
           sendJson(res, 200, failedCall(call, callRpcId, why));
         } else sendJson(res, 502, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`));
         return;
+      } finally {
+        // The cancellation went upstream (under the call's id there); the call ends now, receipted
+        // as cancelled, rather than wait for an answer the upstream will not send.
+        for (const inCall of cancelling) inCall.cancel();
       }
       const ok = upstream.status >= 200 && upstream.status <= 299;
 
@@ -306,7 +358,7 @@ export function createPassthrough(options: PassthroughOptions) {
             : undefined;
         recheck?.unref();
         try {
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited);
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -319,7 +371,7 @@ export function createPassthrough(options: PassthroughOptions) {
         text = await readBodyText(upstream, maxResponse);
       } catch (error) {
         clearTimeout(timer);
-        const why = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
+        const why = error instanceof UpstreamTooLargeError ? error.message : cancelled ? CALLER_CANCELLED : describeFailure(error);
         if (call) {
           await finish(call, { failure: why });
           sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
@@ -402,6 +454,7 @@ export function createPassthrough(options: PassthroughOptions) {
     call: CallContext | undefined,
     callRpcId: JsonRpcId | undefined,
     awaited: Set<JsonRpcId>,
+    cancelled: () => boolean,
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -422,7 +475,7 @@ export function createPassthrough(options: PassthroughOptions) {
     let answered = false;
     const emit = async (events: ReturnType<typeof parser.push>) => {
       for (const event of events) {
-        if (event.data !== undefined && awaited.size > 0) {
+        if (event.data !== undefined && (awaited.size > 0 || event.data.includes('"call_'))) {
           let message: unknown;
           try {
             message = JSON.parse(event.data);
@@ -430,10 +483,16 @@ export function createPassthrough(options: PassthroughOptions) {
             // Not JSON: pass through untouched; the client decides.
           }
           if (isResponse(message) && awaited.delete(message.id)) {
-            if (call && message.id === callRpcId) {
+            if (call && message.id === call.callId) {
               answered = true;
               event.data = JSON.stringify(await stampOrFail(message, call, callRpcId));
             }
+          } else if (isResponse(message) && typeof message.id === 'string' && CALL_RPC_ID.test(message.id)) {
+            // A call's answer outside its own stream: replayed on a resumed one after the call's
+            // receipt was written (its caller had gone). It never reaches a caller unreceipted;
+            // its event id still moves the caller's resume point past it.
+            if (event.id !== undefined) pending += formatSseEvent({ id: event.id });
+            continue;
           }
         }
         pending += formatSseEvent(event);
@@ -465,9 +524,10 @@ export function createPassthrough(options: PassthroughOptions) {
       failure = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
     }
     if (call && !answered) {
-      const why = failure ?? 'the upstream closed the stream before the result';
+      const why = cancelled() ? CALLER_CANCELLED : (failure ?? 'the upstream closed the stream before the result');
       await finish(call, { failure: why });
-      pending += formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(call, callRpcId, why)) });
+      // A cancelled request gets no answer (the caller has stopped waiting for one).
+      if (!cancelled()) pending += formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(call, callRpcId, why)) });
     }
     clearTimeout(headTimer);
     if (flushTimer) clearImmediate(flushTimer);
@@ -478,6 +538,11 @@ export function createPassthrough(options: PassthroughOptions) {
       res.end(pending);
     }
   }
+}
+
+/** Where a call in flight is found by a notifications/cancelled naming the caller's request id. */
+function inFlightKey(provider: string, agentId: string, upstreamSession: string, requestId: unknown): string {
+  return JSON.stringify([provider, agentId, upstreamSession, requestId]);
 }
 
 function containsResponse(answer: unknown, id: JsonRpcId | undefined): boolean {

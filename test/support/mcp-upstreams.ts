@@ -1,14 +1,20 @@
 /**
- * MCP upstreams for marketplace tests: the real `@modelcontextprotocol/server-everything` in
- * streamable HTTP mode as a child process, and a small JSON-RPC provider whose tool pages and
- * `annotations.platform` the test controls.
+ * MCP upstreams for marketplace and gateway tests: the real `@modelcontextprotocol/server-everything`
+ * in streamable HTTP mode as a child process, a small JSON-RPC provider whose tool pages and
+ * `annotations.platform` the test controls, and a provider on the MCP SDK's own server.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
+
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
 
 import { freePort } from './cli.ts';
 
@@ -98,4 +104,70 @@ export async function startFixtureProvider(pages: Record<string, unknown>[][]): 
       server.close(() => resolve());
     });
   return fixture;
+}
+
+/** A provider built on the MCP SDK's own server: what it saw, and its `slow` tool's count. */
+export interface SdkUpstream {
+  url: string;
+  /** Every request it received, in order: method and JSON-RPC body. */
+  seen: { method: string; body: any }[];
+  /** `slow` calls aborted by a notifications/cancelled, and those that ran to the end. */
+  slow: { aborted: number; done: number };
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a stateful streamable-HTTP provider on the SDK's `McpServer` (sessions answered 404 once
+ * forgotten, as the spec says), optionally resumable through the SDK's InMemoryEventStore. Tools:
+ * `echo {message}` and `slow {ms}`, which answers after `ms` unless cancelled.
+ */
+export async function startSdkUpstream(options: { eventStore?: boolean } = {}): Promise<SdkUpstream> {
+  const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, close: async () => undefined };
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const build = () => {
+    const server = new McpServer({ name: 'sdk-upstream', version: '1.0.0' });
+    server.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `echo: ${message}` }] }));
+    server.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        extra.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          upstream.slow.aborted++;
+          reject(new Error('cancelled'));
+        });
+      });
+      upstream.slow.done++;
+      return { content: [{ type: 'text', text: `slept ${ms}` }] };
+    });
+    return server;
+  };
+  const server: Server = createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const body: unknown = raw ? JSON.parse(raw) : undefined;
+    upstream.seen.push({ method: req.method ?? '', body });
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const transport = transports.get(sessionId);
+      if (!transport) return res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+      return transport.handleRequest(req, res, body);
+    }
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      ...(options.eventStore ? { eventStore: new InMemoryEventStore() } : {}),
+      onsessioninitialized: (id) => void transports.set(id, transport),
+      onsessionclosed: (id) => void transports.delete(id),
+    });
+    await build().connect(transport);
+    await transport.handleRequest(req, res, body);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  upstream.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  upstream.close = async () => {
+    await Promise.all([...transports.values()].map((t) => t.close()));
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return upstream;
 }

@@ -1,0 +1,156 @@
+/**
+ * The gateway held to the MCP streamable HTTP transport with real peers: the SDK client as the
+ * agent, providers on the SDK's own server (one resumable through its InMemoryEventStore). Pins
+ * what the spec asks of a server that clients and upstreams rely on — request ids, cancellation,
+ * resumed streams — and that none of it lets a result reach a caller other than as its receipt says.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type CallReceipt, type Connector, createAggregate, createPassthrough, createSessionSealer, createUpstreamPool } from '../../gateway/index.ts';
+import { createAccountService } from '../../src/accounts/index.ts';
+import { createAgentService } from '../../src/agents/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
+
+describe('gateway against the MCP transport spec, with SDK peers', () => {
+  let t: TestDatabase;
+  let gateway: Server;
+  let url = '';
+  let plain: SdkUpstream;
+  let resumable: SdkUpstream;
+  let token = '';
+  const receipts: CallReceipt[] = [];
+  const connectors = new Map<string, Connector>();
+
+  beforeAll(async () => {
+    t = await createTestDatabase('pglite');
+    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'ops@example.com' });
+    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
+    token = (await agents.create(account.account.id, { display_name: 'Protocol agent', owner_context: 'acme' })).token;
+    const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    [plain, resumable] = await Promise.all([startSdkUpstream(), startSdkUpstream({ eventStore: true })]);
+    connectors.set('plain', { provider: 'plain', url: plain.url, endpointId: 'ep_plain' });
+    connectors.set('resumable', { provider: 'resumable', url: resumable.url, endpointId: 'ep_resumable' });
+    const common = {
+      agents,
+      receipts: { record: async (r: CallReceipt) => void receipts.push(r) },
+      assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
+      issuer: 'http://plaza.test',
+      clock: systemClock,
+    };
+    // Long enough that a call left to its timeout is told apart from one ended on purpose.
+    const timeoutMs = 10_000;
+    const passthrough = createPassthrough({ ...common, directory: { byProvider: async (p) => connectors.get(p) }, sealer: createSessionSealer(randomBytes(32)), upstreamTimeoutMs: timeoutMs });
+    const aggregate = createAggregate({ ...common, catalog: { onlineTools: async () => [], byProvider: async (p) => connectors.get(p) }, pool: createUpstreamPool({ timeoutMs }) });
+    gateway = createServer((req, res) => {
+      const provider = /^\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '')?.[1];
+      const handled = provider ? passthrough(req, res, provider) : aggregate(req, res);
+      handled.catch((error: unknown) => res.writeHead(500).end(String(error)));
+    });
+    await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  }, 60_000);
+
+  afterAll(async () => {
+    gateway?.closeAllConnections();
+    gateway?.close();
+    await Promise.all([plain?.close(), resumable?.close()]);
+    await t?.dispose();
+  });
+
+  /** An SDK client with a session on `/mcp/p/<provider>`, and the headers to send raw requests in it. */
+  async function session(provider: string) {
+    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp/p/${provider}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const client = new Client({ name: 'protocol-agent', version: '1.0.0' });
+    await client.connect(transport);
+    const headers = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': transport.sessionId!,
+      'mcp-protocol-version': transport.protocolVersion!,
+    };
+    return { client, headers };
+  }
+
+  /** The JSON-RPC messages of an event stream's text. */
+  function messages(text: string): any[] {
+    return text
+      .split('\n')
+      .filter((line) => line.startsWith('data: ') && line.length > 6)
+      .map((line) => JSON.parse(line.slice(6)));
+  }
+
+  it('gives two calls sent at once under one JSON-RPC id in one session each its own answer and receipt', async () => {
+    const { client, headers } = await session('plain');
+    const call = (ms: number) =>
+      fetch(`${url}/mcp/p/plain`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'slow', arguments: { ms } } }) }).then(async (res) => messages(await res.text()));
+    const first = call(300);
+    await new Promise((r) => setTimeout(r, 50));
+    const [a, b] = await Promise.all([first, call(900)]);
+    expect(a.map((m) => m.result?.content?.[0]?.text)).toEqual(['slept 300']);
+    expect(b.map((m) => m.result?.content?.[0]?.text)).toEqual(['slept 900']);
+    expect(a[0].id).toBe(5);
+    expect(b[0].id).toBe(5);
+    const ids = [a[0].result._meta.platform.call_id, b[0].result._meta.platform.call_id];
+    expect(ids.map((id) => receipts.find((r) => r.callId === id)?.status)).toEqual(['ok', 'ok']);
+    // The provider sees each call under its call id, so two of them never share an id.
+    expect(plain.seen.filter((s) => s.body?.method === 'tools/call').map((s) => s.body.id)).toEqual(ids);
+    await client.close();
+  });
+
+  it('never lets a resumed stream hand the caller a call answer after its receipt said it went unanswered', async () => {
+    const { client, headers } = await session('resumable');
+    const left = new AbortController();
+    const post = await fetch(`${url}/mcp/p/resumable`, { method: 'POST', headers, signal: left.signal, body: JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'slow', arguments: { ms: 300 } } }) });
+    // The SDK server opens the stream with a priming event: its id is what a client resumes from.
+    const reader = post.body!.getReader();
+    let first = '';
+    while (!first.includes('\n\n')) first += new TextDecoder().decode((await reader.read()).value);
+    const lastEventId = /^id: (.+)$/m.exec(first)?.[1];
+    expect(lastEventId).toBeDefined();
+    left.abort();
+    await expect.poll(() => receipts.find((r) => r.tool === 'slow' && r.provider === 'resumable')?.outcome).toMatch(/went away/);
+    // The upstream ran the call to its end and stored the answer for a resumed stream.
+    await expect.poll(() => resumable.slow.done).toBe(1);
+    const resumed = await fetch(`${url}/mcp/p/resumable`, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId! } });
+    expect(resumed.status).toBe(200);
+    const stream = resumed.body!.getReader();
+    let replayed = '';
+    const until = Date.now() + 500;
+    while (Date.now() < until) {
+      const next = await Promise.race([stream.read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), until - Date.now()))]);
+      if (!next || next.done) break;
+      replayed += new TextDecoder().decode(next.value);
+    }
+    await stream.cancel();
+    expect(replayed).not.toContain('slept');
+    expect(messages(replayed).filter((m) => m.id === 77)).toEqual([]);
+    await client.close();
+  });
+
+  it('passes a cancellation on to the upstream and receipts the call as cancelled at once', async () => {
+    const { client } = await session('plain');
+    const before = { ...plain.slow };
+    const receiptsBefore = receipts.length;
+    const stop = new AbortController();
+    setTimeout(() => stop.abort('the user pressed stop'), 300);
+    await expect(client.callTool({ name: 'slow', arguments: { ms: 5_000 } }, undefined, { signal: stop.signal })).rejects.toThrow(/pressed stop/);
+    await expect.poll(() => plain.slow.aborted, { timeout: 2_000 }).toBe(before.aborted + 1);
+    // Not after the gateway's 10 s timeout, and not as a timeout.
+    await expect.poll(() => receipts.slice(receiptsBefore).map((r) => `${r.tool} ${r.status} ${r.outcome}`), { timeout: 2_000 }).toEqual(['slow error upstream failure: the caller cancelled the call']);
+    const callId = receipts.at(-1)!.callId;
+    const cancel = plain.seen.find((s) => s.body?.method === 'notifications/cancelled');
+    expect(cancel?.body.params.requestId).toBe(callId);
+    expect(plain.slow.done).toBe(before.done);
+    await client.close();
+  });
+});
