@@ -100,7 +100,7 @@ function plainToolCall(
 ): { id: string | number; params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> } } | { id: string | number; invalid: string } | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown };
-  if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || (typeof message.id !== 'string' && typeof message.id !== 'number')) return undefined;
+  if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || !(typeof message.id === 'string' || (typeof message.id === 'number' && Number.isInteger(message.id)))) return undefined;
   const version = req.headers['mcp-protocol-version'];
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) return undefined;
   const parsed = CallToolRequestSchema.safeParse(body);

@@ -205,6 +205,9 @@ export function createPassthrough(options: PassthroughOptions) {
         if (messages.length === 0 || !messages.every(wellFormed)) throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
         for (const m of messages) {
           if (!isRequest(m)) continue;
+          // MCP: a string or an integer, never null. An integer past 2^53 would go upstream rounded
+          // (JSON.parse), and its answer would come back under an id the caller never sent.
+          if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) throw new HttpFailure(400, 'Request ids must be strings or integers (at most 2^53 - 1).');
           // Answers are matched to requests by id: two alike would let one take the other's place.
           if (awaited.has(m.id)) throw new HttpFailure(400, 'Request ids must be unique within a batch.');
           awaited.add(m.id);

@@ -153,4 +153,25 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(plain.slow.done).toBe(before.done);
     await client.close();
   });
+
+  it.each(['null', '1.5', 'true', '{"n":1}', '12345678901234567890'])('refuses request id %s (MCP: a string or an integer) before anything goes upstream', async (id) => {
+    const { client, headers } = await session('plain');
+    const seen = plain.seen.length;
+    const receiptsBefore = receipts.length;
+    const call = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`;
+    for (const body of [call, `{"jsonrpc":"2.0","id":${id},"method":"tools/list"}`]) {
+      const res = await fetch(`${url}/mcp/p/plain`, { method: 'POST', headers, body });
+      expect(res.status, body).toBe(400);
+      expect(((await res.json()) as any).error).toMatchObject({ code: -32600, message: expect.stringMatching(/ids must be strings or integers/) });
+    }
+    // The fast path of /mcp refuses what the SDK's server would (an id that is not an integer).
+    if (id !== '12345678901234567890') {
+      const res = await fetch(`${url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': '' }, body: call.replace('"echo"', '"plain__echo"') });
+      expect(res.status).toBe(400);
+    }
+    expect(plain.seen.slice(seen).filter((s) => s.method === 'POST')).toEqual([]);
+    expect(receipts.length).toBe(receiptsBefore);
+    await client.close();
+  });
+
 });
