@@ -227,6 +227,13 @@ export function createAggregate(options: AggregateOptions) {
       res.end(text);
       return;
     }
+    if (req.method === 'GET') {
+      // A GET stream carries server-initiated messages; this endpoint has none (stateless, tools
+      // only, listChanged false), so it offers none rather than hold a connection open for nothing
+      // (spec: 405 when the server offers no stream at this endpoint).
+      sendJson(res, 405, rpcError(null, -32000, 'Method not allowed: /mcp sends no server-initiated messages, so it offers no GET stream.'), { allow: 'POST, DELETE' });
+      return;
+    }
     // The hot path: a plain tools/call is answered here as JSON (the transport lets a server answer
     // a POST with either JSON or SSE), validated like the SDK's server does, without building a
     // Server and transport per request. Everything else — initialize, tools/list, batches,

@@ -174,4 +174,22 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await client.close();
   });
 
+
+  it('answers GET /mcp with 405: the aggregate sends no server-initiated messages, so it holds no stream open', async () => {
+    const headers = { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+    const res = await fetch(`${url}/mcp`, { headers, signal: AbortSignal.timeout(2_000) });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST, DELETE');
+    expect(((await res.json()) as any).error.message).toMatch(/no GET stream/);
+    // Still 401 without a credential, and the SDK client takes the 405 as the spec has it.
+    expect((await fetch(`${url}/mcp`, { headers: { accept: 'text/event-stream' } })).status).toBe(401);
+    const client = new Client({ name: 'protocol-agent', version: '1.0.0' });
+    const errors: Error[] = [];
+    client.onerror = (error) => errors.push(error);
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    expect(await client.ping()).toEqual({});
+    await client.close();
+    expect(errors).toEqual([]);
+  });
+
 });
