@@ -65,6 +65,8 @@ const REVOCATION_RECHECK_MS = 1_000;
  * stream replaying it — is known for what it is.
  */
 const CALL_RPC_ID = /^call_[0-9a-z]{26}$/;
+/** Upstream statuses that refuse the request itself (not the call): a call answered so gets the status too. */
+const TRANSPORT_REFUSALS = new Set([400, 406, 415]);
 /** The receipt's words for a call the caller cancelled (notifications/cancelled). */
 const CALLER_CANCELLED = 'the caller cancelled the call';
 
@@ -324,7 +326,11 @@ export function createPassthrough(options: PassthroughOptions) {
           upstream.discard();
           const why = ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`;
           await finish(call, { failure: why });
-          sendJson(res, upstream.status === 404 && upstreamSession ? 404 : 200, failedCall(call, callRpcId, why), responseHeaders);
+          // The transport's own refusals keep their status, as the spec has them (400 for an
+          // unsupported MCP-Protocol-Version, 404 for a forgotten session, 406 and 415 for what the
+          // client may not send); an upstream failing the call is answered in-band.
+          const refused = TRANSPORT_REFUSALS.has(upstream.status) || (upstream.status === 404 && upstreamSession !== undefined);
+          sendJson(res, refused ? upstream.status : 200, failedCall(call, callRpcId, why), responseHeaders);
           return;
         }
         // Session expiry (404), method not allowed (405), accepted notifications (202): the

@@ -192,4 +192,19 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(errors).toEqual([]);
   });
 
+
+  it.each([
+    ['an unsupported MCP-Protocol-Version', { 'mcp-protocol-version': '1999-01-01' }, 400],
+    ['an Accept without text/event-stream', { accept: 'application/json' }, 406],
+    ['a Content-Type that is not JSON', { 'content-type': 'text/plain' }, 415],
+  ])('passes on the status of a call the upstream refuses at the transport level: %s', async (_label, bad, status) => {
+    const { client, headers } = await session('plain');
+    const res = await fetch(`${url}/mcp/p/plain`, { method: 'POST', headers: { ...headers, ...bad }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } }) });
+    expect(res.status).toBe(status);
+    const answer = (await res.json()) as any;
+    expect(answer.result.content[0].text).toBe(`Call failed: the upstream answered HTTP ${status}.`);
+    expect(receipts.find((r) => r.callId === answer.result._meta.platform.call_id)?.status).toBe('error');
+    await client.close();
+  });
+
 });
