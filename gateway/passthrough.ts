@@ -11,6 +11,7 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
   MAX_JSON_DEPTH,
+  parseJson,
   RPC_ERRORS,
   rpcError,
   STORAGE_RETRY_AFTER_S,
@@ -195,7 +196,7 @@ export function createPassthrough(options: PassthroughOptions) {
         const text = await readBody(req, maxRequest);
         let parsed: unknown;
         try {
-          parsed = JSON.parse(text);
+          parsed = parseJson(text);
         } catch {
           throw new HttpFailure(400, 'Request body is not valid JSON.', RPC_ERRORS.parseError);
         }
@@ -207,8 +208,8 @@ export function createPassthrough(options: PassthroughOptions) {
         if (messages.length === 0 || !messages.every(wellFormed)) throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
         for (const m of messages) {
           if (!isRequest(m)) continue;
-          // MCP: a string or an integer, never null. An integer past 2^53 would go upstream rounded
-          // (JSON.parse), and its answer would come back under an id the caller never sent.
+          // MCP: a string or an integer, never null. One past 2^53 (kept raw by parseJson) would not
+          // match its answer's id, which JavaScript reads rounded.
           if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) throw new HttpFailure(400, 'Request ids must be strings or integers (at most 2^53 - 1).');
           // Answers are matched to requests by id: two alike would let one take the other's place.
           if (awaited.has(m.id)) throw new HttpFailure(400, 'Request ids must be unique within a batch.');
@@ -390,7 +391,7 @@ export function createPassthrough(options: PassthroughOptions) {
       clearTimeout(timer);
       let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
+        parsed = parseJson(text);
       } catch {
         if (call) {
           await finish(call, { failure: 'the upstream answered malformed JSON' });
@@ -487,7 +488,7 @@ export function createPassthrough(options: PassthroughOptions) {
         if (event.data !== undefined && (awaited.size > 0 || event.data.includes('"call_'))) {
           let message: unknown;
           try {
-            message = JSON.parse(event.data);
+            message = parseJson(event.data);
           } catch {
             // Not JSON: pass through untouched; the client decides.
           }

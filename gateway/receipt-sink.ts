@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 
 import type { AgentIdentity } from './identity/agin-card.ts';
+import { rawJsonText } from './internal/json-rpc.ts';
 import { traceCallEnd } from './telemetry.ts';
 
 /** What the gateway records for one tools/call (spec §2.6 plus latency, digest and time). */
@@ -39,6 +40,8 @@ export interface CallContext {
 }
 
 function canonical(value: unknown): string {
+  const raw = rawJsonText(value);
+  if (raw !== undefined) return raw;
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)

@@ -49,6 +49,31 @@ export function isResponse(message: unknown): message is JsonRpcResponse {
   return isRecord(message) && !('method' in message) && ('result' in message || 'error' in message);
 }
 
+/** What Node's JSON offers beyond ES2024's typings: raw JSON text that JSON.stringify writes as is. */
+const rawJson = JSON as unknown as { rawJSON(text: string): object; isRawJSON(value: unknown): value is { rawJSON: string } };
+
+/** A run of digits long enough to hold an integer past 2^53 (16 digits or more). */
+const LONG_DIGITS = /\d{16}/;
+const INTEGER = /^-?\d+$/;
+
+/**
+ * JSON.parse that keeps an integer past 2^53 as written (a raw JSON value), so a message the
+ * gateway re-serialises on its way through — stamped, its id mapped — carries the caller's and the
+ * upstream's numbers unchanged (64-bit ids in tool arguments and results), not rounded. Only text
+ * with a run of 16 digits takes the slower path.
+ */
+export function parseJson(text: string): unknown {
+  if (!LONG_DIGITS.test(text)) return JSON.parse(text);
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && INTEGER.test(context.source) ? rawJson.rawJSON(context.source) : value,
+  );
+}
+
+/** The text of a raw JSON value parseJson kept, or undefined for any other value. */
+export function rawJsonText(value: unknown): string | undefined {
+  return rawJson.isRawJSON(value) ? value.rawJSON : undefined;
+}
+
 /**
  * Deepest nesting the gateway accepts in a caller's message or an upstream's answer. Deeper JSON
  * parses (V8's parser does not recurse) but overflows the stack of anything that walks it after

@@ -4,7 +4,7 @@
  * what the spec asks of a server that clients and upstreams rely on — request ids, cancellation,
  * resumed streams — and that none of it lets a result reach a caller other than as its receipt says.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -26,6 +26,9 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   let url = '';
   let plain: SdkUpstream;
   let resumable: SdkUpstream;
+  let raw: Server;
+  /** Bodies the raw provider received, as text. */
+  const rawBodies: string[] = [];
   let token = '';
   const receipts: CallReceipt[] = [];
   const connectors = new Map<string, Connector>();
@@ -39,6 +42,19 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     [plain, resumable] = await Promise.all([startSdkUpstream(), startSdkUpstream({ eventStore: true })]);
     connectors.set('plain', { provider: 'plain', url: plain.url, endpointId: 'ep_plain' });
     connectors.set('resumable', { provider: 'resumable', url: resumable.url, endpointId: 'ep_resumable' });
+    // Answers a call with a 64-bit number, written as JSON has it: as JSON, or (on /sse) as an event.
+    raw = createServer(async (req, res) => {
+      let text = '';
+      for await (const chunk of req) text += chunk;
+      rawBodies.push(text);
+      const answer = `{"jsonrpc":"2.0","id":${JSON.stringify(JSON.parse(text).id)},"result":{"content":[{"type":"text","text":"ok"}],"structuredContent":{"id":18446744073709551615}}}`;
+      if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${answer}\n\n`);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    connectors.set('raw-json', { provider: 'raw-json', url: `${rawUrl}/json`, endpointId: 'ep_raw_json' });
+    connectors.set('raw-sse', { provider: 'raw-sse', url: `${rawUrl}/sse`, endpointId: 'ep_raw_sse' });
     const common = {
       agents,
       receipts: { record: async (r: CallReceipt) => void receipts.push(r) },
@@ -62,6 +78,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   afterAll(async () => {
     gateway?.closeAllConnections();
     gateway?.close();
+    raw?.close();
     await Promise.all([plain?.close(), resumable?.close()]);
     await t?.dispose();
   });
@@ -205,6 +222,22 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(answer.result.content[0].text).toBe(`Call failed: the upstream answered HTTP ${status}.`);
     expect(receipts.find((r) => r.callId === answer.result._meta.platform.call_id)?.status).toBe('error');
     await client.close();
+  });
+
+
+  it.each(['raw-json', 'raw-sse'])('carries integers past 2^53 in arguments and results as written (%s)', async (provider) => {
+    rawBodies.length = 0;
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lookup","arguments":{"account":12345678901234567890,"big":-9007199254740993,"small":42,"float":1.5e300}}}';
+    const res = await fetch(`${url}/mcp/p/${provider}`, { method: 'POST', headers, body });
+    expect(res.status).toBe(200);
+    expect(rawBodies[0]).toContain('"arguments":{"account":12345678901234567890,"big":-9007199254740993,"small":42,"float":1.5e+300}');
+    const text = await res.text();
+    expect(text).toContain('"structuredContent":{"id":18446744073709551615}');
+    expect(text).toContain('"_meta":{"platform"');
+    // The receipt digests the result as written too (canonical JSON: keys sorted, _meta left out).
+    const canonical = '{"content":[{"text":"ok","type":"text"}],"structuredContent":{"id":18446744073709551615}}';
+    expect(receipts.at(-1)!.resultDigest).toBe(createHash('sha256').update(canonical).digest('hex'));
   });
 
 });
