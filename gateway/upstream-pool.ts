@@ -132,16 +132,36 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     const s = await s0;
     const headers: Record<string, string> = { ...call.headers, 'mcp-protocol-version': s.protocolVersion };
     if (s.sessionId) headers['mcp-session-id'] = s.sessionId;
+    const message = { jsonrpc: '2.0' as const, id: randomUUID(), method: call.method, params: call.params };
+    let stopped: AbortSignal | undefined;
     try {
-      const message = { jsonrpc: '2.0' as const, id: randomUUID(), method: call.method, params: call.params };
-      return (await withDeadline(call.signal, (signal) => requestUpstream(http, { url: call.url, message, headers, signal, onNotification: call.onNotification, maxBytes }))).response;
+      return (
+        await withDeadline(call.signal, (signal) =>
+          requestUpstream(http, { url: call.url, message, headers, signal, onNotification: call.onNotification, maxBytes }).catch((error: unknown) => {
+            if (signal.aborted) stopped = signal;
+            throw error;
+          }),
+        )
+      ).response;
     } catch (error) {
       if (error instanceof SessionExpiredError && retry) {
         if (sessions.get(key)?.ready === s0) sessions.delete(key);
         return attempt(call, false);
       }
+      // Plaza stopped waiting (its timeout, or its caller left): MCP has a requestor say so, and
+      // the upstream may then stop the work. Only a session names the request to the upstream.
+      if (stopped && s.sessionId) cancel(call.url, { ...stripCallHeaders(call.headers), 'mcp-session-id': s.sessionId, 'mcp-protocol-version': s.protocolVersion }, message.id, stopped);
       throw error;
     }
+  }
+
+  /** Sends notifications/cancelled for a request Plaza stopped waiting for (best effort). */
+  function cancel(url: string, headers: Record<string, string>, requestId: string, stopped: AbortSignal): void {
+    const reason = (stopped.reason as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'Plaza stopped waiting for the answer (timeout).' : 'The caller went away.';
+    const body = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
+    void withDeadline(undefined, (signal) => http(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body, signal }))
+      .then((answer) => answer.discard())
+      .catch(() => undefined);
   }
 
   return {

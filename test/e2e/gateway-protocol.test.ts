@@ -240,4 +240,21 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(receipts.at(-1)!.resultDigest).toBe(createHash('sha256').update(canonical).digest('hex'));
   });
 
+
+  it('tells the upstream when /mcp stops waiting for a pooled call (timeout or a caller gone), as MCP asks of a requestor', async () => {
+    const pool = createUpstreamPool({ timeoutMs: 300 });
+    const slow = (signal?: AbortSignal) => pool.request({ url: plain.url, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } }, headers: {}, signal });
+    const before = plain.slow.aborted;
+    const seen = plain.seen.length;
+    await expect(slow()).rejects.toThrow(/did not answer in time/);
+    await expect.poll(() => plain.slow.aborted, { timeout: 2_000 }).toBe(before + 1);
+    const left = new AbortController();
+    setTimeout(() => left.abort(new DOMException('caller went away', 'AbortError')), 100);
+    await expect(slow(left.signal)).rejects.toThrow(/went away/);
+    await expect.poll(() => plain.slow.aborted, { timeout: 2_000 }).toBe(before + 2);
+    const posted = plain.seen.slice(seen).map((s) => s.body);
+    const calls = posted.filter((b) => b?.method === 'tools/call').map((b) => b.id);
+    expect(posted.filter((b) => b?.method === 'notifications/cancelled').map((b) => b.params.requestId)).toEqual(calls);
+  });
+
 });
