@@ -56,6 +56,16 @@ export interface PassthroughOptions {
   onCall?: (endpointId: string) => void;
 }
 
+/** The passthrough handler, and how a server that stops ends its open notification streams. */
+export type Passthrough = ((req: IncomingMessage, res: ServerResponse, provider: string) => Promise<void>) & {
+  /**
+   * Ends every open GET stream (server notifications) and refuses new ones (503): a stopping
+   * server would otherwise wait out its drain time for streams that never end. The client
+   * opens its stream again, on another instance or this one once it is back.
+   */
+  endStreams(): void;
+};
+
 /** Longest a POST's event stream holds its headers back waiting for the first events. */
 const HEADERS_HOLD_MS = 100;
 /** How often an open GET stream checks that its agent is still allowed (revocation ends it). */
@@ -113,7 +123,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
  * agent's AGIN card in `_meta.platform`, identity headers and a signed assertion; its result gets
  * `_meta.platform` and a receipt. Failures stay in-band: a failed call is an `isError` result.
  */
-export function createPassthrough(options: PassthroughOptions) {
+export function createPassthrough(options: PassthroughOptions): Passthrough {
   const http = options.http ?? createUpstreamHttp();
   const maxRequest = options.maxRequestBytes ?? 4 * 1024 * 1024;
   const maxResponse = options.maxResponseBytes ?? 16 * 1024 * 1024;
@@ -155,7 +165,11 @@ export function createPassthrough(options: PassthroughOptions) {
     return { ...message, id: callRpcId ?? null, result: stampResult(answer.result, call.identity, call.callId) };
   }
 
-  return async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
+  /** Open GET streams (server notifications), ended by endStreams; set once the server stops. */
+  const notificationStreams = new Set<UpstreamHttpResponse>();
+  let stopping = false;
+
+  async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
     let identity: AgentIdentity;
     try {
       identity = await authenticate(req);
@@ -184,6 +198,7 @@ export function createPassthrough(options: PassthroughOptions) {
 
       const method = req.method ?? 'GET';
       if (!['POST', 'GET', 'DELETE'].includes(method)) throw new HttpFailure(405, `Method ${method} is not allowed.`);
+      if (method === 'GET' && stopping) throw new HttpFailure(503, 'Plaza is shutting down; open the stream again in a moment.', RPC_ERRORS.internal);
 
       let body: string | undefined;
       /** The ids of the requests a POST carries: its event stream ends once each is answered. */
@@ -367,11 +382,13 @@ export function createPassthrough(options: PassthroughOptions) {
               }, REVOCATION_RECHECK_MS)
             : undefined;
         recheck?.unref();
+        if (method === 'GET') notificationStreams.add(upstream);
         try {
           await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
+          notificationStreams.delete(upstream);
         }
         return;
       }
@@ -425,7 +442,7 @@ export function createPassthrough(options: PassthroughOptions) {
       }
       throw error;
     }
-  };
+  }
 
   /**
    * Stamps the call's response, or — when its receipt cannot be recorded anywhere (neither the
@@ -548,6 +565,13 @@ export function createPassthrough(options: PassthroughOptions) {
       res.end(pending);
     }
   }
+
+  return Object.assign(handle, {
+    endStreams() {
+      stopping = true;
+      for (const upstream of notificationStreams) upstream.discard();
+    },
+  });
 }
 
 /** Where a call in flight is found by a notifications/cancelled naming the caller's request id. */

@@ -44,6 +44,11 @@ export interface Plaza {
   receiptLog: ReceiptLog;
   receiptWriter: ReceiptWriter;
   marketplace: Marketplace;
+  /**
+   * Ends the gateway's open notification streams and refuses new ones, so that a stopping server
+   * does not wait out its drain time for streams that never end (their clients open them again).
+   */
+  endStreams(): void;
   /** Flushes receipts and releases clients and timers (not the database, which the caller owns). */
   close(): Promise<void>;
 }
@@ -134,6 +139,7 @@ export function createPlaza(deps: AppDeps): Plaza {
     receiptLog,
     receiptWriter,
     marketplace,
+    endStreams: () => gateway.endStreams(),
     async close() {
       await receiptWriter.close().catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
       await marketplace.close().catch(() => undefined);

@@ -17,6 +17,8 @@ export const ASSERTION_KEY_PURPOSE = 'assertion';
 export interface GatewayHandlers {
   aggregate(req: IncomingMessage, res: ServerResponse): Promise<void>;
   passthrough(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void>;
+  /** Ends the open notification streams and refuses new ones: the server is stopping. */
+  endStreams(): void;
   close(): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export function createGatewayHandlers(deps: {
   return {
     aggregate,
     passthrough: async (req, res, provider) => (platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider)),
+    endStreams: () => void passthrough?.then((handler) => handler.endStreams(), () => undefined),
     close: () => guarded.agent.close(),
   };
 }

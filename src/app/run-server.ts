@@ -50,6 +50,7 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
       server,
       shutdown() {
         done ??= (async () => {
+          plaza.endStreams();
           await server.stop(config.shutdownTimeoutMs);
           await background.stop();
           await stopCheckpoints();

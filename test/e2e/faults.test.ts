@@ -7,6 +7,8 @@
  *   caller and exactly one `error` receipt, on `/mcp/p/…` and on `/mcp`;
  * - SIGTERM during gateway load: in-flight calls finish, the process exits 0, and after a restart
  *   there is exactly one receipt per call that returned a result;
+ * - SIGTERM with an MCP client idle on its notification stream: the stream is ended, not waited
+ *   for until PLAZA_SHUTDOWN_TIMEOUT_MS;
  * - Redis stopped and started again (a private `redis-server`, when installed): requests keep
  *   working on per-instance limits with a logged warning, and counting goes back to Redis.
  * - PostgreSQL dropping every connection and refusing new ones for 2 s during gateway load, and
@@ -19,6 +21,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -27,6 +31,7 @@ import { freePort, type ServerProcess, startPlazaServer } from '../support/cli.t
 import { createPostgresDatabase } from '../support/databases.ts';
 import { type FaultUpstream, ODD_ANSWERS, startFaultUpstream } from '../support/fault-upstreams.ts';
 import { callTool, gatewayLoad, listHealthy, receiptCounts, startGatewayPlaza as startGatewayPlazaProcess } from '../support/gateway-load.ts';
+import { startSdkUpstream } from '../support/mcp-upstreams.ts';
 
 const GATEWAY_TIMEOUT_MS = 3_000;
 const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
@@ -157,6 +162,31 @@ describe('SIGTERM during gateway load', () => {
       await upstream.close();
     }
   }, 90_000);
+});
+
+describe('SIGTERM with an MCP client connected', () => {
+  it('ends the open notification stream instead of waiting out the drain time for it', async () => {
+    const upstream = await startSdkUpstream();
+    // A gateway timeout longer than the drain time: a silent stream is not cut for silence first.
+    const plaza = await startGatewayPlazaProcess({ PLAZA_SHUTDOWN_TIMEOUT_MS: '10000' }, 30_000);
+    const client = new Client({ name: 'idle-ide', version: '1.0.0' });
+    try {
+      await listHealthy(plaza.server.url, 'idle', upstream.url);
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.server.url}/mcp/p/idle`), { requestInit: { headers: { authorization: `Bearer ${plaza.agentToken}` } } }));
+      // The SDK client opens its notification stream (a GET) once initialized; wait until it reached the upstream.
+      const started = Date.now();
+      while (!upstream.seen.some((r) => r.method === 'GET') && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 20));
+      expect(upstream.seen.some((r) => r.method === 'GET')).toBe(true);
+      const signalled = Date.now();
+      plaza.server.child.kill('SIGTERM');
+      expect(await plaza.server.exited).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(3_000);
+    } finally {
+      await client.close().catch(() => undefined);
+      plaza.server.child.kill('SIGKILL');
+      await upstream.close();
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!HAS_REDIS_SERVER)('Redis stopped and started again', () => {
