@@ -44,6 +44,13 @@ export function createPlatformServer(options: PlatformServerOptions) {
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: error.message } }));
       return;
     }
+    if (req.method === 'GET') {
+      // Stateless, and with nothing to notify: a GET stream would stay open and carry nothing (and
+      // hold a stopping server for its whole drain time). The spec's answer for no stream is 405.
+      res.writeHead(405, { 'content-type': 'application/json', allow: 'POST' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: the platform connector sends no server-initiated messages, so it offers no GET stream.' } }));
+      return;
+    }
     const [{ McpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
     const server = new McpServer({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } } });
     for (const tool of tools.list) {

@@ -64,6 +64,13 @@ describe.each(BACKENDS)('platform MCP tools on %s', (backend) => {
     return client;
   }
 
+  it('offers no GET notification stream (it sends no server-initiated message): 405, as /mcp', async () => {
+    const res = await fetch(`${plaza.url}/mcp/p/platform`, { headers: { authorization: `Bearer ${agentToken}`, accept: 'text/event-stream' }, signal: AbortSignal.timeout(5_000) });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    await res.body?.cancel();
+  });
+
   it('lists the four tools on /mcp/p/platform, none taking a password', async () => {
     const client = await connect('/mcp/p/platform');
     try {
