@@ -58,17 +58,22 @@ function isStale(path: string, stale: LockStaleness): boolean | undefined {
  * Reading the holder and removing the file must not interleave with another breaker: two
  * processes that find the same stale lock would otherwise both go on, the second removing the
  * lock the first had just taken. Breaking therefore holds `<path>.break` (created the same way),
- * which is held for a moment only; a stale one of those needs a crash inside that moment, and is
- * broken by the same pid test.
+ * and removes only a lock it has read as stale: only breakers remove a lock they do not hold, so
+ * none can have replaced it in between. The breaker is held for a moment only; a stale one needs a
+ * crash inside that moment, and is removed once its pid is dead (two processes doing that at the
+ * same moment is the one race left).
  */
 export function breakStaleLock(path: string, stale: LockStaleness): boolean {
   const breaker = `${path}.break`;
   if (!createLockFile(breaker, String(process.pid))) {
-    if (isStale(breaker, pidLockStale(10_000)) !== false) rmSync(breaker, { force: true });
+    if (isStale(breaker, pidLockStale(10_000)) === true) rmSync(breaker, { force: true });
     return false;
   }
   try {
-    if (isStale(path, stale) === false) return false;
+    // Gone: nothing to remove (removing now could take the lock another process has just made).
+    const verdict = isStale(path, stale);
+    if (verdict === undefined) return true;
+    if (!verdict) return false;
     rmSync(path, { force: true });
     return true;
   } finally {

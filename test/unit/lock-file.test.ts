@@ -12,6 +12,8 @@ import { describe, expect, it } from 'vitest';
 
 import { breakStaleLock, createLockFile, pidLockStale } from '../../src/kernel/index.ts';
 
+const CONTENDERS = Number(process.env['LOCK_TEST_CONTENDERS'] ?? 5);
+const ROUNDS = Number(process.env['LOCK_TEST_ROUNDS'] ?? 60);
 const KERNEL = join(import.meta.dirname, '../../src/kernel/index.ts');
 
 /**
@@ -47,13 +49,13 @@ describe('lock files', () => {
     writeFileSync(lock, dead);
     writeFileSync(log, '');
     await Promise.all(
-      Array.from({ length: 4 }, () => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', CONTENDER, lock, log, '40', dead], { stdio: 'inherit' });
+      Array.from({ length: CONTENDERS }, () => {
+        const child = spawn(process.execPath, ['--input-type=module', '-e', CONTENDER, lock, log, String(ROUNDS), dead], { stdio: 'inherit' });
         return new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`contender exited with ${code}`)))));
       }),
     );
     const lines = readFileSync(log, 'utf8').trim().split('\n');
-    expect(lines).toHaveLength(4 * 40 * 2);
+    expect(lines).toHaveLength(CONTENDERS * ROUNDS * 2);
     for (let i = 0; i < lines.length; i += 2) {
       expect(lines[i]).toMatch(/^in /);
       expect(lines[i + 1]).toBe(lines[i]!.replace('in', 'out'));
