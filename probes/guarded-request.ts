@@ -12,6 +12,8 @@ export interface GuardedRequestInit {
   headers?: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
+  /** `manual`: a 3xx is handed to `read` as the answer instead of being followed (default `follow`). */
+  redirect?: 'follow' | 'manual';
 }
 
 /** A response to a guarded request; its body is read as it arrives, capped in size. */
@@ -68,7 +70,7 @@ export function createGuardedRequest(options: GuardedFetchOptions): GuardedReque
         }
         body = response.body;
         const location = headerValue(response.headers, 'location');
-        if (response.statusCode < 300 || response.statusCode > 399 || location === undefined) {
+        if (response.statusCode < 300 || response.statusCode > 399 || location === undefined || init.redirect === 'manual') {
           return await read(cappedResponse(response, maxBytes));
         }
         discard(body);

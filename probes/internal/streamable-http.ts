@@ -55,10 +55,14 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
     if (protocolVersion !== undefined) all['mcp-protocol-version'] = protocolVersion;
     return all;
   };
+  // Redirects are not followed: the gateway calls the listed URL and follows none (identity
+  // headers and the AGIN assertion are bound to it), so an endpoint that only answers after a
+  // redirect would look healthy here while every call through Plaza failed.
   const post = <T>(message: JSONRPCMessage, read: (response: GuardedResponse) => Promise<T>) =>
-    send(url, { method: 'POST', headers: headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }), body: JSON.stringify(message), signal }, async (response) => {
+    send(url, { method: 'POST', headers: headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }), body: JSON.stringify(message), signal, redirect: 'manual' }, async (response) => {
       const given = response.header('mcp-session-id');
       if (given) sessionId = given;
+      if (response.status >= 300 && response.status <= 399) throw redirectError(url, response);
       if (response.status < 200 || response.status > 299) throw new ProbeProtocolError(`Error POSTing to endpoint (HTTP ${response.status}).`, response.status);
       return read(response);
     });
@@ -120,7 +124,7 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
     },
     async terminate() {
       if (sessionId === undefined) return;
-      await send(url, { method: 'DELETE', headers: headers({}), signal }, async (response) => {
+      await send(url, { method: 'DELETE', headers: headers({}), signal, redirect: 'manual' }, async (response) => {
         if ((response.status < 200 || response.status > 299) && response.status !== 405) {
           throw new ProbeProtocolError(`Failed to terminate session (HTTP ${response.status}).`, response.status);
         }
@@ -129,6 +133,20 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
       });
     },
   };
+}
+
+/**
+ * Why a redirect fails the probe, naming where it points (origin and path only: a query can carry
+ * a signed token) so the provider can list that URL instead.
+ */
+function redirectError(url: string, response: GuardedResponse): ProbeProtocolError {
+  const location = response.header('location');
+  const target = location !== undefined && URL.canParse(location, url) ? new URL(location, url) : undefined;
+  const where = target ? ` to ${`${target.origin}${target.pathname}`.slice(0, 200)}` : '';
+  return new ProbeProtocolError(
+    `The endpoint redirects (HTTP ${response.status})${where}; Plaza calls the listed URL and follows no redirects, so list the URL it redirects to.`,
+    response.status,
+  );
 }
 
 /** The protocol version the prober asks for. */

@@ -3,7 +3,8 @@
  * server transport (stateful with event streams, stateless with JSON), and against providers that
  * misbehave: tools/list paging by nextCursor, the session id echoed and the session deleted at
  * the end, protocol version negotiation and its header, a ping asked mid-stream, a stream left
- * open after the answer, and failures that say what went wrong without quoting the body.
+ * open after the answer, redirects refused (the gateway follows none), and failures that say what
+ * went wrong without quoting the body.
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -101,6 +102,20 @@ describe('probeEndpoint', () => {
       expect(outcome.tools.map((t) => t.name)).toEqual(['a', 'b', 'c']);
       expect(outcome.tools[0]).toMatchObject({ requiresAgin: true, callerIdentity: 'agin', annotations: { platform: { requires_agin: true } } });
       expect(peer.seen.map((s) => s.method)).toEqual(['initialize', 'notifications/initialized', 'tools/list', 'tools/list', 'tools/list', ...(mode === 'stateful' ? ['DELETE'] : [])]);
+    });
+
+    it.each([307, 308, 301])('fails on a %s redirect to a working server, naming the URL to list instead, and never follows it', async (status) => {
+      // The gateway calls the listed URL and follows no redirect: a probe that followed one would
+      // show tools online that every call through Plaza fails on.
+      const peer = await startSdkPeer('stateless');
+      cleanups.push(peer.close);
+      const { url, server } = await listen((req, res) => void res.writeHead(status, { location: `${peer.url}?sig=secret-token` }).end());
+      cleanups.push(() => closeServer(server));
+      const outcome = await probe(url);
+      expect(outcome).toMatchObject({ ok: false, tools: [] });
+      expect(outcome.error).toContain(`redirects (HTTP ${status}) to ${peer.url};`);
+      expect(outcome.error).not.toContain('secret-token');
+      expect(peer.seen).toEqual([]);
     });
 
     it('echoes the session id and the negotiated version after initialize, then deletes the session', async () => {
