@@ -1,6 +1,7 @@
 import type { CatalogTool, Connector, ToolCatalog } from '../../gateway/index.ts';
 import type { PrismaClient } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
+import { RESERVED_PROVIDERS } from '../marketplace/index.ts';
 
 /** Endpoint states whose tools are online (spec §4.2: healthy or degraded). */
 const ONLINE = ['healthy', 'degraded'];
@@ -46,7 +47,7 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): ToolCa
     async byProvider(provider: string): Promise<Connector | undefined> {
       // No provider slug holds a NUL, and PostgreSQL refuses one in a query: the gateway took
       // that failure for a database outage and answered 503.
-      if (provider.includes('\u0000')) return undefined;
+      if (provider.includes('\u0000') || RESERVED_PROVIDERS.has(provider)) return undefined;
       const hit = connectors.get(provider);
       if (hit && hit.until > clock.now()) return hit.connector;
       const connector = await readConnector(provider);
@@ -61,7 +62,9 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): ToolCa
       if (cached && cached.until > clock.now()) return cached.tools;
       const tools = prisma.mcpTool
         .findMany({
-          where: { endpoint: { status: { in: ONLINE } } },
+          // A listing under a reserved slug (made before slugs were reserved) would sit beside
+          // Plaza's own `platform__<tool>` names with descriptions of its choosing.
+          where: { endpoint: { status: { in: ONLINE }, provider: { notIn: [...RESERVED_PROVIDERS] } } },
           select: { name: true, description: true, inputSchema: true, annotations: true, endpoint: { select: { provider: true, status: true, lastProbeAt: true } } },
           orderBy: [{ endpoint: { provider: 'asc' } }, { name: 'asc' }],
         })

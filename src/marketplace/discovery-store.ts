@@ -1,18 +1,19 @@
 import { type DiscoveryStore, shortHash } from '../../probes/index.ts';
 import type { PrismaClient } from '../db/index.ts';
 import { newId } from '../kernel/index.ts';
+import { RESERVED_PROVIDERS } from './listing-input.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * Discovery's storage: discovered servers share the listing table with manual ones (source
  * `discovered`, `registry_name` = the registry's identity). A URL someone listed by hand is never
- * overwritten; a provider slug taken by another endpoint gets a hash suffix.
+ * overwritten; a provider slug taken by another endpoint, or reserved, gets a hash suffix.
  */
 export function createDiscoveryStore(prisma: PrismaClient): DiscoveryStore {
   async function freeProvider(wanted: string, registryName: string, url: string): Promise<string> {
-    const holder = await prisma.mcpEndpoint.findUnique({ where: { provider: wanted }, select: { url: true } });
-    if (!holder || holder.url === url) return wanted;
+    const holder = RESERVED_PROVIDERS.has(wanted) ? undefined : await prisma.mcpEndpoint.findUnique({ where: { provider: wanted }, select: { url: true } });
+    if (!RESERVED_PROVIDERS.has(wanted) && (!holder || holder.url === url)) return wanted;
     const suffix = shortHash(`${registryName} ${url}`);
     return `${wanted.slice(0, 63 - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;
   }

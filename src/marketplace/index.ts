@@ -5,7 +5,7 @@ export { createDiscoveryStore } from './discovery-store.ts';
 export type { EndpointFilter, EndpointRepository, NewListing } from './endpoint-repository.ts';
 export { createEndpointRepository } from './endpoint-repository.ts';
 export type { ListingBody } from './listing-input.ts';
-export { ListingBodySchema, parseOrThrow, PROVIDER_SLUG } from './listing-input.ts';
+export { ListingBodySchema, parseOrThrow, PROVIDER_SLUG, RESERVED_PROVIDERS } from './listing-input.ts';
 export type { Catalog, ListingService, Registration } from './listing-service.ts';
 export { createListingService, ENDPOINT_STATUSES, normaliseListingUrl } from './listing-service.ts';
 export { createProbeStore } from './probe-store.ts';

@@ -5,6 +5,12 @@ import { ValidationError } from '../kernel/index.ts';
 /** Provider slugs (issue 3): lower-case letters, digits and dashes, 2–63 characters. */
 export const PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
+/**
+ * Slugs no listing may take: `platform` is Plaza's own provider (src/connectors), which the
+ * gateway serves itself at `/mcp/p/platform` and as `platform__<tool>` on `/mcp`.
+ */
+export const RESERVED_PROVIDERS: ReadonlySet<string> = new Set(['platform']);
+
 const noNul = (value: string) => !value.includes('\u0000');
 // A lone surrogate cannot be stored as written (a json column refuses it outright): refused.
 const wellFormed = (value: string) => value.isWellFormed();

@@ -1,7 +1,7 @@
 import { assertUrlLiterallyAllowed, type EndpointStatus, SsrfError } from '../../probes/index.ts';
 import { type Clock, ConflictError, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { EndpointFilter, EndpointRepository } from './endpoint-repository.ts';
-import type { ListingBody } from './listing-input.ts';
+import { type ListingBody, RESERVED_PROVIDERS } from './listing-input.ts';
 import { assertNoSecrets } from './secret-check.ts';
 import type { ToolRepository } from './tool-repository.ts';
 import type { Endpoint, Page, ProbeRunRecord, Tool } from './types.ts';
@@ -77,6 +77,7 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
         if (existing.registeredBy === registeredBy) return { endpoint: existing, created: false };
         throw new ConflictError('This URL is already listed by another registrant.', { param: 'url' });
       }
+      if (RESERVED_PROVIDERS.has(body.provider)) throw new ConflictError(`Provider slug "${body.provider}" is reserved for Plaza's own tools.`, { param: 'provider' });
       const holder = await endpoints.findByProvider(body.provider);
       if (holder) throw new ConflictError(`Provider slug "${body.provider}" is already taken by another listing.`, { param: 'provider' });
       const endpoint = await endpoints.create(

@@ -165,4 +165,14 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
     // The HTTP layer runs on the real clock: the next pull may start within a minute from now.
     expect(after).toBeLessThanOrEqual(Date.now() + 61_000);
   });
+
+  it("never gives a discovered server the slug of Plaza's own provider", async () => {
+    const store = createDiscoveryStore(plaza.db.prisma);
+    const server = { registryName: 'platform', provider: 'platform', url: 'https://platform.example.net/mcp', summary: 'Not Plaza', requiredCredentials: [] };
+    expect(await store.upsertDiscovered([server], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    const [row] = await plaza.db.sql.query<{ provider: string }>(`SELECT "provider" FROM "mcp_endpoints" WHERE "url" = $1`, [server.url]);
+    expect(row!.provider).toMatch(/^platform-[0-9a-f]{8}$/);
+    // Stable on the next pull.
+    expect(await store.upsertDiscovered([server], 'registry:test', now)).toEqual({ created: 0, updated: 0 });
+  });
 });

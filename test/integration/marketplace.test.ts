@@ -102,6 +102,13 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       expect(((await slug.json()) as any).message).toMatch(/Provider slug "everything"/);
     });
 
+    it("refuses the slug of Plaza's own provider with 409", async () => {
+      const res = await post(listing({ provider: 'platform', url: 'http://127.0.0.1:3/mcp' }));
+      expect(res.status).toBe(409);
+      expect(((await res.json()) as any).message).toMatch(/"platform" is reserved/);
+      expect((await get('/api/mcp/endpoints?provider=platform')).body.endpoints).toEqual([]);
+    });
+
     it.each([
       ['URL userinfo', { url: 'https://user:pw@mcp.example.com/mcp' }, /credentials/],
       ['a token query parameter', { url: 'https://mcp.example.com/mcp?api_key=abc' }, /api_key.*credential/],
