@@ -2,13 +2,15 @@ import { type DiscoveryStore, shortHash } from '../../probes/index.ts';
 import type { PrismaClient } from '../db/index.ts';
 import { newId } from '../kernel/index.ts';
 import { RESERVED_PROVIDERS } from './listing-input.ts';
+import { normaliseListingUrl } from './listing-service.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * Discovery's storage: discovered servers share the listing table with manual ones (source
- * `discovered`, `registry_name` = the registry's identity). A URL someone listed by hand is never
- * overwritten; a provider slug taken by another endpoint, or reserved, gets a hash suffix.
+ * `discovered`, `registry_name` = the registry's identity, the URL normalised alike). A URL
+ * someone listed by hand is never overwritten; a provider slug taken by another endpoint, or
+ * reserved, gets a hash suffix.
  */
 export function createDiscoveryStore(prisma: PrismaClient): DiscoveryStore {
   async function freeProvider(wanted: string, registryName: string, url: string): Promise<string> {
@@ -22,7 +24,9 @@ export function createDiscoveryStore(prisma: PrismaClient): DiscoveryStore {
     async upsertDiscovered(servers, registrant, now) {
       let created = 0;
       let updated = 0;
-      for (const server of servers) {
+      for (const found of servers) {
+        // Stored as a manual listing's URL is, so one server is one listing whoever lists it first.
+        const server = { ...found, url: normaliseListingUrl(found.url).href };
         const existing = await prisma.mcpEndpoint.findUnique({ where: { url: server.url } });
         if (existing && existing.source !== 'discovered') continue;
         // The server moved to a new URL: its old discovered row goes.

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 import { assertUrlLiterallyAllowed, type EndpointStatus, SsrfError } from '../../probes/index.ts';
 import { type Clock, ConflictError, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { EndpointFilter, EndpointRepository } from './endpoint-repository.ts';
@@ -45,11 +47,30 @@ export interface ListingService {
 
 const ENDPOINT_ID = /^mcp_[0-9a-z]{10,40}$/;
 
-/** Normalises a listing URL so the same endpoint is one listing (host case, default port, no fragment). */
+/**
+ * Normalises a listing URL so the same endpoint is one listing: what the URL parser already does
+ * (scheme and host case, default port, IP forms, dot segments), plus no fragment, no empty query,
+ * no trailing dot on a host name, and escapes as RFC 3986 §6.2.2 compares them (unreserved
+ * characters decoded, the others in upper case). `/mcp` and `/mcp/` stay two URLs: servers may
+ * tell them apart.
+ */
 export function normaliseListingUrl(raw: string): URL {
   const url = new URL(raw);
   url.hash = '';
+  // Read back, a lone `?` is an empty search; written, an empty search drops the `?`.
+  url.search = normaliseEscapes(url.search);
+  url.pathname = normaliseEscapes(url.pathname);
+  if (url.hostname.endsWith('.') && isIP(url.hostname.slice(0, -1)) === 0) url.hostname = url.hostname.slice(0, -1);
   return url;
+}
+
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+function normaliseEscapes(text: string): string {
+  return text.replace(/%[0-9A-Fa-f]{2}/g, (escape) => {
+    const char = String.fromCharCode(Number.parseInt(escape.slice(1), 16));
+    return UNRESERVED.test(char) ? char : escape.toUpperCase();
+  });
 }
 
 /** Creates the listing service. */

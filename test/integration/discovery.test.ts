@@ -166,6 +166,26 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
     expect(after).toBeLessThanOrEqual(Date.now() + 61_000);
   });
 
+  it('stores a registry URL as a manual listing stores it, so one server is one listing however it is written', async () => {
+    const store = createDiscoveryStore(plaza.db.prisma);
+    const list = (url: string, provider: string) =>
+      fetch(`${plaza.url}/api/mcp/listings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ provider, url, registered_by: 'ops@tools.example.net', summary: 'Tools by hand' }),
+      });
+    expect((await list('https://tools.example.net/mcp', 'tools-by-hand')).status).toBe(201);
+    const server = (registryName: string, url: string) => ({ registryName, provider: registryName.replace(/\W+/g, '-'), url, summary: '', requiredCredentials: [] });
+    expect(await store.upsertDiscovered([server('net.example/tools', 'HTTPS://Tools.Example.NET:443/%6Dcp?')], 'registry:test', now)).toEqual({ created: 0, updated: 0 });
+    expect(await store.upsertDiscovered([server('net.example/docs', 'https://Docs.Example.NET.:443/mcp#top')], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    expect((await list('https://docs.example.net/mcp', 'docs-by-hand')).status).toBe(409);
+    const rows = (await endpoints()).filter((r) => r.url.includes('example.net/'));
+    expect(rows.map((r) => [r.url, r.source])).toEqual([
+      ['https://docs.example.net/mcp', 'discovered'],
+      ['https://tools.example.net/mcp', 'manual'],
+    ]);
+  });
+
   it("never gives a discovered server the slug of Plaza's own provider", async () => {
     const store = createDiscoveryStore(plaza.db.prisma);
     const server = { registryName: 'platform', provider: 'platform', url: 'https://platform.example.net/mcp', summary: 'Not Plaza', requiredCredentials: [] };

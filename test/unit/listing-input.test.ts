@@ -1,10 +1,32 @@
-/** Pins the listing edge: what counts as a secret in a listing, and how search words become a tsquery. */
+/**
+ * Pins the listing edge: what counts as a secret in a listing, which URLs are one listing, and how
+ * search words become a tsquery.
+ */
 import { describe, expect, it } from 'vitest';
 
 import { ValidationError } from '../../src/kernel/index.ts';
-import { assertNoSecrets, toTsQuery } from '../../src/marketplace/index.ts';
+import { assertNoSecrets, normaliseListingUrl, toTsQuery } from '../../src/marketplace/index.ts';
 
 const check = (url: string, summary = 'A plain summary.') => () => assertNoSecrets(new URL(url), { summary });
+
+describe('normaliseListingUrl', () => {
+  it.each([
+    ['HTTPS://Example.COM:443/mcp', 'https://example.com/mcp'],
+    ['https://example.com/mcp?', 'https://example.com/mcp'],
+    ['https://example.com/mcp#tools', 'https://example.com/mcp'],
+    ['https://example.com./mcp', 'https://example.com/mcp'],
+    ['https://example.com/%6D%63p', 'https://example.com/mcp'],
+    ['https://example.com/a%2fb/%7e?q=%6a%2f', 'https://example.com/a%2Fb/~?q=j%2F'],
+    ['https://example.com/x/../mcp', 'https://example.com/mcp'],
+    ['http://2130706433./mcp', 'http://127.0.0.1/mcp'],
+  ])('writes %s as %s', (raw, normal) => {
+    expect(normaliseListingUrl(raw).href).toBe(normal);
+  });
+
+  it('keeps a trailing slash and the query: servers may tell those apart', () => {
+    expect(normaliseListingUrl('https://example.com/mcp/?region=eu').href).toBe('https://example.com/mcp/?region=eu');
+  });
+});
 
 describe('assertNoSecrets', () => {
   it.each([
