@@ -34,10 +34,13 @@ const ranges: [BlockedReason, string, number, 'ipv4' | 'ipv6'][] = [
   ['reserved', '240.0.0.0', 4, 'ipv4'],
   ['reserved', '::', 128, 'ipv6'],
   ['loopback', '::1', 128, 'ipv6'],
+  ['private', '64:ff9b:1::', 48, 'ipv6'],
   ['reserved', '100::', 64, 'ipv6'],
+  ['reserved', '2001::', 32, 'ipv6'],
   ['reserved', '2001:db8::', 32, 'ipv6'],
   ['private', 'fc00::', 7, 'ipv6'],
   ['link-local', 'fe80::', 10, 'ipv6'],
+  ['private', 'fec0::', 10, 'ipv6'],
   ['reserved', 'ff00::', 8, 'ipv6'],
 ];
 
@@ -50,16 +53,34 @@ for (const [reason, network, prefix, family] of ranges) {
 
 const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
 
-/** The IPv4 address embedded in an IPv4-mapped or -compatible IPv6 address, if any. */
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted quad split). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase();
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const parts = (s: string) => (s === '' ? [] : s.split(':').map((g) => Number.parseInt(g, 16)));
+  const left = parts(head);
+  const right = tail === undefined ? [] : parts(tail);
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/**
+ * The IPv4 address an IPv6 address carries to an IPv4 host, if any: IPv4-compatible (`::a.b.c.d`),
+ * -mapped (`::ffff:a.b.c.d`), -translated (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`, which a
+ * NAT64 gateway forwards into the IPv4 network) and 6to4 (`2002:aabb:ccdd::`).
+ */
 function embeddedIpv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex) return undefined;
-  const high = Number.parseInt(hex[1]!, 16);
-  const low = Number.parseInt(hex[2]!, 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  const g = ipv6Groups(address);
+  const v4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 4) && ((g[4] === 0 && (g[5] === 0 || g[5] === 0xffff)) || (g[4] === 0xffff && g[5] === 0))) return v4(g[6]!, g[7]!);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return v4(g[1]!, g[2]!);
+  return undefined;
 }
 
 /** Classifies an IP address: the reason it is blocked, or undefined for a public address. */

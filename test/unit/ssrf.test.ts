@@ -28,12 +28,24 @@ describe('classifyAddress', () => {
     ['::ffff:127.0.0.1', 'loopback'],
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:a9fe:a9fe', 'metadata'],
+    // IPv4 carried to an IPv4 host: -translated, NAT64 (a NAT64 gateway forwards into the IPv4
+    // network behind it), 6to4; the local-use NAT64 prefix, site-local, Teredo.
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::10.0.0.5', 'private'],
+    ['64:ff9b::a9fe:a9fe', 'metadata'],
+    ['2002:a00:1::1', 'private'],
+    ['2002:7f00:1::', 'loopback'],
+    ['64:ff9b:1::a00:1', 'private'],
+    ['fec0::1', 'private'],
+    ['2001:0:4136:e378::1', 'reserved'],
+    ['::2', 'reserved'],
     ['not-an-ip', 'reserved'],
   ])('classifies %s as %s', (address, reason) => {
     expect(classifyAddress(address)).toBe(reason);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('lets the public address %s through', (address) => {
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '2001:4860:4860::8888'])('lets the public address %s through', (address) => {
     expect(classifyAddress(address)).toBeUndefined();
   });
 });
