@@ -7,7 +7,19 @@ export function searchWords(text: string): string[] {
   return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
-/** Where a ranked search lands: tier A (every word in the tool name), then tier B (the rest). */
+/**
+ * A tool name as an exact search compares it: its words, space-separated (`Get_Weather` and
+ * `get-weather` are both `get weather`). A search whose words, as given, are exactly these finds
+ * the tool first.
+ */
+export function exactName(name: string): string {
+  return searchWords(name).join(' ');
+}
+
+/**
+ * Where a ranked search lands: tier A (every word in the tool name; names that are exactly the
+ * search first), then tier B (the rest).
+ */
 export interface RankedIds {
   /** Tier A in rank order, at most `need` ids; shorter only when that is all of it. */
   tierA: string[];
@@ -120,6 +132,11 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
   // Words are numbered once (`vocabulary`); postings are per field and word number.
   const vocabulary = new Map<string, number>();
   const postings: Record<Field, Posting[]> = { name: [], provider: [], any: [] };
+  /**
+   * Tools by their name's words (exactName), for exact matches: one slot, or several in rank
+   * order. A plain number for the usual single tool keeps this to a map entry per name.
+   */
+  const exactSlots = new Map<string, number | number[]>();
   /** Per endpoint: its slots, where each slot was filed (word number × 3 + field), a digest of its tools. */
   const byEndpoint = new Map<string, { slots: number[]; filed: number[][]; digest: string }>();
   /** Every endpoint seen (online or not) with the `updated_at` applied. */
@@ -151,6 +168,7 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
       const slot = free.pop() ?? docs.length;
       docs[slot] = { id: row.id, endpointId, provider: row.provider, key: `${row.provider}\u0000${row.name}\u0000${row.id}` };
       size++;
+      fileExact(exactName(row.name), slot);
       const name = new Set(searchWords(row.name).map(wordNumber));
       const provider = new Set(searchWords(row.provider).map(wordNumber));
       const any = new Set([...name, ...provider, ...searchWords(row.description).map(wordNumber)]);
@@ -167,12 +185,38 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
     byEndpoint.set(endpointId, entry);
   }
 
+  function fileExact(exact: string, slot: number): void {
+    const held = exactSlots.get(exact);
+    if (held === undefined) return void exactSlots.set(exact, slot);
+    const list = typeof held === 'number' ? [held] : held;
+    const key = docs[slot]!.key;
+    let lo = 0;
+    for (let hi = list.length; lo < hi; ) {
+      const mid = (lo + hi) >>> 1;
+      if (docs[list[mid]!]!.key < key) lo = mid + 1;
+      else hi = mid;
+    }
+    list.splice(lo, 0, slot);
+    exactSlots.set(exact, list);
+  }
+
+  function unfileExact(exact: string, slot: number): void {
+    const held = exactSlots.get(exact);
+    if (held === slot) exactSlots.delete(exact);
+    else if (Array.isArray(held)) {
+      const at = held.indexOf(slot);
+      if (at !== -1) held.splice(at, 1);
+      if (held.length === 1) exactSlots.set(exact, held[0]!);
+    }
+  }
+
   function removeEndpoint(endpointId: string): void {
     const entry = byEndpoint.get(endpointId);
     if (!entry) return;
     for (const [i, slot] of entry.slots.entries()) {
       // Emptied words keep their number: the vocabulary only grows until the next full load.
       for (const code of entry.filed[i]!) postings[FIELDS[code % 3]!][Math.floor(code / 3)]!.delete(slot);
+      unfileExact(exactName(docs[slot]!.key.split('\u0000')[1]!), slot);
       docs[slot] = undefined;
       free.push(slot);
       size--;
@@ -208,6 +252,7 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
     size = 0;
     vocabulary.clear();
     for (const field of FIELDS) postings[field].length = 0;
+    exactSlots.clear();
     byEndpoint.clear();
     applied.clear();
     for (const [endpointId, rows] of groupByEndpoint(tools)) addEndpoint(endpointId, rows);
@@ -346,8 +391,12 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
       const byProvider = lists('provider');
       const ofProvider = (doc: Doc) => provider === undefined || doc.provider === provider;
       const inAll = (field: Posting[], slot: number) => field.every((p) => p.slots.has(slot));
-      // Tier A: every word in the name. Tier B: the rest, whole provider matches first.
-      const tierA = walk(name, need, (_, doc) => ofProvider(doc));
+      // Tier A: every word in the name, names that are exactly the search first. Tier B: the
+      // rest, whole provider matches first.
+      const held = exactSlots.get(words.join(' '));
+      const exact = new Set(held === undefined ? [] : typeof held === 'number' ? [held] : held);
+      const exactA = [...exact].map((slot) => docs[slot]!).filter(ofProvider).slice(0, need);
+      const tierA = [...exactA, ...walk(name, need - exactA.length, (slot, doc) => ofProvider(doc) && !exact.has(slot))];
       const providerMatches = walk(byProvider, need, (slot, doc) => ofProvider(doc) && !inAll(name, slot));
       const others = walk(lists('any'), need - providerMatches.length, (slot, doc) => ofProvider(doc) && !inAll(name, slot) && !inAll(byProvider, slot));
       return { tierA: tierA.map((d) => d.id), tierB: [...providerMatches, ...others].map((d) => d.id) };

@@ -74,8 +74,7 @@ export interface ToolRepository {
  * Creates the tool repository. Raw SQL because Prisma has no full-text search on PostgreSQL.
  *
  * Ranking is in tiers, each served by its own GIN index: (A) every search word is in the tool
- * name, ordered by provider, name, id (the btree order, so a common word costs a short index
- * walk, not a sort of every match); (B) the words are spread over name, provider and
+ * name, names that are exactly the search first, then by provider, name, id; (B) the words are spread over name, provider and
  * description, provider matches first. Tiers avoid `ts_rank`, which recomputes the weighted
  * vector of every matching row (measured ~100 ms for a common word over 100,000 tools). Whole
  * words first (their statistics let the planner choose well); prefixes only when whole words
@@ -83,15 +82,16 @@ export interface ToolRepository {
  */
 export function createToolRepository(db: Pick<Database, 'prisma' | 'sql'>, index?: ToolSearchIndex): ToolRepository {
   const { prisma } = db;
-  async function tier(which: 'A' | 'B', params: unknown[], where: string[], limit: number, offset: number): Promise<ToolRow[]> {
-    const p = [...params, limit, offset];
+  async function tier(which: 'A' | 'B', params: unknown[], where: string[], limit: number, offset: number, exact: string): Promise<ToolRow[]> {
+    const p = [...params, ...(which === 'A' ? [exact] : []), limit, offset];
     const query = `to_tsquery('simple'::regconfig, $${params.length})`;
     // Conditions on the tool alone narrow the candidates; the endpoint's status is checked after.
     const own = where.filter((w) => w.startsWith('t.'));
     const indexed = which === 'A' ? `${NAME_VECTOR} @@ ${query}` : `${VECTOR} @@ ${query}`;
+    // A name that is exactly the search's words (exactName: separators folded) comes first.
     const order =
       which === 'A'
-        ? `m."provider", m."name", m."id"`
+        ? `(trim(regexp_replace(lower(m."name"), '[^[:alnum:]]+', ' ', 'g')) = $${params.length + 1}) DESC, m."provider", m."name", m."id"`
         : `(to_tsvector('simple'::regconfig, m."provider") @@ ${query}) DESC, m."provider", m."name", m."id"`;
     // Three steps, each materialised so the planner cannot fall back to walking the whole table:
     // matching ids from the GIN index (bounded), the ordered page among online endpoints, then
@@ -169,20 +169,21 @@ export function createToolRepository(db: Pick<Database, 'prisma' | 'sql'>, index
       if (page) return page;
     }
     const params = [...baseParams, toTsQuery(q, mode === 1)];
+    const exact = queryWords(q).join(' ');
     const rows: ToolRow[] = [];
     let next: [string, number] | null = null;
     if (cursorTier === 'A') {
-      const a = await tier('A', params, where, limit + 1, offset);
+      const a = await tier('A', params, where, limit + 1, offset, exact);
       rows.push(...a.slice(0, limit));
       if (a.length > limit) next = offset + limit <= MAX_SEARCH_OFFSET ? ['A', offset + limit] : null;
       else {
         const room = limit - rows.length;
-        const b = await tier('B', params, where, room + 1, 0);
+        const b = await tier('B', params, where, room + 1, 0, exact);
         rows.push(...b.slice(0, room));
         if (b.length > room) next = ['B', room];
       }
     } else {
-      const b = await tier('B', params, where, limit + 1, offset);
+      const b = await tier('B', params, where, limit + 1, offset, exact);
       rows.push(...b.slice(0, limit));
       if (b.length > limit && offset + limit <= MAX_SEARCH_OFFSET) next = ['B', offset + limit];
     }

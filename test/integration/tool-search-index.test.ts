@@ -66,6 +66,29 @@ describe.each(BACKENDS)('tool search index on %s', (backend) => {
     expect((await indexed.search({ q: 'nothing here', limit: 10 })).items).toEqual([]);
   });
 
+  it('ranks a tool whose name is exactly the search first, whatever its provider, in both searches', async () => {
+    await endpoint('mcp_z', 'zeta', 'healthy');
+    await tool('mcp_z', 'zeta', 'Weather', 'Plain weather.');
+    await tool('mcp_z', 'zeta', 'get-weather', 'Another one.');
+    const index = createToolSearchIndex(t.db);
+    await index.refresh();
+    const indexed = createToolRepository(t.db, index);
+    const sql = createToolRepository(t.db);
+    const expected = ['zeta/Weather', 'alpha/get_weather', 'weather-co/weather_alerts', 'zeta/get-weather', 'weather-co/radar', 'alpha/forecast'];
+    expect(names(await indexed.search({ q: 'weather', limit: 10 }))).toEqual(expected);
+    expect(names(await sql.search({ q: 'weather', limit: 10 }))).toEqual(expected);
+    // Separators do not matter, and the cursors agree.
+    expect(names(await indexed.search({ q: 'GET weather', limit: 10 }))).toEqual(['alpha/get_weather', 'zeta/get-weather']);
+    const first = await indexed.search({ q: 'weather', limit: 2 });
+    expect(names(first)).toEqual(expected.slice(0, 2));
+    expect(names(await sql.search({ q: 'weather', limit: 2, cursor: first.nextCursor! }))).toEqual(expected.slice(2, 4));
+    expect(names(await indexed.search({ q: 'weather', limit: 2, cursor: first.nextCursor! }))).toEqual(expected.slice(2, 4));
+    // A tool that goes offline leaves the exact tier.
+    await touch('mcp_z', 'unreachable');
+    index.markStale();
+    expect(names(await indexed.search({ q: 'weather', limit: 10 }))[0]).toBe('alpha/get_weather');
+  });
+
   it('pages through both tiers with cursors the SQL search also understands', async () => {
     const index = createToolSearchIndex(t.db);
     await index.refresh();
