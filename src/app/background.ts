@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.ts';
-import { createDiscovery, createProber, type Discovery, type Prober, type SourceWorker } from '../../probes/index.ts';
+import { createDiscovery, createProber, type Discovery, type Prober, type ProbeStore, type SourceWorker } from '../../probes/index.ts';
 import type { Database } from '../db/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -31,9 +31,10 @@ const MAIL_TICK_MS = 5_000;
 /**
  * Starts the probe scheduler and registry discovery loops (unless PLAZA_BACKGROUND is off). Both
  * only look for due work: what is due and who does it is decided in the database (leases), so any
- * number of instances can run them. Logs loudly when private targets are allowed.
+ * number of instances can run them. Logs loudly when private targets are allowed. `probeStore`:
+ * the marketplace's, so what the probe loop finds reaches this instance's tool search at once.
  */
-export function startBackgroundWork(deps: { db: Database; config: Config; log: Logger; clock?: Clock }): BackgroundWork {
+export function startBackgroundWork(deps: { db: Database; config: Config; log: Logger; clock?: Clock; probeStore?: ProbeStore }): BackgroundWork {
   const { db, config, log } = deps;
   const clock = deps.clock ?? systemClock;
   const settings = config.marketplace;
@@ -43,7 +44,7 @@ export function startBackgroundWork(deps: { db: Database; config: Config; log: L
   if (!config.background) return { prober: undefined, discovery: undefined, sourceWorker: undefined, mailer: undefined, stop: async () => undefined };
 
   const prober = createProber({
-    store: createProbeStore(db.prisma),
+    store: deps.probeStore ?? createProbeStore(db.prisma),
     clock,
     log,
     baseIntervalS: settings.probeBaseIntervalS,

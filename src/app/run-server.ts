@@ -40,7 +40,7 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
     const plaza = createPlaza({ config, db, log });
     const server = await startServer(plaza.app, { port: config.port, host: config.host });
     log.info({ url: server.url, storage: db.description }, `Plaza is listening on ${server.url}`);
-    const background = startBackgroundWork({ db, config, log });
+    const background = startBackgroundWork({ db, config, log, probeStore: plaza.marketplace.probeStore });
     // One instance at a time (a lease) signs checkpoints of the receipt log.
     const stopCheckpoints = config.background
       ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner: `${hostname()}:${process.pid}:${randomToken(4)}` })

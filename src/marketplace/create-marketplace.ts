@@ -1,4 +1,4 @@
-import { createDemandRecorder, createProber, DISCOVERY_LEASE, type ProbeLog, type Prober, type Resolver } from '../../probes/index.ts';
+import { createDemandRecorder, createProber, DISCOVERY_LEASE, type ProbeLog, type Prober, type ProbeStore, type Resolver } from '../../probes/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import { createDiscoveryStore } from './discovery-store.ts';
@@ -29,6 +29,8 @@ export interface Marketplace {
   service: ListingService;
   /** The prober behind "probe at once" for new listings. */
   prober: Prober;
+  /** Probe storage that also brings this instance's tool search up to date at once (for the probe loop). */
+  probeStore: ProbeStore;
   /** Feeds demand (e.g. gateway calls) into the probe scheduler; cheap, batched, never throws. */
   recordDemand(endpointId: string, weight?: number): void;
   /** Finishes background probes and pending demand writes. */
@@ -84,6 +86,7 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
   return {
     service,
     prober,
+    probeStore,
     recordDemand: (endpointId, weight) => demand.recordDemand(endpointId, weight),
     async close() {
       await demand.close();

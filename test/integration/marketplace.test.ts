@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createDemandRecorder, createProber, type Prober } from '../../probes/index.ts';
+import { startBackgroundWork } from '../../src/app/background.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createProbeStore } from '../../src/marketplace/index.ts';
 import { BACKENDS } from '../support/databases.ts';
@@ -375,6 +376,22 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
         [endpointId],
       );
       expect(row).toEqual({ demand_score: 3, soon: true });
+    });
+
+    it("shows what the server's own probe loop found in the very next tool search", async () => {
+      const fixture = await startFixtureProvider([[{ name: 'loopfound', inputSchema: { type: 'object' } }]]);
+      const id = 'mcp_loopfound000000';
+      await plaza.db.prisma.mcpEndpoint.create({ data: { id, provider: 'loop-found', url: fixture.url, registeredBy: 'ops@example.com', status: 'registered', nextProbeAt: new Date() } });
+      // The index has just looked: a probe made elsewhere would only show after its next catch-up.
+      expect((await get('/api/mcp/tools?q=loopfound')).body.tools).toEqual([]);
+      const background = startBackgroundWork({ db: plaza.db, config: { ...plaza.config, background: true }, log: plaza.log, probeStore: plaza.marketplace.probeStore });
+      try {
+        await expect.poll(async () => (await plaza.db.prisma.mcpEndpoint.findUnique({ where: { id } }))?.status, { timeout: 10_000, interval: 50 }).toBe('healthy');
+        expect((await get('/api/mcp/tools?q=loopfound')).body.tools.map((t: any) => t.gateway_name)).toEqual(['loop-found__loopfound']);
+      } finally {
+        await background.stop();
+        await fixture.close();
+      }
     });
   });
 });

@@ -13,6 +13,7 @@ import { type RunningServer, startServer } from '../../src/app/server.ts';
 import type { Database } from '../../src/db/index.ts';
 import { type Clock, systemClock } from '../../src/kernel/index.ts';
 import { createLogger, type Logger } from '../../src/log/index.ts';
+import type { Marketplace } from '../../src/marketplace/index.ts';
 import { type Backend, createTestDatabase } from './databases.ts';
 
 /** A running test instance. */
@@ -21,6 +22,7 @@ export interface TestPlaza {
   db: Database;
   config: Config;
   log: Logger;
+  marketplace: Marketplace;
   /** Every JSON log line written so far. */
   logLines(): string[];
   close(): Promise<void>;
@@ -51,6 +53,7 @@ export async function startTestPlaza(
     db,
     config,
     log,
+    marketplace: plaza.marketplace,
     logLines: () => [...lines],
     async close() {
       await server.stop(1_000);
