@@ -24,6 +24,11 @@ export function assertNoSecrets(url: URL, texts: Record<string, string | undefin
   if (url.username !== '' || url.password !== '') {
     throw new ValidationError('Invalid listing: url: must not contain credentials (user:password@); listings never store secrets.', { param: 'url' });
   }
+  // Hosted servers often put a caller's key in the path (`/servers/<key>/mcp`): known formats are refused there too.
+  const path = safeDecode(url.pathname);
+  for (const [pattern, what] of SECRET_TEXT) {
+    if (pattern.test(path)) throw new ValidationError(`Invalid listing: url: its path contains what looks like ${what}; listings never store secrets.`, { param: 'url' });
+  }
   for (const name of url.searchParams.keys()) {
     if (SECRET_PARAM.test(name)) {
       throw new ValidationError(
@@ -41,5 +46,13 @@ export function assertNoSecrets(url: URL, texts: Record<string, string | undefin
         });
       }
     }
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }

@@ -39,11 +39,15 @@ describe('assertNoSecrets', () => {
     'https://x.example/mcp?password=a',
     'https://x.example/mcp?auth=a',
     'https://x.example/mcp?sig=a',
+    'https://x.example/servers/ghp_abcdefghijklmnopqrstuvwxyz0123456789/mcp',
+    'https://x.example/mcp/sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX',
+    'https://x.example/u/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop/mcp',
+    'https://x.example/k/%41KIAABCDEFGHIJKLMNOP/mcp',
   ])('refuses the URL %s', (url) => {
     expect(check(url)).toThrow(ValidationError);
   });
 
-  it.each(['https://x.example/mcp', 'https://x.example/mcp?region=eu&monkey=1', 'https://x.example/mcp?keyboard=1'])('accepts the URL %s', (url) => {
+  it.each(['https://x.example/mcp', 'https://x.example/mcp?region=eu&monkey=1', 'https://x.example/mcp?keyboard=1', 'https://x.example/tokens/mcp', 'https://x.example/%E0%A4%A/mcp'])('accepts the URL %s', (url) => {
     expect(check(url)).not.toThrow();
   });
 
