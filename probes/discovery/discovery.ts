@@ -29,6 +29,8 @@ export interface DiscoveryOptions {
   registryUrl: string;
   /** The fetch used for the registry (an operator-chosen host, so not SSRF-guarded). */
   fetch?: typeof globalThis.fetch;
+  /** PLAZA_ALLOW_PRIVATE_TARGETS: list servers at loopback/private addresses (default false). */
+  allowPrivateTargets?: boolean;
   minIntervalMs?: number;
   maxIntervalMs?: number;
   initialIntervalMs?: number;
@@ -111,7 +113,7 @@ export function createDiscovery(options: DiscoveryOptions): Discovery {
         await response.body?.cancel();
         throw new Error(`registry answered ${response.status}`);
       }
-      const page = parseRegistryPage(await response.json());
+      const page = parseRegistryPage(await response.json(), options.allowPrivateTargets ?? false);
       report.pages++;
       const keep: DiscoveredServer[] = [];
       const remove: string[] = [];

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 import { storableText } from '../../src/kernel/index.ts';
+import { assertUrlLiterallyAllowed } from '../ssrf.ts';
 
 /** A credential a server needs from its caller: a name and what it is for, never a value. */
 export interface RequiredCredential {
@@ -67,14 +68,25 @@ export function shortHash(value: string): string {
   return createHash('sha256').update(value).digest('hex').slice(0, 8);
 }
 
-function isConnectableUrl(url: string): boolean {
+// A loopback, private or metadata address is refused as a manual listing's is: probes could never
+// reach it, and the registry is full of `http://localhost:…` remotes.
+function isConnectableUrl(url: string, allowPrivate: boolean): boolean {
   if (url.includes('{') || storableText(url) !== url || !URL.canParse(url)) return false;
   const parsed = new URL(url);
-  return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.username === '' && parsed.password === '';
+  if (parsed.username !== '' || parsed.password !== '') return false;
+  try {
+    assertUrlLiterallyAllowed(parsed, allowPrivate);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
-/** Decides what one registry item means for the listing table. */
-export function decideEntry(raw: unknown): RegistryDecision {
+/**
+ * Decides what one registry item means for the listing table. `allowPrivate`: whether loopback
+ * and private targets may be listed (PLAZA_ALLOW_PRIVATE_TARGETS).
+ */
+export function decideEntry(raw: unknown, allowPrivate = false): RegistryDecision {
   const parsed = EntrySchema.safeParse(raw);
   if (!parsed.success) return { kind: 'skip', reason: 'not a registry entry' };
   const { server } = parsed.data;
@@ -85,7 +97,7 @@ export function decideEntry(raw: unknown): RegistryDecision {
   if (official?.isLatest === false) return { kind: 'skip', reason: 'not the latest version' };
   const status = typeof official?.status === 'string' ? official.status : 'active';
   if (status !== 'active') return { kind: 'remove', registryName: server.name, reason: `status ${status}` };
-  const remote = server.remotes?.find((r) => r.type === 'streamable-http' && r.url !== undefined && isConnectableUrl(r.url));
+  const remote = server.remotes?.find((r) => r.type === 'streamable-http' && r.url !== undefined && isConnectableUrl(r.url, allowPrivate));
   if (!remote) return { kind: 'remove', registryName: server.name, reason: 'no connectable streamable-http remote' };
   const summary = storableText((server.description ?? server.title ?? '').slice(0, 2_000));
   const requiredCredentials = (remote.headers ?? []).map((h) => ({
@@ -100,8 +112,8 @@ export function decideEntry(raw: unknown): RegistryDecision {
 }
 
 /** Parses one page; throws when the body is not a v0.1 server list at all. */
-export function parseRegistryPage(body: unknown): RegistryPage {
+export function parseRegistryPage(body: unknown, allowPrivate = false): RegistryPage {
   const page = PageSchema.parse(body);
   const next = page.metadata?.nextCursor ?? page.metadata?.next_cursor ?? undefined;
-  return { decisions: page.servers.map(decideEntry), nextCursor: next === null || next === '' ? undefined : next };
+  return { decisions: page.servers.map((entry) => decideEntry(entry, allowPrivate)), nextCursor: next === null || next === '' ? undefined : next };
 }

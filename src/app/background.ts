@@ -52,7 +52,7 @@ export function startBackgroundWork(deps: { db: Database; config: Config; log: L
   });
   const stopping = new AbortController();
   const discovery = settings.registryUrl
-    ? createDiscovery({ store: createDiscoveryStore(db.prisma), clock, log, registryUrl: settings.registryUrl, signal: stopping.signal })
+    ? createDiscovery({ store: createDiscoveryStore(db.prisma), clock, log, registryUrl: settings.registryUrl, allowPrivateTargets: settings.allowPrivateTargets, signal: stopping.signal })
     : undefined;
 
   const mailer = createMailer({ prisma: db.prisma, clock, log, smtpUrl: config.mail.smtpUrl, from: config.mail.from });

@@ -1,4 +1,7 @@
-/** Pins how one page of the official registry API (v0.1) maps to listings: keep, remove or skip. */
+/**
+ * Pins how one page of the official registry API (v0.1) maps to listings: keep, remove or skip
+ * (remotes at loopback, private or metadata addresses count as not connectable).
+ */
 import { describe, expect, it } from 'vitest';
 
 import { decideEntry, parseRegistryPage, providerSlugFor } from '../../probes/index.ts';
@@ -39,8 +42,22 @@ describe('decideEntry', () => {
     ['templated URL', item([{ type: 'streamable-http', url: 'https://{tenant}.w.example/mcp' }])],
     ['URL with credentials', item([{ type: 'streamable-http', url: 'https://u:p@w.example/mcp' }])],
     ['no remotes', item([])],
+    ['localhost', item([{ type: 'streamable-http', url: 'http://localhost:3000/mcp' }])],
+    ['loopback IP', item([{ type: 'streamable-http', url: 'http://127.0.0.1:8080/mcp' }])],
+    ['private IP', item([{ type: 'streamable-http', url: 'http://10.0.0.5/mcp' }])],
+    ['cloud metadata', item([{ type: 'streamable-http', url: 'http://169.254.169.254/mcp' }])],
   ])('removes a %s server', (_name, raw) => {
     expect(decideEntry(raw).kind).toBe('remove');
+  });
+
+  it('lists loopback and private remotes only where private targets are allowed, metadata never, and prefers a reachable remote', () => {
+    const local = item([{ type: 'streamable-http', url: 'http://localhost:3000/mcp' }]);
+    expect(decideEntry(local, true)).toMatchObject({ kind: 'keep', server: { url: 'http://localhost:3000/mcp' } });
+    expect(decideEntry(item([{ type: 'streamable-http', url: 'http://169.254.169.254/mcp' }]), true).kind).toBe('remove');
+    const both = item([{ type: 'streamable-http', url: 'http://localhost:3000/mcp' }, { type: 'streamable-http', url: 'https://w.example/mcp' }]);
+    expect(decideEntry(both)).toMatchObject({ kind: 'keep', server: { url: 'https://w.example/mcp' } });
+    expect(parseRegistryPage({ servers: [local] }, true).decisions[0]!.kind).toBe('keep');
+    expect(parseRegistryPage({ servers: [local] }).decisions[0]!.kind).toBe('remove');
   });
 
   it('skips older versions and things that are not entries', () => {
