@@ -62,8 +62,10 @@ export function createProber(options: ProberOptions): Prober {
   const policy = options.healthPolicy ?? DEFAULT_HEALTH_POLICY;
   const random = options.random ?? Math.random;
   const owner = options.owner ?? `prober-${randomToken(6)}`;
-  const leaseMs = timeoutMs * 3 + 5_000;
   const limits = options.concurrency ?? { global: 8, perHost: 2 };
+  // A lease must outlast the wait too: a batch of `batch` endpoints on one host runs `perHost`
+  // at a time, and a lease that ran out while its probe was queued let another instance take it.
+  const leaseMs = (batch: number) => timeoutMs * (Math.ceil(batch / limits.perHost) + 2) + 5_000;
   const queues = createHostQueues(limits);
   const guarded = createGuardedRequest({ allowPrivate: options.allowPrivateTargets, resolve: options.resolve, timeoutMs });
   const running = new Set<Promise<unknown>>();
@@ -100,7 +102,7 @@ export function createProber(options: ProberOptions): Prober {
     async runDue(limit = limits.global * 4) {
       const results: ProbeResult[] = [];
       while (!closing.signal.aborted) {
-        const targets = await store.claimDue(owner, clock.now(), leaseMs, limit);
+        const targets = await store.claimDue(owner, clock.now(), leaseMs(limit), limit);
         if (targets.length === 0) return results;
         const settled = await track(Promise.allSettled(targets.map(probe)));
         for (const [i, outcome] of settled.entries()) {
@@ -113,7 +115,7 @@ export function createProber(options: ProberOptions): Prober {
       return results;
     },
     async probeNow(endpointId) {
-      const target = await store.claimOne(endpointId, owner, clock.now(), leaseMs);
+      const target = await store.claimOne(endpointId, owner, clock.now(), leaseMs(1));
       return target ? track(probe(target)) : undefined;
     },
     async close() {
