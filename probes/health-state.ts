@@ -10,7 +10,10 @@ export const ONLINE_STATUSES: readonly EndpointStatus[] = ['healthy', 'degraded'
 /** The health an endpoint carries between probes. */
 export interface HealthState {
   status: EndpointStatus;
-  /** Bad probes in a row (failed or slow). */
+  /**
+   * Bad probes in a row (failed, or slow while still healthy); once degraded, failed probes since
+   * the last answer, slow or not.
+   */
   consecutiveFailures: number;
   /** Good probes in a row (answered in time with tools). */
   consecutiveSuccesses: number;
@@ -54,7 +57,9 @@ export function nextHealth(current: HealthState, verdict: ProbeVerdict, policy: 
   if (verdict.ok) {
     // Slow but answering with tools.
     const status = current.status === 'registered' ? 'healthy' : current.status === 'healthy' && failures < policy.degradeAfter ? 'healthy' : 'degraded';
-    return { status, consecutiveFailures: failures, consecutiveSuccesses: 0 };
+    // Once degraded, the count is of failures since the last answer: a slow answer is one, so it
+    // starts a new run (slow, slow, slow, fail hid an endpoint that had never stopped answering).
+    return { status, consecutiveFailures: status === 'degraded' ? 0 : failures, consecutiveSuccesses: 0 };
   }
   let status: EndpointStatus = current.status;
   if (failures >= policy.unreachableAfter) status = 'unreachable';

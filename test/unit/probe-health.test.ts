@@ -34,6 +34,9 @@ describe('nextHealth', () => {
 
   it('degrades on slow answers but never hides an endpoint that answers', () => {
     expect(run('healthy', [slow, slow, slow, slow, slow])).toEqual(['healthy', 'degraded', 'degraded', 'degraded', 'degraded']);
+    // Hidden only after four failures in a row since its last (slow) answer, as for any endpoint.
+    expect(run('healthy', [slow, slow, slow, fail, fail, fail, fail])).toEqual(['healthy', 'degraded', 'degraded', 'degraded', 'degraded', 'degraded', 'unreachable']);
+    expect(run('degraded', [fail, fail, slow, fail, fail, fail, fail])).toEqual(['degraded', 'degraded', 'degraded', 'degraded', 'degraded', 'degraded', 'unreachable']);
   });
 
   it('brings an unreachable endpoint back online as degraded, then healthy', () => {
