@@ -54,6 +54,11 @@ export interface PassthroughOptions {
   upstreamTimeoutMs?: number;
   /** Told about every call routed to an endpoint (probe scheduling follows demand). */
   onCall?: (endpointId: string) => void;
+  /**
+   * Told when a connector says its tool list changed (`notifications/tools/list_changed` on a
+   * stream relayed to a client), so the catalog can probe it again soon rather than on schedule.
+   */
+  onToolsChanged?: (endpointId: string) => void;
 }
 
 /** The passthrough handler, and how a server that stops ends its open notification streams. */
@@ -384,7 +389,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         recheck?.unref();
         if (method === 'GET') notificationStreams.add(upstream);
         try {
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled);
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -482,6 +487,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     callRpcId: JsonRpcId | undefined,
     awaited: Set<JsonRpcId>,
     cancelled: () => boolean,
+    endpointId: string,
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -502,6 +508,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     let answered = false;
     const emit = async (events: ReturnType<typeof parser.push>) => {
       for (const event of events) {
+        if (event.data?.includes('"notifications/tools/list_changed"')) options.onToolsChanged?.(endpointId);
         if (event.data !== undefined && (awaited.size > 0 || event.data.includes('"call_'))) {
           let message: unknown;
           try {

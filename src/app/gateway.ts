@@ -35,6 +35,8 @@ export function createGatewayHandlers(deps: {
   agents: AgentService;
   receipts: ReceiptWriter;
   onCall?: (endpointId: string) => void;
+  /** Told when a connector says its tool list changed (the catalog probes it again soon). */
+  onToolsChanged?: (endpointId: string) => void;
   /** Plaza's own tools, served as the built-in provider `platform` (it takes precedence over a listing of that name). */
   platformTools?: PlatformTools;
 }): GatewayHandlers {
@@ -78,6 +80,7 @@ export function createGatewayHandlers(deps: {
         upstreamTimeoutMs: config.gateway.timeoutMs,
         maxResponseBytes: config.gateway.maxResponseBytes,
         onCall: deps.onCall,
+        onToolsChanged: deps.onToolsChanged,
       }),
     );
     passthrough.catch(() => (passthrough = undefined));

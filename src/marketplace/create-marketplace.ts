@@ -33,11 +33,18 @@ export interface Marketplace {
   probeStore: ProbeStore;
   /** Feeds demand (e.g. gateway calls) into the probe scheduler; cheap, batched, never throws. */
   recordDemand(endpointId: string, weight?: number): void;
+  /**
+   * Probes an endpoint again now because it said its tool list changed (at most once per 30 s
+   * per endpoint on this instance: the notification comes from the provider, who could repeat it
+   * at will). Never throws.
+   */
+  refreshTools(endpointId: string): void;
   /** Finishes background probes and pending demand writes. */
   close(): Promise<void>;
 }
 
 const UNMET_SEARCH_THROTTLE_MS = 10_000;
+const TOOLS_CHANGED_THROTTLE_MS = 30_000;
 
 /**
  * Builds the marketplace over the database: repositories, the listing service, a prober for
@@ -67,6 +74,8 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
   });
   const demand = createDemandRecorder({ store: probeStore, clock, log });
   let lastUnmet = -Infinity;
+  /** When each endpoint was last probed for a tools/list_changed notification. */
+  const refreshed = new Map<string, number>();
   const service = createListingService({
     endpoints: createEndpointRepository(db.prisma),
     tools: createToolRepository(db, searchIndex),
@@ -88,6 +97,13 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
     prober,
     probeStore,
     recordDemand: (endpointId, weight) => demand.recordDemand(endpointId, weight),
+    refreshTools(endpointId) {
+      const now = clock.now();
+      if (now - (refreshed.get(endpointId) ?? -Infinity) < TOOLS_CHANGED_THROTTLE_MS) return;
+      if (refreshed.size >= 10_000) for (const [id, at] of refreshed) if (now - at >= TOOLS_CHANGED_THROTTLE_MS) refreshed.delete(id);
+      refreshed.set(endpointId, now);
+      prober.probeNow(endpointId).catch((error: unknown) => log.warn({ err: error, endpoint_id: endpointId }, 'probe after tools/list_changed failed to run'));
+    },
     async close() {
       await demand.close();
       await prober.close();
