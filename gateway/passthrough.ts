@@ -59,6 +59,25 @@ export interface PassthroughOptions {
    * stream relayed to a client), so the catalog can probe it again soon rather than on schedule.
    */
   onToolsChanged?: (endpointId: string) => void;
+  /** Calls in flight on every instance: a notifications/cancelled sent to another instance than its call's finds it there. */
+  sharedCalls?: SharedCalls;
+}
+
+/** A call in flight that a notifications/cancelled can end: its JSON-RPC id upstream, and how to end it. */
+export interface CallInFlight {
+  upstreamId: string;
+  cancel(): void;
+}
+
+/**
+ * Calls in flight shared between instances (Redis in Plaza). Behind a load balancer a client's
+ * notifications/cancelled is a POST of its own and may reach another instance than its call.
+ */
+export interface SharedCalls {
+  /** Publishes this instance's call under `key` until the returned function is called; another instance's cancellation runs `call.cancel`. */
+  add(key: string, call: CallInFlight): () => void;
+  /** The call under `key` on any instance, its `cancel` ending it there; undefined when none is known. Never throws. */
+  find(key: string): Promise<CallInFlight | undefined>;
 }
 
 /** The passthrough handler, and how a server that stops ends its open notification streams. */
@@ -147,9 +166,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
 
   /**
    * Calls in flight on this instance, by connector, agent, upstream session and the caller's id: a
-   * notifications/cancelled finds its call here (the upstream knows the call by its call id).
+   * notifications/cancelled finds its call here (the upstream knows the call by its call id), or,
+   * sent to another instance, in sharedCalls.
    */
-  const inFlight = new Map<string, { upstreamId: string; cancel(): void }>();
+  const inFlight = new Map<string, CallInFlight>();
 
   /**
    * Stamps the response to a tracked call (under the caller's id again) and records its receipt;
@@ -211,7 +231,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       let call: CallContext | undefined;
       let callRpcId: JsonRpcId | undefined;
       /** Calls of this session a notifications/cancelled in this POST is about. */
-      const cancelling: { cancel(): void }[] = [];
+      const cancelling: CallInFlight[] = [];
       if (method === 'POST') {
         const text = await readBody(req, maxRequest);
         let parsed: unknown;
@@ -241,16 +261,19 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
         if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
         const target = calls[0];
-        messages = messages.map((m) => {
-          if (m === target) return m;
-          const message = withoutPlatformMeta(m);
-          const cancel = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
-          if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined) return message;
-          const inCall = inFlight.get(inFlightKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId));
-          if (!inCall) return message;
-          cancelling.push(inCall);
-          return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
-        });
+        messages = await Promise.all(
+          messages.map(async (m) => {
+            if (m === target) return m;
+            const message = withoutPlatformMeta(m);
+            const cancel = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
+            if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined) return message;
+            const key = inFlightKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId);
+            const inCall = inFlight.get(key) ?? (await options.sharedCalls?.find(key));
+            if (!inCall) return message;
+            cancelling.push(inCall);
+            return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
+          }),
+        );
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
           if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
@@ -307,8 +330,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           },
         };
         inFlight.set(key, entry);
+        const unshare = options.sharedCalls?.add(key, entry);
         res.on('close', () => {
           if (inFlight.get(key) === entry) inFlight.delete(key);
+          unshare?.();
         });
       }
       let upstream: UpstreamHttpResponse;

@@ -78,7 +78,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   const agents = createAgentService({ prisma: db.prisma, clock });
   const verify = createBearerVerifier({ guestTokens: createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE }), accounts });
   const selfService = createSelfService({ config, db, log, clock, accounts, redis });
-  const gateway = createGatewayHandlers({ config, db, clock, keys, agents, receipts: receiptWriter, onCall: (endpointId) => marketplace.recordDemand(endpointId), onToolsChanged: (endpointId) => marketplace.refreshTools(endpointId), platformTools: selfService.platformTools });
+  const gateway = createGatewayHandlers({ config, db, clock, keys, agents, receipts: receiptWriter, onCall: (endpointId) => marketplace.recordDemand(endpointId), onToolsChanged: (endpointId) => marketplace.refreshTools(endpointId), platformTools: selfService.platformTools, redis, log });
 
   const app = express();
   app.disable('x-powered-by');

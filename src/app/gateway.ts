@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import type { Redis } from 'ioredis';
+
 import type { Config } from '../../config/index.ts';
 import { createAggregate, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, type ReceiptSink } from '../../gateway/index.ts';
 import { createGuardedAgent } from '../../probes/index.ts';
@@ -9,6 +11,8 @@ import { createConnectorCatalog, createPlatformServer, gatewaySessionKey, PLATFO
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
+import type { Logger } from '../log/index.ts';
+import { createRedisSharedCalls } from './shared-calls.ts';
 
 /** Purpose of the signing key that signs AGIN assertions (published in the JWKS). */
 export const ASSERTION_KEY_PURPOSE = 'assertion';
@@ -39,8 +43,13 @@ export function createGatewayHandlers(deps: {
   onToolsChanged?: (endpointId: string) => void;
   /** Plaza's own tools, served as the built-in provider `platform` (it takes precedence over a listing of that name). */
   platformTools?: PlatformTools;
+  /** Shared with the other instances: where a cancellation sent to another instance than its call's finds it. */
+  redis?: Redis | undefined;
+  log: Logger;
 }): GatewayHandlers {
   const { config, db, clock, keys, agents } = deps;
+  // A call lasts at most the gateway timeout; its shared entry a little longer, never for ever.
+  const sharedCalls = deps.redis ? createRedisSharedCalls({ redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, ttlMs: config.gateway.timeoutMs + 5_000, log: deps.log }) : undefined;
   const guarded = createGuardedAgent({ allowPrivate: config.marketplace.allowPrivateTargets, timeoutMs: config.gateway.timeoutMs });
   const http = createUpstreamHttp({ dispatcher: guarded.agent, checkUrl: guarded.checkUrl });
   const catalog = createConnectorCatalog({ prisma: db.prisma, clock });
@@ -81,6 +90,7 @@ export function createGatewayHandlers(deps: {
         maxResponseBytes: config.gateway.maxResponseBytes,
         onCall: deps.onCall,
         onToolsChanged: deps.onToolsChanged,
+        sharedCalls,
       }),
     );
     passthrough.catch(() => (passthrough = undefined));
@@ -90,6 +100,9 @@ export function createGatewayHandlers(deps: {
     aggregate,
     passthrough: async (req, res, provider) => (platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider)),
     endStreams: () => void passthrough?.then((handler) => handler.endStreams(), () => undefined),
-    close: () => guarded.agent.close(),
+    close: async () => {
+      await sharedCalls?.close();
+      await guarded.agent.close();
+    },
   };
 }

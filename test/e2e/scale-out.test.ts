@@ -26,7 +26,7 @@ import { randomToken } from '../../src/kernel/index.ts';
 import { createTestTls } from '../support/agpk.ts';
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
-import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
+import { type EverythingServer, type SdkUpstream, startEverything, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from '../support/round-robin-proxy.ts';
 import { buildPackage } from '../support/sources.ts';
 
@@ -122,6 +122,7 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
   let database: { url: string; drop(): Promise<void> };
   let sql: pg.Client;
   let everything: EverythingServer;
+  let sdk: SdkUpstream;
   let targets: Awaited<ReturnType<typeof startProbeTargets>>;
   let origin: Awaited<ReturnType<typeof startDownloadOrigin>>;
   const packages: Array<{ id: string; path: string; sha256: string }> = [];
@@ -143,7 +144,7 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       packages.push({ id, path: `/${id}-1.0.0.agpk`, sha256: built.sha256 });
       files.set(`/${id}-1.0.0.agpk`, built.path);
     }
-    [everything, targets, origin] = await Promise.all([startEverything(), startProbeTargets(), startDownloadOrigin(files)]);
+    [everything, targets, origin, sdk] = await Promise.all([startEverything(), startProbeTargets(), startDownloadOrigin(files), startSdkUpstream()]);
     const backends: string[] = [];
     proxy = await startRoundRobinProxy(backends);
     env = {
@@ -181,6 +182,7 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
     await Promise.all([a?.exited, b?.exited]);
     await sql?.end();
     await everything?.stop();
+    await sdk?.close();
     await targets?.close();
     await origin?.close();
     await database?.drop();
@@ -309,6 +311,38 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       expect(new Set(inSession.map((r) => r.backend))).toEqual(new Set([0, 1]));
       expect(inSession.filter((r) => r.body.includes('"tools/call"')).every((r) => r.status === 200)).toBe(true);
     }, 30_000);
+
+    it('passes on a cancellation that reaches another instance than its call, and receipts the call as cancelled', async () => {
+      const listed = await post('/api/mcp/listings', { provider: 'sdk', url: sdk.url, registered_by: 'ops@example.com', agin_support: true, summary: 'SDK provider; no credentials; logs agin_id.' });
+      expect(listed.status).toBe(201);
+      await expect.poll(async () => (await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'sdk'`)).rows[0]?.status, { timeout: 10_000 }).toBe('healthy');
+      const created = await post('/api/agents', { display_name: 'Cancelling agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+      const token = created.body.data.token as string;
+      secrets.push(token);
+      const rpc = (url: string, body: object, session?: string) =>
+        fetch(`${url}/mcp/p/sdk`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+          body: JSON.stringify(body),
+        });
+      const opened = await rpc(a.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cancelling', version: '1' } } });
+      const session = opened.headers.get('mcp-session-id')!;
+      await opened.text();
+      expect((await rpc(b.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+      // The call runs on a; the client's cancellation, a POST of its own, reaches b (as it may behind a load balancer).
+      const call = rpc(a.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } } }, session).then((res) => res.text());
+      await expect.poll(() => sdk.seen.some((s) => s.body?.method === 'tools/call')).toBe(true);
+      const cancelledAt = Date.now();
+      expect((await rpc(b.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'the user pressed stop' } }, session)).status).toBe(202);
+      // The upstream stops the call (it knows it by its call id), and a ends the call's stream without an answer.
+      await expect.poll(() => sdk.slow.aborted, { timeout: 2_000 }).toBe(1);
+      const answer = await call;
+      expect(Date.now() - cancelledAt).toBeLessThan(2_000);
+      expect(answer).not.toContain('slept');
+      expect(sdk.slow.done).toBe(0);
+      const receipt = await sql.query<{ status: string; outcome: string }>(`SELECT status, outcome FROM receipts WHERE tool = 'slow'`);
+      expect(receipt.rows).toEqual([{ status: 'error', outcome: 'upstream failure: the caller cancelled the call' }]);
+    }, 20_000);
 
     it('refuses a revoked agent on both instances within 5 s', async () => {
       const created = await post('/api/agents', { display_name: 'Doomed agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
