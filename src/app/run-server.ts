@@ -2,12 +2,13 @@ import { hostname } from 'node:os';
 
 import type { Config } from '../../config/index.ts';
 import { migrate } from '../db/index.ts';
-import { randomToken } from '../kernel/index.ts';
+import { randomToken, systemClock } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { startBackgroundWork } from './background.ts';
 import { createPlaza } from './create-app.ts';
 import { openConfiguredDatabase } from './open-database.ts';
 import { type RunningServer, startServer } from './server.ts';
+import { watchSharedRedis } from './shared-redis-check.ts';
 
 /** A running Plaza: its server and the one way to stop it cleanly. */
 export interface RunningPlaza {
@@ -41,10 +42,11 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
     const server = await startServer(plaza.app, { port: config.port, host: config.host });
     log.info({ url: server.url, storage: db.description }, `Plaza is listening on ${server.url}`);
     const background = startBackgroundWork({ db, config, log, probeStore: plaza.marketplace.probeStore });
+    const owner = `${hostname()}:${process.pid}:${randomToken(4)}`;
     // One instance at a time (a lease) signs checkpoints of the receipt log.
-    const stopCheckpoints = config.background
-      ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner: `${hostname()}:${process.pid}:${randomToken(4)}` })
-      : async () => undefined;
+    const stopCheckpoints = config.background ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner }) : async () => undefined;
+    // Several instances need one PostgreSQL and one Redis: say so when some lack the Redis of the others.
+    const stopRedisCheck = config.databaseUrl ? watchSharedRedis({ db, config, log, clock: systemClock, owner }) : () => undefined;
     let done: Promise<void> | undefined;
     return {
       server,
@@ -54,6 +56,7 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
           await server.stop(config.shutdownTimeoutMs);
           await background.stop();
           await stopCheckpoints();
+          stopRedisCheck();
           // Flushes pending receipts before the database goes away.
           await plaza.close();
           await db.close();

@@ -128,6 +128,8 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
   const packages: Array<{ id: string; path: string; sha256: string }> = [];
   let a: ServerProcess;
   let b: ServerProcess;
+  /** Started late, without REDIS_URL: the mistake an operator can make. */
+  let noRedis: ServerProcess | undefined;
   let proxy: RoundRobinProxy;
   let apiKey = '';
   /** Every credential handed out or sent in this suite: none may be stored or logged in clear. */
@@ -178,8 +180,8 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
 
   afterAll(async () => {
     await proxy?.close();
-    for (const server of [a, b]) server?.child.kill('SIGKILL');
-    await Promise.all([a?.exited, b?.exited]);
+    for (const server of [a, b, noRedis]) server?.child.kill('SIGKILL');
+    await Promise.all([a?.exited, b?.exited, noRedis?.exited]);
     await sql?.end();
     await everything?.stop();
     await sdk?.close();
@@ -437,6 +439,15 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       expect(a.output() + b.output()).not.toContain('receipt log damaged');
     }, 60_000);
   });
+
+  it('says so when an instance on the same database runs without the others’ Redis', async () => {
+    expect(a.output() + b.output()).not.toContain('do not share one Redis');
+    // Its clients would get the limits again on top of the shared counts, and nothing said it.
+    noRedis = await startPlazaServer({ ...env, REDIS_URL: '' });
+    await expect.poll(() => noRedis!.output(), { timeout: 5_000 }).toContain('do not share one Redis');
+    const warning = noRedis.output().split('\n').find((line) => line.includes('do not share one Redis'))!;
+    expect(JSON.parse(warning)).toMatchObject({ level: 40, here: 'no REDIS_URL', elsewhere: ['Redis'] });
+  }, 40_000);
 
   it('keeps no credential in clear in either instance’s logs or anywhere in the database', async () => {
     expect(secrets.length).toBeGreaterThanOrEqual(7);
