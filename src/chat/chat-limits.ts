@@ -60,6 +60,8 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
     const shared = redis ? new RateLimiterRedis({ ...opts, storeClient: redis, rejectIfRedisNotReady: true }) : undefined;
     /** This instance's reservations not settled yet, per key. */
     const held = new Map<string, number>();
+    /** Redis failed the last reservation: said once per outage, not on every request. */
+    let degraded = false;
     const hold = (key: string, tokens: number) => {
       const total = (held.get(key) ?? 0) + tokens;
       if (total > 0) held.set(key, total);
@@ -78,9 +80,16 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
         let res: Awaited<ReturnType<typeof memory.penalty>>;
         try {
           res = await store.penalty(key, tokens);
+          if (store === shared && degraded) {
+            degraded = false;
+            log.info({ rate_limit: name }, 'Redis is back: token budget shared again');
+          }
         } catch (error) {
           if (store === memory) throw error;
-          log.warn({ err: error, rate_limit: name }, 'Redis unavailable: token budget counted per instance');
+          if (!degraded) {
+            degraded = true;
+            log.warn({ err: error, rate_limit: name }, 'Redis unavailable: token budget counted per instance');
+          }
           store = memory;
           res = await memory.penalty(key, tokens);
         }

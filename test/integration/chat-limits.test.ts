@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createChatLimits } from '../../src/chat/index.ts';
 import { randomToken,RateLimitError } from '../../src/kernel/index.ts';
 import { createLogger } from '../../src/log/index.ts';
+import { freePort } from '../support/cli.ts';
 
 const REDIS_URL = process.env['TEST_REDIS_URL'];
 const log = createLogger({ level: 'silent' });
@@ -40,6 +41,23 @@ describe('chat token budgets', () => {
     const spent = await refusal(limits.admit('alice', '10.0.0.1', 10));
     expect(spent.retryAfterSeconds).toBeGreaterThan(3600);
     expect(spent.message).toMatch(/used up/);
+  });
+
+  it('says once, not on every request, that Redis is unreachable and budgets are counted per instance', async () => {
+    const lines: string[] = [];
+    const logged = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } });
+    // Nothing listens there: every Redis command fails at once.
+    const redis = new Redis(`redis://127.0.0.1:${await freePort()}`, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 1_000 });
+    redis.on('error', () => undefined);
+    try {
+      const limits = createChatLimits({ settings: settings(100_000), redis, keyPrefix: `t:${randomToken(6)}:`, log: logged });
+      for (let i = 0; i < 5; i++) await (await limits.admit('carol', '10.0.0.3', 100)).settle(10);
+      const budgetWarnings = lines.filter((line) => line.includes('token budget counted per instance'));
+      // One per budget (per bearer, per address) for the whole outage.
+      expect(budgetWarnings).toHaveLength(2);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   describe.runIf(REDIS_URL)('with Redis', () => {
