@@ -18,6 +18,7 @@ import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,6 +203,15 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
     return { status: res.status, body: await res.json(), backend: proxy.log.at(-1)!.backend };
   }
 
+  /** Lists the SDK provider as `sdk` (once) and waits until a probe found it healthy. */
+  let sdkListing: Promise<void> | undefined;
+  const listSdk = () =>
+    (sdkListing ??= (async () => {
+      const listed = await post('/api/mcp/listings', { provider: 'sdk', url: sdk.url, registered_by: 'ops@example.com', agin_support: true, summary: 'SDK provider; no credentials; logs agin_id.' });
+      expect(listed.status).toBe(201);
+      await expect.poll(async () => (await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'sdk'`)).rows[0]?.status, { timeout: 10_000 }).toBe('healthy');
+    })());
+
   describe('rate limits hold across instances', () => {
     it('counts intent requests once for both instances', async () => {
       const answers = [];
@@ -315,9 +325,7 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
     }, 30_000);
 
     it('passes on a cancellation that reaches another instance than its call, and receipts the call as cancelled', async () => {
-      const listed = await post('/api/mcp/listings', { provider: 'sdk', url: sdk.url, registered_by: 'ops@example.com', agin_support: true, summary: 'SDK provider; no credentials; logs agin_id.' });
-      expect(listed.status).toBe(201);
-      await expect.poll(async () => (await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'sdk'`)).rows[0]?.status, { timeout: 10_000 }).toBe('healthy');
+      await listSdk();
       const created = await post('/api/agents', { display_name: 'Cancelling agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
       const token = created.body.data.token as string;
       secrets.push(token);
@@ -439,6 +447,40 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       expect(a.output() + b.output()).not.toContain('receipt log damaged');
     }, 60_000);
   });
+
+  it('keeps an SDK client going when the instance holding its notification stream stops: calls go on, notifications resume on the other', async () => {
+    await listSdk();
+    const created = await post('/api/agents', { display_name: 'Stopping agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+    const token = created.body.data.token as string;
+    secrets.push(token);
+    // Its own instance, so the suite's two stay up; the GET stream lands on it (third request).
+    const leaving = await startPlazaServer(env);
+    const pool = [leaving.url, a.url];
+    const balancer = await startRoundRobinProxy(pool);
+    try {
+      const client = new Client({ name: 'stopping-agent', version: '1' });
+      const ticks: number[] = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, () => void ticks.push(Date.now()));
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${balancer.url}/mcp/p/sdk`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      // The transport opens its stream once initialized, by itself: nothing else is sent meanwhile.
+      await expect.poll(() => balancer.log.filter((r) => r.method === 'GET').map((r) => pool[r.backend])).toEqual([leaving.url]);
+      expect((await client.callTool({ name: 'tick', arguments: { ms: 200 } })).isError).toBeFalsy();
+      await expect.poll(() => ticks.length).toBeGreaterThanOrEqual(3);
+      // Taken out of the balancer first, then stopped, as an operator does.
+      pool.splice(0, 1);
+      const stoppedAt = Date.now();
+      leaving.child.kill('SIGTERM');
+      expect(await leaving.exited).toBe(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(3_000);
+      for (let i = 0; i < 3; i++) expect(JSON.stringify((await client.callTool({ name: 'echo', arguments: { message: `after ${i}` } })).content)).toContain(`after ${i}`);
+      await expect.poll(() => ticks.filter((t) => t > stoppedAt + 500).length, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
+      expect(balancer.log.filter((r) => r.method === 'GET').map((r) => r.status)).toEqual([200, 200]);
+      await client.close();
+    } finally {
+      leaving.child.kill('SIGKILL');
+      await balancer.close();
+    }
+  }, 40_000);
 
   it('says so when an instance on the same database runs without the others’ Redis', async () => {
     expect(a.output() + b.output()).not.toContain('do not share one Redis');

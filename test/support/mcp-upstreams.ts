@@ -119,13 +119,20 @@ export interface SdkUpstream {
 /**
  * Starts a stateful streamable-HTTP provider on the SDK's `McpServer` (sessions answered 404 once
  * forgotten, as the spec says), optionally resumable through the SDK's InMemoryEventStore. Tools:
- * `echo {message}` and `slow {ms}`, which answers after `ms` unless cancelled.
+ * `echo {message}`, `slow {ms}`, which answers after `ms` unless cancelled, and `tick {ms}`, which
+ * from then on sends the session a log message (`tick <n>`) every `ms` on its GET stream.
  */
 export async function startSdkUpstream(options: { eventStore?: boolean } = {}): Promise<SdkUpstream> {
   const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, close: async () => undefined };
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const timers: NodeJS.Timeout[] = [];
   const build = () => {
-    const server = new McpServer({ name: 'sdk-upstream', version: '1.0.0' });
+    const server = new McpServer({ name: 'sdk-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
+    server.registerTool('tick', { inputSchema: { ms: z.number() } }, async ({ ms }) => {
+      let n = 0;
+      timers.push(setInterval(() => void server.sendLoggingMessage({ level: 'info', data: `tick ${n++}` }).catch(() => undefined), ms));
+      return { content: [{ type: 'text', text: `ticking every ${ms} ms` }] };
+    });
     server.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `echo: ${message}` }] }));
     server.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
       await new Promise<void>((resolve, reject) => {
@@ -165,6 +172,7 @@ export async function startSdkUpstream(options: { eventStore?: boolean } = {}): 
   await once(server, 'listening');
   upstream.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   upstream.close = async () => {
+    for (const timer of timers) clearInterval(timer);
     await Promise.all([...transports.values()].map((t) => t.close()));
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
