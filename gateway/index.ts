@@ -11,7 +11,7 @@ export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
 export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './internal/upstream-http.ts';
 export { createUpstreamHttp } from './internal/upstream-http.ts';
-export type { CallInFlight, Connector, ConnectorDirectory, Passthrough, PassthroughOptions, SharedCalls } from './passthrough.ts';
+export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions, SharedCalls } from './passthrough.ts';
 export { createPassthrough } from './passthrough.ts';
 export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';
 export { receiptFor, recordCall, resultDigest } from './receipt-sink.ts';

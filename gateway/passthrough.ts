@@ -59,25 +59,27 @@ export interface PassthroughOptions {
    * stream relayed to a client), so the catalog can probe it again soon rather than on schedule.
    */
   onToolsChanged?: (endpointId: string) => void;
-  /** Calls in flight on every instance: a notifications/cancelled sent to another instance than its call's finds it there. */
+  /** Where a notifications/cancelled that reaches another instance than its call's is passed on. */
   sharedCalls?: SharedCalls;
 }
 
-/** A call in flight that a notifications/cancelled can end: its JSON-RPC id upstream, and how to end it. */
-export interface CallInFlight {
-  upstreamId: string;
-  cancel(): void;
-}
-
 /**
- * Calls in flight shared between instances (Redis in Plaza). Behind a load balancer a client's
- * notifications/cancelled is a POST of its own and may reach another instance than its call.
+ * Cancellations passed between instances (Redis in Plaza). Behind a load balancer a client's
+ * notifications/cancelled is a POST of its own and may reach another instance than its call; that
+ * instance passes it on, and the one relaying the call tells the upstream and ends the call.
+ * Nothing is shared per call: only a cancellation costs a message.
  */
 export interface SharedCalls {
-  /** Publishes this instance's call under `key` until the returned function is called; another instance's cancellation runs `call.cancel`. */
-  add(key: string, call: CallInFlight): () => void;
-  /** The call under `key` on any instance, its `cancel` ending it there; undefined when none is known. Never throws. */
-  find(key: string): Promise<CallInFlight | undefined>;
+  /** Listens for cancellations of this instance's call under `key` until the returned function is called. */
+  add(key: string, cancel: () => void): () => void;
+  /** Passes a cancellation of the call under `key` to the instance relaying it. Never throws. */
+  cancel(key: string): void;
+}
+
+/** A call in flight that a notifications/cancelled can end: its JSON-RPC id upstream, and how to end it. */
+interface CallInFlight {
+  upstreamId: string;
+  cancel(): void;
 }
 
 /** The passthrough handler, and how a server that stops ends its open notification streams. */
@@ -261,19 +263,22 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
         if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
         const target = calls[0];
-        messages = await Promise.all(
-          messages.map(async (m) => {
-            if (m === target) return m;
-            const message = withoutPlatformMeta(m);
-            const cancel = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
-            if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined) return message;
-            const key = inFlightKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId);
-            const inCall = inFlight.get(key) ?? (await options.sharedCalls?.find(key));
-            if (!inCall) return message;
-            cancelling.push(inCall);
-            return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
-          }),
-        );
+        messages = messages.map((m) => {
+          if (m === target) return m;
+          const message = withoutPlatformMeta(m);
+          const cancel = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
+          if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined) return message;
+          const key = inFlightKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId);
+          const inCall = inFlight.get(key);
+          if (!inCall) {
+            // Maybe relayed by another instance, which then tells its upstream. Sent on as it is,
+            // it names no request upstream and is ignored there.
+            options.sharedCalls?.cancel(key);
+            return message;
+          }
+          cancelling.push(inCall);
+          return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
+        });
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
           if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
@@ -330,7 +335,19 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           },
         };
         inFlight.set(key, entry);
-        const unshare = options.sharedCalls?.add(key, entry);
+        // A cancellation that reached another instance: the upstream is told here, where the
+        // call's upstream id, session and credentials are known, and the call ends as above.
+        const unshare = options.sharedCalls?.add(key, () => {
+          const notice = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: entry.upstreamId, reason: CALLER_CANCELLED } });
+          const noticeHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json' };
+          delete noticeHeaders[IDENTITY_HEADERS.callId];
+          delete noticeHeaders[IDENTITY_HEADERS.assertion];
+          http(connector.url, { method: 'POST', headers: noticeHeaders, body: notice, signal: AbortSignal.timeout(timeoutMs) }).then(
+            (answer) => answer.discard(),
+            () => undefined,
+          );
+          entry.cancel();
+        });
         res.on('close', () => {
           if (inFlight.get(key) === entry) inFlight.delete(key);
           unshare?.();

@@ -48,8 +48,7 @@ export function createGatewayHandlers(deps: {
   log: Logger;
 }): GatewayHandlers {
   const { config, db, clock, keys, agents } = deps;
-  // A call lasts at most the gateway timeout; its shared entry a little longer, never for ever.
-  const sharedCalls = deps.redis ? createRedisSharedCalls({ redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, ttlMs: config.gateway.timeoutMs + 5_000, log: deps.log }) : undefined;
+  const sharedCalls = deps.redis ? createRedisSharedCalls({ redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log: deps.log }) : undefined;
   const guarded = createGuardedAgent({ allowPrivate: config.marketplace.allowPrivateTargets, timeoutMs: config.gateway.timeoutMs });
   const http = createUpstreamHttp({ dispatcher: guarded.agent, checkUrl: guarded.checkUrl });
   const catalog = createConnectorCatalog({ prisma: db.prisma, clock });
