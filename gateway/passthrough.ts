@@ -104,6 +104,8 @@ const REVOCATION_RECHECK_MS = 1_000;
 const CALL_RPC_ID = /^call_[0-9a-z]{26}$/;
 /** Upstream statuses that refuse the request itself (not the call): a call answered so gets the status too. */
 const TRANSPORT_REFUSALS = new Set([400, 406, 415]);
+/** What a client is told when the upstream no longer knows the session: start a new one (spec: 404). */
+const SESSION_GONE = 'Unknown or expired session; initialize a new one.';
 /** The receipt's words for a call the caller cancelled (notifications/cancelled). */
 const CALLER_CANCELLED = 'the caller cancelled the call';
 
@@ -219,7 +221,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const presented = req.headers['mcp-session-id'];
       if (typeof presented === 'string' && presented !== '') {
         const claims = options.sealer.open(presented);
-        if (!claims || claims.provider !== provider || claims.agentId !== identity.agentId) throw new HttpFailure(404, 'Unknown or expired session; initialize a new one.');
+        if (!claims || claims.provider !== provider || claims.agentId !== identity.agentId) throw new HttpFailure(404, SESSION_GONE);
         upstreamSession = claims.upstreamSessionId;
       }
 
@@ -384,21 +386,29 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const type = upstream.header('content-type') ?? '';
 
       if (!ok || upstream.status === 202 || upstream.status === 204) {
+        // Read within the call's time: an upstream that drips its refusal is cut by the timer.
+        const text = await readBodyText(upstream, 64 * 1024).catch(() => '');
         clearTimeout(timer);
+        // A session the upstream forgot (it restarted) is a 404, which tells a client to start a
+        // new one. Servers built on the SDK's example (server-everything among them) say 400
+        // "No valid session ID provided" instead, and a client that gets it is stuck for good.
+        const sessionGone = upstreamSession !== undefined && (upstream.status === 404 || (upstream.status === 400 && forgotSession(text)));
         if (call) {
-          upstream.discard();
-          const why = ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`;
+          const why = sessionGone ? 'the upstream no longer knows the session (initialize a new one)' : ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`;
           await finish(call, { failure: why });
           // The transport's own refusals keep their status, as the spec has them (400 for an
           // unsupported MCP-Protocol-Version, 404 for a forgotten session, 406 and 415 for what the
           // client may not send); an upstream failing the call is answered in-band.
-          const refused = TRANSPORT_REFUSALS.has(upstream.status) || (upstream.status === 404 && upstreamSession !== undefined);
-          sendJson(res, refused ? upstream.status : 200, failedCall(call, callRpcId, why), responseHeaders);
+          const status = sessionGone ? 404 : TRANSPORT_REFUSALS.has(upstream.status) ? upstream.status : 200;
+          sendJson(res, status, failedCall(call, callRpcId, why), responseHeaders);
           return;
         }
-        // Session expiry (404), method not allowed (405), accepted notifications (202): the
-        // client needs the real status; the upstream's body is passed on only when it is JSON-RPC.
-        const text = await readBodyText(upstream, 64 * 1024).catch(() => '');
+        if (sessionGone) {
+          sendJson(res, 404, rpcError(null, RPC_ERRORS.invalidRequest, SESSION_GONE), responseHeaders);
+          return;
+        }
+        // Method not allowed (405), accepted notifications (202), other refusals: the client needs
+        // the real status; the upstream's body is passed on only when it is JSON-RPC.
         if (type.startsWith('application/json') && text) {
           res.writeHead(upstream.status, { 'content-type': 'application/json', ...responseHeaders });
           res.end(text);
@@ -621,6 +631,16 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       for (const upstream of notificationStreams) upstream.discard();
     },
   });
+}
+
+/** Whether an upstream's 400 answer says it does not know the session (its JSON-RPC error names one). */
+function forgotSession(text: string): boolean {
+  try {
+    const message = (JSON.parse(text) as { error?: { message?: unknown } } | null)?.error?.message;
+    return typeof message === 'string' && /session/i.test(message) && !/version/i.test(message);
+  } catch {
+    return false;
+  }
 }
 
 /** Where a call in flight is found by a notifications/cancelled naming the caller's request id. */

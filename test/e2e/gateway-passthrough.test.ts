@@ -303,6 +303,35 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     expect(res.status).toBe(404);
   });
 
+  it('tells a client whose upstream session was forgotten (a restart) to start a new one: 404, though server-everything says 400', async () => {
+    const c = new Client({ name: 'restart-agent', version: '1' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/p/everything`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    await c.connect(transport);
+    const session = transport.sessionId!;
+    await c.close();
+    await everything.stop();
+    everything = await startEverything(everything.port);
+    const post = (message: unknown) =>
+      fetch(`${gateway.url}/mcp/p/everything`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify(message),
+      });
+    const listed = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(listed.status).toBe(404);
+    expect(((await listed.json()) as any).error.message).toMatch(/initialize a new one/);
+    const before = receipts.length;
+    const called = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } });
+    expect(called.status).toBe(404);
+    expect(((await called.json()) as any).result.isError).toBe(true);
+    expect(receipts.slice(before).map((r) => [r.status, r.outcome])).toEqual([['error', expect.stringMatching(/no longer knows the session/)]]);
+    // A new session works at once.
+    const again = new Client({ name: 'restart-agent', version: '1' });
+    await again.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/p/everything`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    expect(JSON.stringify((await again.callTool({ name: 'echo', arguments: { message: 'back' } })).content)).toContain('back');
+    await again.close();
+  });
+
   it('ends a POST event stream once its request is answered, and sends a quick answer in one piece', async () => {
     const post = (provider: string) =>
       fetch(`${gateway.url}/mcp/p/${provider}`, {
