@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Command } from 'commander';
 
 import { credentialFile, loadCredential, saveCredential } from './credential-store.ts';
@@ -124,7 +127,9 @@ function boundedFetch(ended: (ids: Array<string | number>, why: string) => void)
         if (size > MAX_ANSWER_BYTES) throw new Error(`the gateway's answer exceeds ${MAX_ANSWER_BYTES} bytes`);
       };
       body = guardedBody(res.body, bounded, (error) => {
-        if (ids.length === 0) return;
+        // A refusal (4xx, 5xx) fails the SDK's send, which the bridge answers (or retries: a new
+        // session after a 404) itself.
+        if (ids.length === 0 || !res.ok) return;
         ended(ids, error ? `the gateway's answer broke off: ${error.message}` : "the gateway's answer ended without a response to this request");
       });
     } else {
@@ -154,7 +159,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     headers['x-platform-upstream-authorization'] = /^[A-Za-z]+ /.test(value) ? value : `Bearer ${value}`;
   }
   // Loaded here, not at the top: every `plaza` command registers this one.
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { StreamableHTTPClientTransport, StreamableHTTPError } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   // A POST's answer that ended without the response to one of its requests: that request is
   // answered with an error (after a moment, in which the SDK hands over what it did parse).
@@ -166,7 +171,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       }
     }, 100).unref();
   };
-  const upstream = new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout), reconnectionOptions: NOTIFICATION_STREAM_RECONNECTION });
+  const open = () => new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout), reconnectionOptions: NOTIFICATION_STREAM_RECONNECTION });
+  let upstream = open();
   const local = new StdioServerTransport();
   let closing = false;
   // The client ends the session by closing our stdin (MCP stdio transport); the SDK's stdio server
@@ -198,24 +204,71 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     arrived.delete(id);
     if (unanswered.delete(id) && unanswered.size === 0) settled?.();
   };
+  // The client's initialize and initialized messages, to open a new gateway session with (below).
+  let initialize: JSONRPCMessage | undefined;
+  let initialized: JSONRPCMessage | undefined;
+  /** Answers to the bridge's own requests (a new session's initialize), kept from the client. */
+  const own = new Map<string, (message: JSONRPCMessage) => void>();
+  let renewing: Promise<void> | undefined;
+  /**
+   * A new gateway session, opened with the client's own initialize: the gateway answers 404 to a
+   * session it (or the provider behind it) no longer knows, as when the provider restarted, and
+   * the spec has the client start a new one. The stdio client never learns of it; without this,
+   * every request of its session failed until it was restarted.
+   */
+  const renew = () =>
+    (renewing ??= (async () => {
+      const stale = upstream;
+      upstream = open();
+      wire(upstream);
+      await upstream.start();
+      const id = `plaza-bridge-${randomBytes(6).toString('hex')}`;
+      const answered = new Promise<JSONRPCMessage>((resolve) => own.set(id, resolve));
+      await upstream.send({ ...(initialize as { method: string; params?: Record<string, unknown> }), jsonrpc: '2.0', id });
+      const answer = await Promise.race([answered, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref())]);
+      own.delete(id);
+      if (!answer || 'error' in answer) throw new Error('the gateway refused a new session');
+      if (initialized) await upstream.send(initialized);
+      await stale.close().catch(() => undefined);
+      process.stderr.write('plaza: gateway: the session had ended (the provider or Plaza restarted); a new one is open\n');
+    })().finally(() => (renewing = undefined)));
+  /** Sends to the gateway; a request the gateway refuses for a session it no longer knows goes again in a new one, once. */
+  const send = async (message: JSONRPCMessage): Promise<void> => {
+    // Not into the new session before it is initialised.
+    if (renewing) await renewing.catch(() => undefined);
+    try {
+      await upstream.send(message);
+    } catch (error) {
+      if (!(error instanceof StreamableHTTPError) || error.code !== 404 || initialize === undefined || message === initialize || closing) throw error;
+      await renew();
+      await upstream.send(message);
+    }
+  };
   local.onmessage = (message) => {
     const requestId = 'method' in message && 'id' in message ? message.id : undefined;
     if (requestId !== undefined) unanswered.add(requestId);
-    upstream.send(message).catch((error: unknown) => {
+    if ('method' in message && message.method === 'initialize') initialize = message;
+    if ('method' in message && message.method === 'notifications/initialized') initialized = message;
+    send(message).catch((error: unknown) => {
       // Already on stderr: the transport reports every failed send to onerror too.
       const reason = `gateway request failed: ${(error as Error).message}`;
       // The client is told at once rather than left to its own timeout.
       if (requestId !== undefined) void local.send({ jsonrpc: '2.0', id: requestId, error: { code: -32603, message: reason } }).then(() => answer(requestId));
     });
   };
-  upstream.onmessage = (message) => {
-    const answered = !('method' in message) && 'id' in message ? message.id : undefined;
-    if (answered !== undefined && unanswered.has(answered)) arrived.add(answered);
-    void local.send(message).then(() => {
-      if (answered !== undefined) answer(answered);
-    });
+  const wire = (transport: typeof upstream) => {
+    transport.onmessage = (message) => {
+      const answered = !('method' in message) && 'id' in message ? message.id : undefined;
+      const mine = typeof answered === 'string' ? own.get(answered) : undefined;
+      if (mine) return mine(message);
+      if (answered !== undefined && unanswered.has(answered)) arrived.add(answered);
+      void local.send(message).then(() => {
+        if (answered !== undefined) answer(answered);
+      });
+    };
+    transport.onerror = (error) => process.stderr.write(`plaza: gateway: ${error.message}\n`);
   };
-  upstream.onerror = (error) => process.stderr.write(`plaza: gateway: ${error.message}\n`);
+  wire(upstream);
   local.onclose = () => void close();
   await upstream.start();
   await local.start();

@@ -118,6 +118,33 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     await bridged.close();
   });
 
+  it('opens a new gateway session under the stdio client when the provider restarted and forgot the old one', async () => {
+    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [PLAZA_BIN, 'mcp', 'connect', 'everything'],
+      env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }) as Record<string, string>,
+      stderr: 'pipe',
+    });
+    let err = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const bridged = new Client({ name: 'stdio-agent', version: '1' });
+    await bridged.connect(transport);
+    try {
+      expect(JSON.stringify((await bridged.callTool({ name: 'echo', arguments: { message: 'before' } })).content)).toContain('before');
+      await everything.stop();
+      everything = await startEverything(everything.port);
+      const after = await bridged.callTool({ name: 'echo', arguments: { message: 'after the restart' } });
+      expect(after.isError, JSON.stringify(after)).toBeFalsy();
+      expect(JSON.stringify(after.content)).toContain('after the restart');
+      expect((after._meta as any).platform.agin_id).toBe(aginId);
+      expect(err).toContain('a new one is open');
+    } finally {
+      await bridged.close();
+    }
+  });
+
   /** `plaza mcp connect everything` as a child with raw pipes, logged in as the test agent. */
   async function spawnBridge() {
     const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
