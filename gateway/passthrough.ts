@@ -4,6 +4,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   callAnswer,
   isRequest,
@@ -61,25 +62,6 @@ export interface PassthroughOptions {
   onToolsChanged?: (endpointId: string) => void;
   /** Where a notifications/cancelled that reaches another instance than its call's is passed on. */
   sharedCalls?: SharedCalls;
-}
-
-/**
- * Cancellations passed between instances (Redis in Plaza). Behind a load balancer a client's
- * notifications/cancelled is a POST of its own and may reach another instance than its call; that
- * instance passes it on, and the one relaying the call tells the upstream and ends the call.
- * Nothing is shared per call: only a cancellation costs a message.
- */
-export interface SharedCalls {
-  /** Listens for cancellations of this instance's call under `key` until the returned function is called. */
-  add(key: string, cancel: () => void): () => void;
-  /** Passes a cancellation of the call under `key` to the instance relaying it. Never throws. */
-  cancel(key: string): void;
-}
-
-/** A call in flight that a notifications/cancelled can end: its JSON-RPC id upstream, and how to end it. */
-interface CallInFlight {
-  upstreamId: string;
-  cancel(): void;
 }
 
 /** The passthrough handler, and how a server that stops ends its open notification streams. */
@@ -168,12 +150,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     await recordCall(options.receipts, call, outcome, options.clock.now());
   }
 
-  /**
-   * Calls in flight on this instance, by connector, agent, upstream session and the caller's id: a
-   * notifications/cancelled finds its call here (the upstream knows the call by its call id), or,
-   * sent to another instance, in sharedCalls.
-   */
-  const inFlight = new Map<string, CallInFlight>();
+  const inFlight = createCallsInFlight(options.sharedCalls);
 
   /**
    * Stamps the response to a tracked call (under the caller's id again) and records its receipt;
@@ -270,14 +247,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           const message = withoutPlatformMeta(m);
           const cancel = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
           if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined) return message;
-          const key = inFlightKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId);
-          const inCall = inFlight.get(key);
-          if (!inCall) {
-            // Maybe relayed by another instance, which then tells its upstream. Sent on as it is,
-            // it names no request upstream and is ignored there.
-            options.sharedCalls?.cancel(key);
-            return message;
-          }
+          // A call another instance relays is cancelled there (passed on). Sent on as it is,
+          // the message names no request upstream and is ignored there.
+          const inCall = inFlight.cancelling(callKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId));
+          if (!inCall) return message;
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
@@ -328,7 +301,6 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         if (!res.writableFinished) controller.abort(new DOMException('client went away', 'AbortError'));
       });
       if (call && upstreamSession !== undefined) {
-        const key = inFlightKey(provider, identity.agentId, upstreamSession, callRpcId);
         const entry = {
           upstreamId: call.callId,
           cancel: () => {
@@ -336,10 +308,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
             controller.abort(new DOMException(CALLER_CANCELLED, 'AbortError'));
           },
         };
-        inFlight.set(key, entry);
         // A cancellation that reached another instance: the upstream is told here, where the
         // call's upstream id, session and credentials are known, and the call ends as above.
-        const unshare = options.sharedCalls?.add(key, () => {
+        const release = inFlight.add(callKey(provider, identity.agentId, upstreamSession, callRpcId), entry, () => {
           const notice = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: entry.upstreamId, reason: CALLER_CANCELLED } });
           const noticeHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json' };
           delete noticeHeaders[IDENTITY_HEADERS.callId];
@@ -350,10 +321,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           );
           entry.cancel();
         });
-        res.on('close', () => {
-          if (inFlight.get(key) === entry) inFlight.delete(key);
-          unshare?.();
-        });
+        res.on('close', release);
       }
       let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
@@ -641,11 +609,6 @@ function forgotSession(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Where a call in flight is found by a notifications/cancelled naming the caller's request id. */
-function inFlightKey(provider: string, agentId: string, upstreamSession: string, requestId: unknown): string {
-  return JSON.stringify([provider, agentId, upstreamSession, requestId]);
 }
 
 function containsResponse(answer: unknown, id: JsonRpcId | undefined): boolean {

@@ -1,0 +1,52 @@
+/**
+ * Cancellations passed between instances (Redis in Plaza). Behind a load balancer a client's
+ * notifications/cancelled is a POST of its own and may reach another instance than its call; that
+ * instance passes it on, and the one relaying the call tells the upstream and ends the call.
+ * Nothing is shared per call: only a cancellation costs a message.
+ */
+export interface SharedCalls {
+  /** Listens for cancellations of this instance's call under `key` until the returned function is called. */
+  add(key: string, cancel: () => void): () => void;
+  /** Passes a cancellation of the call under `key` to the instance relaying it. Never throws. */
+  cancel(key: string): void;
+}
+
+/** A call in flight that a notifications/cancelled can end: its JSON-RPC id upstream, and how to end it. */
+export interface CallInFlight {
+  upstreamId: string;
+  cancel(): void;
+}
+
+/** Where a call in flight is found by a notifications/cancelled naming the caller's request id. */
+export function callKey(provider: string, agentId: string, upstreamSession: string, requestId: unknown): string {
+  return JSON.stringify([provider, agentId, upstreamSession, requestId]);
+}
+
+/**
+ * The calls this instance relays, by connector, agent, upstream session and the caller's id (see
+ * callKey): a notifications/cancelled finds its call here (the upstream knows the call by its
+ * call id), or is passed on to the other instances through `shared`.
+ */
+export function createCallsInFlight(shared: SharedCalls | undefined) {
+  const calls = new Map<string, CallInFlight>();
+  return {
+    /** The call under `key` when this instance relays it; otherwise the cancellation is passed on. */
+    cancelling(key: string): CallInFlight | undefined {
+      const call = calls.get(key);
+      if (!call) shared?.cancel(key);
+      return call;
+    },
+    /**
+     * Keeps `call` under `key` until the returned release is called; `fromElsewhere` runs for a
+     * cancellation that reached another instance (it tells the upstream, then ends the call).
+     */
+    add(key: string, call: CallInFlight, fromElsewhere: () => void): () => void {
+      calls.set(key, call);
+      const unshare = shared?.add(key, fromElsewhere);
+      return () => {
+        if (calls.get(key) === call) calls.delete(key);
+        unshare?.();
+      };
+    },
+  };
+}
