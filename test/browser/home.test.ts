@@ -144,6 +144,8 @@ describe('Home page', () => {
     // The limit is 4 per minute (one used by the script-less test): two more pass (the same lead is
     // updated), the next is a 429.
     await page.getByRole('button', { name: 'Send' }).click();
+    // The first answer's text stands until the second arrives: wait for it, do not read at once.
+    await waitUntil(page, `document.querySelector('#lead-result strong')?.textContent?.includes('updated')`);
     await expect(page.locator('#lead-result strong').textContent()).resolves.toBe('Thank you — we updated your earlier request.');
     await page.getByRole('button', { name: 'Send' }).click();
     await waitUntil(page, `document.querySelector('#lead-result')?.textContent?.includes('updated')`);
