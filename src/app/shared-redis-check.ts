@@ -13,8 +13,8 @@ const NOTE_PREFIX = 'shared-redis:';
 
 /**
  * Instances on one database that do not share one Redis (REDIS_URL set on some and not others, or
- * another PLAZA_RATE_LIMIT_KEY_PREFIX) each count rate limits and know gateway calls on their own,
- * and nothing else shows it. Each instance notes in `job_leases` where it keeps them (a row per
+ * another PLAZA_RATE_LIMIT_KEY_PREFIX) each count rate limits on their own and pass no cancellation
+ * of a gateway call to the others, and nothing else shows it. Each instance notes in `job_leases` where it keeps them (a row per
  * place, renewed every minute) and warns when it sees another place in use. Returns a stop.
  */
 export function watchSharedRedis(deps: { db: Database; config: Config; log: Logger; clock: Clock; owner: string }): () => void {
@@ -48,7 +48,7 @@ export function watchSharedRedis(deps: { db: Database; config: Config; log: Logg
     }
     log.warn(
       { here: config.redisUrl ? 'Redis' : 'no REDIS_URL', elsewhere },
-      'Plaza instances on this database do not share one Redis: each counts rate limits and knows gateway calls on its own, so clients get more than the limits. Set the same REDIS_URL and PLAZA_RATE_LIMIT_KEY_PREFIX on every instance (docs/scale-out.md).',
+      'Plaza instances on this database do not share one Redis: each counts rate limits on its own (clients get more than the limits) and a cancelled gateway call on another of them runs on. Set the same REDIS_URL and PLAZA_RATE_LIMIT_KEY_PREFIX on every instance (docs/scale-out.md).',
     );
   };
 
