@@ -4,7 +4,7 @@
  * lock of a dead holder never hold it together.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -70,7 +70,10 @@ describe('lock files', () => {
     expect(breakStaleLock(lock, pidLockStale(10_000))).toBe(false);
     writeFileSync(lock, '');
     expect(breakStaleLock(lock, pidLockStale(10_000))).toBe(false);
-    expect(breakStaleLock(lock, pidLockStale(0))).toBe(true);
+    // Once it is old (a crash while it was being written), it is broken.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    expect(breakStaleLock(lock, pidLockStale(10_000))).toBe(true);
     expect(createLockFile(lock, 'x')).toBe(true);
   });
 });
