@@ -119,7 +119,9 @@ describe('MCP endpoints under random input', () => {
       }),
       { numRuns: 1_000 },
     );
-    expect(upstream.seen.filter((x) => x.body.method === 'tools/call').length).toBeGreaterThan(20);
+    // Some calls got past validation to the provider. About 35 of the 1,000 do on average (30-40 in
+    // three runs), a count of chance: 20 failed once in CI, 5 or fewer is a one-in-a-billion run.
+    expect(upstream.seen.filter((x) => x.body.method === 'tools/call').length).toBeGreaterThan(5);
     expect((await fetch(`${plaza.url}/health`)).status).toBe(200);
     // The fuzzer did reach the handlers, not only the authentication wall.
     expect([...seen.keys()].some((status) => status === 200 || status === 202)).toBe(true);
