@@ -21,10 +21,10 @@ export interface ChatInput {
   signal: AbortSignal;
 }
 
-/** What to answer: a JSON body, or SSE `data:` payloads to write as they come. */
+/** What to answer: a JSON body, or SSE `data:` payloads to write as they come (in batches, see CompletionStream). */
 export type ChatOutcome =
   | { kind: 'json'; headers: Record<string, string>; body: Record<string, unknown> }
-  | { kind: 'stream'; headers: Record<string, string>; events: AsyncIterable<string> };
+  | { kind: 'stream'; headers: Record<string, string>; events: AsyncIterable<string[]> };
 
 /** The token API's chat: validation, limits, backend choice, usage accounting. */
 export interface ChatService {
@@ -89,7 +89,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         return { kind: 'json', headers, body: result.body };
       }
       const stream = await refundOnFailure(backend.stream(call));
-      async function* events(): AsyncGenerator<string> {
+      async function* events(): AsyncGenerator<string[]> {
         try {
           yield* stream.events;
         } finally {

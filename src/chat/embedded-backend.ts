@@ -80,15 +80,16 @@ export function createEmbeddedBackend(deps: { knowledge: KnowledgeSource; clock:
       const base = { id: `chatcmpl-${randomToken(12)}`, object: 'chat.completion.chunk', created: Math.floor(deps.clock.now() / 1000), model: call.request.model };
       const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
         JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(includeUsage ? { usage: null } : {}) });
-      async function* events(): AsyncGenerator<string> {
-        yield chunk({ role: 'assistant', content: '' }, null);
+      // A chunk a batch: the assistant's text streams piece by piece, as a model's would.
+      async function* events(): AsyncGenerator<string[]> {
+        yield [chunk({ role: 'assistant', content: '' }, null)];
         for (const piece of splitTokens(text)) {
           if (call.signal.aborted) return;
-          yield chunk({ content: piece }, null);
+          yield [chunk({ content: piece }, null)];
         }
-        yield chunk({}, finish);
-        if (includeUsage) yield JSON.stringify({ ...base, choices: [], usage });
-        yield '[DONE]';
+        yield [chunk({}, finish)];
+        if (includeUsage) yield [JSON.stringify({ ...base, choices: [], usage })];
+        yield ['[DONE]'];
       }
       return { events: events(), usage: () => usage };
     },

@@ -26,12 +26,14 @@ export interface CompletionResult {
 
 /**
  * A started stream: `events` yields the `data:` payloads in order (JSON text of
- * `chat.completion.chunk` objects, then `[DONE]`); `usage()` is known once `events` is drained.
+ * `chat.completion.chunk` objects, then `[DONE]`), in batches: what one upstream read carried
+ * goes on as one array, so a completion crosses each async layer once or twice, not once per
+ * chunk. Batches are never empty. `usage()` is known once `events` is drained.
  * The promise returning it settles only after the backend answered, so failures before the first
  * byte are ordinary HTTP errors.
  */
 export interface CompletionStream {
-  events: AsyncIterable<string>;
+  events: AsyncIterable<string[]>;
   usage(): Usage | undefined;
 }
 

@@ -55,25 +55,32 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       const wantsUsage = call.request.stream_options?.include_usage === true;
       const content = new CompletionText();
       let usage: Usage | undefined;
-      async function* events(): AsyncGenerator<string> {
+      async function* events(): AsyncGenerator<string[]> {
         let finished = false;
         let last: string | undefined;
         let sawFinish = false;
-        async function* done(): AsyncGenerator<string> {
+        /** The end of a finished answer, after `out` (what the batch carried before it). */
+        function done(out: string[]): string[] {
           finished = true;
           // A client that asked for usage gets it from an upstream that reports none too
           // (servers that ignore stream_options): the approximation Plaza charges.
           if (wantsUsage && usage === undefined) {
             usage = approximate(call, content.text());
-            yield usageChunk(last, call.backendModel, usage);
+            out.push(usageChunk(last, call.backendModel, usage));
           }
-          yield '[DONE]';
+          out.push('[DONE]');
+          return out;
         }
         try {
           for (let batch = await exchange.next(); batch !== undefined; batch = await exchange.next()) {
+            // The batch is the exchange's to give away: what passes on is kept in it, in place.
+            // A chunk that ends the stream in error still lets the ones before it through first.
+            let kept = 0;
+            let failure: UpstreamError | undefined;
             for (const data of batch) {
               if (data === '[DONE]') {
-                yield* done();
+                batch.length = kept;
+                yield done(batch);
                 return;
               }
               last = data;
@@ -81,29 +88,39 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
               // Only chunks that may carry usage or an error are parsed; the others (all but the
               // last one or two) are checked for their JSON object shape and passed on as they are.
               if (!data.includes('"usage"') && !data.includes('"error"')) {
-                if (data.charCodeAt(0) !== 123 || data.charCodeAt(data.length - 1) !== 125) throw new UpstreamError('The model backend sent a malformed stream chunk.');
+                if (data.charCodeAt(0) !== 123 || data.charCodeAt(data.length - 1) !== 125) {
+                  failure = new UpstreamError('The model backend sent a malformed stream chunk.');
+                  break;
+                }
                 content.add(data);
-                yield data;
+                batch[kept++] = data;
                 continue;
               }
               let chunk: { choices?: unknown[]; usage?: unknown; error?: unknown };
               try {
                 chunk = JSON.parse(data) as typeof chunk;
               } catch (error) {
-                throw new UpstreamError('The model backend sent a malformed stream chunk.', { cause: error });
+                failure = new UpstreamError('The model backend sent a malformed stream chunk.', { cause: error });
+                break;
               }
-              if (chunk.error !== undefined && chunk.error !== null) throw new UpstreamError('The model backend failed during the stream.');
+              if (chunk.error !== undefined && chunk.error !== null) {
+                failure = new UpstreamError('The model backend failed during the stream.');
+                break;
+              }
               const reported = usageOf(chunk.usage);
               if (reported) usage = reported;
               content.add(data);
               // We always ask for usage; a client that did not gets no usage-only chunk.
               if (!wantsUsage && reported && (chunk.choices?.length ?? 0) === 0) continue;
-              yield data;
+              batch[kept++] = data;
             }
+            batch.length = kept;
+            if (kept > 0) yield batch;
+            if (failure) throw failure;
           }
           // Some servers (ik_llama.cpp, older llama.cpp builds) end a finished answer without [DONE].
           if (sawFinish) {
-            yield* done();
+            yield done([]);
             return;
           }
           throw new UpstreamError('The model backend ended the stream early.');

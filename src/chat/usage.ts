@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../db/index.ts';
+import type { Database } from '../db/index.ts';
 import type { Usage } from './types.ts';
 
 /** One request's usage, as stored in `chat_usage`. */
@@ -31,7 +31,8 @@ export interface UsageLog {
  * the proxy's CPU at 50 ms). Rows still queued when the process dies are lost (at most `flushMs`
  * worth); the daily token budgets do not wait for them (they are charged at once, in chat-limits).
  */
-export function createUsageLog(prisma: PrismaClient, options: { flushMs?: number; maxBatch?: number } = {}): UsageLog {
+export function createUsageLog(db: Pick<Database, 'prisma' | 'sql'>, options: { flushMs?: number; maxBatch?: number } = {}): UsageLog {
+  const { prisma, sql } = db;
   const flushMs = options.flushMs ?? 250;
   const maxBatch = options.maxBatch ?? 500;
   let queue: { entry: UsageRecord; resolve: () => void; reject: (error: unknown) => void }[] = [];
@@ -58,8 +59,9 @@ export function createUsageLog(prisma: PrismaClient, options: { flushMs?: number
 
   async function insert(entries: UsageRecord[]): Promise<void> {
     {
-      // One statement shape whatever the batch size: Prisma's createMany compiles a new query per
-      // row count, which showed up in the proxy's profile.
+      // One statement shape whatever the batch size (Prisma's createMany compiles a new query per
+      // row count), on the raw SQL pool: through Prisma's $executeRawUnsafe the same statement
+      // cost 47 instead of 21 µs of CPU a row on PGlite (batches of 500).
       const rows = entries.map((entry) => ({
         subject: entry.subject,
         subject_type: entry.subjectType,
@@ -69,11 +71,11 @@ export function createUsageLog(prisma: PrismaClient, options: { flushMs?: number
         total_tokens: entry.usage.total_tokens,
         request_id: entry.requestId,
       }));
-      await prisma.$executeRawUnsafe(
+      await sql.query(
         `INSERT INTO "chat_usage" ("subject", "subject_type", "model", "prompt_tokens", "completion_tokens", "total_tokens", "request_id")
          SELECT r."subject", r."subject_type", r."model", r."prompt_tokens", r."completion_tokens", r."total_tokens", r."request_id"
            FROM jsonb_to_recordset($1::jsonb) AS r("subject" text, "subject_type" text, "model" text, "prompt_tokens" int, "completion_tokens" int, "total_tokens" int, "request_id" text)`,
-        JSON.stringify(rows),
+        [JSON.stringify(rows)],
       );
     }
   }

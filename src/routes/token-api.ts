@@ -71,7 +71,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
     registry: createModelRegistry({ upstream: upstream !== undefined, models: config.llm.models, aliases: config.llm.aliases }),
     backends: { embedded: createEmbeddedBackend({ knowledge, clock, defaultMaxTokens: Math.min(512, config.tokenApi.maxTokens) }), upstream },
     limits: createChatLimits({ settings: config.tokenApi, redis, keyPrefix: config.rateLimits.keyPrefix, log }),
-    usage: createUsageLog(db.prisma),
+    usage: createUsageLog(db),
     log,
     maxTokens: config.tokenApi.maxTokens,
   });
@@ -145,7 +145,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
  * drained within `stallMs` (LLM_TIMEOUT_MS, the silence allowed to the upstream too) ends the
  * response, and through the abort the upstream request.
  */
-async function writeStream(req: Request, res: Response, events: AsyncIterable<string>, signal: AbortSignal, log: Logger, stallMs: number): Promise<void> {
+async function writeStream(req: Request, res: Response, events: AsyncIterable<string[]>, signal: AbortSignal, log: Logger, stallMs: number): Promise<void> {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -169,9 +169,9 @@ async function writeStream(req: Request, res: Response, events: AsyncIterable<st
   };
   let timer: NodeJS.Immediate | undefined = setImmediate(flush);
   try {
-    for await (const data of events) {
+    for await (const batch of events) {
       if (signal.aborted) break;
-      pending += sseEvent(data);
+      for (const data of batch) pending += sseEvent(data);
       timer ??= setImmediate(flush);
       if (full) {
         if (!(await drained(res, stallMs))) {
