@@ -294,31 +294,49 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       // A POST's whole answer (JSON or SSE) must arrive within the timeout; a GET stream (server
       // notifications) may stay open, so only its headers are timed.
       const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(new DOMException('timeout', 'TimeoutError')), timeoutMs);
+      /**
+       * A call the gateway stops waiting for (its time is up, or its caller left) is cancelled
+       * upstream too, in the call's session and under its upstream id: on streamable HTTP a cut
+       * connection is no cancellation, and the provider would work on for nobody. Once per call;
+       * a caller's own notifications/cancelled is passed on with its POST instead.
+       */
+      let upstreamTold = false;
+      const tellUpstream = (reason: string) => {
+        if (upstreamTold || !call || upstreamSession === undefined) return;
+        upstreamTold = true;
+        const notice = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: call.callId, reason } });
+        const noticeHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json' };
+        delete noticeHeaders[IDENTITY_HEADERS.callId];
+        delete noticeHeaders[IDENTITY_HEADERS.assertion];
+        http(connector.url, { method: 'POST', headers: noticeHeaders, body: notice, signal: AbortSignal.timeout(timeoutMs) }).then(
+          (answer) => answer.discard(),
+          () => undefined,
+        );
+      };
+      const timer = setTimeout(() => {
+        tellUpstream(`the gateway stopped waiting: no answer within ${timeoutMs} ms`);
+        controller.abort(new DOMException('timeout', 'TimeoutError'));
+      }, timeoutMs);
       let cancelled = false;
       res.on('close', () => {
         // 'close' comes after every answer too; only a client that left before it matters.
-        if (!res.writableFinished) controller.abort(new DOMException('client went away', 'AbortError'));
+        if (res.writableFinished) return;
+        tellUpstream('the caller went away');
+        controller.abort(new DOMException('client went away', 'AbortError'));
       });
       if (call && upstreamSession !== undefined) {
         const entry = {
           upstreamId: call.callId,
           cancel: () => {
             cancelled = true;
+            upstreamTold = true;
             controller.abort(new DOMException(CALLER_CANCELLED, 'AbortError'));
           },
         };
         // A cancellation that reached another instance: the upstream is told here, where the
         // call's upstream id, session and credentials are known, and the call ends as above.
         const release = inFlight.add(callKey(provider, identity.agentId, upstreamSession, callRpcId), entry, () => {
-          const notice = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: entry.upstreamId, reason: CALLER_CANCELLED } });
-          const noticeHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json' };
-          delete noticeHeaders[IDENTITY_HEADERS.callId];
-          delete noticeHeaders[IDENTITY_HEADERS.assertion];
-          http(connector.url, { method: 'POST', headers: noticeHeaders, body: notice, signal: AbortSignal.timeout(timeoutMs) }).then(
-            (answer) => answer.discard(),
-            () => undefined,
-          );
+          tellUpstream(CALLER_CANCELLED);
           entry.cancel();
         });
         res.on('close', release);

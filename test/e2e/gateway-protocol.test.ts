@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 
 import { type CallReceipt, type Connector, createAggregate, createPassthrough, createSessionSealer, createUpstreamPool } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
@@ -66,9 +66,12 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const timeoutMs = 10_000;
     const passthrough = createPassthrough({ ...common, directory: { byProvider: async (p) => connectors.get(p) }, sealer: createSessionSealer(randomBytes(32)), upstreamTimeoutMs: timeoutMs });
     const aggregate = createAggregate({ ...common, catalog: { onlineTools: async () => [], byProvider: async (p) => connectors.get(p) }, pool: createUpstreamPool({ timeoutMs }) });
+    // The same passthrough with a short timeout, on /short/mcp/p/<provider>.
+    const impatient = createPassthrough({ ...common, directory: { byProvider: async (p) => connectors.get(p) }, sealer: createSessionSealer(randomBytes(32)), upstreamTimeoutMs: 600 });
     gateway = createServer((req, res) => {
       const provider = /^\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '')?.[1];
-      const handled = provider ? passthrough(req, res, provider) : aggregate(req, res);
+      const shortProvider = /^\/short\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '')?.[1];
+      const handled = provider ? passthrough(req, res, provider) : shortProvider ? impatient(req, res, shortProvider) : aggregate(req, res);
       handled.catch((error: unknown) => res.writeHead(500).end(String(error)));
     });
     await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
@@ -83,9 +86,9 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await t?.dispose();
   });
 
-  /** An SDK client with a session on `/mcp/p/<provider>`, and the headers to send raw requests in it. */
-  async function session(provider: string) {
-    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp/p/${provider}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  /** An SDK client with a session on `/mcp/p/<provider>` (under `prefix`), and the headers to send raw requests in it. */
+  async function session(provider: string, prefix = '') {
+    const transport = new StreamableHTTPClientTransport(new URL(`${url}${prefix}/mcp/p/${provider}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
     const client = new Client({ name: 'protocol-agent', version: '1.0.0' });
     await client.connect(transport);
     const headers = {
@@ -125,6 +128,11 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   });
 
   it('never lets a resumed stream hand the caller a call answer after its receipt said it went unanswered', async () => {
+    // A provider that works on after the gateway cancelled the call, and stores its answer for a resumed stream.
+    resumable.ignoreCancellations = true;
+    onTestFinished(() => {
+      resumable.ignoreCancellations = false;
+    });
     const { client, headers } = await session('resumable');
     const left = new AbortController();
     const post = await fetch(`${url}/mcp/p/resumable`, { method: 'POST', headers, signal: left.signal, body: JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'slow', arguments: { ms: 300 } } }) });
@@ -136,7 +144,9 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(lastEventId).toBeDefined();
     left.abort();
     await expect.poll(() => receipts.find((r) => r.tool === 'slow' && r.provider === 'resumable')?.outcome).toMatch(/went away/);
-    // The upstream ran the call to its end and stored the answer for a resumed stream.
+    const callId = receipts.find((r) => r.tool === 'slow' && r.provider === 'resumable')!.callId;
+    await expect.poll(() => resumable.seen.some((s) => s.body?.method === 'notifications/cancelled' && s.body.params.requestId === callId)).toBe(true);
+    // The upstream ran the call to its end all the same and stored the answer for a resumed stream.
     await expect.poll(() => resumable.slow.done).toBe(1);
     const resumed = await fetch(`${url}/mcp/p/resumable`, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId! } });
     expect(resumed.status).toBe(200);
@@ -167,6 +177,42 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const callId = receipts.at(-1)!.callId;
     const cancel = plain.seen.find((s) => s.body?.method === 'notifications/cancelled');
     expect(cancel?.body.params.requestId).toBe(callId);
+    expect(plain.slow.done).toBe(before.done);
+    await client.close();
+  });
+
+  it('cancels upstream a call whose caller left before its answer', async () => {
+    const { client, headers } = await session('plain');
+    const before = { ...plain.slow };
+    const receiptsBefore = receipts.length;
+    const callsSeen = () => plain.seen.filter((s) => s.body?.method === 'tools/call').length;
+    const callsBefore = callsSeen();
+    const left = new AbortController();
+    const post = fetch(`${url}/mcp/p/plain`, { method: 'POST', headers, signal: left.signal, body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } } }) });
+    // The provider is working on it.
+    await expect.poll(callsSeen).toBe(callsBefore + 1);
+    left.abort();
+    await post.then((res) => res.text()).catch(() => undefined);
+    await expect.poll(() => plain.slow.aborted, { timeout: 2_000 }).toBe(before.aborted + 1);
+    await expect.poll(() => receipts.slice(receiptsBefore).map((r) => `${r.tool} ${r.status}`), { timeout: 2_000 }).toEqual(['slow error']);
+    const callId = receipts.at(-1)!.callId;
+    const cancel = plain.seen.find((s) => s.body?.method === 'notifications/cancelled' && s.body.params.requestId === callId);
+    expect(cancel?.body.params.reason).toBe('the caller went away');
+    expect(plain.slow.done).toBe(before.done);
+    await client.close();
+  });
+
+  it('cancels upstream a call it stops waiting for at its timeout', async () => {
+    const { client } = await session('plain', '/short');
+    const before = { ...plain.slow };
+    const receiptsBefore = receipts.length;
+    const result = (await client.callTool({ name: 'slow', arguments: { ms: 5_000 } })) as any;
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toMatch(/timed out|time/i);
+    await expect.poll(() => plain.slow.aborted, { timeout: 2_000 }).toBe(before.aborted + 1);
+    const callId = receipts.slice(receiptsBefore).at(-1)!.callId;
+    const cancel = plain.seen.find((s) => s.body?.method === 'notifications/cancelled' && s.body.params.requestId === callId);
+    expect(cancel?.body.params.reason).toBe('the gateway stopped waiting: no answer within 600 ms');
     expect(plain.slow.done).toBe(before.done);
     await client.close();
   });

@@ -113,6 +113,8 @@ export interface SdkUpstream {
   seen: { method: string; body: any }[];
   /** `slow` calls aborted by a notifications/cancelled, and those that ran to the end. */
   slow: { aborted: number; done: number };
+  /** When set, notifications/cancelled are accepted (202) and dropped: a provider that ignores them. */
+  ignoreCancellations: boolean;
   close(): Promise<void>;
 }
 
@@ -123,7 +125,7 @@ export interface SdkUpstream {
  * from then on sends the session a log message (`tick <n>`) every `ms` on its GET stream.
  */
 export async function startSdkUpstream(options: { eventStore?: boolean } = {}): Promise<SdkUpstream> {
-  const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, close: async () => undefined };
+  const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, ignoreCancellations: false, close: async () => undefined };
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const timers: NodeJS.Timeout[] = [];
   const build = () => {
@@ -153,6 +155,7 @@ export async function startSdkUpstream(options: { eventStore?: boolean } = {}): 
     for await (const chunk of req) raw += chunk;
     const body: unknown = raw ? JSON.parse(raw) : undefined;
     upstream.seen.push({ method: req.method ?? '', body });
+    if (upstream.ignoreCancellations && (body as { method?: unknown } | undefined)?.method === 'notifications/cancelled') return res.writeHead(202).end();
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const transport = transports.get(sessionId);
