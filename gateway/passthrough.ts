@@ -251,6 +251,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           // the message names no request upstream and is ignored there.
           const inCall = inFlight.cancelling(callKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId));
           if (!inCall) return message;
+          inCall.cancelSent();
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
@@ -297,10 +298,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       /**
        * A call the gateway stops waiting for (its time is up, or its caller left) is cancelled
        * upstream too, in the call's session and under its upstream id: on streamable HTTP a cut
-       * connection is no cancellation, and the provider would work on for nobody. Once per call;
-       * a caller's own notifications/cancelled is passed on with its POST instead.
+       * connection is no cancellation, and the provider would work on for nobody. Once per call,
+       * and never once the provider has answered it (the answer is being receipted and sent); a
+       * caller's own notifications/cancelled is passed on with its POST instead.
        */
       let upstreamTold = false;
+      const answeredUpstream = () => {
+        upstreamTold = true;
+      };
       const tellUpstream = (reason: string) => {
         if (upstreamTold || !call || upstreamSession === undefined) return;
         upstreamTold = true;
@@ -327,6 +332,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       if (call && upstreamSession !== undefined) {
         const entry = {
           upstreamId: call.callId,
+          cancelSent: answeredUpstream,
           cancel: () => {
             cancelled = true;
             upstreamTold = true;
@@ -346,6 +352,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       try {
         upstream = await http(connector.url, { method, headers, body, signal: controller.signal });
       } catch (error) {
+        // Failed on its way (a timeout or a caller gone told the provider already).
+        answeredUpstream();
         clearTimeout(timer);
         const why = cancelled ? CALLER_CANCELLED : describeFailure(error);
         if (call) {
@@ -370,6 +378,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const version = upstream.header('mcp-protocol-version');
       if (version) responseHeaders['mcp-protocol-version'] = version;
       const type = upstream.header('content-type') ?? '';
+      // Anything but an event stream is the provider's whole answer (or refusal) to the request.
+      if (!type.startsWith('text/event-stream')) answeredUpstream();
 
       if (!ok || upstream.status === 202 || upstream.status === 204) {
         // Read within the call's time: an upstream that drips its refusal is cut by the timer.
@@ -427,7 +437,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         recheck?.unref();
         if (method === 'GET') notificationStreams.add(upstream);
         try {
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId);
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -526,6 +536,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     awaited: Set<JsonRpcId>,
     cancelled: () => boolean,
     endpointId: string,
+    /** Called when the call's answer arrives (before it is receipted and sent). */
+    onAnswer: () => void,
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -557,6 +569,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           if (isResponse(message) && awaited.delete(message.id)) {
             if (call && message.id === call.callId) {
               answered = true;
+              onAnswer();
               event.data = JSON.stringify(await stampOrFail(message, call, callRpcId));
             }
           } else if (isResponse(message) && typeof message.id === 'string' && CALL_RPC_ID.test(message.id)) {

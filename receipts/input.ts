@@ -38,7 +38,8 @@ const DIGEST = /^[0-9a-f]{64}$/;
 export function parseReceiptInput(value: unknown): ReceiptInput {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return invalid('', 'expected an object');
   const v = value as Record<string, unknown>;
-  for (const key of Object.keys(v)) if (!KEYS.has(key)) invalid(key, 'unrecognized key');
+  // for…in, as zod's strict check: enumerable keys a prototype lends count too.
+  for (const key in v) if (!KEYS.has(key)) invalid(key, 'unrecognized key');
   const texts = {} as Record<keyof typeof TEXT_FIELDS, string | null>;
   for (const [key, max] of Object.entries(TEXT_FIELDS) as [keyof typeof TEXT_FIELDS, number][]) {
     const field = v[key];

@@ -14,6 +14,8 @@ export interface SharedCalls {
 /** A call in flight that a notifications/cancelled can end: its JSON-RPC id upstream, and how to end it. */
 export interface CallInFlight {
   upstreamId: string;
+  /** The caller's own notifications/cancelled for it is on its way upstream: no notice of the gateway's. */
+  cancelSent(): void;
   cancel(): void;
 }
 

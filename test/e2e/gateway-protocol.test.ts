@@ -32,6 +32,8 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   let token = '';
   const receipts: CallReceipt[] = [];
   const connectors = new Map<string, Connector>();
+  /** How long writing a receipt takes (a slow database). */
+  let receiptDelayMs = 0;
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
@@ -57,7 +59,12 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     connectors.set('raw-sse', { provider: 'raw-sse', url: `${rawUrl}/sse`, endpointId: 'ep_raw_sse' });
     const common = {
       agents,
-      receipts: { record: async (r: CallReceipt) => void receipts.push(r) },
+      receipts: {
+        record: async (r: CallReceipt) => {
+          if (receiptDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, receiptDelayMs));
+          receipts.push(r);
+        },
+      },
       assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
       issuer: 'http://plaza.test',
       clock: systemClock,
@@ -215,6 +222,27 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const cancel = plain.seen.find((s) => s.body?.method === 'notifications/cancelled' && s.body.params.requestId === callId);
     expect(cancel?.body.params.reason).toBe('the gateway stopped waiting: no answer within 600 ms');
     expect(plain.slow.done).toBe(before.done);
+    await client.close();
+  });
+
+  it('tells the provider nothing once it has answered, though the receipt outlasts the timeout and the caller leaves meanwhile', async () => {
+    receiptDelayMs = 1_200;
+    onTestFinished(() => {
+      receiptDelayMs = 0;
+    });
+    const { client, headers } = await session('plain', '/short');
+    const noticesBefore = plain.seen.filter((s) => s.body?.method === 'notifications/cancelled').length;
+    // Stays: answered at 100 ms, receipted at 1.3 s, past the 600 ms timeout.
+    const result = (await client.callTool({ name: 'slow', arguments: { ms: 100 } })) as any;
+    expect(result.content[0].text).toBe('slept 100');
+    // Leaves at 400 ms, while the answer's receipt is being written.
+    const left = new AbortController();
+    setTimeout(() => left.abort(), 400);
+    await fetch(`${url}/short/mcp/p/plain`, { method: 'POST', headers, signal: left.signal, body: JSON.stringify({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'slow', arguments: { ms: 100 } } }) })
+      .then((res) => res.text())
+      .catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(plain.seen.filter((s) => s.body?.method === 'notifications/cancelled').length).toBe(noticesBefore);
     await client.close();
   });
 

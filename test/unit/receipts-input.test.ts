@@ -87,6 +87,10 @@ describe('parseReceiptInput', () => {
     expect(() => parseReceiptInput({ ...valid, resultDigest: 'nope' })).toThrow(/invalid receipt: resultDigest/);
     expect(() => parseReceiptInput({ ...valid, seq: 3 })).toThrow(/invalid receipt: seq: unrecognized key/);
     expect(() => parseReceiptInput(null)).toThrow(/invalid receipt/);
+    // Keys a prototype lends count, as in the schema's strict check.
+    const inherited = Object.assign(Object.create({ extra: 1 }), valid);
+    expect(ReceiptInputSchema.safeParse(inherited).success).toBe(false);
+    expect(() => parseReceiptInput(inherited)).toThrow(/invalid receipt: extra: unrecognized key/);
     expect(parseReceiptInput({ ...valid, tool: 'a\u0000b', outcome: '\ud800' })).toMatchObject({ tool: 'a\uFFFDb', outcome: '\uFFFD' });
   });
 });
