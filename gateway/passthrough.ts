@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
-import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   callAnswer,
@@ -389,8 +389,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // new one. Servers built on the SDK's example (server-everything among them) say 400
         // "No valid session ID provided" instead, and a client that gets it is stuck for good.
         const sessionGone = upstreamSession !== undefined && (upstream.status === 404 || (upstream.status === 400 && forgotSession(text)));
+        // A provider that wants a credential of its own (or refuses the one sent) says 401 with
+        // its own WWW-Authenticate. Neither goes to the caller as such: the caller's Authorization
+        // is its Plaza credential, and a client that ran the provider's authorization flow would
+        // replace it. The caller is told where the provider's credential goes instead.
+        const credential = upstream.status === 401 ? credentialRefusal(provider, req.headers[UPSTREAM_AUTHORIZATION_HEADER] !== undefined) : undefined;
         if (call) {
-          const why = sessionGone ? 'the upstream no longer knows the session (initialize a new one)' : ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`;
+          const why = sessionGone ? 'the upstream no longer knows the session (initialize a new one)' : credential ?? (ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`);
           await finish(call, { failure: why });
           // The transport's own refusals keep their status, as the spec has them (400 for an
           // unsupported MCP-Protocol-Version, 404 for a forgotten session, 406 and 415 for what the
@@ -401,6 +406,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         }
         if (sessionGone) {
           sendJson(res, 404, rpcError(null, RPC_ERRORS.invalidRequest, SESSION_GONE), responseHeaders);
+          return;
+        }
+        if (credential) {
+          sendJson(res, 403, rpcError(null, RPC_ERRORS.invalidRequest, `${credential[0]!.toUpperCase()}${credential.slice(1)}.`), responseHeaders);
           return;
         }
         // Method not allowed (405), accepted notifications (202), other refusals: the client needs
@@ -633,6 +642,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
 }
 
 /** Whether an upstream's 400 answer says it does not know the session (its JSON-RPC error names one). */
+/** Why a provider's HTTP 401 failed a request, and where the caller's credential for it goes. */
+function credentialRefusal(provider: string, sent: boolean): string {
+  return sent
+    ? `the provider '${provider}' refused the credential sent as X-PLATFORM-Upstream-Authorization (HTTP 401)`
+    : `the provider '${provider}' needs a credential of its own (HTTP 401): send it as X-PLATFORM-Upstream-Authorization (plaza mcp connect ${provider} --upstream-token-env NAME)`;
+}
+
 function forgotSession(text: string): boolean {
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } } | null)?.error?.message;

@@ -61,6 +61,14 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
   }
   if (res.status < 200 || res.status > 299) {
     res.discard();
+    // A provider with credentials of its own: the caller is told where they go (its WWW-Authenticate is not passed on).
+    if (res.status === 401) {
+      throw new UpstreamCallError(
+        request.headers['authorization'] !== undefined
+          ? 'the upstream refused the credential sent as X-PLATFORM-Upstream-Authorization (HTTP 401)'
+          : 'the upstream needs a credential of its own (HTTP 401): send it as X-PLATFORM-Upstream-Authorization',
+      );
+    }
     throw new UpstreamCallError(`the upstream answered HTTP ${res.status}`);
   }
   const sessionId = res.header('mcp-session-id') ?? null;

@@ -1,8 +1,10 @@
 /**
  * An endpoint's health (spec §3.1, extended): `registered` until it answers with tools; `healthy`
- * and `degraded` are online (their tools are listed); `unreachable` is offline.
+ * and `degraded` are online (their tools are listed); `unreachable` is offline; `auth_required`
+ * answers, but only callers with a credential of their own (HTTP 401 to the probe, which has none):
+ * its tools are unknown, and the passthrough still routes callers who bring one.
  */
-export type EndpointStatus = 'registered' | 'healthy' | 'degraded' | 'unreachable';
+export type EndpointStatus = 'registered' | 'healthy' | 'degraded' | 'unreachable' | 'auth_required';
 
 /** Statuses whose tools appear in the online tools list. */
 export const ONLINE_STATUSES: readonly EndpointStatus[] = ['healthy', 'degraded'];
@@ -24,6 +26,8 @@ export interface ProbeVerdict {
   ok: boolean;
   toolCount: number;
   slow: boolean;
+  /** The endpoint answered HTTP 401: it serves callers with a credential of their own. */
+  authRequired?: boolean;
 }
 
 /** The hysteresis thresholds. */
@@ -46,6 +50,8 @@ export const DEFAULT_HEALTH_POLICY: HealthPolicy = { degradeAfter: 2, unreachabl
  * an endpoint unreachable, since it did answer.
  */
 export function nextHealth(current: HealthState, verdict: ProbeVerdict, policy: HealthPolicy = DEFAULT_HEALTH_POLICY): HealthState {
+  // An answer, not a failure: the endpoint is up and asks for a credential the probe does not have.
+  if (verdict.authRequired) return { status: 'auth_required', consecutiveFailures: 0, consecutiveSuccesses: 0 };
   if (verdict.ok && verdict.toolCount === 0) return { status: 'registered', consecutiveFailures: 0, consecutiveSuccesses: 0 };
   if (verdict.ok && !verdict.slow) {
     const successes = current.consecutiveSuccesses + 1;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { nestsDeeperThan, storableJson, storableText } from '../src/kernel/index.ts';
 import type { GuardedRequest } from './guarded-request.ts';
-import { createProbeSession, PROBE_PROTOCOL_VERSION } from './internal/streamable-http.ts';
+import { createProbeSession, PROBE_PROTOCOL_VERSION, ProbeProtocolError } from './internal/streamable-http.ts';
 import { SsrfError } from './ssrf.ts';
 
 /** A tool as Plaza keeps it: what the provider published, with `annotations.platform` intact. */
@@ -27,6 +27,8 @@ export interface ProbeOutcome {
   tools: ProbedTool[];
   /** Why the probe failed, for the probe record and the listing (never an upstream body). */
   error: string | null;
+  /** The endpoint answered HTTP 401: it needs a caller's own credential (the probe sends none). */
+  authRequired?: boolean;
 }
 
 /** Limits of one probe. */
@@ -105,6 +107,9 @@ function probeErrorText(error: unknown): string {
   return `${name}: ${message.split('\n')[0]!.slice(0, 200)}`;
 }
 
+/** The probe record's error for an endpoint that asks for credentials. */
+const AUTH_REQUIRED = 'The endpoint needs credentials (HTTP 401): callers send their own through the gateway as X-PLATFORM-Upstream-Authorization.';
+
 /**
  * Probes one MCP endpoint over streamable HTTP: initialize (version negotiated as the SDK's
  * client does), the initialized notification, then tools/list following `nextCursor` over every
@@ -154,6 +159,9 @@ export async function probeEndpoint(url: string, send: GuardedRequest, limits: P
       error: null,
     };
   } catch (error) {
+    if (error instanceof ProbeProtocolError && error.status === 401) {
+      return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: AUTH_REQUIRED, authRequired: true };
+    }
     return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: describeProbeError(error) };
   } finally {
     // Let the server drop its session; a server that cannot is not our failure.

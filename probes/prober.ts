@@ -81,7 +81,7 @@ export function createProber(options: ProberOptions): Prober {
     } catch (error) {
       outcome = { ok: false, latencyMs: clock.now() - startedAt, protocolVersion: null, serverInfo: null, tools: [], error: String(error) };
     }
-    const health = nextHealth(target, { ok: outcome.ok, toolCount: outcome.tools.length, slow: outcome.latencyMs > slowMs }, policy);
+    const health = nextHealth(target, { ok: outcome.ok, toolCount: outcome.tools.length, slow: outcome.latencyMs > slowMs, authRequired: outcome.authRequired === true }, policy);
     const demandScore = target.demandScore / 2;
     const delay = nextProbeDelayMs({ ...health, demandScore }, { baseMs }, random);
     await store.recordProbe(owner, { endpointId: target.id, startedAt, outcome, health, nextProbeAt: clock.now() + delay, demandScore });

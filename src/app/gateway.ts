@@ -77,7 +77,8 @@ export function createGatewayHandlers(deps: {
   const passthroughHandler = () => {
     passthrough ??= gatewaySessionKey(db.prisma, clock).then((key) =>
       createPassthrough({
-        directory: catalog,
+        // Also endpoints that answer only callers with a credential of their own.
+        directory: { byProvider: (provider) => catalog.routable(provider) },
         agents,
         receipts,
         sealer: createSessionSealer(key),

@@ -5,6 +5,20 @@ import { RESERVED_PROVIDERS } from '../marketplace/index.ts';
 
 /** Endpoint states whose tools are online (spec §4.2: healthy or degraded). */
 const ONLINE = ['healthy', 'degraded'];
+/**
+ * Endpoint states the passthrough routes to: the online ones, and those that answer only callers
+ * with a credential of their own (`auth_required`: their tools are unknown to Plaza, so they are
+ * not on `/mcp`, but a caller who brings the credential reaches them on `/mcp/p/<provider>`).
+ */
+const ROUTABLE = [...ONLINE, 'auth_required'];
+/** Preference among endpoints that share a provider slug. */
+const RANK: Record<string, number> = { healthy: 0, degraded: 1, auth_required: 2 };
+
+/** The gateway's catalog, and the passthrough's wider directory of routable connectors. */
+export interface ConnectorCatalog extends ToolCatalog {
+  /** A connector the passthrough may route to (online, or answering callers with credentials). */
+  routable(provider: string): Promise<Connector | undefined>;
+}
 
 /** Options of createConnectorCatalog. */
 export interface ConnectorCatalogOptions {
@@ -23,40 +37,45 @@ function record(value: unknown): Record<string, unknown> {
  * the endpoint and tool tables the probes keep. When several endpoints share a provider slug, the
  * healthy one probed most recently wins.
  */
-export function createConnectorCatalog(options: ConnectorCatalogOptions): ToolCatalog {
+export function createConnectorCatalog(options: ConnectorCatalogOptions): ConnectorCatalog {
   const { prisma, clock } = options;
   const cacheMs = options.cacheMs ?? 2_000;
   let cached: { until: number; tools: Promise<CatalogTool[]> } | undefined;
   // Every tools/call looks its connector up: found connectors are reused for cacheMs (a listing
   // going offline is noticed within that, like the tool list), misses are not cached, so a
   // provider that just came online is routed at once.
-  const connectors = new Map<string, { until: number; connector: Connector }>();
+  const online = new Map<string, { until: number; connector: Connector }>();
+  const routable = new Map<string, { until: number; connector: Connector }>();
 
-  async function readConnector(provider: string): Promise<Connector | undefined> {
+  async function readConnector(provider: string, statuses: string[]): Promise<Connector | undefined> {
     const rows = await prisma.mcpEndpoint.findMany({
-      where: { provider, status: { in: ONLINE } },
+      where: { provider, status: { in: statuses } },
       select: { id: true, url: true, provider: true, status: true, lastProbeAt: true },
       orderBy: [{ lastProbeAt: 'desc' }],
       take: 10,
     });
-    const best = rows.find((r) => r.status === 'healthy') ?? rows[0];
+    // The best state wins, the one probed most recently among equals (the sort is stable).
+    const best = rows.sort((a, b) => (RANK[a.status] ?? 9) - (RANK[b.status] ?? 9))[0];
     return best ? { provider: best.provider, url: best.url, endpointId: best.id } : undefined;
   }
 
+  async function lookUp(cache: typeof online, provider: string, statuses: string[]): Promise<Connector | undefined> {
+    // No provider slug holds a NUL, and PostgreSQL refuses one in a query: the gateway took
+    // that failure for a database outage and answered 503.
+    if (provider.includes('\u0000') || RESERVED_PROVIDERS.has(provider)) return undefined;
+    const hit = cache.get(provider);
+    if (hit && hit.until > clock.now()) return hit.connector;
+    const connector = await readConnector(provider, statuses);
+    if (connector) {
+      if (cache.size >= 10_000) cache.clear();
+      cache.set(provider, { until: clock.now() + cacheMs, connector });
+    } else cache.delete(provider);
+    return connector;
+  }
+
   return {
-    async byProvider(provider: string): Promise<Connector | undefined> {
-      // No provider slug holds a NUL, and PostgreSQL refuses one in a query: the gateway took
-      // that failure for a database outage and answered 503.
-      if (provider.includes('\u0000') || RESERVED_PROVIDERS.has(provider)) return undefined;
-      const hit = connectors.get(provider);
-      if (hit && hit.until > clock.now()) return hit.connector;
-      const connector = await readConnector(provider);
-      if (connector) {
-        if (connectors.size >= 10_000) connectors.clear();
-        connectors.set(provider, { until: clock.now() + cacheMs, connector });
-      } else connectors.delete(provider);
-      return connector;
-    },
+    byProvider: (provider) => lookUp(online, provider, ONLINE),
+    routable: (provider) => lookUp(routable, provider, ROUTABLE),
 
     onlineTools(): Promise<CatalogTool[]> {
       if (cached && cached.until > clock.now()) return cached.tools;

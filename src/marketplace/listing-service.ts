@@ -148,4 +148,4 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
 }
 
 /** Statuses a caller may filter the endpoint list by. */
-export const ENDPOINT_STATUSES: readonly EndpointStatus[] = ['registered', 'healthy', 'degraded', 'unreachable'];
+export const ENDPOINT_STATUSES: readonly EndpointStatus[] = ['registered', 'healthy', 'degraded', 'unreachable', 'auth_required'];

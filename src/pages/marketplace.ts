@@ -14,7 +14,8 @@ export interface MarketplaceView {
 
 /** A health badge: text and colour, never colour alone. */
 export function healthBadge(health: string, copy: PageCopy): Html {
-  const label = health === 'healthy' ? copy.market.healthy : health === 'degraded' ? copy.market.degraded : health;
+  const labels: Record<string, string> = { healthy: copy.market.healthy, degraded: copy.market.degraded, auth_required: copy.market.authRequired };
+  const label = labels[health] ?? health;
   return html`<span class="badge badge-${health}">${label}</span>`;
 }
 

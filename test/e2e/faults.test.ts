@@ -58,7 +58,7 @@ describe('upstream faults through the gateway', () => {
   beforeAll(async () => {
     upstream = await startFaultUpstream();
     plaza = await startGatewayPlaza();
-    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
     // Connection refused: a provider that answered its probe and is gone now.
     const gone = await startFaultUpstream();
     await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
@@ -76,6 +76,27 @@ describe('upstream faults through the gateway', () => {
     expect(answer.message?.result?.isError ?? Boolean(answer.message?.error)).toBe(true);
     const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, `provider=f-${mode}`);
     expect(receipts.map((r) => r.status)).toEqual(['error']);
+  });
+
+  it('says where the credential goes when a provider answers a call 401, through /mcp/p and /mcp, and passes one that is sent', async () => {
+    const viaAggregate = async (headers: Record<string, string>) => {
+      const res = await fetch(`${plaza.server.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'f-gated-call__act', arguments: {} } }),
+      });
+      return ((await res.json()) as any).result;
+    };
+    const none = await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call');
+    expect(none.message.result.isError).toBe(true);
+    expect(none.message.result.content[0].text).toMatch(/needs a credential of its own \(HTTP 401\): send it as X-PLATFORM-Upstream-Authorization/);
+    expect((await viaAggregate({})).content[0].text).toMatch(/needs a credential of its own \(HTTP 401\): send it as X-PLATFORM-Upstream-Authorization/);
+    const wrong = { 'x-platform-upstream-authorization': 'Bearer nope' };
+    expect((await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, wrong)).message.result.content[0].text).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
+    expect((await viaAggregate(wrong)).content[0].text).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
+    const right = { 'x-platform-upstream-authorization': 'Bearer call-secret' };
+    expect((await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, right)).message.result.content[0].text).toBe('ok: let in');
+    expect((await viaAggregate(right)).content[0].text).toBe('ok: let in');
   });
 
   it.each(ODD_ANSWERS)('records %s as a failed call with an error receipt, through /mcp/p and /mcp', async (mode) => {

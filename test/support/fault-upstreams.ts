@@ -9,6 +9,7 @@
  * - `/malformed/mcp`: 200 `application/json` that is not JSON-RPC;
  * - `/sse-cut/mcp`: starts an SSE answer, sends half an event and drops the connection;
  * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed;
+ * - `/gated-call/mcp`: 401 unless the call brings `Authorization: Bearer call-secret` (lists tools for anyone);
  * - odd answers (`ODD_ANSWERS`): an error whose message is an object, `"error": null`, HTTP 202,
  *   a result that is a number, content of an unknown type, a result nested 100,000 levels deep.
  *
@@ -29,7 +30,7 @@ export interface SeenRequest {
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | OddAnswer): string;
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | OddAnswer): string;
   seen: SeenRequest[];
   close(): Promise<void>;
 }
@@ -76,6 +77,9 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         if (delay > 0) await new Promise((r) => setTimeout(r, delay));
         return reply({ content: [{ type: 'text', text: `ok: ${JSON.stringify(message.params?.arguments ?? {})}` }], isError: false });
       }
+      case 'gated-call':
+        if (req.headers.authorization !== 'Bearer call-secret') return res.writeHead(401, { 'www-authenticate': 'Bearer realm="fault"' }).end();
+        return reply({ content: [{ type: 'text', text: 'ok: let in' }], isError: false });
       case 'hang':
         return; // never answers; the connection stays open until the client gives up
       case 'drip': {

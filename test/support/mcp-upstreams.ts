@@ -121,10 +121,11 @@ export interface SdkUpstream {
 /**
  * Starts a stateful streamable-HTTP provider on the SDK's `McpServer` (sessions answered 404 once
  * forgotten, as the spec says), optionally resumable through the SDK's InMemoryEventStore. Tools:
+ * With `requireBearer`, every request without `Authorization: Bearer <it>` is answered 401.
  * `echo {message}`, `slow {ms}`, which answers after `ms` unless cancelled, and `tick {ms}`, which
  * from then on sends the session a log message (`tick <n>`) every `ms` on its GET stream.
  */
-export async function startSdkUpstream(options: { eventStore?: boolean } = {}): Promise<SdkUpstream> {
+export async function startSdkUpstream(options: { eventStore?: boolean; requireBearer?: string } = {}): Promise<SdkUpstream> {
   const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, ignoreCancellations: false, close: async () => undefined };
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const timers: NodeJS.Timeout[] = [];
@@ -155,6 +156,12 @@ export async function startSdkUpstream(options: { eventStore?: boolean } = {}): 
     for await (const chunk of req) raw += chunk;
     const body: unknown = raw ? JSON.parse(raw) : undefined;
     upstream.seen.push({ method: req.method ?? '', body });
+    // A provider with its own credentials answers anyone else 401, as MCP authorization has it.
+    if (options.requireBearer !== undefined && req.headers.authorization !== `Bearer ${options.requireBearer}`) {
+      return res
+        .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"' })
+        .end(JSON.stringify({ error: 'invalid_token', error_description: 'A token of this provider is needed.' }));
+    }
     if (upstream.ignoreCancellations && (body as { method?: unknown } | undefined)?.method === 'notifications/cancelled') return res.writeHead(202).end();
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {

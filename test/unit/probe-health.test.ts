@@ -44,6 +44,14 @@ describe('nextHealth', () => {
     expect(run('degraded', [good, fail, good, good])).toEqual(['degraded', 'degraded', 'degraded', 'healthy']);
   });
 
+  it('marks an endpoint that asks for a credential auth_required at once, and online again once it answers without', () => {
+    const gated: ProbeVerdict = { ok: false, toolCount: 0, slow: false, authRequired: true };
+    expect(run('registered', [gated, gated, gated, gated, gated])).toEqual(['auth_required', 'auth_required', 'auth_required', 'auth_required', 'auth_required']);
+    expect(run('healthy', [gated, good])).toEqual(['auth_required', 'healthy']);
+    // A failure after it is counted from there, as for any endpoint that stopped answering.
+    expect(run('auth_required', [fail, fail, fail, fail])).toEqual(['auth_required', 'auth_required', 'auth_required', 'unreachable']);
+  });
+
   it('marks a never-answering registered endpoint unreachable after repeated failures', () => {
     expect(run('registered', [fail, fail, fail, fail])).toEqual(['registered', 'registered', 'registered', 'unreachable']);
   });

@@ -1,0 +1,115 @@
+/**
+ * A listed MCP server that serves only callers with a credential of its own (HTTP 401 to anyone
+ * else, as MCP authorization has it), against a real `plaza serve` and the SDK's client: the probe
+ * finds it up but gated (`auth_required`, no tools online), and an agent that brings the
+ * provider's credential as X-PLATFORM-Upstream-Authorization lists and calls its tools through
+ * `/mcp/p/<provider>`, stamped and receipted; an agent without it is told where it goes.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
+
+const SECRET = 'provider-secret-4711';
+
+describe('a listed MCP server that needs a credential of its own', () => {
+  let plaza: ServerProcess;
+  let upstream: SdkUpstream;
+  let apiKey = '';
+  let token = '';
+  let endpointId = '';
+
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plaza-gated-'));
+    upstream = await startSdkUpstream({ requireBearer: SECRET });
+    plaza = await startPlazaServer({ PLAZA_DATA_DIR: dataDir, PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'warn' });
+    const created = await runPlaza(['accounts', 'create', '--email', 'gated@example.com'], { PLAZA_DATA_DIR: dataDir });
+    apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+    const agent = (await (
+      await fetch(`${plaza.url}/api/agents`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'Gated agent' }) })
+    ).json()) as any;
+    token = agent.data.token;
+    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        provider: 'gated',
+        url: upstream.url,
+        registered_by: 'ops@example.com',
+        agin_support: true,
+        summary: 'Needs Authorization: Bearer <token of this provider>.',
+        required_credentials: [{ name: 'Authorization', description: 'A token of this provider' }],
+      }),
+    });
+    expect(listed.status).toBe(201);
+    endpointId = ((await listed.json()) as { id: string }).id;
+  }, 60_000);
+
+  afterAll(async () => {
+    plaza?.child.kill('SIGKILL');
+    await upstream?.close();
+  });
+
+  function connect(headers: Record<string, string>) {
+    const transport = new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/gated`), { requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } } });
+    return { client: new Client({ name: 'gated-agent', version: '1.0.0' }), transport };
+  }
+
+  it('is probed as up but gated: auth_required, with no tools online and none on /mcp', async () => {
+    await expect
+      .poll(async () => ((await (await fetch(`${plaza.url}/api/mcp/endpoints/${endpointId}`)).json()) as any).status, { timeout: 10_000 })
+      .toBe('auth_required');
+    const endpoint = (await (await fetch(`${plaza.url}/api/mcp/endpoints/${endpointId}?probes=1`)).json()) as any;
+    expect(JSON.stringify(endpoint)).toMatch(/needs credentials \(HTTP 401\)/);
+    const gatedOnes = (await (await fetch(`${plaza.url}/api/mcp/endpoints?status=auth_required`)).json()) as any;
+    expect(gatedOnes.endpoints.map((e: any) => e.id)).toEqual([endpointId]);
+    const tools = (await (await fetch(`${plaza.url}/api/mcp/tools?provider=gated`)).json()) as any;
+    expect(tools.tools).toEqual([]);
+    const aggregate = await fetch(`${plaza.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    const listed = await aggregate.text();
+    expect(listed).toContain('platform__');
+    expect(listed).not.toContain('gated__');
+    // The marketplace page says what the status means.
+    expect(await (await fetch(`${plaza.url}/marketplace`)).text()).toContain('needs credentials');
+  });
+
+  it('serves an agent that brings the provider credential, stamped and receipted', async () => {
+    const { client, transport } = connect({ 'x-platform-upstream-authorization': `Bearer ${SECRET}` });
+    await client.connect(transport);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+    const result = (await client.callTool({ name: 'echo', arguments: { message: 'through the gate' } })) as any;
+    expect(result.content[0].text).toBe('echo: through the gate');
+    const callId = result._meta.platform.call_id as string;
+    // The provider got its own credential, never the agent's Plaza token.
+    const call = upstream.seen.find((s) => s.body?.method === 'tools/call' && s.body.id === callId);
+    expect(call?.body.params._meta.platform.call_id).toBe(callId);
+    const receipt = (await (await fetch(`${plaza.url}/api/receipts/${callId}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as any;
+    expect(JSON.stringify(receipt)).toContain('"status":"ok"');
+    expect(JSON.stringify(receipt)).not.toContain(SECRET);
+    await client.close();
+  });
+
+  it('tells an agent without the credential, or with a wrong one, where it goes instead of relaying the 401', async () => {
+    const bare = connect({});
+    await expect(bare.client.connect(bare.transport)).rejects.toThrow(/needs a credential of its own .*X-PLATFORM-Upstream-Authorization/);
+    const answer = await fetch(`${plaza.url}/mcp/p/gated`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-platform-upstream-authorization': 'Bearer wrong' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(answer.status).toBe(403);
+    // The provider's authorization flow is not the caller's to run against Plaza.
+    expect(answer.headers.get('www-authenticate')).toBeNull();
+    expect(((await answer.json()) as any).error.message).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
+  });
+});
