@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { childEnv, PLAZA_BIN, runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 
 const SECRET = 'provider-secret-4711';
@@ -111,5 +112,21 @@ describe('a listed MCP server that needs a credential of its own', () => {
     // The provider's authorization flow is not the caller's to run against Plaza.
     expect(answer.headers.get('www-authenticate')).toBeNull();
     expect(((await answer.json()) as any).error.message).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
+  });
+
+  it('works through plaza mcp connect with --upstream-token-env, and says what is missing without it', async () => {
+    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-gated-cred-')), 'agent.json');
+    expect((await runPlaza(['agents', 'login', '--token', token, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+    const bridge = (args: string[], env: Record<string, string>) =>
+      new StdioClientTransport({ command: process.execPath, args: [PLAZA_BIN, 'mcp', 'connect', 'gated', ...args], env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }) as Record<string, string>, stderr: 'pipe' });
+    const withToken = new Client({ name: 'stdio-agent', version: '1' });
+    await withToken.connect(bridge(['--upstream-token-env', 'GATED_TOKEN'], { GATED_TOKEN: SECRET }));
+    const result = (await withToken.callTool({ name: 'echo', arguments: { message: 'over stdio' } })) as any;
+    expect(result.content[0].text).toBe('echo: over stdio');
+    expect(result._meta.platform.call_id).toMatch(/^call_/);
+    await withToken.close();
+    const without = new Client({ name: 'stdio-agent', version: '1' });
+    await expect(without.connect(bridge([], {}))).rejects.toThrow(/X-PLATFORM-Upstream-Authorization/);
+    await without.close().catch(() => undefined);
   });
 });
