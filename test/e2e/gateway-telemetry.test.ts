@@ -36,15 +36,30 @@ describe('gateway telemetry', () => {
       metrics: { name: string; unit: string; points: { attributes: Record<string, unknown>; value: any }[] }[];
       receipts: { call_id: string; status: string; provider: string; tool: string; agin_id: string }[];
     };
-    const [echo, missing, aggregated] = report.calls;
+    const [echo, missing, aggregated, own] = report.calls;
     expect(echo).toMatchObject({ path: 'passthrough', isError: false, callId: expect.stringMatching(/^call_/) });
     expect(aggregated).toMatchObject({ path: 'aggregate', isError: false, callId: expect.stringMatching(/^call_/) });
     expect(missing!.isError).toBe(true);
+    expect(own).toMatchObject({ path: 'platform', isError: false, callId: expect.stringMatching(/^call_/) });
 
-    const spans = report.spans.filter((s) => s.scope === 'plaza-gateway');
+    const allSpans = report.spans.filter((s) => s.scope === 'plaza-gateway');
     // One span per call, one receipt per call, and they name each other.
-    expect(spans).toHaveLength(3);
-    expect(report.receipts).toHaveLength(3);
+    expect(allSpans).toHaveLength(4);
+    expect(report.receipts).toHaveLength(4);
+    // Plaza's own provider, served in process: no upstream, so no upstream latency.
+    const ownSpan = allSpans.find((s) => s.attributes['plaza.call_id'] === own!.callId)!;
+    expect(ownSpan.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'plaza.gateway.path': 'passthrough',
+      'plaza.provider': 'platform',
+      'plaza.tool': 'account_auth_options',
+      'plaza.agin_id': report.agent.agin_id,
+      'plaza.outcome': 'ok',
+      'plaza.receipt.id': own!.callId,
+      'plaza.receipt.recorded': true,
+    });
+    expect(report.receipts.find((r) => r.call_id === own!.callId)).toMatchObject({ provider: 'platform', status: 'ok' });
+    const spans = allSpans.filter((s) => s !== ownSpan);
     for (const span of spans) {
       expect(span.name).toBe('mcp.tools/call');
       const receipt = report.receipts.find((r) => r.call_id === span.attributes['plaza.receipt.id']);
@@ -79,10 +94,12 @@ describe('gateway telemetry', () => {
     expect(count('passthrough', 'ok')).toBe(1);
     expect(count('passthrough', 'error')).toBe(1);
     expect(count('aggregate', 'ok')).toBe(1);
-    for (const name of ['plaza.gateway.call.duration', 'plaza.gateway.upstream.duration']) {
+    expect(counter.points.find((p) => p.attributes['plaza.provider'] === 'platform' && p.attributes['plaza.outcome'] === 'ok')?.value).toBe(1);
+    // Every call's whole latency; the upstream's only where there is an upstream.
+    for (const [name, calls] of [['plaza.gateway.call.duration', 4], ['plaza.gateway.upstream.duration', 3]] as const) {
       const histogram = metric(name)!;
       expect(histogram.unit).toBe('ms');
-      expect(histogram.points.reduce((n, p) => n + p.value.count, 0)).toBe(3);
+      expect(histogram.points.reduce((n, p) => n + p.value.count, 0)).toBe(calls);
       expect(histogram.points.every((p) => p.value.sum > 0)).toBe(true);
     }
   }, 120_000);
