@@ -295,7 +295,7 @@ export function pageRoutes(deps: PageDeps): Router {
     ]);
     page(req, res, (copy) => {
       const m = copy.market;
-      const data = { text: { listing: m.listing, listed: m.listed, probeWaiting: m.probeWaiting, probeHealthy: m.probeHealthy, probeFailed: m.probeFailed, probeNoTools: m.probeNoTools, viewEndpoint: m.viewEndpoint, conflict: m.conflict, invalid: m.invalid, failed: copy.home.failed, tooMany: copy.home.tooMany } };
+      const data = { text: { listing: m.listing, listed: m.listed, probeWaiting: m.probeWaiting, probeHealthy: m.probeHealthy, probeFailed: m.probeFailed, probeNoTools: m.probeNoTools, probeAuthRequired: m.probeAuthRequired, viewEndpoint: m.viewEndpoint, conflict: m.conflict, invalid: m.invalid, failed: copy.home.failed, tooMany: copy.home.tooMany } };
       return { section: 'marketplace', title: m.title, body: marketplaceBody({ q, provider, tools, endpoints: endpoints.items, later: cursor !== undefined }, copy), script: 'marketplace.js', data };
     });
   });

@@ -12,7 +12,7 @@ import { createProber } from '../../probes/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createProbeStore } from '../../src/marketplace/index.ts';
 import { DESKTOP, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
-import { type EverythingServer, type FixtureProvider, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
+import { type EverythingServer, type FixtureProvider, type SdkUpstream, startEverything, startFixtureProvider, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 const XSS = `<img src=x onerror="window.__xss='img'"><script>window.__xss='script'</script>"'&`;
@@ -21,6 +21,7 @@ describe('Marketplace pages', () => {
   let plaza: TestPlaza;
   let everything: EverythingServer;
   let fixture: FixtureProvider;
+  let gated: SdkUpstream;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -41,9 +42,10 @@ describe('Marketplace pages', () => {
   };
 
   beforeAll(async () => {
-    [plaza, everything, fixture, browser] = await Promise.all([
+    [plaza, everything, gated, fixture, browser] = await Promise.all([
       startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' } }),
       startEverything(),
+      startSdkUpstream({ requireBearer: 'gated-secret' }),
       startFixtureProvider([
         [
           { name: 'forecast', description: `Forecast by city. ${XSS}`, inputSchema: { type: 'object', properties: {} }, annotations: { platform: { requires_agin: true, caller_identity: 'AGIN card of the calling agent' } } },
@@ -65,7 +67,7 @@ describe('Marketplace pages', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await Promise.all([everything?.stop(), fixture?.close()]);
+    await Promise.all([everything?.stop(), fixture?.close(), gated?.close()]);
     await plaza?.close();
   });
   beforeEach(async () => {
@@ -96,6 +98,24 @@ describe('Marketplace pages', () => {
     expect(shown.sort()).toEqual(api.tools.map((t: any) => t.tool).sort());
     await expect(page.locator('.tool[data-tool="echo"] .badge').textContent()).resolves.toBe('healthy');
     await screenshot(page, 'marketplace-listed');
+    expect(errors).toEqual([]);
+  });
+
+  it('explains a listed server that needs a credential of each caller, after its first probe', async () => {
+    await page.goto(`${plaza.url}/marketplace`);
+    await page.getByLabel('Provider slug').fill('gated-crm');
+    await page.getByLabel('Streamable-HTTP endpoint URL').fill(gated.url);
+    await page.getByLabel('Your e-mail (accountable publisher)').fill('ops@crm.example');
+    await page.getByLabel('Capability summary').fill('CRM records. Needs Authorization: Bearer <CRM token>.');
+    await page.getByRole('button', { name: 'List endpoint' }).click();
+    await page.locator('#probe-status[data-status="auth_required"]').waitFor({ timeout: 30_000 });
+    await expect(page.locator('#probe-status').textContent()).resolves.toBe(
+      "Up, and it needs each caller's own credential (HTTP 401): its tools are not listed, and agents that bring the credential reach it on /mcp/p/gated-crm with X-PLATFORM-Upstream-Authorization.",
+    );
+    // Not an error: the server answered.
+    expect(await page.locator('#listing-result').getAttribute('class')).toBe('result');
+    await page.goto(`${plaza.url}/marketplace`);
+    await expect(page.locator('#endpoint-table tr', { hasText: 'gated-crm' }).locator('.badge').textContent()).resolves.toBe('needs credentials');
     expect(errors).toEqual([]);
   });
 

@@ -78,6 +78,7 @@ function showProbe(endpoint) {
   let line;
   let kind = '';
   if (endpoint.status === 'healthy' || endpoint.status === 'degraded') line = fill(text.probeHealthy, { count: endpoint.tool_count });
+  else if (endpoint.status === 'auth_required') line = fill(text.probeAuthRequired, { provider: endpoint.provider });
   else if (last && !last.ok) {
     line = fill(text.probeFailed, { error: last.error || '' });
     kind = 'error';
