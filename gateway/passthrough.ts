@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
@@ -37,6 +38,16 @@ export interface ConnectorDirectory {
   byProvider(provider: string): Promise<Connector | undefined>;
 }
 
+/**
+ * Where the gateway remembers task-augmented calls (MCP tasks): a call answered with a task is
+ * stored under a key of provider, agent, upstream session and task id, so that the result a
+ * caller fetches later with `tasks/result` carries the call's id. Shared by every instance.
+ */
+export interface TaskDirectory {
+  remember(key: string, callId: string): Promise<void>;
+  callOf(key: string): Promise<string | undefined>;
+}
+
 /** Options of createPassthrough. */
 export interface PassthroughOptions {
   directory: ConnectorDirectory;
@@ -62,6 +73,8 @@ export interface PassthroughOptions {
   onToolsChanged?: (endpointId: string) => void;
   /** Where a notifications/cancelled that reaches another instance than its call's is passed on. */
   sharedCalls?: SharedCalls;
+  /** Task-augmented calls, for stamping their results (without it, tasks/result passes unstamped). */
+  tasks?: TaskDirectory;
 }
 
 /** The passthrough handler, and how a server that stops ends its open notification streams. */
@@ -168,6 +181,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       return { ...message, id: callRpcId ?? null };
     }
     await finish(call, { result: answer.result });
+    // A task-augmented call answers with its task: the result comes later, through tasks/result,
+    // and is stamped with this call's id then (the task is remembered before the answer leaves).
+    const taskId = createdTaskId(answer.result);
+    if (taskId !== undefined && options.tasks && call.upstreamSession !== undefined) {
+      await options.tasks.remember(taskKey(call.provider, call.identity.agentId, call.upstreamSession, taskId), call.callId).catch(() => undefined);
+    }
     return { ...message, id: callRpcId ?? null, result: stampResult(answer.result, call.identity, call.callId) };
   }
 
@@ -213,6 +232,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       let callRpcId: JsonRpcId | undefined;
       /** Calls of this session a notifications/cancelled in this POST is about. */
       const cancelling: CallInFlight[] = [];
+      /** tasks/result requests of this POST whose task a call of this agent created: request id → call id. */
+      const taskCalls = new Map<JsonRpcId, string>();
       if (method === 'POST') {
         const text = await readBody(req, maxRequest);
         let parsed: unknown;
@@ -255,13 +276,21 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
+        if (options.tasks && upstreamSession !== undefined) {
+          for (const m of messages) {
+            const taskId = isRequest(m) && m.method === 'tasks/result' ? (m.params as { taskId?: unknown } | undefined)?.taskId : undefined;
+            if (typeof taskId !== 'string' || !isRequest(m)) continue;
+            const callId = await options.tasks.callOf(taskKey(provider, identity.agentId, upstreamSession, taskId)).catch(() => undefined);
+            if (callId !== undefined) taskCalls.set(m.id, callId);
+          }
+        }
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
           if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
           if (params.name.length === 0 || params.name.length > MAX_TOOL_NAME_LENGTH) {
             throw new HttpFailure(400, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, RPC_ERRORS.invalidParams);
           }
-          call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now() };
+          call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now(), upstreamSession };
           callRpcId = target.id;
           // Upstream the call goes under its call id: answers are matched to requests by id, so a
           // caller reusing an id in one session (two POSTs at once) cannot get another call's answer.
@@ -275,6 +304,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         body = JSON.stringify(Array.isArray(parsed) ? messages : messages[0]);
       }
 
+      /** The answer to a tasks/result of a task a call created, stamped with that call's id; other messages as they are. */
+      const stampTaskResult = (message: unknown): unknown => {
+        if (taskCalls.size === 0 || !isResponse(message)) return message;
+        const callId = taskCalls.get(message.id);
+        const result = (message as { result?: unknown }).result;
+        if (callId === undefined || result === null || typeof result !== 'object' || Array.isArray(result)) return message;
+        return { ...message, result: stampResult(result, identity, callId) };
+      };
       const headers = upstreamHeaders(req.headers, identity, call?.callId ?? '', '');
       for (const name of Object.keys(headers)) if (HOP_BY_HOP.has(name)) delete headers[name];
       if (call) {
@@ -446,7 +483,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         recheck?.unref();
         if (method === 'GET') notificationStreams.add(upstream);
         try {
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream);
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, stampTaskResult);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -479,6 +516,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         return;
       }
       if (!call) {
+        if (taskCalls.size > 0 && !nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
+          sendJson(res, 200, Array.isArray(parsed) ? parsed.map(stampTaskResult) : stampTaskResult(parsed), responseHeaders);
+          return;
+        }
         // Nothing to stamp: the upstream's JSON goes on as it came.
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...responseHeaders });
         res.end(text);
@@ -490,7 +531,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
         return;
       }
-      const answered = Array.isArray(parsed) ? await Promise.all(parsed.map((m) => stampOrFail(m, call, callRpcId))) : await stampOrFail(parsed, call, callRpcId);
+      const answered = Array.isArray(parsed) ? await Promise.all(parsed.map(async (m) => stampTaskResult(await stampOrFail(m, call, callRpcId)))) : await stampOrFail(parsed, call, callRpcId);
       if (!containsResponse(answered, callRpcId)) {
         await finish(call, { failure: 'the upstream answered without a result for the call' });
       }
@@ -547,6 +588,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     endpointId: string,
     /** Called when the call's answer arrives (before it is receipted and sent). */
     onAnswer: () => void,
+    /** Stamps an answer to another request of the POST (a tasks/result), or returns it as it is. */
+    stampOther: (message: unknown) => unknown,
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -580,6 +623,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
               answered = true;
               onAnswer();
               event.data = JSON.stringify(await stampOrFail(message, call, callRpcId));
+            } else {
+              const stamped = stampOther(message);
+              if (stamped !== message) event.data = JSON.stringify(stamped);
             }
           } else if (isResponse(message) && typeof message.id === 'string' && CALL_RPC_ID.test(message.id)) {
             // A call's answer outside its own stream: replayed on a resumed one after the call's
@@ -642,6 +688,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
 }
 
 /** Whether an upstream's 400 answer says it does not know the session (its JSON-RPC error names one). */
+/** Where a task-augmented call's task is remembered: one key per provider, agent, upstream session and task. */
+function taskKey(provider: string, agentId: string, upstreamSession: string, taskId: string): string {
+  return hash('sha256', JSON.stringify([provider, agentId, upstreamSession, taskId]), 'hex');
+}
+
+/** The task id of a tools/call result that is a CreateTaskResult (MCP tasks), else undefined. */
+function createdTaskId(result: unknown): string | undefined {
+  const task = (result as { task?: { taskId?: unknown } } | null | undefined)?.task;
+  return typeof task?.taskId === 'string' && task.taskId !== '' ? task.taskId : undefined;
+}
+
 /** Why a provider's HTTP 401 failed a request, and where the caller's credential for it goes. */
 function credentialRefusal(provider: string, sent: boolean): string {
   return sent

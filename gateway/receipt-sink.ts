@@ -37,6 +37,8 @@ export interface CallContext {
   provider: string;
   tool: string;
   startedAt: number;
+  /** The upstream session the call runs in (passthrough): a task it creates belongs to it. */
+  upstreamSession?: string | undefined;
 }
 
 function canonical(value: unknown): string {
@@ -64,6 +66,14 @@ function firstText(result: Record<string, unknown>): string | undefined {
   return text?.text;
 }
 
+/** The task of a CreateTaskResult (a task-augmented call's answer, MCP tasks), else undefined. */
+function createdTask(result: Record<string, unknown>): { taskId: string; status: string } | undefined {
+  const task = result['task'];
+  if (task === null || typeof task !== 'object') return undefined;
+  const { taskId, status } = task as { taskId?: unknown; status?: unknown };
+  return typeof taskId === 'string' && taskId !== '' ? { taskId, status: typeof status === 'string' ? status : 'unknown' } : undefined;
+}
+
 /** The receipt of a call, from its JSON-RPC outcome (result, error, or a failure message). */
 export function receiptFor(
   call: CallContext,
@@ -79,7 +89,14 @@ export function receiptFor(
     status = isError ? 'error' : 'ok';
     const summary = firstText(result);
     const items = Array.isArray(result['content']) ? result['content'].length : 0;
-    text = isError ? `tool error: ${(summary ?? 'no message').slice(0, 200)}` : `ok: ${items} content item${items === 1 ? '' : 's'}`;
+    const task = createdTask(result);
+    text = isError
+      ? `tool error: ${(summary ?? 'no message').slice(0, 200)}`
+      : task
+        ? `task created: ${task.taskId.slice(0, 200)} (${task.status.slice(0, 40)}); its result comes with tasks/result`
+        : `ok: ${items} content item${items === 1 ? '' : 's'}`;
+    // A task that failed or was cancelled as it was created is no success.
+    if (task && (task.status === 'failed' || task.status === 'cancelled')) status = 'error';
     const { _meta: _ignored, ...withoutMeta } = result;
     digestOf = withoutMeta;
   } else if ('error' in outcome) {

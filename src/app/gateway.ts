@@ -7,7 +7,7 @@ import { createAggregate, createPassthrough, createSessionSealer, createUpstream
 import { createGuardedAgent } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
-import { createConnectorCatalog, createPlatformServer, gatewaySessionKey, PLATFORM_PROVIDER, type PlatformTools } from '../connectors/index.ts';
+import { createConnectorCatalog, createPlatformServer, createTaskDirectory, gatewaySessionKey, PLATFORM_PROVIDER, type PlatformTools } from '../connectors/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
@@ -91,6 +91,7 @@ export function createGatewayHandlers(deps: {
         onCall: deps.onCall,
         onToolsChanged: deps.onToolsChanged,
         sharedCalls,
+        tasks: createTaskDirectory({ db, clock }),
       }),
     );
     passthrough.catch(() => (passthrough = undefined));

@@ -6,3 +6,4 @@ export { createPlatformServer } from './platform-server.ts';
 export type { PlatformTool, PlatformToolDeps, PlatformTools } from './platform-tools.ts';
 export { createPlatformTools, PLATFORM_PROVIDER } from './platform-tools.ts';
 export { gatewaySessionKey } from './session-key.ts';
+export { createTaskDirectory } from './task-directory.ts';

@@ -1,0 +1,28 @@
+import type { TaskDirectory } from '../../gateway/index.ts';
+import type { Database } from '../db/index.ts';
+import type { Clock } from '../kernel/index.ts';
+
+/** How long a task's call is remembered: past any task's time to live that providers give (MCP suggests hours). */
+const KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+/** One write in this many also deletes the rows past KEEP_MS. */
+const SWEEP_EVERY = 100;
+
+/**
+ * The gateway's memory of task-augmented calls (MCP tasks), in the `gateway_tasks` table that
+ * every instance shares: the result a caller fetches with `tasks/result` is stamped with its
+ * call's id by whichever instance the request reaches.
+ */
+export function createTaskDirectory(options: { db: Pick<Database, 'sql'>; clock: Clock }): TaskDirectory {
+  const { db, clock } = options;
+  let writes = 0;
+  return {
+    async remember(key, callId) {
+      await db.sql.query(`INSERT INTO "gateway_tasks" ("key", "call_id", "created_at") VALUES ($1, $2, $3::timestamptz) ON CONFLICT ("key") DO NOTHING`, [key, callId, new Date(clock.now()).toISOString()]);
+      if (++writes % SWEEP_EVERY === 0) await db.sql.query(`DELETE FROM "gateway_tasks" WHERE "created_at" < $1::timestamptz`, [new Date(clock.now() - KEEP_MS).toISOString()]);
+    },
+    async callOf(key) {
+      const rows = await db.sql.query<{ call_id: string }>(`SELECT "call_id" FROM "gateway_tasks" WHERE "key" = $1`, [key]);
+      return rows[0]?.call_id;
+    },
+  };
+}
