@@ -25,6 +25,8 @@ export interface ChatAdmission {
 
 /** Per-bearer and per-IP limits of the chat endpoint. */
 export interface ChatLimits {
+  /** The most one request may reserve: the smaller daily token budget (a request above it could never fit). */
+  readonly largestReservation: number;
   /**
    * Counts one request for `subject` and `ip`, and reserves `reserveTokens` (the most the request
    * may use) in both daily token budgets, so that requests in flight at once cannot together
@@ -119,6 +121,8 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
   const check = async (limiter: RateLimiter, key: string) => ({ limiter, decision: await limiter.consume(key) });
 
   return {
+    largestReservation: Math.min(settings.tokensPerDayPerSubject, settings.tokensPerDayPerIp),
+
     async admit(subject, ip, reserveTokens) {
       const reserve = Math.max(1, Math.ceil(reserveTokens));
       const [bySubject, byIp] = await Promise.all([check(perSubject, subject), check(perIp, ip)]);

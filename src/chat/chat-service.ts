@@ -1,3 +1,4 @@
+import { ValidationError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Principal } from '../tokens/index.ts';
 import { requireScope } from '../tokens/index.ts';
@@ -69,7 +70,21 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const model = registry.resolve(request.model);
       // The most this request may use: its prompt (about 3 characters a token, on the safe side)
       // and the completion budget of each choice. Settled with the real usage once the answer is done.
-      const reserve = request.messages.reduce((sum, m) => sum + 4 + Math.ceil(m.content.length / 3), 3) + completionBudget(request, maxTokens) * (request.n ?? 1);
+      const prompt = request.messages.reduce((sum, m) => sum + 4 + Math.ceil(m.content.length / 3), 3);
+      const choices = request.n ?? 1;
+      const reserve = prompt + completionBudget(request, maxTokens) * choices;
+      // A budget is checked before a request, and its reservation may take it past the budget by
+      // that request's share; a request that alone may use more than a whole day's budget (n up
+      // to 128 times max_tokens) would make that share unbounded, and could never fit anyway.
+      if (reserve > limits.largestReservation) {
+        const perChoice = completionBudget(request, maxTokens);
+        const unset = (request.max_completion_tokens ?? request.max_tokens ?? undefined) === undefined;
+        const param = prompt > limits.largestReservation ? 'messages' : choices > 1 ? 'n' : (request.max_completion_tokens ?? undefined) !== undefined ? 'max_completion_tokens' : 'max_tokens';
+        throw new ValidationError(
+          `This request may use up to ${reserve} tokens (its prompt, counted at about ${prompt}, and ${perChoice} for each of its ${choices} ${choices === 1 ? 'choice' : 'choices'}${unset ? `: max_tokens is unset, so ${maxTokens}` : ''}), more than a whole day's token budget of ${limits.largestReservation}; lower max_tokens${choices > 1 ? ' or n' : ''}.`,
+          { param },
+        );
+      }
       const admission = await limits.admit(input.principal.subject, input.ip, reserve);
       const { headers } = admission;
       const backend = model.backend === 'upstream' ? backends.upstream! : backends.embedded;

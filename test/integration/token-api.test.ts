@@ -294,22 +294,47 @@ describe.each(BACKENDS)('token API limits on %s', (backend) => {
     expect((await limited.json()) as any).toMatchObject({ code: 'RATE_LIMITED', error: { type: 'rate_limit_error', code: 'RATE_LIMITED' } });
   });
 
-  it('stops a token once its daily token budget is spent', async () => {
-    const token = await guestToken(plaza);
-    expect((await chat(plaza, token, ask('Tell me everything about AGPK packages'))).status).toBe(200);
-    const res = await chat(plaza, token, ask('hi', { max_tokens: 1 }));
-    expect(res.status).toBe(429);
-    expect(((await res.json()) as any).message).toMatch(/token budget/);
-  });
-
   it('limits guest-token minting per client address', async () => {
-    // Two tokens were minted above; the third is the last one allowed this minute.
+    // One token was minted above; two more are allowed this minute.
+    expect((await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).status).toBe(200);
     expect((await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).status).toBe(200);
     const res = await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBeTruthy();
     expect((await res.json()) as any).toMatchObject({ code: 'RATE_LIMITED' });
   });
+});
+
+describe.each(BACKENDS)('the daily token budget on %s', (backend) => {
+  let plaza: TestPlaza;
+  beforeAll(async () => {
+    plaza = await startTestPlaza(backend, { env: { CHAT_TOKENS_PER_DAY_PER_SUBJECT: '60', CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
+  });
+  afterAll(async () => {
+    await plaza?.close();
+  });
+
+  it('refuses with 400 a request that alone may use more than a whole day of the budget', async () => {
+    const token = await guestToken(plaza);
+    // No max_tokens: it counts as CHAT_MAX_TOKENS, far past this budget of 60.
+    const res = await chat(plaza, token, ask('Tell me everything about AGPK packages'));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ code: 'BAD_REQUEST', error: { param: 'max_tokens' } });
+    expect(body.message).toMatch(/more than a whole day's token budget of 60; lower max_tokens/);
+  });
+
+  it('stops a token once its daily token budget is spent', async () => {
+    const token = await guestToken(plaza);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6 && !statuses.includes(429); i++) statuses.push((await chat(plaza, token, ask('Tell me everything about AGPK packages', { max_tokens: 40 }))).status);
+    expect(statuses[0]).toBe(200);
+    expect(statuses.at(-1)).toBe(429);
+    const res = await chat(plaza, token, ask('hi', { max_tokens: 1 }));
+    expect(res.status).toBe(429);
+    expect(((await res.json()) as any).message).toMatch(/token budget/);
+  });
+
 });
 
 describe.skipIf(!REDIS_URL).each(BACKENDS)('two instances sharing the database and Redis on %s', (backend) => {

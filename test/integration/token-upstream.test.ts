@@ -112,6 +112,22 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
       ...(signal ? { signal } : {}),
     });
 
+
+  it('refuses a request whose choices together may use more than a day of the budget, before anything goes upstream', async () => {
+    // 128 choices of CHAT_MAX_TOKENS (4096) each: 524,288 tokens, past the bearer's 200,000 a day.
+    const res = await post({ model: 'up-model', n: 128, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ code: 'BAD_REQUEST', error: { type: 'invalid_request_error', param: 'n' } });
+    expect(body.message).toMatch(/may use up to 524\d{3} tokens .*lower max_tokens or n/);
+    expect(upstream.requests).toHaveLength(0);
+    // The same choices with a bounded max_tokens fit.
+    upstream.handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }));
+    };
+    expect((await post({ model: 'up-model', n: 128, max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] })).status).toBe(200);
+  });
   it('forwards a completion under the alias target with Plaza\'s upstream key and records the upstream usage', async () => {
     upstream.handler = (_req, _body, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
