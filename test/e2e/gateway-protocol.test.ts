@@ -18,6 +18,7 @@ import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { agentSession } from '../support/mcp-session.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 
 describe('gateway against the MCP transport spec, with SDK peers', () => {
@@ -94,19 +95,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   });
 
   /** An SDK client with a session on `/mcp/p/<provider>` (under `prefix`), and the headers to send raw requests in it. */
-  async function session(provider: string, prefix = '') {
-    const transport = new StreamableHTTPClientTransport(new URL(`${url}${prefix}/mcp/p/${provider}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-    const client = new Client({ name: 'protocol-agent', version: '1.0.0' });
-    await client.connect(transport);
-    const headers = {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-session-id': transport.sessionId!,
-      'mcp-protocol-version': transport.protocolVersion!,
-    };
-    return { client, headers };
-  }
+  const session = (provider: string, prefix = '') => agentSession(`${url}${prefix}/mcp/p/${provider}`, token, 'protocol-agent');
 
   /** The JSON-RPC messages of an event stream's text. */
   function messages(text: string): any[] {

@@ -5,13 +5,12 @@
  * this instance or another one sharing the database — carries the creating call's id, for the
  * agent that created it only.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { accountApi, listHealthy } from '../support/gateway-load.ts';
+import { agentSession } from '../support/mcp-session.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -40,19 +39,7 @@ describe('task-augmented calls through the passthrough', () => {
     await everything?.stop();
   });
 
-  async function session(url: string, token: string) {
-    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp/p/everything`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-    const client = new Client({ name: 'task-agent', version: '1' });
-    await client.connect(transport);
-    const headers = {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-session-id': transport.sessionId!,
-      'mcp-protocol-version': transport.protocolVersion!,
-    };
-    return { client, headers };
-  }
+  const session = (url: string, token: string) => agentSession(`${url}/mcp/p/everything`, token, 'task-agent');
 
   /** POSTs one JSON-RPC request and returns its answer (JSON or the matching SSE event). */
   async function rpc(url: string, headers: Record<string, string>, id: number, method: string, params: unknown): Promise<any> {
