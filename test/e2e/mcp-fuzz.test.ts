@@ -21,7 +21,7 @@ function rssBytes(pid: number): number {
 
 const id = fc.oneof(fc.integer(), fc.string({ maxLength: 20 }), fc.constant(null), fc.double(), fc.boolean(), fc.object({ maxDepth: 1 }), fc.array(fc.integer(), { maxLength: 3 }));
 const method = fc.oneof(
-  fc.constantFrom('initialize', 'notifications/initialized', 'tools/list', 'tools/call', 'ping', 'resources/list', 'prompts/get', 'logging/setLevel', 'completion/complete', 'notifications/cancelled'),
+  fc.constantFrom('initialize', 'notifications/initialized', 'tools/list', 'tools/call', 'ping', 'resources/list', 'prompts/get', 'logging/setLevel', 'completion/complete', 'notifications/cancelled', 'tasks/result', 'tasks/get'),
   fc.string({ maxLength: 30 }),
 );
 const toolName = fc.oneof(fc.constantFrom('act', 'recorder__act', 'platform__account_auth_options', 'account_auth_options', 'nope__nope', ''), fc.string({ maxLength: 40 }));
@@ -34,6 +34,8 @@ const params = fc.oneof(
       _meta: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.record({ platform: fc.jsonValue({ maxDepth: 2 }), progressToken: fc.oneof(fc.string(), fc.integer()) })),
       protocolVersion: fc.oneof(fc.constant('2025-06-18'), fc.string({ maxLength: 12 })),
       cursor: fc.string({ maxLength: 12 }),
+      taskId: fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.constant(null), fc.object({ maxDepth: 1 })),
+      task: fc.oneof(fc.record({ ttl: fc.integer() }), fc.jsonValue({ maxDepth: 1 })),
     },
     { requiredKeys: [] },
   ),
