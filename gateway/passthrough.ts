@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
-import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   callAnswer,
@@ -45,7 +45,8 @@ export interface ConnectorDirectory {
  */
 export interface TaskDirectory {
   remember(key: string, callId: string): Promise<void>;
-  callOf(key: string): Promise<string | undefined>;
+  /** The call ids of those of `keys` that are known, by key. */
+  callsOf(keys: string[]): Promise<Map<string, string>>;
 }
 
 /** Options of createPassthrough. */
@@ -87,6 +88,8 @@ export type Passthrough = ((req: IncomingMessage, res: ServerResponse, provider:
   endStreams(): void;
 };
 
+/** Longest a task-creating call's answer waits for its task to be remembered. */
+const TASK_REMEMBER_WAIT_MS = 1_000;
 /** Longest a POST's event stream holds its headers back waiting for the first events. */
 const HEADERS_HOLD_MS = 100;
 /** How often an open GET stream checks that its agent is still allowed (revocation ends it). */
@@ -185,7 +188,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     // and is stamped with this call's id then (the task is remembered before the answer leaves).
     const taskId = createdTaskId(answer.result);
     if (taskId !== undefined && options.tasks && call.upstreamSession !== undefined) {
-      await options.tasks.remember(taskKey(call.provider, call.identity.agentId, call.upstreamSession, taskId), call.callId).catch(() => undefined);
+      // Waited for (so a tasks/result right after finds it), but never long: an unreachable
+      // database must not hold the answer (the result is then relayed unstamped).
+      const remembered = options.tasks.remember(taskKey(call.provider, call.identity.agentId, call.upstreamSession, taskId), call.callId).catch(() => undefined);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([remembered, new Promise<void>((resolve) => (timer = setTimeout(resolve, TASK_REMEMBER_WAIT_MS)))]);
+      clearTimeout(timer);
     }
     return { ...message, id: callRpcId ?? null, result: stampResult(answer.result, call.identity, call.callId) };
   }
@@ -232,8 +240,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       let callRpcId: JsonRpcId | undefined;
       /** Calls of this session a notifications/cancelled in this POST is about. */
       const cancelling: CallInFlight[] = [];
-      /** tasks/result requests of this POST whose task a call of this agent created: request id → call id. */
-      const taskCalls = new Map<JsonRpcId, string>();
+      /**
+       * The tasks/result requests of this POST: request id → the id of the call of this agent (in
+       * this session) that created the task, or undefined when none did.
+       */
+      const taskCalls = new Map<JsonRpcId, string | undefined>();
       if (method === 'POST') {
         const text = await readBody(req, maxRequest);
         let parsed: unknown;
@@ -276,13 +287,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
-        if (options.tasks && upstreamSession !== undefined) {
-          for (const m of messages) {
-            const taskId = isRequest(m) && m.method === 'tasks/result' ? (m.params as { taskId?: unknown } | undefined)?.taskId : undefined;
-            if (typeof taskId !== 'string' || !isRequest(m)) continue;
-            const callId = await options.tasks.callOf(taskKey(provider, identity.agentId, upstreamSession, taskId)).catch(() => undefined);
-            if (callId !== undefined) taskCalls.set(m.id, callId);
-          }
+        const keys = new Map<JsonRpcId, string | undefined>();
+        for (const m of messages) {
+          if (!isRequest(m) || m.method !== 'tasks/result') continue;
+          const taskId = (m.params as { taskId?: unknown } | undefined)?.taskId;
+          keys.set(m.id, typeof taskId === 'string' && upstreamSession !== undefined ? taskKey(provider, identity.agentId, upstreamSession, taskId) : undefined);
+        }
+        if (keys.size > 0) {
+          // One lookup for all of them (a batch may hold thousands); a failed one stamps none.
+          const wanted = [...new Set([...keys.values()].filter((k) => k !== undefined))];
+          const found = options.tasks && wanted.length > 0 ? await options.tasks.callsOf(wanted).catch(() => new Map<string, string>()) : new Map<string, string>();
+          for (const [id, key] of keys) taskCalls.set(id, key === undefined ? undefined : found.get(key));
         }
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
@@ -304,13 +319,21 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         body = JSON.stringify(Array.isArray(parsed) ? messages : messages[0]);
       }
 
-      /** The answer to a tasks/result of a task a call created, stamped with that call's id; other messages as they are. */
+      /**
+       * The answer to a tasks/result: stamped with the id of the call that created the task, and
+       * without any `_meta.platform` of the provider's when no call of this agent did (a provider
+       * knows call ids; it may not name one to another agent). Other messages as they are.
+       */
       const stampTaskResult = (message: unknown): unknown => {
-        if (taskCalls.size === 0 || !isResponse(message)) return message;
+        if (taskCalls.size === 0 || !isResponse(message) || !taskCalls.has(message.id)) return message;
         const callId = taskCalls.get(message.id);
         const result = (message as { result?: unknown }).result;
-        if (callId === undefined || result === null || typeof result !== 'object' || Array.isArray(result)) return message;
-        return { ...message, result: stampResult(result, identity, callId) };
+        if (result === null || typeof result !== 'object' || Array.isArray(result)) return message;
+        if (callId !== undefined) return { ...message, result: stampResult(result, identity, callId) };
+        const meta = (result as { _meta?: unknown })['_meta'];
+        if (meta === null || typeof meta !== 'object' || !('platform' in meta)) return message;
+        const { platform: _dropped, ...rest } = meta as Record<string, unknown>;
+        return { ...message, result: { ...result, _meta: rest } };
       };
       const headers = upstreamHeaders(req.headers, identity, call?.callId ?? '', '');
       for (const name of Object.keys(headers)) if (HOP_BY_HOP.has(name)) delete headers[name];
@@ -430,7 +453,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // its own WWW-Authenticate. Neither goes to the caller as such: the caller's Authorization
         // is its Plaza credential, and a client that ran the provider's authorization flow would
         // replace it. The caller is told where the provider's credential goes instead.
-        const credential = upstream.status === 401 ? credentialRefusal(provider, req.headers[UPSTREAM_AUTHORIZATION_HEADER] !== undefined) : undefined;
+        const credential = upstream.status === 401 ? credentialRefusal(provider, headers['authorization'] !== undefined) : undefined;
         if (call) {
           const why = sessionGone ? 'the upstream no longer knows the session (initialize a new one)' : credential ?? (ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`);
           await finish(call, { failure: why });
@@ -687,7 +710,6 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   });
 }
 
-/** Whether an upstream's 400 answer says it does not know the session (its JSON-RPC error names one). */
 /** Where a task-augmented call's task is remembered: one key per provider, agent, upstream session and task. */
 function taskKey(provider: string, agentId: string, upstreamSession: string, taskId: string): string {
   return hash('sha256', JSON.stringify([provider, agentId, upstreamSession, taskId]), 'hex');
@@ -706,6 +728,7 @@ function credentialRefusal(provider: string, sent: boolean): string {
     : `the provider '${provider}' needs a credential of its own (HTTP 401): send it as X-PLATFORM-Upstream-Authorization (plaza mcp connect ${provider} --upstream-token-env NAME)`;
 }
 
+/** Whether an upstream's 400 answer says it does not know the session (its JSON-RPC error names one). */
 function forgotSession(text: string): boolean {
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } } | null)?.error?.message;

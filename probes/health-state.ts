@@ -50,8 +50,18 @@ export const DEFAULT_HEALTH_POLICY: HealthPolicy = { degradeAfter: 2, unreachabl
  * an endpoint unreachable, since it did answer.
  */
 export function nextHealth(current: HealthState, verdict: ProbeVerdict, policy: HealthPolicy = DEFAULT_HEALTH_POLICY): HealthState {
-  // An answer, not a failure: the endpoint is up and asks for a credential the probe does not have.
-  if (verdict.authRequired) return { status: 'auth_required', consecutiveFailures: 0, consecutiveSuccesses: 0 };
+  if (verdict.authRequired) {
+    // An answer, not a failure: the endpoint is up and asks for a credential the probe lacks. One
+    // that is online with tools keeps them through a blip, as through failures: it turns
+    // auth_required only when it has asked as many times in a row as would make it unreachable.
+    const online = current.status === 'healthy' || current.status === 'degraded';
+    const failures = current.consecutiveFailures + 1;
+    if (online && failures < policy.unreachableAfter) {
+      const status = current.status === 'healthy' && failures < policy.degradeAfter ? 'healthy' : 'degraded';
+      return { status, consecutiveFailures: failures, consecutiveSuccesses: 0 };
+    }
+    return { status: 'auth_required', consecutiveFailures: 0, consecutiveSuccesses: 0 };
+  }
   if (verdict.ok && verdict.toolCount === 0) return { status: 'registered', consecutiveFailures: 0, consecutiveSuccesses: 0 };
   if (verdict.ok && !verdict.slow) {
     const successes = current.consecutiveSuccesses + 1;

@@ -27,7 +27,7 @@ export interface ProbeOutcome {
   tools: ProbedTool[];
   /** Why the probe failed, for the probe record and the listing (never an upstream body). */
   error: string | null;
-  /** The endpoint answered HTTP 401: it needs a caller's own credential (the probe sends none). */
+  /** The endpoint answered HTTP 401 with a Bearer challenge: it needs a caller's own token (the probe sends none). */
   authRequired?: boolean;
 }
 
@@ -159,7 +159,7 @@ export async function probeEndpoint(url: string, send: GuardedRequest, limits: P
       error: null,
     };
   } catch (error) {
-    if (error instanceof ProbeProtocolError && error.status === 401) {
+    if (error instanceof ProbeProtocolError && error.bearerChallenge) {
       return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: AUTH_REQUIRED, authRequired: true };
     }
     return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: describeProbeError(error) };

@@ -17,10 +17,16 @@ import { createSseParser } from './sse.ts';
 export class ProbeProtocolError extends Error {
   /** The HTTP status, when that was the problem. */
   readonly status: number | undefined;
-  constructor(message: string, status?: number) {
+  /**
+   * A 401 with a Bearer challenge (`WWW-Authenticate: Bearer …`), as MCP authorization has a
+   * server ask for a caller's token; not a 401 of any other kind (Basic auth, a REST API).
+   */
+  readonly bearerChallenge: boolean;
+  constructor(message: string, status?: number, bearerChallenge = false) {
     super(message);
     this.name = 'ProbeProtocolError';
     this.status = status;
+    this.bearerChallenge = bearerChallenge;
   }
 }
 
@@ -63,7 +69,10 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
       const given = response.header('mcp-session-id');
       if (given) sessionId = given;
       if (response.status >= 300 && response.status <= 399) throw redirectError(url, response);
-      if (response.status < 200 || response.status > 299) throw new ProbeProtocolError(`Error POSTing to endpoint (HTTP ${response.status}).`, response.status);
+      if (response.status < 200 || response.status > 299) {
+        const bearer = response.status === 401 && /(?:^|,)\s*bearer(?:\s|,|$)/i.test(response.header('www-authenticate') ?? '');
+        throw new ProbeProtocolError(`Error POSTing to endpoint (HTTP ${response.status}).`, response.status, bearer);
+      }
       return read(response);
     });
 

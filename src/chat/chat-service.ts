@@ -4,7 +4,7 @@ import type { Principal } from '../tokens/index.ts';
 import { requireScope } from '../tokens/index.ts';
 import type { ChatAdmission, ChatLimits } from './chat-limits.ts';
 import type { ModelEntry, ModelRegistry } from './models.ts';
-import { chatRequestParser, completionBudget } from './schema.ts';
+import { type ChatRequest, chatRequestParser, completionBudget } from './schema.ts';
 import { countPromptTokens } from './tokenizer.ts';
 import type { BackendCall, ChatBackend, Usage } from './types.ts';
 import type { UsageLog } from './usage.ts';
@@ -76,14 +76,14 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       // A budget is checked before a request, and its reservation may take it past the budget by
       // that request's share; a request that alone may use more than a whole day's budget (n up
       // to 128 times max_tokens) would make that share unbounded, and could never fit anyway.
+      // Its prompt is counted as the usage will be (the reservation's 3 characters a token is
+      // generous on purpose, and would refuse prompts that fit).
       if (reserve > limits.largestReservation) {
         const perChoice = completionBudget(request, maxTokens);
-        const unset = (request.max_completion_tokens ?? request.max_tokens ?? undefined) === undefined;
-        const param = prompt > limits.largestReservation ? 'messages' : choices > 1 ? 'n' : (request.max_completion_tokens ?? undefined) !== undefined ? 'max_completion_tokens' : 'max_tokens';
-        throw new ValidationError(
-          `This request may use up to ${reserve} tokens (its prompt, counted at about ${prompt}, and ${perChoice} for each of its ${choices} ${choices === 1 ? 'choice' : 'choices'}${unset ? `: max_tokens is unset, so ${maxTokens}` : ''}), more than a whole day's token budget of ${limits.largestReservation}; lower max_tokens${choices > 1 ? ' or n' : ''}.`,
-          { param },
-        );
+        const promptTokens = countPromptTokens(request.messages);
+        if (promptTokens + perChoice * choices > limits.largestReservation) {
+          throw budgetTooSmall(request, { promptTokens, perChoice, choices, budget: limits.largestReservation, cap: maxTokens });
+        }
       }
       const admission = await limits.admit(input.principal.subject, input.ip, reserve);
       const { headers } = admission;
@@ -114,4 +114,25 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       return { kind: 'stream', headers, events: events() };
     },
   };
+}
+
+/**
+ * The 400 for a request that may use more than a whole day's token budget, naming what to lower:
+ * the messages when the prompt alone is too long, else n (several choices), else the completion
+ * limit the request set (max_completion_tokens wins over max_tokens) or, unset, max_tokens.
+ */
+function budgetTooSmall(
+  request: Pick<ChatRequest, 'max_tokens' | 'max_completion_tokens'>,
+  figures: { promptTokens: number; perChoice: number; choices: number; budget: number; cap: number },
+): ValidationError {
+  const { promptTokens, perChoice, choices, budget, cap } = figures;
+  const limit = (request.max_completion_tokens ?? undefined) !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const unset = (request.max_completion_tokens ?? request.max_tokens ?? undefined) === undefined;
+  const [param, advice] =
+    promptTokens > budget ? ['messages', 'shorten the messages'] : choices > 1 ? ['n', `lower n or ${limit}`] : [limit, `lower ${limit}`];
+  const total = promptTokens + perChoice * choices;
+  return new ValidationError(
+    `This request may use up to about ${total} tokens (its prompt, about ${promptTokens}, and ${perChoice} for each of its ${choices} ${choices === 1 ? 'choice' : 'choices'}${unset ? `: ${limit} is unset, so ${cap}` : ''}), more than a whole day's token budget of ${budget}; ${advice}.`,
+    { param },
+  );
 }

@@ -20,9 +20,9 @@ export function createTaskDirectory(options: { db: Pick<Database, 'sql'>; clock:
       await db.sql.query(`INSERT INTO "gateway_tasks" ("key", "call_id", "created_at") VALUES ($1, $2, $3::timestamptz) ON CONFLICT ("key") DO NOTHING`, [key, callId, new Date(clock.now()).toISOString()]);
       if (++writes % SWEEP_EVERY === 0) await db.sql.query(`DELETE FROM "gateway_tasks" WHERE "created_at" < $1::timestamptz`, [new Date(clock.now() - KEEP_MS).toISOString()]);
     },
-    async callOf(key) {
-      const rows = await db.sql.query<{ call_id: string }>(`SELECT "call_id" FROM "gateway_tasks" WHERE "key" = $1`, [key]);
-      return rows[0]?.call_id;
+    async callsOf(keys) {
+      const rows = await db.sql.query<{ key: string; call_id: string }>(`SELECT "key", "call_id" FROM "gateway_tasks" WHERE "key" = ANY($1::text[])`, [keys]);
+      return new Map(rows.map((row) => [row.key, row.call_id]));
     },
   };
 }

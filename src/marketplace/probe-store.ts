@@ -102,7 +102,7 @@ export function createProbeStore(prisma: PrismaClient): ProbeStore {
          UPDATE "mcp_endpoints" SET
            "status" = $11, "consecutive_failures" = $12::int, "consecutive_successes" = $13::int, "demand_score" = $14::double precision,
            "last_probe_at" = $2::timestamptz, "last_probe_ok" = $3::boolean, "last_latency_ms" = $4::int, "last_error" = $8,
-           "next_probe_at" = $15::timestamptz, "tool_count" = CASE WHEN $3::boolean THEN $7::int ELSE "tool_count" END, "updated_at" = now(),
+           "next_probe_at" = $15::timestamptz, "tool_count" = CASE WHEN $3::boolean THEN $7::int WHEN $11 = 'auth_required' THEN 0 ELSE "tool_count" END, "updated_at" = now(),
            "lease_owner" = CASE WHEN "lease_owner" = $16 THEN NULL ELSE "lease_owner" END,
            "lease_until" = CASE WHEN "lease_owner" = $16 THEN NULL ELSE "lease_until" END
          WHERE "id" = $1`,

@@ -6,6 +6,8 @@
  * `/mcp/p/<provider>`, stamped and receipted; an agent without it is told where it goes.
  */
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -112,6 +114,40 @@ describe('a listed MCP server that needs a credential of its own', () => {
     // The provider's authorization flow is not the caller's to run against Plaza.
     expect(answer.headers.get('www-authenticate')).toBeNull();
     expect(((await answer.json()) as any).error.message).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
+    // A blank header sends nothing upstream: the caller is told it needs one, not that it was refused.
+    const blank = await fetch(`${plaza.url}/mcp/p/gated`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-platform-upstream-authorization': '  ' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(blank.status).toBe(403);
+    expect(((await blank.json()) as any).error.message).toMatch(/needs a credential of its own/);
+  });
+
+  it('takes a 401 without a Bearer challenge (Basic auth, a REST API) for a failure, not for a server that wants tokens', async () => {
+    const basic = createServer((_req, res) => res.writeHead(401, { 'www-authenticate': 'Basic realm="intranet"' }).end());
+    await new Promise<void>((resolve) => basic.listen(0, '127.0.0.1', resolve));
+    try {
+      const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ provider: 'basic-site', url: `http://127.0.0.1:${(basic.address() as AddressInfo).port}/mcp`, registered_by: 'ops@example.com', agin_support: false, summary: 'Not an MCP server.' }),
+      });
+      const id = ((await listed.json()) as { id: string }).id;
+      await expect.poll(async () => (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}?probes=1`)).json()) as any).probes ?? []).length, { timeout: 10_000 }).toBeGreaterThan(0);
+      const endpoint = (await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}?probes=1`)).json()) as any;
+      expect(endpoint.status).not.toBe('auth_required');
+      expect(endpoint.probes[0]).toMatchObject({ ok: false, error: expect.stringMatching(/HTTP 401/) });
+      // Not routable either.
+      const routed = await fetch(`${plaza.url}/mcp/p/basic-site`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-platform-upstream-authorization': 'Basic dXNlcjpwYXNz' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
+      expect(routed.status).toBe(404);
+    } finally {
+      basic.close();
+    }
   });
 
   it('works through plaza mcp connect with --upstream-token-env, and says what is missing without it', async () => {

@@ -50,7 +50,10 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
       let text = '';
       for await (const chunk of req) text += chunk;
       rawBodies.push(text);
-      const answer = `{"jsonrpc":"2.0","id":${JSON.stringify(JSON.parse(text).id)},"result":{"content":[{"type":"text","text":"ok"}],"structuredContent":{"id":18446744073709551615}}}`;
+      const request = JSON.parse(text);
+      // A provider that puts a call id of its choosing on a task's result.
+      const forged = request.method === 'tasks/result' ? ',"_meta":{"platform":{"call_id":"call_forged","agin_id":"agin_forged"},"keep":1}' : '';
+      const answer = `{"jsonrpc":"2.0","id":${JSON.stringify(request.id)},"result":{"content":[{"type":"text","text":"ok"}],"structuredContent":{"id":18446744073709551615}${forged}}}`;
       if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${answer}\n\n`);
       else res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
     });
@@ -176,6 +179,17 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(cancel?.body.params.requestId).toBe(callId);
     expect(plain.slow.done).toBe(before.done);
     await client.close();
+  });
+
+  it.each(['raw-json', 'raw-sse'])('never relays a provider\'s own _meta.platform on a tasks/result no call of this agent created (%s)', async (provider) => {
+    const res = await fetch(`${url}/mcp/p/${provider}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tasks/result', params: { taskId: 'task-of-someone-else' } }),
+    });
+    const text = await res.text();
+    expect(text).toContain('"keep":1');
+    expect(text).not.toContain('call_forged');
   });
 
   it('cancels upstream a call whose caller left before its answer', async () => {

@@ -119,7 +119,11 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
     expect(body).toMatchObject({ code: 'BAD_REQUEST', error: { type: 'invalid_request_error', param: 'n' } });
-    expect(body.message).toMatch(/may use up to 524\d{3} tokens .*lower max_tokens or n/);
+    expect(body.message).toMatch(/may use up to about 524\d{3} tokens .*: max_tokens is unset, so 4096\).*; lower n or max_tokens\.$/);
+    // The advice names the limit the request set: max_completion_tokens wins over max_tokens.
+    const set = await post({ model: 'up-model', n: 64, max_tokens: 10, max_completion_tokens: 4096, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(set.status).toBe(400);
+    expect(((await set.json()) as any).message).toMatch(/; lower n or max_completion_tokens\.$/);
     expect(upstream.requests).toHaveLength(0);
     // The same choices with a bounded max_tokens fit.
     upstream.handler = (_req, _body, res) => {

@@ -47,7 +47,10 @@ describe('nextHealth', () => {
   it('marks an endpoint that asks for a credential auth_required at once, and online again once it answers without', () => {
     const gated: ProbeVerdict = { ok: false, toolCount: 0, slow: false, authRequired: true };
     expect(run('registered', [gated, gated, gated, gated, gated])).toEqual(['auth_required', 'auth_required', 'auth_required', 'auth_required', 'auth_required']);
-    expect(run('healthy', [gated, good])).toEqual(['auth_required', 'healthy']);
+    // Online with tools, it keeps them through a blip, as through failures.
+    expect(run('healthy', [gated, good])).toEqual(['healthy', 'healthy']);
+    expect(run('healthy', [gated, gated, gated, gated])).toEqual(['healthy', 'degraded', 'degraded', 'auth_required']);
+    expect(run('unreachable', [gated])).toEqual(['auth_required']);
     // A failure after it is counted from there, as for any endpoint that stopped answering.
     expect(run('auth_required', [fail, fail, fail, fail])).toEqual(['auth_required', 'auth_required', 'auth_required', 'unreachable']);
   });
