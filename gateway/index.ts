@@ -12,7 +12,7 @@ export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_A
 export type { SharedCalls } from './internal/calls-in-flight.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './internal/upstream-http.ts';
 export { createUpstreamHttp } from './internal/upstream-http.ts';
-export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions, TaskDirectory } from './passthrough.ts';
+export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions, TaskCall, TaskDirectory } from './passthrough.ts';
 export { createPassthrough } from './passthrough.ts';
 export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';
 export { receiptFor, recordCall, resultDigest } from './receipt-sink.ts';

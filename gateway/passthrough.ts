@@ -22,7 +22,7 @@ import {
 } from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent } from './internal/sse.ts';
 import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
-import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
+import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall, recordTaskResult } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
 
@@ -38,15 +38,22 @@ export interface ConnectorDirectory {
   byProvider(provider: string): Promise<Connector | undefined>;
 }
 
+/** The call that created a task (MCP tasks): its id and the tool it named. */
+export interface TaskCall {
+  callId: string;
+  tool: string;
+}
+
 /**
  * Where the gateway remembers task-augmented calls (MCP tasks): a call answered with a task is
  * stored under a key of provider, agent, upstream session and task id, so that the result a
- * caller fetches later with `tasks/result` carries the call's id. Shared by every instance.
+ * caller fetches later with `tasks/result` carries the call's id and is receipted under its tool.
+ * Shared by every instance.
  */
 export interface TaskDirectory {
-  remember(key: string, callId: string): Promise<void>;
-  /** The call ids of those of `keys` that are known, by key. */
-  callsOf(keys: string[]): Promise<Map<string, string>>;
+  remember(key: string, task: TaskCall): Promise<void>;
+  /** The creating calls of those of `keys` that are known, by key. */
+  callsOf(keys: string[]): Promise<Map<string, TaskCall>>;
 }
 
 /** Options of createPassthrough. */
@@ -190,7 +197,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     if (taskId !== undefined && options.tasks && call.upstreamSession !== undefined) {
       // Waited for (so a tasks/result right after finds it), but never long: an unreachable
       // database must not hold the answer (the result is then relayed unstamped).
-      const remembered = options.tasks.remember(taskKey(call.provider, call.identity.agentId, call.upstreamSession, taskId), call.callId).catch(() => undefined);
+      const remembered = options.tasks.remember(taskKey(call.provider, call.identity.agentId, call.upstreamSession, taskId), { callId: call.callId, tool: call.tool }).catch(() => undefined);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([remembered, new Promise<void>((resolve) => (timer = setTimeout(resolve, TASK_REMEMBER_WAIT_MS)))]);
       clearTimeout(timer);
@@ -241,10 +248,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       /** Calls of this session a notifications/cancelled in this POST is about. */
       const cancelling: CallInFlight[] = [];
       /**
-       * The tasks/result requests of this POST: request id → the id of the call of this agent (in
-       * this session) that created the task, or undefined when none did.
+       * The tasks/result requests of this POST: request id → the task and the call of this agent
+       * (in this session) that created it, or undefined when none did.
        */
-      const taskCalls = new Map<JsonRpcId, string | undefined>();
+      const taskCalls = new Map<JsonRpcId, (TaskCall & { taskId: string }) | undefined>();
+      /** When this request arrived: a task result's receipt counts its latency from here. */
+      const arrivedAt = options.clock.now();
       if (method === 'POST') {
         const text = await readBody(req, maxRequest);
         let parsed: unknown;
@@ -287,17 +296,20 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
-        const keys = new Map<JsonRpcId, string | undefined>();
+        const keys = new Map<JsonRpcId, { key: string; taskId: string } | undefined>();
         for (const m of messages) {
           if (!isRequest(m) || m.method !== 'tasks/result') continue;
           const taskId = (m.params as { taskId?: unknown } | undefined)?.taskId;
-          keys.set(m.id, typeof taskId === 'string' && upstreamSession !== undefined ? taskKey(provider, identity.agentId, upstreamSession, taskId) : undefined);
+          keys.set(m.id, typeof taskId === 'string' && upstreamSession !== undefined ? { key: taskKey(provider, identity.agentId, upstreamSession, taskId), taskId } : undefined);
         }
         if (keys.size > 0) {
           // One lookup for all of them (a batch may hold thousands); a failed one stamps none.
-          const wanted = [...new Set([...keys.values()].filter((k) => k !== undefined))];
-          const found = options.tasks && wanted.length > 0 ? await options.tasks.callsOf(wanted).catch(() => new Map<string, string>()) : new Map<string, string>();
-          for (const [id, key] of keys) taskCalls.set(id, key === undefined ? undefined : found.get(key));
+          const wanted = [...new Set([...keys.values()].flatMap((k) => (k === undefined ? [] : [k.key])))];
+          const found = options.tasks && wanted.length > 0 ? await options.tasks.callsOf(wanted).catch(() => new Map<string, TaskCall>()) : new Map<string, TaskCall>();
+          for (const [id, task] of keys) {
+            const creator = task === undefined ? undefined : found.get(task.key);
+            taskCalls.set(id, creator === undefined ? undefined : { ...creator, taskId: task!.taskId });
+          }
         }
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
@@ -320,16 +332,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
 
       /**
-       * The answer to a tasks/result: stamped with the id of the call that created the task, and
-       * without any `_meta.platform` of the provider's when no call of this agent did (a provider
-       * knows call ids; it may not name one to another agent). Other messages as they are.
+       * The answer to a tasks/result. For a task a call of this agent created (in this session),
+       * see answerTaskResult: receipted, and stamped with the creating call's id. Otherwise it
+       * loses any `_meta.platform` of the provider's (a provider knows call ids; it may not name
+       * one to another agent). Other messages as they are.
        */
-      const stampTaskResult = (message: unknown): unknown => {
+      const stampTaskResult = async (message: unknown): Promise<unknown> => {
         if (taskCalls.size === 0 || !isResponse(message) || !taskCalls.has(message.id)) return message;
-        const callId = taskCalls.get(message.id);
+        const task = taskCalls.get(message.id);
+        if (task !== undefined) return answerTaskResult(message, task, identity, provider, arrivedAt);
         const result = (message as { result?: unknown }).result;
         if (result === null || typeof result !== 'object' || Array.isArray(result)) return message;
-        if (callId !== undefined) return { ...message, result: stampResult(result, identity, callId) };
         const meta = (result as { _meta?: unknown })['_meta'];
         if (meta === null || typeof meta !== 'object' || !('platform' in meta)) return message;
         const { platform: _dropped, ...rest } = meta as Record<string, unknown>;
@@ -540,7 +553,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
       if (!call) {
         if (taskCalls.size > 0 && !nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
-          sendJson(res, 200, Array.isArray(parsed) ? parsed.map(stampTaskResult) : stampTaskResult(parsed), responseHeaders);
+          sendJson(res, 200, Array.isArray(parsed) ? await Promise.all(parsed.map(stampTaskResult)) : await stampTaskResult(parsed), responseHeaders);
           return;
         }
         // Nothing to stamp: the upstream's JSON goes on as it came.
@@ -568,6 +581,26 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
       throw error;
     }
+  }
+
+  /**
+   * The answer to a tasks/result for a task a call of this agent created: its receipt is recorded
+   * first (its own call id, the creating call's tool, an outcome naming the task and that call),
+   * and a result is stamped with the creating call's id and the receipt's (`result_call_id`); an
+   * error answer passes as it came. A result whose receipt could be stored nowhere is not given
+   * out: the caller is told to ask again (a task's result can be fetched until it expires).
+   */
+  async function answerTaskResult(message: JsonRpcResponse, task: TaskCall & { taskId: string }, identity: AgentIdentity, provider: string, arrivedAt: number): Promise<unknown> {
+    const delivery: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool: task.tool, startedAt: arrivedAt };
+    const answer = callAnswer(message);
+    const outcome = 'malformed' in answer ? { failure: answer.malformed } : answer;
+    try {
+      await recordTaskResult(options.receipts, delivery, task, outcome, options.clock.now());
+    } catch {
+      const refused = toolErrorResult(message.id, 'The task\'s result arrived but Plaza could not record its receipt; ask for it again with tasks/result.');
+      return { ...refused, result: stampResult(refused.result, identity, task.callId) };
+    }
+    return 'result' in answer ? { ...message, result: stampResult(answer.result, identity, task.callId, delivery.callId) } : message;
   }
 
   /**
@@ -612,7 +645,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     /** Called when the call's answer arrives (before it is receipted and sent). */
     onAnswer: () => void,
     /** Stamps an answer to another request of the POST (a tasks/result), or returns it as it is. */
-    stampOther: (message: unknown) => unknown,
+    stampOther: (message: unknown) => Promise<unknown>,
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -647,7 +680,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
               onAnswer();
               event.data = JSON.stringify(await stampOrFail(message, call, callRpcId));
             } else {
-              const stamped = stampOther(message);
+              const stamped = await stampOther(message);
               if (stamped !== message) event.data = JSON.stringify(stamped);
             }
           } else if (isResponse(message) && typeof message.id === 'string' && CALL_RPC_ID.test(message.id)) {

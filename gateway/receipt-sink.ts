@@ -124,6 +124,30 @@ export function receiptFor(
 }
 
 /**
+ * Records the receipt of a task's result as it goes back to the caller (tasks/result, MCP tasks):
+ * under `delivery`'s own call id and the creating call's tool, with an outcome that names the task
+ * and the call that created it. No span: the creating call had its own. Rethrows when the receipt
+ * could be stored nowhere.
+ */
+export async function recordTaskResult(
+  sink: ReceiptSink,
+  delivery: CallContext,
+  task: { taskId: string; callId: string },
+  outcome: Parameters<typeof receiptFor>[1],
+  now: number,
+): Promise<CallReceipt> {
+  let receipt: CallReceipt;
+  try {
+    receipt = receiptFor(delivery, outcome, now);
+  } catch (error) {
+    receipt = receiptFor(delivery, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now);
+  }
+  receipt.outcome = `result of task ${task.taskId.slice(0, 200)}, created by call ${task.callId}: ${receipt.outcome}`;
+  await sink.record(receipt);
+  return receipt;
+}
+
+/**
  * Builds the call's receipt, records it, and closes the call's span and metrics (outcome, receipt
  * id, latency). Rethrows when the receipt could be stored nowhere.
  */

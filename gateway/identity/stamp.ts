@@ -14,6 +14,11 @@ export interface PlatformResultMeta {
   agin_id: string;
   call_id: string;
   receipt_hint: string;
+  /**
+   * A task's result fetched with tasks/result (MCP tasks): the call id its own receipt is kept
+   * under; `call_id` is the id of the call that created the task.
+   */
+  result_call_id?: string;
 }
 
 /** The identity headers of the remote transport (spec §2.5), lower-cased. */
@@ -61,18 +66,21 @@ export function withoutPlatformMeta<T>(message: T): T {
 }
 
 /** The advice a result carries to its provider (spec §2.4 `receipt_hint`). */
-export function receiptHint(card: AginCard, callId: string): string {
-  return `Log agin_id ${card.aginId} with call_id ${callId} and the tool outcome; Plaza keeps a receipt under the same call_id.`;
+export function receiptHint(card: AginCard, callId: string, resultCallId?: string): string {
+  const receipts = resultCallId === undefined ? 'a receipt under the same call_id' : `a receipt under the same call_id, and one of this task result under call_id ${resultCallId}`;
+  return `Log agin_id ${card.aginId} with call_id ${callId} and the tool outcome; Plaza keeps ${receipts}.`;
 }
 
 /**
  * Returns a tools/call `result` with `_meta.platform` {agin_id, call_id, receipt_hint} set,
- * replacing whatever the upstream put there.
+ * replacing whatever the upstream put there; a task's result (tasks/result) also gets
+ * `result_call_id`, the id its own receipt is kept under.
  */
-export function stampResult(result: unknown, card: AginCard, callId: string): Record<string, unknown> {
+export function stampResult(result: unknown, card: AginCard, callId: string, resultCallId?: string): Record<string, unknown> {
   const base = isRecord(result) ? result : {};
   const meta = isRecord(base['_meta']) ? { ...base['_meta'] } : {};
-  const platform: PlatformResultMeta = { agin_id: card.aginId, call_id: callId, receipt_hint: receiptHint(card, callId) };
+  const platform: PlatformResultMeta = { agin_id: card.aginId, call_id: callId, receipt_hint: receiptHint(card, callId, resultCallId) };
+  if (resultCallId !== undefined) platform.result_call_id = resultCallId;
   meta['platform'] = platform;
   return { ...base, _meta: meta };
 }

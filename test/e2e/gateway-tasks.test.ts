@@ -2,8 +2,8 @@
  * Task-augmented tool calls (MCP tasks, protocol 2025-11-25) through `/mcp/p/<provider>`, against
  * server-everything's `simulate-research-query` and the official SDK client: the call that
  * creates the task is receipted as such, and the result fetched later with `tasks/result` — on
- * this instance or another one sharing the database — carries the creating call's id, for the
- * agent that created it only.
+ * this instance or another one sharing the database — carries the creating call's id and is
+ * receipted under an id of its own, for the agent that created it only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -56,6 +56,7 @@ describe('task-augmented calls through the passthrough', () => {
 
   const receiptOf = async (callId: string) =>
     (await plaza.db.prisma.$queryRawUnsafe<{ status: string; outcome: string; tool: string }[]>(`SELECT "status", "outcome", "tool" FROM "receipts" WHERE "call_id" = $1`, callId))[0];
+  const receiptsOfAgent = async (aginId: string) => (await plaza.db.prisma.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "receipts" WHERE "agin_id" = $1`, aginId))[0]!.n;
 
   it('stamps the result the SDK client fetches with tasks/result with the id of the call that created the task', async () => {
     const { client } = await session(plaza.url, tokens.a);
@@ -71,8 +72,11 @@ describe('task-augmented calls through the passthrough', () => {
     const callId = result._meta.platform.call_id as string;
     expect(callId).toMatch(/^call_/);
     expect(result._meta['io.modelcontextprotocol/related-task']).toEqual({ taskId });
-    // One receipt, the creating call's, saying what it created.
+    // The creating call's receipt says what it created; the result has a receipt of its own.
     expect(await receiptOf(callId)).toEqual({ status: 'ok', tool: TOOL, outcome: `task created: ${taskId} (working); its result comes with tasks/result` });
+    const resultCallId = result._meta.platform.result_call_id as string;
+    expect(resultCallId).toMatch(/^call_/);
+    expect(await receiptOf(resultCallId)).toEqual({ status: 'ok', tool: TOOL, outcome: `result of task ${taskId}, created by call ${callId}: ok: 1 content item` });
     await client.close();
   }, 30_000);
 
@@ -86,10 +90,15 @@ describe('task-augmented calls through the passthrough', () => {
     const fetched = await rpc(other.url, a.headers, 8, 'tasks/result', { taskId });
     expect(fetched.result.content[0].text).toContain('Research Report');
     expect(fetched.result._meta.platform).toMatchObject({ call_id: callId, agin_id: created.result._meta.platform.agin_id });
+    // Receipted by the instance that relayed it, in the shared database.
+    expect((await receiptOf(fetched.result._meta.platform.result_call_id))?.outcome).toBe(`result of task ${taskId}, created by call ${callId}: ok: 1 content item`);
     // Agent B, in its own session, asking for A's task: whatever the provider says, no call of A's is named.
     const b = await session(plaza.url, tokens.b);
     const foreign = await rpc(plaza.url, b.headers, 9, 'tasks/result', { taskId });
     expect(JSON.stringify(foreign ?? null)).not.toContain(callId);
+    // …and no receipt in B's name for a result that was never B's.
+    const bAgin = (await rpc(plaza.url, b.headers, 10, 'tools/call', { name: 'echo', arguments: { message: 'hi' } })).result._meta.platform.agin_id as string;
+    expect(await receiptsOfAgent(bAgin)).toBe(1);
     await Promise.all([a.client.close(), b.client.close()]);
   }, 30_000);
 });
