@@ -56,6 +56,18 @@ export interface TaskDirectory {
   callsOf(keys: string[]): Promise<Map<string, TaskCall>>;
 }
 
+/** A tasks/result request of a POST, as it goes upstream. */
+interface TaskResultRequest {
+  /** The caller's id of the request: its answer goes back under it. */
+  callerId: JsonRpcId;
+  /** A call id: the request's id upstream, and the one its result's receipt is kept under. */
+  resultCallId: string;
+  /** `params.taskId` when it is a string. */
+  taskId: string | undefined;
+  /** The call of this agent, in this session, that created the task, when known. */
+  creator: TaskCall | undefined;
+}
+
 /** Options of createPassthrough. */
 export interface PassthroughOptions {
   directory: ConnectorDirectory;
@@ -247,11 +259,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       let callRpcId: JsonRpcId | undefined;
       /** Calls of this session a notifications/cancelled in this POST is about. */
       const cancelling: CallInFlight[] = [];
-      /**
-       * The tasks/result requests of this POST: request id → the task and the call of this agent
-       * (in this session) that created it, or undefined when none did.
-       */
-      const taskCalls = new Map<JsonRpcId, (TaskCall & { taskId: string }) | undefined>();
+      /** The tasks/result requests of this POST, by the id each went upstream under (see TaskResultRequest). */
+      const taskResults = new Map<string, TaskResultRequest>();
       /** When this request arrived: a task result's receipt counts its latency from here. */
       const arrivedAt = options.clock.now();
       if (method === 'POST') {
@@ -296,20 +305,25 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
-        const keys = new Map<JsonRpcId, { key: string; taskId: string } | undefined>();
+        // A task's result goes upstream under an id of the gateway's, the one its receipt will
+        // have, as a call does: answered under the caller's id again, and known for what it is
+        // if the provider replays it on another stream (never passed on there, unreceipted).
+        const taskKeys = new Map<string, string>();
         for (const m of messages) {
           if (!isRequest(m) || m.method !== 'tasks/result') continue;
           const taskId = (m.params as { taskId?: unknown } | undefined)?.taskId;
-          keys.set(m.id, typeof taskId === 'string' && upstreamSession !== undefined ? { key: taskKey(provider, identity.agentId, upstreamSession, taskId), taskId } : undefined);
+          const request: TaskResultRequest = { callerId: m.id, resultCallId: newId('call', options.clock.now()), taskId: typeof taskId === 'string' ? taskId : undefined, creator: undefined };
+          taskResults.set(request.resultCallId, request);
+          if (request.taskId !== undefined && upstreamSession !== undefined) taskKeys.set(request.resultCallId, taskKey(provider, identity.agentId, upstreamSession, request.taskId));
+          awaited.delete(m.id);
+          awaited.add(request.resultCallId);
+          m.id = request.resultCallId;
         }
-        if (keys.size > 0) {
-          // One lookup for all of them (a batch may hold thousands); a failed one stamps none.
-          const wanted = [...new Set([...keys.values()].flatMap((k) => (k === undefined ? [] : [k.key])))];
-          const found = options.tasks && wanted.length > 0 ? await options.tasks.callsOf(wanted).catch(() => new Map<string, TaskCall>()) : new Map<string, TaskCall>();
-          for (const [id, task] of keys) {
-            const creator = task === undefined ? undefined : found.get(task.key);
-            taskCalls.set(id, creator === undefined ? undefined : { ...creator, taskId: task!.taskId });
-          }
+        if (taskKeys.size > 0 && options.tasks) {
+          // One lookup for all of them (a batch may hold thousands). A failed one finds none: the
+          // results are receipted all the same, with their creating calls unknown.
+          const found = await options.tasks.callsOf([...new Set(taskKeys.values())]).catch(() => new Map<string, TaskCall>());
+          for (const [id, key] of taskKeys) taskResults.get(id)!.creator = found.get(key);
         }
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
@@ -331,22 +345,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         body = JSON.stringify(Array.isArray(parsed) ? messages : messages[0]);
       }
 
-      /**
-       * The answer to a tasks/result. For a task a call of this agent created (in this session),
-       * see answerTaskResult: receipted, and stamped with the creating call's id. Otherwise it
-       * loses any `_meta.platform` of the provider's (a provider knows call ids; it may not name
-       * one to another agent). Other messages as they are.
-       */
+      /** The answer to a tasks/result of this POST, receipted (see answerTaskResult); other messages as they are. */
       const stampTaskResult = async (message: unknown): Promise<unknown> => {
-        if (taskCalls.size === 0 || !isResponse(message) || !taskCalls.has(message.id)) return message;
-        const task = taskCalls.get(message.id);
-        if (task !== undefined) return answerTaskResult(message, task, identity, provider, arrivedAt);
-        const result = (message as { result?: unknown }).result;
-        if (result === null || typeof result !== 'object' || Array.isArray(result)) return message;
-        const meta = (result as { _meta?: unknown })['_meta'];
-        if (meta === null || typeof meta !== 'object' || !('platform' in meta)) return message;
-        const { platform: _dropped, ...rest } = meta as Record<string, unknown>;
-        return { ...message, result: { ...result, _meta: rest } };
+        if (taskResults.size === 0 || !isResponse(message) || typeof message.id !== 'string') return message;
+        const request = taskResults.get(message.id);
+        return request ? answerTaskResult(message, request, identity, provider, arrivedAt) : message;
       };
       const headers = upstreamHeaders(req.headers, identity, call?.callId ?? '', '');
       for (const name of Object.keys(headers)) if (HOP_BY_HOP.has(name)) delete headers[name];
@@ -382,7 +385,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const tellUpstream = (reason: string) => {
         if (upstreamTold || !call || upstreamSession === undefined) return;
         upstreamTold = true;
-        const notice = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: call.callId, reason } });
+        noticeUpstream(call.callId, reason);
+      };
+      /** Sends the upstream a notifications/cancelled for its request `requestId`, in this session. */
+      const noticeUpstream = (requestId: string, reason: string) => {
+        const notice = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
         const noticeHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json' };
         delete noticeHeaders[IDENTITY_HEADERS.callId];
         delete noticeHeaders[IDENTITY_HEADERS.assertion];
@@ -419,6 +426,18 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           entry.cancel();
         });
         res.on('close', release);
+      }
+      if (upstreamSession !== undefined) {
+        for (const request of taskResults.values()) {
+          // A tasks/result the caller cancels: the upstream knows it by its call id, and its POST
+          // ends (a cancelled request gets no answer), wherever the cancellation arrived.
+          const entry = { upstreamId: request.resultCallId, cancelSent: () => undefined, cancel: () => controller.abort(new DOMException(CALLER_CANCELLED, 'AbortError')) };
+          const release = inFlight.add(callKey(provider, identity.agentId, upstreamSession, request.callerId), entry, () => {
+            noticeUpstream(request.resultCallId, CALLER_CANCELLED);
+            entry.cancel();
+          });
+          res.on('close', release);
+        }
       }
       let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
@@ -487,7 +506,19 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         }
         // Method not allowed (405), accepted notifications (202), other refusals: the client needs
         // the real status; the upstream's body is passed on only when it is JSON-RPC.
-        if (type.startsWith('application/json') && text) {
+        if (type.startsWith('application/json') && text && taskResults.size > 0) {
+          // A task's result is receipted whatever status comes with it, or not passed on at all.
+          let refusal: unknown;
+          try {
+            refusal = parseJson(text);
+          } catch {
+            refusal = undefined;
+          }
+          if (refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH)) {
+            res.writeHead(upstream.status, responseHeaders);
+            res.end();
+          } else sendJson(res, upstream.status, Array.isArray(refusal) ? await Promise.all(refusal.map(stampTaskResult)) : await stampTaskResult(refusal), responseHeaders);
+        } else if (type.startsWith('application/json') && text) {
           res.writeHead(upstream.status, { 'content-type': 'application/json', ...responseHeaders });
           res.end(text);
         } else {
@@ -552,8 +583,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         return;
       }
       if (!call) {
-        if (taskCalls.size > 0 && !nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
-          sendJson(res, 200, Array.isArray(parsed) ? await Promise.all(parsed.map(stampTaskResult)) : await stampTaskResult(parsed), responseHeaders);
+        if (taskResults.size > 0) {
+          // A task's result never passes unreceipted, nor inside an answer too deep to look into.
+          if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: its answer nests deeper than ${MAX_JSON_DEPTH} levels.`), responseHeaders);
+          else sendJson(res, 200, Array.isArray(parsed) ? await Promise.all(parsed.map(stampTaskResult)) : await stampTaskResult(parsed), responseHeaders);
           return;
         }
         // Nothing to stamp: the upstream's JSON goes on as it came.
@@ -567,7 +600,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
         return;
       }
-      const answered = Array.isArray(parsed) ? await Promise.all(parsed.map(async (m) => stampTaskResult(await stampOrFail(m, call, callRpcId)))) : await stampOrFail(parsed, call, callRpcId);
+      const answered = Array.isArray(parsed)
+        ? await Promise.all(parsed.map(async (m) => stampTaskResult(await stampOrFail(m, call, callRpcId))))
+        : await stampTaskResult(await stampOrFail(parsed, call, callRpcId));
       if (!containsResponse(answered, callRpcId)) {
         await finish(call, { failure: 'the upstream answered without a result for the call' });
       }
@@ -584,23 +619,31 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   }
 
   /**
-   * The answer to a tasks/result for a task a call of this agent created: its receipt is recorded
-   * first (its own call id, the creating call's tool, an outcome naming the task and that call),
-   * and a result is stamped with the creating call's id and the receipt's (`result_call_id`); an
-   * error answer passes as it came. A result whose receipt could be stored nowhere is not given
-   * out: the caller is told to ask again (a task's result can be fetched until it expires).
+   * The answer to a tasks/result, under the caller's id again. A result is receipted before it
+   * leaves — under the request's own call id, the tool of the call that created the task when
+   * that was a call of this agent in this session (else the method's name), with an outcome that
+   * names the task and that call — and stamped with the creating call's id (else its own) and
+   * `result_call_id`, its receipt's. A malformed answer is receipted as a failure and answered as
+   * one. A JSON-RPC error is receipted for a task of this agent's only (it carries no result).
+   * A result whose receipt could be stored nowhere is not given out: the caller is told to ask
+   * again (a task's result can be fetched until it expires).
    */
-  async function answerTaskResult(message: JsonRpcResponse, task: TaskCall & { taskId: string }, identity: AgentIdentity, provider: string, arrivedAt: number): Promise<unknown> {
-    const delivery: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool: task.tool, startedAt: arrivedAt };
-    const answer = callAnswer(message);
+  async function answerTaskResult(message: JsonRpcResponse, request: TaskResultRequest, identity: AgentIdentity, provider: string, arrivedAt: number): Promise<JsonRpcResponse> {
+    const { callerId, resultCallId, taskId, creator } = request;
+    const answer = callAnswer(message, 'tasks/result');
+    if ('error' in answer && creator === undefined) return { ...message, id: callerId };
+    const delivery: CallContext = { callId: resultCallId, identity, provider, tool: creator?.tool ?? 'tasks/result', startedAt: arrivedAt };
     const outcome = 'malformed' in answer ? { failure: answer.malformed } : answer;
+    const stampedId = creator?.callId ?? resultCallId;
     try {
-      await recordTaskResult(options.receipts, delivery, task, outcome, options.clock.now());
+      await recordTaskResult(options.receipts, delivery, { taskId, callId: creator?.callId }, outcome, options.clock.now());
     } catch {
-      const refused = toolErrorResult(message.id, 'The task\'s result arrived but Plaza could not record its receipt; ask for it again with tasks/result.');
-      return { ...refused, result: stampResult(refused.result, identity, task.callId) };
+      const refused = toolErrorResult(callerId, "The task's result arrived but Plaza could not record its receipt; ask for it again with tasks/result.");
+      return { ...refused, result: stampResult(refused.result, identity, stampedId) };
     }
-    return 'result' in answer ? { ...message, result: stampResult(answer.result, identity, task.callId, delivery.callId) } : message;
+    if ('error' in answer) return { ...message, id: callerId };
+    const result = 'result' in answer ? answer.result : toolErrorResult(callerId, `Task result failed: ${answer.malformed}.`).result;
+    return { jsonrpc: '2.0', id: callerId, result: stampResult(result, identity, stampedId, resultCallId) };
   }
 
   /**

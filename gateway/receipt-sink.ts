@@ -125,14 +125,14 @@ export function receiptFor(
 
 /**
  * Records the receipt of a task's result as it goes back to the caller (tasks/result, MCP tasks):
- * under `delivery`'s own call id and the creating call's tool, with an outcome that names the task
- * and the call that created it. No span: the creating call had its own. Rethrows when the receipt
- * could be stored nowhere.
+ * under `delivery`'s own call id and tool, with an outcome that names the task and the call that
+ * created it (`callId`, when known). No span: the creating call had its own. Rethrows when the
+ * receipt could be stored nowhere.
  */
 export async function recordTaskResult(
   sink: ReceiptSink,
   delivery: CallContext,
-  task: { taskId: string; callId: string },
+  task: { taskId: string | undefined; callId: string | undefined },
   outcome: Parameters<typeof receiptFor>[1],
   now: number,
 ): Promise<CallReceipt> {
@@ -142,7 +142,9 @@ export async function recordTaskResult(
   } catch (error) {
     receipt = receiptFor(delivery, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now);
   }
-  receipt.outcome = `result of task ${task.taskId.slice(0, 200)}, created by call ${task.callId}: ${receipt.outcome}`;
+  const which = task.taskId === undefined ? 'result of a tasks/result without a task id' : `result of task ${task.taskId.slice(0, 200)}`;
+  const creator = task.callId === undefined ? 'its creating call unknown to Plaza (not a call of this agent in this session)' : `created by call ${task.callId}`;
+  receipt.outcome = `${which}, ${creator}: ${receipt.outcome}`;
   await sink.record(receipt);
   return receipt;
 }

@@ -67,7 +67,8 @@ export function withoutPlatformMeta<T>(message: T): T {
 
 /** The advice a result carries to its provider (spec §2.4 `receipt_hint`). */
 export function receiptHint(card: AginCard, callId: string, resultCallId?: string): string {
-  const receipts = resultCallId === undefined ? 'a receipt under the same call_id' : `a receipt under the same call_id, and one of this task result under call_id ${resultCallId}`;
+  const receipts =
+    resultCallId === undefined || resultCallId === callId ? 'a receipt under the same call_id' : `a receipt under the same call_id, and this task result's own under call_id ${resultCallId}`;
   return `Log agin_id ${card.aginId} with call_id ${callId} and the tool outcome; Plaza keeps ${receipts}.`;
 }
 

@@ -86,7 +86,11 @@ export const MAX_JSON_DEPTH = 256;
  * with a numeric code and a string message, or `malformed` (the words say how) — which the
  * gateway records and answers as a failed call, never as a success or an error it made up.
  */
-export function callAnswer(message: JsonRpcResponse): { result: Record<string, unknown> } | { error: { code: number; message: string } } | { malformed: string } {
+export function callAnswer(
+  message: JsonRpcResponse,
+  /** The method answered, as the words for a malformed answer name it. */
+  method = 'tools/call',
+): { result: Record<string, unknown> } | { error: { code: number; message: string } } | { malformed: string } {
   const error = (message as { error?: unknown }).error;
   if (error !== undefined) {
     if (!isRecord(error) || typeof error['code'] !== 'number' || !Number.isFinite(error['code']) || typeof error['message'] !== 'string' || 'result' in message) {
@@ -94,7 +98,7 @@ export function callAnswer(message: JsonRpcResponse): { result: Record<string, u
     }
     return { error: { code: error['code'], message: error['message'] } };
   }
-  if (!isRecord(message.result)) return { malformed: 'the upstream answered a tools/call result that is not an object' };
+  if (!isRecord(message.result)) return { malformed: `the upstream answered a ${method} result that is not an object` };
   if (nestsDeeperThan(message.result, MAX_JSON_DEPTH)) return { malformed: `the upstream's result nests deeper than ${MAX_JSON_DEPTH} levels` };
   return { result: message.result };
 }

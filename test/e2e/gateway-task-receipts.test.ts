@@ -3,11 +3,12 @@
  * "task created", and the result the caller fetches later with tasks/result gets a receipt of its
  * own — its own call id (named in the result as `result_call_id`), the creating call's tool, an
  * outcome naming the task and the call, the digest of what the caller received — before it goes
- * back, over JSON and over an event stream. A result whose receipt can be stored nowhere is not
- * given out. The provider is a small raw server, so its answers (and failures) are exact.
+ * back, over JSON and over an event stream, whatever the provider does: a result whose receipt can
+ * be stored nowhere, or that comes replayed on a resumed stream, is not given out. The provider is
+ * a small raw server, so its answers (and failures) are exact.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { generateKeyPair } from 'jose';
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CallReceipt, type Connector, createPassthrough, createSessionSealer, resultDigest, type TaskCall } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
+import { createTaskDirectory } from '../../src/connectors/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
@@ -30,9 +32,16 @@ describe('receipts of task results through the passthrough', () => {
   const receipts: CallReceipt[] = [];
   /** Receipts refused (as by a database and spool both unavailable) while this is above 0. */
   let refuseReceipts = 0;
-  /** What the provider answers to tasks/result: a result, or a JSON-RPC error. */
-  let taskAnswer: 'result' | 'error' = 'result';
+  /** What the provider answers to tasks/result: see the provider below. */
+  let taskAnswer: 'result' | 'error' | 'malformed' | 'http500' | 'cut' | 'hold' = 'result';
   const tasks = new Map<string, TaskCall>();
+  /** The task directory's lookups fail while this is set (an unreachable database). */
+  let lookupsFail = false;
+  /** What the provider's GET stream replays, the ids tasks/result requests reached it under, the cancellations it got. */
+  let replay: unknown;
+  const seenTaskResultIds: unknown[] = [];
+  const cancels: Array<{ requestId: unknown; reason?: string }> = [];
+  let held: ServerResponse | undefined;
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
@@ -41,22 +50,54 @@ describe('receipts of task results through the passthrough', () => {
     token = (await agents.create(account.account.id, { display_name: 'Task agent', owner_context: 'acme' })).token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     // A provider with sessions: a task-augmented call creates task "t-<n>"; tasks/result answers
-    // its report (with a _meta of the provider's own), as JSON on /json and as an event on /sse.
+    // its report (with a _meta of the provider's own, a forged platform among it), as JSON on
+    // /json and as an event on /sse — or misbehaves as `taskAnswer` says.
     let created = 0;
+    const answerOf = (request: any): unknown => {
+      if (request.method === 'initialize') return { protocolVersion: PROTOCOL, capabilities: { tools: {}, tasks: {} }, serverInfo: { name: 'raw-tasks', version: '1' } };
+      if (request.method === 'tools/call') return { task: { taskId: `t-${++created}`, status: 'working', ttl: 60_000, createdAt: new Date().toISOString() } };
+      if (taskAnswer === 'malformed') return 'not an object';
+      return { content: [{ type: 'text', text: `report of ${request.params?.taskId}` }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: request.params?.taskId }, platform: { call_id: 'call_forged' } } };
+    };
+    const respond = (request: any) =>
+      request.method === 'tasks/result' && taskAnswer === 'error'
+        ? { jsonrpc: '2.0', id: request.id, error: { code: -32602, message: `Task ${request.params.taskId} has expired` } }
+        : { jsonrpc: '2.0', id: request.id, result: answerOf(request) };
     provider = createServer(async (req, res) => {
+      const session = { 'mcp-session-id': 'upstream-session-1' };
+      if (req.method === 'GET') {
+        // A resumed stream replays the answer its POST's stream lost (cut below).
+        if (req.headers['last-event-id'] !== 'e1' || replay === undefined) return void res.writeHead(405).end();
+        return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`id: e2\nevent: message\ndata: ${JSON.stringify(replay)}\n\n`);
+      }
       let text = '';
       for await (const chunk of req) text += chunk;
       const request = JSON.parse(text);
-      const session = { 'mcp-session-id': 'upstream-session-1' };
+      if (Array.isArray(request)) {
+        // Answers a batch with one object: the last request's answer only.
+        return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify(respond(request.at(-1))));
+      }
+      if (request.method === 'notifications/cancelled') {
+        cancels.push(request.params);
+        held?.end();
+        held = undefined;
+      }
       if (request.id === undefined) return void res.writeHead(202, session).end();
-      let answer: unknown;
-      if (request.method === 'initialize') answer = { protocolVersion: PROTOCOL, capabilities: { tools: {}, tasks: {} }, serverInfo: { name: 'raw-tasks', version: '1' } };
-      else if (request.method === 'tools/call') answer = { task: { taskId: `t-${++created}`, status: 'working', ttl: 60_000, createdAt: new Date().toISOString() } };
-      else if (request.method === 'tasks/result' && taskAnswer === 'error') {
-        const body = JSON.stringify({ jsonrpc: '2.0', id: request.id, error: { code: -32602, message: `Task ${request.params.taskId} has expired` } });
-        return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(body);
-      } else answer = { content: [{ type: 'text', text: `report of ${request.params.taskId}` }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: request.params.taskId } } };
-      const body = JSON.stringify({ jsonrpc: '2.0', id: request.id, result: answer });
+      const body = JSON.stringify(respond(request));
+      if (request.method === 'tasks/result') {
+        seenTaskResultIds.push(request.id);
+        if (taskAnswer === 'http500') return void res.writeHead(500, { 'content-type': 'application/json', ...session }).end(body);
+        if (taskAnswer === 'cut') {
+          // The POST's stream ends after a first event, before the answer.
+          replay = JSON.parse(body);
+          return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`id: e1\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}\n\n`);
+        }
+        if (taskAnswer === 'hold') {
+          held = res.writeHead(200, { 'content-type': 'text/event-stream', ...session });
+          held.flushHeaders();
+          return;
+        }
+      }
       if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: ${body}\n\n`);
       else res.writeHead(200, { 'content-type': 'application/json', ...session }).end(body);
     });
@@ -84,7 +125,10 @@ describe('receipts of task results through the passthrough', () => {
       sealer: createSessionSealer(randomBytes(32)),
       tasks: {
         remember: async (key, task) => void tasks.set(key, task),
-        callsOf: async (keys) => new Map(keys.flatMap((k) => (tasks.has(k) ? [[k, tasks.get(k)!] as const] : []))),
+        callsOf: async (keys) => {
+          if (lookupsFail) throw new Error('the database is unreachable');
+          return new Map(keys.flatMap((k) => (tasks.has(k) ? [[k, tasks.get(k)!] as const] : [])));
+        },
       },
     });
     gateway = createServer((req, res) => {
@@ -105,6 +149,7 @@ describe('receipts of task results through the passthrough', () => {
   beforeEach(() => {
     refuseReceipts = 0;
     taskAnswer = 'result';
+    lookupsFail = false;
   });
 
   /** POSTs one request to /mcp/p/<name> and returns its answer (JSON, or the matching event). */
@@ -137,42 +182,55 @@ describe('receipts of task results through the passthrough', () => {
     return { taskId: created.result.task.taskId, callId: created.result._meta.platform.call_id };
   }
 
+  /** The receipts of results of `taskId`. */
+  const resultReceipts = (taskId: string) => receipts.filter((r) => r.outcome.startsWith(`result of task ${taskId},`));
+
   for (const name of ['json', 'sse']) {
     it(`receipts the result fetched with tasks/result under its own call id (${name})`, async () => {
       const headers = await session(name);
       const { taskId, callId } = await createTask(name, headers);
       expect(receipts.find((r) => r.callId === callId)?.outcome).toBe(`task created: ${taskId} (working); its result comes with tasks/result`);
+      const before = Date.now();
       const fetched = await rpc(name, headers, { id: 2, method: 'tasks/result', params: { taskId } });
+      expect(fetched.id).toBe(2);
       const platform = fetched.result._meta.platform;
       expect(platform).toMatchObject({ call_id: callId, result_call_id: expect.stringMatching(/^call_[0-9a-z]{26}$/) });
       expect(platform.result_call_id).not.toBe(callId);
-      expect(platform.receipt_hint).toContain(`one of this task result under call_id ${platform.result_call_id}`);
+      expect(platform.receipt_hint).toContain(`and this task result's own under call_id ${platform.result_call_id}`);
+      // The provider's own _meta stays, but not a platform of its making.
+      expect(fetched.result._meta['io.modelcontextprotocol/related-task']).toEqual({ taskId });
+      expect(JSON.stringify(fetched)).not.toContain('call_forged');
+      // Upstream the request went under the receipt's call id.
+      expect(seenTaskResultIds.at(-1)).toBe(platform.result_call_id);
       const receipt = receipts.find((r) => r.callId === platform.result_call_id);
       expect(receipt).toMatchObject({ tool: 'research', provider: name, status: 'ok', outcome: `result of task ${taskId}, created by call ${callId}: ok: 1 content item` });
+      expect(receipt!.latencyMs).toBeGreaterThanOrEqual(0);
+      expect(receipt!.latencyMs).toBeLessThanOrEqual(Date.now() - before);
       // The digest is of what the caller received, its _meta left out (as for every call).
       const { _meta: _left, ...received } = fetched.result;
       expect(receipt!.resultDigest).toBe(resultDigest(received));
       // Each delivery is receipted: fetching the result again gives another receipt.
       const again = await rpc(name, headers, { id: 3, method: 'tasks/result', params: { taskId } });
       expect(again.result._meta.platform.result_call_id).not.toBe(platform.result_call_id);
-      expect(receipts.filter((r) => r.outcome.startsWith(`result of task ${taskId},`))).toHaveLength(2);
+      expect(resultReceipts(taskId)).toHaveLength(2);
+    });
+
+    it(`gives no task result out whose receipt could be stored nowhere, and gives it on the next ask (${name})`, async () => {
+      const headers = await session(name);
+      const { taskId, callId } = await createTask(name, headers);
+      refuseReceipts = 1;
+      const refused = await rpc(name, headers, { id: 2, method: 'tasks/result', params: { taskId } });
+      expect(refused.id).toBe(2);
+      expect(refused.result.isError).toBe(true);
+      expect(refused.result.content[0].text).toBe("The task's result arrived but Plaza could not record its receipt; ask for it again with tasks/result.");
+      expect(JSON.stringify(refused)).not.toContain('report of');
+      expect(refused.result._meta.platform.call_id).toBe(callId);
+      expect(resultReceipts(taskId)).toHaveLength(0);
+      const fetched = await rpc(name, headers, { id: 3, method: 'tasks/result', params: { taskId } });
+      expect(fetched.result.content[0].text).toBe(`report of ${taskId}`);
+      expect(resultReceipts(taskId)).toHaveLength(1);
     });
   }
-
-  it('gives no task result out whose receipt could be stored nowhere, and gives it on the next ask', async () => {
-    const headers = await session('json');
-    const { taskId, callId } = await createTask('json', headers);
-    refuseReceipts = 1;
-    const refused = await rpc('json', headers, { id: 2, method: 'tasks/result', params: { taskId } });
-    expect(refused.result.isError).toBe(true);
-    expect(refused.result.content[0].text).toBe("The task's result arrived but Plaza could not record its receipt; ask for it again with tasks/result.");
-    expect(JSON.stringify(refused)).not.toContain('report of');
-    expect(refused.result._meta.platform.call_id).toBe(callId);
-    expect(receipts.some((r) => r.outcome.startsWith(`result of task ${taskId},`))).toBe(false);
-    const fetched = await rpc('json', headers, { id: 3, method: 'tasks/result', params: { taskId } });
-    expect(fetched.result.content[0].text).toBe(`report of ${taskId}`);
-    expect(receipts.filter((r) => r.outcome.startsWith(`result of task ${taskId},`))).toHaveLength(1);
-  });
 
   it('receipts an error answer to tasks/result as an error and passes it on as it came', async () => {
     const headers = await session('json');
@@ -180,16 +238,106 @@ describe('receipts of task results through the passthrough', () => {
     taskAnswer = 'error';
     const answer = await rpc('json', headers, { id: 2, method: 'tasks/result', params: { taskId } });
     expect(answer).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32602, message: `Task ${taskId} has expired` } });
-    const receipt = receipts.find((r) => r.outcome.startsWith(`result of task ${taskId},`));
-    expect(receipt).toMatchObject({ tool: 'research', status: 'error', outcome: `result of task ${taskId}, created by call ${callId}: json-rpc error -32602: Task ${taskId} has expired` });
+    expect(resultReceipts(taskId)).toEqual([
+      expect.objectContaining({ tool: 'research', status: 'error', outcome: `result of task ${taskId}, created by call ${callId}: json-rpc error -32602: Task ${taskId} has expired` }),
+    ]);
   });
 
-  it('receipts nothing for a tasks/result about a task no call of the session created', async () => {
+  it('answers and receipts a malformed result as a failure, never passing it on', async () => {
+    const headers = await session('sse');
+    const { taskId, callId } = await createTask('sse', headers);
+    taskAnswer = 'malformed';
+    const answer = await rpc('sse', headers, { id: 2, method: 'tasks/result', params: { taskId } });
+    expect(answer.result.isError).toBe(true);
+    expect(answer.result.content[0].text).toBe('Task result failed: the upstream answered a tasks/result result that is not an object.');
+    const [receipt] = resultReceipts(taskId);
+    expect(answer.result._meta.platform).toMatchObject({ call_id: callId, result_call_id: receipt!.callId });
+    expect(receipt).toMatchObject({ status: 'error', outcome: `result of task ${taskId}, created by call ${callId}: upstream failure: the upstream answered a tasks/result result that is not an object` });
+  });
+
+  it('receipts a result whose creating call is unknown (another session, or the lookup failed) under its own id', async () => {
     const headers = await session('json');
+    const answer = await rpc('json', headers, { id: 2, method: 'tasks/result', params: { taskId: 't-elsewhere' } });
+    expect(answer.result.content[0].text).toBe('report of t-elsewhere');
+    const own = answer.result._meta.platform;
+    expect(own.call_id).toBe(own.result_call_id);
+    expect(JSON.stringify(answer)).not.toContain('call_forged');
+    expect(resultReceipts('t-elsewhere')).toEqual([
+      expect.objectContaining({ callId: own.call_id, tool: 'tasks/result', status: 'ok', outcome: 'result of task t-elsewhere, its creating call unknown to Plaza (not a call of this agent in this session): ok: 1 content item' }),
+    ]);
+    // A task of this session's, while the task directory cannot be read: receipted all the same.
+    const { taskId } = await createTask('json', headers);
+    lookupsFail = true;
+    const fetched = await rpc('json', headers, { id: 3, method: 'tasks/result', params: { taskId } });
+    expect(fetched.result.content[0].text).toBe(`report of ${taskId}`);
+    expect(resultReceipts(taskId)).toEqual([expect.objectContaining({ callId: fetched.result._meta.platform.result_call_id, tool: 'tasks/result', status: 'ok' })]);
+    // An error about a task not known to be this agent's carries no result: nothing to receipt.
+    taskAnswer = 'error';
     const before = receipts.length;
-    const answer = await rpc('json', headers, { id: 2, method: 'tasks/result', params: { taskId: 't-unknown' } });
-    expect(answer.result.content[0].text).toBe('report of t-unknown');
-    expect(answer.result._meta.platform).toBeUndefined();
+    expect(await rpc('json', headers, { id: 4, method: 'tasks/result', params: { taskId: 't-gone' } })).toMatchObject({ id: 4, error: { code: -32602 } });
     expect(receipts).toHaveLength(before);
+  });
+
+  it('never passes on a task result the provider replays on a resumed stream', async () => {
+    const headers = await session('sse');
+    const { taskId } = await createTask('sse', headers);
+    taskAnswer = 'cut';
+    const res = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } }) });
+    expect(await res.text()).not.toContain('report of');
+    const resumed = await fetch(`${url}/mcp/p/sse`, { headers: { ...headers, 'last-event-id': 'e1' } });
+    const text = await resumed.text();
+    expect(text).toContain('id: e2');
+    expect(text).not.toContain('report of');
+    expect(resultReceipts(taskId)).toHaveLength(0);
+  });
+
+  it('receipts a task result that comes with an HTTP error status, and one the provider answers alone for a batch', async () => {
+    const headers = await session('json');
+    const first = await createTask('json', headers);
+    taskAnswer = 'http500';
+    const res = await fetch(`${url}/mcp/p/json`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: first.taskId } }) });
+    expect(res.status).toBe(500);
+    const answer: any = await res.json();
+    expect(answer).toMatchObject({ id: 2, result: { _meta: { platform: { call_id: first.callId } } } });
+    expect(resultReceipts(first.taskId)).toEqual([expect.objectContaining({ callId: answer.result._meta.platform.result_call_id })]);
+    // A call and a tasks/result in one batch, answered with the task result alone.
+    taskAnswer = 'result';
+    const second = await createTask('json', headers);
+    const batch = await fetch(`${url}/mcp/p/json`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'research', arguments: {} } },
+        { jsonrpc: '2.0', id: 6, method: 'tasks/result', params: { taskId: second.taskId } },
+      ]),
+    }).then((r) => r.json() as Promise<any>);
+    expect(batch).toMatchObject({ id: 6, result: { content: [{ text: `report of ${second.taskId}` }], _meta: { platform: { call_id: second.callId } } } });
+    expect(resultReceipts(second.taskId)).toEqual([expect.objectContaining({ callId: batch.result._meta.platform.result_call_id })]);
+  });
+
+  it('passes a cancellation of a tasks/result on under the id the provider knows it by, and ends its request', async () => {
+    const headers = await session('sse');
+    const { taskId } = await createTask('sse', headers);
+    taskAnswer = 'hold';
+    const waiting = fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tasks/result', params: { taskId } }) }).then((r) => r.text());
+    await expect.poll(() => held !== undefined).toBe(true);
+    const upstreamId = seenTaskResultIds.at(-1);
+    const cancel = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 8, reason: 'no longer needed' } }) });
+    expect(cancel.status).toBe(202);
+    expect(cancels.at(-1)).toEqual({ requestId: upstreamId, reason: 'no longer needed' });
+    expect(await waiting).not.toContain('report of');
+    expect(resultReceipts(taskId)).toHaveLength(0);
+  });
+
+  it('receipts a task remembered before tools were kept under the method name', async () => {
+    const directory = createTaskDirectory({ db: t.db, clock: systemClock });
+    await directory.remember('key-new', { callId: 'call_new', tool: 'research' });
+    await t.db.sql.query(`INSERT INTO "gateway_tasks" ("key", "call_id") VALUES ('key-old', 'call_old')`);
+    expect(await directory.callsOf(['key-new', 'key-old', 'key-none'])).toEqual(
+      new Map([
+        ['key-new', { callId: 'call_new', tool: 'research' }],
+        ['key-old', { callId: 'call_old', tool: 'tasks/result' }],
+      ]),
+    );
   });
 });
