@@ -123,6 +123,15 @@ export function receiptFor(
   };
 }
 
+/** The receipt of a call, or — the call ran — of its failure when its answer cannot be digested. */
+function digestedReceipt(call: CallContext, outcome: Parameters<typeof receiptFor>[1], now: number): CallReceipt {
+  try {
+    return receiptFor(call, outcome, now);
+  } catch (error) {
+    return receiptFor(call, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now);
+  }
+}
+
 /**
  * Records the receipt of a task's result as it goes back to the caller (tasks/result, MCP tasks):
  * under `delivery`'s own call id and tool, with an outcome that names the task and the call that
@@ -136,12 +145,7 @@ export async function recordTaskResult(
   outcome: Parameters<typeof receiptFor>[1],
   now: number,
 ): Promise<CallReceipt> {
-  let receipt: CallReceipt;
-  try {
-    receipt = receiptFor(delivery, outcome, now);
-  } catch (error) {
-    receipt = receiptFor(delivery, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now);
-  }
+  const receipt = digestedReceipt(delivery, outcome, now);
   const which = task.taskId === undefined ? 'result of a tasks/result without a task id' : `result of task ${task.taskId.slice(0, 200)}`;
   const creator = task.callId === undefined ? 'its creating call unknown to Plaza (not a call of this agent in this session)' : `created by call ${task.callId}`;
   receipt.outcome = `${which}, ${creator}: ${receipt.outcome}`;
@@ -159,13 +163,7 @@ export async function recordCall(
   outcome: Parameters<typeof receiptFor>[1],
   now: number,
 ): Promise<CallReceipt> {
-  let receipt: CallReceipt;
-  try {
-    receipt = receiptFor(call, outcome, now);
-  } catch (error) {
-    // The call ran: it gets a receipt even when its answer cannot be digested.
-    receipt = receiptFor(call, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now);
-  }
+  const receipt = digestedReceipt(call, outcome, now);
   try {
     await sink.record(receipt);
   } catch (error) {
