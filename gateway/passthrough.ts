@@ -66,6 +66,8 @@ interface TaskResultRequest {
   taskId: string | undefined;
   /** The call of this agent, in this session, that created the task, when known. */
   creator: TaskCall | undefined;
+  /** The caller cancelled it (notifications/cancelled): its answer, if one comes, is not passed on. */
+  cancelled: boolean;
 }
 
 /** Options of createPassthrough. */
@@ -123,6 +125,8 @@ const CALL_RPC_ID = /^call_[0-9a-z]{26}$/;
 const TRANSPORT_REFUSALS = new Set([400, 406, 415]);
 /** What a client is told when the upstream no longer knows the session: start a new one (spec: 404). */
 const SESSION_GONE = 'Unknown or expired session; initialize a new one.';
+/** What takes the place of an answer no caller may get (see relayEventStream, answerTaskResult). */
+const DROPPED = Symbol('dropped');
 /** The receipt's words for a call the caller cancelled (notifications/cancelled). */
 const CALLER_CANCELLED = 'the caller cancelled the call';
 
@@ -312,7 +316,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         for (const m of messages) {
           if (!isRequest(m) || m.method !== 'tasks/result') continue;
           const taskId = (m.params as { taskId?: unknown } | undefined)?.taskId;
-          const request: TaskResultRequest = { callerId: m.id, resultCallId: newId('call', options.clock.now()), taskId: typeof taskId === 'string' ? taskId : undefined, creator: undefined };
+          const request: TaskResultRequest = { callerId: m.id, resultCallId: newId('call', options.clock.now()), taskId: typeof taskId === 'string' ? taskId : undefined, creator: undefined, cancelled: false };
           taskResults.set(request.resultCallId, request);
           if (request.taskId !== undefined && upstreamSession !== undefined) taskKeys.set(request.resultCallId, taskKey(provider, identity.agentId, upstreamSession, request.taskId));
           awaited.delete(m.id);
@@ -349,7 +353,15 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const stampTaskResult = async (message: unknown): Promise<unknown> => {
         if (taskResults.size === 0 || !isResponse(message) || typeof message.id !== 'string') return message;
         const request = taskResults.get(message.id);
-        return request ? answerTaskResult(message, request, identity, provider, arrivedAt) : message;
+        if (!request) return message;
+        // A cancelled request gets no answer.
+        return request.cancelled ? DROPPED : answerTaskResult(message, request, identity, provider, arrivedAt);
+      };
+      /** A JSON answer without a call, its tasks/result answers receipted: the messages to send, or DROPPED for none. */
+      const answerTasks = async (parsed: unknown): Promise<unknown> => {
+        if (!Array.isArray(parsed)) return stampTaskResult(parsed);
+        const out = (await Promise.all(firstAnswers(parsed).map(stampTaskResult))).filter((m) => m !== DROPPED);
+        return out.length > 0 ? out : DROPPED;
       };
       const headers = upstreamHeaders(req.headers, identity, call?.callId ?? '', '');
       for (const name of Object.keys(headers)) if (HOP_BY_HOP.has(name)) delete headers[name];
@@ -427,11 +439,25 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         });
         res.on('close', release);
       }
+      /** Every request this POST still waited for was a tasks/result the caller cancelled: it ends with no answer. */
+      let allCancelled = false;
       if (upstreamSession !== undefined) {
         for (const request of taskResults.values()) {
-          // A tasks/result the caller cancels: the upstream knows it by its call id, and its POST
-          // ends (a cancelled request gets no answer), wherever the cancellation arrived.
-          const entry = { upstreamId: request.resultCallId, cancelSent: () => undefined, cancel: () => controller.abort(new DOMException(CALLER_CANCELLED, 'AbortError')) };
+          // A tasks/result the caller cancels (wherever the cancellation arrived; the upstream
+          // knows it by its call id) gets no answer: one that comes anyway is not passed on. The
+          // POST ends once nothing else in it is awaited; a call beside it goes on.
+          const entry = {
+            upstreamId: request.resultCallId,
+            cancelSent: () => undefined,
+            cancel: () => {
+              if (request.cancelled) return;
+              request.cancelled = true;
+              awaited.delete(request.resultCallId);
+              if (awaited.size > 0) return;
+              allCancelled = true;
+              controller.abort(new DOMException(CALLER_CANCELLED, 'AbortError'));
+            },
+          };
           const release = inFlight.add(callKey(provider, identity.agentId, upstreamSession, request.callerId), entry, () => {
             noticeUpstream(request.resultCallId, CALLER_CANCELLED);
             entry.cancel();
@@ -451,7 +477,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         if (call) {
           await finish(call, { failure: why });
           sendJson(res, 200, failedCall(call, callRpcId, why));
-        } else sendJson(res, 502, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`));
+        } else if (allCancelled) endUnanswered(res, {});
+        else sendJson(res, 502, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`));
         return;
       } finally {
         // The cancellation went upstream (under the call's id there); the call ends now, receipted
@@ -517,7 +544,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           if (refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH)) {
             res.writeHead(upstream.status, responseHeaders);
             res.end();
-          } else sendJson(res, upstream.status, Array.isArray(refusal) ? await Promise.all(refusal.map(stampTaskResult)) : await stampTaskResult(refusal), responseHeaders);
+          } else sendAnswers(res, upstream.status, await answerTasks(refusal), responseHeaders);
         } else if (type.startsWith('application/json') && text) {
           res.writeHead(upstream.status, { 'content-type': 'application/json', ...responseHeaders });
           res.end(text);
@@ -568,7 +595,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         if (call) {
           await finish(call, { failure: why });
           sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
-        } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`), responseHeaders);
+        } else if (allCancelled) endUnanswered(res, responseHeaders);
+        else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`), responseHeaders);
         return;
       }
       clearTimeout(timer);
@@ -586,7 +614,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         if (taskResults.size > 0) {
           // A task's result never passes unreceipted, nor inside an answer too deep to look into.
           if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: its answer nests deeper than ${MAX_JSON_DEPTH} levels.`), responseHeaders);
-          else sendJson(res, 200, Array.isArray(parsed) ? await Promise.all(parsed.map(stampTaskResult)) : await stampTaskResult(parsed), responseHeaders);
+          else sendAnswers(res, 200, await answerTasks(parsed), responseHeaders);
           return;
         }
         // Nothing to stamp: the upstream's JSON goes on as it came.
@@ -600,11 +628,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
         return;
       }
+      // The first answer to each request counts (its receipt is the one kept); a second is dropped.
       const answered = Array.isArray(parsed)
-        ? await Promise.all(parsed.map(async (m) => stampTaskResult(await stampOrFail(m, call, callRpcId))))
+        ? (await Promise.all(firstAnswers(parsed).map(async (m) => stampTaskResult(await stampOrFail(m, call, callRpcId))))).filter((m) => m !== DROPPED)
         : await stampTaskResult(await stampOrFail(parsed, call, callRpcId));
       if (!containsResponse(answered, callRpcId)) {
-        await finish(call, { failure: 'the upstream answered without a result for the call' });
+        const why = 'the upstream answered without a result for the call';
+        await finish(call, { failure: why });
+        if (answered === DROPPED || (Array.isArray(answered) && answered.length === 0)) {
+          sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
+          return;
+        }
       }
       sendJson(res, 200, answered, responseHeaders);
     } catch (error) {
@@ -707,6 +741,22 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     const parser = createSseParser();
     const decoder = new TextDecoder();
     let answered = false;
+    /** One message of an event: stamped and receipted when it answers a request of this POST, else as it is, or DROPPED. */
+    const relayed = async (message: unknown): Promise<unknown> => {
+      if (!isResponse(message)) return message;
+      if (awaited.delete(message.id)) {
+        if (call && message.id === call.callId) {
+          answered = true;
+          onAnswer();
+          return stampOrFail(message, call, callRpcId);
+        }
+        return stampOther(message);
+      }
+      // An answer under a call id outside its own stream: replayed on a resumed one after the
+      // receipt was written (its caller had gone), a second answer, or one to a cancelled request.
+      // It never reaches a caller unreceipted.
+      return typeof message.id === 'string' && CALL_RPC_ID.test(message.id) ? DROPPED : message;
+    };
     const emit = async (events: ReturnType<typeof parser.push>) => {
       for (const event of events) {
         if (event.data?.includes('"notifications/tools/list_changed"')) options.onToolsChanged?.(endpointId);
@@ -717,22 +767,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           } catch {
             // Not JSON: pass through untouched; the client decides.
           }
-          if (isResponse(message) && awaited.delete(message.id)) {
-            if (call && message.id === call.callId) {
-              answered = true;
-              onAnswer();
-              event.data = JSON.stringify(await stampOrFail(message, call, callRpcId));
-            } else {
-              const stamped = await stampOther(message);
-              if (stamped !== message) event.data = JSON.stringify(stamped);
-            }
-          } else if (isResponse(message) && typeof message.id === 'string' && CALL_RPC_ID.test(message.id)) {
-            // A call's answer outside its own stream: replayed on a resumed one after the call's
-            // receipt was written (its caller had gone). It never reaches a caller unreceipted;
-            // its event id still moves the caller's resume point past it.
+          // An event may hold a batch (protocol 2025-03-26): each of its messages is looked at.
+          const out = Array.isArray(message) ? (await Promise.all(message.map(relayed))).filter((m) => m !== DROPPED) : await relayed(message);
+          if (out === DROPPED || (Array.isArray(out) && out.length === 0)) {
+            // Its event id still moves the caller's resume point past it.
             if (event.id !== undefined) pending += formatSseEvent({ id: event.id });
             continue;
           }
+          if (Array.isArray(out) ? out.length !== (message as unknown[]).length || out.some((m, i) => m !== (message as unknown[])[i]) : out !== message) event.data = JSON.stringify(out);
         }
         pending += formatSseEvent(event);
       }
@@ -784,6 +826,33 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       for (const upstream of notificationStreams) upstream.discard();
     },
   });
+}
+
+/** The messages of a JSON batch answer with only the first answer to each request id (a second one is a provider's mistake). */
+function firstAnswers(messages: unknown[]): unknown[] {
+  const seen = new Set<JsonRpcId>();
+  return messages.filter((m) => {
+    if (!isResponse(m)) return true;
+    if (seen.has(m.id)) return false;
+    seen.add(m.id);
+    return true;
+  });
+}
+
+/** Ends a POST whose requests were all cancelled: an event stream with no answer (a cancelled request gets none). */
+function endUnanswered(res: ServerResponse, headers: Record<string, string>): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-length': '0', ...headers });
+  res.end();
+}
+
+/** Sends a JSON answer, or ends the POST unanswered when nothing in it may be sent (DROPPED). */
+function sendAnswers(res: ServerResponse, status: number, answers: unknown, headers: Record<string, string>): void {
+  if (answers === DROPPED) endUnanswered(res, headers);
+  else sendJson(res, status, answers, headers);
 }
 
 /** Where a task-augmented call's task is remembered: one key per provider, agent, upstream session and task. */

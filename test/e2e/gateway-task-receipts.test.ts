@@ -33,7 +33,7 @@ describe('receipts of task results through the passthrough', () => {
   /** Receipts refused (as by a database and spool both unavailable) while this is above 0. */
   let refuseReceipts = 0;
   /** What the provider answers to tasks/result: see the provider below. */
-  let taskAnswer: 'result' | 'error' | 'malformed' | 'http500' | 'cut' | 'hold' = 'result';
+  let taskAnswer: 'result' | 'error' | 'malformed' | 'http500' | 'cut' | 'hold' | 'silent' | 'array-event' | 'dup' = 'result';
   const tasks = new Map<string, TaskCall>();
   /** The task directory's lookups fail while this is set (an unreachable database). */
   let lookupsFail = false;
@@ -42,6 +42,8 @@ describe('receipts of task results through the passthrough', () => {
   const seenTaskResultIds: unknown[] = [];
   const cancels: Array<{ requestId: unknown; reason?: string }> = [];
   let held: ServerResponse | undefined;
+  /** The answer to the call of a held batch, sent once a cancellation comes. */
+  let heldCall: string | undefined;
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
@@ -74,13 +76,29 @@ describe('receipts of task results through the passthrough', () => {
       for await (const chunk of req) text += chunk;
       const request = JSON.parse(text);
       if (Array.isArray(request)) {
+        request.filter((m) => m.method === 'tasks/result').forEach((m) => seenTaskResultIds.push(m.id));
+        if (taskAnswer === 'hold') {
+          // Holds the batch: its call is answered once a cancellation comes, its tasks/result never.
+          held = res.writeHead(200, { 'content-type': 'text/event-stream', ...session });
+          held.flushHeaders();
+          heldCall = JSON.stringify(respond(request.find((m) => m.method === 'tools/call')));
+          return;
+        }
+        // Answers the last request twice, the second time with another text.
+        if (taskAnswer === 'dup') {
+          const first = respond(request.at(-1)) as any;
+          const second = { ...first, result: { content: [{ type: 'text', text: 'a second answer' }] } };
+          return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify([first, second]));
+        }
         // Answers a batch with one object: the last request's answer only.
         return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify(respond(request.at(-1))));
       }
       if (request.method === 'notifications/cancelled') {
+        // Told, the provider answers what else it held (not the cancelled request), and lets
+        // Plaza end the stream.
         cancels.push(request.params);
-        held?.end();
-        held = undefined;
+        if (heldCall) held?.write(`event: message\ndata: ${heldCall}\n\n`);
+        heldCall = undefined;
       }
       if (request.id === undefined) return void res.writeHead(202, session).end();
       const body = JSON.stringify(respond(request));
@@ -97,6 +115,10 @@ describe('receipts of task results through the passthrough', () => {
           held.flushHeaders();
           return;
         }
+        // Holds the request without even its headers.
+        if (taskAnswer === 'silent') return void (held = res);
+        // Wraps the answer in a batch inside its event.
+        if (taskAnswer === 'array-event') return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: [${body}]\n\n`);
       }
       if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: ${body}\n\n`);
       else res.writeHead(200, { 'content-type': 'application/json', ...session }).end(body);
@@ -140,6 +162,7 @@ describe('receipts of task results through the passthrough', () => {
   }, 60_000);
 
   afterAll(async () => {
+    held?.destroy();
     gateway?.closeAllConnections();
     gateway?.close();
     provider?.close();
@@ -147,6 +170,8 @@ describe('receipts of task results through the passthrough', () => {
   });
 
   beforeEach(() => {
+    held?.destroy();
+    held = undefined;
     refuseReceipts = 0;
     taskAnswer = 'result';
     lookupsFail = false;
@@ -315,18 +340,74 @@ describe('receipts of task results through the passthrough', () => {
     expect(resultReceipts(second.taskId)).toEqual([expect.objectContaining({ callId: batch.result._meta.platform.result_call_id })]);
   });
 
-  it('passes a cancellation of a tasks/result on under the id the provider knows it by, and ends its request', async () => {
+  /** Sends the notifications/cancelled of the caller's request `requestId` in the session. */
+  const cancel = (name: string, headers: Record<string, string>, requestId: number) =>
+    fetch(`${url}/mcp/p/${name}`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'no longer needed' } }) });
+
+  for (const mode of ['hold', 'silent'] as const) {
+    it(`passes a cancellation of a tasks/result on under the id the provider knows it by, and ends its request unanswered (${mode === 'hold' ? 'stream open' : 'before the headers'})`, async () => {
+      const headers = await session('sse');
+      const { taskId } = await createTask('sse', headers);
+      taskAnswer = mode;
+      const waiting = fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tasks/result', params: { taskId } }) });
+      await expect.poll(() => held !== undefined).toBe(true);
+      const upstreamId = seenTaskResultIds.at(-1);
+      expect(upstreamId).toMatch(/^call_/);
+      expect((await cancel('sse', headers, 8)).status).toBe(202);
+      expect(cancels.at(-1)).toEqual({ requestId: upstreamId, reason: 'no longer needed' });
+      // Plaza ends the request (the provider did not): no answer, no error made up, no 5xx.
+      const res = await waiting;
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('');
+      expect(resultReceipts(taskId)).toHaveLength(0);
+    });
+  }
+
+  it('lets a call beside a cancelled tasks/result go on to its answer and receipt', async () => {
     const headers = await session('sse');
     const { taskId } = await createTask('sse', headers);
     taskAnswer = 'hold';
-    const waiting = fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tasks/result', params: { taskId } }) }).then((r) => r.text());
+    const before = receipts.length;
+    const waiting = fetch(`${url}/mcp/p/sse`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'research', arguments: {} } },
+        { jsonrpc: '2.0', id: 6, method: 'tasks/result', params: { taskId } },
+      ]),
+    }).then((r) => r.text());
     await expect.poll(() => held !== undefined).toBe(true);
-    const upstreamId = seenTaskResultIds.at(-1);
-    const cancel = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 8, reason: 'no longer needed' } }) });
-    expect(cancel.status).toBe(202);
-    expect(cancels.at(-1)).toEqual({ requestId: upstreamId, reason: 'no longer needed' });
-    expect(await waiting).not.toContain('report of');
+    await cancel('sse', headers, 6);
+    const answers = (await waiting)
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)));
+    expect(answers.map((m) => m.id)).toEqual([5]);
+    expect(answers[0].result.task.taskId).toMatch(/^t-/);
+    expect(receipts.slice(before).map((r) => `${r.tool} ${r.status}`)).toEqual(['research ok']);
     expect(resultReceipts(taskId)).toHaveLength(0);
+  });
+
+  it('receipts a task result the provider sends inside a batch in its event, and only the first of two answers to one request', async () => {
+    const headers = await session('sse');
+    const first = await createTask('sse', headers);
+    taskAnswer = 'array-event';
+    const [answer] = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: first.taskId } }) })
+      .then((r) => r.text())
+      .then((text) => JSON.parse(text.split('\n').find((line) => line.startsWith('data: '))!.slice(6)));
+    expect(answer).toMatchObject({ id: 2, result: { content: [{ text: `report of ${first.taskId}` }], _meta: { platform: { call_id: first.callId } } } });
+    expect(resultReceipts(first.taskId)).toEqual([expect.objectContaining({ callId: answer.result._meta.platform.result_call_id })]);
+    const jsonHeaders = await session('json');
+    const second = await createTask('json', jsonHeaders);
+    taskAnswer = 'dup';
+    const answers = await fetch(`${url}/mcp/p/json`, { method: 'POST', headers: jsonHeaders, body: JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'tasks/result', params: { taskId: second.taskId } }]) }).then(
+      (r) => r.json() as Promise<any[]>,
+    );
+    expect(answers).toHaveLength(1);
+    expect(answers[0].result.content[0].text).toBe(`report of ${second.taskId}`);
+    const [receipt] = resultReceipts(second.taskId);
+    const { _meta: _left, ...received } = answers[0].result;
+    expect(receipt!.resultDigest).toBe(resultDigest(received));
   });
 
   it('receipts a task remembered before tools were kept under the method name', async () => {
