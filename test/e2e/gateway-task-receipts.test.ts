@@ -102,6 +102,7 @@ describe('receipts of task results through the passthrough', () => {
       }
       if (request.id === undefined) return void res.writeHead(202, session).end();
       const body = JSON.stringify(respond(request));
+      if (request.method === 'tools/call' && taskAnswer === 'array-event' && req.url === '/sse') return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: [${body}]\n\n`);
       if (request.method === 'tasks/result') {
         seenTaskResultIds.push(request.id);
         if (taskAnswer === 'http500') return void res.writeHead(500, { 'content-type': 'application/json', ...session }).end(body);
@@ -397,6 +398,11 @@ describe('receipts of task results through the passthrough', () => {
       .then((text) => JSON.parse(text.split('\n').find((line) => line.startsWith('data: '))!.slice(6)));
     expect(answer).toMatchObject({ id: 2, result: { content: [{ text: `report of ${first.taskId}` }], _meta: { platform: { call_id: first.callId } } } });
     expect(resultReceipts(first.taskId)).toEqual([expect.objectContaining({ callId: answer.result._meta.platform.result_call_id })]);
+    // A call's answer so wrapped is stamped and receipted like any (it used to pass as it came).
+    const wrappedText = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'research', arguments: {} } }) }).then((r) => r.text());
+    const [wrapped] = JSON.parse(wrappedText.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+    expect(wrapped).toMatchObject({ id: 5, result: { _meta: { platform: { call_id: expect.stringMatching(/^call_/) } } } });
+    expect(receipts.find((r) => r.callId === wrapped.result._meta.platform.call_id)).toMatchObject({ tool: 'research', status: 'ok' });
     const jsonHeaders = await session('json');
     const second = await createTask('json', jsonHeaders);
     taskAnswer = 'dup';
