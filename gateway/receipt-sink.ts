@@ -79,6 +79,8 @@ export function receiptFor(
   call: CallContext,
   outcome: { result: unknown } | { error: { code: number; message: string } } | { failure: string },
   now: number,
+  /** A task's result (tasks/result) creates no task, whatever its fields look like. */
+  kind: 'call' | 'task result' = 'call',
 ): CallReceipt {
   let status: 'ok' | 'error';
   let text: string;
@@ -89,7 +91,7 @@ export function receiptFor(
     status = isError ? 'error' : 'ok';
     const summary = firstText(result);
     const items = Array.isArray(result['content']) ? result['content'].length : 0;
-    const task = createdTask(result);
+    const task = kind === 'call' ? createdTask(result) : undefined;
     text = isError
       ? `tool error: ${(summary ?? 'no message').slice(0, 200)}`
       : task
@@ -124,11 +126,11 @@ export function receiptFor(
 }
 
 /** The receipt of a call, or — the call ran — of its failure when its answer cannot be digested. */
-function digestedReceipt(call: CallContext, outcome: Parameters<typeof receiptFor>[1], now: number): CallReceipt {
+function digestedReceipt(call: CallContext, outcome: Parameters<typeof receiptFor>[1], now: number, kind?: Parameters<typeof receiptFor>[3]): CallReceipt {
   try {
-    return receiptFor(call, outcome, now);
+    return receiptFor(call, outcome, now, kind);
   } catch (error) {
-    return receiptFor(call, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now);
+    return receiptFor(call, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now, kind);
   }
 }
 
@@ -145,7 +147,7 @@ export async function recordTaskResult(
   outcome: Parameters<typeof receiptFor>[1],
   now: number,
 ): Promise<CallReceipt> {
-  const receipt = digestedReceipt(delivery, outcome, now);
+  const receipt = digestedReceipt(delivery, outcome, now, 'task result');
   const which = task.taskId === undefined ? 'result of a tasks/result without a task id' : `result of task ${task.taskId.slice(0, 200)}`;
   const creator = task.callId === undefined ? 'its creating call unknown to Plaza (not a call of this agent in this session)' : `created by call ${task.callId}`;
   receipt.outcome = `${which}, ${creator}: ${receipt.outcome}`;

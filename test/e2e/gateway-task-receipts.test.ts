@@ -33,7 +33,7 @@ describe('receipts of task results through the passthrough', () => {
   /** Receipts refused (as by a database and spool both unavailable) while this is above 0. */
   let refuseReceipts = 0;
   /** What the provider answers to tasks/result: see the provider below. */
-  let taskAnswer: 'result' | 'error' | 'malformed' | 'http500' | 'cut' | 'hold' | 'silent' | 'array-event' | 'dup' = 'result';
+  let taskAnswer: 'result' | 'error' | 'malformed' | 'task-shaped' | 'http500' | 'cut' | 'hold' | 'silent' | 'array-event' | 'dup' = 'result';
   const tasks = new Map<string, TaskCall>();
   /** The task directory's lookups fail while this is set (an unreachable database). */
   let lookupsFail = false;
@@ -59,6 +59,8 @@ describe('receipts of task results through the passthrough', () => {
       if (request.method === 'initialize') return { protocolVersion: PROTOCOL, capabilities: { tools: {}, tasks: {} }, serverInfo: { name: 'raw-tasks', version: '1' } };
       if (request.method === 'tools/call') return { task: { taskId: `t-${++created}`, status: 'working', ttl: 60_000, createdAt: new Date().toISOString() } };
       if (taskAnswer === 'malformed') return 'not an object';
+      // A result that happens to carry a field named like a created task's.
+      if (taskAnswer === 'task-shaped') return { content: [{ type: 'text', text: 'done' }], task: { taskId: 't-other', status: 'failed' } };
       return { content: [{ type: 'text', text: `report of ${request.params?.taskId}` }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: request.params?.taskId }, platform: { call_id: 'call_forged' } } };
     };
     const respond = (request: any) =>
@@ -279,6 +281,14 @@ describe('receipts of task results through the passthrough', () => {
     const [receipt] = resultReceipts(taskId);
     expect(answer.result._meta.platform).toMatchObject({ call_id: callId, result_call_id: receipt!.callId });
     expect(receipt).toMatchObject({ status: 'error', outcome: `result of task ${taskId}, created by call ${callId}: upstream failure: the upstream answered a tasks/result result that is not an object` });
+  });
+
+  it('never receipts a task result as a task created, whatever fields it carries', async () => {
+    const headers = await session('json');
+    const { taskId, callId } = await createTask('json', headers);
+    taskAnswer = 'task-shaped';
+    await rpc('json', headers, { id: 2, method: 'tasks/result', params: { taskId } });
+    expect(resultReceipts(taskId)).toEqual([expect.objectContaining({ status: 'ok', outcome: `result of task ${taskId}, created by call ${callId}: ok: 1 content item` })]);
   });
 
   it('receipts a result whose creating call is unknown (another session, or the lookup failed) under its own id', async () => {
