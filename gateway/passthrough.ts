@@ -360,6 +360,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       /** A JSON answer without a call, its tasks/result answers receipted: the messages to send, or DROPPED for none. */
       const answerTasks = async (parsed: unknown): Promise<unknown> => {
         if (!Array.isArray(parsed)) return stampTaskResult(parsed);
+        if (parsed.length === 0) return parsed;
         const out = (await Promise.all(firstAnswers(parsed).map(stampTaskResult))).filter((m) => m !== DROPPED);
         return out.length > 0 ? out : DROPPED;
       };
@@ -769,12 +770,16 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           }
           // An event may hold a batch (protocol 2025-03-26): each of its messages is looked at.
           const out = Array.isArray(message) ? (await Promise.all(message.map(relayed))).filter((m) => m !== DROPPED) : await relayed(message);
-          if (out === DROPPED || (Array.isArray(out) && out.length === 0)) {
+          if (out === DROPPED || (Array.isArray(out) && out.length === 0 && (message as unknown[]).length > 0)) {
             // Its event id still moves the caller's resume point past it.
             if (event.id !== undefined) pending += formatSseEvent({ id: event.id });
             continue;
           }
-          if (Array.isArray(out) ? out.length !== (message as unknown[]).length || out.some((m, i) => m !== (message as unknown[])[i]) : out !== message) event.data = JSON.stringify(out);
+          if (Array.isArray(out)) {
+            // Written again only when something in it changed; then without what nests too deep
+            // to be written (a provider's junk beside the answers, which pass as for one message).
+            if (out.length !== (message as unknown[]).length || out.some((m, i) => m !== (message as unknown[])[i])) event.data = JSON.stringify(out.filter((m) => !nestsDeeperThan(m, MAX_JSON_DEPTH)));
+          } else if (out !== message) event.data = JSON.stringify(out);
         }
         pending += formatSseEvent(event);
       }
@@ -828,11 +833,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   });
 }
 
-/** The messages of a JSON batch answer with only the first answer to each request id (a second one is a provider's mistake). */
+/**
+ * The messages of a JSON batch answer with only the first answer to each request id (a second one
+ * is a provider's mistake); errors without an id (several requests may fail to parse) all stay.
+ */
 function firstAnswers(messages: unknown[]): unknown[] {
   const seen = new Set<JsonRpcId>();
   return messages.filter((m) => {
-    if (!isResponse(m)) return true;
+    if (!isResponse(m) || m.id === null) return true;
     if (seen.has(m.id)) return false;
     seen.add(m.id);
     return true;

@@ -33,7 +33,7 @@ describe('receipts of task results through the passthrough', () => {
   /** Receipts refused (as by a database and spool both unavailable) while this is above 0. */
   let refuseReceipts = 0;
   /** What the provider answers to tasks/result: see the provider below. */
-  let taskAnswer: 'result' | 'error' | 'malformed' | 'task-shaped' | 'http500' | 'cut' | 'hold' | 'silent' | 'array-event' | 'dup' = 'result';
+  let taskAnswer: 'result' | 'error' | 'malformed' | 'task-shaped' | 'http500' | 'cut' | 'hold' | 'hold-late' | 'silent' | 'array-event' | 'deep-batch' | 'dup' = 'result';
   const tasks = new Map<string, TaskCall>();
   /** The task directory's lookups fail while this is set (an unreachable database). */
   let lookupsFail = false;
@@ -104,6 +104,10 @@ describe('receipts of task results through the passthrough', () => {
       }
       if (request.id === undefined) return void res.writeHead(202, session).end();
       const body = JSON.stringify(respond(request));
+      if (request.method === 'tools/call' && taskAnswer === 'deep-batch') {
+        // The answer beside something nested far too deep to be written again.
+        return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: [${body},${'['.repeat(20_000)}${']'.repeat(20_000)}]\n\n`);
+      }
       if (request.method === 'tools/call' && taskAnswer === 'array-event' && req.url === '/sse') return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: [${body}]\n\n`);
       if (request.method === 'tasks/result') {
         seenTaskResultIds.push(request.id);
@@ -113,9 +117,11 @@ describe('receipts of task results through the passthrough', () => {
           replay = JSON.parse(body);
           return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`id: e1\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}\n\n`);
         }
-        if (taskAnswer === 'hold') {
+        if (taskAnswer === 'hold' || taskAnswer === 'hold-late') {
           held = res.writeHead(200, { 'content-type': 'text/event-stream', ...session });
           held.flushHeaders();
+          // 'hold-late' answers after all, once the cancellation came.
+          if (taskAnswer === 'hold-late') heldCall = body;
           return;
         }
         // Holds the request without even its headers.
@@ -355,8 +361,9 @@ describe('receipts of task results through the passthrough', () => {
   const cancel = (name: string, headers: Record<string, string>, requestId: number) =>
     fetch(`${url}/mcp/p/${name}`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'no longer needed' } }) });
 
-  for (const mode of ['hold', 'silent'] as const) {
-    it(`passes a cancellation of a tasks/result on under the id the provider knows it by, and ends its request unanswered (${mode === 'hold' ? 'stream open' : 'before the headers'})`, async () => {
+  for (const mode of ['hold', 'hold-late', 'silent'] as const) {
+    const when = { hold: 'stream open', 'hold-late': 'the provider answering after all', silent: 'before the headers' }[mode];
+    it(`passes a cancellation of a tasks/result on under the id the provider knows it by, and ends its request unanswered (${when})`, async () => {
       const headers = await session('sse');
       const { taskId } = await createTask('sse', headers);
       taskAnswer = mode;
@@ -369,6 +376,7 @@ describe('receipts of task results through the passthrough', () => {
       // Plaza ends the request (the provider did not): no answer, no error made up, no 5xx.
       const res = await waiting;
       expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
       expect(await res.text()).toBe('');
       expect(resultReceipts(taskId)).toHaveLength(0);
     });
@@ -410,9 +418,18 @@ describe('receipts of task results through the passthrough', () => {
     expect(resultReceipts(first.taskId)).toEqual([expect.objectContaining({ callId: answer.result._meta.platform.result_call_id })]);
     // A call's answer so wrapped is stamped and receipted like any (it used to pass as it came).
     const wrappedText = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'research', arguments: {} } }) }).then((r) => r.text());
-    const [wrapped] = JSON.parse(wrappedText.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+    const dataLines = wrappedText.split('\n').filter((line) => line.startsWith('data: '));
+    expect(dataLines).toHaveLength(1);
+    const [wrapped] = JSON.parse(dataLines[0]!.slice(6));
     expect(wrapped).toMatchObject({ id: 5, result: { _meta: { platform: { call_id: expect.stringMatching(/^call_/) } } } });
-    expect(receipts.find((r) => r.callId === wrapped.result._meta.platform.call_id)).toMatchObject({ tool: 'research', status: 'ok' });
+    expect(receipts.filter((r) => r.callId === wrapped.result._meta.platform.call_id)).toEqual([expect.objectContaining({ tool: 'research', status: 'ok' })]);
+    // …also beside something nested too deep to be written again, which is left out.
+    taskAnswer = 'deep-batch';
+    const deepText = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'research', arguments: {} } }) }).then((r) => r.text());
+    const deep = JSON.parse(deepText.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+    expect(deep).toEqual([expect.objectContaining({ id: 6, result: expect.objectContaining({ task: expect.anything() }) })]);
+    expect(receipts.filter((r) => r.callId === deep[0].result._meta.platform.call_id)).toEqual([expect.objectContaining({ status: 'ok' })]);
+    taskAnswer = 'array-event';
     const jsonHeaders = await session('json');
     const second = await createTask('json', jsonHeaders);
     taskAnswer = 'dup';
