@@ -395,8 +395,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const answeredUpstream = () => {
         upstreamTold = true;
       };
+      /** The upstream's whole answer came (not an event stream): none of this POST's requests is pending there. */
+      let answeredWhole = false;
       const tellUpstream = (reason: string) => {
-        if (upstreamTold || !call || upstreamSession === undefined) return;
+        if (upstreamSession === undefined) return;
+        // So are the tasks/result requests still unanswered (not those answered or cancelled already).
+        for (const request of taskResults.values()) {
+          if (answeredWhole || request.cancelled || !awaited.has(request.resultCallId)) continue;
+          request.cancelled = true;
+          noticeUpstream(request.resultCallId, reason);
+        }
+        if (upstreamTold || !call) return;
         upstreamTold = true;
         noticeUpstream(call.callId, reason);
       };
@@ -473,6 +482,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       } catch (error) {
         // Failed on its way (a timeout or a caller gone told the provider already).
         answeredUpstream();
+        answeredWhole = true;
         clearTimeout(timer);
         const why = cancelled ? CALLER_CANCELLED : describeFailure(error);
         if (call) {
@@ -499,7 +509,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       if (version) responseHeaders['mcp-protocol-version'] = version;
       const type = upstream.header('content-type') ?? '';
       // Anything but an event stream is the provider's whole answer (or refusal) to the request.
-      if (!type.startsWith('text/event-stream')) answeredUpstream();
+      if (!type.startsWith('text/event-stream')) {
+        answeredUpstream();
+        answeredWhole = true;
+      }
 
       if (!ok || upstream.status === 202 || upstream.status === 204) {
         // Read within the call's time: an upstream that drips its refusal is cut by the timer.

@@ -382,6 +382,21 @@ describe('receipts of task results through the passthrough', () => {
     });
   }
 
+  it('cancels upstream a tasks/result whose caller went away before its answer', async () => {
+    const headers = await session('sse');
+    const { taskId } = await createTask('sse', headers);
+    taskAnswer = 'hold';
+    const left = new AbortController();
+    const waiting = fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, signal: left.signal, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tasks/result', params: { taskId } }) });
+    await expect.poll(() => held !== undefined).toBe(true);
+    const upstreamId = seenTaskResultIds.at(-1);
+    await (await waiting).body?.cancel();
+    left.abort();
+    await expect.poll(() => cancels.at(-1)).toEqual({ requestId: upstreamId, reason: 'the caller went away' });
+    expect(cancels.filter((c) => c.requestId === upstreamId)).toHaveLength(1);
+    expect(resultReceipts(taskId)).toHaveLength(0);
+  });
+
   it('lets a call beside a cancelled tasks/result go on to its answer and receipt', async () => {
     const headers = await session('sse');
     const { taskId } = await createTask('sse', headers);
