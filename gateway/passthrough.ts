@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
@@ -8,6 +7,7 @@ import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders, withou
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   callAnswer,
+  firstAnswers,
   isRequest,
   isResponse,
   type JsonRpcId,
@@ -21,8 +21,9 @@ import {
   toolErrorResult,
 } from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent } from './internal/sse.ts';
+import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskDirectory, type TaskResultRequest } from './internal/task-results.ts';
 import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
-import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall, recordTaskResult } from './receipt-sink.ts';
+import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
 
@@ -36,38 +37,6 @@ export interface Connector {
 /** Finds online connectors by provider slug. */
 export interface ConnectorDirectory {
   byProvider(provider: string): Promise<Connector | undefined>;
-}
-
-/** The call that created a task (MCP tasks): its id and the tool it named. */
-export interface TaskCall {
-  callId: string;
-  tool: string;
-}
-
-/**
- * Where the gateway remembers task-augmented calls (MCP tasks): a call answered with a task is
- * stored under a key of provider, agent, upstream session and task id, so that the result a
- * caller fetches later with `tasks/result` carries the call's id and is receipted under its tool.
- * Shared by every instance.
- */
-export interface TaskDirectory {
-  remember(key: string, task: TaskCall): Promise<void>;
-  /** The creating calls of those of `keys` that are known, by key. */
-  callsOf(keys: string[]): Promise<Map<string, TaskCall>>;
-}
-
-/** A tasks/result request of a POST, as it goes upstream. */
-interface TaskResultRequest {
-  /** The caller's id of the request: its answer goes back under it. */
-  callerId: JsonRpcId;
-  /** A call id: the request's id upstream, and the one its result's receipt is kept under. */
-  resultCallId: string;
-  /** `params.taskId` when it is a string. */
-  taskId: string | undefined;
-  /** The call of this agent, in this session, that created the task, when known. */
-  creator: TaskCall | undefined;
-  /** The caller cancelled it (notifications/cancelled): its answer, if one comes, is not passed on. */
-  cancelled: boolean;
 }
 
 /** Options of createPassthrough. */
@@ -109,8 +78,6 @@ export type Passthrough = ((req: IncomingMessage, res: ServerResponse, provider:
   endStreams(): void;
 };
 
-/** Longest a task-creating call's answer waits for its task to be remembered. */
-const TASK_REMEMBER_WAIT_MS = 1_000;
 /** Longest a POST's event stream holds its headers back waiting for the first events. */
 const HEADERS_HOLD_MS = 100;
 /** How often an open GET stream checks that its agent is still allowed (revocation ends it). */
@@ -208,16 +175,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     }
     await finish(call, { result: answer.result });
     // A task-augmented call answers with its task: the result comes later, through tasks/result,
-    // and is stamped with this call's id then (the task is remembered before the answer leaves).
-    const taskId = createdTaskId(answer.result);
-    if (taskId !== undefined && options.tasks && call.upstreamSession !== undefined) {
-      // Waited for (so a tasks/result right after finds it), but never long: an unreachable
-      // database must not hold the answer (the result is then relayed unstamped).
-      const remembered = options.tasks.remember(taskKey(call.provider, call.identity.agentId, call.upstreamSession, taskId), { callId: call.callId, tool: call.tool }).catch(() => undefined);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([remembered, new Promise<void>((resolve) => (timer = setTimeout(resolve, TASK_REMEMBER_WAIT_MS)))]);
-      clearTimeout(timer);
-    }
+    // stamped with this call's id then (the task is remembered before the answer leaves).
+    await rememberCreatedTask(options.tasks, call, answer.result);
     return { ...message, id: callRpcId ?? null, result: stampResult(answer.result, call.identity, call.callId) };
   }
 
@@ -309,25 +268,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
-        // A task's result goes upstream under an id of the gateway's, the one its receipt will
-        // have, as a call does: answered under the caller's id again, and known for what it is
-        // if the provider replays it on another stream (never passed on there, unreceipted).
-        const taskKeys = new Map<string, string>();
-        for (const m of messages) {
-          if (!isRequest(m) || m.method !== 'tasks/result') continue;
-          const taskId = (m.params as { taskId?: unknown } | undefined)?.taskId;
-          const request: TaskResultRequest = { callerId: m.id, resultCallId: newId('call', options.clock.now()), taskId: typeof taskId === 'string' ? taskId : undefined, creator: undefined, cancelled: false };
-          taskResults.set(request.resultCallId, request);
-          if (request.taskId !== undefined && upstreamSession !== undefined) taskKeys.set(request.resultCallId, taskKey(provider, identity.agentId, upstreamSession, request.taskId));
-          awaited.delete(m.id);
-          awaited.add(request.resultCallId);
-          m.id = request.resultCallId;
-        }
-        if (taskKeys.size > 0 && options.tasks) {
-          // One lookup for all of them (a batch may hold thousands). A failed one finds none: the
-          // results are receipted all the same, with their creating calls unknown.
-          const found = await options.tasks.callsOf([...new Set(taskKeys.values())]).catch(() => new Map<string, TaskCall>());
-          for (const [id, key] of taskKeys) taskResults.get(id)!.creator = found.get(key);
+        for (const [id, request] of await takeTaskResults(messages, { provider, agentId: identity.agentId, upstreamSession, awaited, tasks: options.tasks, clock: options.clock })) {
+          taskResults.set(id, request);
         }
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
@@ -355,7 +297,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         const request = taskResults.get(message.id);
         if (!request) return message;
         // A cancelled request gets no answer.
-        return request.cancelled ? DROPPED : answerTaskResult(message, request, identity, provider, arrivedAt);
+        return request.cancelled ? DROPPED : answerTaskResult(message, request, { receipts: options.receipts, clock: options.clock, identity, provider, arrivedAt });
       };
       /** A JSON answer without a call, its tasks/result answers receipted: the messages to send, or DROPPED for none. */
       const answerTasks = async (parsed: unknown): Promise<unknown> => {
@@ -667,34 +609,6 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   }
 
   /**
-   * The answer to a tasks/result, under the caller's id again. A result is receipted before it
-   * leaves — under the request's own call id, the tool of the call that created the task when
-   * that was a call of this agent in this session (else the method's name), with an outcome that
-   * names the task and that call — and stamped with the creating call's id (else its own) and
-   * `result_call_id`, its receipt's. A malformed answer is receipted as a failure and answered as
-   * one. A JSON-RPC error is receipted for a task of this agent's only (it carries no result).
-   * A result whose receipt could be stored nowhere is not given out: the caller is told to ask
-   * again (a task's result can be fetched until it expires).
-   */
-  async function answerTaskResult(message: JsonRpcResponse, request: TaskResultRequest, identity: AgentIdentity, provider: string, arrivedAt: number): Promise<JsonRpcResponse> {
-    const { callerId, resultCallId, taskId, creator } = request;
-    const answer = callAnswer(message, 'tasks/result');
-    if ('error' in answer && creator === undefined) return { ...message, id: callerId };
-    const delivery: CallContext = { callId: resultCallId, identity, provider, tool: creator?.tool ?? 'tasks/result', startedAt: arrivedAt };
-    const outcome = 'malformed' in answer ? { failure: answer.malformed } : answer;
-    const stampedId = creator?.callId ?? resultCallId;
-    try {
-      await recordTaskResult(options.receipts, delivery, { taskId, callId: creator?.callId }, outcome, options.clock.now());
-    } catch {
-      const refused = toolErrorResult(callerId, "The task's result arrived but Plaza could not record its receipt; ask for it again with tasks/result.");
-      return { ...refused, result: stampResult(refused.result, identity, stampedId) };
-    }
-    if ('error' in answer) return { ...message, id: callerId };
-    const result = 'result' in answer ? answer.result : toolErrorResult(callerId, `Task result failed: ${answer.malformed}.`).result;
-    return { jsonrpc: '2.0', id: callerId, result: stampResult(result, identity, stampedId, resultCallId) };
-  }
-
-  /**
    * Stamps the call's response, or — when its receipt cannot be recorded anywhere (neither the
    * database nor the spool took it) — answers an error: a result is never returned unreceipted.
    */
@@ -846,20 +760,6 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   });
 }
 
-/**
- * The messages of a JSON batch answer with only the first answer to each request id (a second one
- * is a provider's mistake); errors without an id (several requests may fail to parse) all stay.
- */
-function firstAnswers(messages: unknown[]): unknown[] {
-  const seen = new Set<JsonRpcId>();
-  return messages.filter((m) => {
-    if (!isResponse(m) || m.id === null) return true;
-    if (seen.has(m.id)) return false;
-    seen.add(m.id);
-    return true;
-  });
-}
-
 /** Ends a POST whose requests were all cancelled: an event stream with no answer (a cancelled request gets none). */
 function endUnanswered(res: ServerResponse, headers: Record<string, string>): void {
   if (res.headersSent) {
@@ -874,17 +774,6 @@ function endUnanswered(res: ServerResponse, headers: Record<string, string>): vo
 function sendAnswers(res: ServerResponse, status: number, answers: unknown, headers: Record<string, string>): void {
   if (answers === DROPPED) endUnanswered(res, headers);
   else sendJson(res, status, answers, headers);
-}
-
-/** Where a task-augmented call's task is remembered: one key per provider, agent, upstream session and task. */
-function taskKey(provider: string, agentId: string, upstreamSession: string, taskId: string): string {
-  return hash('sha256', JSON.stringify([provider, agentId, upstreamSession, taskId]), 'hex');
-}
-
-/** The task id of a tools/call result that is a CreateTaskResult (MCP tasks), else undefined. */
-function createdTaskId(result: unknown): string | undefined {
-  const task = (result as { task?: { taskId?: unknown } } | null | undefined)?.task;
-  return typeof task?.taskId === 'string' && task.taskId !== '' ? task.taskId : undefined;
 }
 
 /** Why a provider's HTTP 401 failed a request, and where the caller's credential for it goes. */

@@ -112,3 +112,17 @@ export function rpcError(id: JsonRpcId, code: number, message: string): JsonRpcR
 export function toolErrorResult(id: JsonRpcId, message: string): JsonRpcResponse {
   return { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: message }], isError: true } };
 }
+
+/**
+ * The messages of a JSON batch answer with only the first answer to each request id (a second one
+ * is a provider's mistake); errors without an id (several requests may fail to parse) all stay.
+ */
+export function firstAnswers(messages: unknown[]): unknown[] {
+  const seen = new Set<JsonRpcId>();
+  return messages.filter((m) => {
+    if (!isResponse(m) || m.id === null) return true;
+    if (seen.has(m.id)) return false;
+    seen.add(m.id);
+    return true;
+  });
+}
