@@ -64,7 +64,7 @@ export interface PassthroughOptions {
   onToolsChanged?: (endpointId: string) => void;
   /** Where a notifications/cancelled that reaches another instance than its call's is passed on. */
   sharedCalls?: SharedCalls;
-  /** Task-augmented calls, for stamping their results (without it, tasks/result passes unstamped). */
+  /** Task-augmented calls, so their results name the call and its tool (without it, every creator is unknown). */
   tasks?: TaskDirectory;
 }
 
@@ -83,9 +83,9 @@ const HEADERS_HOLD_MS = 100;
 /** How often an open GET stream checks that its agent is still allowed (revocation ends it). */
 const REVOCATION_RECHECK_MS = 1_000;
 /**
- * The JSON-RPC id a tools/call goes upstream under: its call id (`newId('call')`), unique whatever id
- * the caller chose. An answer carrying one on a stream that is not its call's own — a resumed
- * stream replaying it — is known for what it is.
+ * The JSON-RPC id a tools/call (or a tasks/result) goes upstream under: its call id (`newId('call')`),
+ * the one its receipt is kept under, unique whatever id the caller chose. An answer carrying one
+ * on a stream that is not its request's own — a resumed stream replaying it — is known for what it is.
  */
 const CALL_RPC_ID = /^call_[0-9a-z]{26}$/;
 /** Upstream statuses that refuse the request itself (not the call): a call answered so gets the status too. */
@@ -223,7 +223,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       /** Calls of this session a notifications/cancelled in this POST is about. */
       const cancelling: CallInFlight[] = [];
       /** The tasks/result requests of this POST, by the id each went upstream under (see TaskResultRequest). */
-      const taskResults = new Map<string, TaskResultRequest>();
+      let taskResults = new Map<string, TaskResultRequest>();
       /** When this request arrived: a task result's receipt counts its latency from here. */
       const arrivedAt = options.clock.now();
       if (method === 'POST') {
@@ -268,9 +268,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
-        for (const [id, request] of await takeTaskResults(messages, { provider, agentId: identity.agentId, upstreamSession, awaited, tasks: options.tasks, clock: options.clock })) {
-          taskResults.set(id, request);
-        }
+        taskResults = await takeTaskResults(messages, { provider, agentId: identity.agentId, upstreamSession, awaited, tasks: options.tasks, clock: options.clock });
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
           if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
@@ -291,8 +289,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         body = JSON.stringify(Array.isArray(parsed) ? messages : messages[0]);
       }
 
-      /** The answer to a tasks/result of this POST, receipted (see answerTaskResult); other messages as they are. */
-      const stampTaskResult = async (message: unknown): Promise<unknown> => {
+      /** The answer to a tasks/result of this POST, receipted (see answerTaskResult), or DROPPED; other messages as they are. */
+      const answerTask = async (message: unknown): Promise<unknown> => {
         if (taskResults.size === 0 || !isResponse(message) || typeof message.id !== 'string') return message;
         const request = taskResults.get(message.id);
         if (!request) return message;
@@ -301,9 +299,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       };
       /** A JSON answer without a call, its tasks/result answers receipted: the messages to send, or DROPPED for none. */
       const answerTasks = async (parsed: unknown): Promise<unknown> => {
-        if (!Array.isArray(parsed)) return stampTaskResult(parsed);
+        if (!Array.isArray(parsed)) return answerTask(parsed);
         if (parsed.length === 0) return parsed;
-        const out = (await Promise.all(firstAnswers(parsed).map(stampTaskResult))).filter((m) => m !== DROPPED);
+        const out = (await Promise.all(firstAnswers(parsed).map(answerTask))).filter((m) => m !== DROPPED);
         return out.length > 0 ? out : DROPPED;
       };
       const headers = upstreamHeaders(req.headers, identity, call?.callId ?? '', '');
@@ -341,7 +339,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       let answeredWhole = false;
       const tellUpstream = (reason: string) => {
         if (upstreamSession === undefined) return;
-        // So are the tasks/result requests still unanswered (not those answered or cancelled already).
+        // The tasks/result requests the provider has not answered yet (and the caller not cancelled) are told of too.
         for (const request of taskResults.values()) {
           if (answeredWhole || request.cancelled || !awaited.has(request.resultCallId)) continue;
           request.cancelled = true;
@@ -533,7 +531,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         recheck?.unref();
         if (method === 'GET') notificationStreams.add(upstream);
         try {
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, stampTaskResult);
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -586,8 +584,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
       // The first answer to each request counts (its receipt is the one kept); a second is dropped.
       const answered = Array.isArray(parsed)
-        ? (await Promise.all(firstAnswers(parsed).map(async (m) => stampTaskResult(await stampOrFail(m, call, callRpcId))))).filter((m) => m !== DROPPED)
-        : await stampTaskResult(await stampOrFail(parsed, call, callRpcId));
+        ? (await Promise.all(firstAnswers(parsed).map(async (m) => answerTask(await stampOrFail(m, call, callRpcId))))).filter((m) => m !== DROPPED)
+        : await answerTask(await stampOrFail(parsed, call, callRpcId));
       if (!containsResponse(answered, callRpcId)) {
         const why = 'the upstream answered without a result for the call';
         await finish(call, { failure: why });
@@ -649,7 +647,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     endpointId: string,
     /** Called when the call's answer arrives (before it is receipted and sent). */
     onAnswer: () => void,
-    /** Stamps an answer to another request of the POST (a tasks/result), or returns it as it is. */
+    /** Answers another request of the POST (a tasks/result: receipted, or DROPPED), or returns the message as it is. */
     stampOther: (message: unknown) => Promise<unknown>,
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
