@@ -15,7 +15,14 @@
  * Run: `node --import tsx bench/gateway.ts`. Env: BENCH_DURATION_S per phase (default 3),
  * BENCH_UPSTREAMS (mini,everything), BENCH_GATEWAYS (pglite,pglite-async,memory; postgres and
  * postgres-async are added when BENCH_DATABASE_URL is set), BENCH_DATABASE_URL,
- * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof).
+ * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof), BENCH_REFERENCE=0 (leave
+ * out the reference below).
+ *
+ * A reference runs beside the gateways: bench/fixtures/bare-gateway.mjs, the least a gateway must
+ * do per call (identity, one Ed25519 assertion, forward, stamp, digest) and nothing else, alone
+ * (`reference_bare`) and with a receipt row group-committed to PostgreSQL before each answer
+ * (`reference_bare-postgres`, when BENCH_DATABASE_URL is set). Its ratio to direct says what this
+ * machine allows a gateway at all, so Plaza's can be read against it.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -132,6 +139,8 @@ export interface Gateway {
   url: string;
   calls: { calls: number };
   dispose?: () => Promise<void>;
+  /** A reference proxy (bench/fixtures/bare-gateway.mjs): passthrough only, no agent token. */
+  reference?: boolean;
 }
 
 function summarise(runs: LoopResult[]): LoopResult {
@@ -151,6 +160,11 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
   const direct: Target = { url: upstreamUrl, headers: await initialize(upstreamUrl, {}), tool: 'echo' };
   const targets: Array<{ key: string; target: Target; counter: { calls: number }; pid: number }> = [];
   for (const g of gateways) {
+    if (g.reference) {
+      const url = `${g.url}/mcp/p/${name}`;
+      targets.push({ key: `reference_${g.label}`, target: { url, headers: await initialize(url, {}), tool: 'echo' }, counter: g.calls, pid: g.child.child.pid! });
+      continue;
+    }
     const auth = { authorization: `Bearer ${g.child.info.token}` };
     const passUrl = `${g.url}/mcp/p/${name}`;
     const pid = g.child.child.pid!;
@@ -212,6 +226,19 @@ export async function startGateway(label: string, providers: Record<string, stri
   return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose };
 }
 
+/** Starts the reference proxy (`bare`, or `bare-postgres` with its receipt rows in a fresh database under BENCH_DATABASE_URL). */
+async function startReference(label: string, providers: Record<string, string>): Promise<Gateway> {
+  const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), PORT: '0' };
+  let dispose: (() => Promise<void>) | undefined;
+  if (label === 'bare-postgres') {
+    const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL']!, 'plaza_bench_bare');
+    env['DATABASE_URL'] = created.url;
+    dispose = created.drop;
+  }
+  const child = await spawnReady<{ port: number; token: string }>(process.execPath, ['bench/fixtures/bare-gateway.mjs'], env);
+  return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose, reference: true };
+}
+
 /** Runs the gateway benchmark and returns its figures. */
 export async function benchGateway(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-gateway-'));
@@ -222,10 +249,12 @@ export async function benchGateway(): Promise<Record<string, unknown>> {
     const providers = Object.fromEntries(UPSTREAMS.map((name, i) => [name, upstreams[i]!.url]));
     const labels = [...GATEWAYS, ...(process.env['BENCH_DATABASE_URL'] && !GATEWAYS.some((g) => g.startsWith('postgres')) ? ['postgres', 'postgres-async'] : [])];
     for (const label of labels) gateways.push(await startGateway(label, providers, dir));
+    const references = process.env['BENCH_REFERENCE'] === '0' ? [] : ['bare', ...(process.env['BENCH_DATABASE_URL'] ? ['bare-postgres'] : [])];
+    for (const label of references) gateways.push(await startReference(label, providers));
     const results: Record<string, unknown> = {};
     for (const name of UPSTREAMS) results[name] = await benchUpstream(name, providers[name]!, gateways);
     const receipts: Record<string, unknown> = {};
-    for (const g of gateways) {
+    for (const g of gateways.filter((g) => !g.reference)) {
       const stats = (await (await fetch(`${g.url}/stats`)).json()) as { receipts_in_database: number; memory_receipts: number; record_failures: number };
       const stored = g.label === 'memory' ? stats.memory_receipts : stats.receipts_in_database;
       receipts[g.label] = { calls: g.calls.calls, receipts: stored, equal: stored === g.calls.calls, record_failures: stats.record_failures };
@@ -235,6 +264,7 @@ export async function benchGateway(): Promise<Record<string, unknown>> {
       concurrency: [1, HIGH],
       receipts_durability: RECEIPTS,
       gateways: labels,
+      references,
       ...results,
       receipts,
       targets: { added_p50_ms: 1, added_p99_ms: 5, throughput_ratio: 0.7 },

@@ -89,7 +89,7 @@ const latencyGateways = (g: string) => !syncReceipts(g);
  * Gateway figures per upstream and receipt store; the passthrough (`/mcp/p/<provider>`) and the
  * aggregate (`/mcp`) are both held to the target, so the row's value is the worse of the two.
  */
-function gatewayFigures(field: string, worse: 'max' | 'min', which: (gateway: string) => boolean): (result: BenchResult) => Figure[] {
+function gatewayFigures(field: string, worse: 'max' | 'min', which: (gateway: string) => boolean, withReference = false): (result: BenchResult) => Figure[] {
   return (result) => {
     const gateways = (Array.isArray(result['gateways']) ? (result['gateways'] as string[]) : []).filter(which);
     const upstreams = Object.keys(result).filter((k) => at(result, k, 'direct') !== undefined);
@@ -101,11 +101,19 @@ function gatewayFigures(field: string, worse: 'max' | 'min', which: (gateway: st
         return {
           variant: `${upstream} upstream, ${GATEWAY_LABELS[g] ?? g}`,
           value: values.length ? Math[worse](...values) : undefined,
-          detail: `passthrough ${pass ?? '–'} / aggregate ${agg ?? '–'}`,
+          detail: `passthrough ${pass ?? '–'} / aggregate ${agg ?? '–'}${withReference ? referenceDetail(result, upstream, field) : ''}`,
         };
       }),
     );
   };
+}
+
+/** The reference proxy's figure beside a gateway's (bench/fixtures/bare-gateway.mjs), when the run had one. */
+function referenceDetail(result: BenchResult, upstream: string, field: string): string {
+  const bare = num(result, upstream, 'reference_bare', field);
+  const stored = num(result, upstream, 'reference_bare-postgres', field);
+  if (bare === undefined && stored === undefined) return '';
+  return `; a bare proxy ${bare ?? '–'}, with sync receipt rows on PostgreSQL ${stored ?? '–'}`;
 }
 
 const WEBSITE_ROUTES = ['/health', '/api/products', '/api/scenarios', '/api/plans', '/api/manifesto'];
@@ -154,7 +162,7 @@ export const TARGETS: Target[] = [
   },
   { bench: 'gateway', name: 'added latency p50, c=1', compare: '<=', limit: 1, unit: 'ms', figures: gatewayFigures('added_p50_ms', 'max', latencyGateways) },
   { bench: 'gateway', name: 'added latency p99, c=1', compare: '<=', limit: 5, unit: 'ms', figures: gatewayFigures('added_p99_ms', 'max', latencyGateways) },
-  { bench: 'gateway', name: 'throughput vs direct, c=32', compare: '>=', limit: 0.7, unit: '', figures: gatewayFigures('throughput_ratio', 'min', syncReceipts) },
+  { bench: 'gateway', name: 'throughput vs direct, c=32', compare: '>=', limit: 0.7, unit: '', figures: gatewayFigures('throughput_ratio', 'min', syncReceipts, true) },
   {
     bench: 'gateway',
     name: 'receipts == calls',
