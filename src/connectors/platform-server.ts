@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
 import { recordCall, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
@@ -21,6 +26,24 @@ export interface PlatformServerOptions {
  */
 export function createPlatformServer(options: PlatformServerOptions) {
   const { tools, agents, clock } = options;
+  let sdk:
+    | Promise<{
+        Server: typeof Server;
+        StreamableHTTPServerTransport: typeof StreamableHTTPServerTransport;
+        jsonSchemaValidator: AjvJsonSchemaValidator;
+      }>
+    | undefined;
+  const loadSdk = () =>
+    (sdk ??= Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/validation/ajv'),
+    ]).then(([server, http, ajv]) => ({
+      Server: server.Server,
+      StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+      // One validator for every request's Server: each would otherwise build its own Ajv.
+      jsonSchemaValidator: new ajv.AjvJsonSchemaValidator(),
+    })));
 
   /** Runs one call with a receipt; shared with the `/mcp` aggregate (as `platform__<tool>`). */
   async function call(identity: AgentIdentity, tool: string, args: unknown, callId = newId('call', clock.now())) {
@@ -51,16 +74,19 @@ export function createPlatformServer(options: PlatformServerOptions) {
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: the platform connector sends no server-initiated messages, so it offers no GET stream.' } }));
       return;
     }
-    const [{ McpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
-    const server = new McpServer({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } } });
-    for (const tool of tools.list) {
-      server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, async (args: unknown) => {
-        const callId = newId('call', clock.now());
-        // The receipt is written before the result leaves, as for every gateway call.
-        return stampResult(await call(identity, tool.name, args, callId), identity, callId) as never;
-      });
-    }
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const { Server: McpServer, StreamableHTTPServerTransport: Transport, jsonSchemaValidator } = await loadSdk();
+    const server = new McpServer({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: tools.catalog().map((t) => ({ name: t.name, description: t.description, inputSchema: { type: 'object' as const, ...t.inputSchema }, annotations: t.annotations })),
+    }));
+    // Every tools/call reaches `call`, which answers an unknown tool or bad arguments in-band: each
+    // gets a receipt, as on any other connector (and as `platform__<tool>` on /mcp).
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const callId = newId('call', clock.now());
+      // The receipt is written before the result leaves, as for every gateway call.
+      return stampResult(await call(identity, request.params.name, request.params.arguments ?? {}, callId), identity, callId) as CallToolResult;
+    });
+    const transport = new Transport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();
       void server.close();

@@ -116,6 +116,27 @@ describe.each(BACKENDS)('platform MCP tools on %s', (backend) => {
     }
   });
 
+  it('receipts every tools/call on /mcp/p/platform, an unknown tool and arguments the tool refuses too', async () => {
+    const client = await connect('/mcp/p/platform');
+    try {
+      const calls = [
+        { name: 'account_nope', arguments: {} },
+        { name: 'agpk.source.register', arguments: { package_id: 'x' } },
+        { name: 'account_auth_options', arguments: { surplus: true } },
+      ];
+      for (const call of calls) {
+        const result = (await client.callTool(call)) as any;
+        expect(result.isError).toBe(true);
+        const callId = result._meta?.platform?.call_id;
+        expect(callId, call.name).toMatch(/^call_/);
+        const receipt = await plaza.db.prisma.receipt.findUnique({ where: { callId } });
+        expect(receipt, call.name).toMatchObject({ provider: 'platform', tool: call.name, status: 'error' });
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
   it('offers the same tools on /mcp as platform__<tool>, each call leaving a receipt', async () => {
     const before = await plaza.db.prisma.receipt.count({ where: { provider: 'platform' } });
     const client = await connect('/mcp');
