@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../db/index.ts';
-import { type Clock, newId, NotFoundError, ValidationError } from '../kernel/index.ts';
+import { type Clock, ConflictError, newId, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { SourceBody } from './input.ts';
 import { type PackageSource, type SourceEvent, type SourceStatus, type SourceTrust, toSource } from './types.ts';
 
@@ -43,11 +43,36 @@ function decodeCursor(cursor: string): { at: Date; id: string } {
   throw new ValidationError('Invalid cursor: pass the next_cursor of a previous page unchanged.', { param: 'cursor' });
 }
 
+/**
+ * The account a package_id belongs to: the one whose registration of it was last live (a
+ * `known-user` source that became healthy), or none while only anonymous sources have been live.
+ * Other registrants — another account, or anyone anonymously — cannot register that package_id
+ * (docs/sources.md, "Who may register a package_id").
+ */
+export async function packageOwner(prisma: Pick<PrismaClient, 'packageSource'>, packageId: string): Promise<string | null> {
+  const row = await prisma.packageSource.findFirst({
+    where: { packageId, trust: 'known-user', liveSince: { not: null }, accountId: { not: null } },
+    orderBy: [{ liveSince: 'desc' }, { id: 'desc' }],
+    select: { accountId: true },
+  });
+  return row?.accountId ?? null;
+}
+
+/** The 409 for a registration of a package_id another account publishes. */
+export function ownedElsewhere(packageId: string): ConflictError {
+  return new ConflictError(
+    `The package_id ${packageId} belongs to another account, which published it: only that account can register its versions. Choose another package_id.`,
+    { param: 'package_id' },
+  );
+}
+
 /** Creates the source registry service. */
 export function createSourceService(deps: { prisma: PrismaClient; clock: Clock }): SourceService {
   const { prisma, clock } = deps;
   return {
     async register(body, registrant) {
+      const owner = await packageOwner(prisma, body.package_id);
+      if (owner !== null && owner !== registrant.accountId) throw ownedElsewhere(body.package_id);
       const existing = await prisma.packageSource.findFirst({
         where: {
           packageId: body.package_id,

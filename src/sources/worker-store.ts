@@ -2,6 +2,7 @@ import { MAX_DEAD_REPROBES, type PassedStep, type SourceOutcome, type SourceStor
 import { compareVersions } from '../agpk/index.ts';
 import type { PrismaClient } from '../db/index.ts';
 import { storableJson } from '../kernel/index.ts';
+import { ownedElsewhere, packageOwner } from './source-service.ts';
 import type { PackageSource } from './types.ts';
 import { toSource } from './types.ts';
 
@@ -61,10 +62,19 @@ export function createSourceStore(deps: { prisma: PrismaClient; recheckMs: numbe
     const at = new Date(now);
     const result = await prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`plaza.package_sources.${target.packageId}`}, 0))::text AS locked`;
+      const common = { findings: outcome.findings as object[], commands: outcome.commands as object[], risk: outcome.risk, lastCheckAt: at, attempts: 0, leaseOwner: null, leaseUntil: null };
+      // The package_id may have become another account's since this source was registered (see
+      // packageOwner): then it goes no further.
+      const publisher = await packageOwner(tx, target.packageId);
+      const registrant = (await tx.packageSource.findUnique({ where: { id: target.id }, select: { accountId: true } }))?.accountId ?? null;
+      if (publisher !== null && publisher !== registrant) {
+        const reason = ownedElsewhere(target.packageId).message;
+        await tx.packageSource.update({ where: { id: target.id }, data: { ...common, status: 'discarded', stage: 'ownership', reason, live: false } });
+        return { status: 'discarded', superseded: [] as { id: string; from: string }[], reason };
+      }
       const live = await tx.packageSource.findMany({ where: { packageId: target.packageId, live: true, id: { not: target.id } } });
       // Same version registered again (a new mirror, say): the newer registration takes over.
       const newer = live.find((l) => compareVersions(l.version, target.version) > 0);
-      const common = { findings: outcome.findings as object[], commands: outcome.commands as object[], risk: outcome.risk, lastCheckAt: at, attempts: 0, leaseOwner: null, leaseUntil: null };
       if (newer) {
         const reason = `superseded: version ${newer.version} of ${target.packageId} is already live`;
         await tx.packageSource.update({ where: { id: target.id }, data: { ...common, status: 'discarded', stage: 'superseded', reason, live: false } });

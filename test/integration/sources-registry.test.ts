@@ -174,9 +174,46 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     const rows = (await share()).filter((s) => s.package_id === id);
     expect(rows.map((r) => r.version)).toEqual(['2.0.0']);
     // An older version finishing later does not take the live row back.
-    const late = await register((await publish({ id, version: '1.5.0' })).body, 'anonymous');
+    const late = await register((await publish({ id, version: '1.5.0' })).body, 'known');
     expect((await worker.checkNow(late.id))?.status).toBe('discarded');
     expect((await share()).filter((s) => s.package_id === id).map((r) => r.version)).toEqual(['2.0.0']);
+  });
+
+  it('keeps a package_id with the account that published it: nobody else can register it, before or after', async () => {
+    const id = `com.example.owned.${backend}`;
+    // Anonymous sources belong to nobody: the first account whose source goes live takes the name.
+    const anonymous = await register((await publish({ id, version: '1.0.0' })).body, 'anonymous');
+    expect((await worker.checkNow(anonymous.id))?.status).toBe('healthy');
+    // Registered before the account's went live: it is refused when its turn comes.
+    const early = await register((await publish({ id, version: '3.0.0' })).body, 'anonymous');
+    const owned = await register((await publish({ id, version: '1.0.0' })).body, 'known');
+    expect((await worker.checkNow(owned.id))?.status).toBe('healthy');
+    expect(await getSource(anonymous.id)).toMatchObject({ status: 'discarded', stage: 'superseded' });
+
+    expect((await worker.checkNow(early.id))?.status).toBe('discarded');
+    expect(await getSource(early.id)).toMatchObject({ status: 'discarded', stage: 'ownership', live: false });
+    expect((await getSource(early.id)).reason).toMatch(/belongs to another account/);
+
+    const other = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: `other-${backend}@example.com` });
+    const attempts = [
+      { headers: {}, path: '/api/agpk/sources' },
+      { headers: { authorization: `Bearer ${other.apiKey}` }, path: '/api/agpk/sources/tool' },
+    ];
+    for (const attempt of attempts) {
+      const res = await fetch(`${plaza.url}${attempt.path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...attempt.headers },
+        body: JSON.stringify((await publish({ id, version: '1.0.0' })).body),
+      });
+      expect(res.status, attempt.path).toBe(409);
+      const body = (await res.json()) as any;
+      expect(body.code).toBe('conflict');
+      expect(body.message).toMatch(/belongs to another account/);
+    }
+    // The owner still can: a new version replaces its own.
+    const next = await register((await publish({ id, version: '1.1.0' })).body, 'known');
+    expect((await worker.checkNow(next.id))?.status).toBe('healthy');
+    expect((await share()).filter((s) => s.package_id === id).map((r) => [r.version, r.trust])).toEqual([['1.1.0', 'known-user']]);
   });
 
   it('drops a healthy source whose file is removed, and discards one whose file changed', async () => {
