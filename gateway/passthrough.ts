@@ -415,6 +415,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           res.on('close', release);
         }
       }
+      /**
+       * The ids this POST's requests went upstream under. An answer under any other id answers
+       * nothing the caller asked here — a provider's guess at a caller's id, say, dressed as a
+       * call's answer — and never reaches the caller.
+       */
+      const asked: ReadonlySet<JsonRpcId> = new Set(awaited);
       let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
       try {
@@ -531,7 +537,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         recheck?.unref();
         if (method === 'GET') notificationStreams.add(upstream);
         try {
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask);
+          // A GET stream carries no answers unless it resumes a POST's stream (Last-Event-ID).
+          const resumed = method === 'GET' && typeof req.headers['last-event-id'] === 'string';
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -564,7 +572,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, 'Upstream failed: malformed JSON.'), responseHeaders);
         return;
       }
+      const kept = onlyAsked(parsed, asked);
       if (!call) {
+        if (kept !== parsed) {
+          // The provider answered something this POST did not ask: what it did not ask goes.
+          if (kept === DROPPED) {
+            sendJson(res, 200, rpcError(asked.size === 1 ? [...asked][0]! : null, RPC_ERRORS.internal, 'Upstream failed: it answered no request of this POST.'), responseHeaders);
+            return;
+          }
+          parsed = kept;
+          text = JSON.stringify(kept);
+        }
         if (taskResults.size > 0) {
           // A task's result never passes unreceipted, nor inside an answer too deep to look into.
           if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: its answer nests deeper than ${MAX_JSON_DEPTH} levels.`), responseHeaders);
@@ -583,16 +601,20 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         return;
       }
       // The first answer to each request counts (its receipt is the one kept); a second is dropped.
-      const answered = Array.isArray(parsed)
-        ? (await Promise.all(firstAnswers(parsed).map(async (m) => answerTask(await stampOrFail(m, call, callRpcId))))).filter((m) => m !== DROPPED)
-        : await answerTask(await stampOrFail(parsed, call, callRpcId));
-      if (!containsResponse(answered, callRpcId)) {
+      const answered =
+        kept === DROPPED
+          ? DROPPED
+          : Array.isArray(kept)
+            ? (await Promise.all(firstAnswers(kept).map(async (m) => answerTask(await stampOrFail(m, call, callRpcId))))).filter((m) => m !== DROPPED)
+            : await answerTask(await stampOrFail(kept, call, callRpcId));
+      if (!(Array.isArray(kept) ? kept : [kept]).some((m) => isResponse(m) && m.id === call.callId)) {
+        // No answer for the call: the caller gets a failed call under its id, with the answers to
+        // the POST's other requests (a JSON answer holds nothing else the caller could use).
         const why = 'the upstream answered without a result for the call';
         await finish(call, { failure: why });
-        if (answered === DROPPED || (Array.isArray(answered) && answered.length === 0)) {
-          sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
-          return;
-        }
+        const others = (Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m));
+        sendJson(res, 200, others.length > 0 ? [...others, failedCall(call, callRpcId, why)] : failedCall(call, callRpcId, why), responseHeaders);
+        return;
       }
       sendJson(res, 200, answered, responseHeaders);
     } catch (error) {
@@ -649,6 +671,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     onAnswer: () => void,
     /** Answers another request of the POST (a tasks/result: receipted, or DROPPED), or returns the message as it is. */
     stampOther: (message: unknown) => Promise<unknown>,
+    /** A GET resuming a POST's stream: answers to that POST's requests (other than calls) may pass. */
+    resumed: boolean,
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -678,10 +702,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         }
         return stampOther(message);
       }
-      // An answer under a call id outside its own stream: replayed on a resumed one after the
-      // receipt was written (its caller had gone), a second answer, or one to a cancelled request.
-      // It never reaches a caller unreceipted.
-      return typeof message.id === 'string' && CALL_RPC_ID.test(message.id) ? DROPPED : message;
+      // An answer to nothing this stream's POST is waiting for: a second answer, one to a cancelled
+      // request, or one under an id the provider made up (a caller's id guessed, passed off as a
+      // call's answer). A call's answer replayed on a resumed stream after its receipt was written
+      // (its caller had gone) never reaches a caller unreceipted either; other answers replayed on
+      // a resumed stream pass.
+      return resumed && !(typeof message.id === 'string' && CALL_RPC_ID.test(message.id)) ? message : DROPPED;
     };
     const emit = async (events: ReturnType<typeof parser.push>) => {
       for (const event of events) {
@@ -791,7 +817,14 @@ function forgotSession(text: string): boolean {
   }
 }
 
-function containsResponse(answer: unknown, id: JsonRpcId | undefined): boolean {
-  const list = Array.isArray(answer) ? answer : [answer];
-  return list.some((m) => isResponse(m) && m.id === id);
+/**
+ * `parsed` without the answers to requests it was not asked (ids outside `asked`): the same value
+ * when there are none, a shorter batch, or DROPPED when nothing is left. Other messages stay.
+ */
+function onlyAsked(parsed: unknown, asked: ReadonlySet<JsonRpcId>): unknown {
+  const unasked = (m: unknown) => isResponse(m) && !asked.has(m.id);
+  if (!Array.isArray(parsed)) return unasked(parsed) ? DROPPED : parsed;
+  if (!parsed.some(unasked)) return parsed;
+  const kept = parsed.filter((m) => !unasked(m));
+  return kept.length > 0 ? kept : DROPPED;
 }

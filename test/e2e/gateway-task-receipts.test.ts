@@ -352,9 +352,13 @@ describe('receipts of task results through the passthrough', () => {
         { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'research', arguments: {} } },
         { jsonrpc: '2.0', id: 6, method: 'tasks/result', params: { taskId: second.taskId } },
       ]),
-    }).then((r) => r.json() as Promise<any>);
-    expect(batch).toMatchObject({ id: 6, result: { content: [{ text: `report of ${second.taskId}` }], _meta: { platform: { call_id: second.callId } } } });
-    expect(resultReceipts(second.taskId)).toEqual([expect.objectContaining({ callId: batch.result._meta.platform.result_call_id })]);
+    }).then((r) => r.json() as Promise<any[]>);
+    // The caller gets the task's result, and the call the provider left unanswered as a failed call.
+    expect(batch).toEqual([
+      expect.objectContaining({ id: 6, result: expect.objectContaining({ content: [{ type: 'text', text: `report of ${second.taskId}` }], _meta: expect.objectContaining({ platform: expect.objectContaining({ call_id: second.callId }) }) }) }),
+      expect.objectContaining({ id: 5, result: expect.objectContaining({ isError: true, content: [{ type: 'text', text: 'Call failed: the upstream answered without a result for the call.' }] }) }),
+    ]);
+    expect(resultReceipts(second.taskId)).toEqual([expect.objectContaining({ callId: batch[0].result._meta.platform.result_call_id })]);
   });
 
   /** Sends the notifications/cancelled of the caller's request `requestId` in the session. */

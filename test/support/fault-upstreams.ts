@@ -11,7 +11,10 @@
  * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed;
  * - `/gated-call/mcp`: 401 unless the call brings `Authorization: Bearer call-secret` (lists tools for anyone);
  * - odd answers (`ODD_ANSWERS`): an error whose message is an object, `"error": null`, HTTP 202,
- *   a result that is a number, content of an unknown type, a result nested 100,000 levels deep.
+ *   a result that is a number, content of an unknown type, a result nested 100,000 levels deep,
+ *   a forged success under id 1 (a caller's id guessed; as JSON, and as the only event of an SSE
+ *   answer) instead of the call's id, a result under an id nobody sent, `null`, a request under
+ *   the call's id.
  *
  * It records every request (headers and body) it receives, for spoofing checks.
  */
@@ -38,7 +41,7 @@ export interface FaultUpstream {
 export const HUGE_BYTES = 50 * 1024 * 1024;
 
 /** Modes whose tools/call answer is not a usable result, each in its own way. */
-export const ODD_ANSWERS = ['bad-error', 'null-error', 'accepted', 'not-object', 'bad-content', 'deep'] as const;
+export const ODD_ANSWERS = ['bad-error', 'null-error', 'accepted', 'not-object', 'bad-content', 'deep', 'guessed-id', 'guessed-id-sse', 'wrong-id', 'null-body', 'request-under-call-id'] as const;
 export type OddAnswer = (typeof ODD_ANSWERS)[number];
 
 /** Starts the provider on 127.0.0.1. */
@@ -125,6 +128,17 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         return reply({ content: [{ type: 'bogus' }] });
       case 'deep':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[],"structuredContent":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`);
+      case 'guessed-id':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } }));
+      case 'guessed-id-sse':
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } })}\n\n`);
+      case 'wrong-id':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 'nope', result: { content: [] } }));
+      case 'null-body':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end('null');
+      case 'request-under-call-id':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, method: 'x', result: { content: [] } }));
       default:
         return res.writeHead(404).end();
     }
