@@ -9,10 +9,10 @@ import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validatio
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
-import { stampCallParams, stampResult, upstreamHeaders } from './identity/stamp.ts';
+import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 import { callAnswer, MAX_JSON_DEPTH, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import type { Connector } from './passthrough.ts';
-import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
+import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
 import { UpstreamCallError } from './upstream-client.ts';
 import type { UpstreamPool } from './upstream-pool.ts';
@@ -157,7 +157,7 @@ export function createAggregate(options: AggregateOptions) {
       return { content: [{ type: 'text', text: `Unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector.` }], isError: true };
     }
     if (tool.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
-    const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now() };
+    const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now(), secrets: callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]) };
     traceCall(call, 'aggregate');
     options.onCall?.(connector.endpointId);
     const key = await options.assertionKey();

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
-import { IDENTITY_HEADERS, stampCallParams, stampResult, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   callAnswer,
@@ -23,7 +23,7 @@ import {
 import { createSseParser, formatSseEvent } from './internal/sse.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskDirectory, type TaskResultRequest } from './internal/task-results.ts';
 import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
-import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
+import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
 
@@ -226,6 +226,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       let taskResults = new Map<string, TaskResultRequest>();
       /** When this request arrived: a task result's receipt counts its latency from here. */
       const arrivedAt = options.clock.now();
+      /** The caller's credential for the provider, kept out of receipts. */
+      const secrets = callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]);
       if (method === 'POST') {
         const text = await readBody(req, maxRequest);
         let parsed: unknown;
@@ -275,7 +277,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           if (params.name.length === 0 || params.name.length > MAX_TOOL_NAME_LENGTH) {
             throw new HttpFailure(400, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, RPC_ERRORS.invalidParams);
           }
-          call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now(), upstreamSession };
+          call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now(), upstreamSession, secrets };
           callRpcId = target.id;
           // Upstream the call goes under its call id: answers are matched to requests by id, so a
           // caller reusing an id in one session (two POSTs at once) cannot get another call's answer.
@@ -295,7 +297,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         const request = taskResults.get(message.id);
         if (!request) return message;
         // A cancelled request gets no answer.
-        return request.cancelled ? DROPPED : answerTaskResult(message, request, { receipts: options.receipts, clock: options.clock, identity, provider, arrivedAt });
+        return request.cancelled ? DROPPED : answerTaskResult(message, request, { receipts: options.receipts, clock: options.clock, identity, provider, arrivedAt, secrets });
       };
       /** A JSON answer without a call, its tasks/result answers receipted: the messages to send, or DROPPED for none. */
       const answerTasks = async (parsed: unknown): Promise<unknown> => {

@@ -39,6 +39,34 @@ export interface CallContext {
   startedAt: number;
   /** The upstream session the call runs in (passthrough): a task it creates belongs to it. */
   upstreamSession?: string | undefined;
+  /**
+   * The credential the caller sent for the provider (X-PLATFORM-Upstream-Authorization), whole and
+   * without its scheme (see callSecrets): no receipt holds it, even when the provider's answer
+   * quotes it. Never stored itself.
+   */
+  secrets?: readonly string[] | undefined;
+}
+
+/** Shortest credential part taken out of receipts: shorter ones would blank ordinary words. */
+const MIN_SECRET_LENGTH = 6;
+
+/**
+ * What a receipt must not hold of the caller's X-PLATFORM-Upstream-Authorization header: its value
+ * and, past an auth scheme (`Bearer …`), the credential alone. Undefined without the header.
+ */
+export function callSecrets(header: string | string[] | undefined): string[] | undefined {
+  const values = (Array.isArray(header) ? header : [header]).filter((v): v is string => typeof v === 'string').map((v) => v.trim());
+  const secrets = values.flatMap((v) => [v, v.replace(/^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+/, '')]).filter((v) => v.length >= MIN_SECRET_LENGTH);
+  // Longest first, so a whole value goes before the credential inside it.
+  return secrets.length > 0 ? [...new Set(secrets)].sort((a, b) => b.length - a.length) : undefined;
+}
+
+/** `text` with every secret of the call replaced, before anything is cut from it. */
+function withoutSecrets(text: string, secrets: readonly string[] | undefined): string {
+  if (!secrets) return text;
+  let out = text;
+  for (const secret of secrets) out = out.split(secret).join('[credential removed]');
+  return out;
 }
 
 function canonical(value: unknown): string {
@@ -93,7 +121,7 @@ export function receiptFor(
     const items = Array.isArray(result['content']) ? result['content'].length : 0;
     const task = kind === 'call' ? createdTask(result) : undefined;
     text = isError
-      ? `tool error: ${(summary ?? 'no message').slice(0, 200)}`
+      ? `tool error: ${withoutSecrets(summary ?? 'no message', call.secrets).slice(0, 200)}`
       : task
         ? `task created: ${task.taskId.slice(0, 200)} (${task.status.slice(0, 40)}); its result comes with tasks/result`
         : `ok: ${items} content item${items === 1 ? '' : 's'}`;
@@ -103,11 +131,11 @@ export function receiptFor(
     digestOf = withoutMeta;
   } else if ('error' in outcome) {
     status = 'error';
-    text = `json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${String(outcome.error.message).slice(0, 200)}`;
+    text = `json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${withoutSecrets(String(outcome.error.message), call.secrets).slice(0, 200)}`;
     digestOf = { error: { code: outcome.error.code, message: outcome.error.message } };
   } else {
     status = 'error';
-    text = `upstream failure: ${outcome.failure.slice(0, 200)}`;
+    text = `upstream failure: ${withoutSecrets(outcome.failure, call.secrets).slice(0, 200)}`;
     digestOf = { failure: outcome.failure };
   }
   return {

@@ -116,13 +116,13 @@ export async function takeTaskResults(
 export async function answerTaskResult(
   message: JsonRpcResponse,
   request: TaskResultRequest,
-  context: { receipts: ReceiptSink; clock: Clock; identity: AgentIdentity; provider: string; arrivedAt: number },
+  context: { receipts: ReceiptSink; clock: Clock; identity: AgentIdentity; provider: string; arrivedAt: number; secrets: readonly string[] | undefined },
 ): Promise<JsonRpcResponse> {
-  const { receipts, clock, identity, provider, arrivedAt } = context;
+  const { receipts, clock, identity, provider, arrivedAt, secrets } = context;
   const { callerId, resultCallId, taskId, creator } = request;
   const answer = callAnswer(message, 'tasks/result');
   if ('error' in answer && creator === undefined) return { ...message, id: callerId };
-  const delivery: CallContext = { callId: resultCallId, identity, provider, tool: creator?.tool ?? 'tasks/result', startedAt: arrivedAt };
+  const delivery: CallContext = { callId: resultCallId, identity, provider, tool: creator?.tool ?? 'tasks/result', startedAt: arrivedAt, secrets };
   const outcome = 'malformed' in answer ? { failure: answer.malformed } : answer;
   const stampedId = creator?.callId ?? resultCallId;
   try {

@@ -58,7 +58,7 @@ describe('upstream faults through the gateway', () => {
   beforeAll(async () => {
     upstream = await startFaultUpstream();
     plaza = await startGatewayPlaza();
-    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
     // Connection refused: a provider that answered its probe and is gone now.
     const gone = await startFaultUpstream();
     await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
@@ -97,6 +97,28 @@ describe('upstream faults through the gateway', () => {
     const right = { 'x-platform-upstream-authorization': 'Bearer call-secret' };
     expect((await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, right)).message.result.content[0].text).toBe('ok: let in');
     expect((await viaAggregate(right)).content[0].text).toBe('ok: let in');
+  });
+
+  it("keeps the caller's upstream credential out of receipts when the provider quotes it back", async () => {
+    const secret = 'sk-live-SECRET-987';
+    const headers = { 'x-platform-upstream-authorization': `Bearer ${secret}` };
+    for (const as of ['error', 'result']) {
+      const passthrough = await callTool(plaza.server.url, plaza.agentToken, 'f-echo-credential', { as }, headers);
+      expect(JSON.stringify(passthrough.message)).toContain(secret); // the caller's own credential, back to the caller
+      const aggregate = await fetch(`${plaza.server.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'f-echo-credential__act', arguments: { as } } }),
+      });
+      expect(aggregate.status).toBe(200);
+      await aggregate.text();
+    }
+    const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-echo-credential');
+    expect(receipts).toHaveLength(4);
+    for (const r of receipts) {
+      expect(r.outcome).not.toContain(secret);
+      expect(r.outcome).toContain('the token [credential removed] is not valid here');
+    }
   });
 
   it.each(ODD_ANSWERS)('records %s as a failed call with an error receipt, through /mcp/p and /mcp', async (mode) => {

@@ -10,6 +10,8 @@
  * - `/sse-cut/mcp`: starts an SSE answer, sends half an event and drops the connection;
  * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed;
  * - `/gated-call/mcp`: 401 unless the call brings `Authorization: Bearer call-secret` (lists tools for anyone);
+ * - `/echo-credential/mcp`: refuses the call quoting the Authorization it got, as a JSON-RPC error
+ *   (argument `as: "error"`) or an `isError` result;
  * - odd answers (`ODD_ANSWERS`): an error whose message is an object, `"error": null`, HTTP 202,
  *   a result that is a number, content of an unknown type, a result nested 100,000 levels deep,
  *   a forged success under id 1 (a caller's id guessed; as JSON, and as the only event of an SSE
@@ -33,7 +35,7 @@ export interface SeenRequest {
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | OddAnswer): string;
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | OddAnswer): string;
   seen: SeenRequest[];
   close(): Promise<void>;
 }
@@ -128,6 +130,11 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         return reply({ content: [{ type: 'bogus' }] });
       case 'deep':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[],"structuredContent":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`);
+      case 'echo-credential': {
+        const quoted = `the token ${req.headers.authorization ?? 'none'} is not valid here`;
+        if (message.params?.arguments?.as === 'error') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: quoted } }));
+        return reply({ content: [{ type: 'text', text: quoted }], isError: true });
+      }
       case 'guessed-id':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } }));
       case 'guessed-id-sse':
