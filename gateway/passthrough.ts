@@ -743,6 +743,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     let size = 0;
     try {
       for (;;) {
+        // A client that reads slower than the upstream writes holds the upstream's stream with it:
+        // nothing more is read until the client has taken what was written (or left), so a stream
+        // nobody reads costs a socket's buffers, not the upstream's whole output in memory.
+        if (res.writableNeedDrain) await drainedOrClosed(res);
         const next = await chunks.next();
         if (next.done) {
           await emit(parser.end());
@@ -783,6 +787,20 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       stopping = true;
       for (const upstream of notificationStreams) upstream.discard();
     },
+  });
+}
+
+/** Resolves once `res` has drained its buffered writes, or closed. */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  if (res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
   });
 }
 

@@ -20,6 +20,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { type IncomingMessage, request } from 'node:http';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -29,7 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../src/kernel/index.ts';
 import { freePort, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
-import { type FaultUpstream, ODD_ANSWERS, startFaultUpstream } from '../support/fault-upstreams.ts';
+import { type FaultUpstream, FLOOD_BYTES, ODD_ANSWERS, startFaultUpstream } from '../support/fault-upstreams.ts';
 import { callTool, gatewayLoad, listHealthy, receiptCounts, startGatewayPlaza as startGatewayPlazaProcess } from '../support/gateway-load.ts';
 import { startSdkUpstream } from '../support/mcp-upstreams.ts';
 
@@ -58,7 +59,7 @@ describe('upstream faults through the gateway', () => {
   beforeAll(async () => {
     upstream = await startFaultUpstream();
     plaza = await startGatewayPlaza();
-    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', 'flood', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
     // Connection refused: a provider that answered its probe and is gone now.
     const gone = await startFaultUpstream();
     await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
@@ -97,6 +98,29 @@ describe('upstream faults through the gateway', () => {
     const right = { 'x-platform-upstream-authorization': 'Bearer call-secret' };
     expect((await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, right)).message.result.content[0].text).toBe('ok: let in');
     expect((await viaAggregate(right)).content[0].text).toBe('ok: let in');
+  });
+
+  it('reads a notification stream no faster than its client: a client that stops reading holds the upstream, not Plaza memory', async () => {
+    const opened = new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(`${plaza.server.url}/mcp/p/f-flood`, { headers: { authorization: `Bearer ${plaza.agentToken}`, accept: 'text/event-stream' } }, resolve);
+      req.on('error', reject);
+      req.end();
+    });
+    const res = await opened;
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    // Socket buffers on both sides hold a few MiB; without back-pressure the whole stream would
+    // pass into Plaza's memory within moments.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const held = upstream.flood.sent;
+    expect(held).toBeLessThan(FLOOD_BYTES / 2);
+    // Reading again lets the rest through.
+    let received = 0;
+    res.on('data', (chunk: Buffer) => (received += chunk.length));
+    res.resume();
+    await expect.poll(() => upstream.flood.sent, { timeout: 20_000 }).toBeGreaterThanOrEqual(FLOOD_BYTES);
+    res.destroy();
+    expect(received).toBeGreaterThan(held);
   });
 
   it("keeps the caller's upstream credential out of receipts when the provider quotes it back", async () => {

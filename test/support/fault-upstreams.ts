@@ -10,6 +10,7 @@
  * - `/sse-cut/mcp`: starts an SSE answer, sends half an event and drops the connection;
  * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed;
  * - `/gated-call/mcp`: 401 unless the call brings `Authorization: Bearer call-secret` (lists tools for anyone);
+ * - `/flood/mcp`: a GET notification stream of 1 MiB events, written as fast as it is read (FLOOD_BYTES in all);
  * - `/echo-credential/mcp`: refuses the call quoting the Authorization it got, as a JSON-RPC error
  *   (argument `as: "error"`) or an `isError` result;
  * - odd answers (`ODD_ANSWERS`): an error whose message is an object, `"error": null`, HTTP 202,
@@ -35,12 +36,16 @@ export interface SeenRequest {
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | OddAnswer): string;
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | OddAnswer): string;
   seen: SeenRequest[];
+  /** Bytes `/flood/mcp`'s GET streams have written so far (their reader taking them, or its buffers). */
+  flood: { sent: number };
   close(): Promise<void>;
 }
 
 export const HUGE_BYTES = 50 * 1024 * 1024;
+/** What `/flood/mcp`'s GET stream writes in all, 1 MiB events. */
+export const FLOOD_BYTES = 24 * 1024 * 1024;
 
 /** Modes whose tools/call answer is not a usable result, each in its own way. */
 export const ODD_ANSWERS = ['bad-error', 'null-error', 'accepted', 'not-object', 'bad-content', 'deep', 'guessed-id', 'guessed-id-sse', 'wrong-id', 'null-body', 'request-under-call-id'] as const;
@@ -49,11 +54,27 @@ export type OddAnswer = (typeof ODD_ANSWERS)[number];
 /** Starts the provider on 127.0.0.1. */
 export async function startFaultUpstream(): Promise<FaultUpstream> {
   const seen: SeenRequest[] = [];
+  const flood = { sent: 0 };
   const timers = new Set<NodeJS.Timeout>();
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const mode = /^\/([a-z-]+)\/mcp$/.exec(url.pathname)?.[1];
     if (!mode) return res.writeHead(404).end();
+    if (req.method === 'GET' && mode === 'flood') {
+      // A notification stream that writes as fast as its reader takes it, up to FLOOD_BYTES.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const event = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x'.repeat(1024 * 1024) } })}\n\n`;
+      const pump = () => {
+        while (flood.sent < FLOOD_BYTES) {
+          flood.sent += event.length;
+          if (!res.write(event)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      res.on('error', () => undefined);
+      pump();
+      return;
+    }
     if (req.method !== 'POST') return res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -157,6 +178,7 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     base,
     url: (mode) => `${base}/${mode}/mcp`,
     seen,
+    flood,
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearInterval(timer);
