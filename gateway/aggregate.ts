@@ -10,7 +10,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { callAnswer, MAX_JSON_DEPTH, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -111,6 +111,28 @@ function plainToolCall(
 }
 
 /**
+ * Why a POST body is refused before anything runs, as `/mcp/p/…` refuses it: an empty batch, a
+ * tools/call sent as a notification (it would run with nobody told, or not at all), a request id
+ * the caller's answer could not carry back (past 2^53), or two requests of a batch under one id
+ * (their answers could not be told apart). Undefined when none of these.
+ */
+function refusedMessages(body: unknown): string | undefined {
+  const messages = Array.isArray(body) ? body : [body];
+  if (messages.length === 0) return 'An empty batch holds no JSON-RPC message.';
+  const ids = new Set<unknown>();
+  for (const m of messages) {
+    if (typeof m !== 'object' || m === null) continue;
+    const { id, method } = m as { id?: unknown; method?: unknown };
+    if (method === 'tools/call' && id === undefined) return 'tools/call must be a request with an id: a notification gets no answer and no receipt.';
+    if (typeof method !== 'string' || id === undefined) continue;
+    if (rawJsonText(id) !== undefined || (typeof id === 'number' && !Number.isSafeInteger(id))) return 'Request ids must be strings or integers (at most 2^53 - 1).';
+    if (ids.has(id)) return 'Request ids must be unique within a batch.';
+    ids.add(id);
+  }
+  return undefined;
+}
+
+/**
  * `/mcp`: one MCP server aggregating the online tools of every connector as
  * `<provider>__<tool>`. tools/list is served from the catalog (no fan-out); tools/call goes to the
  * connector through a pooled upstream session with the caller's identity stamped on it. Stateless
@@ -141,6 +163,7 @@ export function createAggregate(options: AggregateOptions) {
     const tool = split > 0 ? params.name.slice(split + TOOL_NAME_SEPARATOR.length) : '';
     const local = options.local;
     if (local && provider === local.provider && tool) {
+      if (tool.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
       const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now() };
       traceCall(call, 'aggregate');
       const result = await local.call(identity, tool, params.arguments ?? {}, call.callId);
@@ -248,9 +271,15 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
       try {
-        parsedBody = JSON.parse(text);
+        // Integers past 2^53 in arguments and results pass as written (see parseJson).
+        parsedBody = parseJson(text);
       } catch {
         sendJson(res, 400, rpcError(null, -32700, 'Parse error: Invalid JSON'));
+        return;
+      }
+      const refusal = refusedMessages(parsedBody);
+      if (refusal !== undefined) {
+        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, refusal));
         return;
       }
       const call = plainToolCall(req, parsedBody);

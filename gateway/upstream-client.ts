@@ -1,4 +1,4 @@
-import { isResponse, type JsonRpcResponse } from './internal/json-rpc.ts';
+import { isResponse, type JsonRpcResponse, parseJson } from './internal/json-rpc.ts';
 import { createSseParser } from './internal/sse.ts';
 import { describeUpstreamFailure as describe, drainRest, type UpstreamHttp, type UpstreamHttpResponse } from './internal/upstream-http.ts';
 
@@ -101,7 +101,7 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
         if (event.data === undefined) continue;
         let message: unknown;
         try {
-          message = JSON.parse(event.data);
+          message = parseJson(event.data);
         } catch {
           continue;
         }
@@ -124,7 +124,7 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
   body += decoder.decode();
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = parseJson(body);
   } catch {
     throw new UpstreamCallError('the upstream answered malformed JSON');
   }

@@ -59,7 +59,7 @@ describe('upstream faults through the gateway', () => {
   beforeAll(async () => {
     upstream = await startFaultUpstream();
     plaza = await startGatewayPlaza();
-    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', 'flood', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', 'flood', 'big-numbers', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
     // Connection refused: a provider that answered its probe and is gone now.
     const gone = await startFaultUpstream();
     await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
@@ -121,6 +121,35 @@ describe('upstream faults through the gateway', () => {
     await expect.poll(() => upstream.flood.sent, { timeout: 20_000 }).toBeGreaterThanOrEqual(FLOOD_BYTES);
     res.destroy();
     expect(received).toBeGreaterThan(held);
+  });
+
+  it('passes integers past 2^53 through /mcp as written, and refuses what /mcp/p refuses: ids past 2^53, an empty batch, an id-less tools/call, ids twice in a batch', async () => {
+    const post = (body: string) =>
+      fetch(`${plaza.server.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body,
+      });
+    const answered = await post('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"f-big-numbers__act","arguments":{"big":9007199254740993123}}}');
+    expect(answered.status).toBe(200);
+    const text = await answered.text();
+    expect(text).toContain('"n":123456789012345678901234567890');
+    expect(text).toContain('"id":9007199254740993123');
+    expect(upstream.seen.filter((r) => r.path === '/big-numbers/mcp' && r.body.method === 'tools/call').at(-1)!.raw).toContain('"big":9007199254740993123');
+
+    const call = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'f-big-numbers__act', arguments: {} } });
+    const before = (await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-big-numbers')).length;
+    for (const [body, why] of [
+      ['{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"f-big-numbers__act","arguments":{}}}', /at most 2\^53/],
+      ['[]', /empty batch/],
+      [JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'f-big-numbers__act', arguments: {} } }), /must be a request with an id/],
+      [JSON.stringify([call(1), call(1)]), /unique within a batch/],
+    ] as const) {
+      const res = await post(body);
+      expect(res.status, body).toBe(400);
+      expect(((await res.json()) as any).error.message).toMatch(why);
+    }
+    expect(await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-big-numbers')).toHaveLength(before);
   });
 
   it("keeps the caller's upstream credential out of receipts when the provider quotes it back", async () => {

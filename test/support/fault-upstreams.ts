@@ -10,6 +10,7 @@
  * - `/sse-cut/mcp`: starts an SSE answer, sends half an event and drops the connection;
  * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed;
  * - `/gated-call/mcp`: 401 unless the call brings `Authorization: Bearer call-secret` (lists tools for anyone);
+ * - `/big-numbers/mcp`: a result whose structuredContent holds integers past 2^53, as written;
  * - `/flood/mcp`: a GET notification stream of 1 MiB events, written as fast as it is read (FLOOD_BYTES in all);
  * - `/echo-credential/mcp`: refuses the call quoting the Authorization it got, as a JSON-RPC error
  *   (argument `as: "error"`) or an `isError` result;
@@ -30,13 +31,15 @@ export interface SeenRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: any;
+  /** The body as it came, before JSON.parse rounded anything. */
+  raw: string;
 }
 
 /** A running fault provider. */
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | OddAnswer): string;
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | 'big-numbers' | OddAnswer): string;
   seen: SeenRequest[];
   /** Bytes `/flood/mcp`'s GET streams have written so far (their reader taking them, or its buffers). */
   flood: { sent: number };
@@ -85,7 +88,7 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       return res.writeHead(400).end();
     }
     if (typeof message !== 'object' || message === null) return res.writeHead(400).end();
-    seen.push({ path: url.pathname, headers: req.headers, body: message });
+    seen.push({ path: url.pathname, headers: req.headers, body: message, raw });
     if (message.id === undefined) return res.writeHead(202).end();
     const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
     if (message.method === 'initialize') {
@@ -151,6 +154,10 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         return reply({ content: [{ type: 'bogus' }] });
       case 'deep':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[],"structuredContent":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`);
+      case 'big-numbers':
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"big"}],"structuredContent":{"n":123456789012345678901234567890,"id":9007199254740993123}}}`);
       case 'echo-credential': {
         const quoted = `the token ${req.headers.authorization ?? 'none'} is not valid here`;
         if (message.params?.arguments?.as === 'error') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: quoted } }));
