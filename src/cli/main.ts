@@ -29,6 +29,13 @@ function configOrExit(env: Record<string, string | undefined>): Config {
  * so OpenTelemetry's ESM hook sees them load.
  */
 export async function main(argv: string[], env: Record<string, string | undefined>): Promise<void> {
+  // `plaza outbox list | head`: a reader that stops reading ends a command quietly, as it does any
+  // Unix tool; a server whose log reader went away keeps serving.
+  const serving = argv.includes('serve');
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    if (!serving) process.exit(EXIT.ok);
+  });
   const program = new Command('plaza')
     .description('Plaza: MCP gateway and agent marketplace')
     .version(version(), '-v, --version')

@@ -4,8 +4,7 @@
  * from an earlier verification (--trusted). Exit 0 when every check holds, 1 naming the first bad
  * receipt (or an unreadable source), 2 on usage errors.
  */
-import { createReadStream } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
 import type { Command } from 'commander';
@@ -122,7 +121,9 @@ function consistencySource(options: VerifyOptions, base: string | undefined, idl
 }
 
 async function exportLines(options: VerifyOptions, base: string | undefined, idleMs: number): Promise<AsyncIterable<string>> {
-  if (base === undefined) return linesOf(createReadStream(options.file!));
+  // Opened here, so a missing or unreadable file is the command's error, said in one line (a
+  // stream opened lazily would throw it at nobody).
+  if (base === undefined) return linesOf((await open(options.file!, 'r')).createReadStream());
   // The export may be long: its time is not bounded, its silences are.
   const idle = new AbortController();
   let timer: NodeJS.Timeout | undefined;

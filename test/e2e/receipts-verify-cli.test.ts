@@ -58,6 +58,12 @@ describe('plaza receipts verify against a misbehaving server', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it('says in one line that an export file it cannot open is missing (exit 1, no stack trace)', async () => {
+    const result = await runPlaza(['receipts', 'verify', '--file', '/nonexistent/export.jsonl', '--jwks', '/nonexistent/jwks.json'], {}, 30_000);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^plaza receipts verify: ENOENT: no such file or directory, open '\/nonexistent\/export\.jsonl'$/);
+  });
+
   it('names the address it cannot reach and why', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
