@@ -250,6 +250,10 @@ export function createAggregate(options: AggregateOptions) {
       res.end(text);
       return;
     }
+    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
+      sendJson(res, 405, rpcError(null, -32000, `Method not allowed: /mcp takes POST (and DELETE); ${String(req.method).slice(0, 20)} is not one of them.`), { allow: 'POST, DELETE' });
+      return;
+    }
     if (req.method === 'GET') {
       // A GET stream carries server-initiated messages; this endpoint has none (stateless, tools
       // only, listChanged false), so it offers none rather than hold a connection open for nothing

@@ -622,7 +622,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     } catch (error) {
       if (error instanceof HttpFailure) {
         // A 413 leaves the rest of the body unread: the connection cannot be reused.
-        const extra: Record<string, string> = error.status === 503 ? { 'retry-after': STORAGE_RETRY_AFTER_S } : error.status === 413 ? { connection: 'close' } : {};
+        const extra: Record<string, string> =
+          error.status === 503 ? { 'retry-after': STORAGE_RETRY_AFTER_S } : error.status === 413 ? { connection: 'close' } : error.status === 405 ? { allow: 'GET, POST, DELETE' } : {};
         if (!res.headersSent) sendJson(res, error.status, rpcError(null, error.code, error.message), extra);
         return;
       }

@@ -276,6 +276,15 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST, DELETE');
     expect(((await res.json()) as any).error.message).toMatch(/no GET stream/);
+    // Other methods are told the same list; a passthrough's list has GET.
+    for (const method of ['PUT', 'PATCH']) {
+      const other = await fetch(`${url}/mcp`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: '{}' });
+      expect(other.status, method).toBe(405);
+      expect(other.headers.get('allow'), method).toBe('POST, DELETE');
+      const passthrough = await fetch(`${url}/mcp/p/plain`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: '{}' });
+      expect(passthrough.status, method).toBe(405);
+      expect(passthrough.headers.get('allow'), method).toBe('GET, POST, DELETE');
+    }
     // Still 401 without a credential, and the SDK client takes the 405 as the spec has it.
     expect((await fetch(`${url}/mcp`, { headers: { accept: 'text/event-stream' } })).status).toBe(401);
     const client = new Client({ name: 'protocol-agent', version: '1.0.0' });
