@@ -63,7 +63,11 @@ export function createAccountService(deps: { prisma: PrismaClient; clock: Clock 
 
     async authenticateApiKey(presented) {
       const parsed = parseApiKey(presented);
-      if (!parsed) throw new AuthError('Invalid API key.');
+      if (!parsed) {
+        // The credential a caller most often sends here by mistake gets named.
+        if (presented.startsWith('agt_')) throw new AuthError("This is an agent token (agt_…), the gateway's credential; this route takes an account API key (plz_…).");
+        throw new AuthError('Invalid API key.');
+      }
       const key = await prisma.apiKey.findUnique({ where: { prefix: parsed.prefix }, include: { account: true } });
       if (!key || key.revokedAt !== null || !digestsEqual(key.hash, hashSecret(presented))) throw new AuthError('Invalid API key.');
       if (key.account.status !== 'active') throw new AuthError('This account is not active.');

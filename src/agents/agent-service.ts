@@ -78,7 +78,12 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const parsed = CreateAgentSchema.safeParse(body ?? {});
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        throw new ValidationError(issue?.message ?? 'Invalid agent.', { param: issue?.path.join('.') || null, details: parsed.error.issues });
+        const field = issue?.path.join('.') || null;
+        // The message names the field (a newcomer sends displayName, or nothing at all).
+        const unknown = parsed.error.issues.find((i) => i.code === 'unrecognized_keys');
+        const hint = unknown ? `unknown field(s) ${unknown.keys.join(', ')}; an agent takes display_name and owner_context` : undefined;
+        const what = issue === unknown ? hint : `${field ?? 'body'}: ${issue?.message ?? 'invalid'}${hint ? ` (${hint})` : ''}`;
+        throw new ValidationError(`Invalid agent: ${what}.`, { param: field, details: parsed.error.issues });
       }
       const id = newId('agt', clock.now());
       const credential = mintAgentToken();
@@ -117,7 +122,11 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     },
 
     async authenticate(token) {
-      if (!looksLikeAgentToken(token)) throw new AuthError('Invalid agent credential.');
+      if (!looksLikeAgentToken(token)) {
+        // The credential a caller most often sends here by mistake gets named.
+        if (token.startsWith('plz_')) throw new AuthError('This is an account API key (plz_…); the gateway takes an agent token (agt_…): create an agent with POST /api/agents and use its token.');
+        throw new AuthError('Invalid agent credential: the gateway takes an agent token (agt_…), from POST /api/agents.');
+      }
       const hash = hashSecret(token);
       const cached = cache.get(hash);
       if (cached && cached.until > clock.now()) return cached.identity;

@@ -29,6 +29,7 @@ export function createBearerVerifier(deps: { guestTokens: GuestTokens; accounts:
       const key = await deps.accounts.authenticateApiKey(token);
       return { kind: 'account', subject: key.accountId, scopes: [...ACCOUNT_SCOPES], credentialId: key.keyId };
     }
+    if (token.startsWith('agt_')) throw new AuthError("This is an agent token (agt_…), the MCP gateway's credential; this route takes a guest token (POST /api/auth/guest-token) or an account API key (plz_…).");
     if (token.split('.').length !== 3) throw new AuthError('Bearer token is neither a Plaza API key nor a JWT.');
     const claims = await deps.guestTokens.verify(token);
     return { kind: 'guest', subject: claims.guestId, scopes: claims.scopes, credentialId: claims.jti };

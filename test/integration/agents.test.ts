@@ -64,6 +64,15 @@ describe.each(BACKENDS)('agents on %s', (backend) => {
     await expect(otherInstance.authenticate(token)).rejects.toBeInstanceOf(AuthError);
   });
 
+  it("names the field a bad agent body gets wrong, and the credential it was given by mistake", async () => {
+    await expect(agents.create(accountA, {})).rejects.toThrow(/^Invalid agent: display_name: /);
+    await expect(agents.create(accountA, { displayName: 'x' })).rejects.toThrow(/unknown field\(s\) displayName; an agent takes display_name and owner_context/);
+    await expect(agents.authenticate('plz_abcdefgh_0123456789')).rejects.toThrow(/account API key \(plz_…\); the gateway takes an agent token/);
+    const accounts = createAccountService({ prisma: t.db.prisma, clock });
+    const { token } = await agents.create(accountA, { display_name: 'Mistaken' });
+    await expect(accounts.authenticateApiKey(token)).rejects.toThrow(/This is an agent token \(agt_…\).*takes an account API key/);
+  });
+
   it('refuses garbage and unknown credentials', async () => {
     await expect(agents.authenticate('nope')).rejects.toBeInstanceOf(AuthError);
     await expect(agents.authenticate(`agt_${'a'.repeat(13)}_${'b'.repeat(40)}`)).rejects.toBeInstanceOf(AuthError);
