@@ -476,7 +476,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // replace it. The caller is told where the provider's credential goes instead.
         const credential = upstream.status === 401 ? credentialRefusal(provider, headers['authorization'] !== undefined) : undefined;
         if (call) {
-          const why = sessionGone ? 'the upstream no longer knows the session (initialize a new one)' : credential ?? (ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}`);
+          const said = upstreamErrorMessage(text);
+          const why = sessionGone
+            ? 'the upstream no longer knows the session (initialize a new one)'
+            : (credential ?? (ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}`));
           await finish(call, { failure: why });
           // The transport's own refusals keep their status, as the spec has them (400 for an
           // unsupported MCP-Protocol-Version, 404 for a forgotten session, 406 and 415 for what the
@@ -830,11 +833,17 @@ function credentialRefusal(provider: string, sent: boolean): string {
 
 /** Whether an upstream's 400 answer says it does not know the session (its JSON-RPC error names one). */
 function forgotSession(text: string): boolean {
+  const message = upstreamErrorMessage(text);
+  return message !== undefined && /session/i.test(message) && !/version/i.test(message);
+}
+
+/** The message of the JSON-RPC error an upstream's refusal carries (e.g. "Bad Request: Server not initialized"), cut to 200 characters. */
+function upstreamErrorMessage(text: string): string | undefined {
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } } | null)?.error?.message;
-    return typeof message === 'string' && /session/i.test(message) && !/version/i.test(message);
+    return typeof message === 'string' && message !== '' ? message.slice(0, 200) : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
