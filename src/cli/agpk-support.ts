@@ -105,7 +105,7 @@ export function approval(options: { approve?: boolean; yes?: boolean; json: bool
     yes: Boolean(options.yes),
     ...(tty ? { confirm: ask } : {}),
     show: (summary) => {
-      if (options.json || !tty) return;
+      if (options.json) return;
       process.stderr.write(`\n${summary.action}:\n`);
       for (const p of summary.packages) {
         process.stderr.write(

@@ -110,7 +110,13 @@ function boundedFetch(ended: (ids: Array<string | number>, why: string) => void)
       // The SDK reopens a notification stream that fails; one the gateway refuses stays refused
       // (a session it no longer knows, a revoked agent). A 405 is the SDK's "no stream here".
       void res.body?.cancel().catch(() => undefined);
-      process.stderr.write(`plaza: gateway: notification stream refused (HTTP ${res.status}); server notifications stop until the client reconnects\n`);
+      // A 404 is a session the gateway no longer knows: the bridge starts a new one with the next
+      // request, and its stream with it. Other refusals (a revoked agent: 401) last.
+      process.stderr.write(
+        res.status === 404
+          ? 'plaza: gateway: notification stream refused (HTTP 404: the session is gone); it opens again with the new session the next request starts\n'
+          : `plaza: gateway: notification stream refused (HTTP ${res.status}); server notifications stop until the client reconnects\n`,
+      );
       return new Response(null, { status: 405 });
     }
     if (!res.body) {

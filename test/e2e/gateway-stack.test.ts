@@ -297,7 +297,7 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
       },
     });
     try {
-      await expect.poll(() => fake.errors(), { timeout: 10_000 }).toMatch(/notification stream refused \(HTTP 404\)/);
+      await expect.poll(() => fake.errors(), { timeout: 10_000 }).toMatch(/notification stream refused \(HTTP 404: the session is gone\); it opens again with the new session/);
       await new Promise((r) => setTimeout(r, 4_000));
       expect(gets).toBe(2);
     } finally {

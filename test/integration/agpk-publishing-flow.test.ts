@@ -78,6 +78,8 @@ describe('plaza agpk: the publishing flow', () => {
     const refused = await plaza('install', 'acme.weather', '--approve');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('refused: acme.weather is not signed by a trusted key; a package without a trusted signature needs an explicit -y');
+    // Without a terminal too, the summary of what was asked for comes first.
+    expect(refused.stderr).toMatch(/install:\n {2}acme\.weather 2\.0\.0 .*\n {4}source https:.*\n {4}sha256 [0-9a-f]{64}\n {4}signature NONE \(unsigned\)/);
 
     const installed = await plaza('install', 'acme.weather', '--approve', '-y', '--json');
     expect(installed.code).toBe(0);
