@@ -216,6 +216,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       if (method === 'GET' && stopping) throw new HttpFailure(503, 'Plaza is shutting down; open the stream again in a moment.', RPC_ERRORS.internal);
 
       let body: string | undefined;
+      /** Whether the POST is a batch (its answers go back as one). */
+      let batch = false;
       /** The ids of the requests a POST carries: its event stream ends once each is answered. */
       const awaited = new Set<JsonRpcId>();
       let call: CallContext | undefined;
@@ -237,6 +239,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           throw new HttpFailure(400, 'Request body is not valid JSON.', RPC_ERRORS.parseError);
         }
         if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) throw new HttpFailure(400, `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+        batch = Array.isArray(parsed);
         let messages = Array.isArray(parsed) ? parsed : [parsed];
         // Only JSON-RPC 2.0 messages go upstream: anything else (null, numbers, an empty batch)
         // is the caller's mistake, answered here, never the upstream's to choke on.
@@ -423,6 +426,28 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
        * call's answer — and never reaches the caller.
        */
       const asked: ReadonlySet<JsonRpcId> = new Set(awaited);
+      /**
+       * JSON-RPC errors for the requests of this POST other than its call that `ids` still holds
+       * (under the caller's ids), saying what failed upstream: a request is answered in-band
+       * whatever became of the upstream, never left to the client's timeout. A tasks/result the
+       * caller cancelled gets none.
+       */
+      const failedRequests = (ids: Iterable<JsonRpcId>, why: string): JsonRpcResponse[] =>
+        [...ids].flatMap((id) => {
+          if (call && id === call.callId) return [];
+          const task = typeof id === 'string' ? taskResults.get(id) : undefined;
+          if (task?.cancelled) return [];
+          return [rpcError(task ? task.callerId : id, RPC_ERRORS.internal, `Upstream failed: ${why}.`)];
+        });
+      /**
+       * Answers a request without a call whose upstream failed: a POST's requests get their errors;
+       * a POST of notifications only, a GET or a DELETE one error with `status`.
+       */
+      const failRequest = (why: string, headers: Record<string, string>, status: number) => {
+        const errors = failedRequests(asked, why);
+        if (errors.length > 0) sendJson(res, 200, errors.length === 1 && !batch ? errors[0] : errors, headers);
+        else sendJson(res, status, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`), headers);
+      };
       let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
       try {
@@ -437,7 +462,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           await finish(call, { failure: why });
           sendJson(res, 200, failedCall(call, callRpcId, why));
         } else if (allCancelled) endUnanswered(res, {});
-        else sendJson(res, 502, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`));
+        else failRequest(why, {}, 502);
         return;
       } finally {
         // The cancellation went upstream (under the call's id there); the call ends now, receipted
@@ -496,6 +521,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           sendJson(res, 403, rpcError(null, RPC_ERRORS.invalidRequest, `${credential[0]!.toUpperCase()}${credential.slice(1)}.`), responseHeaders);
           return;
         }
+        // An upstream failing (5xx) or redirecting (not followed) is no answer from the MCP server:
+        // the POST's requests get JSON-RPC errors saying so. (A task's result coming with such a
+        // status is still receipted and passed on, below.)
+        if (method === 'POST' && (upstream.status >= 500 || (upstream.status >= 300 && upstream.status < 400)) && !(taskResults.size > 0 && type.startsWith('application/json') && text)) {
+          failRequest(`the upstream answered HTTP ${upstream.status}${upstreamErrorMessage(text) ? ` (${upstreamErrorMessage(text)})` : ''}`, responseHeaders, 502);
+          return;
+        }
         // Method not allowed (405), accepted notifications (202), other refusals: the client needs
         // the real status; the upstream's body is passed on only when it is JSON-RPC.
         if (type.startsWith('application/json') && text && taskResults.size > 0) {
@@ -544,7 +576,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         try {
           // A GET stream carries no answers unless it resumes a POST's stream (Last-Event-ID).
           const resumed = method === 'GET' && typeof req.headers['last-event-id'] === 'string';
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed);
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed, failedRequests);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -563,7 +595,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           await finish(call, { failure: why });
           sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
         } else if (allCancelled) endUnanswered(res, responseHeaders);
-        else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`), responseHeaders);
+        else failRequest(why, responseHeaders, 200);
         return;
       }
       clearTimeout(timer);
@@ -574,7 +606,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         if (call) {
           await finish(call, { failure: 'the upstream answered malformed JSON' });
           sendJson(res, 200, failedCall(call, callRpcId, 'the upstream answered malformed JSON'), responseHeaders);
-        } else sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, 'Upstream failed: malformed JSON.'), responseHeaders);
+        } else if (text === '' && method !== 'POST') {
+          // A GET or DELETE the upstream answered with nothing (a session ended): nothing to parse.
+          res.writeHead(upstream.status, responseHeaders);
+          res.end();
+        } else failRequest('the upstream answered malformed JSON', responseHeaders, 200);
         return;
       }
       const kept = onlyAsked(parsed, asked);
@@ -679,6 +715,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     stampOther: (message: unknown) => Promise<unknown>,
     /** A GET resuming a POST's stream: answers to that POST's requests (other than calls) may pass. */
     resumed: boolean,
+    /** The errors for the POST's other requests still unanswered when the stream ends. */
+    failedRequests: (ids: Iterable<JsonRpcId>, why: string) => JsonRpcResponse[],
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -775,6 +813,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       await finish(call, { failure: why });
       // A cancelled request gets no answer (the caller has stopped waiting for one).
       if (!cancelled()) pending += formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(call, callRpcId, why)) });
+    }
+    // The POST's other requests the stream ended without answering get an error each, in-band.
+    if (endsWithAnswers && awaited.size > 0 && !cancelled()) {
+      const why = failure ?? 'the upstream closed the stream before answering';
+      for (const error of failedRequests(awaited, why)) pending += formatSseEvent({ event: 'message', data: JSON.stringify(error) });
     }
     clearTimeout(headTimer);
     if (flushTimer) clearImmediate(flushTimer);

@@ -30,7 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../src/kernel/index.ts';
 import { freePort, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
-import { type FaultUpstream, FLOOD_BYTES, ODD_ANSWERS, startFaultUpstream } from '../support/fault-upstreams.ts';
+import { type FaultUpstream, FLOOD_BYTES, ODD_ANSWERS, OTHER_FAILURES, startFaultUpstream } from '../support/fault-upstreams.ts';
 import { callTool, gatewayLoad, listHealthy, receiptCounts, startGatewayPlaza as startGatewayPlazaProcess } from '../support/gateway-load.ts';
 import { startSdkUpstream } from '../support/mcp-upstreams.ts';
 
@@ -59,7 +59,7 @@ describe('upstream faults through the gateway', () => {
   beforeAll(async () => {
     upstream = await startFaultUpstream();
     plaza = await startGatewayPlaza();
-    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', 'flood', 'big-numbers', ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', 'flood', 'big-numbers', ...OTHER_FAILURES, ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
     // Connection refused: a provider that answered its probe and is gone now.
     const gone = await startFaultUpstream();
     await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
@@ -150,6 +150,21 @@ describe('upstream faults through the gateway', () => {
       expect(((await res.json()) as any).error.message).toMatch(why);
     }
     expect(await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-big-numbers')).toHaveLength(before);
+  });
+
+  it.each(OTHER_FAILURES)('answers a request other than a call in-band when the upstream fails it (%s): a JSON-RPC error, never a 5xx or silence', async (mode) => {
+    const post = (body: unknown) =>
+      fetch(`${plaza.server.url}/mcp/p/f-${mode}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
+    const single = await post({ jsonrpc: '2.0', id: 5, method: 'prompts/list' });
+    expect(single.status).toBe(200);
+    const text = await single.text();
+    const answer = (single.headers.get('content-type') ?? '').startsWith('text/event-stream') ? JSON.parse(/^data: (.*)$/m.exec(text)![1]!) : JSON.parse(text);
+    expect(answer).toMatchObject({ jsonrpc: '2.0', id: 5, error: { code: -32603, message: expect.stringMatching(/^Upstream failed: the upstream /) } });
+    expect(answer.result).toBeUndefined();
   });
 
   it("keeps the caller's upstream credential out of receipts when the provider quotes it back", async () => {

@@ -10,6 +10,8 @@
  * - `/sse-cut/mcp`: starts an SSE answer, sends half an event and drops the connection;
  * - `/huge/mcp`: a well-formed 50 MB JSON-RPC result, streamed;
  * - `/gated-call/mcp`: 401 unless the call brings `Authorization: Bearer call-secret` (lists tools for anyone);
+ * - `/other-error/mcp`, `/other-redirect/mcp`, `/other-cut/mcp` (OTHER_FAILURES): a request other than a
+ *   call (prompts/list) gets HTTP 500 with a result, a redirect without Location, or half an SSE event;
  * - `/big-numbers/mcp`: a result whose structuredContent holds integers past 2^53, as written;
  * - `/flood/mcp`: a GET notification stream of 1 MiB events, written as fast as it is read (FLOOD_BYTES in all);
  * - `/echo-credential/mcp`: refuses the call quoting the Authorization it got, as a JSON-RPC error
@@ -39,7 +41,7 @@ export interface SeenRequest {
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | 'big-numbers' | OddAnswer): string;
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | 'big-numbers' | OtherFailure | OddAnswer): string;
   seen: SeenRequest[];
   /** Bytes `/flood/mcp`'s GET streams have written so far (their reader taking them, or its buffers). */
   flood: { sent: number };
@@ -49,6 +51,10 @@ export interface FaultUpstream {
 export const HUGE_BYTES = 50 * 1024 * 1024;
 /** What `/flood/mcp`'s GET stream writes in all, 1 MiB events. */
 export const FLOOD_BYTES = 24 * 1024 * 1024;
+
+/** Modes where requests other than initialize, tools/list and tools/call fail: HTTP 500 (with a result), a redirect, an SSE answer cut short. */
+export const OTHER_FAILURES = ['other-error', 'other-redirect', 'other-cut'] as const;
+export type OtherFailure = (typeof OTHER_FAILURES)[number];
 
 /** Modes whose tools/call answer is not a usable result, each in its own way. */
 export const ODD_ANSWERS = ['bad-error', 'null-error', 'accepted', 'not-object', 'bad-content', 'deep', 'guessed-id', 'guessed-id-sse', 'wrong-id', 'null-body', 'request-under-call-id'] as const;
@@ -96,6 +102,17 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     }
     if (message.method === 'tools/list') {
       return reply({ tools: [{ name: 'act', description: `Fault mode ${mode}`, inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }] });
+    }
+    if (message.method === 'prompts/list' && mode?.startsWith('other-')) {
+      // A request other than a call (prompts/list; the probe sends ping) fails as the mode says.
+      if (mode === 'other-error') return res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }));
+      if (mode === 'other-redirect') return res.writeHead(302).end();
+      if (mode === 'other-cut') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: message\ndata: {"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"res`);
+        setTimeout(() => res.destroy(), 50);
+        return;
+      }
     }
     if (message.method !== 'tools/call') {
       return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
