@@ -10,7 +10,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { BODY_CUT, callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -71,13 +71,18 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 }
 
 /** The request body, or undefined when it is larger than `limit` bytes. */
-async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+/** The body as text; undefined past `limit`, null when the client cut it short. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined | null> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return undefined;
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) return undefined;
+      chunks.push(chunk);
+    }
+  } catch {
+    return null;
   }
   return Buffer.concat(chunks).toString('utf8');
 }
@@ -269,6 +274,11 @@ export function createAggregate(options: AggregateOptions) {
     const accept = req.headers.accept ?? '';
     if (req.method === 'POST' && accept.includes('application/json') && accept.includes('text/event-stream') && isJsonContentType(req.headers['content-type'] ?? null)) {
       const text = await readBody(req, MAX_BODY_BYTES);
+      if (text === null) {
+        // The client cut its request short: its mistake (or its leaving), not Plaza's failure.
+        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, BODY_CUT));
+        return;
+      }
       if (text === undefined) {
         // The rest of the body is not read: the connection cannot be reused.
         sendJson(res, 413, rpcError(null, -32000, `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`), { connection: 'close' });

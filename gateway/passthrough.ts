@@ -6,6 +6,7 @@ import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
+  BODY_CUT,
   callAnswer,
   firstAnswers,
   isRequest,
@@ -125,10 +126,16 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new HttpFailure(413, `Request body exceeds ${limit} bytes.`);
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw new HttpFailure(413, `Request body exceeds ${limit} bytes.`);
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof HttpFailure) throw error;
+    // The client cut its request short: its mistake (or its leaving), not Plaza's failure.
+    throw new HttpFailure(400, BODY_CUT);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -27,6 +27,9 @@ export const RPC_ERRORS = {
   unauthorized: -32001,
 } as const;
 
+/** What a client that cut its request body short is told (if it is still there to hear it). */
+export const BODY_CUT = 'The request body ended before its declared length (the connection was cut).';
+
 /**
  * What a caller is told when Plaza cannot read its own storage (agent credentials, the connector
  * catalog) — a database outage: nothing was called upstream, and retrying shortly is safe.

@@ -5,8 +5,9 @@
  * resumed streams — and that none of it lets a result reach a caller other than as its receipt says.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -31,6 +32,8 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   /** Bodies the raw provider received, as text. */
   const rawBodies: string[] = [];
   let token = '';
+  /** What the gateway's handlers threw (each became a 500 here). */
+  const handlerFailures: unknown[] = [];
   const receipts: CallReceipt[] = [];
   const connectors = new Map<string, Connector>();
   /** How long writing a receipt takes (a slow database). */
@@ -83,7 +86,10 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
       const provider = /^\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '')?.[1];
       const shortProvider = /^\/short\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '')?.[1];
       const handled = provider ? passthrough(req, res, provider) : shortProvider ? impatient(req, res, shortProvider) : aggregate(req, res);
-      handled.catch((error: unknown) => res.writeHead(500).end(String(error)));
+      handled.catch((error: unknown) => {
+        handlerFailures.push(error);
+        res.writeHead(500).end(String(error));
+      });
     });
     await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
@@ -269,6 +275,24 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await client.close();
   });
 
+
+  it.each(['/mcp', '/mcp/p/plain'])('takes a request body cut short (%s) as the client\'s doing: a 400, no failure of its own', async (path) => {
+    const failuresBefore = handlerFailures.length;
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString()));
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`,
+    );
+    socket.end(); // half-closed: the body can never arrive
+    await once(socket, 'close');
+    // Node's parser answers the connection itself; the handler must not fail on the cut body.
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(handlerFailures.slice(failuresBefore)).toEqual([]);
+  });
 
   it('answers GET /mcp with 405: the aggregate sends no server-initiated messages, so it holds no stream open', async () => {
     const headers = { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25' };
