@@ -305,6 +305,12 @@ export function createAggregate(options: AggregateOptions) {
         await answerToolCall(identity, req, res, call);
         return;
       }
+      // The SDK's validation walks a message recursively: deep enough, it overflows the stack and
+      // answers with the RangeError's text. Refused here, in words, as /mcp/p/… refuses it.
+      if (nestsDeeperThan(parsedBody, MAX_JSON_DEPTH)) {
+        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
+        return;
+      }
     }
     const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadSdk();
     const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });

@@ -137,6 +137,10 @@ describe('upstream faults through the gateway', () => {
     expect(text).toContain('"id":9007199254740993123');
     expect(upstream.seen.filter((r) => r.path === '/big-numbers/mcp' && r.body.method === 'tools/call').at(-1)!.raw).toContain('"big":9007199254740993123');
 
+    // A message too deep for the SDK's validator to walk (a client's answer, say) is refused in words.
+    const deep = await post(`{"jsonrpc":"2.0","id":3,"result":{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}}`);
+    expect(deep.status).toBe(400);
+    expect(((await deep.json()) as any).error.message).toBe('Request body nests deeper than 256 levels.');
     const call = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'f-big-numbers__act', arguments: {} } });
     const before = (await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-big-numbers')).length;
     for (const [body, why] of [
