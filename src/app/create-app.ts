@@ -132,7 +132,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(pageRoutes({ website, listings: marketplace.service, packages: selfService.sources, passwordReset: selfService.signIn, emailSignIn }));
   app.use(websiteBodyErrors());
 
-  app.use(notFound());
+  app.use(notFound(app as unknown as Parameters<typeof notFound>[0]));
   app.use(errorHandler(log));
   return {
     app,

@@ -4,9 +4,43 @@ import { NotFoundError, PlazaError, ValidationError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { renderError, surfaceOf } from './error-table.ts';
 
-/** Unknown routes: a 404 in the surface's shape. */
-export function notFound() {
-  return (req: Request, _res: Response, next: NextFunction): void => {
+/** A layer of an Express 5 router stack, as far as finding a path's methods needs it. */
+interface RouteLayer {
+  match(path: string): boolean;
+  path?: string;
+  route?: { methods: Record<string, boolean> };
+  handle?: { stack?: RouteLayer[] };
+}
+
+/** The methods the routes of `stack` take at `path` (mounted routers walked under their mount path). */
+function methodsAt(stack: readonly RouteLayer[], path: string, out: Set<string>): Set<string> {
+  for (const layer of stack) {
+    if (layer.route) {
+      if (layer.match(path)) for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') out.add(method.toUpperCase());
+    } else if (layer.handle?.stack && layer.match(path)) {
+      const mount = layer.path ?? '';
+      methodsAt(layer.handle.stack, path.slice(mount === '/' ? 0 : mount.length) || '/', out);
+    }
+  }
+  return out;
+}
+
+/**
+ * Unknown routes: a 404 in the surface's shape — or, for a path a route serves with other methods,
+ * a 405 with `Allow` naming them (`DELETE /api/agents/<id>` is not how an agent is revoked).
+ * `app` is the application whose router is searched (by then every route is registered).
+ */
+export function notFound(app?: { router?: { stack?: RouteLayer[] } }) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const stack = app?.router?.stack;
+    const allowed = stack ? methodsAt(stack, req.path, new Set()) : new Set<string>();
+    if (allowed.has('GET')) allowed.add('HEAD');
+    if (allowed.size > 0 && !allowed.has(req.method)) {
+      const list = [...allowed].sort();
+      res.setHeader('Allow', list.join(', '));
+      next(new PlazaError('method_not_allowed', `${req.method} is not allowed on ${req.path}; it takes ${list.join(', ')}.`));
+      return;
+    }
     next(new NotFoundError(`No route for ${req.method} ${req.path}`));
   };
 }

@@ -41,6 +41,27 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     });
   });
 
+  describe('a known path with the wrong method', () => {
+    it.each([
+      ['GET', '/api/mcp/listings', 'POST', 'method_not_allowed'],
+      ['PUT', '/api/mcp/listings', 'POST', 'method_not_allowed'],
+      ['POST', '/api/products', 'GET, HEAD', 'method_not_allowed'],
+      ['GET', '/api/v1/chat/completions', 'POST', 'METHOD_NOT_ALLOWED'],
+      ['GET', '/api/auth/guest-token', 'POST', 'METHOD_NOT_ALLOWED'],
+    ])('%s %s answers 405 with Allow: %s, in the surface\'s shape', async (method, path, allow, code) => {
+      const res = await fetch(`${plaza.url}${path}`, { method });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe(allow);
+      const body = (await res.json()) as any;
+      expect(body.code).toBe(code);
+      expect(body.message).toBe(`${method} is not allowed on ${path}; it takes ${allow}.`);
+    });
+
+    it('still answers 404 for a path no route serves', async () => {
+      for (const method of ['GET', 'POST']) expect((await fetch(`${plaza.url}/api/nothing-here`, { method })).status).toBe(404);
+    });
+  });
+
   describe('security headers', () => {
     it('gives API answers the API set and pages the browsing set', async () => {
       for (const path of ['/health', '/api/products', '/api/nothing-here', '/.well-known/jwks.json', '/openapi.json', '/share/v1/agpk/sources', '/agpk/v1/']) {
