@@ -288,7 +288,7 @@ export function registerAgentCommands(program: Command, env: Record<string, stri
     .description('store an agent credential (file, mode 0600) for `plaza mcp connect`')
     .requiredOption('--token <token>', 'the agent token from POST /api/agents')
     .option('--url <url>', 'Plaza base URL', 'http://localhost:8080')
-    .action((options: { token: string; url: string }) => {
+    .action(async (options: { token: string; url: string }) => {
       if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) {
         // An agent's id has the same prefix; its token is the longer secret shown once at creation.
         fail(
@@ -298,9 +298,23 @@ export function registerAgentCommands(program: Command, env: Record<string, stri
         );
       }
       if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) fail(`not an http(s) URL: ${options.url}`);
+      const base = options.url.replace(/\/+$/, '');
+      // The gateway checks the credential before anything else: GET /mcp answers 405 to an agent
+      // it knows (the aggregate offers no stream) and 401 to any other. A token the gateway
+      // refuses is not stored; one that cannot be checked now (Plaza not running) is, with a word.
+      const checked = await fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${options.token}`, accept: 'text/event-stream' }, signal: AbortSignal.timeout(5_000) }).then(
+        async (res) => {
+          await res.body?.cancel().catch(() => undefined);
+          return res.status;
+        },
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      );
+      if (checked === 401) fail(`${base} refuses this agent token (revoked, or from another Plaza): nothing stored.`);
+      const verified = checked === 405;
+      if (!verified) process.stderr.write(`plaza: could not check the token with ${base} (${typeof checked === 'number' ? `HTTP ${checked}` : checked}); stored unchecked\n`);
       const file = credentialFile(env);
-      saveCredential(file, { url: options.url.replace(/\/+$/, ''), token: options.token });
-      process.stdout.write(`${JSON.stringify({ stored: file, url: options.url })}\n`);
+      saveCredential(file, { url: base, token: options.token });
+      process.stdout.write(`${JSON.stringify({ stored: file, url: options.url, verified })}\n`);
     });
 
   program

@@ -6,7 +6,7 @@
  * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -101,8 +101,14 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     const byId = await runPlaza(['agents', 'login', '--token', 'agt_01k813up8gjt5430echh6767dt', '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
     expect(byId.code).toBe(1);
     expect(byId.stderr).toContain("that is an agent's id, not its token");
+    // A well-formed token the gateway does not know is refused, and nothing is stored.
+    const unknown = await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('refuses this agent token');
+    expect(existsSync(credentials)).toBe(false);
     const login = await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
     expect(login.code).toBe(0);
+    expect(JSON.parse(login.stdout)).toMatchObject({ verified: true });
     expect(statSync(credentials).mode & 0o777).toBe(0o600);
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -207,12 +213,16 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
    * serves the GET stream of notifications.
    */
   async function bridgeToFakeGateway(provider: string, handlers: { call?: (res: ServerResponse) => void; stream?: (res: ServerResponse) => Promise<void> }) {
+    let initialized = false;
     const server = createServer(async (req, res) => {
-      if (req.method === 'GET' && handlers.stream) return void (await handlers.stream(res));
+      // The bridge's notification stream comes after its initialize; `plaza agents login`'s
+      // credential check comes before, and gets what a gateway answers an agent it knows: 405.
+      if (req.method === 'GET' && handlers.stream && initialized) return void (await handlers.stream(res));
       if (req.method !== 'POST') return void res.writeHead(405).end();
       let text = '';
       for await (const part of req) text += part;
       const message = JSON.parse(text) as { id?: number; method: string };
+      if (message.method === 'initialize') initialized = true;
       if (message.id === undefined) return void res.writeHead(202).end();
       if (message.method !== 'initialize' && handlers.call) return handlers.call(res);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: provider, version: '1' } } }));
