@@ -95,8 +95,13 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
       const registeredBy = body.registered_by.toLowerCase();
       const existing = await endpoints.findByUrl(url.href);
       if (existing) {
-        if (existing.registeredBy === registeredBy) return { endpoint: existing, created: false };
-        throw new ConflictError('This URL is already listed by another registrant.', { param: 'url' });
+        if (existing.registeredBy !== registeredBy) throw new ConflictError('This URL is already listed by another registrant.', { param: 'url' });
+        // The same listing sent again is answered with the one stored; under another slug it is
+        // a second listing of the same server, which the caller should hear about, not lose.
+        if (existing.provider !== body.provider) {
+          throw new ConflictError(`This URL is already listed, as provider "${existing.provider}" (${existing.id}); a server is listed once.`, { param: 'url' });
+        }
+        return { endpoint: existing, created: false };
       }
       if (RESERVED_PROVIDERS.has(body.provider)) throw new ConflictError(`Provider slug "${body.provider}" is reserved for Plaza's own tools.`, { param: 'provider' });
       const holder = await endpoints.findByProvider(body.provider);

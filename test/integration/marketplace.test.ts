@@ -98,6 +98,10 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       const other = await post(listing({ url: everything.url, registered_by: 'someone@else.org' }));
       expect(other.status).toBe(409);
       expect(((await other.json()) as any).message).toMatch(/already listed/);
+      // The same registrant under another slug is told where the server is listed, not handed it silently.
+      const renamed = await post(listing({ url: everything.url, provider: 'everything-again' }));
+      expect(renamed.status).toBe(409);
+      expect(((await renamed.json()) as any).message).toBe(`This URL is already listed, as provider "everything" (${endpointId}); a server is listed once.`);
       const slug = await post(listing({ url: 'http://127.0.0.1:2/mcp', registered_by: 'someone@else.org' }));
       expect(slug.status).toBe(409);
       expect(((await slug.json()) as any).message).toMatch(/Provider slug "everything"/);
