@@ -100,7 +100,14 @@ export async function installPackages(ctx: AgpkContext, refs: string[], approval
       for (const s of plan.order) {
         const current = packages[s.manifest.id];
         if (current) {
-          throw new AgpkError('conflict', `${s.manifest.id} ${current.version} is already installed${current.version === s.manifest.version ? '' : `; use \`plaza agpk upgrade ${s.manifest.id}\``}`);
+          throw new AgpkError(
+            'conflict',
+            `${s.manifest.id} ${current.version} is already installed${
+              current.version === s.manifest.version
+                ? `; to install it afresh (say \`plaza agpk verify\` found it MODIFIED): \`plaza agpk remove ${s.manifest.id} --approve\`, then install again`
+                : `; use \`plaza agpk upgrade ${s.manifest.id}\``
+            }`,
+          );
         }
       }
       checkPlanConflicts(plan, packages);

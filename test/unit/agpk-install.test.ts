@@ -94,7 +94,7 @@ describe('agpk install', () => {
     expect(existsSync(join(rec.install_dir, 'var'))).toBe(true); // made by INSTALL
     expect(Object.keys(rec.files)).toContain('payload/echo.mjs');
     expect(await readdir(ctx.registry.home)).not.toContainEqual(expect.stringMatching(/tmp-/));
-    await expect(installPackages(ctx, [archive], OK)).rejects.toThrow('acme.a 1.0.0 is already installed');
+    await expect(installPackages(ctx, [archive], OK)).rejects.toThrow('acme.a 1.0.0 is already installed; to install it afresh (say `plaza agpk verify` found it MODIFIED): `plaza agpk remove acme.a --approve`, then install again');
   });
 
   it('knows no package by the name of an Object.prototype member', async () => {
