@@ -87,6 +87,13 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | u
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** A number, or a raw JSON number (past 2^53) as the nearest number; else undefined. */
+function asNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  const raw = rawJsonText(value);
+  return raw === undefined ? undefined : Number(raw);
+}
+
 /** A validator's issues as one line: `params.name: expected string; params.arguments: …`. */
 function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
   const shown = issues.slice(0, 3).map((issue) => `${issue.path.map(String).join('.') || '(message)'}: ${issue.message}`);
@@ -207,9 +214,12 @@ export function createAggregate(options: AggregateOptions) {
         signal: extra.signal,
         onNotification: (n) => {
           if (n.method === 'notifications/progress' && (typeof progressToken === 'string' || typeof progressToken === 'number')) {
-            const p = (n.params ?? {}) as { progress?: number; total?: number; message?: string };
-            if (typeof p.progress === 'number') {
-              void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, total: p.total, message: p.message } }).catch(() => undefined);
+            const p = (n.params ?? {}) as { progress?: unknown; total?: unknown; message?: string };
+            // Figures past 2^53 arrive as raw JSON (parseJson): a progress count is a number here.
+            const progress = asNumber(p.progress);
+            const total = asNumber(p.total);
+            if (progress !== undefined) {
+              void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total, message: p.message } }).catch(() => undefined);
             }
           }
         },

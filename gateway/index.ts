@@ -16,7 +16,7 @@ export { createUpstreamHttp } from './internal/upstream-http.ts';
 export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions } from './passthrough.ts';
 export { createPassthrough } from './passthrough.ts';
 export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';
-export { receiptFor, recordCall, resultDigest } from './receipt-sink.ts';
+export { MAX_TOOL_NAME_LENGTH, receiptFor, recordCall, resultDigest } from './receipt-sink.ts';
 export type { SessionClaims, SessionSealer } from './session-sealer.ts';
 export { createSessionSealer } from './session-sealer.ts';
 export type { GatewayPath } from './telemetry.ts';

@@ -455,6 +455,18 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         if (errors.length > 0) sendJson(res, 200, errors.length === 1 && !batch ? errors[0] : errors, headers);
         else sendJson(res, status, rpcError(null, RPC_ERRORS.internal, `Upstream failed: ${why}.`), headers);
       };
+      /** The ids of this POST's requests (upstream ids) that `answers` holds no answer for. */
+      const unanswered = (answers: unknown): JsonRpcId[] => {
+        const ids = new Set((Array.isArray(answers) ? answers : [answers]).filter((m) => isResponse(m)).map((m) => (m as JsonRpcResponse).id));
+        return [...asked].filter((id) => !ids.has(id));
+      };
+      /** The provider's error for no request (id null) among `answers`, as the reason requests went unanswered. */
+      const errorForNone = (answers: unknown): string | undefined => {
+        const anonymous = (Array.isArray(answers) ? answers : [answers]).find((m) => isResponse(m) && m.id === null && m.error !== undefined) as JsonRpcResponse | undefined;
+        const message = anonymous?.error?.message;
+        return anonymous ? `the upstream answered an error for no request${typeof message === 'string' ? ` (${message.slice(0, 200)})` : ''}` : undefined;
+      };
+      const whyUnanswered = (answers: unknown): string => errorForNone(answers) ?? 'the upstream answered without answering it';
       let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
       try {
@@ -545,13 +557,28 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           } catch {
             refusal = undefined;
           }
-          if (refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH)) {
+          const asAsked = refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH) ? DROPPED : onlyAsked(refusal, asked);
+          if (asAsked === DROPPED) {
             res.writeHead(upstream.status, responseHeaders);
             res.end();
-          } else sendAnswers(res, upstream.status, await answerTasks(refusal), responseHeaders);
+          } else sendAnswers(res, upstream.status, await answerTasks(asAsked), responseHeaders);
         } else if (type.startsWith('application/json') && text) {
-          res.writeHead(upstream.status, { 'content-type': 'application/json', ...responseHeaders });
-          res.end(text);
+          // Passed on as it came, but for answers to requests this POST did not send (see asked).
+          let refusal: unknown;
+          try {
+            refusal = parseJson(text);
+          } catch {
+            refusal = undefined;
+          }
+          const asAsked = refusal === undefined ? refusal : onlyAsked(refusal, asked);
+          if (asAsked === DROPPED) {
+            res.writeHead(upstream.status, responseHeaders);
+            res.end();
+          } else {
+            const body = asAsked === refusal ? text : JSON.stringify(asAsked);
+            res.writeHead(upstream.status, { 'content-type': 'application/json', ...responseHeaders });
+            res.end(body);
+          }
         } else {
           res.writeHead(upstream.status, responseHeaders);
           res.end();
@@ -622,14 +649,19 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
       const kept = onlyAsked(parsed, asked);
       if (!call) {
-        if (kept !== parsed) {
-          // The provider answered something this POST did not ask: what it did not ask goes.
-          if (kept === DROPPED) {
-            sendJson(res, 200, rpcError(asked.size === 1 ? [...asked][0]! : null, RPC_ERRORS.internal, 'Upstream failed: it answered no request of this POST.'), responseHeaders);
-            return;
-          }
-          parsed = kept;
-          text = JSON.stringify(kept);
+        // What the provider did not ask goes; each request it left unanswered gets an error.
+        if (kept === DROPPED) {
+          failRequest('it answered no request of this POST', responseHeaders, 200);
+          return;
+        }
+        const missing = unanswered(kept);
+        if (missing.length > 0 && !batch) {
+          failRequest(whyUnanswered(kept), responseHeaders, 200);
+          return;
+        }
+        if (kept !== parsed || missing.length > 0) {
+          parsed = [...(Array.isArray(kept) ? kept : [kept]), ...failedRequests(missing, whyUnanswered(kept))];
+          text = JSON.stringify(parsed);
         }
         if (taskResults.size > 0) {
           // A task's result never passes unreceipted, nor inside an answer too deep to look into.
@@ -655,16 +687,18 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           : Array.isArray(kept)
             ? (await Promise.all(firstAnswers(kept).map(async (m) => answerTask(await stampOrFail(m, call, callRpcId))))).filter((m) => m !== DROPPED)
             : await answerTask(await stampOrFail(kept, call, callRpcId));
-      if (!(Array.isArray(kept) ? kept : [kept]).some((m) => isResponse(m) && m.id === call.callId)) {
+      const missing = unanswered(kept === DROPPED ? [] : kept);
+      const others = failedRequests(missing, whyUnanswered(kept));
+      if (missing.includes(call.callId)) {
         // No answer for the call: the caller gets a failed call under its id, with the answers to
         // the POST's other requests (a JSON answer holds nothing else the caller could use).
-        const why = 'the upstream answered without a result for the call';
+        const why = errorForNone(kept) ?? 'the upstream answered without a result for the call';
         await finish(call, { failure: why });
-        const others = (Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m));
-        sendJson(res, 200, others.length > 0 ? [...others, failedCall(call, callRpcId, why)] : failedCall(call, callRpcId, why), responseHeaders);
+        const answers = [...(Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m) && m.id !== null), ...others, failedCall(call, callRpcId, why)];
+        sendJson(res, 200, batch ? answers : answers.at(-1), responseHeaders);
         return;
       }
-      sendJson(res, 200, answered, responseHeaders);
+      sendJson(res, 200, others.length > 0 ? [...(Array.isArray(answered) ? answered : [answered]), ...others] : answered, responseHeaders);
     } catch (error) {
       if (error instanceof HttpFailure) {
         // A 413 leaves the rest of the body unread: the connection cannot be reused.
@@ -744,7 +778,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     let answered = false;
     /** One message of an event: stamped and receipted when it answers a request of this POST, else as it is, or DROPPED. */
     const relayed = async (message: unknown): Promise<unknown> => {
-      if (!isResponse(message)) return message;
+      // An error for no request (the provider could not read one) is passed on as it came.
+      if (!isResponse(message) || message.id === null) return message;
       if (awaited.delete(message.id)) {
         if (call && message.id === call.callId) {
           answered = true;
@@ -763,7 +798,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     const emit = async (events: ReturnType<typeof parser.push>) => {
       for (const event of events) {
         if (event.data?.includes('"notifications/tools/list_changed"')) options.onToolsChanged?.(endpointId);
-        if (event.data !== undefined && (awaited.size > 0 || event.data.includes('"call_'))) {
+        // Every event is looked at: an answer may be none this stream should carry (see relayed),
+        // and no text test can tell (a key may be written "\u0072esult").
+        if (event.data !== undefined) {
           let message: unknown;
           try {
             message = parseJson(event.data);
@@ -795,7 +832,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // A client that reads slower than the upstream writes holds the upstream's stream with it:
         // nothing more is read until the client has taken what was written (or left), so a stream
         // nobody reads costs a socket's buffers, not the upstream's whole output in memory.
-        if (res.writableNeedDrain) await drainedOrClosed(res);
+        if (res.writableNeedDrain) await drainedOrClosed(res, upstream.body);
         const next = await chunks.next();
         if (next.done) {
           await emit(parser.end());
@@ -821,9 +858,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       // A cancelled request gets no answer (the caller has stopped waiting for one).
       if (!cancelled()) pending += formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(call, callRpcId, why)) });
     }
-    // The POST's other requests the stream ended without answering get an error each, in-band.
-    if (endsWithAnswers && awaited.size > 0 && !cancelled()) {
-      const why = failure ?? 'the upstream closed the stream before answering';
+    // The POST's other requests the stream ended without answering get an error each, in-band
+    // (also when it ended because the call beside them was cancelled).
+    if (endsWithAnswers && awaited.size > 0) {
+      const why = cancelled() ? 'the call sent with it was cancelled, which ended the request upstream' : (failure ?? 'the upstream closed the stream before answering');
       for (const error of failedRequests(awaited, why)) pending += formatSseEvent({ event: 'message', data: JSON.stringify(error) });
     }
     clearTimeout(headTimer);
@@ -844,17 +882,26 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   });
 }
 
-/** Resolves once `res` has drained its buffered writes, or closed. */
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  if (res.destroyed) return Promise.resolve();
+/**
+ * Resolves once `res` has drained its buffered writes, or closed — or the upstream's body ended
+ * (the gateway's timeout, the caller's cancel, a revoked agent or a stopping server discarded it),
+ * so that the relay goes on to record and end the call rather than wait for a reader.
+ */
+function drainedOrClosed(res: ServerResponse, body: UpstreamHttpResponse['body']): Promise<void> {
+  const stream = body as unknown as { destroyed?: boolean; on?: (event: string, listener: () => void) => void; off?: (event: string, listener: () => void) => void };
+  if (res.destroyed || stream.destroyed === true) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
       res.off('close', done);
+      stream.off?.('close', done);
+      stream.off?.('error', done);
       resolve();
     };
     res.on('drain', done);
     res.on('close', done);
+    stream.on?.('close', done);
+    stream.on?.('error', done);
   });
 }
 
@@ -902,7 +949,8 @@ function upstreamErrorMessage(text: string): string | undefined {
  * when there are none, a shorter batch, or DROPPED when nothing is left. Other messages stay.
  */
 function onlyAsked(parsed: unknown, asked: ReadonlySet<JsonRpcId>): unknown {
-  const unasked = (m: unknown) => isResponse(m) && !asked.has(m.id);
+  // An error under id null answers no request in particular (the provider could not read it): it stays.
+  const unasked = (m: unknown) => isResponse(m) && m.id !== null && !asked.has(m.id);
   if (!Array.isArray(parsed)) return unasked(parsed) ? DROPPED : parsed;
   if (!parsed.some(unasked)) return parsed;
   const kept = parsed.filter((m) => !unasked(m));

@@ -123,7 +123,7 @@ export function receiptFor(
     text = isError
       ? `tool error: ${withoutSecrets(summary ?? 'no message', call.secrets).slice(0, 200)}`
       : task
-        ? `task created: ${task.taskId.slice(0, 200)} (${task.status.slice(0, 40)}); its result comes with tasks/result`
+        ? `task created: ${withoutSecrets(task.taskId, call.secrets).slice(0, 200)} (${withoutSecrets(task.status, call.secrets).slice(0, 40)}); its result comes with tasks/result`
         : `ok: ${items} content item${items === 1 ? '' : 's'}`;
     // A task that failed or was cancelled as it was created is no success.
     if (task && (task.status === 'failed' || task.status === 'cancelled')) status = 'error';

@@ -2,11 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { recordCall, stampResult, traceCall } from '../../gateway/index.ts';
+import { MAX_TOOL_NAME_LENGTH, recordCall, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -82,6 +82,9 @@ export function createPlatformServer(options: PlatformServerOptions) {
     // Every tools/call reaches `call`, which answers an unknown tool or bad arguments in-band: each
     // gets a receipt, as on any other connector (and as `platform__<tool>` on /mcp).
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      // A name no receipt can hold is refused as a request, as on every connector.
+      const { name } = request.params;
+      if (name.length === 0 || name.length > MAX_TOOL_NAME_LENGTH) throw new McpError(ErrorCode.InvalidParams, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`);
       const callId = newId('call', clock.now());
       // The receipt is written before the result leaves, as for every gateway call.
       return stampResult(await call(identity, request.params.name, request.params.arguments ?? {}, callId), identity, callId) as CallToolResult;

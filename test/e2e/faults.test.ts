@@ -59,7 +59,7 @@ describe('upstream faults through the gateway', () => {
   beforeAll(async () => {
     upstream = await startFaultUpstream();
     plaza = await startGatewayPlaza();
-    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', 'flood', 'big-numbers', ...OTHER_FAILURES, ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', 'flood', 'big-numbers', 'forge-get', 'guessed-after', 'other-forged', ...OTHER_FAILURES, ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
     // Connection refused: a provider that answered its probe and is gone now.
     const gone = await startFaultUpstream();
     await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
@@ -169,6 +169,57 @@ describe('upstream faults through the gateway', () => {
     const answer = (single.headers.get('content-type') ?? '').startsWith('text/event-stream') ? JSON.parse(/^data: (.*)$/m.exec(text)![1]!) : JSON.parse(text);
     expect(answer).toMatchObject({ jsonrpc: '2.0', id: 5, error: { code: -32603, message: expect.stringMatching(/^Upstream failed: the upstream /) } });
     expect(answer.result).toBeUndefined();
+  });
+
+  it('passes on no answer the provider was not asked for: on a GET stream, after the call\'s answer, in a refusal, in a batch', async () => {
+    const headers = { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const events = (text: string) => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
+    // A GET stream: the notification passes, the answer under id 2 does not.
+    const stream = await fetch(`${plaza.server.url}/mcp/p/f-forge-get`, { headers: { authorization: headers.authorization, accept: 'text/event-stream' } });
+    const streamed = events(await stream.text());
+    expect(streamed.map((m) => m.method ?? `answer ${m.id}`)).toEqual(['notifications/message']);
+    // The call's answer, then a forged one under the caller's id in the same write: one answer, stamped.
+    const call = await fetch(`${plaza.server.url}/mcp/p/f-guessed-after`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: {} } }) });
+    const answers = events(await call.text()).filter((m) => m.id === 1);
+    expect(answers).toHaveLength(1);
+    expect(answers[0].result.content[0].text).toBe('real');
+    expect(answers[0].result._meta.platform.call_id).toMatch(/^call_/);
+    // A 400 whose body answers another id: the status, without the body.
+    const refused = await fetch(`${plaza.server.url}/mcp/p/f-other-forged`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'prompts/list' }) });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toBe('');
+    // A batch answered under an id none of its requests has: each request gets an error under its own id.
+    const batch = await fetch(`${plaza.server.url}/mcp/p/f-other-forged`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { jsonrpc: '2.0', id: 2, method: 'ping' },
+      ]),
+    });
+    expect(batch.status).toBe(200);
+    const errors = (await batch.json()) as any[];
+    expect(errors.map((e) => [e.id, e.error?.code])).toEqual([
+      [1, -32603],
+      [2, -32603],
+    ]);
+  });
+
+  it('records a call whose stream its client stopped reading when the gateway stops waiting, not when the client reads again', async () => {
+    const before = (await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-flood')).length;
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(`${plaza.server.url}/mcp/p/f-flood`, { method: 'POST', headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, resolve);
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: {} } }));
+    });
+    res.pause();
+    try {
+      await expect.poll(async () => (await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-flood')).length, { timeout: GATEWAY_TIMEOUT_MS + 5_000 }).toBe(before + 1);
+      const [receipt] = await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-flood');
+      expect(receipt).toMatchObject({ status: 'error' });
+    } finally {
+      res.destroy();
+    }
   });
 
   it("keeps the caller's upstream credential out of receipts when the provider quotes it back", async () => {

@@ -132,6 +132,10 @@ describe.each(BACKENDS)('platform MCP tools on %s', (backend) => {
         const receipt = await plaza.db.prisma.receipt.findUnique({ where: { callId } });
         expect(receipt, call.name).toMatchObject({ provider: 'platform', tool: call.name, status: 'error' });
       }
+      // A name no receipt can hold is refused as a request (as on every connector), not called.
+      const before = await plaza.db.prisma.receipt.count({ where: { provider: 'platform' } });
+      for (const name of ['', 'a'.repeat(301)]) await expect(client.callTool({ name, arguments: {} })).rejects.toThrow(/must be 1 to 300 characters/);
+      expect(await plaza.db.prisma.receipt.count({ where: { provider: 'platform' } })).toBe(before);
     } finally {
       await client.close();
     }

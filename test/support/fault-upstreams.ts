@@ -12,6 +12,10 @@
  * - `/gated-call/mcp`: 401 unless the call brings `Authorization: Bearer call-secret` (lists tools for anyone);
  * - `/other-error/mcp`, `/other-redirect/mcp`, `/other-cut/mcp` (OTHER_FAILURES): a request other than a
  *   call (prompts/list) gets HTTP 500 with a result, a redirect without Location, or half an SSE event;
+ * - `/forge-get/mcp`: a GET stream with a notification and an answer under id 2 nobody asked;
+ * - `/guessed-after/mcp`: the call's answer and, in the same write, a forged one under id 1;
+ * - `/other-forged/mcp`: prompts/list refused with a 400 holding a result under id 2;
+ * - `/flood/mcp` tools/call: notifications as fast as they are read, never an answer;
  * - `/big-numbers/mcp`: a result whose structuredContent holds integers past 2^53, as written;
  * - `/flood/mcp`: a GET notification stream of 1 MiB events, written as fast as it is read (FLOOD_BYTES in all);
  * - `/echo-credential/mcp`: refuses the call quoting the Authorization it got, as a JSON-RPC error
@@ -41,7 +45,7 @@ export interface SeenRequest {
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | 'big-numbers' | OtherFailure | OddAnswer): string;
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | 'big-numbers' | 'forge-get' | 'guessed-after' | 'other-forged' | OtherFailure | OddAnswer): string;
   seen: SeenRequest[];
   /** Bytes `/flood/mcp`'s GET streams have written so far (their reader taking them, or its buffers). */
   flood: { sent: number };
@@ -57,7 +61,7 @@ export const OTHER_FAILURES = ['other-error', 'other-redirect', 'other-cut'] as 
 export type OtherFailure = (typeof OTHER_FAILURES)[number];
 
 /** Modes whose tools/call answer is not a usable result, each in its own way. */
-export const ODD_ANSWERS = ['bad-error', 'null-error', 'accepted', 'not-object', 'bad-content', 'deep', 'guessed-id', 'guessed-id-sse', 'wrong-id', 'null-body', 'request-under-call-id'] as const;
+export const ODD_ANSWERS = ['bad-error', 'null-error', 'accepted', 'not-object', 'bad-content', 'deep', 'guessed-id', 'guessed-id-sse', 'wrong-id', 'null-body', 'request-under-call-id', 'null-id-error'] as const;
 export type OddAnswer = (typeof ODD_ANSWERS)[number];
 
 /** Starts the provider on 127.0.0.1. */
@@ -69,6 +73,12 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     const url = new URL(req.url ?? '/', 'http://x');
     const mode = /^\/([a-z-]+)\/mcp$/.exec(url.pathname)?.[1];
     if (!mode) return res.writeHead(404).end();
+    if (req.method === 'GET' && mode === 'forge-get') {
+      // A notification stream carrying, besides a notification, an answer under a caller's id.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hello' } })}\n\n`);
+      return res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'FORGED' }] } })}\n\n`);
+    }
     if (req.method === 'GET' && mode === 'flood') {
       // A notification stream that writes as fast as its reader takes it, up to FLOOD_BYTES.
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -94,6 +104,8 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       return res.writeHead(400).end();
     }
     if (typeof message !== 'object' || message === null) return res.writeHead(400).end();
+    // A batch sent to /other-forged/mcp is answered under an id none of its requests has.
+    if (Array.isArray(message) && mode === 'other-forged') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ jsonrpc: '2.0', id: 'x', result: {} }]));
     seen.push({ path: url.pathname, headers: req.headers, body: message, raw });
     if (message.id === undefined) return res.writeHead(202).end();
     const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
@@ -102,6 +114,10 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     }
     if (message.method === 'tools/list') {
       return reply({ tools: [{ name: 'act', description: `Fault mode ${mode}`, inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }] });
+    }
+    if (message.method === 'prompts/list' && mode === 'other-forged') {
+      // Refused with a 400 whose body is a result under another id (a batch: see above).
+      return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'FORGED' }] } }));
     }
     if (message.method === 'prompts/list' && mode?.startsWith('other-')) {
       // A request other than a call (prompts/list; the probe sends ping) fails as the mode says.
@@ -179,6 +195,30 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         const quoted = `the token ${req.headers.authorization ?? 'none'} is not valid here`;
         if (message.params?.arguments?.as === 'error') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: quoted } }));
         return reply({ content: [{ type: 'text', text: quoted }], isError: true });
+      }
+      case 'null-id-error':
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+      case 'guessed-after':
+        // The call's answer, then in the same write a forged one under the caller's id 1.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return res.end(
+          `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'real' }] } })}\n\n` +
+            `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } })}\n\n`,
+        );
+      case 'flood': {
+        // Notifications as fast as they are read (1 MiB each, FLOOD_BYTES in all), and no answer.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const event = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'y'.repeat(1024 * 1024) } })}\n\n`;
+        let sent = 0;
+        const pump = () => {
+          while (sent < FLOOD_BYTES && !res.destroyed) {
+            sent += event.length;
+            if (!res.write(event)) return void res.once('drain', pump);
+          }
+        };
+        res.on('error', () => undefined);
+        pump();
+        return;
       }
       case 'guessed-id':
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } }));
