@@ -1,16 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 import { BODY_CUT, callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { loadServerSdk } from './internal/server-sdk.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -152,20 +150,6 @@ function refusedMessages(body: unknown): string | undefined {
  */
 export function createAggregate(options: AggregateOptions) {
   const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
-  // The SDK's server half is loaded on the first /mcp request, not at start-up (~0.2 s).
-  let sdk: Promise<{ Server: typeof Server; StreamableHTTPServerTransport: typeof StreamableHTTPServerTransport; jsonSchemaValidator: AjvJsonSchemaValidator }> | undefined;
-  const loadSdk = () =>
-    (sdk ??= Promise.all([
-      import('@modelcontextprotocol/sdk/server/index.js'),
-      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-      import('@modelcontextprotocol/sdk/validation/ajv'),
-    ]).then(([server, http, ajv]) => ({
-      Server: server.Server,
-      StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
-      // One validator for every request's Server: each would otherwise build its own Ajv.
-      jsonSchemaValidator: new ajv.AjvJsonSchemaValidator(),
-    })));
-
   async function callTool(identity: AgentIdentity, req: IncomingMessage, params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> }, extra: { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void> }): Promise<CallToolResult> {
     if (nestsDeeperThan(params.arguments, MAX_JSON_DEPTH)) {
       return { content: [{ type: 'text', text: `Tool arguments nest deeper than ${MAX_JSON_DEPTH} levels; nothing was called.` }], isError: true };
@@ -322,7 +306,7 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
     }
-    const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadSdk();
+    const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadServerSdk();
     const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: [...(options.local?.tools() ?? []), ...(await options.catalog.onlineTools())].map((t) => ({

@@ -1,12 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { MAX_TOOL_NAME_LENGTH, recordCall, stampResult, traceCall } from '../../gateway/index.ts';
+import { loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -19,32 +16,13 @@ export interface PlatformServerOptions {
 }
 
 /**
- * Plaza's own MCP server at `/mcp/p/platform`: an in-process McpServer (stateless streamable
+ * Plaza's own MCP server at `/mcp/p/platform`: an in-process MCP server (stateless streamable
  * HTTP, like `/mcp`) whose tools act for the account that owns the calling agent. The agent
  * authenticates as on every gateway route (Bearer agent token); each call leaves a receipt and its
  * result carries `_meta.platform` like any connector's.
  */
 export function createPlatformServer(options: PlatformServerOptions) {
   const { tools, agents, clock } = options;
-  let sdk:
-    | Promise<{
-        Server: typeof Server;
-        StreamableHTTPServerTransport: typeof StreamableHTTPServerTransport;
-        jsonSchemaValidator: AjvJsonSchemaValidator;
-      }>
-    | undefined;
-  const loadSdk = () =>
-    (sdk ??= Promise.all([
-      import('@modelcontextprotocol/sdk/server/index.js'),
-      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-      import('@modelcontextprotocol/sdk/validation/ajv'),
-    ]).then(([server, http, ajv]) => ({
-      Server: server.Server,
-      StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
-      // One validator for every request's Server: each would otherwise build its own Ajv.
-      jsonSchemaValidator: new ajv.AjvJsonSchemaValidator(),
-    })));
-
   /** Runs one call with a receipt; shared with the `/mcp` aggregate (as `platform__<tool>`). */
   async function call(identity: AgentIdentity, tool: string, args: unknown, callId = newId('call', clock.now())) {
     const context = { callId, identity, provider: PLATFORM_PROVIDER, tool, startedAt: clock.now() };
@@ -74,8 +52,8 @@ export function createPlatformServer(options: PlatformServerOptions) {
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: the platform connector sends no server-initiated messages, so it offers no GET stream.' } }));
       return;
     }
-    const { Server: McpServer, StreamableHTTPServerTransport: Transport, jsonSchemaValidator } = await loadSdk();
-    const server = new McpServer({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
+    const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadServerSdk();
+    const server = new Server({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: tools.catalog().map((t) => ({ name: t.name, description: t.description, inputSchema: { type: 'object' as const, ...t.inputSchema }, annotations: t.annotations })),
     }));
@@ -89,7 +67,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
       // The receipt is written before the result leaves, as for every gateway call.
       return stampResult(await call(identity, request.params.name, request.params.arguments ?? {}, callId), identity, callId) as CallToolResult;
     });
-    const transport = new Transport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();
       void server.close();
