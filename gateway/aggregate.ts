@@ -68,8 +68,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-/** The request body, or undefined when it is larger than `limit` bytes. */
-/** The body as text; undefined past `limit`, null when the client cut it short. */
+/** The request body as text; undefined when it is larger than `limit` bytes, null when the client cut it short. */
 async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined | null> {
   const chunks: Buffer[] = [];
   let size = 0;

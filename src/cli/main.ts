@@ -31,7 +31,8 @@ function configOrExit(env: Record<string, string | undefined>): Config {
 export async function main(argv: string[], env: Record<string, string | undefined>): Promise<void> {
   // `plaza outbox list | head`: a reader that stops reading ends a command quietly, as it does any
   // Unix tool; a server whose log reader went away keeps serving.
-  const serving = argv.includes('serve');
+  // (argv is process.argv: the command is its third element.)
+  const serving = argv[2] === 'serve';
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     if (!serving) process.exit(EXIT.ok);

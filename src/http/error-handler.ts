@@ -27,7 +27,7 @@ function methodsAt(stack: readonly RouteLayer[], path: string, out: Set<string>)
 
 /**
  * Unknown routes: a 404 in the surface's shape — or, for a path a route serves with other methods,
- * a 405 with `Allow` naming them (`DELETE /api/agents/<id>` is not how an agent is revoked).
+ * a 405 with `Allow` naming them (`GET /api/mcp/listings`: listings are read at /api/mcp/endpoints).
  * `app` is the application whose router is searched (by then every route is registered).
  */
 export function notFound(app?: { router?: { stack?: RouteLayer[] } }) {
