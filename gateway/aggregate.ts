@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 import { BODY_CUT, callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
-import { loadServerSdk } from './internal/server-sdk.ts';
+import { answerInvalidParams, describeIssues, loadServerSdk } from './internal/server-sdk.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -89,12 +89,6 @@ function asNumber(value: unknown): number | undefined {
   if (typeof value === 'number') return value;
   const raw = rawJsonText(value);
   return raw === undefined ? undefined : Number(raw);
-}
-
-/** A validator's issues as one line: `params.name: expected string; params.arguments: …`. */
-function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  const shown = issues.slice(0, 3).map((issue) => `${issue.path.map(String).join('.') || '(message)'}: ${issue.message}`);
-  return shown.join('; ') + (issues.length > 3 ? ` (and ${issues.length - 3} more)` : '');
 }
 
 /**
@@ -304,6 +298,12 @@ export function createAggregate(options: AggregateOptions) {
         sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
         return;
       }
+      // Valid JSON that is not JSON-RPC: the SDK's transport would call it a parse error (-32700).
+      const notMessage = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find((m) => !JSONRPCMessageSchema.safeParse(m).success);
+      if (notMessage !== undefined) {
+        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, 'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (params and its _meta, when present, are objects).'));
+        return;
+      }
     }
     const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadServerSdk();
     const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
@@ -316,6 +316,7 @@ export function createAggregate(options: AggregateOptions) {
       })),
     }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(identity, req, request.params as never, extra as never));
+    answerInvalidParams(server);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, stampResult, traceCall } from '../../gateway/index.ts';
+import { answerInvalidParams, loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -67,6 +67,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
       // The receipt is written before the result leaves, as for every gateway call.
       return stampResult(await call(identity, request.params.name, request.params.arguments ?? {}, callId), identity, callId) as CallToolResult;
     });
+    answerInvalidParams(server);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();

@@ -321,6 +321,38 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   });
 
 
+  it('answers params a method refuses with -32602 naming the field, and valid JSON that is not JSON-RPC with 400 -32600, on /mcp', async () => {
+    const headers = { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+    const post = (body: unknown) => fetch(`${url}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const answers = async (res: Response) => {
+      const text = await res.text();
+      return res.headers.get('content-type')?.includes('text/event-stream') ? messages(text) : [JSON.parse(text)];
+    };
+    const cases: [unknown, string][] = [
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { cursor: {} } }, 'Invalid params for tools/list: params.cursor: '],
+      [{ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: 5, capabilities: {}, clientInfo: { name: 'x', version: '1' } } }, 'Invalid params for initialize: params.protocolVersion: '],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post(body);
+      expect(res.status).toBe(200);
+      const [answer] = await answers(res);
+      expect(answer).toMatchObject({ id: (body as { id: number }).id, error: { code: -32602 } });
+      expect(answer.error.message.startsWith(message), answer.error.message).toBe(true);
+      // One line, not the validator's JSON dump.
+      expect(answer.error.message).not.toMatch(/\n|"code":/);
+    }
+    // In a batch, the refused request gets its own -32602 and its neighbour its answer.
+    const batch = await answers(await post([{ jsonrpc: '2.0', id: 8, method: 'tools/list', params: { cursor: {} } }, { jsonrpc: '2.0', id: 9, method: 'ping' }]));
+    expect(batch.find((m) => m.id === 8)).toMatchObject({ error: { code: -32602 } });
+    expect(batch.find((m) => m.id === 9)).toMatchObject({ result: {} });
+    // Valid JSON, not a JSON-RPC message as MCP has it: refused as an invalid request, not a parse error.
+    for (const body of [{ jsonrpc: '2.0', id: 3, method: 'tools/list', params: 5 }, { jsonrpc: '2.0', id: 4, method: 'ping', params: { _meta: 3 } }]) {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ id: null, error: { code: -32600, message: expect.stringMatching(/not a JSON-RPC 2.0 message/) } });
+    }
+  });
+
   it.each([
     ['an unsupported MCP-Protocol-Version', { 'mcp-protocol-version': '1999-01-01' }, 400],
     ['an Accept without text/event-stream', { accept: 'application/json' }, 406],

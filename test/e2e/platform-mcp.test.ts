@@ -71,6 +71,17 @@ describe.each(BACKENDS)('platform MCP tools on %s', (backend) => {
     await res.body?.cancel();
   });
 
+  it('answers params a method refuses with -32602 naming the field, as any connector would', async () => {
+    const res = await fetch(`${plaza.url}/mcp/p/platform`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agentToken}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { cursor: {} } }),
+    });
+    expect(res.status).toBe(200);
+    const answer = JSON.parse(/^data: (.+)$/m.exec(await res.text())![1]!);
+    expect(answer).toMatchObject({ id: 1, error: { code: -32602, message: expect.stringMatching(/^Invalid params for tools\/list: params\.cursor: [^\n]+$/) } });
+  });
+
   it('lists the four tools on /mcp/p/platform, none taking a password', async () => {
     const client = await connect('/mcp/p/platform');
     try {
