@@ -48,22 +48,30 @@ export class ListenError extends Error {
 function clientErrorStatus(code: string | undefined): [number, string, string] {
   if (code === 'HPE_HEADER_OVERFLOW') return [431, 'Request Header Fields Too Large', 'The request headers are too large.'];
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'Request Timeout', 'The request took too long to arrive.'];
+  // The client half-closed its connection before the body its Content-Length announced.
+  if (code === 'HPE_INVALID_EOF_STATE') return [400, 'Bad Request', 'The request body ended before the length its Content-Length announced.'];
   return [400, 'Bad Request', 'The request is not well-formed HTTP.'];
 }
 
+/** MCP endpoints (`/mcp`, `/mcp/p/<provider>`), whose errors are JSON-RPC's shape. */
+const MCP_PATH = /^\/mcp(?:[/?]|$)/;
+
 /**
  * A request Node's parser refuses never reaches the app: instead of Node's bare status line it
- * gets the website's error shape and a request id, like every other 4xx.
+ * gets the website's error shape and a request id, like every other 4xx — or, when the parser
+ * failed in the body of a request to an MCP endpoint (cut short, say), a JSON-RPC error.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { url?: string } } })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
   const [status, reason, message] = clientErrorStatus(error.code);
   const requestId = newRequestId();
-  const body = JSON.stringify({ success: false, code: 'bad_request', message, request_id: requestId });
+  const body = MCP_PATH.test(inFlight?.req?.url ?? '')
+    ? JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message } })
+    : JSON.stringify({ success: false, code: 'bad_request', message, request_id: requestId });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );

@@ -7,6 +7,9 @@ import { connect } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { createAccountService } from '../../src/accounts/index.ts';
+import { createAgentService } from '../../src/agents/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -254,6 +257,32 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
         const requestId = /\r\nX-Request-Id: (\S+)\r\n/.exec(answer)?.[1];
         expect(requestId).toBeTruthy();
         expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ success: false, code: 'bad_request', message: expect.any(String), request_id: requestId });
+      }
+    });
+
+    it('answers a body cut short by a half-close in the shape of the path: JSON-RPC on MCP endpoints, the error shape elsewhere', async () => {
+      const { hostname, port } = new URL(plaza.url);
+      const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: `edge-${backend}@example.com` });
+      const token = (await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, { display_name: 'Edge agent' })).token;
+      const cut = (path: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(port), hostname, () =>
+            socket.end(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`),
+          );
+          let answer = '';
+          socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+          socket.on('close', () => resolve(answer));
+          socket.on('error', reject);
+        });
+      const body = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      for (const path of ['/mcp', '/mcp/p/platform', '/mcp?x=1']) {
+        const answer = await cut(path);
+        expect(answer.split('\r\n')[0], path).toBe('HTTP/1.1 400 Bad Request');
+        expect(body(answer), path).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/body ended before/) } });
+      }
+      for (const path of ['/api/auth/guest-token']) {
+        const answer = await cut(path);
+        expect(body(answer), path).toMatchObject({ success: false, code: 'bad_request', message: expect.stringMatching(/body ended before/) });
       }
     });
 
