@@ -15,7 +15,7 @@ export type { TaskCall, TaskDirectory } from './internal/task-results.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './internal/upstream-http.ts';
 export { createUpstreamHttp } from './internal/upstream-http.ts';
 export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions } from './passthrough.ts';
-export { createPassthrough } from './passthrough.ts';
+export { createPassthrough, MAX_TASK_RESULTS_PER_POST } from './passthrough.ts';
 export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';
 export { MAX_TOOL_NAME_LENGTH, receiptFor, recordCall, resultDigest } from './receipt-sink.ts';
 export type { SessionClaims, SessionSealer } from './session-sealer.ts';

@@ -97,6 +97,8 @@ const SESSION_GONE = 'Unknown or expired session; initialize a new one.';
 const DROPPED = Symbol('dropped');
 /** The receipt's words for a call the caller cancelled (notifications/cancelled). */
 const CALLER_CANCELLED = 'the caller cancelled the call';
+/** Most tasks/result requests one POST may carry: each result delivered is a receipt written. */
+export const MAX_TASK_RESULTS_PER_POST = 100;
 
 /**
  * Request headers that stop here: hop-by-hop ones (RFC 9110 §7.6.1), ours to set (length, session),
@@ -266,6 +268,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         }
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
         if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
+        // Each task result delivered costs a receipt: one POST may not ask for an unbounded number.
+        const taskFetches = messages.reduce<number>((n, m) => n + (isRequest(m) && m.method === 'tasks/result' ? 1 : 0), 0);
+        if (taskFetches > MAX_TASK_RESULTS_PER_POST) throw new HttpFailure(400, `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).`);
         const target = calls[0];
         messages = messages.map((m) => {
           if (m === target) return m;

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { type CallReceipt, type Connector, createPassthrough, createSessionSealer, resultDigest, type TaskCall } from '../../gateway/index.ts';
+import { type CallReceipt, type Connector, createPassthrough, createSessionSealer, MAX_TASK_RESULTS_PER_POST, resultDigest, type TaskCall } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { createTaskDirectory } from '../../src/connectors/index.ts';
@@ -33,7 +33,7 @@ describe('receipts of task results through the passthrough', () => {
   /** Receipts refused (as by a database and spool both unavailable) while this is above 0. */
   let refuseReceipts = 0;
   /** What the provider answers to tasks/result: see the provider below. */
-  let taskAnswer: 'result' | 'error' | 'malformed' | 'task-shaped' | 'http500' | 'cut' | 'hold' | 'hold-late' | 'silent' | 'array-event' | 'deep-batch' | 'dup' = 'result';
+  let taskAnswer: 'result' | 'error' | 'malformed' | 'task-shaped' | 'http500' | 'cut' | 'hold' | 'hold-late' | 'silent' | 'array-event' | 'deep-batch' | 'dup' | 'each' = 'result';
   const tasks = new Map<string, TaskCall>();
   /** The task directory's lookups fail while this is set (an unreachable database). */
   let lookupsFail = false;
@@ -92,6 +92,7 @@ describe('receipts of task results through the passthrough', () => {
           const second = { ...first, result: { content: [{ type: 'text', text: 'a second answer' }] } };
           return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify([first, second]));
         }
+        if (taskAnswer === 'each') return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify(request.map(respond)));
         // Answers a batch with one object: the last request's answer only.
         return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify(respond(request.at(-1))));
       }
@@ -359,6 +360,23 @@ describe('receipts of task results through the passthrough', () => {
       expect.objectContaining({ id: 5, result: expect.objectContaining({ isError: true, content: [{ type: 'text', text: 'Call failed: the upstream answered without a result for the call.' }] }) }),
     ]);
     expect(resultReceipts(second.taskId)).toEqual([expect.objectContaining({ callId: batch[0].result._meta.platform.result_call_id })]);
+  });
+
+  it(`refuses a POST of more than ${MAX_TASK_RESULTS_PER_POST} tasks/result requests, each a receipt, before anything goes upstream`, async () => {
+    const headers = await session('json');
+    const fetches = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: 100 + i, method: 'tasks/result', params: { taskId: `t-many-${i}` } }));
+    const asked = seenTaskResultIds.length;
+    const before = receipts.length;
+    const res = await fetch(`${url}/mcp/p/json`, { method: 'POST', headers, body: JSON.stringify(fetches(MAX_TASK_RESULTS_PER_POST + 1)) });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ id: null, error: { code: -32600, message: `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).` } });
+    expect(seenTaskResultIds.length).toBe(asked);
+    expect(receipts.length).toBe(before);
+    // As many as allowed: each delivered and receipted.
+    taskAnswer = 'each';
+    const answers = (await (await fetch(`${url}/mcp/p/json`, { method: 'POST', headers, body: JSON.stringify(fetches(MAX_TASK_RESULTS_PER_POST)) })).json()) as any[];
+    expect(answers).toHaveLength(MAX_TASK_RESULTS_PER_POST);
+    expect(receipts.length - before).toBe(MAX_TASK_RESULTS_PER_POST);
   });
 
   /** Sends the notifications/cancelled of the caller's request `requestId` in the session. */
