@@ -843,12 +843,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           await emit(parser.end());
           break;
         }
+        // A POST's answer is bounded as a whole. A stream that lasts as long as the upstream's (GET
+        // notifications) is bounded per event: read no faster than its client, its length costs
+        // no memory, and it may run for days. (Counted from the last read that ended an event.)
         size += next.value.length;
         if (size > maxResponse) {
           upstream.discard();
           throw new UpstreamTooLargeError(maxResponse);
         }
-        await emit(parser.push(decoder.decode(next.value, { stream: true })));
+        const events = parser.push(decoder.decode(next.value, { stream: true }));
+        if (!endsWithAnswers && events.length > 0) size = 0;
+        await emit(events);
         if (endsWithAnswers && awaited.size === 0) {
           drainRest(chunks, upstream);
           break;
