@@ -100,7 +100,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   const apiHeaders = apiSecurityHeaders({ https });
   app.use((req, res, next) => (isApiPath(req.url) ? apiHeaders : pageHeaders)(req, res, next));
   // CORS: preflights through the cors package; on every other request its fixed headers, set directly.
-  const corsMiddleware = cors({ exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag'], maxAge: 600 });
+  const corsMiddleware = cors({ exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag', 'WWW-Authenticate', 'Mcp-Session-Id', 'MCP-Protocol-Version'], maxAge: 600 });
   const corsHeaders = staticHeaders(corsMiddleware);
   app.use((req, res, next) => (req.method === 'OPTIONS' ? corsMiddleware(req, res, next) : corsHeaders(req, res, next)));
   // The hottest GETs first: a load balancer's /health walks no other router.
