@@ -19,6 +19,17 @@ export function parseEmail(value: unknown): string {
   return parsed.data;
 }
 
+/**
+ * Most sign-in and reset e-mails sent to one address a minute, however they are asked for (the
+ * HTTP routes, the platform MCP tools): nobody can flood an inbox.
+ */
+export const EMAILS_PER_ADDRESS_PER_MINUTE = 5;
+
+/** The rate-limit key of an address (hashed: no address is written to Redis). */
+export function emailLimitKey(email: unknown): string {
+  return `email:${hashSecret(String(email).trim().toLowerCase())}`;
+}
+
 /** A same-site path to land on after sign-in; anything else becomes `/`. */
 export function safeNext(value: string | null | undefined): string {
   if (typeof value !== 'string' || value.length > 512) return '/';

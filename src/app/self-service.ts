@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { type AccountService, createKeyManagement, createSessionService, createSignInService, type SignInService } from '../accounts/index.ts';
+import { type AccountService, createKeyManagement, createSessionService, createSignInService, EMAILS_PER_ADDRESS_PER_MINUTE, type SignInService } from '../accounts/index.ts';
 import { createPlatformTools, type PlatformTools } from '../connectors/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
@@ -34,8 +34,15 @@ export function createSelfService(deps: { config: Config; db: Database; log: Log
   const signIn = createSignInService({ prisma, clock, sessions, send: (m) => mailer.enqueue(m), publicBaseUrl: config.publicBaseUrl });
   const sources = createSources({ prisma, clock });
   const common = { trustProxy: config.trustProxy !== false, redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log };
+  // One count per address for every way of asking for a sign-in or reset e-mail.
+  const perEmailLimiter = createRateLimiter({
+    policy: { name: 'auth-email', limit: Math.min(EMAILS_PER_ADDRESS_PER_MINUTE, config.auth.requestsPerMinute), windowSeconds: 60 },
+    redis: deps.redis,
+    keyPrefix: config.rateLimits.keyPrefix,
+    log,
+  });
   const routes = [
-    authSessionRoutes({ signIn, sessions, keys: createKeyManagement({ prisma, clock }), emailDelivery: mailer.mode, https, requestsPerMinute: config.auth.requestsPerMinute, ...common }),
+    authSessionRoutes({ signIn, sessions, keys: createKeyManagement({ prisma, clock }), emailDelivery: mailer.mode, https, requestsPerMinute: config.auth.requestsPerMinute, perEmailLimiter, ...common }),
     sourceRoutes({
       sources,
       accounts: deps.accounts,
@@ -50,6 +57,7 @@ export function createSelfService(deps: { config: Config; db: Database; log: Log
     signIn,
     sources,
     limiter: createRateLimiter({ policy: { name: 'platform-account', limit: config.auth.requestsPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log }),
+    perEmailLimiter,
     emailDelivery: mailer.mode,
     allowPrivateTargets: config.marketplace.allowPrivateTargets,
     log,

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 import type { AgentIdentity, CatalogTool } from '../../gateway/index.ts';
-import type { SignInService } from '../accounts/index.ts';
+import { emailLimitKey, type SignInService } from '../accounts/index.ts';
 import { isPlazaError, RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
@@ -26,6 +26,8 @@ export interface PlatformToolDeps {
   sources: SourceService;
   /** Per-agent limit of the e-mail sending tools. */
   limiter: RateLimiter;
+  /** Per-address limit of sign-in and reset e-mails (emailLimitKey), shared with the HTTP routes. */
+  perEmailLimiter: RateLimiter;
   emailDelivery: 'smtp' | 'outbox';
   allowPrivateTargets: boolean;
   log: Logger;
@@ -48,9 +50,12 @@ const EmailArg = z.string().max(320).describe('the e-mail address');
  * a package source as a known in-site user: the account that owns the calling agent.
  */
 export function createPlatformTools(deps: PlatformToolDeps): PlatformTools {
-  const limitAgent = async (identity: AgentIdentity) => {
+  /** The agent's limit, then the address's: as on the HTTP routes, no inbox gets more than its share. */
+  const limitAgent = async (identity: AgentIdentity, email: unknown) => {
     const decision = await deps.limiter.consume(`agent:${identity.aginId}`);
     if (!decision.allowed) throw new RateLimitError(`Too many account requests from this agent; retry after ${decision.resetSeconds} s.`, decision.resetSeconds);
+    const perAddress = await deps.perEmailLimiter.consume(emailLimitKey(email));
+    if (!perAddress.allowed) throw new RateLimitError(`Too many requests for this e-mail address; retry after ${perAddress.resetSeconds} s.`, perAddress.resetSeconds);
   };
   const list: PlatformTool[] = [
     {
@@ -65,7 +70,7 @@ export function createPlatformTools(deps: PlatformToolDeps): PlatformTools {
         'E-mails a one-time sign-in link to an address; an unknown address gets an account when the link is used. Takes no password. Mirrors POST /api/auth/email/register-link; rate limited.',
       input: z.strictObject({ email: EmailArg, name: z.string().max(200).optional().describe('display name for a new account') }),
       run: async (identity, args) => {
-        await limitAgent(identity);
+        await limitAgent(identity, args['email']);
         await deps.signIn.requestLink({ email: args['email'], name: args['name'] as string | undefined });
         return { status: 'sent', message: 'If the address can receive e-mail, a sign-in link is on its way. It works once and expires in 15 minutes.' };
       },
@@ -75,7 +80,7 @@ export function createPlatformTools(deps: PlatformToolDeps): PlatformTools {
       description: 'Asks for a password reset e-mail for an account that has a password. Answers the same whether or not the address exists. Takes no password. Mirrors POST /api/auth/password/reset/request.',
       input: z.strictObject({ email: EmailArg }),
       run: async (identity, args) => {
-        await limitAgent(identity);
+        await limitAgent(identity, args['email']);
         await deps.signIn.requestPasswordReset(args['email']);
         return { status: 'sent', message: 'If an account with a password uses this address, a reset link is on its way.' };
       },

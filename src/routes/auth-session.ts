@@ -3,12 +3,12 @@ import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 
-import { type AccountView, type KeyManagement, type NewSession, type SessionService, type SignInService } from '../accounts/index.ts';
+import { type AccountView, emailLimitKey, type KeyManagement, type NewSession, type SessionService, type SignInService } from '../accounts/index.ts';
 import { readCookie } from '../http/index.ts';
-import { ForbiddenError, hashSecret, RateLimitError } from '../kernel/index.ts';
+import { ForbiddenError, RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
-import { createRateLimiter, rateLimit, rateLimitHeaders } from '../rate-limit/index.ts';
+import { createRateLimiter, rateLimit, type RateLimiter, rateLimitHeaders } from '../rate-limit/index.ts';
 import { visitorLocale } from '../website/index.ts';
 import { checkCsrf, cookieNames, requireSession, setSessionCookies } from './session-auth.ts';
 
@@ -32,6 +32,8 @@ export interface AuthRouteDeps {
   https: boolean;
   trustProxy: boolean;
   requestsPerMinute: number;
+  /** Sign-in and reset e-mails per address (emailLimitKey), shared with the platform MCP tools. */
+  perEmailLimiter: RateLimiter;
   redis: Redis | undefined;
   keyPrefix: string;
   log: Logger;
@@ -52,7 +54,7 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   const names = cookieNames(deps.https);
   const limiterOptions = { redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log };
   const perClient = rateLimit(createRateLimiter({ policy: { name: 'auth', limit: deps.requestsPerMinute, windowSeconds: 60 }, ...limiterOptions }), { trustProxy: deps.trustProxy });
-  const perEmailLimiter = createRateLimiter({ policy: { name: 'auth-email', limit: Math.min(5, deps.requestsPerMinute), windowSeconds: 60 }, ...limiterOptions });
+  const perEmailLimiter = deps.perEmailLimiter;
   // Session, logout and key routes cost nothing to abuse but a database read: a looser limit.
   const perClientAccount = rateLimit(createRateLimiter({ policy: { name: 'account', limit: deps.requestsPerMinute * 6, windowSeconds: 60 }, ...limiterOptions }), { trustProxy: deps.trustProxy });
   const session = requireSession(sessions, deps.https);
@@ -60,8 +62,7 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   const router = Router();
 
   const limitEmail = async (res: Response, email: unknown) => {
-    const key = `email:${hashSecret(String(email).trim().toLowerCase())}`;
-    const decision = await perEmailLimiter.consume(key);
+    const decision = await perEmailLimiter.consume(emailLimitKey(email));
     if (!decision.allowed) {
       for (const [name, value] of Object.entries(rateLimitHeaders(perEmailLimiter.policy, decision))) res.setHeader(name, value);
       throw new RateLimitError(`Too many requests for this e-mail address; retry after ${decision.resetSeconds} s.`, decision.resetSeconds);

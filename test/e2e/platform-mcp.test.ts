@@ -127,6 +127,25 @@ describe.each(BACKENDS)('platform MCP tools on %s', (backend) => {
     }
   });
 
+  it('sends one address at most 5 e-mails a minute, counted with the HTTP routes: no agent floods an inbox', async () => {
+    const client = await connect('/mcp/p/platform');
+    const victim = `flooded-${backend}@example.com`;
+    try {
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push((await client.callTool({ name: i % 2 ? 'account_password_reset' : 'account_register_link', arguments: { email: victim } })) as any);
+      expect(answers.slice(0, 5).map((a) => a.isError ?? false)).toEqual([false, false, false, false, false]);
+      expect(answers[5]).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/^Too many requests for this e-mail address; retry after \d+ s\.$/) }] });
+      // The same count as the HTTP route's: the address is used up there too (its case aside).
+      const http = await fetch(`${plaza.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: victim.toUpperCase() }) });
+      expect(http.status).toBe(429);
+      await new Promise((r) => setTimeout(r, 500));
+      // Three links were e-mailed (resets go only to accounts with a password, which it has not).
+      expect(smtp.messages.filter((m) => m.to.includes(victim))).toHaveLength(3);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('receipts every tools/call on /mcp/p/platform, an unknown tool and arguments the tool refuses too', async () => {
     const client = await connect('/mcp/p/platform');
     try {
