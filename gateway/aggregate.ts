@@ -7,7 +7,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { BODY_CUT, callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { bearerChallenge, BODY_CUT, callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import { answerInvalidParams, describeIssues, loadServerSdk } from './internal/server-sdk.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
@@ -238,7 +238,7 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
       const text = JSON.stringify(rpcError(null, RPC_ERRORS.unauthorized, error.message));
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="plaza", error="invalid_token"' });
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(req.headers.authorization) });
       res.end(text);
       return;
     }

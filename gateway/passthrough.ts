@@ -6,6 +6,7 @@ import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
+  bearerChallenge,
   BODY_CUT,
   callAnswer,
   firstAnswers,
@@ -111,11 +112,14 @@ const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-en
 class HttpFailure extends Error {
   readonly status: number;
   readonly code: number;
+  /** The id of the one request the failure is about, when the body was that request alone. */
+  readonly id: JsonRpcId | null;
 
-  constructor(status: number, message: string, code: number = RPC_ERRORS.invalidRequest) {
+  constructor(status: number, message: string, code: number = RPC_ERRORS.invalidRequest, id: JsonRpcId | null = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.id = id;
   }
 }
 
@@ -203,7 +207,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         sendJson(res, 503, rpcError(null, RPC_ERRORS.internal, STORAGE_UNAVAILABLE), { 'retry-after': STORAGE_RETRY_AFTER_S });
         return;
       }
-      sendJson(res, 401, rpcError(null, RPC_ERRORS.unauthorized, error.message), { 'www-authenticate': 'Bearer realm="plaza", error="invalid_token"' });
+      sendJson(res, 401, rpcError(null, RPC_ERRORS.unauthorized, error.message), { 'www-authenticate': bearerChallenge(req.headers.authorization) });
       return;
     }
     try {
@@ -288,9 +292,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         taskResults = await takeTaskResults(messages, { provider, agentId: identity.agentId, upstreamSession, awaited, tasks: options.tasks, clock: options.clock });
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
-          if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams);
+          // Under the call's id when it came alone (in a batch the whole POST is refused).
+          const about = batch ? null : target.id;
+          if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams, about);
           if (params.name.length === 0 || params.name.length > MAX_TOOL_NAME_LENGTH) {
-            throw new HttpFailure(400, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, RPC_ERRORS.invalidParams);
+            throw new HttpFailure(400, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, RPC_ERRORS.invalidParams, about);
           }
           call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now(), upstreamSession, secrets };
           callRpcId = target.id;
@@ -553,7 +559,18 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           return;
         }
         // Method not allowed (405), accepted notifications (202), other refusals: the client needs
-        // the real status; the upstream's body is passed on only when it is JSON-RPC.
+        // the real status; the upstream's body is passed on only when it is JSON-RPC. A refusal
+        // whose body cannot be passed on gets a JSON-RPC error saying what the upstream answered.
+        const passStatus = () => {
+          if (upstream.status < 300) {
+            res.writeHead(upstream.status, responseHeaders);
+            res.end();
+            return;
+          }
+          const said = upstreamErrorMessage(text);
+          const code = upstream.status >= 500 ? RPC_ERRORS.internal : RPC_ERRORS.invalidRequest;
+          sendJson(res, upstream.status, rpcError(null, code, `The upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}.`), responseHeaders);
+        };
         if (type.startsWith('application/json') && text && taskResults.size > 0) {
           // A task's result is receipted whatever status comes with it, or not passed on at all.
           let refusal: unknown;
@@ -563,10 +580,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
             refusal = undefined;
           }
           const asAsked = refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH) ? DROPPED : onlyAsked(refusal, asked);
-          if (asAsked === DROPPED) {
-            res.writeHead(upstream.status, responseHeaders);
-            res.end();
-          } else sendAnswers(res, upstream.status, await answerTasks(asAsked), responseHeaders);
+          if (asAsked === DROPPED) passStatus();
+          else sendAnswers(res, upstream.status, await answerTasks(asAsked), responseHeaders);
         } else if (type.startsWith('application/json') && text) {
           // Passed on as it came, but for answers to requests this POST did not send (see asked).
           let refusal: unknown;
@@ -575,19 +590,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           } catch {
             refusal = undefined;
           }
-          const asAsked = refusal === undefined ? refusal : onlyAsked(refusal, asked);
-          if (asAsked === DROPPED) {
-            res.writeHead(upstream.status, responseHeaders);
-            res.end();
-          } else {
+          const asAsked = refusal === undefined ? DROPPED : onlyAsked(refusal, asked);
+          if (asAsked === DROPPED) passStatus();
+          else {
             const body = asAsked === refusal ? text : JSON.stringify(asAsked);
             res.writeHead(upstream.status, { 'content-type': 'application/json', ...responseHeaders });
             res.end(body);
           }
-        } else {
-          res.writeHead(upstream.status, responseHeaders);
-          res.end();
-        }
+        } else passStatus();
         return;
       }
 
@@ -709,7 +719,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // A 413 leaves the rest of the body unread: the connection cannot be reused.
         const extra: Record<string, string> =
           error.status === 503 ? { 'retry-after': STORAGE_RETRY_AFTER_S } : error.status === 413 ? { connection: 'close' } : error.status === 405 ? { allow: 'GET, POST, DELETE' } : {};
-        if (!res.headersSent) sendJson(res, error.status, rpcError(null, error.code, error.message), extra);
+        if (!res.headersSent) sendJson(res, error.status, rpcError(error.id, error.code, error.message), extra);
         return;
       }
       throw error;
@@ -959,8 +969,9 @@ function upstreamErrorMessage(text: string): string | undefined {
  * when there are none, a shorter batch, or DROPPED when nothing is left. Other messages stay.
  */
 function onlyAsked(parsed: unknown, asked: ReadonlySet<JsonRpcId>): unknown {
-  // An error under id null answers no request in particular (the provider could not read it): it stays.
-  const unasked = (m: unknown) => isResponse(m) && m.id !== null && !asked.has(m.id);
+  // An error under id null answers no request in particular (the provider could not read it): it
+  // stays, as does one with no id at all (the SDK's transport answers a GET without a session so).
+  const unasked = (m: unknown) => isResponse(m) && m.id !== null && m.id !== undefined && !asked.has(m.id);
   if (!Array.isArray(parsed)) return unasked(parsed) ? DROPPED : parsed;
   if (!parsed.some(unasked)) return parsed;
   const kept = parsed.filter((m) => !unasked(m));

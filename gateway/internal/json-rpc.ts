@@ -129,3 +129,11 @@ export function firstAnswers(messages: unknown[]): unknown[] {
     return true;
   });
 }
+
+/**
+ * The `WWW-Authenticate` of a 401 on a gateway endpoint: `error="invalid_token"` only when a
+ * credential was sent (RFC 6750 §3.1: a request without one gets no error code).
+ */
+export function bearerChallenge(authorization: string | undefined): string {
+  return authorization === undefined || authorization === '' ? 'Bearer realm="plaza"' : 'Bearer realm="plaza", error="invalid_token"';
+}

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { answerInvalidParams, loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, stampResult, traceCall } from '../../gateway/index.ts';
+import { answerInvalidParams, bearerChallenge, loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -41,7 +41,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
       identity = await agents.authenticate(match[1]);
     } catch (error) {
       if (!(error instanceof AuthError)) throw error;
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="plaza", error="invalid_token"' });
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(req.headers.authorization) });
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: error.message } }));
       return;
     }

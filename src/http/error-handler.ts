@@ -45,6 +45,9 @@ export function notFound(app?: { router?: { stack?: RouteLayer[] } }) {
   };
 }
 
+/** The MCP gateway's endpoints (`/mcp`, `/mcp/p/…`), whose errors are JSON-RPC's. */
+const MCP_PATH = /^\/mcp(?:\/|$)/i;
+
 /**
  * The one final error handler: maps any thrown value through the error table. 5xx are logged with
  * their stack (logs only); bodies never carry stacks or internals.
@@ -64,6 +67,13 @@ export function errorHandler(log: Logger) {
       return;
     }
     for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
+    if (MCP_PATH.test(req.path)) {
+      // The gateway's endpoints answer in JSON-RPC's shape, whoever refused the request.
+      const code = rendered.status >= 500 ? -32603 : rendered.status === 401 ? -32001 : -32600;
+      // Sent as text: res.json would add the website's request_id, which no JSON-RPC message has.
+      res.status(rendered.status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message: rendered.body['message'] } }));
+      return;
+    }
     res.status(rendered.status).json(rendered.body);
   };
 }
@@ -78,6 +88,10 @@ export function normaliseError(error: unknown): unknown {
     if ((error as { type?: unknown }).type === 'parameters.too.many') return new ValidationError('The form has too many fields.', { cause: error });
     if (status === 413) return new PlazaError('payload_too_large', 'Request body is too large.', { cause: error });
     if (status === 415) return new PlazaError('unsupported_media_type', 'Unsupported content type.', { cause: error });
+    // Express could not decode a path parameter (`%ff`).
+    if (error instanceof URIError || /^Failed to decode param/.test(String((error as { message?: unknown }).message))) {
+      return new PlazaError('bad_request', 'The path holds a malformed percent-encoding.', { cause: error });
+    }
     return new PlazaError('bad_request', 'Bad request.', { cause: error });
   }
   return error;

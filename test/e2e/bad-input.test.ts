@@ -46,9 +46,16 @@ describe('bad input against plaza serve', () => {
       body: JSON.stringify({ provider: 'recorder', url: upstream.url('ok'), registered_by: 'ops@example.com', agin_support: true, summary: 'Records what it receives; no credentials.' }),
     });
     const { id } = (await listed.json()) as { id: string };
-    for (let i = 0; i < 100; i++) {
-      if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as any).status === 'healthy') break;
-      await new Promise((r) => setTimeout(r, 100));
+    const sessionless = await fetch(`${plaza.url}/api/mcp/listings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'sessionless', url: upstream.url('sessionless'), registered_by: 'ops@example.com', agin_support: true, summary: 'Refuses GET and DELETE without a session.' }),
+    });
+    for (const listing of [id, ((await sessionless.json()) as { id: string }).id]) {
+      for (let i = 0; i < 100; i++) {
+        if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listing}`)).json()) as any).status === 'healthy') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
   }, 60_000);
   afterAll(async () => {
@@ -72,6 +79,50 @@ describe('bad input against plaza serve', () => {
       .map((line) => JSON.parse(line.slice(5)))
       .find((m) => m.id !== undefined);
   }
+
+  describe('error shapes on the gateway', () => {
+    const gatewayHeaders = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
+
+    it('answers a refusal whose body cannot be passed on (or has no id) in JSON-RPC, keeping its status', async () => {
+      for (const [path, method, status, message] of [
+        ['/mcp/p/recorder', 'GET', 405, 'The upstream answered HTTP 405.'],
+        ['/mcp/p/sessionless', 'GET', 400, 'Bad Request: No valid session ID provided'],
+        ['/mcp/p/sessionless', 'DELETE', 400, 'Bad Request: No valid session ID provided'],
+      ] as const) {
+        const res = await fetch(`${plaza.url}${path}`, { method, headers: gatewayHeaders(account.a.agentToken) });
+        expect(res.status, `${method} ${path}`).toBe(status);
+        expect(res.headers.get('content-type'), `${method} ${path}`).toMatch(/^application\/json/);
+        expect(((await res.json()) as any).error, `${method} ${path}`).toMatchObject({ message });
+      }
+    });
+
+    it('answers a path Express cannot decode in JSON-RPC too', async () => {
+      const res = await fetch(`${plaza.url}/mcp/p/%ff`, { method: 'POST', headers: gatewayHeaders(account.a.agentToken), body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'The path holds a malformed percent-encoding.' } });
+    });
+
+    it('names the request a refusal is about when it came alone', async () => {
+      for (const params of [{ arguments: {} }, [1, 2]]) {
+        const alone = await rpc('/mcp/p/recorder', account.a.agentToken, { jsonrpc: '2.0', id: 9, method: 'tools/call', params });
+        expect(alone.status).toBe(400);
+        expect(await alone.json()).toMatchObject({ id: 9, error: { code: -32602, message: 'tools/call needs params.name.' } });
+      }
+      const batch = await rpc('/mcp/p/recorder', account.a.agentToken, [{ jsonrpc: '2.0', id: 9, method: 'tools/call', params: {} }, { jsonrpc: '2.0', id: 10, method: 'ping' }]);
+      expect(await batch.json()).toMatchObject({ id: null, error: { code: -32602 } });
+    });
+
+    it('sends no error code in WWW-Authenticate to a request without a credential (RFC 6750 §3.1), and invalid_token to a bad one', async () => {
+      for (const path of ['/mcp', '/mcp/p/recorder', '/mcp/p/platform']) {
+        const none = await fetch(`${plaza.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+        expect(none.status, path).toBe(401);
+        expect(none.headers.get('www-authenticate'), path).toBe('Bearer realm="plaza"');
+        const bad = await rpc(path, 'agt_nope', { jsonrpc: '2.0', id: 1, method: 'ping' });
+        expect(bad.status, path).toBe(401);
+        expect(bad.headers.get('www-authenticate'), path).toBe('Bearer realm="plaza", error="invalid_token"');
+      }
+    });
+  });
 
   describe('token confusion', () => {
     it('refuses a guest token on the gateway', async () => {

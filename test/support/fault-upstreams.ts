@@ -45,7 +45,7 @@ export interface SeenRequest {
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | 'big-numbers' | 'forge-get' | 'guessed-after' | 'other-forged' | OtherFailure | OddAnswer): string;
+  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | 'big-numbers' | 'forge-get' | 'guessed-after' | 'other-forged' | 'sessionless' | OtherFailure | OddAnswer): string;
   seen: SeenRequest[];
   /** Bytes `/flood/mcp`'s GET streams have written so far (their reader taking them, or its buffers). */
   flood: { sent: number };
@@ -97,6 +97,10 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       res.on('error', () => undefined);
       pump();
       return;
+    }
+    if (req.method !== 'POST' && mode === 'sessionless') {
+      // As server-everything answers a GET or DELETE without a session: an error with no id at all.
+      return res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end('{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}');
     }
     if (req.method !== 'POST') return res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
     let raw = '';
