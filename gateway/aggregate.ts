@@ -301,7 +301,7 @@ export function createAggregate(options: AggregateOptions) {
       // Valid JSON that is not JSON-RPC: the SDK's transport would call it a parse error (-32700).
       const notMessage = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find((m) => !JSONRPCMessageSchema.safeParse(m).success);
       if (notMessage !== undefined) {
-        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, 'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (params and its _meta, when present, are objects).'));
+        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, 'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (jsonrpc "2.0", a method, a string or integer id for a request, params and its _meta objects when present).'));
         return;
       }
     }

@@ -346,10 +346,19 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(batch.find((m) => m.id === 8)).toMatchObject({ error: { code: -32602 } });
     expect(batch.find((m) => m.id === 9)).toMatchObject({ result: {} });
     // Valid JSON, not a JSON-RPC message as MCP has it: refused as an invalid request, not a parse error.
-    for (const body of [{ jsonrpc: '2.0', id: 3, method: 'tools/list', params: 5 }, { jsonrpc: '2.0', id: 4, method: 'ping', params: { _meta: 3 } }]) {
+    const call = { name: 'plain__echo', arguments: { message: 'x' } };
+    for (const body of [
+      { jsonrpc: '2.0', id: 3, method: 'tools/list', params: 5 },
+      { jsonrpc: '2.0', id: 4, method: 'ping', params: { _meta: 3 } },
+      { jsonrpc: '2.0', id: null, method: 'tools/call', params: call },
+      { jsonrpc: '2.0', id: {}, method: 'tools/call', params: call },
+      { jsonrpc: '1.0', id: 5, method: 'tools/call', params: call },
+      'hello',
+      42,
+    ]) {
       const res = await post(body);
       expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ id: null, error: { code: -32600, message: expect.stringMatching(/not a JSON-RPC 2.0 message/) } });
+      expect(await res.json(), JSON.stringify(body)).toMatchObject({ id: null, error: { code: -32600, message: expect.stringMatching(/not a JSON-RPC 2.0 message/) } });
     }
   });
 
