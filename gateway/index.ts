@@ -10,7 +10,7 @@ export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } 
 export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
 export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 export type { SharedCalls } from './internal/calls-in-flight.ts';
-export { bearerChallenge } from './internal/json-rpc.ts';
+export { bearerChallenge, RPC_ERRORS, rpcError, unsupportedEncoding } from './internal/json-rpc.ts';
 export { answerInvalidParams, loadServerSdk } from './internal/server-sdk.ts';
 export type { TaskCall, TaskDirectory } from './internal/task-results.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './internal/upstream-http.ts';

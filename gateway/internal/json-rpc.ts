@@ -137,3 +137,15 @@ export function firstAnswers(messages: unknown[]): unknown[] {
 export function bearerChallenge(authorization: string | undefined): string {
   return authorization === undefined || authorization === '' ? 'Bearer realm="plaza"' : 'Bearer realm="plaza", error="invalid_token"';
 }
+
+/**
+ * Why a request body cannot be read as sent: MCP's transport defines no content coding, so a body
+ * sent compressed (`Content-Encoding: gzip`, …) is refused with 415 rather than parsed as JSON and
+ * called malformed. Undefined for an identity body.
+ */
+export function unsupportedEncoding(contentEncoding: string | undefined): string | undefined {
+  if (contentEncoding === undefined) return undefined;
+  const coding = contentEncoding.trim().toLowerCase();
+  if (coding === '' || coding === 'identity') return undefined;
+  return `Content-Encoding ${contentEncoding.slice(0, 40)} is not supported on MCP endpoints; send the body uncompressed.`;
+}

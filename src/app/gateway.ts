@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { createAggregate, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, type ReceiptSink } from '../../gateway/index.ts';
+import { createAggregate, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, type ReceiptSink, RPC_ERRORS, rpcError, unsupportedEncoding } from '../../gateway/index.ts';
 import { createGuardedAgent } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
@@ -97,9 +97,19 @@ export function createGatewayHandlers(deps: {
     passthrough.catch(() => (passthrough = undefined));
     return passthrough;
   };
+  /** A body sent compressed is refused (415) before anything reads it: MCP defines no content coding. */
+  const encoded = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const why = unsupportedEncoding(req.headers['content-encoding']);
+    if (why === undefined) return false;
+    const body = JSON.stringify(rpcError(null, RPC_ERRORS.invalidRequest, why));
+    res.writeHead(415, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+    return true;
+  };
   return {
-    aggregate,
-    passthrough: async (req, res, provider) => (platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider)),
+    aggregate: async (req, res) => (encoded(req, res) ? undefined : aggregate(req, res)),
+    passthrough: async (req, res, provider) =>
+      encoded(req, res) ? undefined : platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider),
     endStreams: () => void passthrough?.then((handler) => handler.endStreams(), () => undefined),
     close: async () => {
       await sharedCalls?.close();

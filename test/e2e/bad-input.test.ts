@@ -7,6 +7,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -94,6 +95,17 @@ describe('bad input against plaza serve', () => {
         expect(res.headers.get('content-type'), `${method} ${path}`).toMatch(/^application\/json/);
         expect(((await res.json()) as any).error, `${method} ${path}`).toMatchObject({ message });
       }
+    });
+
+    it('refuses a compressed body on every MCP endpoint with 415, calling nothing', async () => {
+      const seen = upstream.seen.length;
+      const body = gzipSync(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: {} } }));
+      for (const path of ['/mcp', '/mcp/p/recorder', '/mcp/p/platform']) {
+        const res = await fetch(`${plaza.url}${path}`, { method: 'POST', headers: { ...gatewayHeaders(account.a.agentToken), 'content-encoding': 'gzip' }, body });
+        expect(res.status, path).toBe(415);
+        expect(await res.json(), path).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Content-Encoding gzip is not supported on MCP endpoints; send the body uncompressed.' } });
+      }
+      expect(upstream.seen.length).toBe(seen);
     });
 
     it('answers a path Express cannot decode in JSON-RPC too', async () => {
