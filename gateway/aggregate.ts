@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
@@ -7,7 +8,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { bearerChallenge, BODY_CUT, callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { bearerChallenge, BODY_CUT, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import { answerInvalidParams, describeIssues, loadServerSdk } from './internal/server-sdk.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
@@ -68,8 +69,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-/** The request body as text; undefined when it is larger than `limit` bytes, null when the client cut it short. */
-async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined | null> {
+/** The request body as text; undefined when it is larger than `limit` bytes, null when the client cut it short, false when it is not UTF-8. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined | null | false> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -81,7 +82,8 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | u
   } catch {
     return null;
   }
-  return Buffer.concat(chunks).toString('utf8');
+  const body = Buffer.concat(chunks);
+  return isUtf8(body) && body.toString('utf8');
 }
 
 /** A number, or a raw JSON number (past 2^53) as the nearest number; else undefined. */
@@ -264,6 +266,10 @@ export function createAggregate(options: AggregateOptions) {
       if (text === null) {
         // The client cut its request short: its mistake (or its leaving), not Plaza's failure.
         sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, BODY_CUT));
+        return;
+      }
+      if (text === false) {
+        sendJson(res, 400, rpcError(null, -32700, NOT_UTF8));
         return;
       }
       if (text === undefined) {

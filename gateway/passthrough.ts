@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
@@ -15,6 +16,7 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
   MAX_JSON_DEPTH,
+  NOT_UTF8,
   parseJson,
   RPC_ERRORS,
   rpcError,
@@ -143,7 +145,10 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
     // The client cut its request short: its mistake (or its leaving), not Plaza's failure.
     throw new HttpFailure(400, BODY_CUT);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  const body = Buffer.concat(chunks);
+  // Decoded, bytes that are not UTF-8 would become U+FFFD and go upstream as if the caller sent them.
+  if (!isUtf8(body)) throw new HttpFailure(400, NOT_UTF8, RPC_ERRORS.parseError);
+  return body.toString('utf8');
 }
 
 /**

@@ -149,3 +149,6 @@ export function unsupportedEncoding(contentEncoding: string | undefined): string
   if (coding === '' || coding === 'identity') return undefined;
   return `Content-Encoding ${contentEncoding.slice(0, 40)} is not supported on MCP endpoints; send the body uncompressed.`;
 }
+
+/** Why a body whose bytes are not UTF-8 is refused (RFC 8259 §8.1: such text is no JSON). */
+export const NOT_UTF8 = 'Parse error: the request body is not valid UTF-8.';

@@ -1,9 +1,20 @@
+import { isUtf8 } from 'node:buffer';
+
 import express, { type NextFunction, type Request, type Response } from 'express';
 
 import { PlazaError, ValidationError } from '../kernel/index.ts';
 import { refuseNulInJson } from './nul.ts';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Refuses a UTF-8 body whose bytes are not UTF-8 (RFC 8259 §8.1: such text is no JSON): decoded,
+ * they would become U+FFFD and be stored as if the client had sent them.
+ */
+function refuseInvalidUtf8(req: unknown, res: unknown, buf: Buffer, encoding: string | null): void {
+  if ((encoding === null || /^utf-?8$/i.test(encoding)) && !isUtf8(buf)) throw new ValidationError('Request body is not valid UTF-8.', { code: 'invalid_json' });
+  refuseNulInJson(req, res, buf, encoding);
+}
 
 function hasBody(req: Request): boolean {
   const length = req.get('content-length');
@@ -16,7 +27,7 @@ function hasBody(req: Request): boolean {
  * PlazaError (415, 413, 400).
  */
 export function jsonBody(limitBytes: number) {
-  const parse = express.json({ limit: limitBytes, strict: false, type: ['application/json', 'application/*+json'], verify: refuseNulInJson });
+  const parse = express.json({ limit: limitBytes, strict: false, type: ['application/json', 'application/*+json'], verify: refuseInvalidUtf8 });
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!METHODS_WITH_BODY.has(req.method) || !hasBody(req)) return next();
     if (!req.is(['application/json', 'application/*+json'])) {

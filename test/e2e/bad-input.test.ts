@@ -108,6 +108,17 @@ describe('bad input against plaza serve', () => {
       expect(upstream.seen.length).toBe(seen);
     });
 
+    it('refuses a body that is not UTF-8 as a parse error, calling nothing', async () => {
+      const seen = upstream.seen.length;
+      const body = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"act","arguments":{"message":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}}')]);
+      for (const path of ['/mcp', '/mcp/p/recorder']) {
+        const res = await fetch(`${plaza.url}${path}`, { method: 'POST', headers: gatewayHeaders(account.a.agentToken), body: path === '/mcp' ? Buffer.from(body.toString('latin1').replace('"act"', '"recorder__act"'), 'latin1') : body });
+        expect(res.status, path).toBe(400);
+        expect(await res.json(), path).toMatchObject({ id: null, error: { code: -32700, message: 'Parse error: the request body is not valid UTF-8.' } });
+      }
+      expect(upstream.seen.length).toBe(seen);
+    });
+
     it('answers a path Express cannot decode in JSON-RPC too', async () => {
       const res = await fetch(`${plaza.url}/mcp/p/%ff`, { method: 'POST', headers: gatewayHeaders(account.a.agentToken), body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
       expect(res.status).toBe(400);

@@ -120,6 +120,22 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       expect(await res.json()).toMatchObject({ success: false, code: 'invalid_json' });
     });
 
+    it('answers a body that is not UTF-8 with 400 invalid_json, storing nothing', async () => {
+      // "\xff\xfe" would decode to two U+FFFD and be stored as if the client had sent them.
+      const bytes = Buffer.concat([Buffer.from('{"provider":"badutf","url":"http://127.0.0.1:9/mcp","registered_by":"a@example.com","summary":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+      const listing = await fetch(`${plaza.url}/api/mcp/listings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bytes });
+      expect(listing.status).toBe(400);
+      expect(await listing.json()).toMatchObject({ success: false, code: 'invalid_json', message: 'Request body is not valid UTF-8.' });
+      expect(await plaza.db.prisma.mcpEndpoint.count({ where: { provider: 'badutf' } })).toBe(0);
+      // The token API says so in its shape.
+      const chat = await fetch(`${plaza.url}/api/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]) });
+      expect(chat.status).toBe(400);
+      expect(await chat.json()).toMatchObject({ code: 'BAD_REQUEST', error: { type: 'invalid_request_error' } });
+      // Valid multi-byte text passes.
+      const fine = await fetch(`${plaza.url}/api/anything`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"name":"café 日本"}') });
+      expect(fine.status).toBe(404);
+    });
+
     it('answers a non-JSON body with 415', async () => {
       const res = await fetch(`${plaza.url}/api/anything`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
       expect(res.status).toBe(415);
