@@ -93,8 +93,10 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
         throw error;
       }
       const registeredBy = body.registered_by.toLowerCase();
-      const existing = await endpoints.findByUrl(url.href);
-      if (existing) {
+      /** The listing of this URL when there is one: this very listing (answered as stored), or a conflict. */
+      const listedAlready = async (): Promise<{ endpoint: Endpoint; created: false } | undefined> => {
+        const existing = await endpoints.findByUrl(url.href);
+        if (!existing) return undefined;
         if (existing.registeredBy !== registeredBy) throw new ConflictError('This URL is already listed by another registrant.', { param: 'url' });
         // The same listing sent again is answered with the one stored; under another slug it is
         // a second listing of the same server, which the caller should hear about, not lose.
@@ -102,24 +104,41 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
           throw new ConflictError(`This URL is already listed, as provider "${existing.provider}" (${existing.id}); a server is listed once.`, { param: 'url' });
         }
         return { endpoint: existing, created: false };
-      }
+      };
+      const stored = await listedAlready();
+      if (stored) return stored;
       if (RESERVED_PROVIDERS.has(body.provider)) throw new ConflictError(`Provider slug "${body.provider}" is reserved for Plaza's own tools.`, { param: 'provider' });
+      // The same listing sent twice at once (a client's retry, several instances) may be stored by
+      // the other request between the look-up above and here: it is then answered as stored too.
       const holder = await endpoints.findByProvider(body.provider);
-      if (holder) throw new ConflictError(`Provider slug "${body.provider}" is already taken by another listing.`, { param: 'provider' });
-      const endpoint = await endpoints.create(
-        {
-          provider: body.provider,
-          url: url.href,
-          registeredBy,
-          aginSupport: body.agin_support,
-          summary: body.summary,
-          audience: body.audience ?? null,
-          requiredCredentials: body.required_credentials.map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}), required: c.required })),
-          purpose: body.purpose ?? null,
-          risk: body.risk ?? null,
-        },
-        clock.now(),
-      );
+      if (holder) {
+        const raced = await listedAlready();
+        if (raced) return raced;
+        throw new ConflictError(`Provider slug "${body.provider}" is already taken by another listing.`, { param: 'provider' });
+      }
+      let endpoint: Endpoint;
+      try {
+        endpoint = await endpoints.create(
+          {
+            provider: body.provider,
+            url: url.href,
+            registeredBy,
+            aginSupport: body.agin_support,
+            summary: body.summary,
+            audience: body.audience ?? null,
+            requiredCredentials: body.required_credentials.map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}), required: c.required })),
+            purpose: body.purpose ?? null,
+            risk: body.risk ?? null,
+          },
+          clock.now(),
+        );
+      } catch (error) {
+        if (error instanceof ConflictError) {
+          const raced = await listedAlready();
+          if (raced) return raced;
+        }
+        throw error;
+      }
       deps.probeSoon(endpoint.id);
       return { endpoint, created: true };
     },

@@ -107,6 +107,15 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       expect(((await slug.json()) as any).message).toMatch(/Provider slug "everything"/);
     });
 
+    it('answers the same new listing sent many times at once with one 201 and 200s, never a 409', async () => {
+      const body = listing({ url: 'http://127.0.0.1:4/racer', provider: 'racer' });
+      const answers = await Promise.all(Array.from({ length: 12 }, () => post(body).then(async (res) => ({ status: res.status, body: (await res.json()) as any }))));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+      expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+      // Out of the way of the listing tests below.
+      await plaza.db.prisma.mcpEndpoint.delete({ where: { id: answers[0]!.body.id } });
+    });
+
     it("refuses the slug of Plaza's own provider with 409", async () => {
       const res = await post(listing({ provider: 'platform', url: 'http://127.0.0.1:3/mcp' }));
       expect(res.status).toBe(409);
