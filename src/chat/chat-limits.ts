@@ -37,8 +37,13 @@ export interface ChatLimits {
 }
 
 const DAY_SECONDS = 86_400;
-/** Retry-After when a budget is full only of reservations of this instance's running requests. */
+/** Retry-After when a budget is full only of reservations of running requests. */
 const HELD_RETRY_SECONDS = 5;
+/**
+ * How long a shared count of reservations outlives its last reservation: longer than a completion
+ * may run, so an instance that died mid-request leaves no reservation counted for long.
+ */
+const HELD_TTL_SECONDS = 15 * 60;
 
 /**
  * Requests per minute use the shared fixed-window limiter (src/rate-limit); tokens per day use
@@ -62,6 +67,24 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
     const shared = redis ? new RateLimiterRedis({ ...opts, storeClient: redis, rejectIfRedisNotReady: true }) : undefined;
     /** This instance's reservations not settled yet, per key. */
     const held = new Map<string, number>();
+    /**
+     * With Redis, every instance's reservations not settled yet, per key: a request another
+     * instance's running requests hold the budget against is told to retry shortly, not that the
+     * budget is used up. Sent without waiting (ioredis keeps a connection's commands in order).
+     */
+    const heldKey = (key: string) => `${keyPrefix}${name}:held:${key}`;
+    const holdShared = (key: string, tokens: number) => {
+      if (!redis) return;
+      const update = tokens > 0 ? redis.multi().incrby(heldKey(key), tokens).expire(heldKey(key), HELD_TTL_SECONDS).exec() : redis.decrby(heldKey(key), -tokens);
+      update.catch((error: unknown) => log.debug({ err: error, rate_limit: name }, 'could not count a held reservation'));
+    };
+    const heldEverywhere = async (key: string): Promise<number> => {
+      try {
+        return Math.max(0, Number(await redis!.get(heldKey(key))) || 0);
+      } catch {
+        return held.get(key) ?? 0;
+      }
+    };
     /** Redis failed the last reservation: said once per outage, not on every request. */
     let degraded = false;
     const hold = (key: string, tokens: number) => {
@@ -75,7 +98,7 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
        * Adds `tokens` to the key's count (one atomic increment, so concurrent reservations see
        * each other) and answers the store that took them, which settles them too, and the seconds
        * to wait when the budget was used up before them (they are given back then), else 0. When
-       * only this instance's requests still running hold what is missing, the wait is short.
+       * only requests still running (on any instance, with Redis) hold what is missing, the wait is short.
        */
       async reserve(key: string, tokens: number): Promise<{ wait: number; held: boolean; store: RateLimiterMemory | RateLimiterRedis }> {
         let store: RateLimiterMemory | RateLimiterRedis = shared ?? memory;
@@ -98,16 +121,18 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
         const before = res.consumedPoints - tokens;
         if (before < points) {
           hold(key, tokens);
+          if (store === shared) holdShared(key, tokens);
           return { wait: 0, held: false, store };
         }
         await store.reward(key, tokens).catch((error: unknown) => log.warn({ err: error, rate_limit: name }, 'could not give back a refused reservation'));
-        const heldHere = held.get(key) ?? 0;
-        const onlyHeld = heldHere > 0 && before - heldHere < points;
+        const heldNow = store === shared ? await heldEverywhere(key) : (held.get(key) ?? 0);
+        const onlyHeld = heldNow > 0 && before - heldNow < points;
         return { wait: onlyHeld ? HELD_RETRY_SECONDS : Math.max(1, Math.ceil(res.msBeforeNext / 1000)), held: onlyHeld, store };
       },
       /** Settles a reservation of `reserved` on the store that took it, with what was used. */
       async settle(store: RateLimiterMemory | RateLimiterRedis, key: string, reserved: number, used: number): Promise<void> {
         hold(key, -reserved);
+        if (store === shared) holdShared(key, -reserved);
         const difference = used - reserved;
         if (difference === 0) return;
         // Never on the other store: a refund there would leave the reservation standing here.

@@ -1,8 +1,9 @@
 /**
  * Pins the chat endpoint's daily token budgets (src/chat/chat-limits.ts): a request reserves what
  * it may use when admitted and settles with what it used, on the store that took the reservation
- * even when Redis comes or goes in between; a budget full only of this instance's running requests
- * is refused with a short wait, one used up with the wait until it resets.
+ * even when Redis comes or goes in between; a budget full only of running requests (this
+ * instance's, or with Redis any instance's) is refused with a short wait, one used up with the wait
+ * until it resets.
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -83,6 +84,29 @@ describe('chat token budgets', () => {
       await refusal(limits.admit('bob', '10.0.0.2', 14_000));
       await big.settle(0);
       expect(Number(await redis.get(`${prefix}chat-tokens:bob`))).toBe(0);
+    });
+
+    it("tells a request held up by another instance's running requests to retry shortly, not that the budget is used up", async () => {
+      const prefix = `t:${randomToken(6)}:`;
+      const [a, b] = [new Redis(REDIS_URL!), new Redis(REDIS_URL!)];
+      clients.push(a, b);
+      // Two instances sharing one Redis.
+      const [onA, onB] = [a, b].map((redis) => createChatLimits({ settings: settings(2000), redis, keyPrefix: prefix, log }));
+      // A request is admitted while the budget was not used up before it: three fill it (2700 > 2000).
+      const running = await Promise.all([1, 2, 3].map(() => onA!.admit('dana', '10.0.0.4', 900)));
+      const held = await refusal(onB!.admit('dana', '10.0.0.4', 900));
+      expect(held.retryAfterSeconds).toBe(5);
+      expect(held.message).toMatch(/held by requests still running/);
+      // Once they settle with what they used, the other instance admits again.
+      await Promise.all(running.map((r) => r.settle(12)));
+      await expect.poll(async () => Number(await b.get(`${prefix}chat-tokens:held:dana`))).toBe(0);
+      const admitted = await onB!.admit('dana', '10.0.0.4', 900);
+      await admitted.settle(1000);
+      // Used up for real (36 + 1000 + 1000 > 2000): the wait runs to the end of the day's window, on either instance.
+      await (await onA!.admit('dana', '10.0.0.4', 900)).settle(1000);
+      const spent = await refusal(onB!.admit('dana', '10.0.0.4', 10));
+      expect(spent.retryAfterSeconds).toBeGreaterThan(3600);
+      expect(spent.message).toMatch(/used up/);
     });
   });
 });
