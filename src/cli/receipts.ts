@@ -44,7 +44,14 @@ const MAX_LINE = 4 * 1024 * 1024;
 
 async function fetchOk(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
   const res = await fetchOrSay(url, { headers, signal });
-  if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
+  if (!res.ok) {
+    // The server's own words say what to fix (a revoked key, a wrong account).
+    const said = await res
+      .json()
+      .then((body) => (body as { message?: unknown } | null)?.message)
+      .catch(() => undefined);
+    throw new Error(`GET ${url} answered ${res.status}${typeof said === 'string' && said !== '' ? `: ${said.slice(0, 300)}` : ''}`);
+  }
   return res;
 }
 
@@ -169,6 +176,11 @@ async function verify(options: VerifyOptions): Promise<number> {
   const jwks = await loadJwks(jwksSource, idleMs);
   const consistencyProof = consistencySource(options, base, idleMs);
   const report = await verifyExport(lines, jwks, { ...(trusted ? { trusted } : {}), ...(consistencyProof ? { consistencyProof } : {}) });
+  if (report.ok && !report.checkpoint && base === undefined) {
+    // Offline nothing says the log is empty: an export of one with receipts always holds a checkpoint.
+    process.stderr.write('plaza receipts verify: FAILED: the export holds no checkpoint, so nothing in it could be verified (an export of a log with receipts always holds one)\n');
+    return EXIT.failure;
+  }
   if (report.ok && !report.checkpoint && base !== undefined) {
     // An empty export is only fine from a log that has no checkpoint at all.
     const latest = await fetchOrSay(`${base}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(idleMs) });
@@ -193,8 +205,8 @@ async function verify(options: VerifyOptions): Promise<number> {
     return EXIT.ok;
   }
   const f = report.failure!;
-  const where = f.callId !== undefined ? `receipt ${f.callId} (seq ${f.seq ?? '?'}, line ${f.line})` : `line ${f.line}`;
-  process.stderr.write(`plaza receipts verify: FAILED at ${where}: ${f.problem}\n`);
+  const where = f.callId !== undefined ? ` at receipt ${f.callId} (seq ${f.seq ?? '?'}, line ${f.line})` : f.line > 0 ? ` at line ${f.line}` : '';
+  process.stderr.write(`plaza receipts verify: FAILED${where}: ${f.problem}\n`);
   return EXIT.failure;
 }
 

@@ -4,8 +4,11 @@
  * checkpoint; and no server at all. Each ends with exit 1 and a one-line reason, never a hang, a
  * crash or an OK.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -20,6 +23,7 @@ describe('plaza receipts verify against a misbehaving server', () => {
     server = createServer((req, res) => {
       if (req.url === '/.well-known/jwks.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[]}');
       if (req.url === '/api/receipts/checkpoints/latest') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (mode === 'refused') return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"success":false,"code":"unauthorized","message":"API key revoked."}');
       if (mode === 'silent') {
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         res.flushHeaders();
@@ -50,6 +54,7 @@ describe('plaza receipts verify against a misbehaving server', () => {
     ['silent', /went silent for 0\.5 s/],
     ['endless-line', /line 1 of the export is longer than 4194304 characters/],
     ['empty', /FAILED: the export holds no checkpoint, but the server's latest checkpoint answered 200/],
+    ['refused', /answered 401: API key revoked\./],
   ])('ends with exit 1 when the server is %s', async (which, message) => {
     mode = which;
     const result = await runPlaza(['receipts', 'verify', '--url', url, '--key', 'plz_x', '--timeout-ms', '500'], {}, 30_000);
@@ -62,6 +67,20 @@ describe('plaza receipts verify against a misbehaving server', () => {
     const result = await runPlaza(['receipts', 'verify', '--file', '/nonexistent/export.jsonl', '--jwks', '/nonexistent/jwks.json'], {}, 30_000);
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr.trim()).toMatch(/^plaza receipts verify: ENOENT: no such file or directory, open '\/nonexistent\/export\.jsonl'$/);
+  });
+
+  it('never says OK of an export file that holds no checkpoint: offline nothing shows the log is empty', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'verify-empty-'));
+    try {
+      await writeFile(join(dir, 'export.jsonl'), '');
+      await writeFile(join(dir, 'jwks.json'), '{"keys":[]}');
+      const result = await runPlaza(['receipts', 'verify', '--file', join(dir, 'export.jsonl'), '--jwks', join(dir, 'jwks.json')], {}, 30_000);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim()).toBe('plaza receipts verify: FAILED: the export holds no checkpoint, so nothing in it could be verified (an export of a log with receipts always holds one)');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('names the address it cannot reach and why', async () => {
