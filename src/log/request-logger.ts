@@ -46,8 +46,8 @@ export function loggableUrl(url: string): string {
 }
 
 /**
- * One log line per finished request: id, method, URL, status and time, at info (warn for 4xx,
- * error for 5xx). No request or response headers are logged at all, so credentials cannot leak
+ * One log line per finished request: id, method, URL, status and time, at info (warn for 4xx
+ * but 404 and 405, error for 5xx). No request or response headers are logged at all, so credentials cannot leak
  * through them, and no per-request child logger is built — pino-http did both and cost ~20% of the
  * CPU of a small JSON answer.
  */
@@ -60,7 +60,9 @@ export function requestLogger(log: Logger, options: RequestLoggerOptions) {
     const started = performance.now();
     res.once('finish', () => {
       const status = res.statusCode;
-      const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+      // 404 and 405 are answers a protocol expects (an MCP client's GET for a notification stream
+      // that the endpoint does not offer, a crawler's guess), not a warning on every connection.
+      const level = status >= 500 ? 'error' : status >= 400 && status !== 404 && status !== 405 ? 'warn' : 'info';
       if (!log.isLevelEnabled(level)) return;
       log[level](
         {

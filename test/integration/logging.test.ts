@@ -27,4 +27,17 @@ describe('request logs', () => {
     expect(lines).toContain('log-test-1');
     for (const secret of ['thisisnotarealkey', 'cookie-secret-value', 'upstream-third-party-token']) expect(lines).not.toContain(secret);
   });
+
+  it('warn of refusals, but log what a protocol expects (404, 405) at info', async () => {
+    const levelOf = async (id: string, path: string, init: RequestInit = {}) => {
+      await (await fetch(`${plaza.url}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-request-id': id } })).arrayBuffer();
+      await new Promise((r) => setTimeout(r, 50));
+      const line = plaza.logLines().find((l) => l.includes(`"request_id":"${id}"`) && l.includes('request completed'));
+      return (JSON.parse(line!) as { level: number }).level;
+    };
+    expect(await levelOf('log-level-401', '/api/account')).toBe(40);
+    expect(await levelOf('log-level-404', '/api/nothing-here')).toBe(30);
+    expect(await levelOf('log-level-405', '/api/agents', { method: 'PUT' })).toBe(30);
+    expect(await levelOf('log-level-200', '/api/products')).toBe(30);
+  });
 });
