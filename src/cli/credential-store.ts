@@ -29,10 +29,28 @@ export function saveCredential(file: string, credential: StoredCredential): void
 
 /** Reads the stored credential, or undefined when there is none (or it is unreadable). */
 export function loadCredential(file: string): StoredCredential | undefined {
+  const read = readCredential(file);
+  return 'credential' in read ? read.credential : undefined;
+}
+
+/**
+ * Reads the stored credential, saying why there is none: no file (`missing`), or a file that
+ * cannot be read or holds no credential (`problem`, in words, naming the file).
+ */
+export function readCredential(file: string): { credential: StoredCredential } | { missing: true } | { problem: string } {
+  let text: string;
   try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<StoredCredential>;
-    return typeof parsed.url === 'string' && typeof parsed.token === 'string' ? { url: parsed.url, token: parsed.token } : undefined;
-  } catch {
-    return undefined;
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { missing: true };
+    return { problem: `the credential file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
   }
+  let parsed: Partial<StoredCredential> | null;
+  try {
+    parsed = JSON.parse(text) as Partial<StoredCredential> | null;
+  } catch {
+    return { problem: `the credential file ${file} is not JSON` };
+  }
+  if (typeof parsed?.url !== 'string' || typeof parsed.token !== 'string') return { problem: `the credential file ${file} holds no url and token` };
+  return { credential: { url: parsed.url, token: parsed.token } };
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Command } from 'commander';
 
-import { credentialFile, loadCredential, saveCredential } from './credential-store.ts';
+import { credentialFile, readCredential, saveCredential } from './credential-store.ts';
 import { unreachable } from './fetch-errors.ts';
 
 function fail(message: string): never {
@@ -152,8 +152,10 @@ function boundedFetch(ended: (ids: Array<string | number>, why: string) => void)
  * from the environment (named by --upstream-token-env), as spec §2.7 asks.
  */
 async function connect(provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; url?: string }, env: Record<string, string | undefined>): Promise<void> {
-  const stored = loadCredential(credentialFile(env));
-  if (!stored) fail('no agent credential: run `plaza agents login --token <agent token>` first.');
+  const read = readCredential(credentialFile(env));
+  if ('missing' in read) fail('no agent credential: run `plaza agents login --token <agent token>` first.');
+  if ('problem' in read) fail(`${read.problem}: run \`plaza agents login --token <agent token>\` to store the credential again.`);
+  const stored = read.credential;
   if (!options.all && !provider) fail('name a provider (plaza mcp connect <provider>) or pass --all.');
   if (provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(provider)) fail(`not a provider slug: ${provider}`);
   const base = (options.url ?? stored.url).replace(/\/+$/, '');

@@ -6,7 +6,7 @@
  * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -122,6 +122,14 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(JSON.stringify(result.content)).toContain('over stdio');
     expect((result._meta as any).platform.agin_id).toBe(aginId);
     await bridged.close();
+    // No credential, and a credential file that is damaged: each said as what it is.
+    const missing = await runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: `${credentials}.none` });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe('plaza: no agent credential: run `plaza agents login --token <agent token>` first.');
+    writeFileSync(credentials, 'not json');
+    const damaged = await runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: credentials });
+    expect(damaged.code).toBe(1);
+    expect(damaged.stderr.trim()).toBe(`plaza: the credential file ${credentials} is not JSON: run \`plaza agents login --token <agent token>\` to store the credential again.`);
   });
 
   it('opens a new gateway session under the stdio client when the provider restarted and forgot the old one', async () => {
