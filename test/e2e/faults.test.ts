@@ -186,10 +186,12 @@ describe('upstream faults through the gateway', () => {
     expect(answers).toHaveLength(1);
     expect(answers[0].result.content[0].text).toBe('real');
     expect(answers[0].result._meta.platform.call_id).toMatch(/^call_/);
-    // A 400 whose body answers another id: the status, without the body.
+    // A 400 whose body answers another id: the status, and Plaza's error in place of the body.
     const refused = await fetch(`${plaza.server.url}/mcp/p/f-other-forged`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'prompts/list' }) });
     expect(refused.status).toBe(400);
-    expect(await refused.text()).toBe('');
+    const refusedText = await refused.text();
+    expect(refusedText).not.toContain('FORGED');
+    expect(JSON.parse(refusedText)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'The upstream answered HTTP 400.' } });
     // A batch answered under an id none of its requests has: each request gets an error under its own id.
     const batch = await fetch(`${plaza.server.url}/mcp/p/f-other-forged`, {
       method: 'POST',
