@@ -1,6 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 
+import { MCP_PATH } from '../http/index.ts';
 import { newRequestId } from '../kernel/index.ts';
 
 /**
@@ -52,9 +53,6 @@ function clientErrorStatus(code: string | undefined): [number, string, string] {
   if (code === 'HPE_INVALID_EOF_STATE') return [400, 'Bad Request', 'The request body ended before the length its Content-Length announced.'];
   return [400, 'Bad Request', 'The request is not well-formed HTTP.'];
 }
-
-/** MCP endpoints (`/mcp`, `/mcp/p/<provider>`), whose errors are JSON-RPC's shape. */
-const MCP_PATH = /^\/mcp(?:[/?]|$)/;
 
 /**
  * A request Node's parser refuses never reaches the app: instead of Node's bare status line it

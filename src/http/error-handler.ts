@@ -45,8 +45,8 @@ export function notFound(app?: { router?: { stack?: RouteLayer[] } }) {
   };
 }
 
-/** The MCP gateway's endpoints (`/mcp`, `/mcp/p/…`), whose errors are JSON-RPC's. */
-const MCP_PATH = /^\/mcp(?:\/|$)/i;
+/** The MCP gateway's endpoints (`/mcp`, `/mcp/p/…`; a path or a whole URL), whose errors are JSON-RPC's. */
+export const MCP_PATH = /^\/mcp(?:[/?]|$)/i;
 
 /**
  * The one final error handler: maps any thrown value through the error table. 5xx are logged with
