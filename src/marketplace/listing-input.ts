@@ -54,6 +54,11 @@ export type ListingBody = z.infer<typeof ListingBodySchema>;
 
 /** Parses with `schema` or throws a ValidationError that names every bad field. */
 export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
+  // No body is an empty object; a body that is not an object (null, an array, a string) is said as such,
+  // not as the missing fields of an empty object.
+  if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    throw new ValidationError(`Invalid ${what}: must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`);
+  }
   const parsed = schema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => ({
