@@ -62,6 +62,10 @@ const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-languag
 
 /** Largest request body read (the SDK transport's own default). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** A receipt's provider holds at most this many characters. */
+const MAX_PROVIDER_LENGTH = 200;
+/** The provider of a receipt for a call that named none Plaza could use (no slug holds parentheses). */
+const UNKNOWN_PROVIDER = '(unknown)';
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -146,12 +150,20 @@ function refusedMessages(body: unknown): string | undefined {
 export function createAggregate(options: AggregateOptions) {
   const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
   async function callTool(identity: AgentIdentity, req: IncomingMessage, params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> }, extra: { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void> }): Promise<CallToolResult> {
-    if (nestsDeeperThan(params.arguments, MAX_JSON_DEPTH)) {
-      return { content: [{ type: 'text', text: `Tool arguments nest deeper than ${MAX_JSON_DEPTH} levels; nothing was called.` }], isError: true };
-    }
     const split = params.name.indexOf(TOOL_NAME_SEPARATOR);
     const provider = split > 0 ? params.name.slice(0, split) : '';
     const tool = split > 0 ? params.name.slice(split + TOOL_NAME_SEPARATOR.length) : '';
+    // A call refused before any connector is asked is still a tools/call of this agent's: it gets a
+    // call id, the stamp and an `error` receipt, like every other (an auditor sees the attempt),
+    // unless its name is longer than a receipt holds.
+    const refuse = async (why: string): Promise<CallToolResult> => {
+      if (params.name.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
+      const call: CallContext = { callId: newId('call', options.clock.now()), identity, ...(provider && tool && provider.length <= MAX_PROVIDER_LENGTH ? { provider, tool } : { provider: UNKNOWN_PROVIDER, tool: params.name }), startedAt: options.clock.now() };
+      traceCall(call, 'aggregate');
+      await recordCall(options.receipts, call, { failure: why }, options.clock.now());
+      return stampResult({ content: [{ type: 'text', text: `${why[0]!.toUpperCase()}${why.slice(1)}.` }], isError: true }, identity, call.callId) as CallToolResult;
+    };
+    if (nestsDeeperThan(params.arguments, MAX_JSON_DEPTH)) return refuse(`tool arguments nest deeper than ${MAX_JSON_DEPTH} levels; nothing was called`);
     const local = options.local;
     if (local && provider === local.provider && tool) {
       if (tool.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
@@ -167,9 +179,7 @@ export function createAggregate(options: AggregateOptions) {
     } catch {
       return { content: [{ type: 'text', text: STORAGE_UNAVAILABLE }], isError: true };
     }
-    if (!connector || !tool) {
-      return { content: [{ type: 'text', text: `Unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector.` }], isError: true };
-    }
+    if (!connector || !tool) return refuse(`unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector; nothing was called`);
     if (tool.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
     const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now(), secrets: callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]) };
     traceCall(call, 'aggregate');

@@ -95,6 +95,29 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(single.body.data.receipt.call_id).toBe(callIds[0]);
   });
 
+  it('stamps and receipts a /mcp call of a tool no connector has, or arguments too deep to pass', async () => {
+    const aggregate = new Client({ name: 'stack-agent', version: '1' });
+    await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));
+    let deep: unknown = 'x';
+    for (let i = 0; i < 300; i++) deep = [deep];
+    const asked = [
+      { name: 'nobody__echo', arguments: {}, provider: 'nobody', tool: 'echo', text: /Unknown tool nobody__echo/ },
+      { name: 'noseparator', arguments: {}, provider: '(unknown)', tool: 'noseparator', text: /Unknown tool noseparator/ },
+      { name: 'everything__echo', arguments: { message: deep }, provider: 'everything', tool: 'echo', text: /nest deeper/ },
+    ];
+    for (const ask of asked) {
+      const result = await aggregate.callTool({ name: ask.name, arguments: ask.arguments });
+      expect(result.isError, ask.name).toBe(true);
+      expect((result.content as { text: string }[])[0]!.text).toMatch(ask.text);
+      const platform = (result._meta as any)?.platform;
+      expect(platform?.agin_id, ask.name).toBe(aginId);
+      const receipt = await json(`/api/receipts/${platform.call_id}`);
+      expect(receipt.status, ask.name).toBe(200);
+      expect(receipt.body.data.receipt).toMatchObject({ agin_id: aginId, provider: ask.provider, tool: ask.tool, status: 'error' });
+    }
+    await aggregate.close();
+  });
+
   it('bridges a stdio MCP client to the gateway with plaza agents login + plaza mcp connect', async () => {
     const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
     // The agent's id has the token's prefix: the mix-up is named.
