@@ -1,4 +1,4 @@
-import { isResponse, type JsonRpcResponse, parseJson } from './internal/json-rpc.ts';
+import { isRequest, isResponse, type JsonRpcResponse, parseJson, rawJsonText } from './internal/json-rpc.ts';
 import { createSseParser } from './internal/sse.ts';
 import { describeUpstreamFailure as describe, drainRest, type UpstreamHttp, type UpstreamHttpResponse } from './internal/upstream-http.ts';
 
@@ -11,6 +11,16 @@ export interface UpstreamNotification {
   params?: unknown;
 }
 
+/**
+ * A request the upstream sent its client on a call's stream (ping, roots/list,
+ * sampling/createMessage, elicitation/create): it waits for an answer POSTed in the same session.
+ */
+export interface UpstreamServerRequest {
+  id: string | number;
+  method: string;
+  params?: unknown;
+}
+
 /** Options of one upstream request. */
 export interface UpstreamRequest {
   url: string;
@@ -18,6 +28,12 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   signal: AbortSignal;
   onNotification?: (n: UpstreamNotification) => void;
+  /**
+   * Told of each request the upstream sends on the answer's stream, once per id, with the session
+   * the answer came in (its `Mcp-Session-Id`): it must answer it there. Without it such a request
+   * goes unanswered and the upstream waits for its own timeout.
+   */
+  onRequest?: (r: UpstreamServerRequest, sessionId: string | null) => void;
   maxBytes: number;
 }
 
@@ -94,6 +110,8 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
 
   if (type.startsWith('text/event-stream')) {
     const parser = createSseParser();
+    // An upstream that sends one id twice still gets one answer.
+    const asked = new Set<string>();
     for (;;) {
       const text = await read();
       const events = text === undefined ? parser.end() : parser.push(text);
@@ -108,6 +126,18 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
         if (isResponse(message) && message.id === request.message.id) {
           drainRest(chunks, res);
           return { response: message, sessionId };
+        }
+        if (isRequest(message)) {
+          // Only ids MCP allows are answered: a string or a number, an integer past 2^53 kept as raw
+          // JSON (parseJson), which JSON.stringify writes back as sent. Null or an object names no request.
+          const id = message.id;
+          const raw = rawJsonText(id);
+          const key = typeof id === 'string' ? `s${id}` : typeof id === 'number' ? `n${id}` : raw === undefined ? undefined : `n${raw}`;
+          if (key !== undefined && !asked.has(key)) {
+            asked.add(key);
+            request.onRequest?.({ id: id as string | number, method: message.method, params: message.params }, sessionId);
+          }
+          continue;
         }
         const m = message as { method?: unknown; id?: unknown; params?: unknown };
         if (typeof m.method === 'string' && m.id === undefined) request.onNotification?.({ method: m.method, params: m.params });

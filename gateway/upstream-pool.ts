@@ -1,7 +1,8 @@
 import { hash, randomUUID } from 'node:crypto';
 
+import { RPC_ERRORS } from './internal/json-rpc.ts';
 import { createUpstreamHttp, type UpstreamHttp } from './internal/upstream-http.ts';
-import { requestUpstream, SessionExpiredError, UPSTREAM_PROTOCOL_VERSION, UpstreamCallError, type UpstreamNotification } from './upstream-client.ts';
+import { requestUpstream, SessionExpiredError, UPSTREAM_PROTOCOL_VERSION, UpstreamCallError, type UpstreamNotification, type UpstreamServerRequest } from './upstream-client.ts';
 
 /** Options of createUpstreamPool. */
 export interface UpstreamPoolOptions {
@@ -30,6 +31,11 @@ export interface PooledCall {
   headers: Record<string, string>;
   signal?: AbortSignal;
   onNotification?: (n: UpstreamNotification) => void;
+  /**
+   * Why the upstream's requests to its client during this call (roots/list, sampling,
+   * elicitation) are refused, in words for the upstream (and the agent it may tell), by method.
+   */
+  refusal?: (method: string) => string;
 }
 
 /**
@@ -74,6 +80,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
         message: { jsonrpc: '2.0', id: randomUUID(), method: 'initialize', params: { protocolVersion: UPSTREAM_PROTOCOL_VERSION, capabilities: {}, clientInfo } },
         headers,
         signal,
+        // MCP allows only a ping before initialization ends; the version is not agreed yet.
+        onRequest: (r, id) => answer(url, sessionHeaders(headers, id, UPSTREAM_PROTOCOL_VERSION), r),
         maxBytes,
       }),
     );
@@ -137,7 +145,16 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     try {
       return (
         await withDeadline(call.signal, (signal) =>
-          requestUpstream(http, { url: call.url, message, headers, signal, onNotification: call.onNotification, maxBytes }).catch((error: unknown) => {
+          requestUpstream(http, {
+            url: call.url,
+            message,
+            headers,
+            signal,
+            onNotification: call.onNotification,
+            // In the session the call went in: the answer's Mcp-Session-Id is the same one.
+            onRequest: (r) => answer(call.url, sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion), r, call.refusal),
+            maxBytes,
+          }).catch((error: unknown) => {
             if (signal.aborted) stopped = signal;
             throw error;
           }),
@@ -150,7 +167,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
       }
       // Plaza stopped waiting (its timeout, or its caller left): MCP has a requestor say so, and
       // the upstream may then stop the work. Only a session names the request to the upstream.
-      if (stopped && s.sessionId) cancel(call.url, { ...stripCallHeaders(call.headers), 'mcp-session-id': s.sessionId, 'mcp-protocol-version': s.protocolVersion }, message.id, stopped);
+      if (stopped && s.sessionId) cancel(call.url, sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion), message.id, stopped);
       throw error;
     }
   }
@@ -158,9 +175,30 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   /** Sends notifications/cancelled for a request Plaza stopped waiting for (best effort). */
   function cancel(url: string, headers: Record<string, string>, requestId: string, stopped: AbortSignal): void {
     const reason = (stopped.reason as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'Plaza stopped waiting for the answer (timeout).' : 'The caller went away.';
-    const body = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
+    post(url, headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
+  }
+
+  /**
+   * Answers a request the upstream sent its client, at once: Plaza's pooled session declared no
+   * client capabilities and is shared by every agent, so it answers ping and refuses the rest
+   * (-32601) rather than leave the upstream waiting for its own timeout (see docs/decisions.md).
+   */
+  function answer(url: string, headers: Record<string, string>, request: UpstreamServerRequest, refusal?: (method: string) => string): void {
+    const method = request.method.slice(0, 100);
+    post(
+      url,
+      headers,
+      request.method === 'ping'
+        ? { jsonrpc: '2.0', id: request.id, result: {} }
+        : { jsonrpc: '2.0', id: request.id, error: { code: RPC_ERRORS.methodNotFound, message: refusal?.(method) ?? `Plaza's pooled session does not support ${method}.` } },
+    );
+  }
+
+  /** POSTs one message in a session, within the pool's timeout, ignoring the answer (best effort). */
+  function post(url: string, headers: Record<string, string>, message: unknown): void {
+    const body = JSON.stringify(message);
     void withDeadline(undefined, (signal) => http(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body, signal }))
-      .then((answer) => answer.discard())
+      .then((res) => res.discard())
       .catch(() => undefined);
   }
 
@@ -172,6 +210,13 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     /** How many sessions are held (tests). */
     size: () => sessions.size,
   };
+}
+
+/** `headers` with the session's id (when the upstream gave one) and protocol version. */
+function sessionHeaders(headers: Record<string, string>, sessionId: string | null, protocolVersion: string): Record<string, string> {
+  const out: Record<string, string> = { ...headers, 'mcp-protocol-version': protocolVersion };
+  if (sessionId) out['mcp-session-id'] = sessionId;
+  return out;
 }
 
 /** Session set-up carries no per-call identity: it is shared by every caller with the same credential. */
