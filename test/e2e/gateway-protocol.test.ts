@@ -394,6 +394,36 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   });
 
 
+  it.each([
+    ['ping', /^ping answered \{\}$/],
+    ['roots/list', /^roots\/list failed: MCP error -32601: .*roots\/list.*\/mcp\/p\/plain/],
+    ['sampling/createMessage', /^sampling\/createMessage failed: MCP error -32601: .*sampling\/createMessage.*\/mcp\/p\/plain/],
+    ['elicitation/create', /^elicitation\/create failed: MCP error -32601: .*elicitation\/create.*\/mcp\/p\/plain/],
+  ])('answers the upstream\'s %s during a pooled /mcp call at once, in its session: ping, anything else -32601 naming /mcp/p/<provider>', async (method, expected) => {
+    const client = new Client({ name: 'aggregate-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    const receiptsBefore = receipts.length;
+    const seen = plain.seen.length;
+    const progress: number[] = [];
+    const started = Date.now();
+    // With a progress token (served by the SDK's server, streamed), then without (the JSON fast path).
+    const streamed = (await client.callTool({ name: 'plain__ask', arguments: { method } }, undefined, { onprogress: (p) => progress.push(p.progress) })) as any;
+    const plainCall = (await client.callTool({ name: 'plain__ask', arguments: { method } })) as any;
+    // The upstream's own wait for an answer is 60 s, Plaza's 10 s here: either would show.
+    expect(Date.now() - started).toBeLessThan(4_000);
+    for (const result of [streamed, plainCall]) {
+      expect(result.isError).toBeFalsy();
+      expect(result.content[0].text).toMatch(expected);
+    }
+    // The upstream's log message on the call's stream went nowhere; its progress reached the agent that asked.
+    expect(progress).toEqual([1]);
+    // One answer upstream per request it sent, in the pooled session (the upstream matched it to its request).
+    const answers = plain.seen.slice(seen).filter((s) => s.method === 'POST' && s.body !== undefined && s.body.method === undefined);
+    expect(answers).toHaveLength(2);
+    expect(receipts.slice(receiptsBefore).map((r) => `${r.provider}/${r.tool}/${r.status}`)).toEqual(['plain/ask/ok', 'plain/ask/ok']);
+    await client.close();
+  }, 15_000);
+
   it('tells the upstream when /mcp stops waiting for a pooled call (timeout or a caller gone), as MCP asks of a requestor', async () => {
     const pool = createUpstreamPool({ timeoutMs: 300 });
     const slow = (signal?: AbortSignal) => pool.request({ url: plain.url, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } }, headers: {}, signal });

@@ -106,6 +106,14 @@ export async function startFixtureProvider(pages: Record<string, unknown>[][]): 
   return fixture;
 }
 
+/** The params of each request the `ask` tool sends its client. */
+const ASK_PARAMS: Record<string, Record<string, unknown> | undefined> = {
+  ping: undefined,
+  'roots/list': undefined,
+  'sampling/createMessage': { messages: [{ role: 'user', content: { type: 'text', text: 'hello?' } }], maxTokens: 10 },
+  'elicitation/create': { message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } },
+};
+
 /** A provider built on the MCP SDK's own server: what it saw, and its `slow` tool's count. */
 export interface SdkUpstream {
   url: string;
@@ -122,8 +130,11 @@ export interface SdkUpstream {
  * Starts a stateful streamable-HTTP provider on the SDK's `McpServer` (sessions answered 404 once
  * forgotten, as the spec says), optionally resumable through the SDK's InMemoryEventStore. Tools:
  * With `requireBearer`, every request without `Authorization: Bearer <it>` is answered 401.
- * `echo {message}`, `slow {ms}`, which answers after `ms` unless cancelled, and `tick {ms}`, which
- * from then on sends the session a log message (`tick <n>`) every `ms` on its GET stream.
+ * `echo {message}`, `slow {ms}`, which answers after `ms` unless cancelled, `tick {ms}`, which
+ * from then on sends the session a log message (`tick <n>`) every `ms` on its GET stream, and
+ * `ask {method}`, which sends a log message, progress (when asked for) and then the request
+ * `method` (ping, roots/list, sampling/createMessage, elicitation/create) to its client on the
+ * call's own stream, and answers with what came back (`<method> answered <json>` or `<method> failed: <error>`).
  */
 export async function startSdkUpstream(options: { eventStore?: boolean; requireBearer?: string } = {}): Promise<SdkUpstream> {
   const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, ignoreCancellations: false, close: async () => undefined };
@@ -135,6 +146,19 @@ export async function startSdkUpstream(options: { eventStore?: boolean; requireB
       let n = 0;
       timers.push(setInterval(() => void server.sendLoggingMessage({ level: 'info', data: `tick ${n++}` }).catch(() => undefined), ms));
       return { content: [{ type: 'text', text: `ticking every ${ms} ms` }] };
+    });
+    server.registerTool('ask', { inputSchema: { method: z.enum(['ping', 'roots/list', 'sampling/createMessage', 'elicitation/create']) } }, async ({ method }, extra) => {
+      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: `asking ${method}` } });
+      const progressToken = extra._meta?.progressToken;
+      if (progressToken !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 1, total: 2 } });
+      try {
+        // Sent as they are, without the SDK's client-capability checks (createMessage, elicitInput),
+        // so the request reaches the client whatever it declared.
+        const answer = await extra.sendRequest({ method, params: ASK_PARAMS[method] } as never, z.object({}).passthrough());
+        return { content: [{ type: 'text', text: `${method} answered ${JSON.stringify(answer)}` }] };
+      } catch (error) {
+        return { content: [{ type: 'text', text: `${method} failed: ${(error as Error).message}` }] };
+      }
     });
     server.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `echo: ${message}` }] }));
     server.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
