@@ -29,6 +29,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   let plain: SdkUpstream;
   let resumable: SdkUpstream;
   let raw: Server;
+  let rawUrl = '';
   /** Bodies the raw provider received, as text. */
   const rawBodies: string[] = [];
   let token = '';
@@ -57,11 +58,17 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
       // A provider that puts a call id of its choosing on a task's result.
       const forged = request.method === 'tasks/result' ? ',"_meta":{"platform":{"call_id":"call_forged","agin_id":"agin_forged"},"keep":1}' : '';
       const answer = `{"jsonrpc":"2.0","id":${JSON.stringify(request.id)},"result":{"content":[{"type":"text","text":"ok"}],"structuredContent":{"id":18446744073709551615}${forged}}}`;
+      // Asks its client things before the answer: a ping twice under one id, roots/list under id null and under a 64-bit id.
+      if (req.url === '/asks' && request.method === 'tools/call') {
+        const ask = (id: string, method: string) => `event: message\ndata: {"jsonrpc":"2.0","id":${id},"method":"${method}"}\n\n`;
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${ask('7', 'ping')}${ask('7', 'ping')}${ask('null', 'roots/list')}${ask('18446744073709551615', 'roots/list')}event: message\ndata: ${answer}\n\n`);
+        return;
+      }
       if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${answer}\n\n`);
       else res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
     });
     await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
-    const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
     connectors.set('raw-json', { provider: 'raw-json', url: `${rawUrl}/json`, endpointId: 'ep_raw_json' });
     connectors.set('raw-sse', { provider: 'raw-sse', url: `${rawUrl}/sse`, endpointId: 'ep_raw_sse' });
     const common = {
@@ -423,6 +430,18 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     expect(receipts.slice(receiptsBefore).map((r) => `${r.provider}/${r.tool}/${r.status}`)).toEqual(['plain/ask/ok', 'plain/ask/ok']);
     await client.close();
   }, 15_000);
+
+  it('answers each request an upstream sends during a pooled call once, under its own id, and none that names no request', async () => {
+    const pool = createUpstreamPool({ timeoutMs: 5_000 });
+    const before = rawBodies.length;
+    const response = await pool.request({ url: `${rawUrl}/asks`, method: 'tools/call', params: { name: 'x', arguments: {} }, headers: {}, refusal: (method) => `no ${method} here` });
+    expect(response.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+    const answers = () => rawBodies.slice(before).filter((body) => !body.includes('"method"'));
+    await expect.poll(() => answers().length).toBe(2);
+    // Anything more would have come by now: answers go out as soon as each request is read.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answers().sort()).toEqual(['{"jsonrpc":"2.0","id":18446744073709551615,"error":{"code":-32601,"message":"no roots/list here"}}', '{"jsonrpc":"2.0","id":7,"result":{}}']);
+  });
 
   it('tells the upstream when /mcp stops waiting for a pooled call (timeout or a caller gone), as MCP asks of a requestor', async () => {
     const pool = createUpstreamPool({ timeoutMs: 300 });
