@@ -106,6 +106,38 @@ describe('token approximation', () => {
     expect(countTokens('')).toBe(0);
   });
 
+  it.each([
+    ['Han after a Latin letter', `a${'中'.repeat(3000)}`, 3001],
+    ['Han after a digit', `7${'中'.repeat(3000)}`, 3001],
+    ['Han before a Latin word', `${'中'.repeat(10)}Plaza`, 11],
+    ['kana between Latin words', 'Plazaのアプリdemo', 1 + 4 + 1],
+    ['a long vowel mark between katakana', 'データ', 3],
+    ['Hangul after Latin letters', 'API사용법', 1 + 3],
+    ['Thai, written without spaces', 'สวัสดีครับ', 10],
+    ['Bopomofo and Yi', 'ㄅㄆꀀꀁ', 4],
+  ])('counts every character of a script written without spaces: %s', (_name, text, expected) => {
+    expect(countTokens(text)).toBe(expected);
+    const pieces = splitTokens(text);
+    expect(pieces.join('')).toBe(text);
+    expect(pieces.length).toBe(expected);
+  });
+
+  it('stays linear on 2 MB of text, however its scripts mix', () => {
+    const MB = 1 << 20;
+    for (const [text, tokens] of [
+      ['a中'.repeat(MB), 2 * MB],
+      ['x'.repeat(2 * MB), (2 * MB) / 6],
+      [`${'a'.repeat(MB)}${'中'.repeat(MB)}`, Math.ceil(MB / 6) + MB],
+      [' '.repeat(2 * MB), 0],
+      [`${' '.repeat(2 * MB)}a`, 1],
+    ] as const) {
+      const started = performance.now();
+      expect(countTokens(text)).toBe(Math.ceil(tokens));
+      expect(splitTokens(text).filter((p) => /\S/.test(p))).toHaveLength(Math.ceil(tokens));
+      expect(performance.now() - started).toBeLessThan(3_000);
+    }
+  });
+
   it('adds framing per message and reply priming', () => {
     expect(countPromptTokens([{ role: 'user', content: 'hi' }])).toBe(4 + 1 + 3);
   });
