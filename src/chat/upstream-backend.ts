@@ -1,4 +1,4 @@
-import { randomToken, UpstreamError } from '../kernel/index.ts';
+import { type Clock, randomToken, UpstreamError } from '../kernel/index.ts';
 import { countPromptTokens, countTokens } from './tokenizer.ts';
 import type { BackendCall, ChatBackend, CompletionStream, Usage } from './types.ts';
 import { createUpstreamHttp } from './upstream-http.ts';
@@ -18,6 +18,8 @@ export interface UpstreamOptions {
   completionTimeoutMs?: number;
   /** Extra attempts on connection errors and 5xx, only before the first byte. */
   maxRetries: number;
+  /** Reads an upstream's `Retry-After` given as a date. Default the system clock. */
+  clock?: Clock;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface UpstreamOptions {
 export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
   const endpoint = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   if (!URL.canParse(endpoint)) throw new Error(`Invalid LLM_BASE_URL ${options.baseUrl}`);
-  const post = createUpstreamHttp({ endpoint, apiKey: options.apiKey, timeoutMs: options.timeoutMs, completionTimeoutMs: options.completionTimeoutMs ?? 600_000, maxRetries: options.maxRetries });
+  const post = createUpstreamHttp({ endpoint, apiKey: options.apiKey, timeoutMs: options.timeoutMs, completionTimeoutMs: options.completionTimeoutMs ?? 600_000, maxRetries: options.maxRetries, clock: options.clock });
 
   return {
     async complete(call) {

@@ -2,7 +2,8 @@ import { StringDecoder } from 'node:string_decoder';
 
 import { Agent, type Dispatcher } from 'undici';
 
-import { RateLimitError, UpstreamError, ValidationError } from '../kernel/index.ts';
+import { type Clock, RateLimitError, systemClock, UpstreamError, ValidationError } from '../kernel/index.ts';
+import { parseRetryAfter } from './retry-after.ts';
 import { SseParser } from './sse.ts';
 
 /** Options of {@link createUpstreamHttp}. */
@@ -20,6 +21,8 @@ export interface UpstreamHttpOptions {
   completionTimeoutMs: number;
   /** Extra attempts on connection errors and 5xx, only before the first byte. */
   maxRetries: number;
+  /** Reads an upstream's `Retry-After` given as a date. Default the system clock. */
+  clock?: Clock;
 }
 
 /** POSTs a JSON body upstream; resolves with an answered (2xx) exchange or throws a §7-mapped error. */
@@ -51,6 +54,7 @@ const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
   const url = new URL(options.endpoint);
   const { timeoutMs } = options;
+  const clock = options.clock ?? systemClock;
   const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (options.apiKey) headers['authorization'] = `Bearer ${options.apiKey}`;
@@ -86,7 +90,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
       // reach the client (nor the logs).
       const detail = CALLERS_FAULT.has(exchange.status) ? await exchange.errorDetail() : undefined;
       exchange.release();
-      lastError = statusError(exchange.status, exchange.retryAfter, detail);
+      lastError = statusError(exchange.status, parseRetryAfter(exchange.retryAfter, clock.now()), detail);
       if (!RETRYABLE.has(exchange.status)) throw lastError;
     }
     throw lastError;
@@ -307,11 +311,15 @@ function streamTooLong(exchange: UpstreamExchange): void {
   exchange.tooLong();
 }
 
-function statusError(status: number, retryAfterHeader: string | undefined, detail: { message: string; param: string | null } | undefined): Error {
+/** Plaza's advice to a client the upstream rate-limited without saying (or readably saying) how long. */
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+/** Longest wait passed on: an upstream's 1e308, or a date years away, is no advice to pass on. */
+const MAX_RETRY_AFTER_SECONDS = 3_600;
+
+function statusError(status: number, retryAfter: number | undefined, detail: { message: string; param: string | null } | undefined): Error {
   if (status === 429) {
-    const retryAfter = Number(retryAfterHeader);
-    // Whole seconds, at most an hour: an upstream's 1e308 is no advice to pass on.
-    return new RateLimitError('The model backend is rate limited; retry later.', Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(Math.ceil(retryAfter), 3_600) : 5);
+    // Whole seconds from 1 (RateLimitError's floor: a date already past, or 0, means "now") to an hour.
+    return new RateLimitError('The model backend is rate limited; retry later.', Math.min(retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS));
   }
   if (status === 404) return new ValidationError('The model backend does not serve this model.', { param: 'model' });
   if (CALLERS_FAULT.has(status)) {

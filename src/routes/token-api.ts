@@ -65,7 +65,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
     () => clock.now(),
   );
   const upstream = config.llm.baseUrl
-    ? createUpstreamBackend({ baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, timeoutMs: config.llm.timeoutMs, completionTimeoutMs: config.llm.completionTimeoutMs, maxRetries: config.llm.maxRetries })
+    ? createUpstreamBackend({ baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, timeoutMs: config.llm.timeoutMs, completionTimeoutMs: config.llm.completionTimeoutMs, maxRetries: config.llm.maxRetries, clock })
     : undefined;
   const chat: ChatService = createChatService({
     registry: createModelRegistry({ upstream: upstream !== undefined, models: config.llm.models, aliases: config.llm.aliases }),

@@ -335,6 +335,32 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     }
   });
 
+  it('passes on an upstream Retry-After given as an HTTP-date, as seconds from now', async () => {
+    const inAbout = (seconds: number) => new Date(Date.now() + seconds * 1000).toUTCString();
+    for (const [given, low, high] of [
+      [inAbout(30), 28, 31],
+      // RFC 9110's obsolete forms, which recipients must accept too.
+      [inAbout(90).replace(/^(\w+), (\d+) (\w+) (\d+)/, (_m, day: string, d: string, mon: string, y: string) => `${{ Mon: 'Monday', Tue: 'Tuesday', Wed: 'Wednesday', Thu: 'Thursday', Fri: 'Friday', Sat: 'Saturday', Sun: 'Sunday' }[day]}, ${d}-${mon}-${y.slice(2)}`), 88, 91],
+      // A date already past: retry at once, which Plaza says as its least, 1 second.
+      ['Thu, 01 Jan 1970 00:00:00 GMT', 1, 1],
+      // A date a year away is capped at an hour like delta-seconds.
+      [inAbout(365 * 86_400), 3600, 3600],
+    ] as const) {
+      upstream.handler = (_req, _body, r) => void r.writeHead(429, { 'retry-after': given }).end();
+      for (const stream of [false, true]) {
+        const res = await post({ model: 'up-model', stream });
+        expect(res.status, given).toBe(429);
+        expect(((await res.json()) as any).error, given).toMatchObject({ type: 'rate_limit_error', code: 'RATE_LIMITED' });
+        const seconds = Number(res.headers.get('retry-after'));
+        expect(seconds, given).toBeGreaterThanOrEqual(low);
+        expect(seconds, given).toBeLessThanOrEqual(high);
+      }
+    }
+    // Not a date nor seconds: Plaza's own default advice.
+    upstream.handler = (_req, _body, r) => void r.writeHead(429, { 'retry-after': 'soon' }).end();
+    expect((await post({ model: 'up-model' })).headers.get('retry-after')).toBe('5');
+  });
+
   it.each([
     ['a stream after LLM_TIMEOUT_MS', true, 5_000],
     ['a completion after LLM_COMPLETION_TIMEOUT_MS', false, 9_000],
