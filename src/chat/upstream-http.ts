@@ -40,8 +40,15 @@ const PAUSE_AT_EVENTS = 64;
 /** Largest non-streamed answer read from the model backend (an answer is text; 16 MiB is no answer). */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'PLAZA_STREAM_TIMEOUT']);
-/** A pooled connection the upstream closed while it sat idle, seen when the request is written. */
-const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+/**
+ * A pooled connection the upstream closed while it sat idle, seen when the request is written:
+ * undici's socket error on a connection that had already carried an answer (bytes read before
+ * this request's). The same error on a fresh connection is the upstream refusing this request.
+ */
+function staleSocket(error: unknown): boolean {
+  const { code, socket } = error as { code?: unknown; socket?: { bytesRead?: unknown } };
+  return code === 'UND_ERR_SOCKET' && typeof socket?.bytesRead === 'number' && socket.bytesRead > 0;
+}
 
 /**
  * The upstream's HTTP client: undici's dispatcher with a handler object and no streams, a fraction
@@ -50,6 +57,7 @@ const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
  * to the headers, and between body bytes only while Plaza is reading (not while the body is
  * paused for a slow client). Connection errors and 5xx are retried with backoff before the first
  * byte only; a request that met a closed pooled connection is resent once at no cost to the budget.
+ * A connection reset or refused otherwise spends a retry: 1 + maxRetries attempts at most, then.
  */
 export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
   const url = new URL(options.endpoint);
@@ -76,7 +84,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
         exchange.release();
         if (signal.aborted) throw new UpstreamError('The client went away.', { cause: error });
         const code = (error as { code?: string }).code ?? '';
-        if (staleRetry && STALE_SOCKET.has(code)) {
+        if (staleRetry && staleSocket(error)) {
           staleRetry = false;
           attempt--;
           continue;

@@ -299,6 +299,17 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     }
   });
 
+  it('makes 1 + LLM_MAX_RETRIES attempts in all on an upstream that resets every connection, then answers 502', async () => {
+    upstream.handler = (req) => void req.socket.destroy();
+    for (const stream of [false, true]) {
+      upstream.requests = [];
+      const res = await post({ model: 'up-model', stream });
+      expect(res.status).toBe(502);
+      expect(await res.json()).toMatchObject({ code: 'INTERNAL_ERROR', error: { type: 'api_error' }, message: 'The model backend could not be reached.' });
+      expect(upstream.requests).toHaveLength(2);
+    }
+  });
+
   it.each([
     ['OpenAI / vLLM / Ollama', 400, { error: { message: "Invalid schema for function 'f': 'objekt' is not valid.", type: 'invalid_request_error', param: 'tools[0].function.parameters', code: null } }, 'tools[0].function.parameters'],
     ['llama.cpp', 400, { error: { code: 400, message: "Invalid schema for function 'f': 'objekt' is not valid.", type: 'invalid_request_error' } }, null],
@@ -634,6 +645,24 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
 });
 
 describe('the upstream connection pool', () => {
+  it.each([0, 1, 2])('sends a request %i extra times when every fresh connection is reset', async (maxRetries) => {
+    let requests = 0;
+    const server = createServer((req) => {
+      requests++;
+      req.socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const backend = createUpstreamBackend({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: undefined, timeoutMs: 2_000, maxRetries });
+      const call = { request: parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, 4096, true), backendModel: 'm', locale: undefined, signal: new AbortController().signal };
+      await expect(backend.complete(call)).rejects.toThrow(/could not be reached/);
+      expect(requests).toBe(1 + maxRetries);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('resends a request whose pooled connection the upstream had closed, without spending a retry', async () => {
     // The upstream answers the first request on a connection and drops the connection on the next.
     const served = new WeakSet<object>();
