@@ -56,8 +56,8 @@ function staleSocket(error: unknown): boolean {
  * response) — the proxy's profile was dominated by them. undici's own timers give the timeouts:
  * to the headers, and between body bytes only while Plaza is reading (not while the body is
  * paused for a slow client). Connection errors and 5xx are retried with backoff before the first
- * byte only; a request that met a closed pooled connection is resent once at no cost to the budget.
- * A connection reset or refused otherwise spends a retry: 1 + maxRetries attempts at most, then.
+ * byte only, 1 + maxRetries attempts in all; a request that met a closed pooled connection is
+ * resent at once, and at no cost only when no retry is left (so maxRetries 0 makes 2 attempts).
  */
 export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
   const url = new URL(options.endpoint);
@@ -73,8 +73,10 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
   return async (body, mode, signal) => {
     let lastError: unknown;
     let staleRetry = true;
+    let resendNow = false;
     for (let attempt = 0; attempt <= options.maxRetries; attempt++) {
-      if (attempt > 0) await sleep(Math.min(2_000, 200 * 2 ** (attempt - 1)), signal);
+      if (attempt > 0 && !resendNow) await sleep(Math.min(2_000, 200 * 2 ** (attempt - 1)), signal);
+      resendNow = false;
       if (signal.aborted) throw new UpstreamError('The client went away.');
       const exchange = new UpstreamExchange(mode, signal, options.completionTimeoutMs);
       agent.dispatch({ ...target, headers: accept[mode], body, headersTimeout: headersTimeout[mode] }, exchange);
@@ -85,8 +87,14 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
         if (signal.aborted) throw new UpstreamError('The client went away.', { cause: error });
         const code = (error as { code?: string }).code ?? '';
         if (staleRetry && staleSocket(error)) {
+          // Resent at once (no backoff: nothing says the upstream is in trouble). It spends a
+          // retry when one is left: an upstream that resets every request, met first on a
+          // kept-alive connection, looks the same. Free only with none left, so that
+          // LLM_MAX_RETRIES=0 still survives a pooled connection the upstream closed.
           staleRetry = false;
-          attempt--;
+          resendNow = true;
+          lastError = new UpstreamError('The model backend could not be reached.', { cause: error });
+          if (attempt === options.maxRetries) attempt--;
           continue;
         }
         lastError = new UpstreamError(TIMEOUTS.has(code) ? 'The model backend timed out.' : 'The model backend could not be reached.', { cause: error });

@@ -5,7 +5,8 @@
  * client has seen the first chunk), upstream usage as the truth, upstream 500/429/timeouts mapped
  * to §7 codes with bounded retries, a disconnect mid-stream surfacing as an SSE error event (an
  * APIError in the openai client), and a client disconnect cancelling the upstream request; a
- * pooled connection the upstream closed is resent without spending a retry.
+ * request is sent 1 + LLM_MAX_RETRIES times at most, and a pooled connection the upstream closed
+ * is resent even with no retry left.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
@@ -300,8 +301,15 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
   });
 
   it('makes 1 + LLM_MAX_RETRIES attempts in all on an upstream that resets every connection, then answers 502', async () => {
-    upstream.handler = (req) => void req.socket.destroy();
     for (const stream of [false, true]) {
+      // A completion first, so that Plaza's next request goes out on a kept-alive connection,
+      // whose reset looks like one the upstream closed while it sat idle.
+      upstream.handler = (_req, _body, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: UPSTREAM_USAGE }));
+      };
+      expect((await post({ model: 'up-model' })).status).toBe(200);
+      upstream.handler = (req) => void req.socket.destroy();
       upstream.requests = [];
       const res = await post({ model: 'up-model', stream });
       expect(res.status).toBe(502);
@@ -663,7 +671,7 @@ describe('the upstream connection pool', () => {
     }
   });
 
-  it('resends a request whose pooled connection the upstream had closed, without spending a retry', async () => {
+  it('resends a request whose pooled connection the upstream had closed, even with no retry left', async () => {
     // The upstream answers the first request on a connection and drops the connection on the next.
     const served = new WeakSet<object>();
     let requests = 0;
