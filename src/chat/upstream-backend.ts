@@ -60,15 +60,20 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       async function* events(): AsyncGenerator<string[]> {
         let finished = false;
         let last: string | undefined;
+        /** The upstream's usage-only chunk, held back: the client's one usage chunk is sent at the end. */
+        let usageOnly: Record<string, unknown> | undefined;
         let sawFinish = false;
-        /** The end of a finished answer, after `out` (what the batch carried before it). */
+        /**
+         * The end of a finished answer, after `out` (what the batch carried before it): for a
+         * client that asked for usage, one usage-only chunk as OpenAI sends it, whatever chunks the
+         * upstream put its usage in; from an upstream that reports none (servers that ignore
+         * stream_options) or none believable, the approximation Plaza charges.
+         */
         function done(out: string[]): string[] {
           finished = true;
-          // A client that asked for usage gets it from an upstream that reports none too
-          // (servers that ignore stream_options): the approximation Plaza charges.
-          if (wantsUsage && usage === undefined) {
-            usage = approximate(call, content.text());
-            out.push(usageChunk(last, call.backendModel, usage));
+          if (wantsUsage) {
+            usage ??= approximate(call, content.text());
+            out.push(usageChunk(usageOnly, last, call.backendModel, usage));
           }
           out.push('[DONE]');
           return out;
@@ -105,6 +110,10 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
                 failure = new UpstreamError('The model backend sent a malformed stream chunk.', { cause: error });
                 break;
               }
+              if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) {
+                failure = new UpstreamError('The model backend sent a malformed stream chunk.');
+                break;
+              }
               if (chunk.error !== undefined && chunk.error !== null) {
                 failure = new UpstreamError('The model backend failed during the stream.');
                 break;
@@ -112,9 +121,27 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
               const reported = usageOf(chunk.usage);
               if (reported) usage = reported;
               content.add(data);
-              // We always ask for usage; a client that did not gets no usage-only chunk.
-              if (!wantsUsage && reported && (chunk.choices?.length ?? 0) === 0) continue;
-              batch[kept++] = data;
+              if (chunk.usage === undefined || (wantsUsage && chunk.usage === null)) {
+                batch[kept++] = data;
+                continue;
+              }
+              // Plaza always asks for usage; the client gets it as OpenAI sends it: in one chunk
+              // with no choices at the end when it asked (chunks of choices say `usage: null`),
+              // nowhere when it did not. An upstream's usage on a choice chunk (llama.cpp, vLLM's
+              // continuous_usage_stats) or in a chunk of its own would duplicate or leak it.
+              if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) {
+                if (chunk.usage !== null) {
+                  usageOnly = chunk as Record<string, unknown>;
+                  continue;
+                }
+              }
+              if (chunk.usage === null && data.endsWith(NULL_USAGE_END) && data.indexOf('"usage"') === data.length - NULL_USAGE_END.length + 1) {
+                // OpenAI's own form, on every chunk Plaza relays: cut, not serialised again.
+                batch[kept++] = `${data.slice(0, -NULL_USAGE_END.length)}}`;
+                continue;
+              }
+              const { usage: _usage, ...rest } = chunk;
+              batch[kept++] = JSON.stringify(wantsUsage ? { ...rest, usage: null } : rest);
             }
             batch.length = kept;
             if (kept > 0) yield batch;
@@ -187,6 +214,9 @@ function upstreamBody(call: BackendCall, stream: boolean): Record<string, unknow
   return out;
 }
 
+/** How a chunk with `usage: null` last ends as OpenAI (and the JSON of most servers) writes it. */
+const NULL_USAGE_END = ',"usage":null}';
+
 /** A chunk whose choice has finished (`finish_reason` set, not null). */
 const FINISHED = /"finish_reason":\s*"/;
 
@@ -228,8 +258,13 @@ function choicesText(choices: unknown, field: 'message' | 'delta'): string {
   return text;
 }
 
-/** A usage-only chunk (`choices: []`) under the id, time and model of the stream's `last` chunk. */
-function usageChunk(last: string | undefined, model: string, usage: Usage): string {
+/**
+ * The usage-only chunk (`choices: []`) a client that asked for usage gets: the upstream's own
+ * (`upstream`, its other fields kept) with Plaza's figures, or one under the id, time and model of
+ * the stream's `last` chunk.
+ */
+function usageChunk(upstream: Record<string, unknown> | undefined, last: string | undefined, model: string, usage: Usage): string {
+  if (upstream) return JSON.stringify({ ...upstream, choices: [], usage });
   let chunk: Record<string, unknown> = {};
   try {
     chunk = JSON.parse(last ?? '{}') as Record<string, unknown>;

@@ -445,6 +445,62 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-nousage' } })).toMatchObject({ completionTokens: 5 });
   });
 
+  describe('usage in a stream, as OpenAI sends it', () => {
+    // Upstreams differ: vLLM with continuous_usage_stats reports usage on every chunk, llama.cpp on
+    // the finish_reason chunk, OpenAI `usage: null` on every chunk then a usage-only chunk; some
+    // send the finishing chunk's usage and a usage-only chunk both.
+    const upstreams: [string, () => string[]][] = [
+      ['usage on the finish_reason chunk and a usage-only chunk, usage: null before', () => [
+        chunk({ role: 'assistant', content: 'Hel' }, null, { usage: null }),
+        chunk({ content: 'lo' }, null, { usage: null }),
+        chunk({}, 'stop', { usage: UPSTREAM_USAGE }),
+        usageChunk(UPSTREAM_USAGE),
+      ]],
+      ['usage on the finish_reason chunk only (llama.cpp)', () => [chunk({ role: 'assistant', content: 'Hel' }), chunk({ content: 'lo' }), chunk({}, 'stop', { usage: UPSTREAM_USAGE })]],
+      ['usage on every chunk (vLLM continuous_usage_stats)', () => [
+        chunk({ role: 'assistant', content: 'Hel' }, null, { usage: { prompt_tokens: 11, completion_tokens: 1, total_tokens: 12 } }),
+        chunk({ content: 'lo' }, null, { usage: { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 } }),
+        chunk({}, 'stop', { usage: UPSTREAM_USAGE }),
+        usageChunk(UPSTREAM_USAGE),
+      ]],
+    ];
+    const streamed = async (events: string[], includeUsage: boolean | undefined) => {
+      upstream.handler = (_req, _body, res) => {
+        sseHead(res);
+        for (const event of events) res.write(event);
+        res.end('data: [DONE]\n\n');
+      };
+      const text = await (await post({ model: 'up-model', stream: true, ...(includeUsage === undefined ? {} : { stream_options: { include_usage: includeUsage } }) })).text();
+      const data = text.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+      expect(data.at(-1)).toBe('[DONE]');
+      return data.slice(0, -1).map((d) => JSON.parse(d) as { choices: { delta: { content?: string } }[]; usage?: unknown });
+    };
+
+    it.each(upstreams)('gives a client that did not ask for usage none: %s', async (_name, events) => {
+      for (const includeUsage of [undefined, false]) {
+        const chunks = await streamed(events(), includeUsage);
+        expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hello');
+        expect(chunks.filter((c) => 'usage' in c)).toEqual([]);
+        expect(chunks.filter((c) => c.choices.length === 0)).toEqual([]);
+      }
+    });
+
+    it.each(upstreams)('gives a client that asked for usage exactly one usage chunk, last, with empty choices: %s', async (_name, events) => {
+      const chunks = await streamed(events(), true);
+      expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hello');
+      expect(chunks.filter((c) => c.usage !== undefined && c.usage !== null)).toEqual([chunks.at(-1)]);
+      expect(chunks.at(-1)).toEqual({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [], usage: UPSTREAM_USAGE });
+      // The openai client sees the same: one part with usage, after the finish_reason.
+      const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+      const stream = await client.chat.completions.create({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+      const parts: OpenAI.ChatCompletionChunk[] = [];
+      for await (const part of stream) parts.push(part);
+      expect(parts.filter((p) => p.usage)).toEqual([parts.at(-1)]);
+      expect(parts.at(-1)!.usage).toEqual(UPSTREAM_USAGE);
+      expect(parts.at(-2)!.choices[0]!.finish_reason).toBe('stop');
+    });
+  });
+
   it('sends a client that asked for usage the charged approximation when the upstream reports none', async () => {
     upstream.handler = (_req, _body, res) => {
       sseHead(res);
