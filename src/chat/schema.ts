@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { ValidationError } from '../kernel/index.ts';
+import { openAiParam, ValidationError } from '../kernel/index.ts';
 
 /**
  * Roles a request to the embedded assistant may carry (spec §2.16: system and user; assistant for
@@ -154,15 +154,8 @@ function messageText(message: Record<string, unknown>): string {
   return text;
 }
 
-/** `['messages', 0, 'role']` -> `messages[0].role`. */
-export function paramOf(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else out += out === '' ? String(part) : `.${String(part)}`;
-  }
-  return out;
-}
+/** `['messages', 0, 'role']` -> `messages[0].role` (the kernel's {@link openAiParam}, shared with the HTTP edge's NUL check). */
+export const paramOf = openAiParam;
 
 /** The completion budget of one choice: `max_completion_tokens`, else `max_tokens`, else `fallback`. */
 export function completionBudget(request: Pick<ChatRequest, 'max_tokens' | 'max_completion_tokens'>, fallback: number): number {

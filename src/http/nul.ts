@@ -1,4 +1,5 @@
-import { ValidationError } from '../kernel/index.ts';
+import { openAiParam, ValidationError } from '../kernel/index.ts';
+import { surfaceOf } from './error-table.ts';
 
 const BACKSLASH = 0x5c;
 
@@ -15,23 +16,37 @@ export function hasNulEscape(json: Buffer): boolean {
   return false;
 }
 
-/** The path (`a.b.0`) of a string or key holding a NUL in a parsed JSON value; '' for the value itself. */
-function nulPath(value: unknown): string | undefined {
+/** A step of a path into parsed JSON, linked to its parent (a copied array per step was quadratic). */
+interface Step {
+  key: string | number;
+  parent: Step | undefined;
+}
+
+/** The path (`['a', 0, 'b']`) of a string or key holding a NUL in a parsed JSON value; [] for the value itself. */
+function nulPath(value: unknown): (string | number)[] | undefined {
   // Iterative: bodies may nest thousands of levels deep.
-  const stack: [unknown, string][] = [[value, '']];
+  const stack: [unknown, Step | undefined][] = [[value, undefined]];
   while (stack.length > 0) {
-    const [v, path] = stack.pop()!;
+    const [v, at] = stack.pop()!;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) return path;
+      if (v.includes('\u0000')) return pathOf(at);
+    } else if (Array.isArray(v)) {
+      for (let index = 0; index < v.length; index++) stack.push([v[index], { key: index, parent: at }]);
     } else if (v !== null && typeof v === 'object') {
       for (const [key, child] of Object.entries(v)) {
-        const at = path === '' ? key : `${path}.${key}`;
-        if (key.includes('\u0000')) return at;
-        stack.push([child, at]);
+        const step = { key, parent: at };
+        if (key.includes('\u0000')) return pathOf(step);
+        stack.push([child, step]);
       }
     }
   }
   return undefined;
+}
+
+function pathOf(step: Step | undefined): (string | number)[] {
+  const path: (string | number)[] = [];
+  for (let s = step; s; s = s.parent) path.push(s.key);
+  return path.reverse();
 }
 
 /**
@@ -40,7 +55,7 @@ function nulPath(value: unknown): string | undefined {
  * is refused with a 400 naming the field. A UTF-8 body costs one byte search; only one holding the escape (or in another charset,
  * which is rare) is decoded and parsed here.
  */
-export function refuseNulInJson(_req: unknown, _res: unknown, buf: Buffer, encoding: string | null): void {
+export function refuseNulInJson(req: unknown, _res: unknown, buf: Buffer, encoding: string | null): void {
   const utf8 = encoding === null || /^utf-?8$/i.test(encoding);
   if (utf8 && !hasNulEscape(buf)) return;
   let parsed: unknown;
@@ -51,6 +66,10 @@ export function refuseNulInJson(_req: unknown, _res: unknown, buf: Buffer, encod
   }
   const path = nulPath(parsed);
   if (path === undefined) return;
-  const field = path.replaceAll('\u0000', '\\u0000');
+  // Each surface names fields as its other errors do: the token API as OpenAI (`messages[0].content`,
+  // like its schema errors), the website as its zod paths (`a.0.b`).
+  const url = (req as { url?: unknown } | undefined)?.url;
+  const token = typeof url === 'string' && surfaceOf(url.split('?', 1)[0]!) === 'token';
+  const field = (token ? openAiParam(path) : path.join('.')).replaceAll('\u0000', '\\u0000');
   throw new ValidationError(`Invalid request body: ${field === '' ? '' : `${field}: `}must not contain NUL control characters (\\u0000).`, { param: field === '' ? null : field });
 }

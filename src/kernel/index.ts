@@ -15,7 +15,7 @@ export {
   ValidationError,
 } from './errors.ts';
 export { isWellFormedRequestId, newId, newRequestId, randomToken } from './ids.ts';
-export { nestsDeeperThan, storableJson } from './json.ts';
+export { nestsDeeperThan, openAiParam, storableJson } from './json.ts';
 export { breakStaleLock, createLockFile, type LockStaleness, pidLockStale, processAlive } from './lock-file.ts';
 export { digestsEqual, hashSecret } from './secrets.ts';
 export { createLineSplitter, type LineSplitter, LineTooLongError, storableText } from './text.ts';

@@ -27,3 +27,16 @@ export function storableJson(value: unknown): unknown {
   }
   return value;
 }
+
+/**
+ * A JSON path as OpenAI's `param` names a request field: `['messages', 0, 'content']` ->
+ * `messages[0].content` (numbers are array indexes). The token API's one format for `param`.
+ */
+export function openAiParam(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}

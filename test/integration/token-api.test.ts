@@ -255,6 +255,9 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
       ['a huge max_tokens', ask('x', { max_tokens: 1e9 }), 'max_tokens'],
       ['an unknown model', { ...ask('x'), model: 'gpt-9' }, 'model'],
       ['an unknown field', ask('x', { tools: [] }), 'tools'],
+      // The NUL check runs before the schema, at the HTTP edge, and names the field the same way.
+      ['a NUL in a message', { model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }, { role: 'user', content: 'a\u0000b' }] }, 'messages[1].content'],
+      ['a NUL in a text part', { model: 'plaza-assistant', messages: [{ role: 'user', content: [{ type: 'text', text: 'a\u0000' }] }] }, 'messages[0].content[0].text'],
     ])('answers %s with 400 and param', async (_name, body, param) => {
       const res = await chat(plaza, guest, body);
       expect(res.status).toBe(400);
