@@ -1,8 +1,8 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 
-import { MCP_PATH } from '../http/index.ts';
-import { newRequestId } from '../kernel/index.ts';
+import { MCP_PATH, renderError, surfaceOf } from '../http/index.ts';
+import { newRequestId, ValidationError } from '../kernel/index.ts';
 
 /**
  * On stop, how long a connection accepted before the signal may take to deliver its first request.
@@ -54,10 +54,29 @@ function clientErrorStatus(code: string | undefined): [number, string, string] {
   return [400, 'Bad Request', 'The request is not well-formed HTTP.'];
 }
 
+/** The request line's target at the start of `packet` (`POST /api/v1/… HTTP/1.1`), if it is there. */
+const REQUEST_LINE = /^[A-Z]{1,16} (\S{1,8192}) HTTP\/1\.[01]\r?\n/;
+
+/**
+ * The path of the request Node's parser refused: from the bytes it failed on when they start with
+ * the request line (headers a client wrote at once, as HTTP clients do, arrive together), else
+ * from the request being answered on the connection (a body cut short); undefined when neither
+ * tells, e.g. headers that overflowed in a later read than their request line.
+ */
+function refusedPath(error: NodeJS.ErrnoException & { rawPacket?: unknown }, inFlightUrl: string | undefined): string | undefined {
+  const packet = error.rawPacket;
+  const line = Buffer.isBuffer(packet) ? REQUEST_LINE.exec(packet.toString('latin1', 0, Math.min(packet.length, 8_300))) : null;
+  const url = line?.[1] ?? inFlightUrl;
+  return url?.split('?', 1)[0];
+}
+
 /**
  * A request Node's parser refuses never reaches the app: instead of Node's bare status line it
- * gets the website's error shape and a request id, like every other 4xx — or, when the parser
- * failed in the body of a request to an MCP endpoint (cut short, say), a JSON-RPC error.
+ * gets the error shape of its path's surface and a request id, like every other 4xx — the token
+ * API's (through the error table: 400 BAD_REQUEST with an OpenAI `error` object, the status an
+ * OpenAI SDK raises a BadRequestError for; a 408 stays 408, which SDKs retry), the website's, or,
+ * when the parser failed in the body of a request to an MCP endpoint (cut short, say), a JSON-RPC
+ * error.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { url?: string } } })._httpMessage;
@@ -65,11 +84,20 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     socket.destroy();
     return;
   }
-  const [status, reason, message] = clientErrorStatus(error.code);
+  const [httpStatus, httpReason, message] = clientErrorStatus(error.code);
+  let [status, reason] = [httpStatus, httpReason];
   const requestId = newRequestId();
-  const body = MCP_PATH.test(inFlight?.req?.url ?? '')
-    ? JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message } })
-    : JSON.stringify({ success: false, code: 'bad_request', message, request_id: requestId });
+  const path = refusedPath(error, inFlight?.req?.url);
+  let body: string;
+  if (MCP_PATH.test(path ?? '')) {
+    body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
+  } else if (path !== undefined && surfaceOf(path) === 'token') {
+    const rendered = renderError(new ValidationError(message, { param: null }), 'token', requestId);
+    if (status !== 408) [status, reason] = [rendered.status, 'Bad Request'];
+    body = JSON.stringify(rendered.body);
+  } else {
+    body = JSON.stringify({ success: false, code: 'bad_request', message, request_id: requestId });
+  }
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );

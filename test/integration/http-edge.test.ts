@@ -276,7 +276,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       }
     });
 
-    it('answers a body cut short by a half-close in the shape of the path: JSON-RPC on MCP endpoints, the error shape elsewhere', async () => {
+    it('answers a body cut short by a half-close in the shape of the path: JSON-RPC on MCP endpoints, the token shape on the token API, the error shape elsewhere', async () => {
       const { hostname, port } = new URL(plaza.url);
       const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: `edge-${backend}@example.com` });
       const token = (await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, { display_name: 'Edge agent' })).token;
@@ -296,9 +296,15 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
         expect(answer.split('\r\n')[0], path).toBe('HTTP/1.1 400 Bad Request');
         expect(body(answer), path).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/body ended before/) } });
       }
-      for (const path of ['/api/auth/guest-token']) {
+      for (const path of ['/api/leads']) {
         const answer = await cut(path);
         expect(body(answer), path).toMatchObject({ success: false, code: 'bad_request', message: expect.stringMatching(/body ended before/) });
+      }
+      // A token API path answers in the token shape, as its other errors do.
+      for (const path of ['/api/auth/guest-token', '/api/v1/chat/completions']) {
+        const answer = await cut(path);
+        expect(answer.split('\r\n')[0], path).toBe('HTTP/1.1 400 Bad Request');
+        expect(body(answer), path).toMatchObject({ success: false, code: 'BAD_REQUEST', error: { type: 'invalid_request_error', code: 'BAD_REQUEST', param: null, message: expect.stringMatching(/body ended before/) } });
       }
     });
 

@@ -6,6 +6,9 @@
  */
 
 const REDIS_URL = process.env['TEST_REDIS_URL'];
+import { connect } from 'node:net';
+
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
@@ -153,6 +156,37 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
       expect((await res.json()) as any).toMatchObject({ success: false, code: 'UNAUTHORIZED', error: { code: 'UNAUTHORIZED', type: 'authentication_error' } });
+    });
+
+    it('answers headers too large for Node (a huge bearer) in the token shape: 400, a BadRequestError in the openai client', async () => {
+      const { hostname, port } = new URL(plaza.url);
+      const raw = (bytes: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(port), hostname, () => socket.end(bytes));
+          let answer = '';
+          socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+          socket.on('close', () => resolve(answer));
+          socket.on('error', reject);
+        });
+      const bearer = `Bearer ${'a'.repeat(40_000)}`;
+      for (const path of ['/api/v1/chat/completions', '/API/V1/models?x=1', '/api/auth/guest-token']) {
+        const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+        expect(answer.split('\r\n')[0], path).toBe('HTTP/1.1 400 Bad Request');
+        const requestId = /\r\nX-Request-Id: (\S+)\r\n/.exec(answer)?.[1];
+        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), path).toEqual({
+          success: false,
+          code: 'BAD_REQUEST',
+          message: 'The request headers are too large.',
+          request_id: requestId,
+          error: { message: 'The request headers are too large.', type: 'invalid_request_error', code: 'BAD_REQUEST', param: null },
+        });
+      }
+      // The website keeps HTTP's 431 and its own shape.
+      expect((await raw(`GET /api/health HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer}\r\n\r\n`)).split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+      const client = new OpenAI({ apiKey: 'a'.repeat(40_000), baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+      const error = await client.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/headers are too large/);
     });
   });
 
