@@ -1,7 +1,8 @@
 /**
  * Pins the token API routes over HTTP (spec §4.7, §2.15, §2.16, §7): guest tokens, models, agents,
  * the embedded assistant (JSON and SSE, usage recorded, answers from live catalog data, in the
- * question's language), bad input as 4xx with `param`, and the per-token / per-IP limits —
+ * question's language), bad input as 4xx with `param` (a NUL named as OpenAI names fields; headers
+ * too large for Node in the token shape), and the per-token / per-IP limits —
  * shared by two instances through Redis and the database when TEST_REDIS_URL is set.
  */
 

@@ -2,8 +2,9 @@
  * The proxy path of POST /api/v1/chat/completions against a local OpenAI-compatible upstream
  * (a node:http test server standing in for OpenAI/vLLM/Ollama): aliases and credentials, chunk
  * pass-through in order and unbuffered (the upstream holds back the rest of its answer until the
- * client has seen the first chunk), upstream usage as the truth, upstream 500/429/timeouts mapped
- * to §7 codes with bounded retries, a disconnect mid-stream surfacing as an SSE error event (an
+ * client has seen the first chunk), upstream usage as the truth and in OpenAI's place in a stream
+ * whichever chunks the upstream put it in, upstream 500/429 (Retry-After in seconds or as a
+ * date)/timeouts mapped to §7 codes with bounded retries, a disconnect mid-stream surfacing as an SSE error event (an
  * APIError in the openai client), and a client disconnect cancelling the upstream request; a
  * request is sent 1 + LLM_MAX_RETRIES times at most, and a pooled connection the upstream closed
  * is resent even with no retry left.
