@@ -117,12 +117,14 @@ const ASK_PARAMS: Record<string, Record<string, unknown> | undefined> = {
 /** A provider built on the MCP SDK's own server: what it saw, and its `slow` tool's count. */
 export interface SdkUpstream {
   url: string;
-  /** Every request it received, in order: method and JSON-RPC body. */
-  seen: { method: string; body: any }[];
+  /** Every request it received, in order: method, JSON-RPC body and Last-Event-ID (a resumed stream). */
+  seen: { method: string; body: any; lastEventId?: string }[];
   /** `slow` calls aborted by a notifications/cancelled, and those that ran to the end. */
   slow: { aborted: number; done: number };
   /** When set, notifications/cancelled are accepted (202) and dropped: a provider that ignores them. */
   ignoreCancellations: boolean;
+  /** When set, a GET resuming a stream (Last-Event-ID) is answered 503: a provider that cannot resume for now. */
+  refuseResumes: boolean;
   close(): Promise<void>;
 }
 
@@ -131,13 +133,15 @@ export interface SdkUpstream {
  * forgotten, as the spec says), optionally resumable through the SDK's InMemoryEventStore. Tools:
  * With `requireBearer`, every request without `Authorization: Bearer <it>` is answered 401.
  * `echo {message}`, `slow {ms}`, which answers after `ms` unless cancelled, `tick {ms}`, which
- * from then on sends the session a log message (`tick <n>`) every `ms` on its GET stream, and
+ * from then on sends the session a log message (`tick <n>`) every `ms` on its GET stream,
  * `ask {method}`, which sends a log message, progress (when asked for) and then the request
  * `method` (ping, roots/list, sampling/createMessage, elicitation/create) to its client on the
- * call's own stream, and answers with what came back (`<method> answered <json>` or `<method> failed: <error>`).
+ * call's own stream, and answers with what came back (`<method> answered <json>` or `<method> failed: <error>`), and
+ * `polled {ms}`, which closes its POST's event stream at once (SEP-1699: the client resumes it with
+ * Last-Event-ID, after `retryInterval` when set) and answers on the resumed stream after `ms`.
  */
-export async function startSdkUpstream(options: { eventStore?: boolean; requireBearer?: string } = {}): Promise<SdkUpstream> {
-  const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, ignoreCancellations: false, close: async () => undefined };
+export async function startSdkUpstream(options: { eventStore?: boolean; retryInterval?: number; requireBearer?: string } = {}): Promise<SdkUpstream> {
+  const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, ignoreCancellations: false, refuseResumes: false, close: async () => undefined };
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const timers: NodeJS.Timeout[] = [];
   const build = () => {
@@ -161,6 +165,12 @@ export async function startSdkUpstream(options: { eventStore?: boolean; requireB
       }
     });
     server.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `echo: ${message}` }] }));
+    server.registerTool('polled', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
+      // Only there with an event store: without one the stream could not be resumed.
+      extra.closeSSEStream?.();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { content: [{ type: 'text', text: `polled after ${ms} ms` }] };
+    });
     server.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(resolve, ms);
@@ -179,7 +189,8 @@ export async function startSdkUpstream(options: { eventStore?: boolean; requireB
     let raw = '';
     for await (const chunk of req) raw += chunk;
     const body: unknown = raw ? JSON.parse(raw) : undefined;
-    upstream.seen.push({ method: req.method ?? '', body });
+    const lastEventId = req.headers['last-event-id'];
+    upstream.seen.push({ method: req.method ?? '', body, ...(typeof lastEventId === 'string' ? { lastEventId } : {}) });
     // A provider with its own credentials answers anyone else 401, as MCP authorization has it.
     if (options.requireBearer !== undefined && req.headers.authorization !== `Bearer ${options.requireBearer}`) {
       return res
@@ -187,6 +198,7 @@ export async function startSdkUpstream(options: { eventStore?: boolean; requireB
         .end(JSON.stringify({ error: 'invalid_token', error_description: 'A token of this provider is needed.' }));
     }
     if (upstream.ignoreCancellations && (body as { method?: unknown } | undefined)?.method === 'notifications/cancelled') return res.writeHead(202).end();
+    if (upstream.refuseResumes && typeof lastEventId === 'string') return res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Try again later' } }));
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const transport = transports.get(sessionId);
@@ -196,6 +208,7 @@ export async function startSdkUpstream(options: { eventStore?: boolean; requireB
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       ...(options.eventStore ? { eventStore: new InMemoryEventStore() } : {}),
+      ...(options.retryInterval !== undefined ? { retryInterval: options.retryInterval } : {}),
       onsessioninitialized: (id) => void transports.set(id, transport),
       onsessionclosed: (id) => void transports.delete(id),
     });
