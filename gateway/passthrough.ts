@@ -24,7 +24,8 @@ import {
   STORAGE_UNAVAILABLE,
   toolErrorResult,
 } from './internal/json-rpc.ts';
-import { createSseParser, formatSseEvent } from './internal/sse.ts';
+import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
+import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay } from './internal/stream-resume.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskDirectory, type TaskResultRequest } from './internal/task-results.ts';
 import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
@@ -630,7 +631,19 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         try {
           // A GET stream carries no answers unless it resumes a POST's stream (Last-Event-ID).
           const resumed = method === 'GET' && typeof req.headers['last-event-id'] === 'string';
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed, failedRequests);
+          // A POST's stream is resumed in the session it went in (or the one its answer opened).
+          const resumeHeaders = (lastEventId: string): Record<string, string> => {
+            const out: Record<string, string> = { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId };
+            delete out['content-type'];
+            delete out[IDENTITY_HEADERS.callId];
+            delete out[IDENTITY_HEADERS.assertion];
+            const session = upstreamSessionOut ?? upstreamSession;
+            if (session !== undefined) out['mcp-session-id'] = session;
+            return out;
+          };
+          const resume =
+            method === 'POST' ? { open: (lastEventId: string) => http(connector.url, { method: 'GET', headers: resumeHeaders(lastEventId), signal: controller.signal }), signal: controller.signal } : undefined;
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed, failedRequests, resume);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -778,6 +791,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     resumed: boolean,
     /** The errors for the POST's other requests still unanswered when the stream ends. */
     failedRequests: (ids: Iterable<JsonRpcId>, why: string) => JsonRpcResponse[],
+    /**
+     * A POST's: how its stream is opened again upstream from an event id (a GET with Last-Event-ID),
+     * and the signal that ends the POST (its timeout, its caller gone or cancelling).
+     */
+    resume?: { open: (lastEventId: string) => Promise<UpstreamHttpResponse>; signal: AbortSignal },
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -793,8 +811,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     };
     const headTimer = endsWithAnswers ? setTimeout(flush, HEADERS_HOLD_MS) : undefined;
     if (!endsWithAnswers) flush();
-    const parser = createSseParser();
-    const decoder = new TextDecoder();
+    let parser = createSseParser();
+    let decoder = new TextDecoder();
     let answered = false;
     /** One message of an event: stamped and receipted when it answers a request of this POST, else as it is, or DROPPED. */
     const relayed = async (message: unknown): Promise<unknown> => {
@@ -815,8 +833,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       // a resumed stream pass.
       return resumed && !(typeof message.id === 'string' && CALL_RPC_ID.test(message.id)) ? message : DROPPED;
     };
-    const emit = async (events: ReturnType<typeof parser.push>) => {
+    /** The upstream's last event id on this POST's stream, and its last `retry`: where and when a resume starts. */
+    let lastEventId: string | undefined;
+    let retry: string | undefined;
+    const emit = async (events: SseEvent[]) => {
       for (const event of events) {
+        // An empty id resets the resume point (as the SSE standard has it).
+        if (event.id !== undefined) lastEventId = event.id === '' ? undefined : event.id;
+        if (event.retry !== undefined) retry = event.retry;
         if (event.data?.includes('"notifications/tools/list_changed"')) options.onToolsChanged?.(endpointId);
         // Every event is looked at: an answer may be none this stream should carry (see relayed),
         // and no text test can tell (a key may be written "\u0072esult").
@@ -844,38 +868,83 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
       if (pending !== '') flushTimer ??= setImmediate(flush);
     };
-    const chunks = upstream.body[Symbol.asyncIterator]();
+    /** The stream being read: the upstream's answer, then each stream a resume opened. */
+    let stream = upstream;
     let failure: string | undefined;
     let size = 0;
-    try {
-      for (;;) {
-        // A client that reads slower than the upstream writes holds the upstream's stream with it:
-        // nothing more is read until the client has taken what was written (or left), so a stream
-        // nobody reads costs a socket's buffers, not the upstream's whole output in memory.
-        if (res.writableNeedDrain) await drainedOrClosed(res, upstream.body);
-        const next = await chunks.next();
-        if (next.done) {
-          await emit(parser.end());
-          break;
+    let resumes = 0;
+    let failedResumes = 0;
+    for (;;) {
+      const chunks = stream.body[Symbol.asyncIterator]();
+      let tooLarge = false;
+      failure = undefined;
+      try {
+        for (;;) {
+          // A client that reads slower than the upstream writes holds the upstream's stream with it:
+          // nothing more is read until the client has taken what was written (or left), so a stream
+          // nobody reads costs a socket's buffers, not the upstream's whole output in memory.
+          if (res.writableNeedDrain) await drainedOrClosed(res, stream.body);
+          const next = await chunks.next();
+          if (next.done) {
+            await emit(parser.end());
+            break;
+          }
+          // A POST's answer is bounded as a whole, across resumes. A stream that lasts as long as the
+          // upstream's (GET notifications) is bounded per event: read no faster than its client, its
+          // length costs no memory, and it may run for days. (Counted from the last read that ended an event.)
+          size += next.value.length;
+          if (size > maxResponse) {
+            stream.discard();
+            tooLarge = true;
+            throw new UpstreamTooLargeError(maxResponse);
+          }
+          const events = parser.push(decoder.decode(next.value, { stream: true }));
+          if (!endsWithAnswers && events.length > 0) size = 0;
+          await emit(events);
+          if (endsWithAnswers && awaited.size === 0) {
+            drainRest(chunks, stream);
+            break;
+          }
         }
-        // A POST's answer is bounded as a whole. A stream that lasts as long as the upstream's (GET
-        // notifications) is bounded per event: read no faster than its client, its length costs
-        // no memory, and it may run for days. (Counted from the last read that ended an event.)
-        size += next.value.length;
-        if (size > maxResponse) {
-          upstream.discard();
-          throw new UpstreamTooLargeError(maxResponse);
-        }
-        const events = parser.push(decoder.decode(next.value, { stream: true }));
-        if (!endsWithAnswers && events.length > 0) size = 0;
-        await emit(events);
-        if (endsWithAnswers && awaited.size === 0) {
-          drainRest(chunks, upstream);
-          break;
+      } catch (error) {
+        failure = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
+      }
+      // A POST's stream the upstream ended before every answer, once it had given an event id, is
+      // resumable (SEP-1699: a server may close it to have its client poll): the gateway resumes it
+      // upstream itself and goes on relaying on this same stream, so the caller gets its answers
+      // here as from any provider. Without an event id the stream is lost, and so are its answers.
+      if (!endsWithAnswers || awaited.size === 0 || !resume || resume.signal.aborted || tooLarge || lastEventId === undefined) break;
+      const closed = failure === undefined ? 'the upstream closed the stream before the result' : `the stream from the upstream broke before the result (${failure})`;
+      if (resumes >= MAX_RESUMES) {
+        failure = `${closed} ${resumes + 1} times; Plaza stopped resuming it`;
+        break;
+      }
+      let reopened: UpstreamHttpResponse | undefined;
+      let refusal = '';
+      while (!reopened && resumes < MAX_RESUMES && failedResumes < MAX_FAILED_RESUMES) {
+        await pause(resumeDelay(retry, failedResumes), resume.signal);
+        if (resume.signal.aborted) break;
+        resumes++;
+        const answer = await reopenStream(resume.open, lastEventId);
+        if ('stream' in answer) reopened = answer.stream;
+        else {
+          failedResumes++;
+          refusal = answer.failure;
+          if (!answer.retryable) break;
         }
       }
-    } catch (error) {
-      failure = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
+      if (resume.signal.aborted) {
+        failure = describeFailure(resume.signal.reason);
+        break;
+      }
+      if (!reopened) {
+        failure = `${closed} and did not resume it (${refusal}) in ${failedResumes} ${failedResumes === 1 ? 'try' : 'tries'}`;
+        break;
+      }
+      failedResumes = 0;
+      stream = reopened;
+      parser = createSseParser();
+      decoder = new TextDecoder();
     }
     if (call && !answered) {
       const why = cancelled() ? CALLER_CANCELLED : (failure ?? 'the upstream closed the stream before the result');

@@ -28,6 +28,8 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   let url = '';
   let plain: SdkUpstream;
   let resumable: SdkUpstream;
+  /** Resumable, and asks for resumes after 50 ms (SSE `retry`); its `polled` tool closes its call's stream early. */
+  let polling: SdkUpstream;
   let raw: Server;
   let rawUrl = '';
   /** Bodies the raw provider received, as text. */
@@ -46,9 +48,10 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
     token = (await agents.create(account.account.id, { display_name: 'Protocol agent', owner_context: 'acme' })).token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    [plain, resumable] = await Promise.all([startSdkUpstream(), startSdkUpstream({ eventStore: true })]);
+    [plain, resumable, polling] = await Promise.all([startSdkUpstream(), startSdkUpstream({ eventStore: true }), startSdkUpstream({ eventStore: true, retryInterval: 50 })]);
     connectors.set('plain', { provider: 'plain', url: plain.url, endpointId: 'ep_plain' });
     connectors.set('resumable', { provider: 'resumable', url: resumable.url, endpointId: 'ep_resumable' });
+    connectors.set('polling', { provider: 'polling', url: polling.url, endpointId: 'ep_polling' });
     // Answers a call with a 64-bit number, written as JSON has it: as JSON, or (on /sse) as an event.
     raw = createServer(async (req, res) => {
       let text = '';
@@ -106,7 +109,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     gateway?.closeAllConnections();
     gateway?.close();
     raw?.close();
-    await Promise.all([plain?.close(), resumable?.close()]);
+    await Promise.all([plain?.close(), resumable?.close(), polling?.close()]);
     await t?.dispose();
   });
 
@@ -174,6 +177,41 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await stream.cancel();
     expect(replayed).not.toContain('slept');
     expect(messages(replayed).filter((m) => m.id === 77)).toEqual([]);
+    await client.close();
+  });
+
+  it('resumes a call\'s stream the provider closed early (SEP-1699) itself, and gives the SDK client the result on its POST, receipted ok', async () => {
+    const { client } = await session('polling');
+    const seenBefore = polling.seen.length;
+    const result = await client.callTool({ name: 'polled', arguments: { ms: 200 } });
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual([{ type: 'text', text: 'polled after 200 ms' }]);
+    const callId = (result._meta as { platform: { call_id: string } }).platform.call_id;
+    await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => `${r.tool} ${r.status}`)).toEqual(['polled ok']);
+    // Plaza resumed the stream upstream (GET with Last-Event-ID), not the client.
+    const resumes = polling.seen.slice(seenBefore).filter((s) => s.method === 'GET' && s.lastEventId !== undefined);
+    expect(resumes).toHaveLength(1);
+    await client.close();
+  });
+
+  it('fails a call whose closed stream the provider will not resume, after a bounded number of tries: an isError result and one error receipt', async () => {
+    polling.refuseResumes = true;
+    onTestFinished(() => {
+      polling.refuseResumes = false;
+    });
+    const { client } = await session('polling');
+    const seenBefore = polling.seen.length;
+    const started = Date.now();
+    const result = await client.callTool({ name: 'polled', arguments: { ms: 100 } });
+    expect(result.isError).toBe(true);
+    expect((result.content as { text: string }[])[0]!.text).toMatch(/^Call failed: the upstream closed the stream before the result and did not resume it \(HTTP 503\)/);
+    // Well within the gateway's 10 s timeout.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const callId = (result._meta as { platform: { call_id: string } }).platform.call_id;
+    await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => r.status)).toEqual(['error']);
+    const tries = polling.seen.slice(seenBefore).filter((s) => s.method === 'GET' && s.lastEventId !== undefined).length;
+    expect(tries).toBeGreaterThan(1);
+    expect(tries).toBeLessThanOrEqual(3);
     await client.close();
   });
 
