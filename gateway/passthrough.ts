@@ -5,6 +5,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import { type CallEventId, createCallEventIds, readCallEventId } from './internal/call-event-ids.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   bearerChallenge,
@@ -232,6 +233,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
 
       const method = req.method ?? 'GET';
       if (!['POST', 'GET', 'DELETE'].includes(method)) throw new HttpFailure(405, `Method ${method} is not allowed.`);
+      const resumingCall = method === 'GET' && typeof req.headers['last-event-id'] === 'string' ? readCallEventId(req.headers['last-event-id']) : undefined;
+      if (resumingCall) {
+        answerEndedCall(res, resumingCall, identity);
+        return;
+      }
       if (method === 'GET' && stopping) throw new HttpFailure(503, 'Plaza is shutting down; open the stream again in a moment.', RPC_ERRORS.internal);
 
       let body: string | undefined;
@@ -766,6 +772,24 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   }
 
   /**
+   * Answers a client that resumes a call's POST stream (its Last-Event-ID is one of
+   * createCallEventIds'). That stream broke before the call's answer reached the client, which
+   * ended the call (cancelled upstream, receipted `error`), and Plaza keeps no answer to replay: the
+   * client gets the call's `isError` result under its own id at once, on a stream that then ends.
+   * The SDK client takes it as its request's answer and stops resuming; a 404 would tell it that
+   * the session is gone, and a stream held open would never bring anything.
+   */
+  function answerEndedCall(res: ServerResponse, resuming: CallEventId, identity: AgentIdentity): void {
+    const why = `Call failed: the connection to the caller was lost before the result reached it, and a call's stream cannot be resumed; its receipt (${resuming.callId}) says how the call ended.`;
+    // A caller's id too long to name in an event id leaves nothing to answer under but null.
+    const failed = resuming.callerId === null ? rpcError(null, RPC_ERRORS.invalidRequest, why) : toolErrorResult(resuming.callerId, why);
+    const answer = failed.result === undefined ? failed : { ...failed, result: stampResult(failed.result, identity, resuming.callId) };
+    const text = formatSseEvent({ event: 'message', data: JSON.stringify(answer) });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  /**
    * Relays an upstream event stream. Events that arrive together leave in one socket write
    * (gathered until this turn of the event loop is over). A POST's stream ends once every request
    * in it is answered — the spec has the server close it then — so its headers wait for the first
@@ -836,10 +860,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     /** The upstream's last event id on this POST's stream, and its last `retry`: where and when a resume starts. */
     let lastEventId: string | undefined;
     let retry: string | undefined;
+    const callEventId = call && callRpcId !== undefined ? createCallEventIds(call.callId, callRpcId) : undefined;
     const emit = async (events: SseEvent[]) => {
       for (const event of events) {
-        // An empty id resets the resume point (as the SSE standard has it).
-        if (event.id !== undefined) lastEventId = event.id === '' ? undefined : event.id;
+        if (event.id !== undefined) {
+          // An empty id resets the resume point (as the SSE standard has it).
+          lastEventId = event.id === '' ? undefined : event.id;
+          // On a call's stream the client gets Plaza's ids (see createCallEventIds). Elsewhere an id
+          // in their form is a provider's imitation of one, which a client must not resume from.
+          if (callEventId && event.id !== '') event.id = callEventId();
+          else if (readCallEventId(event.id)) delete event.id;
+        }
         if (event.retry !== undefined) retry = event.retry;
         if (event.data?.includes('"notifications/tools/list_changed"')) options.onToolsChanged?.(endpointId);
         // Every event is looked at: an answer may be none this stream should carry (see relayed),

@@ -175,8 +175,10 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
       replayed += new TextDecoder().decode(next.value);
     }
     await stream.cancel();
+    // Not the provider's stored answer: the call's error result, as its receipt has it.
     expect(replayed).not.toContain('slept');
-    expect(messages(replayed).filter((m) => m.id === 77)).toEqual([]);
+    const answers = messages(replayed).filter((m) => m.id === 77);
+    expect(answers.map((m) => [m.result.isError, m.result._meta.platform.call_id])).toEqual([[true, callId]]);
     await client.close();
   });
 
@@ -212,6 +214,48 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const tries = polling.seen.slice(seenBefore).filter((s) => s.method === 'GET' && s.lastEventId !== undefined).length;
     expect(tries).toBeGreaterThan(1);
     expect(tries).toBeLessThanOrEqual(3);
+    await client.close();
+  });
+
+  it('answers an SDK client that lost its connection mid-call and resumes the stream with the call\'s error result at once, not a silent stream', async () => {
+    // The client's connection drops once its call's stream has begun (a proxy cut it, say): the
+    // gateway cancels the call upstream and receipts it error; the client resumes with Last-Event-ID.
+    const fetchThatDrops: typeof fetch = async (input, init) => {
+      if (init?.method !== 'POST' || !String(init.body).includes('"tools/call"')) return fetch(input, init);
+      const cut = new AbortController();
+      init.signal?.addEventListener('abort', () => cut.abort());
+      const answer = await fetch(input, { ...init, signal: cut.signal });
+      const reader = answer.body!.getReader();
+      let seen = '';
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          // Everything up to the first whole event (the priming one, with its id) gets through.
+          if (seen.includes('\n\n')) {
+            cut.abort();
+            controller.error(new TypeError('terminated'));
+            return;
+          }
+          const next = await reader.read();
+          if (next.done) return controller.close();
+          seen += new TextDecoder().decode(next.value);
+          controller.enqueue(next.value);
+        },
+      });
+      return new Response(body, { status: answer.status, headers: answer.headers });
+    };
+    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp/p/polling`), { fetch: fetchThatDrops, requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const client = new Client({ name: 'dropping-agent', version: '1.0.0' });
+    await client.connect(transport);
+    const before = { ...polling.slow };
+    const started = Date.now();
+    const result = await client.callTool({ name: 'slow', arguments: { ms: 5_000 } }, undefined, { timeout: 4_000 });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(result.isError).toBe(true);
+    expect((result.content as { text: string }[])[0]!.text).toMatch(/^Call failed: the connection to the caller was lost before the result/);
+    const callId = (result._meta as { platform: { call_id: string } }).platform.call_id;
+    await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => `${r.status} ${r.outcome}`)).toEqual([expect.stringMatching(/^error .*went away/)]);
+    await expect.poll(() => polling.slow.aborted).toBe(before.aborted + 1);
+    expect(polling.slow.done).toBe(before.done);
     await client.close();
   });
 
