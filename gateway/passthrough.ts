@@ -26,7 +26,7 @@ import {
   toolErrorResult,
 } from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
-import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay } from './internal/stream-resume.ts';
+import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskDirectory, type TaskResultRequest } from './internal/task-results.ts';
 import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
@@ -864,8 +864,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     const emit = async (events: SseEvent[]) => {
       for (const event of events) {
         if (event.id !== undefined) {
-          // An empty id resets the resume point (as the SSE standard has it).
-          lastEventId = event.id === '' ? undefined : event.id;
+          lastEventId = resumePoint(event.id);
           // On a call's stream the client gets Plaza's ids (see createCallEventIds). Elsewhere an id
           // in their form is a provider's imitation of one, which a client must not resume from.
           if (callEventId && event.id !== '') event.id = callEventId();

@@ -12,6 +12,18 @@ const DEFAULT_RETRY_MS = 1_000;
 /** The longest wait before a resume, whatever `retry` the provider asks for. */
 const MAX_RETRY_MS = 5_000;
 
+/** What an HTTP header value may hold (RFC 9110 §5.5, visible ASCII, space and tab): undici refuses anything else. */
+const HEADER_VALUE = /^[\t\x20-\x7e]+$/;
+
+/**
+ * The resume point an event's `id` sets: the id, when it can be sent back as `Last-Event-ID`;
+ * undefined when it is empty (the SSE standard's reset) or holds what no header may (then the
+ * stream cannot be resumed from where it is, and resuming from an earlier id would replay events).
+ */
+export function resumePoint(id: string): string | undefined {
+  return HEADER_VALUE.test(id) ? id : undefined;
+}
+
 /**
  * The wait before resuming a stream: the provider's SSE `retry` (milliseconds; the default when it
  * set none or an unreadable one), doubled for every resume in a row that failed, at most 5 s.

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { pause, reopenStream, resumeDelay } from '../../gateway/internal/stream-resume.ts';
+import { pause, reopenStream, resumeDelay, resumePoint } from '../../gateway/internal/stream-resume.ts';
 import type { UpstreamHttpResponse } from '../../gateway/internal/upstream-http.ts';
 
 function answer(status: number, type: string): UpstreamHttpResponse & { discarded: boolean } {
@@ -29,6 +29,21 @@ describe('resumeDelay', () => {
     ['never more than 5 s however many failed', undefined, 10, 5_000],
   ])('waits %s', (_name, retry, failures, ms) => {
     expect(resumeDelay(retry, failures)).toBe(ms);
+  });
+});
+
+describe('resumePoint', () => {
+  it('resumes from an id that can go back as Last-Event-ID', () => {
+    expect(resumePoint('2f0c_1764200000000_ab\tc')).toBe('2f0c_1764200000000_ab\tc');
+  });
+
+  it.each([
+    ['an empty id (the SSE reset)', ''],
+    ['a NUL', 'a\0b'],
+    ['a character past ASCII', 'é'],
+    ['a control character', '\x7f'],
+  ])('resumes from nowhere after %s', (_name, id) => {
+    expect(resumePoint(id)).toBeUndefined();
   });
 });
 
