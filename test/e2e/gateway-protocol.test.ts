@@ -67,7 +67,9 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${ask('7', 'ping')}${ask('7', 'ping')}${ask('null', 'roots/list')}${ask('18446744073709551615', 'roots/list')}event: message\ndata: ${answer}\n\n`);
         return;
       }
-      if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${answer}\n\n`);
+      // On a task's result, under an event id in the form of a call stream's (see the test of it).
+      const eventId = request.method === 'tasks/result' ? `id: call_01jz6a4k3m5n7p9q1r3s5t7v9w.1.${Buffer.from(JSON.stringify(request.id)).toString('base64url')}\n` : '';
+      if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\n${eventId}data: ${answer}\n\n`);
       else res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
     });
     await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
@@ -466,6 +468,17 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await client.close();
   });
 
+
+  it('removes an event id in the form of a call stream\'s from a stream that is not a call\'s: a client resuming from it would get a call\'s end', async () => {
+    const res = await fetch(`${url}/mcp/p/raw-sse`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tasks/result', params: { taskId: 'task-1' } }),
+    });
+    const text = await res.text();
+    expect(messages(text).map((m) => m.id)).toEqual([4]);
+    expect(text).not.toMatch(/^id:/m);
+  });
 
   it.each(['raw-json', 'raw-sse'])('carries integers past 2^53 in arguments and results as written (%s)', async (provider) => {
     rawBodies.length = 0;
