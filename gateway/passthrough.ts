@@ -648,7 +648,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
             return out;
           };
           const resume =
-            method === 'POST' ? { open: (lastEventId: string) => http(connector.url, { method: 'GET', headers: resumeHeaders(lastEventId), signal: controller.signal }), signal: controller.signal } : undefined;
+            method === 'POST'
+              ? {
+                  open: (lastEventId: string) => http(connector.url, { method: 'GET', headers: resumeHeaders(lastEventId), signal: controller.signal }),
+                  signal: controller.signal,
+                  // The provider may still be working on what the gateway no longer waits for.
+                  abandon: (why: string) => tellUpstream(`the gateway stopped waiting: ${why}`),
+                }
+              : undefined;
           await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed, failedRequests, resume);
         } finally {
           clearTimeout(timer);
@@ -817,9 +824,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     failedRequests: (ids: Iterable<JsonRpcId>, why: string) => JsonRpcResponse[],
     /**
      * A POST's: how its stream is opened again upstream from an event id (a GET with Last-Event-ID),
-     * and the signal that ends the POST (its timeout, its caller gone or cancelling).
+     * the signal that ends the POST (its timeout, its caller gone or cancelling), and how the
+     * upstream is told that the gateway gave up resuming (its requests are cancelled there).
      */
-    resume?: { open: (lastEventId: string) => Promise<UpstreamHttpResponse>; signal: AbortSignal },
+    resume?: { open: (lastEventId: string) => Promise<UpstreamHttpResponse>; signal: AbortSignal; abandon: (why: string) => void },
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -947,6 +955,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const closed = failure === undefined ? 'the upstream closed the stream before the result' : `the stream from the upstream broke before the result (${failure})`;
       if (resumes >= MAX_RESUMES) {
         failure = `${closed} ${resumes + 1} times; Plaza stopped resuming it`;
+        resume.abandon(failure);
         break;
       }
       let reopened: UpstreamHttpResponse | undefined;
@@ -969,6 +978,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
       if (!reopened) {
         failure = `${closed} and did not resume it (${refusal}) in ${failedResumes} ${failedResumes === 1 ? 'try' : 'tries'}`;
+        resume.abandon(failure);
         break;
       }
       failedResumes = 0;

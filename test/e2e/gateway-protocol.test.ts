@@ -219,6 +219,20 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await client.close();
   });
 
+  it('stops resuming a provider that keeps closing the call\'s stream: an isError result, an error receipt, and the call cancelled upstream', async () => {
+    const { client } = await session('polling');
+    const started = Date.now();
+    const result = await client.callTool({ name: 'polled', arguments: { ms: 8_000, every: 60 } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result.isError).toBe(true);
+    expect((result.content as { text: string }[])[0]!.text).toBe('Call failed: the upstream closed the stream before the result 11 times; Plaza stopped resuming it.');
+    const callId = (result._meta as { platform: { call_id: string } }).platform.call_id;
+    await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => r.status)).toEqual(['error']);
+    expect(polling.seen.filter((s) => s.method === 'GET' && s.lastEventId !== undefined && s.body === undefined).length).toBeGreaterThanOrEqual(10);
+    await expect.poll(() => polling.seen.some((s) => s.body?.method === 'notifications/cancelled' && s.body.params.requestId === callId)).toBe(true);
+    await client.close();
+  });
+
   it('answers an SDK client that lost its connection mid-call and resumes the stream with the call\'s error result at once, not a silent stream', async () => {
     // The client's connection drops once its call's stream has begun (a proxy cut it, say): the
     // gateway cancels the call upstream and receipts it error; the client resumes with Last-Event-ID.

@@ -137,8 +137,9 @@ export interface SdkUpstream {
  * `ask {method}`, which sends a log message, progress (when asked for) and then the request
  * `method` (ping, roots/list, sampling/createMessage, elicitation/create) to its client on the
  * call's own stream, and answers with what came back (`<method> answered <json>` or `<method> failed: <error>`), and
- * `polled {ms}`, which closes its POST's event stream at once (SEP-1699: the client resumes it with
- * Last-Event-ID, after `retryInterval` when set) and answers on the resumed stream after `ms`.
+ * `polled {ms, every?}`, which closes its POST's event stream at once (SEP-1699: the client resumes
+ * it with Last-Event-ID, after `retryInterval` when set), and again every `every` ms when given, and
+ * answers on the resumed stream after `ms` unless cancelled.
  */
 export async function startSdkUpstream(options: { eventStore?: boolean; retryInterval?: number; requireBearer?: string } = {}): Promise<SdkUpstream> {
   const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, ignoreCancellations: false, refuseResumes: false, close: async () => undefined };
@@ -165,10 +166,18 @@ export async function startSdkUpstream(options: { eventStore?: boolean; retryInt
       }
     });
     server.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `echo: ${message}` }] }));
-    server.registerTool('polled', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
+    server.registerTool('polled', { inputSchema: { ms: z.number(), every: z.number().optional() } }, async ({ ms, every }, extra) => {
       // Only there with an event store: without one the stream could not be resumed.
       extra.closeSSEStream?.();
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      const closing = every === undefined ? undefined : setInterval(() => extra.closeSSEStream?.(), every);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        extra.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      clearInterval(closing);
       return { content: [{ type: 'text', text: `polled after ${ms} ms` }] };
     });
     server.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
