@@ -652,8 +652,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
               ? {
                   open: (lastEventId: string) => http(connector.url, { method: 'GET', headers: resumeHeaders(lastEventId), signal: controller.signal }),
                   signal: controller.signal,
-                  // The provider may still be working on what the gateway no longer waits for.
-                  abandon: (why: string) => tellUpstream(`the gateway stopped waiting: ${why}`),
+                  // The provider may still be working on the call the gateway no longer waits for. (Not
+                  // tellUpstream: a tasks/result beside it is not the caller's to lose, and gets its error.)
+                  abandon: (why: string) => {
+                    if (upstreamTold || !call) return;
+                    upstreamTold = true;
+                    noticeUpstream(call.callId, `the gateway stopped waiting: ${why}`);
+                  },
                 }
               : undefined;
           await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed, failedRequests, resume);

@@ -2,7 +2,8 @@
  * The gateway held to the MCP streamable HTTP transport with real peers: the SDK client as the
  * agent, providers on the SDK's own server (one resumable through its InMemoryEventStore). Pins
  * what the spec asks of a server that clients and upstreams rely on — request ids, cancellation,
- * resumed streams — and that none of it lets a result reach a caller other than as its receipt says.
+ * resumed streams (a provider closing a call's stream early, SEP-1699; a client resuming one its
+ * connection lost) — and that none of it lets a result reach a caller other than as its receipt says.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
