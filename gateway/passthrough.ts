@@ -952,11 +952,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       } catch (error) {
         failure = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
       }
-      // A POST's stream the upstream ended before every answer, once it had given an event id, is
-      // resumable (SEP-1699: a server may close it to have its client poll): the gateway resumes it
-      // upstream itself and goes on relaying on this same stream, so the caller gets its answers
-      // here as from any provider. Without an event id the stream is lost, and so are its answers.
-      if (!endsWithAnswers || awaited.size === 0 || !resume || resume.signal.aborted || tooLarge || lastEventId === undefined) break;
+      // A call's stream the upstream ended before the call's answer, once it had given an event id,
+      // is resumable (SEP-1699: a server may close it to have its client poll): the gateway resumes
+      // it upstream itself and goes on relaying on this same stream, so the caller gets the answer
+      // here as from any provider. Without an event id the stream is lost, and so is the answer.
+      // (A POST without a call — a tasks/result, say — is not resumed: its requests get their
+      // errors, and its client asks again.)
+      if (!call || answered || !resume || resume.signal.aborted || tooLarge || lastEventId === undefined) break;
       const closed = failure === undefined ? 'the upstream closed the stream before the result' : `the stream from the upstream broke before the result (${failure})`;
       if (resumes >= MAX_RESUMES) {
         failure = `${closed} ${resumes + 1} times; Plaza stopped resuming it`;
