@@ -62,6 +62,22 @@ const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-languag
 
 /** Largest request body read (the SDK transport's own default). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Names the one provider a caller's X-PLATFORM-Upstream-Authorization on /mcp is for. */
+export const UPSTREAM_PROVIDER_HEADER = 'x-platform-upstream-provider';
+const PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
+
+function hasUpstreamCredential(req: IncomingMessage): boolean {
+  const value = req.headers[UPSTREAM_AUTHORIZATION_HEADER];
+  return typeof value === 'string' && value.trim() !== '';
+}
+
+/** The provider slug the caller's credential is for, when it named a valid one. */
+function upstreamProviderOf(req: IncomingMessage): string | undefined {
+  const value = req.headers[UPSTREAM_PROVIDER_HEADER];
+  const slug = typeof value === 'string' ? value.trim() : undefined;
+  return slug !== undefined && PROVIDER_SLUG.test(slug) ? slug : undefined;
+}
+
 /** A receipt's provider holds at most this many characters. */
 const MAX_PROVIDER_LENGTH = 200;
 /** The provider of a receipt for a call that named none Plaza could use (no slug holds parentheses). */
@@ -187,7 +203,9 @@ export function createAggregate(options: AggregateOptions) {
     const key = await options.assertionKey();
     const assertion = await signAssertion(key, { card: identity, callId: call.callId, audience: connector.url, issuer: options.issuer, nowSeconds: Math.floor(options.clock.now() / 1000) });
     const caller: Record<string, string | string[] | undefined> = {};
-    for (const [name, value] of Object.entries(req.headers)) if (FORWARDED.has(name) || name === 'x-platform-upstream-authorization') caller[name] = value;
+    for (const [name, value] of Object.entries(req.headers)) if (FORWARDED.has(name)) caller[name] = value;
+    // The caller's credential goes only to the provider it named it for (spec §2.5: only to a provider that requires it).
+    if (upstreamProviderOf(req) === provider) caller[UPSTREAM_AUTHORIZATION_HEADER] = req.headers[UPSTREAM_AUTHORIZATION_HEADER];
     const headers = upstreamHeaders(caller, identity, call.callId, assertion);
     const progressToken = params._meta?.['progressToken'];
     const upstreamParams = stampCallParams({ name: tool, arguments: params.arguments ?? {}, _meta: params._meta }, identity, call.callId);
@@ -266,6 +284,11 @@ export function createAggregate(options: AggregateOptions) {
       // only, listChanged false), so it offers none rather than hold a connection open for nothing
       // (spec: 405 when the server offers no stream at this endpoint).
       sendJson(res, 405, rpcError(null, -32000, 'Method not allowed: /mcp sends no server-initiated messages, so it offers no GET stream.'), { allow: 'POST, DELETE' });
+      return;
+    }
+    if (req.method === 'POST' && hasUpstreamCredential(req) && upstreamProviderOf(req) === undefined) {
+      // One credential, many providers: sent to every one, any anonymous listing could collect it.
+      sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, `On /mcp a third-party credential goes to one provider only: name it with X-PLATFORM-Upstream-Provider: <provider> (a provider slug), or call /mcp/p/<provider>.`));
       return;
     }
     // The hot path: a plain tools/call is answered here as JSON (the transport lets a server answer

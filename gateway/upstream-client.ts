@@ -82,7 +82,7 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
       throw new UpstreamCallError(
         request.headers['authorization'] !== undefined
           ? 'the upstream refused the credential sent as X-PLATFORM-Upstream-Authorization (HTTP 401)'
-          : 'the upstream needs a credential of its own (HTTP 401): send it as X-PLATFORM-Upstream-Authorization',
+          : 'the upstream needs a credential of its own (HTTP 401): send it as X-PLATFORM-Upstream-Authorization, with X-PLATFORM-Upstream-Provider naming the provider it is for',
       );
     }
     throw new UpstreamCallError(`the upstream answered HTTP ${res.status}`);

@@ -151,7 +151,7 @@ function boundedFetch(ended: (ids: Array<string | number>, why: string) => void)
  * The agent credential comes from the credential store; only the third-party credential may come
  * from the environment (named by --upstream-token-env), as spec §2.7 asks.
  */
-async function connect(provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; url?: string }, env: Record<string, string | undefined>): Promise<void> {
+async function connect(provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; upstreamProvider?: string; url?: string }, env: Record<string, string | undefined>): Promise<void> {
   const read = readCredential(credentialFile(env));
   if ('missing' in read) fail('no agent credential: run `plaza agents login --token <agent token>` first.');
   if ('problem' in read) fail(`${read.problem}: run \`plaza agents login --token <agent token>\` to store the credential again.`);
@@ -165,6 +165,14 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     const value = env[options.upstreamTokenEnv];
     if (!value) fail(`environment variable ${options.upstreamTokenEnv} is empty`);
     headers['x-platform-upstream-authorization'] = /^[A-Za-z]+ /.test(value) ? value : `Bearer ${value}`;
+    // On /mcp the credential goes to the one provider it is for, never to every provider listed.
+    const scope = options.upstreamProvider ?? provider;
+    if (options.all && !scope) fail('with --all, name the provider the credential is for: --upstream-provider <provider> (it goes to that provider only).');
+    if (scope && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(scope)) fail(`not a provider slug: ${scope}`);
+    if (!options.all && scope !== provider) fail(`--upstream-provider ${scope} differs from the provider bridged to (${provider}).`);
+    headers['x-platform-upstream-provider'] = scope!;
+  } else if (options.upstreamProvider) {
+    fail('--upstream-provider names whose credential --upstream-token-env holds; pass both.');
   }
   // Loaded here, not at the top: every `plaza` command registers this one.
   const { StreamableHTTPClientTransport, StreamableHTTPError } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
@@ -326,6 +334,7 @@ export function registerAgentCommands(program: Command, env: Record<string, stri
     .description('a stdio MCP server bridging to the gateway (/mcp/p/<provider>, or /mcp with --all)')
     .option('--all', 'bridge to the aggregated /mcp endpoint')
     .option('--upstream-token-env <NAME>', 'environment variable holding your third-party credential for the provider')
+    .option('--upstream-provider <provider>', 'with --all: the one provider the credential is sent to')
     .option('--url <url>', 'override the stored Plaza base URL')
-    .action((provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; url?: string }) => connect(provider, options, env));
+    .action((provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; upstreamProvider?: string; url?: string }) => connect(provider, options, env));
 }

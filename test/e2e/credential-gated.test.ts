@@ -164,5 +164,21 @@ describe('a listed MCP server that needs a credential of its own', () => {
     const without = new Client({ name: 'stdio-agent', version: '1' });
     await expect(without.connect(bridge([], {}))).rejects.toThrow(/X-PLATFORM-Upstream-Authorization/);
     await without.close().catch(() => undefined);
+
+    // Through /mcp the credential goes to the one provider named for it, and must be named.
+    const all = (args: string[]) =>
+      new StdioClientTransport({ command: process.execPath, args: [PLAZA_BIN, 'mcp', 'connect', '--all', '--upstream-token-env', 'GATED_TOKEN', ...args], env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, GATED_TOKEN: SECRET }) as Record<string, string>, stderr: 'pipe' });
+    const unscoped = all([]);
+    let said = '';
+    unscoped.stderr?.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    const refused = new Client({ name: 'stdio-agent', version: '1' });
+    await expect(refused.connect(unscoped)).rejects.toThrow();
+    expect(said).toMatch(/--upstream-provider <provider>/);
+    await refused.close().catch(() => undefined);
+    const scoped = new Client({ name: 'stdio-agent', version: '1' });
+    // /mcp takes the credential once it names its provider (unnamed, it answers 400 and connect fails).
+    await scoped.connect(all(['--upstream-provider', 'gated']));
+    expect(Array.isArray((await scoped.listTools()).tools)).toBe(true);
+    await scoped.close();
   });
 });

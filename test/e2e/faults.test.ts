@@ -88,16 +88,39 @@ describe('upstream faults through the gateway', () => {
       });
       return ((await res.json()) as any).result;
     };
+    const forGated = { 'x-platform-upstream-provider': 'f-gated-call' };
     const none = await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call');
     expect(none.message.result.isError).toBe(true);
     expect(none.message.result.content[0].text).toMatch(/needs a credential of its own \(HTTP 401\): send it as X-PLATFORM-Upstream-Authorization/);
     expect((await viaAggregate({})).content[0].text).toMatch(/needs a credential of its own \(HTTP 401\): send it as X-PLATFORM-Upstream-Authorization/);
     const wrong = { 'x-platform-upstream-authorization': 'Bearer nope' };
     expect((await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, wrong)).message.result.content[0].text).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
-    expect((await viaAggregate(wrong)).content[0].text).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
+    expect((await viaAggregate({ ...wrong, ...forGated })).content[0].text).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
     const right = { 'x-platform-upstream-authorization': 'Bearer call-secret' };
     expect((await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, right)).message.result.content[0].text).toBe('ok: let in');
-    expect((await viaAggregate(right)).content[0].text).toBe('ok: let in');
+    expect((await viaAggregate({ ...right, ...forGated })).content[0].text).toBe('ok: let in');
+    // On /mcp a credential goes only to the provider it is named for: any other gets none.
+    expect((await viaAggregate({ ...right, 'x-platform-upstream-provider': 'someone-else' })).content[0].text).toMatch(/needs a credential of its own .*X-PLATFORM-Upstream-Provider/);
+  });
+
+  it('refuses a third-party credential on /mcp that names no provider, instead of sending it to every provider called', async () => {
+    for (const provider of [undefined, '', 'Not A Slug']) {
+      const res = await fetch(`${plaza.server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${plaza.agentToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-platform-upstream-authorization': 'Bearer call-secret',
+          ...(provider === undefined ? {} : { 'x-platform-upstream-provider': provider }),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'f-gated-call__act', arguments: {} } }),
+      });
+      expect(res.status, String(provider)).toBe(400);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe(-32600);
+      expect(body.error.message).toMatch(/X-PLATFORM-Upstream-Provider/);
+    }
   });
 
   it('reads a notification stream no faster than its client: a client that stops reading holds the upstream, not Plaza memory; the stream may outgrow the answer limit', async () => {
@@ -234,7 +257,7 @@ describe('upstream faults through the gateway', () => {
       expect(JSON.stringify(passthrough.message)).toContain(secret); // the caller's own credential, back to the caller
       const aggregate = await fetch(`${plaza.server.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', 'x-platform-upstream-provider': 'f-echo-credential', ...headers },
         body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'f-echo-credential__act', arguments: { as } } }),
       });
       expect(aggregate.status).toBe(200);
