@@ -385,6 +385,8 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
         'everything/get-sum/ok',
         'everything/trigger-long-running-operation/ok',
         'dead/ghost/error',
+        // A name no connector has is the agent's call too (a receipt for the attempt).
+        '(unknown)/nope/error',
       ]);
       await c.close();
     });
