@@ -125,7 +125,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(jwksRoutes({ keys }));
   app.use(agentRoutes({ agents, verify }));
 
-  app.use(marketplaceRoutes({ marketplace }));
+  app.use(marketplaceRoutes({ marketplace, accounts }));
   app.use(...selfService.routes);
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
   app.use(openApiRoutes({ document: openApi }));

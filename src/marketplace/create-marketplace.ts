@@ -91,6 +91,7 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
       lastUnmet = now;
       discoveryStore.pullSooner(DISCOVERY_LEASE, now + 60_000).catch((error: unknown) => log.debug({ err: error }, 'could not signal discovery'));
     },
+    listingsRemoved: () => searchIndex.markStale(),
   });
   return {
     service,

@@ -1,7 +1,7 @@
 import type { EndpointStatus, RequiredCredential } from '../../probes/index.ts';
 import type { McpEndpointModel } from '../db/generated/models.ts';
 import type { PrismaClient } from '../db/index.ts';
-import { ConflictError, newId } from '../kernel/index.ts';
+import { ConflictError, newId, NotFoundError } from '../kernel/index.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import type { Endpoint, EndpointSource, Page, ProbeRunRecord } from './types.ts';
 
@@ -16,7 +16,12 @@ export interface NewListing {
   requiredCredentials: RequiredCredential[];
   purpose: string | null;
   risk: string | null;
+  /** The owning account, or null for an anonymous listing. */
+  accountId: string | null;
 }
+
+/** What the owner of a listing may change: everything but its URL, provider slug and owner. */
+export type ListingDetails = Omit<NewListing, 'provider' | 'url' | 'accountId'>;
 
 /** Filters of the endpoint list. */
 export interface EndpointFilter {
@@ -32,6 +37,15 @@ export interface EndpointRepository {
   findByProvider(provider: string): Promise<Endpoint | undefined>;
   /** Inserts a manual listing due for probing now; ConflictError when the URL or provider got taken meanwhile. */
   create(listing: NewListing, now: number): Promise<Endpoint>;
+  /**
+   * Replaces the anonymous listing `anonymousId` with `listing` in one transaction; ConflictError
+   * when that listing was changed or removed meanwhile, or the URL or provider got taken.
+   */
+  supersede(anonymousId: string, listing: NewListing, now: number): Promise<Endpoint>;
+  /** Changes the details of listing `id`; NotFoundError when it is gone. */
+  update(id: string, changes: Partial<ListingDetails>): Promise<Endpoint>;
+  /** Removes listing `id` of `accountId` with its tools and probes; false when there was none. */
+  remove(id: string, accountId: string): Promise<boolean>;
   /** Registered endpoints in id order (ids sort by creation time). */
   list(filter: EndpointFilter, limit: number, cursor: string | undefined): Promise<Page<Endpoint>>;
   count(): Promise<number>;
@@ -45,6 +59,7 @@ export function toEndpoint(row: McpEndpointModel): Endpoint {
     provider: row.provider,
     url: row.url,
     registeredBy: row.registeredBy,
+    accountId: row.accountId,
     source: row.source === 'discovered' ? 'discovered' : 'manual',
     registryName: row.registryName,
     aginSupport: row.aginSupport,
@@ -68,6 +83,21 @@ function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'P2002';
 }
 
+const TAKEN = 'That URL or provider slug was just listed by someone else.';
+
+/** The row of a new manual listing, due for probing now. */
+function newRow(listing: NewListing, now: number) {
+  return {
+    id: newId('mcp', now),
+    ...listing,
+    requiredCredentials: listing.requiredCredentials as never,
+    source: 'manual',
+    status: 'registered',
+    nextProbeAt: new Date(now),
+    createdAt: new Date(now),
+  };
+}
+
 /** Creates the endpoint repository over Prisma. */
 export function createEndpointRepository(prisma: PrismaClient): EndpointRepository {
   return {
@@ -85,22 +115,40 @@ export function createEndpointRepository(prisma: PrismaClient): EndpointReposito
     },
     async create(listing, now) {
       try {
-        const row = await prisma.mcpEndpoint.create({
-          data: {
-            id: newId('mcp', now),
-            ...listing,
-            requiredCredentials: listing.requiredCredentials as never,
-            source: 'manual',
-            status: 'registered',
-            nextProbeAt: new Date(now),
-            createdAt: new Date(now),
-          },
+        return toEndpoint(await prisma.mcpEndpoint.create({ data: newRow(listing, now) }));
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ConflictError(TAKEN, { cause: error });
+        throw error;
+      }
+    },
+    async supersede(anonymousId, listing, now) {
+      try {
+        const row = await prisma.$transaction(async (tx) => {
+          // Only while it still belongs to nobody: an account that claimed it meanwhile keeps it.
+          const { count } = await tx.mcpEndpoint.deleteMany({ where: { id: anonymousId, accountId: null } });
+          if (count === 0) throw new ConflictError('That listing was just changed by someone else.');
+          return tx.mcpEndpoint.create({ data: newRow(listing, now) });
         });
         return toEndpoint(row);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new ConflictError('That URL or provider slug was just listed by someone else.', { cause: error });
+        if (isUniqueViolation(error)) throw new ConflictError(TAKEN, { cause: error });
         throw error;
       }
+    },
+    async update(id, changes) {
+      const { requiredCredentials, ...rest } = changes;
+      const rows = await prisma.mcpEndpoint.updateManyAndReturn({
+        where: { id },
+        data: { ...rest, ...(requiredCredentials ? { requiredCredentials: requiredCredentials as never } : {}) },
+      });
+      if (!rows[0]) throw new NotFoundError(`No MCP endpoint with id ${JSON.stringify(id)}.`);
+      return toEndpoint(rows[0]);
+    },
+    async remove(id, accountId) {
+      // Tools and probe runs go with it (ON DELETE CASCADE); receipts name the provider and tool
+      // and refer to no listing, so they stay.
+      const { count } = await prisma.mcpEndpoint.deleteMany({ where: { id, accountId } });
+      return count > 0;
     },
     async list(filter, limit, cursor) {
       const after = cursor === undefined ? undefined : String(decodeCursor(cursor, 1)[0]);

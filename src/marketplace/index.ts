@@ -2,10 +2,10 @@
 export type { Marketplace, MarketplaceDeps, MarketplaceSettings } from './create-marketplace.ts';
 export { createMarketplace } from './create-marketplace.ts';
 export { createDiscoveryStore } from './discovery-store.ts';
-export type { EndpointFilter, EndpointRepository, NewListing } from './endpoint-repository.ts';
+export type { EndpointFilter, EndpointRepository, ListingDetails, NewListing } from './endpoint-repository.ts';
 export { createEndpointRepository } from './endpoint-repository.ts';
-export type { ListingBody } from './listing-input.ts';
-export { ListingBodySchema, parseOrThrow, PROVIDER_SLUG, RESERVED_PROVIDERS } from './listing-input.ts';
+export type { ListingBody, ListingChanges } from './listing-input.ts';
+export { ListingBodySchema, ListingChangesSchema, parseListingChanges, parseOrThrow, PROVIDER_SLUG, RESERVED_PROVIDERS } from './listing-input.ts';
 export type { Catalog, ListingService, Registration } from './listing-service.ts';
 export { createListingService, ENDPOINT_STATUSES, normaliseListingUrl } from './listing-service.ts';
 export { createProbeStore } from './probe-store.ts';

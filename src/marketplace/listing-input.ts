@@ -26,6 +26,17 @@ const CredentialSchema = z.union([
   }),
 ]);
 
+// Lower-cased before it is checked: the stored form is what must fit and what is compared.
+const RegisteredBySchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(254, 'at most 254 characters')
+  .refine(wellFormed, WELL_FORMED)
+  .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail-like identifier of the accountable publisher');
+const SummarySchema = text(4_000).trim().min(1, 'must say what the connector can do');
+const CredentialsSchema = z.array(CredentialSchema).max(20, 'at most 20 entries');
+
 /** The body of `POST /api/mcp/listings` (spec §2.1 plus the optional metadata of §2.1). */
 export const ListingBodySchema = z.strictObject({
   provider: z.string().regex(PROVIDER_SLUG, 'must match ^[a-z0-9][a-z0-9-]{1,62}$ (lower-case letters, digits, dashes)'),
@@ -33,21 +44,45 @@ export const ListingBodySchema = z.strictObject({
     .string()
     .max(2_048, 'at most 2048 characters')
     .refine((v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol), 'must be an http or https URL'),
-  // Lower-cased before it is checked: the stored form is what must fit and what is compared.
-  registered_by: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .max(254, 'at most 254 characters')
-    .refine(wellFormed, WELL_FORMED)
-    .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail-like identifier of the accountable publisher'),
+  registered_by: RegisteredBySchema,
   agin_support: z.boolean().default(false),
-  summary: text(4_000).trim().min(1, 'must say what the connector can do'),
+  summary: SummarySchema,
   audience: text(500).trim().optional(),
-  required_credentials: z.array(CredentialSchema).max(20, 'at most 20 entries').default([]),
+  required_credentials: CredentialsSchema.default([]),
   purpose: text(1_000).trim().optional(),
   risk: text(1_000).trim().optional(),
 });
+
+/**
+ * The body of `PATCH /api/mcp/listings/:id`: the fields to change, each as in a listing; `null`
+ * clears an optional text. The URL and the provider slug are the listing's identity (the gateway
+ * routes by the slug) and are not among them.
+ */
+export const ListingChangesSchema = z
+  .strictObject({
+    registered_by: RegisteredBySchema.optional(),
+    agin_support: z.boolean().optional(),
+    summary: SummarySchema.optional(),
+    audience: text(500).trim().nullable().optional(),
+    required_credentials: CredentialsSchema.optional(),
+    purpose: text(1_000).trim().nullable().optional(),
+    risk: text(1_000).trim().nullable().optional(),
+  })
+  .refine((changes) => Object.keys(changes).length > 0, 'must name at least one field to change');
+
+/** A parsed listing change. */
+export type ListingChanges = z.infer<typeof ListingChangesSchema>;
+
+/** Parses a listing change; the URL or the provider slug in it is refused with a message saying what to do instead. */
+export function parseListingChanges(value: unknown): ListingChanges {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const fixed = ['provider', 'url'].find((field) => field in value);
+    if (fixed) {
+      throw new ValidationError(`Invalid listing change: ${fixed}: cannot be changed; remove the listing (DELETE /api/mcp/listings/:id) and list it again.`, { param: fixed });
+    }
+  }
+  return parseOrThrow(ListingChangesSchema, value, 'listing change');
+}
 
 /** A parsed listing body. */
 export type ListingBody = z.infer<typeof ListingBodySchema>;

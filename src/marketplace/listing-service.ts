@@ -2,8 +2,9 @@ import { isIP } from 'node:net';
 
 import { assertUrlLiterallyAllowed, type EndpointStatus, SsrfError } from '../../probes/index.ts';
 import { type Clock, ConflictError, NotFoundError, ValidationError } from '../kernel/index.ts';
-import type { EndpointFilter, EndpointRepository } from './endpoint-repository.ts';
-import { type ListingBody, RESERVED_PROVIDERS } from './listing-input.ts';
+import type { EndpointFilter, EndpointRepository, ListingDetails } from './endpoint-repository.ts';
+import { type ListingBody, type ListingChanges, RESERVED_PROVIDERS } from './listing-input.ts';
+import { assertOwner, changedDetails, detailsOfBody, detailsOfChanges, HOW_TO_OWN, textsOf } from './listing-ownership.ts';
 import { assertNoSecrets } from './secret-check.ts';
 import type { ToolRepository } from './tool-repository.ts';
 import type { Endpoint, Page, ProbeRunRecord, Tool } from './types.ts';
@@ -20,12 +21,18 @@ export interface ListingServiceDeps {
   recordDemand(endpointId: string): void;
   /** Notes a search that found nothing (pulls the registry sooner). */
   noteUnmetSearch(): void;
+  /** Notes that listings were removed (the tool search drops their tools at once). */
+  listingsRemoved(): void;
 }
 
-/** The outcome of a registration: the listing and whether it is new. */
+/** The outcome of a registration: the listing, whether it is new, and whether it was changed. */
 export interface Registration {
   endpoint: Endpoint;
   created: boolean;
+  /** An existing listing of the caller's account whose details this registration changed. */
+  updated: boolean;
+  /** The id of the anonymous listing of the same URL that the new account listing replaced. */
+  supersedes?: string;
 }
 
 /** The catalog (spec §2.2). */
@@ -38,7 +45,16 @@ export interface Catalog {
 
 /** The marketplace's operations, independent of HTTP. */
 export interface ListingService {
-  register(body: ListingBody): Promise<Registration>;
+  /**
+   * Lists an endpoint for `accountId` (null: anonymously). The same listing sent again is answered
+   * as stored; with other details it is changed when the caller's account owns it, and a 409
+   * otherwise. An account listing a URL held by an anonymous listing supersedes that listing.
+   */
+  register(body: ListingBody, accountId?: string | null): Promise<Registration>;
+  /** Changes the details of a listing owned by `accountId` (403 for anyone else). */
+  update(id: string, changes: ListingChanges, accountId: string): Promise<{ endpoint: Endpoint; updated: boolean }>;
+  /** Removes a listing owned by `accountId` (403 for anyone else): it leaves the catalog and the gateway. */
+  remove(id: string, accountId: string): Promise<Endpoint>;
   catalog(limit: number): Promise<Catalog>;
   listEndpoints(filter: EndpointFilter, limit: number, cursor?: string): Promise<Page<Endpoint>>;
   getEndpoint(id: string, probes: number): Promise<{ endpoint: Endpoint; probes: ProbeRunRecord[] }>;
@@ -76,71 +92,107 @@ function normaliseEscapes(text: string): string {
 /** Creates the listing service. */
 export function createListingService(deps: ListingServiceDeps): ListingService {
   const { endpoints, tools, clock } = deps;
+  const notFound = (id: string) => new NotFoundError(`No MCP endpoint with id ${JSON.stringify(id.slice(0, 80))}.`);
+  const findOwn = async (id: string, accountId: string): Promise<Endpoint> => {
+    const endpoint = ENDPOINT_ID.test(id) ? await endpoints.findById(id) : undefined;
+    if (!endpoint) throw notFound(id);
+    assertOwner(endpoint, accountId);
+    return endpoint;
+  };
   return {
-    async register(body) {
+    async register(body, accountId = null) {
       const url = normaliseListingUrl(body.url);
-      assertNoSecrets(url, {
-        summary: body.summary,
-        audience: body.audience,
-        purpose: body.purpose,
-        risk: body.risk,
-        ...Object.fromEntries(body.required_credentials.map((c, i) => [`required_credentials.${i}.description`, c.description])),
-      });
+      const details = detailsOfBody(body);
+      assertNoSecrets(url, textsOf(details));
       try {
         assertUrlLiterallyAllowed(url, deps.allowPrivateTargets);
       } catch (error) {
         if (error instanceof SsrfError) throw new ValidationError(`Invalid listing: url: ${error.message}`, { param: 'url', cause: error });
         throw error;
       }
-      const registeredBy = body.registered_by.toLowerCase();
-      /** The listing of this URL when there is one: this very listing (answered as stored), or a conflict. */
-      const listedAlready = async (): Promise<{ endpoint: Endpoint; created: false } | undefined> => {
-        const existing = await endpoints.findByUrl(url.href);
-        if (!existing) return undefined;
-        if (existing.registeredBy !== registeredBy) throw new ConflictError('This URL is already listed by another registrant.', { param: 'url' });
-        // The same listing sent again is answered with the one stored; under another slug it is
-        // a second listing of the same server, which the caller should hear about, not lose.
+      const sameSlug = (existing: Endpoint) => {
+        // Under another slug it is a second listing of the same server, which the caller should
+        // hear about, not lose.
         if (existing.provider !== body.provider) {
           throw new ConflictError(`This URL is already listed, as provider "${existing.provider}" (${existing.id}); a server is listed once.`, { param: 'url' });
         }
-        return { endpoint: existing, created: false };
       };
-      const stored = await listedAlready();
-      if (stored) return stored;
+      /**
+       * What a listing of this URL already there means for this registration: the answer (the
+       * listing as stored or as changed by its owner), a conflict, or an anonymous listing this
+       * account listing supersedes.
+       */
+      const listedAlready = async (): Promise<Registration | { anonymous: Endpoint } | undefined> => {
+        const existing = await endpoints.findByUrl(url.href);
+        if (!existing) return undefined;
+        if (existing.accountId !== null) {
+          if (existing.accountId !== accountId) {
+            throw new ConflictError(`This URL is already listed (${existing.id}) and belongs to a Plaza account; only that account can change or remove the listing.`, { param: 'url' });
+          }
+          sameSlug(existing);
+          const changes = changedDetails(existing, details);
+          if (Object.keys(changes).length === 0) return { endpoint: existing, created: false, updated: false };
+          return { endpoint: await endpoints.update(existing.id, changes), created: false, updated: true };
+        }
+        // registered_by is not verified: only an account's listing may displace an anonymous one.
+        if (accountId !== null) return { anonymous: existing };
+        if (existing.registeredBy !== details.registeredBy) {
+          throw new ConflictError(`This URL is already listed by another registrant. If the server is yours, ${HOW_TO_OWN}: a listing made by an account supersedes an anonymous one.`, { param: 'url' });
+        }
+        sameSlug(existing);
+        if (Object.keys(changedDetails(existing, details)).length > 0) {
+          throw new ConflictError(
+            `This URL is already listed (${existing.id}) with other details, and an anonymous listing cannot be changed. To change it, ${HOW_TO_OWN}: the listing then belongs to your account, which can change it (PATCH /api/mcp/listings/${existing.id} for its own) or remove it.`,
+            { param: 'url' },
+          );
+        }
+        return { endpoint: existing, created: false, updated: false };
+      };
+      /** The answer when the URL turned out listed meanwhile (a retry, another instance). */
+      const raced = async (): Promise<Registration | undefined> => {
+        const found = await listedAlready();
+        return found && 'endpoint' in found ? found : undefined;
+      };
+      const found = await listedAlready();
+      if (found && 'endpoint' in found) return found;
+      const superseded = found?.anonymous;
       if (RESERVED_PROVIDERS.has(body.provider)) throw new ConflictError(`Provider slug "${body.provider}" is reserved for Plaza's own tools.`, { param: 'provider' });
       // The same listing sent twice at once (a client's retry, several instances) may be stored by
       // the other request between the look-up above and here: it is then answered as stored too.
       const holder = await endpoints.findByProvider(body.provider);
-      if (holder) {
-        const raced = await listedAlready();
-        if (raced) return raced;
+      if (holder && holder.id !== superseded?.id) {
+        const answer = await raced();
+        if (answer) return answer;
         throw new ConflictError(`Provider slug "${body.provider}" is already taken by another listing.`, { param: 'provider' });
       }
+      const listing = { provider: body.provider, url: url.href, accountId, ...details };
       let endpoint: Endpoint;
       try {
-        endpoint = await endpoints.create(
-          {
-            provider: body.provider,
-            url: url.href,
-            registeredBy,
-            aginSupport: body.agin_support,
-            summary: body.summary,
-            audience: body.audience ?? null,
-            requiredCredentials: body.required_credentials.map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}), required: c.required })),
-            purpose: body.purpose ?? null,
-            risk: body.risk ?? null,
-          },
-          clock.now(),
-        );
+        endpoint = superseded ? await endpoints.supersede(superseded.id, listing, clock.now()) : await endpoints.create(listing, clock.now());
       } catch (error) {
         if (error instanceof ConflictError) {
-          const raced = await listedAlready();
-          if (raced) return raced;
+          const answer = await raced();
+          if (answer) return answer;
         }
         throw error;
       }
+      if (superseded) deps.listingsRemoved();
       deps.probeSoon(endpoint.id);
-      return { endpoint, created: true };
+      return { endpoint, created: true, updated: false, ...(superseded ? { supersedes: superseded.id } : {}) };
+    },
+    async update(id, changes, accountId) {
+      const endpoint = await findOwn(id, accountId);
+      const details: Partial<ListingDetails> = detailsOfChanges(changes);
+      assertNoSecrets(new URL(endpoint.url), textsOf(details));
+      const changed = changedDetails(endpoint, details);
+      if (Object.keys(changed).length === 0) return { endpoint, updated: false };
+      return { endpoint: await endpoints.update(id, changed), updated: true };
+    },
+    async remove(id, accountId) {
+      const endpoint = await findOwn(id, accountId);
+      if (!(await endpoints.remove(id, accountId))) throw notFound(id);
+      deps.listingsRemoved();
+      return endpoint;
     },
     async catalog(limit) {
       const [endpointCount, toolCount, endpointPage, toolPage] = await Promise.all([
@@ -156,7 +208,7 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
     },
     async getEndpoint(id, probes) {
       const endpoint = ENDPOINT_ID.test(id) ? await endpoints.findById(id) : undefined;
-      if (!endpoint) throw new NotFoundError(`No MCP endpoint with id ${JSON.stringify(id.slice(0, 80))}.`);
+      if (!endpoint) throw notFound(id);
       deps.recordDemand(endpoint.id);
       return { endpoint, probes: await endpoints.recentProbes(id, probes) };
     },

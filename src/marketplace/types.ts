@@ -9,6 +9,8 @@ export interface Endpoint {
   provider: string;
   url: string;
   registeredBy: string;
+  /** The account that owns the listing (made with its API key); null when it belongs to nobody. */
+  accountId: string | null;
   source: EndpointSource;
   registryName: string | null;
   aginSupport: boolean;

@@ -1,16 +1,19 @@
 import { Router } from 'express';
 import { z } from 'zod';
 
+import type { AccountService } from '../accounts/index.ts';
 import {
   type Endpoint,
   ENDPOINT_STATUSES,
   ListingBodySchema,
   type Marketplace,
+  parseListingChanges,
   parseOrThrow,
   type ProbeRunRecord,
   PROVIDER_SLUG,
   type Tool,
 } from '../marketplace/index.ts';
+import { accountApiKey } from './account-key.ts';
 
 const limit = (max: number, fallback: number) => z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`).default(fallback);
 const cursor = z.string().min(1).max(512, 'is not a cursor of this API');
@@ -40,6 +43,8 @@ export function renderEndpoint(e: Endpoint): Record<string, unknown> {
     url: e.url,
     registrant: e.registeredBy,
     registered_by: e.registeredBy,
+    // Whether an account owns it (only that account may change or remove it); which account is not public.
+    account_owned: e.accountId !== null,
     source: e.source,
     registry_name: e.registryName,
     agin_support: e.aginSupport,
@@ -96,18 +101,32 @@ function renderProbe(p: ProbeRunRecord): Record<string, unknown> {
 }
 
 /**
- * The marketplace routes (spec §4.2): listing registration without an approval gate, the public
+ * The marketplace routes (spec §4.2): listing registration without an approval gate (anonymous,
+ * or owned by the account of an API key), changes and removal by the owning account, the public
  * catalog, registered endpoints, one endpoint with its probe history, and online tool search.
  */
-export function marketplaceRoutes(deps: { marketplace: Marketplace }): Router {
+export function marketplaceRoutes(deps: { marketplace: Marketplace; accounts: AccountService }): Router {
   const { service } = deps.marketplace;
   const router = Router();
+  const maybeAccount = accountApiKey(deps.accounts, { required: false });
+  const account = accountApiKey(deps.accounts, { required: true });
 
-  router.post('/api/mcp/listings', async (req, res) => {
+  router.post('/api/mcp/listings', maybeAccount, async (req, res) => {
     const body = parseOrThrow(ListingBodySchema, req.body, 'listing');
-    const { endpoint, created } = await service.register(body);
+    const { endpoint, created, updated, supersedes } = await service.register(body, req.actingAccountId ?? null);
     if (created) res.setHeader('Location', `/api/mcp/endpoints/${endpoint.id}`);
-    res.status(created ? 201 : 200).json({ ...renderEndpoint(endpoint), created });
+    res.status(created ? 201 : 200).json({ ...renderEndpoint(endpoint), created, updated, ...(supersedes ? { supersedes } : {}) });
+  });
+
+  router.patch('/api/mcp/listings/:id', account, async (req, res) => {
+    const changes = parseListingChanges(req.body);
+    const { endpoint, updated } = await service.update(String(req.params['id']), changes, req.actingAccountId!);
+    res.json({ ...renderEndpoint(endpoint), updated });
+  });
+
+  router.delete('/api/mcp/listings/:id', account, async (req, res) => {
+    const endpoint = await service.remove(String(req.params['id']), req.actingAccountId!);
+    res.json({ id: endpoint.id, provider: endpoint.provider, url: endpoint.url, removed: true });
   });
 
   router.get('/api/mcp/catalog', async (req, res) => {

@@ -81,6 +81,7 @@ describe('endpointBody', () => {
     provider: 'weather-co',
     url: 'https://weather.example/mcp',
     registeredBy: 'ops@example.com',
+    accountId: null,
     source: 'manual',
     registryName: null,
     aginSupport: false,
