@@ -106,6 +106,8 @@ describe('every HTTP route under random input', () => {
     guestToken = ((await (await post('/api/auth/guest-token', {})).json()) as any).data.token;
     const toRevoke = (await (await post('/api/agents', { display_name: 'To revoke' }, apiKey)).json()) as any;
     const endpointId = await listHealthy(plaza.server.url, 'recorder', upstream.url('ok'));
+    const owned = async (provider: string) =>
+      ((await (await post('/api/mcp/listings', { provider, url: `http://127.0.0.1:9/${provider}`, registered_by: 'ops@example.com', summary: 'Owned by the fuzz account.' }, apiKey)).json()) as any).id as string;
     const call = await callTool(plaza.server.url, plaza.agentToken, 'recorder', { message: 'fuzz' });
     const checkpoint = (await (await fetch(`${plaza.server.url}/api/receipts/checkpoints/latest`)).json()) as any;
     const source = (await (await post('/api/agpk/sources', { package_id: 'fuzz.setup', name: 'Setup', version: '1.0.0', vendor_name: 'Fuzz Co', download_uri: 'https://packages.invalid/setup.agpk', sha256: 'b'.repeat(64) })).json()) as any;
@@ -133,6 +135,8 @@ describe('every HTTP route under random input', () => {
       email: plaza.email,
       password,
       endpointId,
+      ownedEndpointId: await owned('fuzz-owned'),
+      endpointToRemove: await owned('fuzz-removed'),
       agentToRevoke: toRevoke.data.agent.id,
       keyToDelete: key.key.id,
       callId: call.message.result._meta.platform.call_id,

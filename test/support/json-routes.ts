@@ -14,6 +14,9 @@ export interface FuzzContext {
   email: string;
   password: string;
   endpointId: string;
+  /** Listings of account A (made with its API key): one the fuzzer changes, one it removes. */
+  ownedEndpointId: string;
+  endpointToRemove: string;
   agentToRevoke: string;
   keyToDelete: string;
   callId: string;
@@ -28,7 +31,7 @@ export interface FuzzContext {
 
 /** One route of the table. */
 export interface JsonRoute {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** The path as registered (`:name` parameters). */
   path: string;
   /** The router entry when it is not `METHOD path` (static files are middleware). */
@@ -88,6 +91,16 @@ const listingFields = {
   required_credentials: fc.array(fc.oneof(text(20, 1), near({ name: text(20, 1), description: text(50), required: fc.boolean() }, ['name'])), { maxLength: 3 }),
   purpose: text(50),
   risk: text(50),
+};
+// A change names no provider or url (those are refused), and clears optional text with null.
+const listingChangeFields = {
+  registered_by: listingFields.registered_by,
+  agin_support: listingFields.agin_support,
+  summary: listingFields.summary,
+  audience: fc.oneof(text(50), fc.constant(null)),
+  required_credentials: listingFields.required_credentials,
+  purpose: fc.oneof(text(50), fc.constant(null)),
+  risk: listingFields.risk,
 };
 const sourceFields = {
   package_id: fc.stringMatching(/^[a-z][a-z0-9.-]{0,20}$/),
@@ -212,6 +225,30 @@ export const JSON_ROUTES: JsonRoute[] = [
       body: near(listingFields, ['provider', 'url', 'registered_by', 'summary']),
       good: { body: JSON.stringify({ provider: 'fuzz-good', url: 'http://127.0.0.1:9/fuzz-good', registered_by: 'ops@example.com', summary: 'A listing the fuzzer accepts.' }) },
       bad: { body: '{"provider":"Bad Slug","url":"ftp://x","registered_by":"x","summary":""}' },
+    }),
+  },
+  {
+    method: 'PATCH',
+    path: '/api/mcp/listings/:id',
+    surface: 'website',
+    kind: 'json',
+    fuzz: (ctx) => ({
+      params: { id: fc.constantFrom(ctx.ownedEndpointId, ctx.endpointId, 'mcp_nope000000') },
+      body: near(listingChangeFields),
+      good: { auth: 'api-key', params: { id: ctx.ownedEndpointId }, body: '{"summary":"Changed by the fuzzer."}' },
+      bad: { auth: 'api-key', params: { id: ctx.ownedEndpointId }, body: '{"url":"http://127.0.0.1:9/elsewhere"}' },
+    }),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/mcp/listings/:id',
+    surface: 'website',
+    kind: 'json',
+    fuzz: (ctx) => ({
+      params: { id: fc.constantFrom(ctx.endpointToRemove, ctx.endpointId, 'mcp_nope000000') },
+      good: { auth: 'api-key', params: { id: ctx.endpointToRemove } },
+      // The gateway's listing is anonymous: nobody may remove it.
+      bad: { auth: 'api-key', params: { id: ctx.endpointId } },
     }),
   },
   { method: 'GET', path: '/api/mcp/catalog', surface: 'website', kind: 'json', fuzz: () => ({ query: near({ limit: intString(1, 200) }), good: {}, bad: { query: 'limit=0' } }) },
