@@ -6,7 +6,9 @@ import { list } from 'tar';
 
 import type { RiskVerdict, SourceFinding } from '../../probes/index.ts';
 import type { AgpkManifest } from '../agpk/index.ts';
-import { INSTALL_RULES, writesOutsideRoot } from './install-rules.ts';
+import { downloadedThenRun } from './download-exec.ts';
+import { INSTALL_RULES } from './install-rules.ts';
+import { writesOutsideRoot } from './outside-root.ts';
 import { SECRET_PATTERNS } from './secret-patterns.ts';
 
 /** Text files larger than this are hashed but not searched for secrets. */
@@ -84,8 +86,9 @@ export async function scanPackageDir(dir: string, manifest: AgpkManifest | undef
     const base = posix.basename(file);
     if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(base))) {
       const lines = bytes.toString('utf8').split(/\r?\n/);
+      const code = lines.map(stripComment);
       for (const [i, raw] of lines.entries()) {
-        const line = stripComment(raw);
+        const line = code[i]!;
         if (!line.trim()) continue;
         const at = `${file}:${i + 1}`;
         for (const rule of INSTALL_RULES) {
@@ -93,6 +96,11 @@ export async function scanPackageDir(dir: string, manifest: AgpkManifest | undef
         }
         const targets = writesOutsideRoot(line);
         if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
+      }
+      for (const run of downloadedThenRun(code)) {
+        const at = `${file}:${run.line + 1}`;
+        if (findings.some((f) => f.id === 'install.download-exec' && f.file === at)) continue;
+        findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} runs ${run.file}, which the hook downloaded: ${lines[run.line]!.trim().slice(0, 120)}` });
       }
     }
   }

