@@ -30,6 +30,7 @@ function record(s: StagedPackage, installDir: string, now: string): InstalledPac
     conflicts: s.manifest.conflicts ?? [],
     lifecycle: s.manifest.lifecycle ?? {},
     files: s.files,
+    file_stats: s.fileStats,
     commands: s.commands,
   };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { AgpkSchemas } from './contract.ts';
 import { describeAjvError } from './contract.ts';
 import { AgpkError } from './errors.ts';
+import { installedChanges } from './installed-files.ts';
 import { childEnv, runProcess } from './internal/run.ts';
 import type { AgentCommand } from './manifest.ts';
 import type { InstalledPackage, Registry } from './registry.ts';
@@ -61,9 +62,11 @@ function launcher(pkg: InstalledPackage, command: AgentCommand): { file: string;
 
 /**
  * Runs an installed command (spec §4.4 `invoke`, also the MCP tool `agpk.invoke`): checks `args`
- * against the command's input schema, then starts the driver with the JSON args on stdin and in
- * AGPK_ARGS, in the package's install folder, killed after its timeout. Never throws for a command
- * that ran and failed: `ok` is false and `exit_code`/`stderr` say why.
+ * against the command's input schema, refuses (`conflict`, naming the files) when the package's
+ * installed files differ from the digests recorded at install (see `installedChanges`), then
+ * starts the driver with the JSON args on stdin and in AGPK_ARGS, in the package's install folder,
+ * killed after its timeout. Never throws for a command that ran and failed: `ok` is false and
+ * `exit_code`/`stderr` say why.
  */
 export async function invokeCommand(deps: InvokeDeps, commandId: string, args: unknown, options: { timeoutMs?: number } = {}): Promise<InvokeResult> {
   const { packages } = await deps.registry.read();
@@ -75,6 +78,15 @@ export async function invokeCommand(deps: InvokeDeps, commandId: string, args: u
   if (!validate(args)) {
     const problems = (validate.errors ?? []).map((e) => ({ file: '--args', ...describeAjvError(e) }));
     throw new AgpkError('bad_request', `arguments do not match the input schema of ${commandId}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, { problems });
+  }
+  // Never run code that is not what was installed (`plaza agpk verify` would say MODIFIED).
+  const { changed, missing } = await installedChanges(pkg, [command.driver.entry]);
+  if (changed.length > 0 || missing.length > 0) {
+    const what = [...changed.map((f) => `changed ${f}`), ...missing.map((f) => `missing ${f}`)];
+    throw new AgpkError(
+      'conflict',
+      `refused: ${pkg.package_id} ${pkg.version} was changed after install (${what.slice(0, 5).join(', ')}${what.length > 5 ? `, and ${what.length - 5} more` : ''}); see \`plaza agpk verify ${pkg.package_id}\`, and repair with \`plaza agpk remove ${pkg.package_id} --approve\`, then install again`,
+    );
   }
   const { file, args: argv } = launcher(pkg, command);
   const json = JSON.stringify(args);

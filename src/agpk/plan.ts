@@ -6,9 +6,10 @@ import type { AgpkSchemas } from './contract.ts';
 import { sha256File, walkTree } from './digests.ts';
 import { AgpkError } from './errors.ts';
 import { type ExtractLimits, safeExtract } from './extract.ts';
+import { stampFile } from './installed-files.ts';
 import { type AgentCommand, type AgpkManifest, compareVersions } from './manifest.ts';
 import { downloadArchive, fetchMarketSources, type MarketSource } from './market.ts';
-import type { InstalledPackage, Registry } from './registry.ts';
+import type { FileStamp, InstalledPackage, Registry } from './registry.ts';
 import { loadTrustedKeyIds } from './signing.ts';
 import { validatePackageDir } from './validate.ts';
 
@@ -38,6 +39,7 @@ export interface StagedPackage {
   source: InstalledPackage['source'];
   signature: InstalledPackage['signature'];
   files: Record<string, string>;
+  fileStats: Record<string, FileStamp>;
 }
 
 /** Staged packages in install order (dependencies first) and what to clean up afterwards. */
@@ -112,7 +114,14 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
     }
     if (staged.has(manifest.id)) throw new AgpkError('conflict', `package ${manifest.id} is requested twice`);
     const files: Record<string, string> = {};
-    for (const f of await walkTree(scratch)) if (f.kind === 'file') files[f.path] = await sha256File(join(scratch, f.path));
+    const fileStats: Record<string, FileStamp> = {};
+    for (const f of await walkTree(scratch)) {
+      if (f.kind !== 'file') continue;
+      // Stamped before hashing: a change in between shows as a moved stamp, so invoke hashes it.
+      const stamp = stampFile(join(scratch, f.path));
+      if (stamp) fileStats[f.path] = stamp;
+      files[f.path] = await sha256File(join(scratch, f.path));
+    }
     const kid = report.signature_kid;
     const pkg: StagedPackage = {
       manifest,
@@ -121,6 +130,7 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
       source,
       signature: { signed: report.signed, trusted: kid !== null && trusted.has(kid), kid },
       files,
+      fileStats,
     };
     staged.set(manifest.id, pkg);
     return pkg;

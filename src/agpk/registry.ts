@@ -21,7 +21,16 @@ export interface InstalledPackage {
   lifecycle: Lifecycle;
   /** sha256 of every installed file, by path relative to install_dir. */
   files: Record<string, string>;
+  /** Size and times of every installed file as staged, so `invoke` hashes only what moved (absent in records of an older Plaza). */
+  file_stats?: Record<string, FileStamp>;
   commands: AgentCommand[];
+}
+
+/** What `invoke` compares before hashing a file again: its size, mtime and ctime (ms). */
+export interface FileStamp {
+  size: number;
+  mtime_ms: number;
+  ctime_ms: number;
 }
 
 /** The registry file. */

@@ -2,10 +2,11 @@
  * The AGPK installer against a temp AGPK_HOME (archives from files; the market path is covered in
  * test/integration/agpk-publishing-flow.test.ts): human approval and the extra -y for unsigned
  * packages (§3.4), trusted and bad signatures, conflicts, depends order, rollback on a failing
- * INSTALL, remove refused while dependents remain, upgrade hooks, invoke per driver kind.
+ * INSTALL, remove refused while dependents remain, upgrade hooks, invoke per driver kind, and
+ * invoke refusing a package whose installed files changed since install.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -224,6 +225,35 @@ describe('agpk invoke', () => {
     expect(await invokeCommand(ctx, 'acme.tools.script', { b: [2] })).toMatchObject({ ok: true, output: { args: { b: [2] } } });
     expect(await invokeCommand(ctx, 'acme.tools.process', {})).toMatchObject({ ok: false, exit_code: 4, output: 'not json\n', stderr: 'oops\n' });
     expect(await invokeCommand(ctx, 'acme.tools.slow', {})).toMatchObject({ ok: false, timed_out: true });
+  });
+
+  it('refuses to run a command whose installed files were changed after install, naming the file', async () => {
+    const root = join(ctx.registry.packagesDir, 'acme.tools', '1.0.0');
+    const entry = join(root, 'payload', 'n.mjs');
+    await writeFile(entry, 'console.log(JSON.stringify({ injected: true }))');
+    expect((await verifyInstalled(ctx.registry, 'acme.tools'))[0]!.changed).toEqual(['payload/n.mjs']);
+    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow(/refused: acme\.tools 1\.0\.0 was changed after install \(changed payload\/n\.mjs\)/);
+  });
+
+  it('refuses a command when another payload file changed, even with its size and mtime kept', async () => {
+    // n.mjs could import s.sh's neighbours; an edit that keeps size and mtime (touch -r) moves ctime.
+    const root = join(ctx.registry.packagesDir, 'acme.tools', '1.0.0');
+    const other = join(root, 'payload', 's.sh');
+    const before = await stat(other);
+    const body = await readFile(other, 'utf8');
+    await writeFile(other, body.replace('args', 'ARGS'));
+    await utimes(other, before.atime, before.mtime);
+    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow('refused: acme.tools 1.0.0 was changed after install (changed payload/s.sh)');
+    await rm(other);
+    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow('refused: acme.tools 1.0.0 was changed after install (missing payload/s.sh)');
+  });
+
+  it('still runs when a file was only touched or chmod-ed, and after the package made its own files', async () => {
+    const root = join(ctx.registry.packagesDir, 'acme.tools', '1.0.0');
+    await utimes(join(root, 'payload', 'n.mjs'), new Date(), new Date(2000, 1, 1));
+    await chmod(join(root, 'payload', 's.sh'), 0o755);
+    await writeFile(join(root, 'var', 'state.json'), '{}');
+    expect(await invokeCommand(ctx, 'acme.tools.node', { a: 1 })).toMatchObject({ ok: true, output: { got: { a: 1 } } });
   });
 
   it('checks args against the input schema and refuses unknown commands', async () => {
