@@ -2,7 +2,7 @@
  * The AGPK publishing flow end to end (spec §4.4) through the real `plaza agpk` command: scaffold,
  * edit commands and payload, pack, validate, serve the archive from a local HTTPS market (test CA,
  * trusted through NODE_EXTRA_CA_CERTS), install from the market, list-commands, invoke, verify,
- * tamper, verify again, remove. In-process tests cover the market's other paths: wrong sha256,
+ * tamper, verify again, invoke refused, remove. In-process tests cover the market's other paths: wrong sha256,
  * depends pulled from the market, and list-options ranking.
  */
 import { existsSync } from 'node:fs';
@@ -102,6 +102,10 @@ describe('plaza agpk: the publishing flow', () => {
     const tampered = await plaza('verify', '--json');
     expect(tampered.code).toBe(1);
     expect(tampered.json).toMatchObject({ ok: false, packages: [{ package_id: 'acme.weather', changed: ['payload/forecast.mjs'], missing: [] }] });
+    const refusedRun = await runPlaza(['agpk', 'invoke', 'acme.weather.forecast', '--args', '{"city":"Oslo"}'], env);
+    expect(refusedRun.code).toBe(1);
+    expect(refusedRun.stderr).toContain('plaza agpk: refused: acme.weather 2.0.0 was changed after install (changed payload/forecast.mjs)');
+    expect(refusedRun.stdout).toBe('');
 
     expect((await plaza('remove', 'acme.weather')).code).toBe(1);
     const removed = await plaza('remove', 'acme.weather', '--approve', '--json');
