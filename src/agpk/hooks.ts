@@ -23,7 +23,8 @@ export async function hookFile(root: string, lifecycle: Lifecycle | undefined, n
 
 /**
  * Runs a lifecycle hook of the package installed at `root` with AGPK_INSTALL_ROOT (and `extraEnv`).
- * Executable hooks run directly, others through /bin/sh. Throws when the hook fails or times out.
+ * Executable hooks run directly, others through /bin/sh. Throws when the hook fails or times out;
+ * when `signal` aborts, the hook's process group is killed and the signal's reason is thrown.
  */
 export async function runHook(
   root: string,
@@ -33,6 +34,7 @@ export async function runHook(
   name: HookName,
   baseEnv: Record<string, string | undefined>,
   extraEnv: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<boolean> {
   const file = await hookFile(root, lifecycle, name);
   if (file === undefined) return false;
@@ -40,7 +42,9 @@ export async function runHook(
   const executable = await access(path, constants.X_OK).then(() => true, () => false);
   const env = childEnv(baseEnv, { AGPK_INSTALL_ROOT: root, AGPK_PACKAGE_ID: packageId, AGPK_PACKAGE_VERSION: version, AGPK_HOOK: name, ...extraEnv });
   const timeoutMs = (lifecycle?.hook_timeout_seconds ?? 120) * 1000;
-  const result = executable ? await runProcess(path, [], { cwd: root, env, timeoutMs }) : await runProcess('/bin/sh', [path], { cwd: root, env, timeoutMs });
+  const run = { cwd: root, env, timeoutMs, ...(signal ? { signal } : {}) };
+  const result = executable ? await runProcess(path, [], run) : await runProcess('/bin/sh', [path], run);
+  signal?.throwIfAborted();
   if (result.timedOut) throw new AgpkError('bad_request', `${file} of ${packageId} timed out after ${timeoutMs} ms`);
   if (result.exitCode !== 0) {
     const tail = result.stderr.trim().split('\n').slice(-5).join('\n');

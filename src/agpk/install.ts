@@ -52,7 +52,8 @@ async function withPlan<T>(fn: (plan: Plan) => Promise<T>): Promise<T> {
 /**
  * Moves staged packages into place in order, runs their hooks, then records them all in one atomic
  * registry write (the commit point). Any failure undoes what this call did: completed packages get
- * their UNINSTALL (best effort), folders are removed, the registry stays as it was.
+ * their UNINSTALL (best effort), folders are removed, the registry stays as it was. An
+ * interruption (`ctx.signal`) before the registry write is such a failure.
  */
 async function commit(ctx: AgpkContext, plan: Plan, replacing?: InstalledPackage): Promise<InstalledPackage[]> {
   const data = await ctx.registry.read();
@@ -60,6 +61,7 @@ async function commit(ctx: AgpkContext, plan: Plan, replacing?: InstalledPackage
   const now = new Date().toISOString();
   try {
     for (const s of plan.order) {
+      ctx.signal?.throwIfAborted();
       const id = s.manifest.id;
       const dir = join(ctx.registry.packagesDir, id, s.manifest.version);
       // A folder that the registry does not list is left over from a crash: replace it.
@@ -71,9 +73,11 @@ async function commit(ctx: AgpkContext, plan: Plan, replacing?: InstalledPackage
       const upgrading = replacing?.package_id === id;
       await runHook(dir, id, s.manifest.version, s.manifest.lifecycle, upgrading ? 'upgrade' : 'install', ctx.baseEnv, {
         ...(upgrading ? { AGPK_PREVIOUS_VERSION: replacing.version, AGPK_PREVIOUS_ROOT: replacing.install_dir } : {}),
-      });
+      }, ctx.signal);
       entry.hooked = true;
     }
+    // Past this point the operation completes: an interruption no longer undoes it.
+    ctx.signal?.throwIfAborted();
     const records = done.map(({ s, dir }) => record(s, dir, now));
     for (const r of records) data.packages[r.package_id] = r;
     await ctx.registry.write(data);
@@ -186,8 +190,10 @@ export async function removePackage(ctx: AgpkContext, packageId: string, approva
     );
     let hookFailure: string | undefined;
     try {
-      await runHook(current.install_dir, packageId, current.version, current.lifecycle, 'uninstall', ctx.baseEnv);
+      await runHook(current.install_dir, packageId, current.version, current.lifecycle, 'uninstall', ctx.baseEnv, {}, ctx.signal);
     } catch (error) {
+      // Interrupted, the package stays installed, even with force.
+      ctx.signal?.throwIfAborted();
       if (!options.force) throw error;
       hookFailure = error instanceof Error ? error.message : String(error);
     }

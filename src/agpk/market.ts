@@ -40,6 +40,8 @@ export interface FetchOptions {
    * must arrive within one window, and a download must bring 64 KiB in every window. Default 30 s.
    */
   stallWindowMs?: number;
+  /** Ends the request (the download's file is removed); the operation then fails with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /** What a download must bring in each stall window (~2 KB/s at the default window). */
@@ -50,7 +52,7 @@ function get(url: string, options: FetchOptions, redirects = 0): Promise<http.In
   const mod = u.protocol === 'https:' ? https : u.protocol === 'http:' ? http : undefined;
   if (!mod) return Promise.reject(new AgpkError('bad_request', `unsupported URL scheme in ${url}`));
   return new Promise((resolve, reject) => {
-    const req = mod.get(u, { ...(options.ca && u.protocol === 'https:' ? { ca: options.ca } : {}), timeout: options.timeoutMs ?? 30_000, headers: { accept: '*/*' } }, (res) => {
+    const req = mod.get(u, { ...(options.ca && u.protocol === 'https:' ? { ca: options.ca } : {}), ...(options.signal ? { signal: options.signal } : {}), timeout: options.timeoutMs ?? 30_000, headers: { accept: '*/*' } }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
         res.resume();
@@ -66,7 +68,7 @@ function get(url: string, options: FetchOptions, redirects = 0): Promise<http.In
       resolve(res);
     });
     req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (error) => reject(new AgpkError('upstream_failed', `GET ${url} failed: ${error.message}`, { cause: error })));
+    req.on('error', (error) => reject(options.signal?.aborted ? options.signal.reason : new AgpkError('upstream_failed', `GET ${url} failed: ${error.message}`, { cause: error })));
   });
 }
 
@@ -142,6 +144,7 @@ export async function downloadArchive(
     await pipeline(res, tap, createWriteStream(dest, { flags: 'wx' }));
   } catch (error) {
     await rm(dest, { force: true });
+    options.signal?.throwIfAborted();
     throw error instanceof AgpkError ? error : new AgpkError('upstream_failed', `download of ${uri} failed: ${(error as Error).message}`, { cause: error });
   } finally {
     clearInterval(watchdog);

@@ -29,6 +29,11 @@ export interface AgpkContext {
   /** PATH, HOME… handed to hooks and commands. */
   baseEnv: Record<string, string | undefined>;
   onProgress?: (packageId: string, done: number, total: number | null) => void;
+  /**
+   * Cuts an install/upgrade short (the CLI's Ctrl-C): the download or hook in progress stops and
+   * the operation fails with the signal's reason, undoing its work as on any other failure.
+   */
+  signal?: AbortSignal;
 }
 
 /** A package downloaded, extracted to a staging folder and validated, not installed yet. */
@@ -70,7 +75,7 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
   const staged = new Map<string, StagedPackage>();
 
   const marketEntry = async (id: string): Promise<MarketSource> => {
-    market ??= await fetchMarketSources(ctx.shareUrl, { ...(ctx.ca ? { ca: ctx.ca } : {}) });
+    market ??= await fetchMarketSources(ctx.shareUrl, { ...(ctx.ca ? { ca: ctx.ca } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
     const found = market.filter((s) => s.package_id === id).sort((a, b) => compareVersions(b.version, a.version))[0];
     if (!found) throw new AgpkError('not_found', `package "${id}" is not in the market's healthy list (${ctx.shareUrl}/share/v1/agpk/sources)`);
     return found;
@@ -78,6 +83,7 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
 
   /** `fromMarket`: a dependency, which names a package id, never a file on this machine. */
   const stage = async (ref: string, fromMarket = false): Promise<StagedPackage> => {
+    ctx.signal?.throwIfAborted();
     const scratch = join(ctx.registry.tmpDir, `${Date.now()}-${randomBytes(6).toString('hex')}`);
     plan.scratch.push(scratch, `${scratch}.agpk`);
     let archive: string;
@@ -92,12 +98,14 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
       const { sha256 } = await downloadArchive(entry.download_uri, archive, {
         expectedSha256: entry.sha256,
         ...(ctx.ca ? { ca: ctx.ca } : {}),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
         onProgress: (done, total) => ctx.onProgress?.(ref, done, total),
       });
       source = { kind: 'market', uri: entry.download_uri, sha256 };
       expectedId = ref;
     }
     await safeExtract(archive, scratch, ctx.limits);
+    ctx.signal?.throwIfAborted();
     const report = await validatePackageDir(scratch, ctx.schemas);
     const label = report.package_id ?? ref;
     if (!report.ok || !report.manifest) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { breakStaleLock, createLockFile, pidLockStale } from '../kernel/index.ts';
 import { AgpkError } from './errors.ts';
 import { writeFileAtomic } from './internal/atomic-write.ts';
+import { removeLeftovers } from './leftovers.ts';
 import type { AgentCommand, Lifecycle } from './manifest.ts';
 
 /** One installed package as the local registry records it. */
@@ -48,7 +49,10 @@ export interface Registry {
   read(): Promise<RegistryData>;
   /** Replaces the registry file atomically (temp file, fsync, rename, fsync folder). */
   write(data: RegistryData): Promise<void>;
-  /** Runs `fn` holding the registry lock, so two installers never interleave. */
+  /**
+   * Runs `fn` holding the registry lock, so two installers never interleave. Taking the lock first
+   * removes what a dead operation left (tmp files, unregistered install folders; see leftovers.ts).
+   */
   locked<T>(fn: () => Promise<T>): Promise<T>;
 }
 
@@ -74,26 +78,27 @@ export function createRegistry(home: string, options: { lockTimeoutMs?: number }
     await mkdir(packagesDir, { recursive: true });
     await mkdir(tmpDir, { recursive: true });
   };
+  const read = async (): Promise<RegistryData> => {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch {
+      return { registry_version: 1, packages: byId({}) };
+    }
+    try {
+      const data = JSON.parse(text) as RegistryData;
+      if (data.registry_version !== 1 || typeof data.packages !== 'object' || data.packages === null) throw new Error('unknown registry_version');
+      return { ...data, packages: byId(data.packages) };
+    } catch (error) {
+      throw new AgpkError('internal', `the local registry ${file} is unreadable: ${(error as Error).message}`, { cause: error });
+    }
+  };
   return {
     home,
     packagesDir,
     tmpDir,
     trustedKeysDir: join(home, 'trusted-keys'),
-    async read() {
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch {
-        return { registry_version: 1, packages: byId({}) };
-      }
-      try {
-        const data = JSON.parse(text) as RegistryData;
-        if (data.registry_version !== 1 || typeof data.packages !== 'object' || data.packages === null) throw new Error('unknown registry_version');
-        return { ...data, packages: byId(data.packages) };
-      } catch (error) {
-        throw new AgpkError('internal', `the local registry ${file} is unreadable: ${(error as Error).message}`, { cause: error });
-      }
-    },
+    read,
     async write(data) {
       await ensure();
       await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
@@ -107,6 +112,9 @@ export function createRegistry(home: string, options: { lockTimeoutMs?: number }
         await new Promise((r) => setTimeout(r, 100));
       }
       try {
+        // An unreadable registry is `fn`'s to report; then nothing is swept.
+        const data = await read().catch(() => undefined);
+        if (data) await removeLeftovers({ tmpDir, packagesDir }, data);
         return await fn();
       } finally {
         await rm(lockFile, { force: true });

@@ -1,5 +1,6 @@
 /** Plumbing of `plaza agpk`: output, exit codes, config, approval prompts, the AGPK context. */
 import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 
 import { Option } from 'commander';
@@ -20,6 +21,42 @@ export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 /** A usage error (exit 2). */
 export class UsageError extends Error {}
 
+/** An operation stopped by SIGINT/SIGTERM (exit 128 + the signal's number, as a shell reports it). */
+export class InterruptedError extends Error {
+  readonly signal: 'SIGINT' | 'SIGTERM';
+
+  constructor(signal: 'SIGINT' | 'SIGTERM') {
+    super(`interrupted (${signal}): the operation was stopped and what it had done was undone`);
+    this.signal = signal;
+  }
+}
+
+/**
+ * Runs an install/upgrade/remove that Ctrl-C or SIGTERM may cut short. Without this, Node dies on
+ * the signal at once and no cleanup runs: a partial download stays in tmp/, an unregistered
+ * install folder and registry.lock stay, and the hook (in a process group of its own) runs on.
+ * The first signal aborts `signal` instead — the download stops, the hook's group is killed, the
+ * operation undoes itself as on any failure — and the body's failure becomes an InterruptedError.
+ * A second signal exits at once (the next operation sweeps what is left, see leftovers.ts).
+ */
+export async function interruptible<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onSignal = (name: 'SIGINT' | 'SIGTERM'): void => {
+    if (controller.signal.aborted) process.exit(128 + constants.signals[name]);
+    controller.abort(new InterruptedError(name));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await body(controller.signal);
+  } catch (error) {
+    throw controller.signal.aborted ? (controller.signal.reason as InterruptedError) : error;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
 function hostVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
@@ -36,15 +73,16 @@ export async function run(json: boolean, body: (agpk: Agpk) => Promise<number | 
     process.exitCode = (await body(agpk)) ?? EXIT.ok;
   } catch (error) {
     const usage = error instanceof UsageError || error instanceof ConfigError;
+    const interrupted = error instanceof InterruptedError ? error.signal : undefined;
     const problems = error instanceof agpk.AgpkError ? error.problems : [];
-    const code = error instanceof agpk.AgpkError ? error.code : usage ? 'usage' : 'internal';
+    const code = error instanceof agpk.AgpkError ? error.code : usage ? 'usage' : interrupted ? 'interrupted' : 'internal';
     const message = error instanceof Error ? error.message : String(error);
     if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message, problems } }, null, 2)}\n`);
     else {
       process.stderr.write(`plaza agpk: ${message}\n`);
       for (const p of problems) process.stderr.write(`  ${p.file} ${p.path}: ${p.message}\n`);
     }
-    process.exitCode = usage ? EXIT.usage : EXIT.failure;
+    process.exitCode = interrupted ? 128 + constants.signals[interrupted] : usage ? EXIT.usage : EXIT.failure;
   }
 }
 
@@ -75,7 +113,7 @@ async function ask(question: string): Promise<boolean> {
 }
 
 /** The AGPK context of a command: registry, schemas, market, host version, progress on a TTY. */
-export function context(agpk: Agpk, env: Env, options: { trustKey?: string[]; json: boolean }): AgpkContext {
+export function context(agpk: Agpk, env: Env, options: { trustKey?: string[]; json: boolean; signal?: AbortSignal }): AgpkContext {
   const { home, shareUrl } = settings(env);
   const tty = interactive() && !options.json;
   return {
@@ -85,6 +123,7 @@ export function context(agpk: Agpk, env: Env, options: { trustKey?: string[]; js
     hostVersion: hostVersion(),
     trustedKeyFiles: options.trustKey ?? [],
     baseEnv: env,
+    ...(options.signal ? { signal: options.signal } : {}),
     ...(tty
       ? {
           onProgress: (id: string, done: number, total: number | null) => {

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 
-import { approval, collect, context, type Env, EXIT, jsonOption, out, parseArgs, run, settings, UsageError } from './agpk-support.ts';
+import { approval, collect, context, type Env, EXIT, interruptible, jsonOption, out, parseArgs, run, settings, UsageError } from './agpk-support.ts';
 
 /** Adds the `agpk` command group to `program` (inheriting its exit and help settings). */
 export function registerAgpkCommands(program: Command, env: Env): Command {
@@ -146,7 +146,7 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
   installLike('install <packages...>', 'install packages from archive files or the market (by package_id)').action(
     (refs: string[], o: { approve?: boolean; yes?: boolean; trustKey?: string[]; json?: boolean }) =>
       run(!!o.json, async (a) => {
-        const r = await a.installPackages(context(a, env, { json: !!o.json, ...(o.trustKey ? { trustKey: o.trustKey } : {}) }), refs, approval({ ...o, json: !!o.json }));
+        const r = await interruptible((signal) => a.installPackages(context(a, env, { json: !!o.json, signal, ...(o.trustKey ? { trustKey: o.trustKey } : {}) }), refs, approval({ ...o, json: !!o.json })));
         out(!!o.json, { ok: true, ...r }, () => r.message);
       }),
   );
@@ -155,7 +155,7 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .option('--file <archive>', 'upgrade from this archive instead of the market')
     .action((id: string, o: { approve?: boolean; yes?: boolean; trustKey?: string[]; file?: string; json?: boolean }) =>
       run(!!o.json, async (a) => {
-        const r = await a.upgradePackage(context(a, env, { json: !!o.json, ...(o.trustKey ? { trustKey: o.trustKey } : {}) }), id, approval({ ...o, json: !!o.json }), o.file);
+        const r = await interruptible((signal) => a.upgradePackage(context(a, env, { json: !!o.json, signal, ...(o.trustKey ? { trustKey: o.trustKey } : {}) }), id, approval({ ...o, json: !!o.json }), o.file));
         out(!!o.json, { ok: true, ...r }, () => r.message);
       }),
     );
@@ -168,7 +168,7 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .addOption(jsonOption())
     .action((id: string, o: { approve?: boolean; force?: boolean; json?: boolean }) =>
       run(!!o.json, async (a) => {
-        const r = await a.removePackage(context(a, env, { json: !!o.json }), id, approval({ ...o, json: !!o.json }), { force: !!o.force });
+        const r = await interruptible((signal) => a.removePackage(context(a, env, { json: !!o.json, signal }), id, approval({ ...o, json: !!o.json }), { force: !!o.force }));
         out(!!o.json, { ok: true, ...r }, () => r.message);
       }),
     );

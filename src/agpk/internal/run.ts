@@ -18,12 +18,14 @@ const PIPE_GRACE_MS = 1_000;
  * gets its own process group, and the timeout SIGKILLs the whole group: a hook that started
  * `sleep 40` (or a daemon) is not left running past its time. It ends when the program exits;
  * a background child still holding its output gets PIPE_GRACE_MS, then the pipes are closed on
- * our side (the child itself is left alone: a hook may start a service on purpose).
+ * our side (the child itself is left alone: a hook may start a service on purpose). `signal`
+ * (Ctrl-C of the installer) SIGKILLs the group as the timeout does: the program runs in a group of
+ * its own, so the terminal's SIGINT never reaches it.
  */
 export function runProcess(
   command: string,
   args: string[],
-  options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs: number; maxOutputBytes?: number },
+  options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs: number; maxOutputBytes?: number; signal?: AbortSignal },
 ): Promise<RunResult> {
   const max = options.maxOutputBytes ?? 4 * 1024 * 1024;
   const started = performance.now();
@@ -38,20 +40,26 @@ export function runProcess(
     child.stderr.on('data', (d: Buffer) => {
       if (stderr.length < max) stderr += d.toString('utf8');
     });
-    const timer = setTimeout(() => {
-      timedOut = true;
+    const killGroup = (): void => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
       } catch {
         child.kill('SIGKILL');
       }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
     }, options.timeoutMs);
+    if (options.signal?.aborted) killGroup();
+    options.signal?.addEventListener('abort', killGroup, { once: true });
     let finished = false;
     let grace: NodeJS.Timeout | undefined;
     const done = (exitCode: number | null, signal: NodeJS.Signals | null): void => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', killGroup);
       clearTimeout(grace);
       resolve({ exitCode, signal, stdout, stderr, timedOut, durationMs: Math.round(performance.now() - started) });
     };
