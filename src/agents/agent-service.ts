@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 import type { AgentAuthenticator, AgentIdentity } from '../../gateway/index.ts';
 import type { PrismaClient } from '../db/index.ts';
-import { AuthError, type Clock, hashSecret, newId, NotFoundError, randomToken, ValidationError } from '../kernel/index.ts';
+import { AuthError, type Clock, ConflictError, hashSecret, newId, NotFoundError, randomToken, ValidationError } from '../kernel/index.ts';
 import { looksLikeAgentToken, mintAgentToken } from './agent-tokens.ts';
 
 /** An agent with its AGIN card, as the API shows it (spec §2.4 field names). */
@@ -39,6 +39,11 @@ export interface AgentService extends AgentAuthenticator {
   create(accountId: string, body: unknown): Promise<{ agent: AgentView; token: string }>;
   /** Agents of an account, newest first. */
   list(accountId: string): Promise<AgentView[]>;
+  /**
+   * Issues a new credential for an active agent of the account (shown once) and revokes every
+   * earlier one, for a token that was lost; a revoked agent stays revoked (409).
+   */
+  rotateToken(accountId: string, agentId: string): Promise<{ agent: AgentView; token: string }>;
   /** Revokes an agent of the account and all its credentials. */
   revoke(accountId: string, agentId: string): Promise<AgentView>;
 }
@@ -72,6 +77,10 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   const ttl = options.cacheTtlMs ?? 2_000;
   if (!(ttl >= 0)) throw new Error('cacheTtlMs must be >= 0');
   const cache = new Map<string, { identity: AgentIdentity; until: number }>();
+  // This instance stops trusting the agent's old credentials at once; others within the TTL.
+  const forget = (agentId: string) => {
+    for (const [key, entry] of cache) if (entry.identity.agentId === agentId) cache.delete(key);
+  };
 
   return {
     async create(accountId, body) {
@@ -107,6 +116,21 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       return rows.map(toView);
     },
 
+    async rotateToken(accountId, agentId) {
+      if (agentId.includes('\u0000')) throw new NotFoundError('No such agent in this account.');
+      const row = await prisma.agent.findFirst({ where: { id: agentId, accountId } });
+      if (!row) throw new NotFoundError(`No agent ${agentId} in this account.`);
+      if (row.status !== 'active') throw new ConflictError(`Agent ${agentId} is revoked; create a new agent instead.`);
+      const now = new Date(clock.now());
+      const credential = mintAgentToken();
+      await prisma.$transaction([
+        prisma.agentCredential.updateMany({ where: { agentId, revokedAt: null }, data: { revokedAt: now } }),
+        prisma.agentCredential.create({ data: { id: newId('cred', clock.now()), agentId, hash: credential.hash, createdAt: now } }),
+      ]);
+      forget(agentId);
+      return { agent: toView(row), token: credential.secret };
+    },
+
     async revoke(accountId, agentId) {
       // No stored id holds a NUL, and PostgreSQL refuses one in a query (it answered 500).
       if (agentId.includes('\u0000')) throw new NotFoundError('No such agent in this account.');
@@ -117,7 +141,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         prisma.agent.update({ where: { id: agentId }, data: { status: 'revoked', revokedAt: row.revokedAt ?? now } }),
         prisma.agentCredential.updateMany({ where: { agentId, revokedAt: null }, data: { revokedAt: now } }),
       ]);
-      for (const [key, entry] of cache) if (entry.identity.agentId === agentId) cache.delete(key);
+      forget(agentId);
       return toView(updated);
     },
 

@@ -116,14 +116,14 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn }));
   app.use(jsonBody(config.bodyLimitBytes));
   // The token API next: a chat completion is the API's heaviest and most frequent call.
-  app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis }));
+  app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis, session: { sessions: selfService.sessions, https } }));
   // The public catalog next: its GETs are the most frequent page-independent calls.
   app.use(websiteRoutes(website));
 
   app.use(agpkContractRoutes({ dir: AGPK_CONTRACT_DIR }));
   app.use(accountRoutes({ accounts }));
   app.use(jwksRoutes({ keys }));
-  app.use(agentRoutes({ agents, verify }));
+  app.use(agentRoutes({ agents, verify, session: { sessions: selfService.sessions, https } }));
 
   app.use(marketplaceRoutes({ marketplace, accounts }));
   app.use(...selfService.routes);

@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { type AccountService, createKeyManagement, createSessionService, createSignInService, EMAILS_PER_ADDRESS_PER_MINUTE, type SignInService } from '../accounts/index.ts';
+import { type AccountService, createKeyManagement, createSessionService, createSignInService, EMAILS_PER_ADDRESS_PER_MINUTE, type SessionService, type SignInService } from '../accounts/index.ts';
 import { createPlatformTools, type PlatformTools } from '../connectors/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
@@ -17,6 +17,8 @@ import { createSources, type SourceService } from '../sources/index.ts';
 export interface SelfService {
   mailer: Mailer;
   signIn: SignInService;
+  /** Signed-in browser sessions (the cookie some API routes accept besides a Bearer credential). */
+  sessions: SessionService;
   sources: SourceService;
   /** The tools of the built-in `platform` MCP provider. */
   platformTools: PlatformTools;
@@ -62,5 +64,5 @@ export function createSelfService(deps: { config: Config; db: Database; log: Log
     allowPrivateTargets: config.marketplace.allowPrivateTargets,
     log,
   });
-  return { mailer, signIn, sources, platformTools, routes, close: () => mailer.close() };
+  return { mailer, signIn, sessions, sources, platformTools, routes, close: () => mailer.close() };
 }

@@ -50,6 +50,7 @@ ${planName ? html`<p class="notice" id="account-plan">${fill(a.startFree, { plan
       <div class="field"><label for="g-name">${a.agentName}</label><input id="g-name" name="display_name" required maxlength="200"></div>
       <button type="submit">${a.newAgent}</button>
     </form>
+    <div id="agent-token" role="status" aria-live="polite"></div>
   </section>
 </div>
 `;

@@ -1,6 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 
-import { type BearerVerifier, type Principal, requireScope } from '../tokens/index.ts';
+import type { SessionService } from '../accounts/index.ts';
+import { readCookie } from '../http/index.ts';
+import { ACCOUNT_SCOPES, type BearerVerifier, type Principal, requireScope } from '../tokens/index.ts';
+import { checkCsrf, cookieNames } from './session-auth.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -19,6 +22,37 @@ export function requireBearer(verify: BearerVerifier, scope?: string) {
     const principal = await verify(req.get('authorization'));
     if (scope !== undefined) requireScope(principal, scope);
     req.bearer = principal;
+    next();
+  };
+}
+
+/** What requireBearerOrSession needs to recognise a signed-in browser. */
+export interface SessionFallback {
+  sessions: SessionService;
+  https: boolean;
+}
+
+/**
+ * Like requireBearer, but a request without `Authorization` that carries the signed-in session
+ * cookie acts for that session's account with an account key's scopes (the Account page manages
+ * agents this way, so it needs no API key per browser tab). Writes need the session's
+ * `X-CSRF-Token`, as on every cookie-authenticated route; a cross-site page cannot read it, and the
+ * SameSite=Lax cookie is not sent on its fetches anyway. An `Authorization` header always wins.
+ */
+export function requireBearerOrSession(verify: BearerVerifier, fallback: SessionFallback | undefined, scope: string) {
+  const bearer = requireBearer(verify, scope);
+  const cookieName = fallback ? cookieNames(fallback.https).session : '';
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const cookie = fallback && req.get('authorization') === undefined ? readCookie(req.get('cookie'), cookieName) : undefined;
+    if (!fallback || !cookie) {
+      await bearer(req, res, next);
+      return;
+    }
+    const session = await fallback.sessions.authenticate(cookie);
+    checkCsrf(req, session);
+    req.accountSession = session;
+    req.actingAccountId = session.accountId;
+    req.bearer = { kind: 'account', subject: session.accountId, scopes: [...ACCOUNT_SCOPES], credentialId: session.sessionId };
     next();
   };
 }

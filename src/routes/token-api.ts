@@ -29,7 +29,7 @@ import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
 import { clientAddress, createRateLimiter, rateLimit } from '../rate-limit/index.ts';
 import { createBearerVerifier, createGuestTokens } from '../tokens/index.ts';
-import { requireBearer } from './bearer-auth.ts';
+import { requireBearer, requireBearerOrSession, type SessionFallback } from './bearer-auth.ts';
 
 /** What the token API is built from. */
 export interface TokenApiDeps {
@@ -41,6 +41,8 @@ export interface TokenApiDeps {
   keys: SigningKeyStore;
   /** Shared counters across instances; per-process counters without it. */
   redis?: Redis | undefined;
+  /** Lets the signed-in session cookie list the account's agents (`GET /api/agents`), as on the agent routes. */
+  session?: SessionFallback;
   /** Website content folder holding `<locale>.json` files. Default `config/content`. */
   contentDir?: string;
 }
@@ -130,7 +132,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
     await writeStream(req, res, outcome.events, controller.signal, log, config.llm.timeoutMs);
   });
 
-  router.get('/api/agents', requireBearer(verify, 'agents:read'), async (req, res) => {
+  router.get('/api/agents', requireBearerOrSession(verify, deps.session, 'agents:read'), async (req, res) => {
     const principal = req.bearer!;
     const list = await agents.visibleTo(principal.kind === 'account' ? principal.subject : undefined);
     res.json({ success: true, code: 'SUCCESS', message: `${list.length} ${list.length === 1 ? 'agent' : 'agents'}.`, data: { agents: list } });

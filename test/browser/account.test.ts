@@ -1,13 +1,14 @@
 /**
  * Pins the Account page in real Chromium: sign-in through a link that a real SMTP server receives,
  * then an API key shown once and an agent with its AGIN card, a package source registered as a
- * known user, sign-out; no serious axe
- * violations.
+ * known user, sign-out; an agent's gateway token shown once with its login command, agents
+ * managed through the session (no API key, a new tab lists them), a lost token replaced; no
+ * serious axe violations.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import { collectPageErrors, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
 
@@ -90,6 +91,62 @@ describe('Account page', () => {
     await page.locator('#signin:not([hidden])').waitFor();
     expect((await fetch(`${plaza.url}/api/auth/session`, { headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } })).status).toBe(401);
     expect(errors).toEqual([]);
+  });
+
+  /** Signs `email` in on `page` through the link the SMTP server receives; ends on the Account page. */
+  async function signInThroughLink(email: string): Promise<void> {
+    await page.goto(`${plaza.url}/account`);
+    await page.locator('#signin-form').getByLabel('E-mail').fill(email);
+    await page.getByRole('button', { name: 'Send sign-in link' }).click();
+    const mail = await smtp.waitFor((m) => m.to.includes(email));
+    const link = new URL(/https?:\/\/\S+\/sign-in\?token=[\w-]+/.exec(mail.text)![0]);
+    await page.goto(`${plaza.url}${link.pathname}${link.search}`);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('#who').waitFor();
+  }
+
+  /** The gateway's answer to an MCP initialize with `token`: 200, or 401 for a refused credential. */
+  async function gatewayStatus(token: string): Promise<number> {
+    const body = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const res = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
+    return res.status;
+  }
+
+  it('shows a new agent its token once with the login command, with no API key; a new tab lists the agents; a lost token is replaced', async () => {
+    await signInThroughLink('fay@example.com');
+    await page.getByLabel('Display name').fill('Ledger bot');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.locator('#new-agent-token').waitFor();
+    const token = (await page.locator('#new-agent-token').textContent())!;
+    expect(token).toMatch(/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/);
+    await expect(page.locator('#agent-token').textContent()).resolves.toContain('shown once, copy it now');
+    await expect(page.locator('#agent-login-command').textContent()).resolves.toBe(`plaza agents login --token ${token} --url ${plaza.url}`);
+    expect(await gatewayStatus(token)).toBe(200);
+    await page.locator('#agent-list li', { hasText: 'Ledger bot' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    // No API key was made for it.
+    const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    expect(((await (await fetch(`${plaza.url}/api/account/keys`, { headers: { cookie } })).json()) as any).keys).toEqual([]);
+
+    // A new tab holds nothing in sessionStorage: the session alone lists the agents.
+    const tab = await context.newPage();
+    const tabErrors = collectPageErrors(tab);
+    await tab.goto(`${plaza.url}/account`);
+    await tab.locator('#agent-list li', { hasText: 'Ledger bot' }).waitFor();
+
+    // The token was lost: a new one replaces it, after a confirmation, and the old one stops working.
+    tab.once('dialog', (dialog) => void dialog.accept());
+    await tab.getByRole('button', { name: 'New token for Ledger bot' }).click();
+    await tab.locator('#new-agent-token').waitFor();
+    const second = (await tab.locator('#new-agent-token').textContent())!;
+    expect(second).toMatch(/^agt_/);
+    expect(second).not.toBe(token);
+    await expect(tab.locator('#agent-token').textContent()).resolves.toContain('shown once, copy it now');
+    expect(await gatewayStatus(token)).toBe(401);
+    expect(await gatewayStatus(second)).toBe(200);
+    expect(await seriousViolations(tab)).toEqual([]);
+    expect(errors).toEqual([]);
+    expect(tabErrors).toEqual([]);
   });
 
   it('sets a password when signed in, then signs in with it; a wrong one is refused; a forgotten one is reset by e-mail', async () => {

@@ -105,6 +105,7 @@ describe('every HTTP route under random input', () => {
     const apiKey = { authorization: `Bearer ${plaza.apiKey}` };
     guestToken = ((await (await post('/api/auth/guest-token', {})).json()) as any).data.token;
     const toRevoke = (await (await post('/api/agents', { display_name: 'To revoke' }, apiKey)).json()) as any;
+    const toRotate = (await (await post('/api/agents', { display_name: 'To rotate' }, apiKey)).json()) as any;
     const endpointId = await listHealthy(plaza.server.url, 'recorder', upstream.url('ok'));
     const owned = async (provider: string) =>
       ((await (await post('/api/mcp/listings', { provider, url: `http://127.0.0.1:9/${provider}`, registered_by: 'ops@example.com', summary: 'Owned by the fuzz account.' }, apiKey)).json()) as any).id as string;
@@ -138,6 +139,7 @@ describe('every HTTP route under random input', () => {
       ownedEndpointId: await owned('fuzz-owned'),
       endpointToRemove: await owned('fuzz-removed'),
       agentToRevoke: toRevoke.data.agent.id,
+      agentToRotate: toRotate.data.agent.id,
       keyToDelete: key.key.id,
       callId: call.message.result._meta.platform.call_id,
       sourceId: source.source.id,

@@ -18,6 +18,8 @@ export interface FuzzContext {
   ownedEndpointId: string;
   endpointToRemove: string;
   agentToRevoke: string;
+  /** An agent whose token the fuzzing may replace over and over (never revoked). */
+  agentToRotate: string;
   keyToDelete: string;
   callId: string;
   sourceId: string;
@@ -176,6 +178,13 @@ export const JSON_ROUTES: JsonRoute[] = [
     surface: 'token',
     kind: 'json',
     fuzz: () => ({ body: near({ display_name: text(150, 1), owner_context: text(250, 1) }, ['display_name']), good: { auth: 'api-key', body: '{"display_name":"Fuzz"}' }, bad: { auth: 'guest', body: '{"display_name":"Fuzz"}' } }),
+  },
+  {
+    method: 'POST',
+    path: '/api/agents/:id/token',
+    surface: 'token',
+    kind: 'json',
+    fuzz: (ctx) => ({ params: { id: fc.constantFrom(ctx.agentToRotate, 'agt_nope') }, good: { auth: 'session', params: { id: ctx.agentToRotate } }, bad: { auth: 'session-no-csrf', params: { id: ctx.agentToRotate } } }),
   },
   {
     method: 'POST',

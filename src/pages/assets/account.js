@@ -1,6 +1,7 @@
-/* global document */
-// Account: sign-in by e-mail link; when signed in, API keys (session + CSRF) and agents with their
-// AGIN cards (created with an API key of this account, kept for the tab like on the receipts page).
+/* global document, location, confirm */
+// Account: sign-in by e-mail link; when signed in, API keys and agents with their AGIN cards, both
+// through the session cookie and its CSRF header. A new API key is kept for the tab, for the
+// receipts page.
 import { el, fieldError, fill, invalidMessage, pageData, requestJson, retryAfter, say, session as store } from './common.js';
 
 const { text } = pageData();
@@ -117,6 +118,7 @@ document.getElementById('signout').addEventListener('click', async () => {
   say(message, '');
   await requestJson('POST', '/api/auth/logout', undefined, { 'x-csrf-token': csrf });
   store.set('plaza_api_key', '');
+  say(agentToken, '');
   signedIn.hidden = true;
   signin.hidden = false;
 });
@@ -141,31 +143,68 @@ document.getElementById('key-form').addEventListener('submit', async (event) => 
   await loadKeys();
 });
 
-const bearer = () => ({ authorization: `Bearer ${store.get('plaza_api_key') || ''}` });
+// Agents are managed with the session cookie and its CSRF header, as the API keys are: a new tab
+// or a new sign-in needs no API key.
+const agentList = document.getElementById('agent-list');
+const agentToken = document.getElementById('agent-token');
 
 async function loadAgents() {
-  const list = document.getElementById('agent-list');
-  if (!store.get('plaza_api_key')) return list.replaceChildren();
-  const res = await requestJson('GET', '/api/agents', undefined, bearer());
-  if (!res.ok) return list.replaceChildren(el('li', {}, text.failed));
-  list.replaceChildren(
+  const res = await requestJson('GET', '/api/agents');
+  if (!res.ok) return agentList.replaceChildren(el('li', {}, text.failed));
+  agentList.replaceChildren(
     ...res.body.data.agents
       .filter((a) => !a.public)
-      .map((a) => el('li', { 'data-agin-id': a.agin_id }, el('strong', {}, a.display_name), ' — AGIN ', el('code', {}, a.agin_id), ` · ${a.agent_principal} · ${a.owner_context} · ${a.status}`)),
+      .map((a) =>
+        el(
+          'li',
+          { 'data-agin-id': a.agin_id, 'data-agent-id': a.id },
+          el('strong', {}, a.display_name),
+          ' — AGIN ',
+          el('code', {}, a.agin_id),
+          ` · ${a.agent_principal} · ${a.owner_context} · ${a.status} `,
+          a.status === 'active' ? el('button', { type: 'button', class: 'link new-token', 'aria-label': fill(text.newAgentTokenFor, { name: a.display_name }) }, text.newAgentToken) : '',
+        ),
+      ),
   );
+}
+
+/** Shows an agent's gateway token, which the server returns only in this answer. */
+function showAgentToken(agent, token) {
+  agentToken.className = 'result';
+  agentToken.replaceChildren(
+    el('p', {}, el('strong', {}, fill(text.agentTokenShown, { name: agent.display_name }))),
+    el('p', {}, el('code', { id: 'new-agent-token' }, token)),
+    el('p', {}, text.agentTokenUse),
+    el('pre', { tabindex: 0 }, el('code', { id: 'agent-login-command' }, `plaza agents login --token ${token} --url ${location.origin}`)),
+    el('p', {}, text.agentTokenLost),
+  );
+  agentToken.scrollIntoView({ block: 'nearest' });
 }
 
 document.getElementById('agent-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const name = document.getElementById('g-name');
   if (!name.value.trim()) return name.focus();
-  if (!store.get('plaza_api_key')) {
-    say(message, `${text.newKey} ↑`, 'warn');
-    return document.querySelector('#key-form button').focus();
-  }
-  const res = await requestJson('POST', '/api/agents', { display_name: name.value.trim() }, bearer());
+  say(agentToken, '');
+  const res = await requestJson('POST', '/api/agents', { display_name: name.value.trim() }, { 'x-csrf-token': csrf });
   if (!res.ok) return say(message, res.body?.message || text.failed, 'error');
   name.value = '';
+  showAgentToken(res.body.data.agent, res.body.data.token);
+  await loadAgents();
+});
+
+agentList.addEventListener('click', async (event) => {
+  const button = event.target.closest('button.new-token');
+  if (!button) return;
+  const item = button.closest('li');
+  const name = item.querySelector('strong').textContent;
+  // The current token stops working at once: an agent using it would be cut off.
+  if (!confirm(fill(text.confirmNewToken, { name }))) return;
+  say(message, '');
+  say(agentToken, '');
+  const res = await requestJson('POST', `/api/agents/${encodeURIComponent(item.dataset.agentId)}/token`, {}, { 'x-csrf-token': csrf });
+  if (!res.ok) return say(message, res.body?.message || text.failed, 'error');
+  showAgentToken(res.body.data.agent, res.body.data.token);
   await loadAgents();
 });
 
