@@ -290,6 +290,17 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   await local.start();
 }
 
+/**
+ * Why `plaza agents login` refuses a URL whose `/mcp` answered `status` (neither the gateway's 405
+ * nor its 401), with the base URL to pass instead when the given one names a gateway endpoint.
+ */
+function notPlazaMessage(base: string, status: number): string {
+  const url = new URL(base);
+  const endpoint = /\/mcp(\/p\/[^/]*)?$/.exec(url.pathname);
+  const hint = endpoint ? ` Pass the base URL, without the gateway path: --url ${url.origin}${url.pathname.slice(0, endpoint.index)}` : ' Pass the base URL of Plaza (the address its pages are served from).';
+  return `${base}/mcp answered HTTP ${status}, not as Plaza's gateway does: ${base} is not a Plaza base URL. Nothing stored; the stored credential is unchanged.${hint}`;
+}
+
 /** `plaza agents login` and `plaza mcp connect`. */
 export function registerAgentCommands(program: Command, env: Record<string, string | undefined>): void {
   const agents = program.commands.find((c) => c.name() === 'agents') ?? program.command('agents').description('agent credentials for the gateway');
@@ -320,6 +331,10 @@ export function registerAgentCommands(program: Command, env: Record<string, stri
         (error: unknown) => (error instanceof Error ? error.message : String(error)),
       );
       if (checked === 401) fail(`${base} refuses this agent token (revoked, or from another Plaza): nothing stored.`);
+      // Any other answer below 500 came from a server that is up but is not Plaza's gateway at
+      // this URL (most often a URL ending in /mcp, which the bridge appends itself): storing it
+      // would replace a good credential with one every bridge request fails on.
+      if (typeof checked === 'number' && checked !== 405 && checked < 500) fail(notPlazaMessage(base, checked));
       const verified = checked === 405;
       if (!verified) process.stderr.write(`plaza: could not check the token with ${base} (${typeof checked === 'number' ? `HTTP ${checked}` : checked}); stored unchecked\n`);
       const file = credentialFile(env);
