@@ -1,6 +1,8 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 
 import { type Config, ConfigError, loadConfig } from '../../config/index.ts';
+// Not the mail index: it loads nodemailer, and every `plaza` command registers this one.
+import { OUTBOX_STATUSES } from '../mail/outbox.ts';
 
 /** `plaza outbox list`: the stored system e-mails (the outbox when no SMTP server is configured). */
 export function registerOutboxCommands(program: Command, env: Record<string, string | undefined>): void {
@@ -9,7 +11,8 @@ export function registerOutboxCommands(program: Command, env: Record<string, str
     .command('list')
     .description('list stored e-mails, newest first')
     .option('--limit <n>', 'how many (1-500)', '20')
-    .option('--status <status>', 'only this status: outbox, queued, sending, sent, failed')
+    // A status no e-mail has would list nothing, as if the outbox were empty: a usage error (exit 2).
+    .addOption(new Option('--status <status>', 'only this status').choices(OUTBOX_STATUSES))
     .option('--json', 'one JSON object per line, with the full text')
     .action(async (options: { limit: string; status?: string; json?: boolean }) => {
       const limit = Number(options.limit);

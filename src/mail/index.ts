@@ -2,4 +2,4 @@
 export type { Mailer, MailerOptions, MailMessage, MailTransport } from './mailer.ts';
 export { createMailer, RETRY_DELAYS_MS } from './mailer.ts';
 export type { OutboxEntry } from './outbox.ts';
-export { listOutbox } from './outbox.ts';
+export { listOutbox, OUTBOX_STATUSES } from './outbox.ts';

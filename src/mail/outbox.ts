@@ -1,5 +1,8 @@
 import type { PrismaClient } from '../db/index.ts';
 
+/** Every status a stored e-mail can have (the mailer writes no other). */
+export const OUTBOX_STATUSES = ['outbox', 'queued', 'sending', 'sent', 'failed'] as const;
+
 /** One stored system e-mail, as `plaza outbox list` shows it. */
 export interface OutboxEntry {
   id: string;

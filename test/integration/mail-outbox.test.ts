@@ -40,6 +40,17 @@ describe('plaza outbox list', () => {
       expect(rows[0]).toMatchObject({ to: 'someone@example.com', subject: 'Your Plaza sign-in link', status: 'outbox', text: 'Use this link: http://localhost/x' });
       const bad = await runPlaza(['outbox', 'list', '--limit', '0'], { PLAZA_DATA_DIR: dir });
       expect(bad.code).toBe(2);
+      // A status no e-mail can have is a usage error naming the allowed ones, not an empty list.
+      const bogus = await runPlaza(['outbox', 'list', '--status', 'bogus'], { PLAZA_DATA_DIR: dir });
+      expect(bogus.code).toBe(2);
+      expect(bogus.stderr).toMatch(/bogus/);
+      expect(bogus.stderr).toMatch(/outbox, queued, sending, sent, failed/);
+      expect(bogus.stdout).toBe('');
+      const outboxOnly = await runPlaza(['outbox', 'list', '--status', 'outbox', '--json'], { PLAZA_DATA_DIR: dir });
+      expect(outboxOnly.code, outboxOnly.stderr).toBe(0);
+      expect(outboxOnly.stdout.trim().split('\n')).toHaveLength(1);
+      const sentOnly = await runPlaza(['outbox', 'list', '--status', 'sent'], { PLAZA_DATA_DIR: dir });
+      expect(sentOnly.stdout).toBe('(no e-mails)\n');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
