@@ -158,7 +158,7 @@ describe('Marketplace pages', () => {
   });
 
   it('shows an endpoint with its probe history as a chart and a table', async () => {
-    const id = (await list({ provider: 'weather-co', url: fixture.url, registered_by: 'ops@weather.example', summary: 'again' })).body.id;
+    const id = ((await (await fetch(`${plaza.url}/api/mcp/endpoints?provider=weather-co`)).json()) as any).endpoints[0].id as string;
     const prober = createProber({ store: createProbeStore(plaza.db.prisma), clock: systemClock, log: plaza.log, baseIntervalS: 300, allowPrivateTargets: true, timeoutMs: 5_000 });
     for (let i = 0; i < 5; i++) await prober.probeNow(id);
     await prober.close();
