@@ -46,6 +46,9 @@ export class SessionExpiredError extends Error {
 }
 
 /** A failure talking to the upstream, with a message fit for the caller. */
+/** How many requests (ping, roots/list…) an upstream may send its client during one call; each is answered. */
+export const MAX_REQUESTS_PER_CALL = 32;
+
 export class UpstreamCallError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -134,6 +137,11 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
           const raw = rawJsonText(id);
           const key = typeof id === 'string' ? `s${id}` : typeof id === 'number' ? `n${id}` : raw === undefined ? undefined : `n${raw}`;
           if (key !== undefined && !asked.has(key)) {
+            // Each is a POST back to the upstream: one call may not make Plaza send an unbounded number.
+            if (asked.size >= MAX_REQUESTS_PER_CALL) {
+              res.discard();
+              throw new UpstreamCallError(`the upstream sent more than ${MAX_REQUESTS_PER_CALL} requests to its client during one call`);
+            }
             asked.add(key);
             request.onRequest?.({ id: id as string | number, method: message.method, params: message.params }, sessionId);
           }

@@ -68,6 +68,12 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${ask('7', 'ping')}${ask('7', 'ping')}${ask('null', 'roots/list')}${ask('18446744073709551615', 'roots/list')}event: message\ndata: ${answer}\n\n`);
         return;
       }
+      // Asks its client more than a call may make Plaza answer, each under its own id.
+      if (req.url === '/asks-flood' && request.method === 'tools/call') {
+        const asks = Array.from({ length: 40 }, (_, i) => `event: message\ndata: {"jsonrpc":"2.0","id":"p${i}","method":"ping"}\n\n`).join('');
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${asks}event: message\ndata: ${answer}\n\n`);
+        return;
+      }
       // On a task's result, under an event id in the form of a call stream's (see the test of it).
       const eventId = request.method === 'tasks/result' ? `id: call_01jz6a4k3m5n7p9q1r3s5t7v9w.1.${Buffer.from(JSON.stringify(request.id)).toString('base64url')}\n` : '';
       if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\n${eventId}data: ${answer}\n\n`);
@@ -551,6 +557,14 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     // Anything more would have come by now: answers go out as soon as each request is read.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(answers().sort()).toEqual(['{"jsonrpc":"2.0","id":18446744073709551615,"error":{"code":-32601,"message":"no roots/list here"}}', '{"jsonrpc":"2.0","id":7,"result":{}}']);
+  });
+
+  it('fails a pooled call whose upstream sends its client more requests than a call may make Plaza answer', async () => {
+    const pool = createUpstreamPool({ timeoutMs: 5_000 });
+    const before = rawBodies.length;
+    await expect(pool.request({ url: `${rawUrl}/asks-flood`, method: 'tools/call', params: { name: 'x', arguments: {} }, headers: {} })).rejects.toThrow(/more than 32 requests/);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(rawBodies.slice(before).filter((body) => body.includes('"result":{}')).length).toBe(32);
   });
 
   it('tells the upstream when /mcp stops waiting for a pooled call (timeout or a caller gone), as MCP asks of a requestor', async () => {
