@@ -44,9 +44,12 @@ const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UN
  * A pooled connection the upstream closed while it sat idle, seen when the request is written:
  * undici's socket error on a connection that had already carried an answer (bytes read before
  * this request's). The same error on a fresh connection is the upstream refusing this request.
+ * A reset (RST) arrives as the bare ECONNRESET or EPIPE, which says nothing of its socket: it
+ * counts as stale once the pool has had an answer (`pooled`), so a connection may have been reused.
  */
-function staleSocket(error: unknown): boolean {
+function staleSocket(error: unknown, pooled: boolean): boolean {
   const { code, socket } = error as { code?: unknown; socket?: { bytesRead?: unknown } };
+  if (code === 'ECONNRESET' || code === 'EPIPE') return pooled;
   return code === 'UND_ERR_SOCKET' && typeof socket?.bytesRead === 'number' && socket.bytesRead > 0;
 }
 
@@ -69,6 +72,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
   const target = { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST' as const };
   const accept = { sse: { ...headers, accept: 'text/event-stream' }, json: { ...headers, accept: 'application/json' } };
   const headersTimeout = { sse: timeoutMs, json: options.completionTimeoutMs };
+  /** Whether the upstream has answered a request yet: its connections may be kept-alive ones since. */
+  let pooled = false;
 
   return async (body, mode, signal) => {
     let lastError: unknown;
@@ -86,7 +91,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
         exchange.release();
         if (signal.aborted) throw new UpstreamError('The client went away.', { cause: error });
         const code = (error as { code?: string }).code ?? '';
-        if (staleRetry && staleSocket(error)) {
+        if (staleRetry && staleSocket(error, pooled)) {
           // Resent at once (no backoff: nothing says the upstream is in trouble). It spends a
           // retry when one is left: an upstream that resets every request, met first on a
           // kept-alive connection, looks the same. Free only with none left, so that
@@ -100,6 +105,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
         lastError = new UpstreamError(TIMEOUTS.has(code) ? 'The model backend timed out.' : 'The model backend could not be reached.', { cause: error });
         continue;
       }
+      pooled = true;
       if (exchange.status >= 200 && exchange.status < 300) return exchange;
       // Only a rejection of the request itself is read (its message tells the caller what to fix:
       // a tool schema, the context length); other error bodies are drained, not read, and never

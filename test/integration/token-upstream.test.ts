@@ -728,14 +728,15 @@ describe('the upstream connection pool', () => {
     }
   });
 
-  it('resends a request whose pooled connection the upstream had closed, even with no retry left', async () => {
+  // Closed (FIN: undici's socket error) or reset (RST: the bare ECONNRESET, with nothing about the socket).
+  it.each(['destroy', 'resetAndDestroy'] as const)('resends a request whose pooled connection the upstream had closed (%s), even with no retry left', async (close) => {
     // The upstream answers the first request on a connection and drops the connection on the next.
     const served = new WeakSet<object>();
     let requests = 0;
     const server = createServer((req, res) => {
       requests++;
       if (served.has(req.socket)) {
-        req.socket.destroy();
+        req.socket[close]();
         return;
       }
       served.add(req.socket);
