@@ -235,6 +235,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       if (!['POST', 'GET', 'DELETE'].includes(method)) throw new HttpFailure(405, `Method ${method} is not allowed.`);
       const resumingCall = method === 'GET' && typeof req.headers['last-event-id'] === 'string' ? readCallEventId(req.headers['last-event-id']) : undefined;
       if (resumingCall) {
+        // The call may still run: its stream broke where this instance cannot see it (another
+        // instance relays it, or has not yet noticed the broken connection). It is ended first —
+        // the upstream told, the receipt `error` — so the answer below is true wherever it runs.
+        if (upstreamSession !== undefined && resumingCall.callerId !== null) inFlight.end(callKey(provider, identity.agentId, upstreamSession, resumingCall.callerId));
         answerEndedCall(res, resumingCall, identity);
         return;
       }

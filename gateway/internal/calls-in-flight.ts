@@ -30,23 +30,32 @@ export function callKey(provider: string, agentId: string, upstreamSession: stri
  * call id), or is passed on to the other instances through `shared`.
  */
 export function createCallsInFlight(shared: SharedCalls | undefined) {
-  const calls = new Map<string, CallInFlight>();
+  const calls = new Map<string, { call: CallInFlight; end: () => void }>();
   return {
     /** The call under `key` when this instance relays it; otherwise the cancellation is passed on. */
     cancelling(key: string): CallInFlight | undefined {
-      const call = calls.get(key);
-      if (!call) shared?.cancel(key);
-      return call;
+      const found = calls.get(key);
+      if (!found) shared?.cancel(key);
+      return found?.call;
+    },
+    /**
+     * Ends the call under `key` wherever it runs, as a cancellation the upstream has not heard of
+     * (it is told): here when this instance relays it, else on the instance that does.
+     */
+    end(key: string): void {
+      const found = calls.get(key);
+      if (found) found.end();
+      else shared?.cancel(key);
     },
     /**
      * Keeps `call` under `key` until the returned release is called; `fromElsewhere` runs for a
      * cancellation that reached another instance (it tells the upstream, then ends the call).
      */
     add(key: string, call: CallInFlight, fromElsewhere: () => void): () => void {
-      calls.set(key, call);
+      calls.set(key, { call, end: fromElsewhere });
       const unshare = shared?.add(key, fromElsewhere);
       return () => {
-        if (calls.get(key) === call) calls.delete(key);
+        if (calls.get(key)?.call === call) calls.delete(key);
         unshare?.();
       };
     },

@@ -282,6 +282,30 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await client.close();
   });
 
+  it('ends a call still running when its client resumes the call\'s stream elsewhere (Last-Event-ID), so the error it answers is true', async () => {
+    // The client's POST stream is still open here (another instance, or this one not yet aware
+    // of the broken connection), and the client resumes the call's stream with a GET.
+    const { client, headers } = await session('polling');
+    const before = { ...polling.slow };
+    const post = await fetch(`${url}/mcp/p/polling`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } } }) });
+    const reader = post.body!.getReader();
+    let seen = '';
+    while (!/\nid: ([^\n]+)\n/.test(`\n${seen}`)) seen += new TextDecoder().decode((await reader.read()).value);
+    const eventId = /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]!;
+    const resumed = await fetch(`${url}/mcp/p/polling`, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': eventId } });
+    expect(resumed.status).toBe(200);
+    const [answer] = messages(await resumed.text());
+    expect(answer.id).toBe(41);
+    expect(answer.result.isError).toBe(true);
+    // The call was ended upstream, not left to finish with an ok receipt the client never hears of.
+    await expect.poll(() => polling.slow.aborted, { timeout: 3_000 }).toBe(before.aborted + 1);
+    expect(polling.slow.done).toBe(before.done);
+    const callId = answer.result._meta.platform.call_id;
+    await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => r.status)).toEqual(['error']);
+    await reader.cancel().catch(() => undefined);
+    await client.close();
+  });
+
   it('passes a cancellation on to the upstream and receipts the call as cancelled at once', async () => {
     const { client } = await session('plain');
     const before = { ...plain.slow };
