@@ -176,8 +176,14 @@ export function createAggregate(options: AggregateOptions) {
       if (params.name.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
       const call: CallContext = { callId: newId('call', options.clock.now()), identity, ...(provider && tool && provider.length <= MAX_PROVIDER_LENGTH ? { provider, tool } : { provider: UNKNOWN_PROVIDER, tool: params.name }), startedAt: options.clock.now() };
       traceCall(call, 'aggregate');
-      await recordCall(options.receipts, call, { failure: why }, options.clock.now());
-      return stampResult({ content: [{ type: 'text', text: `${why[0]!.toUpperCase()}${why.slice(1)}.` }], isError: true }, identity, call.callId) as CallToolResult;
+      const refused: CallToolResult = { content: [{ type: 'text', text: `${why[0]!.toUpperCase()}${why.slice(1)}.` }], isError: true };
+      try {
+        await recordCall(options.receipts, call, { failure: why }, options.clock.now());
+      } catch {
+        // Nothing was called: the refusal stands without its receipt (and without a call id that names none).
+        return refused;
+      }
+      return stampResult(refused, identity, call.callId) as CallToolResult;
     };
     if (nestsDeeperThan(params.arguments, MAX_JSON_DEPTH)) return refuse(`tool arguments nest deeper than ${MAX_JSON_DEPTH} levels; nothing was called`);
     const local = options.local;
