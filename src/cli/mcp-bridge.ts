@@ -290,6 +290,9 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   await local.start();
 }
 
+/** Answers in front of a gateway (a proxy's 403, a timeout, a rate limit) that neither confirm nor deny it. */
+const UNDECIDED_STATUSES = new Set([403, 408, 429]);
+
 /**
  * Why `plaza agents login` refuses a URL whose `/mcp` answered `status` (neither the gateway's 405
  * nor its 401), with the base URL to pass instead when the given one names a gateway endpoint.
@@ -334,7 +337,9 @@ export function registerAgentCommands(program: Command, env: Record<string, stri
       // Any other answer below 500 came from a server that is up but is not Plaza's gateway at
       // this URL (most often a URL ending in /mcp, which the bridge appends itself): storing it
       // would replace a good credential with one every bridge request fails on.
-      if (typeof checked === 'number' && checked !== 405 && checked < 500) fail(notPlazaMessage(base, checked));
+      // A proxy's refusal or rate limit in front of a real Plaza (403, 408, 429) says nothing of the
+      // URL: the token is stored unchecked, as when Plaza cannot be reached.
+      if (typeof checked === 'number' && checked !== 405 && checked < 500 && !UNDECIDED_STATUSES.has(checked)) fail(notPlazaMessage(base, checked));
       const verified = checked === 405;
       if (!verified) process.stderr.write(`plaza: could not check the token with ${base} (${typeof checked === 'number' ? `HTTP ${checked}` : checked}); stored unchecked\n`);
       const file = credentialFile(env);

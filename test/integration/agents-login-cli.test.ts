@@ -31,7 +31,8 @@ describe('plaza agents login', () => {
     plaza = await startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0' } });
     const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'cli@example.com' });
     token = (await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, { display_name: 'CLI bot' })).token;
-    failing = createServer((_req, res) => void res.writeHead(503).end('maintenance'));
+    // 503, or the status its path begins with (/s429/mcp: 429), as a proxy in front of Plaza answers.
+    failing = createServer((req, res) => void res.writeHead(Number(/^\/s(\d{3})\//.exec(req.url ?? '')?.[1] ?? 503)).end('maintenance'));
     await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
     failingUrl = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
   });
@@ -79,6 +80,8 @@ describe('plaza agents login', () => {
   it.each([
     ['not running', async () => `http://127.0.0.1:${await freePort()}`],
     ['answering 503', async () => failingUrl],
+    ['behind a proxy answering 429', async () => `${failingUrl}/s429`],
+    ['behind a proxy answering 403', async () => `${failingUrl}/s403`],
   ])('stores the token unchecked when Plaza is %s', async (_what, url) => {
     const file = join(dir, `unchecked-${_what.replace(/\W/g, '_')}.json`);
     const base = await url();
