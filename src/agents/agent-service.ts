@@ -118,15 +118,21 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     async rotateToken(accountId, agentId) {
       if (agentId.includes('\u0000')) throw new NotFoundError('No such agent in this account.');
-      const row = await prisma.agent.findFirst({ where: { id: agentId, accountId } });
-      if (!row) throw new NotFoundError(`No agent ${agentId} in this account.`);
-      if (row.status !== 'active') throw new ConflictError(`Agent ${agentId} is revoked; create a new agent instead.`);
       const now = new Date(clock.now());
       const credential = mintAgentToken();
-      await prisma.$transaction([
-        prisma.agentCredential.updateMany({ where: { agentId, revokedAt: null }, data: { revokedAt: now } }),
-        prisma.agentCredential.create({ data: { id: newId('cred', clock.now()), agentId, hash: credential.hash, createdAt: now } }),
-      ]);
+      const row = await prisma.$transaction(async (tx) => {
+        // Rotations of one agent take turns on its row, so each revokes the credential the one
+        // before it issued: under READ COMMITTED alone, racing rotations each revoked only what
+        // was committed when they started and all left their new token live. A revoke updates
+        // the row too, so it waits for (or is seen by) a rotation.
+        const locked = await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "agents" WHERE "id" = ${agentId} AND "account_id" = ${accountId} FOR UPDATE`;
+        if (locked.length === 0) throw new NotFoundError(`No agent ${agentId} in this account.`);
+        const agent = await tx.agent.findUniqueOrThrow({ where: { id: agentId } });
+        if (agent.status !== 'active') throw new ConflictError(`Agent ${agentId} is revoked; create a new agent instead.`);
+        await tx.agentCredential.updateMany({ where: { agentId, revokedAt: null }, data: { revokedAt: now } });
+        await tx.agentCredential.create({ data: { id: newId('cred', clock.now()), agentId, hash: credential.hash, createdAt: now } });
+        return agent;
+      });
       forget(agentId);
       return { agent: toView(row), token: credential.secret };
     },

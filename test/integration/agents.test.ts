@@ -1,6 +1,7 @@
 /**
  * Pins agents and their AGIN cards at the service level: creation with a one-time credential,
- * owner scoping, credential checks, and revocation taking effect within the cache TTL.
+ * owner scoping, credential checks, revocation taking effect within the cache TTL, and racing
+ * token rotations leaving one live credential.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -71,6 +72,19 @@ describe.each(BACKENDS)('agents on %s', (backend) => {
     const accounts = createAccountService({ prisma: t.db.prisma, clock });
     const { token } = await agents.create(accountA, { display_name: 'Mistaken' });
     await expect(accounts.authenticateApiKey(token)).rejects.toThrow(/This is an agent token \(agt_…\).*takes an account API key/);
+  });
+
+  it('leaves exactly one live credential when token rotations race', async () => {
+    const { agent } = await agents.create(accountA, { display_name: 'Racing' });
+    // Separate service instances, as on several gateway instances; each rotation caches nothing.
+    const rotations = await Promise.all(
+      Array.from({ length: 6 }, () => createAgentService({ prisma: t.db.prisma, clock, cacheTtlMs: 0 }).rotateToken(accountA, agent.id)),
+    );
+    const live = await t.db.prisma.agentCredential.findMany({ where: { agentId: agent.id, revokedAt: null } });
+    expect(live).toHaveLength(1);
+    const fresh = createAgentService({ prisma: t.db.prisma, clock, cacheTtlMs: 0 });
+    const accepted = await Promise.all(rotations.map(({ token }) => fresh.authenticate(token).then(() => token, () => undefined)));
+    expect(accepted.filter(Boolean)).toHaveLength(1);
   });
 
   it('refuses garbage and unknown credentials', async () => {
