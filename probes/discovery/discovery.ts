@@ -7,8 +7,8 @@ import { type DiscoveredServer, parseRegistryPage } from './registry-page.ts';
 export interface DiscoveryStore {
   /** Inserts or updates discovered listings (never touches manual ones); counts what changed. */
   upsertDiscovered(servers: DiscoveredServer[], registrant: string, now: number): Promise<{ created: number; updated: number }>;
-  /** Deletes discovered listings of these registry names; returns how many went. */
-  removeDiscovered(registryNames: string[]): Promise<number>;
+  /** Deletes discovered listings of these registry names (their slugs stay retired); returns how many went. */
+  removeDiscovered(registryNames: string[], now: number): Promise<number>;
   /**
    * Takes the named singleton lease when it is free and its time has come (`until` < now).
    * Released leases keep `until` = the earliest next run, so the schedule is shared by instances.
@@ -127,7 +127,7 @@ export function createDiscovery(options: DiscoveryOptions): Discovery {
         report.created += counts.created;
         report.updated += counts.updated;
       }
-      if (remove.length > 0) report.removed += await store.removeDiscovered(remove);
+      if (remove.length > 0) report.removed += await store.removeDiscovered(remove, clock.now());
       cursor = page.nextCursor;
       if (cursor === undefined) break;
     }

@@ -3,6 +3,7 @@ import type { McpEndpointModel } from '../db/generated/models.ts';
 import type { PrismaClient } from '../db/index.ts';
 import { ConflictError, newId, NotFoundError } from '../kernel/index.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { assertSlugNotRetired, retire } from './retired-providers.ts';
 import type { Endpoint, EndpointSource, Page, ProbeRunRecord } from './types.ts';
 
 /** What a new manual listing holds. */
@@ -35,17 +36,24 @@ export interface EndpointRepository {
   findById(id: string): Promise<Endpoint | undefined>;
   findByUrl(url: string): Promise<Endpoint | undefined>;
   findByProvider(provider: string): Promise<Endpoint | undefined>;
-  /** Inserts a manual listing due for probing now; ConflictError when the URL or provider got taken meanwhile. */
+  /**
+   * Inserts a manual listing due for probing now; ConflictError when the URL or provider got taken
+   * meanwhile, or the provider slug was retired by a removed listing this one may not succeed.
+   */
   create(listing: NewListing, now: number): Promise<Endpoint>;
   /**
-   * Replaces the anonymous listing `anonymousId` with `listing` in one transaction; ConflictError
-   * when that listing was changed or removed meanwhile, or the URL or provider got taken.
+   * Replaces the anonymous listing `anonymousId` of the same URL and provider slug with `listing`
+   * in one transaction; ConflictError when that listing was changed or removed meanwhile, or the
+   * URL or provider got taken.
    */
   supersede(anonymousId: string, listing: NewListing, now: number): Promise<Endpoint>;
   /** Changes the details of listing `id`; NotFoundError when it is gone. */
   update(id: string, changes: Partial<ListingDetails>): Promise<Endpoint>;
-  /** Removes listing `id` of `accountId` with its tools and probes; false when there was none. */
-  remove(id: string, accountId: string): Promise<boolean>;
+  /**
+   * Removes listing `id` of `accountId` with its tools and probes, retiring its slug (it stays
+   * bound to the URL); false when there was none.
+   */
+  remove(id: string, accountId: string, now: number): Promise<boolean>;
   /** Registered endpoints in id order (ids sort by creation time). */
   list(filter: EndpointFilter, limit: number, cursor: string | undefined): Promise<Page<Endpoint>>;
   count(): Promise<number>;
@@ -83,6 +91,9 @@ function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'P2002';
 }
 
+/** The client inside an interactive transaction (the last `$transaction` overload takes one). */
+type Transaction = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
+
 const TAKEN = 'That URL or provider slug was just listed by someone else.';
 
 /** The row of a new manual listing, due for probing now. */
@@ -100,6 +111,20 @@ function newRow(listing: NewListing, now: number) {
 
 /** Creates the endpoint repository over Prisma. */
 export function createEndpointRepository(prisma: PrismaClient): EndpointRepository {
+  /** Inserts a listing with `write` and checks its slug in the same transaction. */
+  async function insert(listing: NewListing, write: (tx: Transaction) => Promise<McpEndpointModel>): Promise<Endpoint> {
+    try {
+      const row = await prisma.$transaction(async (tx) => {
+        const created = await write(tx);
+        await assertSlugNotRetired(tx, listing);
+        return created;
+      });
+      return toEndpoint(row);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError(TAKEN, { cause: error });
+      throw error;
+    }
+  }
   return {
     async findById(id) {
       const row = await prisma.mcpEndpoint.findUnique({ where: { id } });
@@ -113,28 +138,15 @@ export function createEndpointRepository(prisma: PrismaClient): EndpointReposito
       const row = await prisma.mcpEndpoint.findUnique({ where: { provider } });
       return row ? toEndpoint(row) : undefined;
     },
-    async create(listing, now) {
-      try {
-        return toEndpoint(await prisma.mcpEndpoint.create({ data: newRow(listing, now) }));
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new ConflictError(TAKEN, { cause: error });
-        throw error;
-      }
-    },
-    async supersede(anonymousId, listing, now) {
-      try {
-        const row = await prisma.$transaction(async (tx) => {
-          // Only while it still belongs to nobody: an account that claimed it meanwhile keeps it.
-          const { count } = await tx.mcpEndpoint.deleteMany({ where: { id: anonymousId, accountId: null } });
-          if (count === 0) throw new ConflictError('That listing was just changed by someone else.');
-          return tx.mcpEndpoint.create({ data: newRow(listing, now) });
-        });
-        return toEndpoint(row);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new ConflictError(TAKEN, { cause: error });
-        throw error;
-      }
-    },
+    create: (listing, now) => insert(listing, (tx) => tx.mcpEndpoint.create({ data: newRow(listing, now) })),
+    supersede: (anonymousId, listing, now) =>
+      insert(listing, async (tx) => {
+        // Only while it still belongs to nobody: an account that claimed it meanwhile keeps it. The
+        // slug goes with the URL: agents trust it with credentials for this server.
+        const { count } = await tx.mcpEndpoint.deleteMany({ where: { id: anonymousId, accountId: null, url: listing.url, provider: listing.provider } });
+        if (count === 0) throw new ConflictError('That listing was just changed by someone else.');
+        return tx.mcpEndpoint.create({ data: newRow(listing, now) });
+      }),
     async update(id, changes) {
       const { requiredCredentials, ...rest } = changes;
       const rows = await prisma.mcpEndpoint.updateManyAndReturn({
@@ -144,12 +156,15 @@ export function createEndpointRepository(prisma: PrismaClient): EndpointReposito
       if (!rows[0]) throw new NotFoundError(`No MCP endpoint with id ${JSON.stringify(id)}.`);
       return toEndpoint(rows[0]);
     },
-    async remove(id, accountId) {
-      // Tools and probe runs go with it (ON DELETE CASCADE); receipts name the provider and tool
-      // and refer to no listing, so they stay.
-      const { count } = await prisma.mcpEndpoint.deleteMany({ where: { id, accountId } });
-      return count > 0;
-    },
+    remove: (id, accountId, now) =>
+      prisma.$transaction(async (tx) => {
+        // Tools and probe runs go with it (ON DELETE CASCADE); receipts name the provider and tool
+        // and refer to no listing, so they stay.
+        const row = await tx.mcpEndpoint.findFirst({ where: { id, accountId }, select: { provider: true, url: true } });
+        if (!row || (await tx.mcpEndpoint.deleteMany({ where: { id, accountId } })).count === 0) return false;
+        await retire(tx, [{ ...row, accountId }], now);
+        return true;
+      }),
     async list(filter, limit, cursor) {
       const after = cursor === undefined ? undefined : String(decodeCursor(cursor, 1)[0]);
       const rows = await prisma.mcpEndpoint.findMany({

@@ -48,12 +48,17 @@ export interface ListingService {
   /**
    * Lists an endpoint for `accountId` (null: anonymously). The same listing sent again is answered
    * as stored; with other details it is changed when the caller's account owns it, and a 409
-   * otherwise. An account listing a URL held by an anonymous listing supersedes that listing.
+   * otherwise. An account listing a URL held by an anonymous listing supersedes that listing, under
+   * its provider slug. A slug a removed listing held is taken again only for its URL (and, of an
+   * account's listing, only by that account).
    */
   register(body: ListingBody, accountId?: string | null): Promise<Registration>;
   /** Changes the details of a listing owned by `accountId` (403 for anyone else). */
   update(id: string, changes: ListingChanges, accountId: string): Promise<{ endpoint: Endpoint; updated: boolean }>;
-  /** Removes a listing owned by `accountId` (403 for anyone else): it leaves the catalog and the gateway. */
+  /**
+   * Removes a listing owned by `accountId` (403 for anyone else): it leaves the catalog and the
+   * gateway; its slug stays bound to its URL.
+   */
   remove(id: string, accountId: string): Promise<Endpoint>;
   catalog(limit: number): Promise<Catalog>;
   listEndpoints(filter: EndpointFilter, limit: number, cursor?: string): Promise<Page<Endpoint>>;
@@ -134,8 +139,18 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
           if (Object.keys(changes).length === 0) return { endpoint: existing, created: false, updated: false };
           return { endpoint: await endpoints.update(existing.id, changes), created: false, updated: true };
         }
-        // registered_by is not verified: only an account's listing may displace an anonymous one.
-        if (accountId !== null) return { anonymous: existing };
+        // registered_by is not verified: only an account's listing may displace an anonymous one,
+        // and only under its slug, which agents already trust with credentials for this server;
+        // under another, the old slug would be free for any other server.
+        if (accountId !== null) {
+          if (existing.provider !== body.provider) {
+            throw new ConflictError(
+              `This URL is listed anonymously as provider "${existing.provider}" (${existing.id}). Your account's listing takes it over under the same slug, which agents already use for this server: send provider "${existing.provider}".`,
+              { param: 'provider' },
+            );
+          }
+          return { anonymous: existing };
+        }
         if (existing.registeredBy !== details.registeredBy) {
           throw new ConflictError(`This URL is already listed by another registrant. If the server is yours, ${HOW_TO_OWN}: a listing made by an account supersedes an anonymous one.`, { param: 'url' });
         }
@@ -190,7 +205,7 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
     },
     async remove(id, accountId) {
       const endpoint = await findOwn(id, accountId);
-      if (!(await endpoints.remove(id, accountId))) throw notFound(id);
+      if (!(await endpoints.remove(id, accountId, clock.now()))) throw notFound(id);
       deps.listingsRemoved();
       return endpoint;
     },

@@ -3,8 +3,8 @@
  * pages followed by `nextCursor` and `next_cursor`, only active streamable-http servers without URL
  * templates kept, deleted/non-active/SSE-only/templated ones not listed (and removed when they
  * turn so), required headers recorded as credential names, manual listings never overwritten,
- * incremental `updated_since`, adaptive interval, 429 Retry-After, the singleton lease, and an
- * unmet tool search pulling sooner.
+ * incremental `updated_since`, adaptive interval, 429 Retry-After, the singleton lease, an
+ * unmet tool search pulling sooner, and a removed or moved server's slug never going to another URL.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -184,6 +184,40 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
       ['https://docs.example.net/mcp', 'discovered'],
       ['https://tools.example.net/mcp', 'manual'],
     ]);
+  });
+
+  it('never rebinds the slug of a removed or moved discovered server to another URL', async () => {
+    const store = createDiscoveryStore(plaza.db.prisma);
+    const server = (url: string) => ({ registryName: 'com.example/crm', provider: 'com-example-crm', url, summary: 'CRM', requiredCredentials: [] });
+    const provider = async (url: string) => (await plaza.db.sql.query<{ provider: string }>(`SELECT "provider" FROM "mcp_endpoints" WHERE "url" = $1`, [url]))[0]?.provider;
+    const list = (provider: string, url: string) =>
+      fetch(`${plaza.url}/api/mcp/listings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ provider, url, registered_by: 'ops@evil.example', summary: 'Not the CRM' }),
+      });
+    expect(await store.upsertDiscovered([server('https://crm.example.com/mcp')], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    expect(await provider('https://crm.example.com/mcp')).toBe('com-example-crm');
+
+    // The registry entry moves: the new URL gets another slug, the old one stays with the old URL.
+    expect(await store.upsertDiscovered([server('https://moved.example.com/mcp')], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    expect(await provider('https://crm.example.com/mcp')).toBeUndefined();
+    expect(await provider('https://moved.example.com/mcp')).toMatch(/^com-example-crm-[0-9a-f]{8}$/);
+    expect((await list('com-example-crm', 'https://evil.example.com/mcp')).status).toBe(409);
+
+    // Deleted from the registry: its slug is not free either.
+    const moved = (await provider('https://moved.example.com/mcp'))!;
+    expect(await store.removeDiscovered(['com.example/crm'], now)).toBe(1);
+    const res = await list(moved, 'https://evil.example.com/mcp');
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as any).message).toMatch(/slugs are never rebound to another server/);
+    // Nor does another registry server get it.
+    const other = { registryName: 'com-example/crm', provider: 'com-example-crm', url: 'https://other.example.com/mcp', summary: '', requiredCredentials: [] };
+    expect(await store.upsertDiscovered([other], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    expect(await provider('https://other.example.com/mcp')).toMatch(/^com-example-crm-[0-9a-f]{8}$/);
+    // The same server back at its old URL gets its old slug back.
+    expect(await store.upsertDiscovered([server('https://crm.example.com/mcp')], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    expect(await provider('https://crm.example.com/mcp')).toBe('com-example-crm');
   });
 
   it("never gives a discovered server the slug of Plaza's own provider", async () => {

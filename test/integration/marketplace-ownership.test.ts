@@ -3,7 +3,9 @@
  * account, which can change it (re-POST or PATCH, answered with the change applied) and remove it
  * (its tools leave the catalog, the search and the gateway's tool list); nobody else can. An
  * anonymous listing sent again with other details is a 409 that says how to change it, never a
- * 200 with the old details; an account listing a URL an anonymous listing holds supersedes it.
+ * 200 with the old details; an account listing a URL an anonymous listing holds supersedes it,
+ * keeping its slug. A provider slug never moves to another server (the gateway routes credentials
+ * by it): not by a supersede, and not after a removal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -102,20 +104,39 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
   });
 
   describe('the first-come URL lock', () => {
-    it('lets an account-owned listing supersede an anonymous listing of the same URL', async () => {
+    it('lets an account-owned listing supersede an anonymous listing of the same URL, under the slug agents already use', async () => {
       const squatter = await post(listing({ provider: 'squat', url: fixture.url, registered_by: 'squatter@evil.example', summary: 'Not really ours.' }));
       expect(squatter.status).toBe(201);
       await waitProbed(squatter.body.id);
-      const vendor = await post(listing({ url: fixture.url }), vendorKey);
+      // Under another slug it would free `squat` for another server, which agents trust with credentials.
+      const renamed = await post(listing({ url: fixture.url }), vendorKey);
+      expect(renamed.status).toBe(409);
+      expect(renamed.body.message).toMatch(/provider "squat"/);
+      expect((await call('GET', `/api/mcp/endpoints/${squatter.body.id}`)).status).toBe(200);
+
+      const vendor = await post(listing({ provider: 'squat', url: fixture.url }), vendorKey);
       expect(vendor.status).toBe(201);
-      expect(vendor.body).toMatchObject({ provider: 'vendor', registrant: 'ops@vendor.example', account_owned: true, created: true, supersedes: squatter.body.id });
+      expect(vendor.body).toMatchObject({ provider: 'squat', registrant: 'ops@vendor.example', account_owned: true, created: true, supersedes: squatter.body.id });
       expect((await call('GET', `/api/mcp/endpoints/${squatter.body.id}`)).status).toBe(404);
-      expect((await call('GET', '/api/mcp/endpoints?provider=squat')).body.endpoints).toEqual([]);
+      expect((await call('GET', '/api/mcp/endpoints?provider=squat')).body.endpoints.map((e: any) => e.id)).toEqual([vendor.body.id]);
       await waitProbed(vendor.body.id);
-      expect((await call('GET', '/api/mcp/tools?q=vendor_lookup')).body.tools.map((t: any) => t.gateway_name)).toEqual(['vendor__vendor_lookup']);
+      expect((await call('GET', '/api/mcp/tools?q=vendor_lookup')).body.tools.map((t: any) => t.gateway_name)).toEqual(['squat__vendor_lookup']);
       // The anonymous registrant cannot take it back.
       const back = await post(listing({ provider: 'squat', url: fixture.url, registered_by: 'squatter@evil.example', summary: 'Not really ours.' }));
       expect(back.status).toBe(409);
+    });
+
+    it('never frees the slug of a superseded listing for another server (the reported take-over)', async () => {
+      const crm = await post(listing({ provider: 'crm', url: 'http://127.0.0.1:1/real-crm', registered_by: 'ops@real-crm.example' }));
+      expect(crm.status).toBe(201);
+      const takeover = await post(listing({ provider: 'crm-x', url: 'http://127.0.0.1:1/real-crm', registered_by: 'someone@else.example' }), otherKey);
+      expect(takeover.status).toBe(409);
+      expect(takeover.body.message).toMatch(/provider "crm"/);
+      for (const key of [undefined, otherKey]) {
+        const evil = await post(listing({ provider: 'crm', url: 'http://127.0.0.1:1/evil-crm', registered_by: 'someone@else.example' }), key);
+        expect(evil.status).toBe(409);
+      }
+      expect((await call('GET', '/api/mcp/endpoints?provider=crm')).body.endpoints.map((e: any) => e.url)).toEqual(['http://127.0.0.1:1/real-crm']);
     });
   });
 
@@ -169,8 +190,19 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
         expect(catalog.endpoints.map((e: any) => e.id)).not.toContain(id);
         expect((await gateway.onlineTools()).map((t) => t.provider)).not.toContain('removable');
         expect((await call('DELETE', `/api/mcp/listings/${id}`, undefined, vendorKey)).status).toBe(404);
-        // The URL and slug are free again.
-        expect((await post(listing({ provider: 'removable', url: fresh.url }), otherKey)).status).toBe(201);
+        // The slug stays bound to the URL: no other server gets it, from anyone.
+        for (const key of [undefined, otherKey, vendorKey]) {
+          const elsewhere = await post(listing({ provider: 'removable', url: 'http://127.0.0.1:1/elsewhere' }), key);
+          expect(elsewhere.status).toBe(409);
+          expect(elsewhere.body.message).toMatch(/provider slug "removable" was used by a removed listing; slugs are never rebound to another server/);
+        }
+        // Another account cannot take the owner's slug, even for the same URL; the URL under another slug is free.
+        expect((await post(listing({ provider: 'removable', url: fresh.url }), otherKey)).status).toBe(409);
+        expect((await post(listing({ provider: 'removable', url: fresh.url }))).status).toBe(409);
+        const again = await post(listing({ provider: 'removable', url: fresh.url }), vendorKey);
+        expect(again.status).toBe(201);
+        expect((await call('DELETE', `/api/mcp/listings/${again.body.id}`, undefined, vendorKey)).status).toBe(200);
+        expect((await post(listing({ provider: 'removable-too', url: fresh.url }), otherKey)).status).toBe(201);
       } finally {
         await fresh.close();
       }
