@@ -68,14 +68,15 @@ function grantsExecute(mode: string): boolean {
   return EXECUTE_MODE.test(mode);
 }
 
-/** Whether a command (its own words) runs, sources or marks executable `file`. */
-function runsFile(words: readonly string[], file: string): boolean {
+/**
+ * The files a command (its own words) runs, sources or marks executable: the command itself, the
+ * arguments of a shell or interpreter, the arguments of a `chmod` that grants execute.
+ */
+function filesRun(words: readonly string[]): string[] {
   const [name = '', ...args] = words;
-  const named = args.some((a) => samePath(a) === file);
-  if (samePath(name) === file) return true;
-  if (INTERPRETERS.test(posix.basename(name))) return named;
-  if (name === 'chmod') return named && args.some((a) => !a.startsWith('-') && grantsExecute(a));
-  return false;
+  const base = posix.basename(name);
+  const runsArgs = INTERPRETERS.test(base) || (name === 'chmod' && args.some((a) => !a.startsWith('-') && grantsExecute(a)));
+  return [name, ...(runsArgs ? args : [])].map(samePath);
 }
 
 /** A hook line that runs a file an earlier step of the same hook downloaded. */
@@ -92,13 +93,18 @@ export interface DownloadRun {
  * own with comments stripped.
  */
 export function downloadedThenRun(lines: readonly string[]): DownloadRun[] {
+  // Looked up by name, so each command costs its own words, not the files downloaded so far.
   const downloaded = new Set<string>();
   const found: DownloadRun[] = [];
   lines.forEach((line, i) => {
+    const onLine = new Set<string>();
     for (const all of shellCommands(line)) {
       const words = commandWords(all);
-      for (const file of downloaded) {
-        if (runsFile(words, file) && !found.some((f) => f.line === i && f.file === file)) found.push({ line: i, file });
+      for (const file of filesRun(words)) {
+        if (downloaded.has(file) && !onLine.has(file)) {
+          onLine.add(file);
+          found.push({ line: i, file });
+        }
       }
       for (const target of downloadTargets(words)) downloaded.add(samePath(target));
     }

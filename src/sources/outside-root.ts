@@ -11,21 +11,27 @@ const ROOT = /^\$\{?AGPK_INSTALL_ROOT\}?(?=\/|$)/;
 
 /** An inline program: `python -c`, `node -e`/`-p`, `perl -e`/`-E`, `ruby -e`. */
 const INLINE = /\b(?:python[\d.]*\s+(?:-\w+\s+)*-c|node(?:js)?\s+(?:-\w+\s+)*-[ep]|perl\s+(?:-\w+\s+)*-[eE]|ruby\s+(?:-\w+\s+)*-e)\b/;
-/** A quoted absolute or home path in program text. */
-const PATH = String.raw`(['"])((?:\/|~\/)[^'"]*)`;
-/** Writes to a literal path in inline programs (the path is capture group 2). */
+/** A quoted absolute or home path in program text (no longer than PATH_MAX). */
+const PATH = String.raw`(['"])((?:\/|~\/)[^'"]{0,4096})`;
+/** The arguments before a destination: a literal destination further than this from the call is not read. */
+const ARGS = String.raw`[^)]{0,256}?`;
+/**
+ * Writes to a literal path in inline programs (the path is capture group 2). Every run of
+ * arbitrary text is bounded (`ARGS`, `[$\w]{1,64}`): a pattern that can start at each `cp(` or
+ * `open` of a line and scan to its end is quadratic on a long line of them.
+ */
 const INLINE_WRITES: readonly RegExp[] = [
   // python (and node's openSync): open('/x', 'w'|'a'|'x'|'+'), Path('/x').write_text(…), shutil.copy(…, '/x')
   new RegExp(String.raw`\bopen\(\s*${PATH}\1\s*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]`, 'g'),
   new RegExp(String.raw`\bPath\(\s*${PATH}\1\s*\)\s*\.\s*(?:write_text|write_bytes|touch|mkdir|unlink|rmdir|symlink_to)\b`, 'g'),
-  new RegExp(String.raw`\b(?:shutil\.(?:copy\w*|move)|os\.(?:rename|replace|symlink|link))\([^)]*?,\s*${PATH}\1`, 'g'),
+  new RegExp(String.raw`\b(?:shutil\.(?:copy\w*|move)|os\.(?:rename|replace|symlink|link))\(${ARGS},\s*${PATH}\1`, 'g'),
   new RegExp(String.raw`\bos\.(?:remove|unlink|makedirs|mkdir|rmdir)\(\s*${PATH}\1`, 'g'),
   // node: fs.writeFileSync('/x'), appendFile, createWriteStream, mkdir, rm…; copyFile(…, '/x')
   new RegExp(String.raw`\b(?:writeFile|appendFile|createWriteStream|mkdir|rm|rmdir|unlink|truncate)(?:Sync)?\(\s*${PATH}\1`, 'g'),
-  new RegExp(String.raw`\b(?:copyFile|cp|rename|link|symlink)(?:Sync)?\([^)]*?,\s*${PATH}\1`, 'g'),
+  new RegExp(String.raw`\b(?:copyFile|cp|rename|link|symlink)(?:Sync)?\(${ARGS},\s*${PATH}\1`, 'g'),
   // perl: open(F, '>', '/x'), open(F, ">/x"), open my $f, '>>', '/x'
-  new RegExp(String.raw`\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['"]\+?>>?['"]\s*,\s*${PATH}\1`, 'g'),
-  new RegExp(String.raw`\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*(['"])\+?>>?\s*((?:\/|~\/)[^'"]*)\1`, 'g'),
+  new RegExp(String.raw`\bopen\s*(?:\(\s*)?(?:my\s+)?[$\w]{1,64}\s*,\s*['"]\+?>>?['"]\s*,\s*${PATH}\1`, 'g'),
+  new RegExp(String.raw`\bopen\s*(?:\(\s*)?(?:my\s+)?[$\w]{1,64}\s*,\s*(['"])\+?>>?\s*((?:\/|~\/)[^'"]{0,4096})\1`, 'g'),
 ];
 
 /** Hooks run in the install root, so a relative path is under it unless `..` climbs out. */

@@ -55,7 +55,10 @@ async function walk(root: string, rel = ''): Promise<string[]> {
 }
 
 function stripComment(line: string): string {
-  return line.trimStart().startsWith('#') ? '' : line.replace(/\s#.*$/, '');
+  if (line.trimStart().startsWith('#')) return '';
+  // Cut at the first ` #` (a `/\s#.*$/` replace retried every ` #` up to a lone \r: quadratic).
+  const at = line.search(/\s#/);
+  return at < 0 ? line : line.slice(0, at);
 }
 
 /**
@@ -97,9 +100,11 @@ export async function scanPackageDir(dir: string, manifest: AgpkManifest | undef
         const targets = writesOutsideRoot(line);
         if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
       }
+      const flagged = new Set(findings.filter((f) => f.id === 'install.download-exec').map((f) => f.file));
       for (const run of downloadedThenRun(code)) {
         const at = `${file}:${run.line + 1}`;
-        if (findings.some((f) => f.id === 'install.download-exec' && f.file === at)) continue;
+        if (flagged.has(at)) continue;
+        flagged.add(at);
         findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} runs ${run.file}, which the hook downloaded: ${lines[run.line]!.trim().slice(0, 120)}` });
       }
     }

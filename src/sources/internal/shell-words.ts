@@ -24,8 +24,11 @@ export function shellCommands(line: string): string[][] {
   for (let i = 0; i < line.length; i++) {
     const c = line[i]!;
     if (quote) {
-      if (c === quote) quote = undefined;
-      else word = (word ?? '') + c;
+      // The quoted text up to the closing quote in one piece (a character at a time is slow on long words).
+      const end = line.indexOf(quote, i);
+      word = (word ?? '') + line.slice(i, end < 0 ? line.length : end);
+      i = end < 0 ? line.length : end;
+      quote = undefined;
     } else if (c === '"' || c === "'") {
       quote = c;
       word ??= '';

