@@ -1,15 +1,17 @@
 /**
  * The local AGPK registry's lock: one operation at a time per AGPK_HOME, also when several
  * installers find the lock of a crashed one at the same moment, and a lock left without a holder
- * (a crash while it was being written) does not block the registry for good.
+ * (a crash while it was being written) does not block the registry for good. Taking the lock
+ * sweeps folders the registry does not list, and never one it lists, also when AGPK_HOME is
+ * reached through another path than at install time.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, utimes, writeFile } from 'node:fs/promises';
+import { access, mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { createRegistry } from '../../src/agpk/index.ts';
+import { createRegistry, type InstalledPackage } from '../../src/agpk/index.ts';
 import { tempDir } from '../support/agpk.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -71,5 +73,22 @@ describe('the AGPK registry lock', () => {
     await mkdir(home, { recursive: true });
     await writeFile(join(home, 'registry.lock'), String(process.pid));
     await expect(createRegistry(home, { lockTimeoutMs: 300 }).locked(async () => 'ran')).rejects.toThrow(/another agpk operation holds/);
+  });
+
+  it('keeps the installed packages when AGPK_HOME is reached through a symlink, and sweeps an unlisted version', async () => {
+    const home = join(tmp.path, 'home');
+    const installed = join(home, 'packages', 'acme.tool', '1.0.0');
+    await mkdir(installed, { recursive: true });
+    await writeFile(join(installed, 'agpk.json'), '{}');
+    await mkdir(join(home, 'packages', 'acme.tool', '0.9.0'), { recursive: true });
+    const record = { package_id: 'acme.tool', version: '1.0.0', install_dir: installed } as InstalledPackage;
+    await createRegistry(home).write({ registry_version: 1, packages: { 'acme.tool': record } });
+    const link = join(tmp.path, 'link-home');
+    await symlink(home, link);
+
+    await createRegistry(link).locked(async () => {});
+
+    await expect(access(join(installed, 'agpk.json'))).resolves.toBeUndefined();
+    await expect(access(join(home, 'packages', 'acme.tool', '0.9.0'))).rejects.toThrow();
   });
 });
