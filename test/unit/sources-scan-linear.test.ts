@@ -1,9 +1,9 @@
 /**
- * Pins that the package scan is linear in the size of what it reads (it runs inside the server,
- * on publisher text up to 4 MiB a file): for each adversarial input (test/support/adversarial-hooks.ts)
- * a 4 MiB file is scanned, and 4× the input costs under 8× the time (a quadratic rule costs ~16×).
- * Times are compared within one test, the best of two runs each, so machine load does not decide
- * the outcome.
+ * Pins that the package scan gets through each adversarial input (test/support/adversarial-hooks.ts)
+ * at the 4 MiB it reads of a file: quadratic or worse rules took minutes on them (a scan runs
+ * inside the server, on publisher text), the linear ones about a second. The time taken is the
+ * benchmark's (bench/scan.ts, against an older tree in one invocation); here a generous timeout only catches
+ * a rule that has gone super-linear again.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,27 +24,19 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The best of two scans of a package holding a license and `content` at `file`, in ms. */
-async function scanTime(file: string, content: string): Promise<number> {
+/** Scans a package holding a license and `content` (at most what the scan reads of a file) at `file`. */
+async function scan(file: string, content: string): Promise<void> {
+  expect(Buffer.byteLength(content)).toBeLessThanOrEqual(4 * MiB);
   const pkg = await mkdtemp(join(dir, 'pkg-'));
   await writeFile(join(pkg, 'LICENSE'), 'MIT');
   await mkdir(dirname(join(pkg, file)), { recursive: true });
   await writeFile(join(pkg, file), content);
-  let best = Infinity;
-  for (let run = 0; run < 2; run++) {
-    const start = performance.now();
-    await scanPackageDir(pkg, undefined, deny);
-    best = Math.min(best, performance.now() - start);
-  }
+  await scanPackageDir(pkg, undefined, deny);
   await rm(pkg, { recursive: true, force: true });
-  return best;
 }
 
 describe('scanPackageDir on adversarial input', () => {
-  it.each(ADVERSARIAL_CASES)('scans 4 MiB in linear time: %s', async (_what, file, make) => {
-    await scanTime(file, make(64 * 1024));
-    const small = await scanTime(file, make(MiB));
-    const large = await scanTime(file, make(4 * MiB));
-    expect(large / Math.max(small, 1)).toBeLessThan(8);
-  }, 60_000);
+  it.each(ADVERSARIAL_CASES)('gets through 4 MiB of %s', async (_what, file, make) => {
+    await scan(file, make(4 * MiB));
+  }, 30_000);
 });
