@@ -8,7 +8,7 @@ export { parseSourceBody, SourceBodySchema } from './input.ts';
 export { rejectionMail } from './notify.ts';
 export { writesOutsideRoot } from './outside-root.ts';
 export { renderEvent, renderShareEntry, renderSource } from './render.ts';
-export { scanPackageDir, verdictOf } from './scan.ts';
+export { scanOffThread, scanPackageDir, verdictOf } from './scan.ts';
 export type { SourceFilter, SourceService } from './source-service.ts';
 export type { PackageSource, SourceEvent, SourceStatus, SourceTrust } from './types.ts';
 export { SOURCE_STATUSES, TRUST_LABELS } from './types.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import type { SourceFinding, SourceInspector } from '../../probes/index.ts';
 import { AgpkError, type AgpkSchemas, type ExtractLimits, safeExtract, validatePackageDir } from '../agpk/index.ts';
-import { scanArchive, scanPackageDir, verdictOf } from './scan.ts';
+import { scanArchive, scanOffThread, verdictOf } from './scan.ts';
 
 async function sha256Of(file: string): Promise<string> {
   const hash = createHash('sha256');
@@ -39,7 +39,7 @@ export function createSourceInspector(options: { schemas: AgpkSchemas; denyList:
       if (report.package_id !== null && report.package_id !== target.packageId) gateProblems.push(`agpk.json id "${report.package_id}" is not the registered package_id "${target.packageId}"`);
       if (report.version !== null && report.version !== target.version) gateProblems.push(`agpk.json version "${report.version}" is not the registered version "${target.version}"`);
       if (gateProblems.length > 0) return { gateProblems, surfaceChecked: true, findings: archiveFindings, risk: verdictOf(archiveFindings), commands: [] };
-      const findings = [...archiveFindings, ...(await scanPackageDir(root, report.manifest, options.denyList))];
+      const findings = [...archiveFindings, ...(await scanOffThread(root, report.manifest, options.denyList))];
       // What the package page lists: each command's id and summary (cut short; they are publisher text).
       const commands = (report.commands ?? []).slice(0, 200).map((c) => ({ id: String(c.id).slice(0, 128), summary: String(c.summary ?? c.description ?? '').slice(0, 500) }));
       return { gateProblems: [], surfaceChecked: true, findings, risk: verdictOf(findings), commands };

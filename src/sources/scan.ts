@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 import { list } from 'tar';
 
@@ -59,6 +60,40 @@ function stripComment(line: string): string {
   // Cut at the first ` #` (a `/\s#.*$/` replace retried every ` #` up to a lone \r: quadratic).
   const at = line.search(/\s#/);
   return at < 0 ? line : line.slice(0, at);
+}
+
+/** How long a scan off the event loop may take before it is stopped (and its package not trusted). */
+const SCAN_TIME_LIMIT_MS = 120_000;
+
+/**
+ * {@link scanPackageDir} on a worker thread, so the server's event loop never waits for a package's
+ * text; a scan that outlasts `limitMs` is stopped and answered with a high finding. The exit
+ * that follows an answer or an error changes nothing (a promise settles once).
+ */
+export function scanOffThread(dir: string, manifest: AgpkManifest | undefined, denyList: ReadonlyMap<string, string>, limitMs = SCAN_TIME_LIMIT_MS): Promise<SourceFinding[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./scan-worker.ts', import.meta.url), { workerData: { dir, manifest, denyList } });
+    const timer = setTimeout(() => {
+      void worker.terminate();
+      resolve([{ id: 'scan.timeout', severity: 'high', file: null, message: `the scan did not finish within ${Math.round(limitMs / 1000)} s` }]);
+    }, limitMs);
+    const settle = () => clearTimeout(timer);
+    worker.once('message', (findings: SourceFinding[]) => {
+      settle();
+      resolve(findings);
+      void worker.terminate();
+    });
+    // A thread that cannot run the scan (a Node that cannot load TypeScript there, say) leaves it
+    // to this one, which answers as the scan answers (its findings, or its error).
+    worker.once('error', () => {
+      settle();
+      scanPackageDir(dir, manifest, denyList).then(resolve, reject);
+    });
+    worker.once('exit', (code) => {
+      settle();
+      reject(new Error(`the scan's thread exited (code ${code}) without an answer`));
+    });
+  });
 }
 
 /**
