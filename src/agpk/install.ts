@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type Approval, obtainApproval, type OperationSummary, summarise } from './approval.ts';
 import { AgpkError } from './errors.ts';
 import { runHook } from './hooks.ts';
+import { installedChanges } from './installed-files.ts';
 import { compareVersions } from './manifest.ts';
 import { type AgpkContext, checkPlanConflicts, type Plan, preparePlan, type StagedPackage } from './plan.ts';
 import type { InstalledPackage } from './registry.ts';
@@ -75,6 +76,14 @@ async function commit(ctx: AgpkContext, plan: Plan, replacing?: InstalledPackage
         ...(upgrading ? { AGPK_PREVIOUS_VERSION: replacing.version, AGPK_PREVIOUS_ROOT: replacing.install_dir } : {}),
       }, ctx.signal);
       entry.hooked = true;
+      // invoke checks the package's own files against what was installed: a hook that changed
+      // them would leave a package no command of which runs. Hooks may add files, not change these.
+      const changes = await installedChanges({ install_dir: dir, files: s.files, file_stats: s.fileStats });
+      const touched = [...changes.changed, ...changes.missing.map((f) => `${f} (removed)`)];
+      if (touched.length > 0) {
+        const hook = upgrading ? 'upgrade' : 'install';
+        throw new AgpkError('bad_request', `the ${hook} hook of ${id} changed files the package ships (${touched.slice(0, 5).join(', ')}${touched.length > 5 ? ', …' : ''}); a hook may add files beside them but not change them, since invoke runs only what was installed`);
+      }
     }
     // Past this point the operation completes: an interruption no longer undoes it.
     ctx.signal?.throwIfAborted();

@@ -30,7 +30,7 @@ const sameStamp = (a: FileStamp, b: FileStamp) => a.size === b.size && a.mtime_m
  * only touched or chmod-ed hashes the same and is not changed. Files the package made itself
  * after install (not in the record) are not looked at. See docs/decisions.md.
  */
-export async function installedChanges(pkg: InstalledPackage, alwaysHash: readonly string[] = []): Promise<InstalledChanges> {
+export async function installedChanges(pkg: Pick<InstalledPackage, 'install_dir' | 'files' | 'file_stats'>, alwaysHash: readonly string[] = []): Promise<InstalledChanges> {
   const changed: string[] = [];
   const missing: string[] = [];
   const pause = breather();

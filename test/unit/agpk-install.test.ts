@@ -173,6 +173,18 @@ describe('agpk install', () => {
     expect(await readdir(ctx.registry.tmpDir)).toEqual([]);
   });
 
+  it('refuses, and rolls back, an install whose hook changed a file the package ships (invoke would never run it)', async () => {
+    const commands = [{ id: 'acme.hooked.run', kind: 'node', entry: 'payload/run.mjs', body: 'console.log("{}")' }];
+    const patching = await build({ id: 'acme.hooked', commands, install: '#!/bin/sh\necho "// patched" >> "$AGPK_INSTALL_ROOT/payload/run.mjs"\n' });
+    await expect(installPackages(ctx, [patching], OK)).rejects.toThrow(/install hook of acme\.hooked changed files the package ships \(payload\/run\.mjs\)/);
+    expect((await ctx.registry.read()).packages).toEqual({});
+    expect(await readdir(ctx.registry.packagesDir)).toEqual([]);
+    // A hook that adds files beside the package's own is fine, and its commands run.
+    const adding = await build({ id: 'acme.hooked', version: '1.0.1', commands, install: '#!/bin/sh\necho made > "$AGPK_INSTALL_ROOT/payload/state.txt"\n' });
+    await installPackages(ctx, [adding], OK);
+    expect((await invokeCommand(ctx, 'acme.hooked.run', {})).ok).toBe(true);
+  });
+
   it('serialises concurrent operations on one registry through its lock', async () => {
     const [a, b] = await Promise.all([build({ id: 'acme.a' }), build({ id: 'acme.b' })]);
     await Promise.all([installPackages(ctx, [a], OK), installPackages(ctx, [b], OK)]);
