@@ -3,7 +3,6 @@
  * shapes for unknown routes, malformed JSON, wrong content types and oversized bodies.
  */
 import { request } from 'node:http';
-import { connect } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -12,6 +11,7 @@ import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { sendRawHttp } from '../support/raw-http.ts';
 
 describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
   let plaza: TestPlaza;
@@ -255,15 +255,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     });
 
     it('answers a request Node cannot parse in the error shape, with a request id', async () => {
-      const { hostname, port } = new URL(plaza.url);
-      const raw = (bytes: string) =>
-        new Promise<string>((resolve, reject) => {
-          const socket = connect(Number(port), hostname, () => socket.end(bytes));
-          let answer = '';
-          socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-          socket.on('close', () => resolve(answer));
-          socket.on('error', reject);
-        });
+      const raw = (bytes: string) => sendRawHttp(plaza.url, bytes);
       for (const [bytes, status] of [
         ['GET / HTTP/1.1\r\nHost: x\r\nNot a header line\r\n\r\n', 400],
         [`GET / HTTP/1.1\r\nHost: x\r\nAccept-Language: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
@@ -277,19 +269,10 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     });
 
     it('answers a body cut short by a half-close in the shape of the path: JSON-RPC on MCP endpoints, the token shape on the token API, the error shape elsewhere', async () => {
-      const { hostname, port } = new URL(plaza.url);
       const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: `edge-${backend}@example.com` });
       const token = (await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, { display_name: 'Edge agent' })).token;
       const cut = (path: string) =>
-        new Promise<string>((resolve, reject) => {
-          const socket = connect(Number(port), hostname, () =>
-            socket.end(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`),
-          );
-          let answer = '';
-          socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-          socket.on('close', () => resolve(answer));
-          socket.on('error', reject);
-        });
+        sendRawHttp(plaza.url, `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`);
       const body = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
       for (const path of ['/mcp', '/mcp/p/platform', '/mcp?x=1']) {
         const answer = await cut(path);

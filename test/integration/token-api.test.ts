@@ -7,7 +7,6 @@
  */
 
 const REDIS_URL = process.env['TEST_REDIS_URL'];
-import { connect } from 'node:net';
 
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { createAccountService } from '../../src/accounts/index.ts';
 import { randomToken, systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { sendRawHttp } from '../support/raw-http.ts';
 
 async function guestToken(plaza: TestPlaza): Promise<string> {
   const res = await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
@@ -160,15 +160,7 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
     });
 
     it('answers headers too large for Node (a huge bearer) in the token shape: 400, a BadRequestError in the openai client', async () => {
-      const { hostname, port } = new URL(plaza.url);
-      const raw = (bytes: string) =>
-        new Promise<string>((resolve, reject) => {
-          const socket = connect(Number(port), hostname, () => socket.end(bytes));
-          let answer = '';
-          socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-          socket.on('close', () => resolve(answer));
-          socket.on('error', reject);
-        });
+      const raw = (bytes: string) => sendRawHttp(plaza.url, bytes);
       const bearer = `Bearer ${'a'.repeat(40_000)}`;
       for (const path of ['/api/v1/chat/completions', '/API/V1/models?x=1', '/api/auth/guest-token']) {
         const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
