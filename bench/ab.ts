@@ -5,8 +5,8 @@
  * so drift hits both alike. Per round: requests/s and the server process's CPU µs per request.
  *
  * Run: `node --import tsx bench/ab.ts <git-ref> [gateway|chat|receipts]` (default gateway). The
- * ref is checked out into a temporary worktree (with this tree's node_modules and generated Prisma
- * client), started with its own fixture or `plaza serve`, and removed at the end.
+ * ref is checked out into a temporary worktree (with this tree's node_modules and a Prisma client
+ * generated from its own schema), started with its own fixture or `plaza serve`, and removed at the end.
  * Env: AB_ROUNDS (4), AB_DURATION_S (3); gateway: AB_UPSTREAM (everything | mini),
  * AB_RECEIPTS (memory | pglite | pglite-async | postgres | postgres-async; postgres needs
  * BENCH_DATABASE_URL, a fresh database per tree).
@@ -15,7 +15,7 @@
  * and, with BENCH_DATABASE_URL, on a fresh PostgreSQL database; wall µs and CPU µs per batch.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -37,12 +37,18 @@ interface Side {
   send: () => Promise<boolean>;
 }
 
-/** A worktree of `ref` that can run: this tree's node_modules and generated client. */
+/**
+ * A worktree of `ref` that can run: this tree's node_modules, and a Prisma client generated from
+ * `ref`'s own schema (this tree's would name columns `ref`'s migrations never made); a ref without
+ * the generate script gets a copy of this tree's client.
+ */
 function checkout(ref: string, dir: string): string {
   const tree = join(dir, 'tree');
   execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', tree, ref], { stdio: 'ignore' });
   symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
-  cpSync(join(ROOT, 'src/db/generated'), join(tree, 'src/db/generated'), { recursive: true });
+  const generate = join(tree, 'scripts/prisma-generate.mjs');
+  if (existsSync(generate)) execFileSync(process.execPath, [generate], { cwd: tree, stdio: 'ignore' });
+  else cpSync(join(ROOT, 'src/db/generated'), join(tree, 'src/db/generated'), { recursive: true });
   return tree;
 }
 
