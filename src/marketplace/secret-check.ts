@@ -13,6 +13,9 @@ const SECRET_TEXT: [RegExp, string][] = [
   [/\bAKIA[0-9A-Z]{16}\b/, 'an AWS access key'],
   [/\bAIza[0-9A-Za-z_-]{35}/, 'a Google API key'],
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----/, 'a private key'],
+  // Plaza's own: an account API key, an agent's gateway credential, a browser session.
+  [/\b(?:plz|agt)_[0-9a-z]{8,}_[0-9a-z]{16,}/i, 'a Plaza credential'],
+  [/\bsess_[0-9a-z]{20,}/i, 'a Plaza session token'],
   [/\b(?:api[-_ ]?key|access[-_ ]?token|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"'<>]{8,}/i, 'a credential assignment'],
 ];
 

@@ -43,6 +43,7 @@ describe('assertNoSecrets', () => {
     'https://x.example/mcp/sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX',
     'https://x.example/u/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop/mcp',
     'https://x.example/k/%41KIAABCDEFGHIJKLMNOP/mcp',
+    'https://x.example/servers/plz_0a1b2c3d4e5f6_0a1b2c3d4e5f6g7h8j9k0m1n2p3q4r5s6t7v8w9x0y/mcp',
   ])('refuses the URL %s', (url) => {
     expect(check(url)).toThrow(ValidationError);
   });
@@ -58,6 +59,9 @@ describe('assertNoSecrets', () => {
     'AKIAABCDEFGHIJKLMNOP',
     'api_key=abcd1234efgh5678',
     '-----BEGIN RSA PRIVATE KEY-----',
+    'key plz_0a1b2c3d4e5f6_0a1b2c3d4e5f6g7h8j9k0m1n2p3q4r5s6t7v8w9x0y',
+    'agt_0a1b2c3d4e5f6_0a1b2c3d4e5f6g7h8j9k0m1n2p3q4r5s6t7v8w9x0y',
+    'sess_0a1b2c3d4e5f6g7h8j9k0m1n2p3q4r5s6t7v8w9x0y0a1b2c3d',
   ])('refuses a summary containing %s, without echoing it', (summary) => {
     let message = '';
     try {
