@@ -21,7 +21,7 @@ export function createDiscoveryStore(prisma: PrismaClient): DiscoveryStore {
     if (!RESERVED_PROVIDERS.has(wanted)) {
       const holder = await prisma.mcpEndpoint.findUnique({ where: { provider: wanted }, select: { url: true } });
       const retired = await findRetired(prisma, wanted);
-      if ((!holder || holder.url === url) && (!retired || mayTakeRetired(retired, url, null))) return wanted;
+      if ((!holder || holder.url === url) && (!retired || mayTakeRetired(retired, url))) return wanted;
     }
     const suffix = shortHash(`${registryName} ${url}`);
     return `${wanted.slice(0, 63 - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;

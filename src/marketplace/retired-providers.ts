@@ -5,7 +5,7 @@ import { ConflictError } from '../kernel/index.ts';
  * Retired provider slugs. The gateway routes `/mcp/p/<provider>` and a caller's third-party
  * credential (`X-PLATFORM-Upstream-Provider`) by slug, so a slug must never come to name another
  * server: when a listing goes (its owner removes it, the registry deletes or moves it) its slug is
- * kept here, bound to its URL and owner.
+ * kept here, bound to its URL.
  */
 
 /** The part of the Prisma client this module uses; a transaction client fits too. */
@@ -19,12 +19,13 @@ export interface SlugBinding {
 }
 
 /**
- * Whether a listing of `url` by `accountId` may take a slug retired as `retired`: the same URL
- * only, and of an account's listing only that account (as a live listing of an account is its
- * alone, while an anonymous one is anyone's to supersede).
+ * Whether a listing of `url` may take a slug retired as `retired`: a listing of the same URL, by
+ * anyone — the same server, so a credential sent under the slug reaches whom it always reached.
+ * (Bound to the account too, an account that superseded an anonymous listing and removed it
+ * would have locked the server's slug away from everyone, its real owner included.)
  */
-export function mayTakeRetired(retired: SlugBinding, url: string, accountId: string | null): boolean {
-  return retired.url === url && (retired.accountId === null || retired.accountId === accountId);
+export function mayTakeRetired(retired: SlugBinding, url: string): boolean {
+  return retired.url === url;
 }
 
 /** The retired binding of `provider`, if any. */
@@ -40,15 +41,8 @@ export async function findRetired(db: Db, provider: string): Promise<SlugBinding
  */
 export async function assertSlugNotRetired(db: Db, listing: SlugBinding): Promise<void> {
   const retired = await findRetired(db, listing.provider);
-  if (!retired || mayTakeRetired(retired, listing.url, listing.accountId)) return;
-  const slug = JSON.stringify(listing.provider);
-  if (retired.url !== listing.url) {
-    throw new ConflictError(`The provider slug ${slug} was used by a removed listing; slugs are never rebound to another server. Choose another slug.`, { param: 'provider' });
-  }
-  throw new ConflictError(
-    `The provider slug ${slug} was used by a removed listing of this URL that belonged to a Plaza account; only that account can list the server under it again. Choose another slug.`,
-    { param: 'provider' },
-  );
+  if (!retired || mayTakeRetired(retired, listing.url)) return;
+  throw new ConflictError(`The provider slug ${JSON.stringify(listing.provider)} was used by a removed listing; slugs are never rebound to another server. Choose another slug.`, { param: 'provider' });
 }
 
 /** Keeps the slugs of listings being removed bound to their URLs (call it in the removing transaction). */

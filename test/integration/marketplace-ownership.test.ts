@@ -196,13 +196,15 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
           expect(elsewhere.status).toBe(409);
           expect(elsewhere.body.message).toMatch(/provider slug "removable" was used by a removed listing; slugs are never rebound to another server/);
         }
-        // Another account cannot take the owner's slug, even for the same URL; the URL under another slug is free.
-        expect((await post(listing({ provider: 'removable', url: fresh.url }), otherKey)).status).toBe(409);
-        expect((await post(listing({ provider: 'removable', url: fresh.url }))).status).toBe(409);
-        const again = await post(listing({ provider: 'removable', url: fresh.url }), vendorKey);
+        // The same server may be listed under its slug again, by anyone: a credential sent under the
+        // slug reaches whom it always did. (Bound to an account, a bystander that superseded an
+        // anonymous listing and removed it would lock the slug away from the server's owner.)
+        const again = await post(listing({ provider: 'removable', url: fresh.url }), otherKey);
         expect(again.status).toBe(201);
-        expect((await call('DELETE', `/api/mcp/listings/${again.body.id}`, undefined, vendorKey)).status).toBe(200);
-        expect((await post(listing({ provider: 'removable-too', url: fresh.url }), otherKey)).status).toBe(201);
+        expect((await call('DELETE', `/api/mcp/listings/${again.body.id}`, undefined, otherKey)).status).toBe(200);
+        const anonymous = await post(listing({ provider: 'removable', url: fresh.url }));
+        expect(anonymous.status).toBe(201);
+        expect((await post(listing({ provider: 'removable', url: fresh.url }), vendorKey)).body.supersedes).toBe(anonymous.body.id);
       } finally {
         await fresh.close();
       }
