@@ -354,6 +354,46 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       expect(receipt.rows).toEqual([{ status: 'error', outcome: 'upstream failure: the caller cancelled the call' }]);
     }, 20_000);
 
+    it('ends a call running on one instance when its client resumes the call\'s stream on the other, so the error it gets is true', async () => {
+      // A provider whose call streams can be resumed: they open with a priming event under an id.
+      const resumable = await startSdkUpstream({ eventStore: true, retryInterval: 1_000 });
+      try {
+        const listed = await post('/api/mcp/listings', { provider: 'sdk-resumable', url: resumable.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Resumable SDK provider; no credentials.' });
+        expect(listed.status).toBe(201);
+        await expect.poll(async () => (await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'sdk-resumable'`)).rows[0]?.status, { timeout: 10_000 }).toBe('healthy');
+        const created = await post('/api/agents', { display_name: 'Resuming agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+        const token = created.body.data.token as string;
+        secrets.push(token);
+        // Priming events come with protocol 2025-11-25, which a request names in its header.
+        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+        const rpc = (url: string, body: object, session?: string) => fetch(`${url}/mcp/p/sdk-resumable`, { method: 'POST', headers: { ...headers, ...(session ? { 'mcp-session-id': session } : {}) }, body: JSON.stringify(body) });
+        const opened = await rpc(a.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'resuming', version: '1' } } });
+        const session = opened.headers.get('mcp-session-id')!;
+        await opened.text();
+        expect((await rpc(b.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+        // The call runs on a, its POST stream still open there (a has not seen the client's
+        // connection break). Its first event is the provider's priming one, under Plaza's id.
+        const call = await rpc(a.url, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'slow', arguments: { ms: 8_000 } } }, session);
+        const reader = call.body!.getReader();
+        let seen = '';
+        while (!/(?:^|\n)id: [^\n]+\n/.test(seen)) seen += new TextDecoder().decode((await reader.read()).value);
+        const eventId = /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]!;
+        // The client resumes the call's stream through the load balancer, on b.
+        const resumed = await fetch(`${b.url}/mcp/p/sdk-resumable`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session, 'last-event-id': eventId } });
+        expect(resumed.status).toBe(200);
+        const answer = JSON.parse(/data: (.+)/.exec(await resumed.text())![1]!);
+        expect(answer).toMatchObject({ id: 9, result: { isError: true } });
+        // b had a end the call: the provider stops it, and its receipt says error, not a later ok.
+        await expect.poll(() => resumable.slow.aborted, { timeout: 3_000 }).toBe(1);
+        expect(resumable.slow.done).toBe(0);
+        const callId = answer.result._meta.platform.call_id as string;
+        await expect.poll(async () => (await sql.query<{ status: string }>(`SELECT status FROM receipts WHERE call_id = $1`, [callId])).rows.map((r) => r.status), { timeout: 3_000 }).toEqual(['error']);
+        await reader.cancel().catch(() => undefined);
+      } finally {
+        await resumable.close();
+      }
+    }, 30_000);
+
     it('refuses a revoked agent on both instances within 5 s', async () => {
       const created = await post('/api/agents', { display_name: 'Doomed agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
       const token = created.body.data.token as string;
