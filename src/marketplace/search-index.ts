@@ -376,14 +376,16 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
         sync().catch(() => undefined);
         return undefined;
       }
-      for (let round = 0; round < 2 && (stale || now() - lastSync > maxAgeMs * 10); round++) {
+      // (At least, not more than: with maxAgeMs 0 every search sees the database, also one made
+      // in the same millisecond as the last look.)
+      for (let round = 0; round < 2 && (stale || now() - lastSync >= maxAgeMs * 10); round++) {
         try {
           await sync();
         } catch {
           break;
         }
       }
-      if (now() - lastSync > maxAgeMs) sync().catch(() => undefined);
+      if (now() - lastSync >= maxAgeMs) sync().catch(() => undefined);
       if (words.length === 0) return { tierA: [], tierB: [] };
       const expanded = words.map((w) => expand(w, prefix));
       const lists = (field: Field) => expanded.map((numbers) => posting(field, numbers));
