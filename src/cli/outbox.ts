@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 
 import { type Config, ConfigError, loadConfig } from '../../config/index.ts';
 // Not the mail index: it loads nodemailer, and every `plaza` command registers this one.
-import { OUTBOX_STATUSES } from '../mail/outbox.ts';
+import { OUTBOX_STATUSES } from '../mail/index.ts';
 
 /** `plaza outbox list`: the stored system e-mails (the outbox when no SMTP server is configured). */
 export function registerOutboxCommands(program: Command, env: Record<string, string | undefined>): void {

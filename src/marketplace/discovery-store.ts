@@ -1,5 +1,5 @@
 import { type DiscoveryStore, shortHash } from '../../probes/index.ts';
-import type { Prisma } from '../db/generated/client.ts';
+import type { Prisma } from '../db/index.ts';
 import type { PrismaClient } from '../db/index.ts';
 import { newId } from '../kernel/index.ts';
 import { RESERVED_PROVIDERS } from './listing-input.ts';
