@@ -9,7 +9,7 @@ import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts'
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 import { bearerChallenge, BODY_CUT, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
-import { answerInvalidParams, describeIssues, loadServerSdk } from './internal/server-sdk.ts';
+import { describeIssues, loadServerSdk, serveOnce } from './internal/server-sdk.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -353,8 +353,8 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
     }
-    const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadServerSdk();
-    const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
+    const sdk = await loadServerSdk();
+    const server = new sdk.Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sdk.jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: [...(options.local?.tools() ?? []), ...(await options.catalog.onlineTools())].map((t) => ({
         name: `${t.provider}${TOOL_NAME_SEPARATOR}${t.name}`,
@@ -364,14 +364,7 @@ export function createAggregate(options: AggregateOptions) {
       })),
     }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(identity, req, request.params as never, extra as never));
-    answerInvalidParams(server);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, parsedBody);
+    await serveOnce(sdk, server, req, res, parsedBody);
   };
 
   async function answerToolCall(identity: AgentIdentity, req: IncomingMessage, res: ServerResponse, call: Extract<ReturnType<typeof plainToolCall>, { params: unknown }>): Promise<void> {

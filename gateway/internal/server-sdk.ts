@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
@@ -55,4 +57,19 @@ export function answerInvalidParams(server: Server): void {
       }
     });
   }
+}
+
+/**
+ * Answers one HTTP request with `server` (its handlers all set) on a stateless transport of its
+ * own, refused params mapped to -32602 (answerInvalidParams); both close when the response does.
+ */
+export async function serveOnce(sdk: ServerSdk, server: Server, req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): Promise<void> {
+  answerInvalidParams(server);
+  const transport = new sdk.StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, parsedBody);
 }

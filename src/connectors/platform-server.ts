@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { answerInvalidParams, bearerChallenge, loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, stampResult, traceCall } from '../../gateway/index.ts';
+import { bearerChallenge, loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, serveOnce, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -52,8 +52,8 @@ export function createPlatformServer(options: PlatformServerOptions) {
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: the platform connector sends no server-initiated messages, so it offers no GET stream.' } }));
       return;
     }
-    const { Server, StreamableHTTPServerTransport, jsonSchemaValidator } = await loadServerSdk();
-    const server = new Server({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator });
+    const sdk = await loadServerSdk();
+    const server = new sdk.Server({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sdk.jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: tools.catalog().map((t) => ({ name: t.name, description: t.description, inputSchema: { type: 'object' as const, ...t.inputSchema }, annotations: t.annotations })),
     }));
@@ -67,14 +67,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
       // The receipt is written before the result leaves, as for every gateway call.
       return stampResult(await call(identity, request.params.name, request.params.arguments ?? {}, callId), identity, callId) as CallToolResult;
     });
-    answerInvalidParams(server);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await serveOnce(sdk, server, req, res);
   }
 
   return {
