@@ -62,6 +62,21 @@ export function fieldError(input, message) {
   }
 }
 
+/**
+ * Checks the named fields of `form` as the browser would (and a blank value as missing), showing
+ * each one's inline error or clearing it; returns the first field in error, or null.
+ */
+export function checkFields(form, names) {
+  let first = null;
+  for (const name of names) {
+    const input = form.elements[name];
+    const ok = input.value.trim() !== '' && input.validity.valid;
+    fieldError(input, ok ? '' : invalidMessage(input));
+    if (!ok && !first) first = input;
+  }
+  return first;
+}
+
 /** Field problems of an API 400 answer as `{field: message}` (website and marketplace shapes). */
 export function fieldProblems(body) {
   const out = {};

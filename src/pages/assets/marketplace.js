@@ -1,7 +1,7 @@
 /* global document, DOMParser, history, location */
 // Marketplace: live tool search (re-renders the server's result list) and the listing form with
 // the probe result polled from the endpoint detail route as it arrives.
-import { el, fieldError, fieldProblems, fill, invalidMessage, pageData, requestJson, retryAfter, say } from './common.js';
+import { checkFields, el, fieldError, fieldProblems, fill, pageData, requestJson, retryAfter, say } from './common.js';
 
 const { text } = pageData();
 
@@ -48,14 +48,7 @@ const result = document.getElementById('listing-result');
 const FIELDS = ['provider', 'url', 'registered_by', 'summary'];
 
 function clientCheck() {
-  let first = null;
-  for (const name of FIELDS) {
-    const input = form.elements[name];
-    const ok = input.value.trim() !== '' && input.validity.valid;
-    fieldError(input, ok ? '' : invalidMessage(input));
-    if (!ok && !first) first = input;
-  }
-  return first;
+  return checkFields(form, FIELDS);
 }
 
 function body() {

@@ -1,7 +1,7 @@
 /* global document */
 // Packages: the healthy sources list, one package, and the source registration form with the
 // pipeline stage of a submitted source (polled from GET /api/agpk/sources/<id>).
-import { el, fieldError, fieldProblems, fill, invalidMessage, pageData, requestJson, retryAfter, say } from './common.js';
+import { checkFields, el, fieldError, fieldProblems, fill, pageData, requestJson, retryAfter, say } from './common.js';
 
 const { text } = pageData();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -87,13 +87,7 @@ if (form) {
   const FIELDS = ['package_id', 'name', 'version', 'vendor_name', 'download_uri', 'sha256'];
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    let first = null;
-    for (const name of FIELDS) {
-      const input = form.elements[name];
-      const ok = input.value.trim() !== '' && input.validity.valid;
-      fieldError(input, ok ? '' : invalidMessage(input));
-      if (!ok && !first) first = input;
-    }
+    const first = checkFields(form, FIELDS);
     if (first) return first.focus();
     const body = { summary: form.elements.summary.value.trim() };
     for (const name of FIELDS) body[name] = form.elements[name].value.trim();
