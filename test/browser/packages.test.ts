@@ -69,7 +69,7 @@ describe('Packages pages', () => {
     await page.getByLabel('Summary').fill('Greets people.');
     await page.getByRole('button', { name: 'Register source' }).click();
     await page.locator('#source-stage[data-status="registered"]').waitFor();
-    await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: registered / registered');
+    await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: registered (registered)');
 
     const [source] = ((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources;
     expect(source).toMatchObject({ name: HOSTILE, trust: 'risky-unknown', status: 'registered' });
@@ -78,13 +78,13 @@ describe('Packages pages', () => {
     expect(healthy.commands).toEqual([{ id: 'com.example.hello.echo', summary: 'Echo a message back as JSON.' }]);
     // The form keeps following the source until it leaves the pipeline.
     await page.locator('#source-stage[data-status="healthy"]').waitFor({ timeout: 20_000 });
-    await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: healthy / live');
+    await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: healthy (live)');
 
     await page.goto(`${plaza.url}/packages`);
     const row = page.locator('#sources tr[data-package-id="com.example.hello"]');
     await row.waitFor();
     await expect(row.locator('td').first().textContent()).resolves.toBe(HOSTILE);
-    await expect(row.locator('.badge').textContent()).resolves.toBe('risky-unknown');
+    await expect(row.locator('.badge').textContent()).resolves.toBe('risky-unknown provider');
     expect(await page.evaluate('window.__xss')).toBeUndefined();
     await screenshot(page, 'packages');
 
@@ -120,6 +120,15 @@ describe('Packages pages', () => {
     await page.setViewportSize(PHONE);
     expect(await overflowsHorizontally(page)).toBe(false);
     await screenshot(page, 'packages-phone');
+    await page.goto(`${plaza.url}/packages/com.example.hello?locale=zh-CN`);
+    await page.locator('#package-detail pre').waitFor();
+    // Trust, status and stage in the page's language, not the API's values.
+    const facts = await page.locator('#package-detail .facts').textContent();
+    expect(facts).toContain('未知风险提供方');
+    expect(facts).toContain('健康 (已上线)');
+    expect(facts).not.toMatch(/risky-unknown|healthy|live/);
+    await page.goto(`${plaza.url}/packages?locale=zh-CN`);
+    await expect(page.locator('#sources tr[data-package-id="com.example.hello"] .badge').textContent()).resolves.toBe('未知风险提供方');
     await page.goto(`${plaza.url}/packages/com.example.hello?locale=zh-CN`);
     await page.locator('#package-detail pre').waitFor();
     expect(await seriousViolations(page)).toEqual([]);

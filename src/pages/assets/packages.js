@@ -6,8 +6,14 @@ import { checkFields, el, fieldError, fieldProblems, fill, pageData, requestJson
 const { text } = pageData();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function trustBadge(trust, label) {
-  return el('span', { class: `badge badge-${trust}` }, label || trust);
+/** A source's trust as a badge, in the page's language (the spec's labels in English). */
+function trustBadge(trust) {
+  return el('span', { class: `badge badge-${trust}` }, text.trustLabels[trust] || trust);
+}
+
+/** A source's status and pipeline stage, in the page's language: `healthy (live)`. */
+function statusLine(source) {
+  return `${text.statuses[source.status] || source.status} (${text.stages[source.stage] || source.stage})`;
 }
 
 function installLine(source) {
@@ -51,8 +57,8 @@ async function showPackage(box) {
   add('id', el('code', {}, source.package_id));
   add(text.version, source.version);
   add(text.vendor, source.vendor || source.vendor_name);
-  add(text.trust, trustBadge(source.trust, source.trust_label));
-  add(text.status, `${source.status} (${source.stage})`);
+  add(text.trust, trustBadge(source.trust));
+  add(text.status, statusLine(source));
   add(text.summary, source.summary);
   add('sha256', el('code', {}, source.sha256));
   add('URI', el('code', {}, source.download_uri));
@@ -72,7 +78,7 @@ async function follow(id, result) {
     const res = await requestJson('GET', `/api/agpk/sources/${encodeURIComponent(id)}`).catch(() => null);
     const source = res?.ok ? res.body.source : null;
     if (source) {
-      const line = fill(text.submitted, { stage: `${source.status} / ${source.stage}` });
+      const line = fill(text.submitted, { stage: statusLine(source) });
       result.className = 'result';
       result.replaceChildren(el('p', { id: 'source-stage', 'data-status': source.status }, line), source.reason ? el('p', {}, source.reason) : '');
       if (source.status !== 'registered') return;
