@@ -65,10 +65,11 @@ function launcher(pkg: InstalledPackage, command: AgentCommand): { file: string;
  * against the command's input schema, refuses (`conflict`, naming the files) when the package's
  * installed files differ from the digests recorded at install (see `installedChanges`), then
  * starts the driver with the JSON args on stdin and in AGPK_ARGS, in the package's install folder,
- * killed after its timeout. Never throws for a command that ran and failed: `ok` is false and
+ * killed after its timeout, or at once when `signal` aborts (the MCP client cancelled the call, or
+ * `plaza agpk mcp` is stopping). Never throws for a command that ran and failed: `ok` is false and
  * `exit_code`/`stderr` say why.
  */
-export async function invokeCommand(deps: InvokeDeps, commandId: string, args: unknown, options: { timeoutMs?: number } = {}): Promise<InvokeResult> {
+export async function invokeCommand(deps: InvokeDeps, commandId: string, args: unknown, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<InvokeResult> {
   const { packages } = await deps.registry.read();
   const pkg = Object.values(packages).find((p) => p.commands.some((c) => c.id === commandId));
   const command = pkg?.commands.find((c) => c.id === commandId);
@@ -97,7 +98,7 @@ export async function invokeCommand(deps: InvokeDeps, commandId: string, args: u
     AGPK_PACKAGE_ID: pkg.package_id,
     AGPK_INSTALL_ROOT: pkg.install_dir,
   });
-  const run = await runProcess(file, argv, { cwd: pkg.install_dir, env, input: json, timeoutMs });
+  const run = await runProcess(file, argv, { cwd: pkg.install_dir, env, input: json, timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
   let output: unknown = run.stdout;
   if (command.output !== 'text') {
     try {
