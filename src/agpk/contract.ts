@@ -31,6 +31,7 @@ export function describeAjvError(error: ErrorObject): { path: string; message: s
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'required') return { path: jsonPath(error.instancePath), message: `missing required property "${String(params.missingProperty)}"` };
   if (error.keyword === 'const') return { path: jsonPath(error.instancePath), message: `must equal ${JSON.stringify(params.allowedValue)}` };
+  if (error.keyword === 'additionalProperties') return { path: jsonPath(error.instancePath), message: `must NOT have additional property "${String(params.additionalProperty)}"` };
   if (error.keyword === 'enum') return { path: jsonPath(error.instancePath), message: `must be one of ${JSON.stringify(params.allowedValues)}` };
   return { path: jsonPath(error.instancePath), message: error.message ?? 'is invalid' };
 }
