@@ -16,6 +16,8 @@ export type { AgentCommand, AgentCommands, AgpkManifest, DeviceFace, Lifecycle }
 export { compareVersions, EDGE_REQUIRED_COMMANDS } from './manifest.ts';
 export type { MarketSource } from './market.ts';
 export { downloadArchive, fetchMarketSources, rankSources } from './market.ts';
+export type { AgpkTools } from './mcp-tools.ts';
+export { createAgpkTools } from './mcp-tools.ts';
 export type { PackResult } from './pack.ts';
 export { packPackage, readManifest, writeDigests } from './pack.ts';
 export type { AgpkContext } from './plan.ts';

@@ -217,6 +217,18 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     );
 
   agpk
+    .command('mcp')
+    .description('serve agpk.invoke and agpk.list_commands to an MCP client over stdio (runs installed commands; installs nothing)')
+    .action(() =>
+      // Errors go to stderr: stdout carries the protocol.
+      run(false, async (a) => {
+        const ctx = context(a, env, { json: true });
+        const { serveAgpkMcp } = await import('./agpk-mcp.ts');
+        await serveAgpkMcp(a.createAgpkTools(ctx), { version: ctx.hostVersion, home: ctx.registry.home });
+      }),
+    );
+
+  agpk
     .command('verify [package_id]')
     .description('re-hash installed files; reports changed and missing files')
     .addOption(jsonOption())
