@@ -214,11 +214,19 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
     void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).then(close);
   });
+  /**
+   * The client's initialize while the gateway has not answered it: the session id comes with that
+   * answer, so what the client sends meanwhile (its initialized notification, a first tools/list
+   * pipelined behind) waits for it, then goes in the order it came. Sent at once, it reached the
+   * gateway without a session id and was refused (the notification silently).
+   */
+  let handshake: Handshake | undefined;
   /** Answers the gateway sent, not yet written to the client. */
   const arrived = new Set<string | number>();
   const answer = (id: string | number) => {
     arrived.delete(id);
     if (unanswered.delete(id) && unanswered.size === 0) settled?.();
+    if (handshake?.id === id) handshake.over();
   };
   // The client's initialize and initialized messages, to open a new gateway session with (below).
   let initialize: JSONRPCMessage | undefined;
@@ -265,12 +273,29 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     if (requestId !== undefined) unanswered.add(requestId);
     if ('method' in message && message.method === 'initialize') initialize = message;
     if ('method' in message && message.method === 'notifications/initialized') initialized = message;
-    send(message).catch((error: unknown) => {
-      // Already on stderr: the transport reports every failed send to onerror too.
-      const reason = `gateway request failed: ${(error as Error).message}`;
-      // The client is told at once rather than left to its own timeout.
-      if (requestId !== undefined) void local.send({ jsonrpc: '2.0', id: requestId, error: { code: -32603, message: reason } }).then(() => answer(requestId));
-    });
+    const forward = () =>
+      send(message).catch((error: unknown) => {
+        // Already on stderr: the transport reports every failed send to onerror too.
+        const reason = `gateway request failed: ${(error as Error).message}`;
+        // The client is told at once rather than left to its own timeout.
+        if (requestId !== undefined) void local.send({ jsonrpc: '2.0', id: requestId, error: { code: -32603, message: reason } }).then(() => answer(requestId));
+      });
+    // Callbacks of one promise run in the order they were added: the held messages go in order.
+    if (handshake) void handshake.answered.then(forward);
+    else void forward();
+    if ('method' in message && message.method === 'initialize' && requestId !== undefined) {
+      let release = () => {};
+      const answered = new Promise<void>((resolve) => (release = resolve));
+      const opened: Handshake = {
+        id: requestId,
+        answered,
+        over: () => {
+          if (handshake === opened) handshake = undefined;
+          release();
+        },
+      };
+      handshake = opened;
+    }
   };
   const wire = (transport: typeof upstream) => {
     transport.onmessage = (message) => {
@@ -288,6 +313,13 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   local.onclose = () => void close();
   await upstream.start();
   await local.start();
+}
+
+/** A client's initialize the gateway has not answered yet: `over` once it has (or it failed). */
+interface Handshake {
+  id: string | number;
+  answered: Promise<void>;
+  over: () => void;
 }
 
 /** Answers in front of a gateway (a proxy's 403, a timeout, a rate limit) that neither confirm nor deny it. */

@@ -211,6 +211,29 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect((await lines(2))[1]).toMatchObject({ id: 2, result: { tools: expect.any(Array) } });
   });
 
+  it('holds what a stdio client sends right behind its initialize until the gateway answered it, then passes it on in the session', async () => {
+    const { bridge, exited } = await spawnBridge();
+    let out = '';
+    let err = '';
+    bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    bridge.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    // One write, as a client that pipelines its handshake does: the gateway has no session id yet
+    // when the notification and the request reach the bridge.
+    const messages = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipelined', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ];
+    bridge.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
+    await expect.poll(() => out.split('\n').filter(Boolean).length, { timeout: 10_000 }).toBe(2);
+    const [first, second] = out.trim().split('\n').map((line) => JSON.parse(line));
+    expect(first).toMatchObject({ id: 1, result: { protocolVersion: expect.any(String) } });
+    expect(second).toMatchObject({ id: 2, result: { tools: expect.arrayContaining([expect.objectContaining({ name: 'echo' })]) } });
+    bridge.stdin.end();
+    expect(await exited).toBe(0);
+    expect(err).not.toMatch(/gateway/);
+  });
+
   it('ends the stdio bridge quietly when its client has gone (stdout closed)', async () => {
     const { bridge, exited } = await spawnBridge();
     let err = '';
