@@ -8,7 +8,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { bearerChallenge, BODY_CUT, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { bearerChallenge, BODY_CUT, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import { describeIssues, loadServerSdk, serveOnce } from './internal/server-sdk.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
@@ -176,14 +176,28 @@ export function createAggregate(options: AggregateOptions) {
       if (params.name.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
       const call: CallContext = { callId: newId('call', options.clock.now()), identity, ...(provider && tool && provider.length <= MAX_PROVIDER_LENGTH ? { provider, tool } : { provider: UNKNOWN_PROVIDER, tool: params.name }), startedAt: options.clock.now() };
       traceCall(call, 'aggregate');
-      const refused: CallToolResult = { content: [{ type: 'text', text: `${why[0]!.toUpperCase()}${why.slice(1)}.` }], isError: true };
+      const said = `${why[0]!.toUpperCase()}${why.slice(1)}.`;
       try {
         await recordCall(options.receipts, call, { failure: why }, options.clock.now());
       } catch {
-        // Nothing was called: the refusal stands without its receipt (and without a call id that names none).
-        return refused;
+        // Nothing was called: the refusal stands, without a call id that would name no receipt,
+        // and says that none records it (sync receipts are stored before the answer leaves).
+        return { content: [{ type: 'text', text: `${said} Plaza could not record its receipt.` }], isError: true };
       }
-      return stampResult(refused, identity, call.callId) as CallToolResult;
+      return stampResult({ content: [{ type: 'text', text: said }], isError: true }, identity, call.callId) as CallToolResult;
+    };
+    /**
+     * The result of a call that ran, stamped, once its receipt is recorded; when the receipt can be
+     * stored nowhere, an isError result that says so, as /mcp/p/… answers: the writer's error
+     * (a file system message naming the spool's path) never reaches the caller.
+     */
+    const receipted = async (call: CallContext, outcome: Parameters<typeof receiptFor>[1], result: unknown): Promise<CallToolResult> => {
+      try {
+        await recordCall(options.receipts, call, outcome, options.clock.now());
+      } catch {
+        return stampResult({ content: [{ type: 'text', text: RECEIPT_UNRECORDED }], isError: true }, identity, call.callId) as CallToolResult;
+      }
+      return stampResult(result, identity, call.callId) as CallToolResult;
     };
     if (nestsDeeperThan(params.arguments, MAX_JSON_DEPTH)) return refuse(`tool arguments nest deeper than ${MAX_JSON_DEPTH} levels; nothing was called`);
     const local = options.local;
@@ -192,8 +206,7 @@ export function createAggregate(options: AggregateOptions) {
       const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now() };
       traceCall(call, 'aggregate');
       const result = await local.call(identity, tool, params.arguments ?? {}, call.callId);
-      await recordCall(options.receipts, call, { result }, options.clock.now());
-      return stampResult(result, identity, call.callId) as CallToolResult;
+      return receipted(call, { result }, result);
     }
     let connector: Connector | undefined;
     try {
@@ -259,8 +272,7 @@ export function createAggregate(options: AggregateOptions) {
       outcome = { failure: why };
       result = { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true };
     }
-    await recordCall(options.receipts, call, outcome, options.clock.now());
-    return stampResult(result, identity, call.callId) as CallToolResult;
+    return receipted(call, outcome, result);
   }
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -377,7 +389,7 @@ export function createAggregate(options: AggregateOptions) {
       if (valid.success) sendJson(res, 200, { jsonrpc: '2.0', id: call.id, result: valid.data });
       else sendJson(res, 200, rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`));
     } catch (error) {
-      // As the SDK's server answers a handler that throws (e.g. a receipt that could not be recorded).
+      // As the SDK's server answers a handler that throws (a receipt that could not be recorded no longer does: see receipted).
       sendJson(res, 200, rpcError(call.id, ErrorCode.InternalError, error instanceof Error ? error.message : 'Internal error'));
     } finally {
       res.off('close', onClose);

@@ -19,6 +19,7 @@ import {
   MAX_JSON_DEPTH,
   NOT_UTF8,
   parseJson,
+  RECEIPT_UNRECORDED,
   RPC_ERRORS,
   rpcError,
   STORAGE_RETRY_AFTER_S,
@@ -774,7 +775,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     try {
       return await onUpstreamMessage(message, call, callRpcId);
     } catch {
-      return stampToolError(toolErrorResult(callRpcId ?? null, 'The call ran but Plaza could not record its receipt; treat its outcome as unknown.'), call);
+      return stampToolError(toolErrorResult(callRpcId ?? null, RECEIPT_UNRECORDED), call);
     }
   }
 

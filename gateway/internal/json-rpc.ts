@@ -35,6 +35,11 @@ export const BODY_CUT = 'The request body ended before its declared length (the 
  * catalog) — a database outage: nothing was called upstream, and retrying shortly is safe.
  */
 export const STORAGE_UNAVAILABLE = 'Plaza cannot reach its database right now, so nothing was called; retry in a few seconds.';
+/**
+ * What a caller is told of a call that ran but whose receipt could be stored nowhere (neither the
+ * database nor the spool took it): its result is not given out unreceipted, on either entry point.
+ */
+export const RECEIPT_UNRECORDED = 'The call ran but Plaza could not record its receipt; treat its outcome as unknown.';
 /** Retry-After (seconds) sent with STORAGE_UNAVAILABLE. */
 export const STORAGE_RETRY_AFTER_S = '2';
 

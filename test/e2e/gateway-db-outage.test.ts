@@ -6,6 +6,8 @@
  * (JSON, never an HTML page, never a bare 500); no receipt is lost or duplicated; the process keeps
  * serving. Needs a real PostgreSQL (TEST_DATABASE_URL).
  */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -190,4 +192,97 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     expect(freshId).toMatch(/^call_/);
     expect(await receiptIds()).toContain(freshId);
   }, 120_000);
+
+
+  /** A /mcp tools/call of `name`, with what it answered. */
+  async function aggregateCall(id: number, name: string, args: unknown): Promise<Answer> {
+    const res = await post('/mcp', { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, { 'mcp-protocol-version': '2025-06-18' });
+    const response = responseOf(res.text, res.contentType, id);
+    return { path: 'aggregate', phase: 'outage', status: res.status, contentType: res.contentType, result: response?.result, error: response?.error, body: res.text };
+  }
+
+  /** Arguments nested deeper than the gateway passes on (256 levels): refused before any connector is asked. */
+  const tooDeep = (): unknown => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 300; i++) deep = [deep];
+    return { message: deep };
+  };
+
+  async function databaseDown(): Promise<void> {
+    await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [dbName]);
+  }
+
+  const receiptsOf = async (callIds: string[]) =>
+    plaza.db.prisma.$queryRawUnsafe<{ call_id: string; provider: string; tool: string; status: string; outcome: string }[]>(
+      `SELECT "call_id", "provider", "tool", "status", "outcome" FROM "receipts" WHERE "call_id" = ANY($1::text[])`,
+      callIds,
+    );
+
+  it('receipts a /mcp call it refuses while the database is down as it receipts the calls it passes: spooled, then stored once', async () => {
+    // A call first: the agent's credential and the connector are then known for the next 2 s.
+    expect((await aggregateCall(1, 'everything__echo', { message: 'warm' })).result?.isError).toBeFalsy();
+    await databaseDown();
+    let answers: Answer[];
+    try {
+      answers = [await aggregateCall(2, 'noseparator', {}), await aggregateCall(3, 'everything__echo', tooDeep()), await aggregateCall(4, 'everything__echo', { message: 'during' })];
+    } finally {
+      await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
+    }
+    for (const a of answers) {
+      expect(a.status, a.body).toBe(200);
+      expect(a.result?._meta?.platform?.call_id, a.body).toMatch(/^call_/);
+    }
+    const [unknown, deep, passed] = answers;
+    expect(unknown!.result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^Unknown tool noseparator.*nothing was called/) }] });
+    expect(deep!.result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/nest deeper.*nothing was called/) }] });
+    expect(passed!.result?.isError).toBeFalsy();
+    const callIds = answers.map((a) => a.result!._meta!.platform!.call_id!);
+    await expect.poll(async () => (await receiptsOf(callIds)).length, { timeout: 20_000, interval: 250 }).toBe(3);
+    const stored = new Map((await receiptsOf(callIds)).map((r) => [r.call_id, r]));
+    expect(stored.get(callIds[0]!)).toMatchObject({ provider: '(unknown)', tool: 'noseparator', status: 'error', outcome: expect.stringMatching(/unknown tool noseparator/) });
+    expect(stored.get(callIds[1]!)).toMatchObject({ provider: 'everything', tool: 'echo', status: 'error', outcome: expect.stringMatching(/nest deeper/) });
+    expect(stored.get(callIds[2]!)).toMatchObject({ provider: 'everything', tool: 'echo', status: 'ok' });
+  }, 60_000);
+
+  it('answers /mcp calls whose receipt can be stored nowhere (database down, spool unwritable) in words, never with its internals, and keeps serving', async () => {
+    const spool = plaza.config.receipts.spoolDir;
+    expect((await aggregateCall(10, 'everything__echo', { message: 'warm' })).result?.isError).toBeFalsy();
+    await databaseDown();
+    // The spool folder replaced by a file: the writer can append nowhere (root ignores modes).
+    rmSync(spool, { recursive: true, force: true });
+    writeFileSync(spool, 'not a folder');
+    let answers: Answer[];
+    try {
+      answers = [await aggregateCall(11, 'noseparator', {}), await aggregateCall(12, 'everything__echo', tooDeep()), await aggregateCall(13, 'everything__echo', { message: 'unreceipted' })];
+    } finally {
+      rmSync(spool, { force: true });
+      mkdirSync(spool, { mode: 0o700 });
+      await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
+    }
+    for (const a of answers) {
+      expect(a.status, a.body).toBe(200);
+      expect(a.contentType, a.body).toMatch(/^application\/json/);
+      // The JSON-RPC answer is the call's isError result, not an error carrying a file system message.
+      expect(a.error, a.body).toBeUndefined();
+      expect(a.body).not.toContain(spool);
+      expect(a.body).not.toMatch(/ENOTDIR|ENOENT|EACCES/);
+      expect(a.result?.isError, a.body).toBe(true);
+    }
+    const [unknown, deep, ran] = answers;
+    // Refused: nothing was called, and the caller learns no receipt says so.
+    expect(unknown!.result!.content![0]!.text).toMatch(/^Unknown tool noseparator.*nothing was called.*could not record its receipt/);
+    expect(deep!.result!.content![0]!.text).toMatch(/nest deeper.*nothing was called.*could not record its receipt/);
+    // Called: as /mcp/p/… answers it, stamped, its outcome unknown.
+    expect(ran!.result!.content![0]!.text).toBe('The call ran but Plaza could not record its receipt; treat its outcome as unknown.');
+    expect(ran!.result!._meta?.platform?.call_id).toMatch(/^call_/);
+
+    // Serving as before once the database and the spool are back.
+    expect((await fetch(`${plaza.url}/health`)).status).toBe(200);
+    const after = await aggregateCall(14, 'everything__echo', { message: 'after' });
+    const afterId = after.result?._meta?.platform?.call_id;
+    expect(afterId, after.body).toMatch(/^call_/);
+    // Spooled (the writer stays on the spool until a replay succeeds), then stored.
+    await expect.poll(async () => (await receiptsOf([afterId!])).length, { timeout: 20_000, interval: 250 }).toBe(1);
+  }, 60_000);
 });
