@@ -26,4 +26,5 @@ export const defaults = {
   sourcesMaxBytes: 64 * 1024 * 1024,
   rateLimitAuthPerMin: 10,
   rateLimitSourcesPerMin: 20,
+  rateLimitAgentsPerMin: 30,
 } as const;

@@ -90,6 +90,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     auth: { requestsPerMinute: e.PLAZA_RATE_LIMIT_AUTH_PER_MIN },
+    agents: { writesPerMinute: e.PLAZA_RATE_LIMIT_AGENTS_PER_MIN },
     gateway: { timeoutMs: e.PLAZA_GATEWAY_TIMEOUT_MS, maxResponseBytes: e.PLAZA_GATEWAY_MAX_RESPONSE_BYTES },
     receipts: {
       durability: e.RECEIPTS_DURABILITY,

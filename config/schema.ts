@@ -101,6 +101,8 @@ export const EnvSchema = z.object({
   PLAZA_SOURCES_DENYLIST_FILE: z.string().trim().min(1).optional(),
   PLAZA_RATE_LIMIT_AUTH_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitAuthPerMin),
   PLAZA_RATE_LIMIT_SOURCES_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitSourcesPerMin),
+  // Agents (docs/gateway.md).
+  PLAZA_RATE_LIMIT_AGENTS_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitAgentsPerMin),
 });
 
 /** Plaza's configuration, parsed once at start and passed to every factory. */
@@ -179,6 +181,11 @@ export interface Config {
   mail: { smtpUrl: string | undefined; from: string };
   /** Sign-in, link and reset requests per client (and per e-mail address) per minute. */
   auth: { requestsPerMinute: number };
+  /**
+   * PLAZA_RATE_LIMIT_AGENTS_PER_MIN: agent writes (create, new token, revoke) per account per
+   * minute, and per client address for those whose credential is refused.
+   */
+  agents: { writesPerMinute: number };
   receipts: {
     /** RECEIPTS_DURABILITY: `sync` answers after the receipt is committed (or spooled); `async` at once. */
     durability: 'sync' | 'async';

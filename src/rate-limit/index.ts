@@ -7,5 +7,5 @@ export { clientAddress } from './client-address.ts';
 export { rateLimitHeaders } from './headers.ts';
 export type { RateLimitDecision, RateLimiter, RateLimiterOptions, RateLimitPolicy } from './limiter.ts';
 export { createRateLimiter } from './limiter.ts';
-export { rateLimit } from './middleware.ts';
+export { enforceRateLimit, rateLimit } from './middleware.ts';
 export { createRedisClient } from './redis-client.ts';

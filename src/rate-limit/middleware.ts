@@ -12,14 +12,22 @@ import type { RateLimiter } from './limiter.ts';
  */
 export function rateLimit(limiter: RateLimiter, options: { trustProxy: boolean }) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const decision = await limiter.consume(clientAddress(req, options.trustProxy));
-    for (const [name, value] of Object.entries(rateLimitHeaders(limiter.policy, decision))) res.setHeader(name, value);
-    if (!decision.allowed) {
-      throw new RateLimitError(
-        `Too many requests: at most ${limiter.policy.limit} per ${limiter.policy.windowSeconds} s; retry after ${decision.resetSeconds} s.`,
-        decision.resetSeconds,
-      );
-    }
+    await enforceRateLimit(limiter, clientAddress(req, options.trustProxy), res);
     next();
   };
+}
+
+/**
+ * What rateLimit does for one request, under any `key` (an account, not only an address): counts
+ * it, sets the RateLimit headers on `res`, and throws RateLimitError once the limit is exceeded.
+ */
+export async function enforceRateLimit(limiter: RateLimiter, key: string, res: Response): Promise<void> {
+  const decision = await limiter.consume(key);
+  for (const [name, value] of Object.entries(rateLimitHeaders(limiter.policy, decision))) res.setHeader(name, value);
+  if (!decision.allowed) {
+    throw new RateLimitError(
+      `Too many requests: at most ${limiter.policy.limit} per ${limiter.policy.windowSeconds} s; retry after ${decision.resetSeconds} s.`,
+      decision.resetSeconds,
+    );
+  }
 }

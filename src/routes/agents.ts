@@ -1,18 +1,38 @@
+import type { NextFunction, Request, Response } from 'express';
 import { Router } from 'express';
+import type { Redis } from 'ioredis';
 
 import type { AgentService } from '../agents/index.ts';
+import { AuthError, ForbiddenError } from '../kernel/index.ts';
+import type { Logger } from '../log/index.ts';
+import { clientAddress, createRateLimiter, enforceRateLimit } from '../rate-limit/index.ts';
 import type { BearerVerifier } from '../tokens/index.ts';
-import { requireBearerOrSession, type SessionFallback } from './bearer-auth.ts';
+import { checkBearerOrSession, type SessionFallback } from './bearer-auth.ts';
+
+/** What the agent routes are built from. */
+export interface AgentRouteDeps {
+  agents: AgentService;
+  verify: BearerVerifier;
+  session?: SessionFallback;
+  /** Agent writes per account per minute, and per client address for those whose credential is refused. */
+  writesPerMinute: number;
+  trustProxy: boolean;
+  /** Shared counters across instances when given. */
+  redis: Redis | undefined;
+  keyPrefix: string;
+  log: Logger;
+}
 
 /**
  * `POST /api/agents` creates an agent and returns its gateway credential once;
  * `POST /api/agents/:id/token` replaces a lost credential (the old one stops working);
  * `POST /api/agents/:id/revoke` revokes the agent. Each takes an account API key, or the signed-in
- * session cookie with its CSRF header (the Account page). `GET /api/agents` lives with the token API.
+ * session cookie with its CSRF header (the Account page), and is rate limited (see
+ * countedWrites). `GET /api/agents` lives with the token API.
  */
-export function agentRoutes(deps: { agents: AgentService; verify: BearerVerifier; session?: SessionFallback }): Router {
+export function agentRoutes(deps: AgentRouteDeps): Router {
   const router = Router();
-  const write = requireBearerOrSession(deps.verify, deps.session, 'agents:write');
+  const write = countedWrites(deps);
   router.post('/api/agents', write, async (req, res) => {
     const { agent, token } = await deps.agents.create(req.bearer!.subject, req.body);
     res.setHeader('Cache-Control', 'no-store');
@@ -28,4 +48,29 @@ export function agentRoutes(deps: { agents: AgentService; verify: BearerVerifier
     res.json({ success: true, code: 'SUCCESS', message: 'Agent revoked.', data: { agent } });
   });
   return router;
+}
+
+/**
+ * The writes' credential check (`agents:write`), counted: an authenticated write against its
+ * account's budget, so a runaway script cannot mint agents and tokens without end while the
+ * accounts behind one address (an office, a CI fleet) keep a budget each; a write whose credential
+ * is refused (none, unknown, revoked, a guest's, a session's without its CSRF header) against the
+ * client address, as it has no account to count against. Past either, 429 with Retry-After in the
+ * token shape (the error table's, for `/api/agents`).
+ */
+function countedWrites(deps: AgentRouteDeps) {
+  const check = checkBearerOrSession(deps.verify, deps.session, 'agents:write');
+  const limiter = (name: string) => createRateLimiter({ policy: { name, limit: deps.writesPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log });
+  const perAccount = limiter('agents');
+  const perClient = limiter('agents-refused');
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    try {
+      await check(req);
+    } catch (error) {
+      if (error instanceof AuthError || error instanceof ForbiddenError) await enforceRateLimit(perClient, clientAddress(req, deps.trustProxy), res);
+      throw error;
+    }
+    await enforceRateLimit(perAccount, req.bearer!.subject, res);
+    next();
+  };
 }

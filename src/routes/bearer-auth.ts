@@ -40,12 +40,26 @@ export interface SessionFallback {
  * SameSite=Lax cookie is not sent on its fetches anyway. An `Authorization` header always wins.
  */
 export function requireBearerOrSession(verify: BearerVerifier, fallback: SessionFallback | undefined, scope: string) {
-  const bearer = requireBearer(verify, scope);
+  const check = checkBearerOrSession(verify, fallback, scope);
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    await check(req);
+    next();
+  };
+}
+
+/**
+ * The check requireBearerOrSession makes, for a route that acts on its outcome (the agent writes
+ * count a refused credential against the client address): sets `req.bearer`, or throws
+ * AuthError (401) or ForbiddenError (403: a guest, a write without the session's CSRF header).
+ */
+export function checkBearerOrSession(verify: BearerVerifier, fallback: SessionFallback | undefined, scope: string): (req: Request) => Promise<void> {
   const cookieName = fallback ? cookieNames(fallback.https).session : '';
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return async (req) => {
     const cookie = fallback && req.get('authorization') === undefined ? readCookie(req.get('cookie'), cookieName) : undefined;
     if (!fallback || !cookie) {
-      await bearer(req, res, next);
+      const principal = await verify(req.get('authorization'));
+      requireScope(principal, scope);
+      req.bearer = principal;
       return;
     }
     const session = await fallback.sessions.authenticate(cookie);
@@ -53,6 +67,5 @@ export function requireBearerOrSession(verify: BearerVerifier, fallback: Session
     req.accountSession = session;
     req.actingAccountId = session.accountId;
     req.bearer = { kind: 'account', subject: session.accountId, scopes: [...ACCOUNT_SCOPES], credentialId: session.sessionId };
-    next();
   };
 }

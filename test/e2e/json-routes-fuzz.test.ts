@@ -96,6 +96,7 @@ describe('every HTTP route under random input', () => {
       PLAZA_RATE_LIMIT_LEADS_PER_MIN: high,
       PLAZA_RATE_LIMIT_AUTH_PER_MIN: high,
       PLAZA_RATE_LIMIT_SOURCES_PER_MIN: high,
+      PLAZA_RATE_LIMIT_AGENTS_PER_MIN: high,
       GUEST_TOKEN_RPM_PER_IP: high,
       CHAT_RPM_PER_SUBJECT: high,
       CHAT_RPM_PER_IP: high,
