@@ -4,13 +4,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
-import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { type CallEventId, createCallEventIds, readCallEventId } from './internal/call-event-ids.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   bearerChallenge,
   BODY_CUT,
   callAnswer,
+  caseVariantMember,
   firstAnswers,
   isRequest,
   isResponse,
@@ -134,6 +135,24 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
+/**
+ * Why the caller's third-party credential headers cannot go to `provider`, or undefined: the
+ * credential sent more than once (Node would join the values into one, and the provider get both),
+ * or an X-PLATFORM-Upstream-Provider naming another provider than the path's (the caller meant the
+ * credential for that one).
+ */
+function upstreamCredentialProblem(req: IncomingMessage, provider: string): string | undefined {
+  if (req.headers[UPSTREAM_AUTHORIZATION_HEADER] === undefined && req.headers[UPSTREAM_PROVIDER_HEADER] === undefined) return undefined;
+  const distinct = req.headersDistinct;
+  if ((distinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1) return 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.';
+  const named = distinct[UPSTREAM_PROVIDER_HEADER];
+  if (named === undefined) return undefined;
+  if (named.length > 1 || named[0]!.trim() !== provider) {
+    return `X-PLATFORM-Upstream-Provider names ${JSON.stringify(named.join(', ').slice(0, 80))}, not "${provider}" of this path; nothing was sent. Call /mcp/p/<provider> of the provider the credential is for.`;
+  }
+  return undefined;
+}
+
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -223,6 +242,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         throw new HttpFailure(503, STORAGE_UNAVAILABLE, RPC_ERRORS.internal);
       });
       if (!connector) throw new HttpFailure(404, `No online connector for provider "${provider}".`);
+      const credentialProblem = upstreamCredentialProblem(req, provider);
+      if (credentialProblem) throw new HttpFailure(400, credentialProblem);
 
       let upstreamSession: string | undefined;
       const presented = req.headers['mcp-session-id'];
@@ -275,6 +296,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // is the caller's mistake, answered here, never the upstream's to choke on.
         const wellFormed = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0' && (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
         if (messages.length === 0 || !messages.every(wellFormed)) throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
+        // Sent on, a variant would be what a case-insensitive provider reads (see caseVariantMember).
+        const variant = messages.map(caseVariantMember).find((v) => v !== undefined);
+        if (variant !== undefined) throw new HttpFailure(400, `Member ${JSON.stringify(variant.slice(0, 64))} differs from an MCP member name only in letter case; send each member once, under its exact name.`);
         for (const m of messages) {
           if (!isRequest(m)) continue;
           // MCP: a string or an integer, never null. One past 2^53 (kept raw by parseJson) would not

@@ -61,12 +61,22 @@ export function callSecrets(header: string | string[] | undefined): string[] | u
   return secrets.length > 0 ? [...new Set(secrets)].sort((a, b) => b.length - a.length) : undefined;
 }
 
-/** `text` with every secret of the call replaced, before anything is cut from it. */
+const REGEXP_SYNTAX = /[\\^$.*+?()[\]{}|/-]/g;
+
+/**
+ * `text` with every secret of the call replaced, before anything is cut from it: as sent, in any
+ * letter case (a provider's message may lower-case what it quotes), and base64-encoded (standard
+ * or URL-safe, with or without padding), as providers echo a token in an error or a task id.
+ */
 function withoutSecrets(text: string, secrets: readonly string[] | undefined): string {
   if (!secrets) return text;
-  let out = text;
-  for (const secret of secrets) out = out.split(secret).join('[credential removed]');
-  return out;
+  const forms = secrets.flatMap((secret) => {
+    const bytes = Buffer.from(secret);
+    return [secret, bytes.toString('base64'), bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url')];
+  });
+  // Longest first, so a whole value goes before the credential inside it.
+  const pattern = [...new Set(forms)].sort((a, b) => b.length - a.length).map((form) => form.replace(REGEXP_SYNTAX, '\\$&'));
+  return text.replace(new RegExp(pattern.join('|'), 'gi'), '[credential removed]');
 }
 
 function canonical(value: unknown): string {

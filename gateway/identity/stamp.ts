@@ -31,6 +31,8 @@ export const IDENTITY_HEADERS = {
 
 /** The header a caller sends its third-party credential in; it goes upstream as `Authorization`. */
 export const UPSTREAM_AUTHORIZATION_HEADER = 'x-platform-upstream-authorization';
+/** Names the one provider a caller's X-PLATFORM-Upstream-Authorization is for (on /mcp, required with it). */
+export const UPSTREAM_PROVIDER_HEADER = 'x-platform-upstream-provider';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -57,6 +57,52 @@ export function isResponse(message: unknown): message is JsonRpcResponse {
   return isRecord(message) && !('method' in message) && ('result' in message || 'error' in message);
 }
 
+/** The members the gateway reads or writes, by level: a message, its params, their _meta. */
+const PROTOCOL_MEMBERS = {
+  message: ['jsonrpc', 'id', 'method', 'params', 'result', 'error'],
+  params: ['name', 'arguments', '_meta', 'task'],
+  meta: ['platform', 'progressToken'],
+} as const;
+const FOLDED_MEMBERS = Object.fromEntries(Object.entries(PROTOCOL_MEMBERS).map(([level, names]) => [level, new Map(names.map((n) => [foldCase(n), n]))])) as Record<
+  keyof typeof PROTOCOL_MEMBERS,
+  Map<string, string>
+>;
+
+/**
+ * A member name as a case-insensitive JSON decoder matches it (Go's encoding/json, say: Unicode
+ * simple folding, under which the long s and the Kelvin sign are "s" and "k").
+ */
+function foldCase(name: string): string {
+  return name.toLowerCase().replaceAll('\u017f', 's');
+}
+
+/** The member of `object` that a case-insensitive decoder would take for one of `level`'s names, or for another member (`_Meta` beside `_meta`). */
+function caseVariantIn(object: Record<string, unknown>, level: keyof typeof PROTOCOL_MEMBERS): string | undefined {
+  const seen = new Set<string>();
+  for (const key of Object.keys(object)) {
+    const folded = foldCase(key);
+    const member = FOLDED_MEMBERS[level].get(folded);
+    if ((member !== undefined && member !== key) || seen.has(folded)) return key;
+    seen.add(folded);
+  }
+  return undefined;
+}
+
+/**
+ * A member name in `message` that differs from an MCP member's (or from a sibling's) only in
+ * letter case — `"Method"`, `"_Meta"`, `"PLATFORM"` — or undefined. The gateway reads members by
+ * their exact names; a provider whose JSON decoder matches names case-insensitively would read
+ * the variant instead (the last of two wins in Go's encoding/json), and run a tool the receipt
+ * does not name or see an identity the gateway did not stamp. Checked on the message, its params
+ * and their _meta: everything the gateway routes, receipts or stamps by.
+ */
+export function caseVariantMember(message: unknown): string | undefined {
+  if (!isRecord(message)) return undefined;
+  const params = message['params'];
+  const meta = isRecord(params) ? params['_meta'] : undefined;
+  return caseVariantIn(message, 'message') ?? (isRecord(params) ? caseVariantIn(params, 'params') : undefined) ?? (isRecord(meta) ? caseVariantIn(meta, 'meta') : undefined);
+}
+
 /** What Node's JSON offers beyond ES2024's typings: raw JSON text that JSON.stringify writes as is. */
 const rawJson = JSON as unknown as { rawJSON(text: string): object; isRawJSON(value: unknown): value is { rawJSON: string } };
 

@@ -22,6 +22,7 @@ import { systemClock } from '../../src/kernel/index.ts';
 import { freePort } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
+import { sendRawHttp } from '../support/raw-http.ts';
 
 interface Recorded {
   headers: IncomingMessage['headers'];
@@ -245,6 +246,74 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     expect(other.status).toBe(200);
     expect(recorded[0]!.body.params._meta).toEqual({ progressToken: 9 });
     expect(recorded[0]!.headers['x_platform_agin_id']).toBeUndefined();
+  });
+
+  it('refuses member names that differ from MCP\'s only in case, which a case-insensitive provider would read instead', async () => {
+    recorded.length = 0;
+    const receiptsBefore = receipts.length;
+    const other = { platform: { agin_id: 'someone-else', agent_principal: 'agent:someone-else' } };
+    const variants: Array<[unknown, string]> = [
+      // A ping to Plaza, a tools/call to a provider whose decoder takes the last of "method" and "Method".
+      [{ jsonrpc: '2.0', id: 1, method: 'ping', Method: 'tools/call', params: { name: 'delete_everything' } }, 'Method'],
+      // Receipted as echo, run as delete_everything.
+      [{ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', Name: 'delete_everything' } }, 'Name'],
+      // Another agent's card beside (and after) the one Plaza stamps.
+      [{ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', _meta: {}, _META: other } }, '_META'],
+      [{ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'echo', _meta: { platform: {}, PLATFORM: other.platform } } }, 'PLATFORM'],
+      [{ jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'crm://x', _Meta: other } }, '_Meta'],
+      [{ jsonrpc: '2.0', id: 6, method: 'ping', PARAMS: { name: 'delete_everything' } }, 'PARAMS'],
+      // Unicode simple folding: the long s and the Kelvin sign are "s" and "k" to Go's encoding/json.
+      [{ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', _meta: { progressToken: 1, progre\u017fsToken: 2 } } }, 'progre\u017fsToken'],
+      [{ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', tas\u212a: { ttl: 1 } } }, 'tas\u212a'],
+      [{ jsonrpc: '2.0', id: 9, method: 'ping', ID: 10 }, 'ID'],
+      // In a batch too.
+      [[{ jsonrpc: '2.0', id: 11, method: 'tools/list' }, { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1, _meta: { Platform: other.platform } } }], 'Platform'],
+    ];
+    for (const [body, member] of variants) {
+      const res = await fetch(`${gateway.url}/mcp/p/recorder`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, member).toBe(400);
+      const answer: any = await res.json();
+      expect(answer.error.code).toBe(-32600);
+      expect(answer.error.message).toContain(`Member ${JSON.stringify(member)} differs from an MCP member name only in letter case`);
+    }
+    expect(recorded).toHaveLength(0);
+    expect(receipts.length).toBe(receiptsBefore);
+  });
+
+  it('sends a third-party credential only when it is sent once and not named for another provider', async () => {
+    recorded.length = 0;
+    const call = (headers: Array<[string, string]>) =>
+      fetch(`${gateway.url}/mcp/p/recorder`, {
+        method: 'POST',
+        headers: [['authorization', `Bearer ${token}`], ['content-type', 'application/json'], ['accept', 'application/json, text/event-stream'], ...headers],
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm.lookup', arguments: {} } }),
+      });
+    // Two header lines (fetch would join them into one before sending).
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm.lookup', arguments: {} } });
+    const twice = await sendRawHttp(
+      gateway.url,
+      `POST /mcp/p/recorder HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+        `X-PLATFORM-Upstream-Authorization: Bearer first-secret\r\nX-PLATFORM-Upstream-Authorization: Bearer second-secret\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(twice).toMatch(/^HTTP\/1\.1 400 /);
+    expect(twice).toContain('Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.');
+    const elsewhere = await call([
+      ['x-platform-upstream-authorization', 'Bearer meant-for-hother'],
+      ['x-platform-upstream-provider', 'hother'],
+    ]);
+    expect(elsewhere.status).toBe(400);
+    expect(((await elsewhere.json()) as any).error.message).toMatch(/^X-PLATFORM-Upstream-Provider names "hother", not "recorder" of this path; nothing was sent/);
+    expect(recorded).toHaveLength(0);
+    const named = await call([
+      ['x-platform-upstream-authorization', 'Bearer meant-for-recorder'],
+      ['x-platform-upstream-provider', 'recorder'],
+    ]);
+    expect(named.status).toBe(200);
+    expect(recorded[0]!.headers['authorization']).toBe('Bearer meant-for-recorder');
   });
 
   it('takes a body sent with Expect: 100-continue (as curl sends large ones) and does not pass the header on', async () => {
