@@ -23,9 +23,15 @@ export const TOOL_NAME_SEPARATOR = '__';
 export interface CatalogTool {
   provider: string;
   name: string;
+  /** MCP's display name, when the provider published one. */
+  title?: string | null;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** The JSON Schema of a call's `structuredContent`, when published: clients check results against it. */
+  outputSchema?: Record<string, unknown> | null;
   annotations: Record<string, unknown>;
+  /** MCP's `execution` (`taskSupport`), when published. */
+  execution?: Record<string, unknown> | null;
 }
 
 /** What the aggregated endpoint reads: online tools, and connectors by provider. */
@@ -370,9 +376,13 @@ export function createAggregate(options: AggregateOptions) {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: [...(options.local?.tools() ?? []), ...(await options.catalog.onlineTools())].map((t) => ({
         name: `${t.provider}${TOOL_NAME_SEPARATOR}${t.name}`,
+        ...(t.title ? { title: t.title } : {}),
         description: t.description,
         inputSchema: { type: 'object', ...t.inputSchema } as { type: 'object' },
+        // As published (the probe kept it only in MCP's shape): the agent's client checks each call's structuredContent against it.
+        ...(t.outputSchema ? { outputSchema: t.outputSchema as { type: 'object' } } : {}),
         annotations: t.annotations,
+        ...(t.execution ? { execution: t.execution } : {}),
       })),
     }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(identity, req, request.params as never, extra as never));

@@ -1,4 +1,4 @@
-import { InitializeResultSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { InitializeResultSchema, SUPPORTED_PROTOCOL_VERSIONS, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 import { nestsDeeperThan, storableJson, storableText } from '../src/kernel/index.ts';
@@ -9,9 +9,15 @@ import { SsrfError } from './ssrf.ts';
 /** A tool as Plaza keeps it: what the provider published, with `annotations.platform` intact. */
 export interface ProbedTool {
   name: string;
+  /** MCP's display name of the tool, or null when it published none. */
+  title: string | null;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** MCP's `outputSchema`: the JSON Schema a call's `structuredContent` follows; null when none. */
+  outputSchema: Record<string, unknown> | null;
   annotations: Record<string, unknown>;
+  /** MCP's `execution` (`taskSupport`: whether calls may, or must, run as tasks); null when none. */
+  execution: Record<string, unknown> | null;
   /** `annotations.platform.requires_agin` (spec §2.3). */
   requiresAgin: boolean;
   /** `annotations.platform.caller_identity` (spec §2.3). */
@@ -58,8 +64,18 @@ const RawToolSchema = z.looseObject({
 });
 
 const MAX_DESCRIPTION = 8_000;
+const MAX_TITLE = 1_000;
 /** Deepest nesting of a tool's JSON (schema and annotations) kept; JSON Schemas rarely pass 20. */
 const MAX_TOOL_DEPTH = 64;
+
+/**
+ * `value` made storable when the MCP SDK's `schema` for it accepts it; null when it is absent or
+ * not what MCP allows. /mcp lists every provider's tools in one tools/list, and a client that
+ * checks the result (the SDK's does) refuses the whole list for one tool's odd value.
+ */
+function mcpShaped(schema: { safeParse(value: unknown): { success: boolean } }, value: unknown): Record<string, unknown> | null {
+  return value !== undefined && schema.safeParse(value).success ? (storableJson(value) as Record<string, unknown>) : null;
+}
 
 /**
  * Normalises one published tool; undefined when it is not a tool at all, or not one Plaza can
@@ -74,11 +90,15 @@ export function normaliseTool(raw: unknown): ProbedTool | undefined {
   const platform = annotations['platform'];
   const platformObject = platform !== null && typeof platform === 'object' ? (platform as Record<string, unknown>) : {};
   const callerIdentity = platformObject['caller_identity'];
+  const title = parsed.data['title'];
   return {
     name: parsed.data.name,
+    title: typeof title === 'string' ? storableText(title.slice(0, MAX_TITLE)) : null,
     description: storableText((parsed.data.description ?? '').slice(0, MAX_DESCRIPTION)),
     inputSchema: storableJson(parsed.data.inputSchema ?? { type: 'object' }) as Record<string, unknown>,
+    outputSchema: mcpShaped(ToolSchema.shape.outputSchema, parsed.data['outputSchema']),
     annotations,
+    execution: mcpShaped(ToolSchema.shape.execution, parsed.data['execution']),
     requiresAgin: platformObject['requires_agin'] === true,
     callerIdentity: typeof callerIdentity === 'string' ? storableText(callerIdentity.slice(0, 1_000)) : null,
   };

@@ -84,7 +84,16 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
           // A listing under a reserved slug (made before slugs were reserved) would sit beside
           // Plaza's own `platform__<tool>` names with descriptions of its choosing.
           where: { endpoint: { status: { in: ONLINE }, provider: { notIn: [...RESERVED_PROVIDERS] } } },
-          select: { name: true, description: true, inputSchema: true, annotations: true, endpoint: { select: { provider: true, status: true, lastProbeAt: true } } },
+          select: {
+            name: true,
+            title: true,
+            description: true,
+            inputSchema: true,
+            outputSchema: true,
+            annotations: true,
+            execution: true,
+            endpoint: { select: { provider: true, status: true, lastProbeAt: true } },
+          },
           orderBy: [{ endpoint: { provider: 'asc' } }, { name: 'asc' }],
         })
         .then((rows) => {
@@ -94,7 +103,16 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
             const key = `${row.endpoint.provider}\n${row.name}`;
             if (seen.has(key)) continue;
             seen.add(key);
-            out.push({ provider: row.endpoint.provider, name: row.name, description: row.description, inputSchema: record(row.inputSchema), annotations: record(row.annotations) });
+            out.push({
+              provider: row.endpoint.provider,
+              name: row.name,
+              title: row.title,
+              description: row.description,
+              inputSchema: record(row.inputSchema),
+              outputSchema: row.outputSchema === null ? null : record(row.outputSchema),
+              annotations: record(row.annotations),
+              execution: row.execution === null ? null : record(row.execution),
+            });
           }
           return out;
         });

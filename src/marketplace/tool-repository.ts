@@ -10,7 +10,7 @@ const NAME_VECTOR = `to_tsvector('simple'::regconfig, t."name")`;
 
 const ONLINE = `e."status" IN ('healthy', 'degraded')`;
 
-const COLUMNS = `t."id", t."endpoint_id", t."provider", t."name", t."description", t."input_schema", t."annotations", t."requires_agin", t."caller_identity", e."status"`;
+const COLUMNS = `t."id", t."endpoint_id", t."provider", t."name", t."title", t."description", t."input_schema", t."output_schema", t."annotations", t."execution", t."requires_agin", t."caller_identity", e."status"`;
 
 /** Search results deeper than this are not paged (ask a narrower question). */
 export const MAX_SEARCH_OFFSET = 1_000;
@@ -22,8 +22,11 @@ export const MAX_SEARCH_OFFSET = 1_000;
 export const SEARCH_CANDIDATES = 2_000;
 
 interface ToolRow extends IndexedToolRow {
+  title: string | null;
   input_schema: unknown;
+  output_schema: unknown;
   annotations: unknown;
+  execution: unknown;
   requires_agin: boolean;
   caller_identity: string | null;
   status: string;
@@ -51,9 +54,12 @@ function toTool(row: ToolRow): Tool {
     endpointId: row.endpoint_id,
     provider: row.provider,
     name: row.name,
+    title: row.title,
     description: row.description,
     inputSchema: object(row.input_schema),
+    outputSchema: row.output_schema === null ? null : object(row.output_schema),
     annotations: object(row.annotations),
+    execution: row.execution === null ? null : object(row.execution),
     requiresAgin: row.requires_agin,
     callerIdentity: row.caller_identity,
     health: row.status === 'degraded' ? 'degraded' : 'healthy',

@@ -95,6 +95,26 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(single.body.data.receipt.call_id).toBe(callIds[0]);
   });
 
+  it('lists each tool on /mcp as server-everything publishes it (title, outputSchema, execution), and its structured content validates in the SDK client', async () => {
+    const direct = new Client({ name: 'stack-agent', version: '1' });
+    await direct.connect(new StreamableHTTPClientTransport(new URL(everything.url)));
+    const published = (await direct.listTools()).tools;
+    await direct.close();
+    expect(published.find((t) => t.name === 'get-structured-content')?.outputSchema).toBeDefined();
+
+    const aggregate = new Client({ name: 'stack-agent', version: '1' });
+    await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));
+    const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : 1);
+    // Compared in one order: the catalog lists by name, the provider in its own order.
+    const listed = (await aggregate.listTools()).tools.filter((t) => t.name.startsWith('everything__')).sort(byName);
+    expect(listed).toEqual(published.map((t) => ({ ...t, name: `everything__${t.name}` })).sort(byName));
+    // The client now checks the call's structuredContent against the listed outputSchema (it throws when it does not match).
+    const weather = await aggregate.callTool({ name: 'everything__get-structured-content', arguments: { location: 'Chicago' } });
+    expect(weather.isError).toBeFalsy();
+    expect(weather.structuredContent).toMatchObject({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) });
+    await aggregate.close();
+  });
+
   it('stamps and receipts a /mcp call of a tool no connector has, or arguments too deep to pass', async () => {
     const aggregate = new Client({ name: 'stack-agent', version: '1' });
     await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));

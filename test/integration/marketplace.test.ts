@@ -83,6 +83,11 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       const echo = tools.body.tools.find((t: any) => t.tool === 'echo');
       expect(echo).toMatchObject({ provider: 'everything', health: 'healthy', summary: 'Echoes back the input string', gateway_name: 'everything__echo' });
       expect(echo.input_schema).toMatchObject({ type: 'object', required: ['message'] });
+      // MCP's title, outputSchema and execution, as server-everything publishes them.
+      expect(echo).toMatchObject({ title: 'Echo Tool', output_schema: null, execution: { taskSupport: 'forbidden' } });
+      const structured = tools.body.tools.find((t: any) => t.tool === 'get-structured-content');
+      expect(structured).toMatchObject({ title: 'Get Structured Content Tool', execution: { taskSupport: 'forbidden' } });
+      expect(structured.output_schema).toMatchObject({ type: 'object', required: ['temperature', 'conditions', 'humidity'], additionalProperties: false });
 
       const catalog = await get('/api/mcp/catalog');
       expect(catalog.body.endpoint_count).toBe(1);
@@ -362,6 +367,21 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
           input_schema: { type: 'object', properties: { 'k\ufffd': { description: '\ufffd' } } },
           caller_identity: 'a\ufffdb',
         });
+      });
+
+      it("keeps a tool's title, outputSchema and execution in the shape MCP gives them, drops one that is not, and follows a changed title", async () => {
+        const shaped = { name: 'shaped', title: `Shaped \u0000 ${'t'.repeat(2_000)}`, inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { n: { type: 'number' } } }, execution: { taskSupport: 'optional' } };
+        fixture.pages = [[shaped, { name: 'misshapen', title: 7, inputSchema: { type: 'object' }, outputSchema: { type: 'string' }, execution: { taskSupport: 'sometimes' } }]];
+        await prober.probeNow(id);
+        const tools = (await get('/api/mcp/tools?provider=rooms')).body.tools;
+        expect(tools.map((t: any) => t.tool)).toEqual(['misshapen', 'shaped']);
+        expect(tools[0]).toMatchObject({ title: null, output_schema: null, execution: null });
+        expect(tools[1]).toMatchObject({ output_schema: { type: 'object', properties: { n: { type: 'number' } } }, execution: { taskSupport: 'optional' } });
+        // Cut to 1,000 characters, its NUL made storable.
+        expect(tools[1].title).toBe(`Shaped \ufffd ${'t'.repeat(991)}`);
+        fixture.pages = [[{ ...shaped, title: 'Shaped again' }]];
+        await prober.probeNow(id);
+        expect((await get('/api/mcp/tools?provider=rooms')).body.tools.map((t: any) => t.title)).toEqual(['Shaped again']);
       });
     });
 
