@@ -34,10 +34,24 @@ export interface CatalogTool {
   execution?: Record<string, unknown> | null;
 }
 
+/** An online connector as `/mcp` routes to it. */
+export interface CatalogConnector extends Connector {
+  /**
+   * Its tools that run only as tasks (`execution.taskSupport` "required"): `/mcp`, which relays no
+   * tasks, neither lists nor calls them. Absent: none.
+   */
+  taskOnlyTools?: ReadonlySet<string>;
+}
+
 /** What the aggregated endpoint reads: online tools, and connectors by provider. */
 export interface ToolCatalog {
   onlineTools(): Promise<CatalogTool[]>;
-  byProvider(provider: string): Promise<Connector | undefined>;
+  byProvider(provider: string): Promise<CatalogConnector | undefined>;
+}
+
+/** Whether a tool runs only as a task (MCP `execution.taskSupport` "required"). */
+function runsOnlyAsTask(tool: CatalogTool): boolean {
+  return tool.execution?.['taskSupport'] === 'required';
 }
 
 /**
@@ -214,7 +228,7 @@ export function createAggregate(options: AggregateOptions) {
       const result = await local.call(identity, tool, params.arguments ?? {}, call.callId);
       return receipted(call, { result }, result);
     }
-    let connector: Connector | undefined;
+    let connector: CatalogConnector | undefined;
     try {
       connector = provider ? await options.catalog.byProvider(provider) : undefined;
     } catch {
@@ -222,6 +236,10 @@ export function createAggregate(options: AggregateOptions) {
     }
     if (!connector || !tool) return refuse(`unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector; nothing was called`);
     if (tool.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };
+    // Its provider would answer a plain call with an error, and /mcp declares no tasks capability.
+    if (connector.taskOnlyTools?.has(tool)) {
+      return refuse(`tool ${params.name} runs only as a task (execution.taskSupport "required"), which /mcp does not relay: call it as a task on /mcp/p/${provider}; nothing was called`);
+    }
     const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now(), secrets: callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]) };
     traceCall(call, 'aggregate');
     options.onCall?.(connector.endpointId);
@@ -374,7 +392,8 @@ export function createAggregate(options: AggregateOptions) {
     const sdk = await loadServerSdk();
     const server = new sdk.Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sdk.jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: [...(options.local?.tools() ?? []), ...(await options.catalog.onlineTools())].map((t) => ({
+      // Tools that run only as tasks stay off: /mcp relays no tasks (they work on /mcp/p/<provider>).
+      tools: [...(options.local?.tools() ?? []), ...(await options.catalog.onlineTools()).filter((t) => !runsOnlyAsTask(t))].map((t) => ({
         name: `${t.provider}${TOOL_NAME_SEPARATOR}${t.name}`,
         ...(t.title ? { title: t.title } : {}),
         description: t.description,

@@ -2,7 +2,7 @@
  * The MCP gateway: AGIN identity for every tools/call (card, `_meta.platform`, identity headers,
  * signed assertions). No Express here; src/ mounts what this module exposes.
  */
-export type { AggregateOptions, CatalogTool, LocalProvider, ToolCatalog } from './aggregate.ts';
+export type { AggregateOptions, CatalogConnector, CatalogTool, LocalProvider, ToolCatalog } from './aggregate.ts';
 export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
 export type { AgentAuthenticator, AgentIdentity, AginCard } from './identity/agin-card.ts';
 export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';

@@ -1,4 +1,4 @@
-import type { CatalogTool, Connector, ToolCatalog } from '../../gateway/index.ts';
+import type { CatalogConnector, CatalogTool, Connector, ToolCatalog } from '../../gateway/index.ts';
 import type { PrismaClient } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import { RESERVED_PROVIDERS } from '../marketplace/index.ts';
@@ -11,6 +11,8 @@ const ONLINE = ['healthy', 'degraded'];
  * not on `/mcp`, but a caller who brings the credential reaches them on `/mcp/p/<provider>`).
  */
 const ROUTABLE = [...ONLINE, 'auth_required'];
+/** Tools that run only as tasks (MCP `execution.taskSupport` "required"). */
+const TASK_ONLY = { execution: { path: ['taskSupport'], equals: 'required' } };
 /** Preference among endpoints that share a provider slug. */
 const RANK: Record<string, number> = { healthy: 0, degraded: 1, auth_required: 2 };
 
@@ -44,22 +46,22 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
   // Every tools/call looks its connector up: found connectors are reused for cacheMs (a listing
   // going offline is noticed within that, like the tool list), misses are not cached, so a
   // provider that just came online is routed at once.
-  const online = new Map<string, { until: number; connector: Connector }>();
-  const routable = new Map<string, { until: number; connector: Connector }>();
+  const online = new Map<string, { until: number; connector: CatalogConnector }>();
+  const routable = new Map<string, { until: number; connector: CatalogConnector }>();
 
-  async function readConnector(provider: string, statuses: string[]): Promise<Connector | undefined> {
+  async function readConnector(provider: string, statuses: string[]): Promise<CatalogConnector | undefined> {
     const rows = await prisma.mcpEndpoint.findMany({
       where: { provider, status: { in: statuses } },
-      select: { id: true, url: true, provider: true, status: true, lastProbeAt: true },
+      select: { id: true, url: true, provider: true, status: true, lastProbeAt: true, tools: { where: TASK_ONLY, select: { name: true } } },
       orderBy: [{ lastProbeAt: 'desc' }],
       take: 10,
     });
     // The best state wins, the one probed most recently among equals (the sort is stable).
     const best = rows.sort((a, b) => (RANK[a.status] ?? 9) - (RANK[b.status] ?? 9))[0];
-    return best ? { provider: best.provider, url: best.url, endpointId: best.id } : undefined;
+    return best ? { provider: best.provider, url: best.url, endpointId: best.id, taskOnlyTools: new Set(best.tools.map((t) => t.name)) } : undefined;
   }
 
-  async function lookUp(cache: typeof online, provider: string, statuses: string[]): Promise<Connector | undefined> {
+  async function lookUp(cache: typeof online, provider: string, statuses: string[]): Promise<CatalogConnector | undefined> {
     // No provider slug holds a NUL, and PostgreSQL refuses one in a query: the gateway took
     // that failure for a database outage and answered 503.
     if (provider.includes('\u0000') || RESERVED_PROVIDERS.has(provider)) return undefined;

@@ -107,12 +107,31 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : 1);
     // Compared in one order: the catalog lists by name, the provider in its own order.
     const listed = (await aggregate.listTools()).tools.filter((t) => t.name.startsWith('everything__')).sort(byName);
-    expect(listed).toEqual(published.map((t) => ({ ...t, name: `everything__${t.name}` })).sort(byName));
+    // All but the tool that runs only as a task (/mcp relays no tasks; see the next test).
+    const callable = published.filter((t) => t.execution?.taskSupport !== 'required');
+    expect(callable.length).toBe(published.length - 1);
+    expect(listed).toEqual(callable.map((t) => ({ ...t, name: `everything__${t.name}` })).sort(byName));
     // The client now checks the call's structuredContent against the listed outputSchema (it throws when it does not match).
     const weather = await aggregate.callTool({ name: 'everything__get-structured-content', arguments: { location: 'Chicago' } });
     expect(weather.isError).toBeFalsy();
     expect(weather.structuredContent).toMatchObject({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) });
     await aggregate.close();
+  });
+
+  it('leaves a tool that runs only as a task off /mcp, refuses a call to it with where it works, and keeps it in the catalog API', async () => {
+    const aggregate = new Client({ name: 'stack-agent', version: '1' });
+    await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));
+    expect((await aggregate.listTools()).tools.map((t) => t.name)).not.toContain('everything__simulate-research-query');
+    const refused = await aggregate.callTool({ name: 'everything__simulate-research-query', arguments: { topic: 'tasks' } });
+    await aggregate.close();
+    expect(refused.isError).toBe(true);
+    expect((refused.content as { text: string }[])[0]!.text).toBe(
+      'Tool everything__simulate-research-query runs only as a task (execution.taskSupport "required"), which /mcp does not relay: call it as a task on /mcp/p/everything; nothing was called.',
+    );
+    const receipt = await json(`/api/receipts/${(refused._meta as any).platform.call_id}`);
+    expect(receipt.body.data.receipt).toMatchObject({ agin_id: aginId, provider: 'everything', tool: 'simulate-research-query', status: 'error' });
+    const listed = (await json('/api/mcp/tools?provider=everything&limit=100')).body.tools;
+    expect(listed.find((t: any) => t.tool === 'simulate-research-query')).toMatchObject({ execution: { taskSupport: 'required' }, gateway_name: 'everything__simulate-research-query' });
   });
 
   it('stamps and receipts a /mcp call of a tool no connector has, or arguments too deep to pass', async () => {
