@@ -313,7 +313,7 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
       const text = JSON.stringify(rpcError(null, RPC_ERRORS.unauthorized, error.message));
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(req.headers.authorization) });
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(req.headers.authorization, error.message) });
       res.end(text);
       return;
     }

@@ -234,7 +234,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         sendJson(res, 503, rpcError(null, RPC_ERRORS.internal, STORAGE_UNAVAILABLE), { 'retry-after': STORAGE_RETRY_AFTER_S });
         return;
       }
-      sendJson(res, 401, rpcError(null, RPC_ERRORS.unauthorized, error.message), { 'www-authenticate': bearerChallenge(req.headers.authorization) });
+      sendJson(res, 401, rpcError(null, RPC_ERRORS.unauthorized, error.message), { 'www-authenticate': bearerChallenge(req.headers.authorization, error.message) });
       return;
     }
     try {

@@ -41,7 +41,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
       identity = await agents.authenticate(match[1]);
     } catch (error) {
       if (!(error instanceof AuthError)) throw error;
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(req.headers.authorization) });
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(req.headers.authorization, error.message) });
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: error.message } }));
       return;
     }

@@ -135,14 +135,22 @@ describe('bad input against plaza serve', () => {
       expect(await batch.json()).toMatchObject({ id: null, error: { code: -32602 } });
     });
 
-    it('sends no error code in WWW-Authenticate to a request without a credential (RFC 6750 §3.1), and invalid_token to a bad one', async () => {
+    it('sends no error information in WWW-Authenticate to a request without a credential (RFC 6750 §3.1), and invalid_token with the reason to a bad one', async () => {
+      const unknown = `agt_${'0'.repeat(13)}_${'0'.repeat(40)}`;
       for (const path of ['/mcp', '/mcp/p/recorder', '/mcp/p/platform']) {
         const none = await fetch(`${plaza.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
         expect(none.status, path).toBe(401);
         expect(none.headers.get('www-authenticate'), path).toBe('Bearer realm="plaza"');
-        const bad = await rpc(path, 'agt_nope', { jsonrpc: '2.0', id: 1, method: 'ping' });
-        expect(bad.status, path).toBe(401);
-        expect(bad.headers.get('www-authenticate'), path).toBe('Bearer realm="plaza", error="invalid_token"');
+        for (const [token, reason] of [
+          // The body's "agt_…" is written "agt_..." there: error_description is printable ASCII without " and \.
+          ['agt_nope', 'Invalid agent credential: the gateway takes an agent token (agt_...), from POST /api/agents.'],
+          [unknown, 'Invalid or revoked agent credential.'],
+          [account.a.apiKey, 'This is an account API key (plz_...); the gateway takes an agent token (agt_...): create an agent with POST /api/agents and use its token.'],
+        ]) {
+          const bad = await rpc(path, token!, { jsonrpc: '2.0', id: 1, method: 'ping' });
+          expect(bad.status, path).toBe(401);
+          expect(bad.headers.get('www-authenticate'), path).toBe(`Bearer realm="plaza", error="invalid_token", error_description="${reason}"`);
+        }
       }
     });
   });
