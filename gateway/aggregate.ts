@@ -8,8 +8,9 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { bearerChallenge, BODY_CUT, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { BODY_CUT, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import { describeIssues, loadServerSdk, serveOnce } from './internal/server-sdk.ts';
+import { sendUnauthorized } from './internal/unauthorized.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -312,9 +313,7 @@ export function createAggregate(options: AggregateOptions) {
         res.end(JSON.stringify(rpcError(null, RPC_ERRORS.internal, STORAGE_UNAVAILABLE)));
         return;
       }
-      const text = JSON.stringify(rpcError(null, RPC_ERRORS.unauthorized, error.message));
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(req.headers.authorization, error.message) });
-      res.end(text);
+      await sendUnauthorized(req, res, error.message);
       return;
     }
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {

@@ -13,6 +13,7 @@ export type { SharedCalls } from './internal/calls-in-flight.ts';
 export { bearerChallenge, RPC_ERRORS, rpcError, unsupportedEncoding } from './internal/json-rpc.ts';
 export { loadServerSdk, serveOnce } from './internal/server-sdk.ts';
 export type { TaskCall, TaskDirectory } from './internal/task-results.ts';
+export { sendUnauthorized } from './internal/unauthorized.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './internal/upstream-http.ts';
 export { createUpstreamHttp } from './internal/upstream-http.ts';
 export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions } from './passthrough.ts';

@@ -8,7 +8,6 @@ import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_
 import { type CallEventId, createCallEventIds, readCallEventId } from './internal/call-event-ids.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
-  bearerChallenge,
   BODY_CUT,
   callAnswer,
   caseVariantMember,
@@ -30,6 +29,7 @@ import {
 import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
 import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskDirectory, type TaskResultRequest } from './internal/task-results.ts';
+import { sendUnauthorized } from './internal/unauthorized.ts';
 import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
@@ -234,7 +234,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         sendJson(res, 503, rpcError(null, RPC_ERRORS.internal, STORAGE_UNAVAILABLE), { 'retry-after': STORAGE_RETRY_AFTER_S });
         return;
       }
-      sendJson(res, 401, rpcError(null, RPC_ERRORS.unauthorized, error.message), { 'www-authenticate': bearerChallenge(req.headers.authorization, error.message) });
+      await sendUnauthorized(req, res, error.message);
       return;
     }
     try {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { bearerChallenge, loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, serveOnce, stampResult, traceCall } from '../../gateway/index.ts';
+import { loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, sendUnauthorized, serveOnce, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -41,8 +41,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
       identity = await agents.authenticate(match[1]);
     } catch (error) {
       if (!(error instanceof AuthError)) throw error;
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(req.headers.authorization, error.message) });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: error.message } }));
+      await sendUnauthorized(req, res, error.message);
       return;
     }
     if (req.method === 'GET') {

@@ -153,6 +153,23 @@ describe('bad input against plaza serve', () => {
         }
       }
     });
+
+    it('answers a refused credential under the id of the one request its POST carried, and under null otherwise', async () => {
+      for (const path of ['/mcp', '/mcp/p/recorder', '/mcp/p/platform']) {
+        for (const [body, id] of [
+          [{ jsonrpc: '2.0', id: 7, method: 'tools/list' }, 7],
+          [{ jsonrpc: '2.0', id: 'seven', method: 'ping' }, 'seven'],
+          [[{ jsonrpc: '2.0', id: 7, method: 'ping' }], null],
+          [{ jsonrpc: '2.0', method: 'notifications/initialized' }, null],
+          // Past the 64 KiB read from a caller Plaza does not know.
+          [{ jsonrpc: '2.0', id: 7, method: 'ping', params: { _meta: { pad: 'x'.repeat(70_000) } } }, null],
+        ] as const) {
+          const res = await rpc(path, 'agt_nope', body);
+          expect(res.status, path).toBe(401);
+          expect(await res.json(), `${path} ${JSON.stringify(body).slice(0, 60)}`).toEqual({ jsonrpc: '2.0', id, error: { code: -32001, message: expect.stringMatching(/^Invalid agent credential/) } });
+        }
+      }
+    });
   });
 
   describe('token confusion', () => {
