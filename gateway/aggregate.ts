@@ -48,6 +48,12 @@ export interface CatalogConnector extends Connector {
 export interface ToolCatalog {
   onlineTools(): Promise<CatalogTool[]>;
   byProvider(provider: string): Promise<CatalogConnector | undefined>;
+  /**
+   * Whether `provider` has no online endpoint but one that serves only callers with a credential
+   * of their own (`auth_required`): its tools are unknown to Plaza, so none is on `/mcp`, and
+   * `/mcp/p/<provider>` reaches it for a caller who brings the credential.
+   */
+  needsCredential(provider: string): Promise<boolean>;
 }
 
 /** Whether a tool runs only as a task (MCP `execution.taskSupport` "required"). */
@@ -230,10 +236,17 @@ export function createAggregate(options: AggregateOptions) {
       return receipted(call, { result }, result);
     }
     let connector: CatalogConnector | undefined;
+    let needsCredential: boolean;
     try {
       connector = provider ? await options.catalog.byProvider(provider) : undefined;
+      needsCredential = !connector && provider !== '' && tool !== '' && (await options.catalog.needsCredential(provider));
     } catch {
       return { content: [{ type: 'text', text: STORAGE_UNAVAILABLE }], isError: true };
+    }
+    if (needsCredential) {
+      return refuse(
+        `unknown tool ${params.name}: provider ${provider} serves only callers with a credential of their own, so /mcp lists none of its tools; call them on /mcp/p/${provider} with that credential in X-PLATFORM-Upstream-Authorization; nothing was called`,
+      );
     }
     if (!connector || !tool) return refuse(`unknown tool ${params.name}: expected <provider>${TOOL_NAME_SEPARATOR}<tool> of an online connector; nothing was called`);
     if (tool.length > MAX_TOOL_NAME_LENGTH) return { content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }], isError: true };

@@ -78,6 +78,8 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
   return {
     byProvider: (provider) => lookUp(online, provider, ONLINE),
     routable: (provider) => lookUp(routable, provider, ROUTABLE),
+    // Routable but not online: its only endpoints are auth_required.
+    needsCredential: async (provider) => (await lookUp(routable, provider, ROUTABLE)) !== undefined && (await lookUp(online, provider, ONLINE)) === undefined,
 
     onlineTools(): Promise<CatalogTool[]> {
       if (cached && cached.until > clock.now()) return cached.tools;

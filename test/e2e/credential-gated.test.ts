@@ -86,6 +86,24 @@ describe('a listed MCP server that needs a credential of its own', () => {
     expect(await (await fetch(`${plaza.url}/marketplace`)).text()).toContain('needs credentials');
   });
 
+  it('answers a call of one of its tools on /mcp with where to call it: /mcp/p/<provider>, with the credential', async () => {
+    for (const headers of [{}, { 'x-platform-upstream-provider': 'gated', 'x-platform-upstream-authorization': `Bearer ${SECRET}` }]) {
+      const res = await fetch(`${plaza.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'gated__echo', arguments: { message: 'via /mcp' } } }),
+      });
+      const answer = (await res.json()) as any;
+      expect(answer.result.isError).toBe(true);
+      expect(answer.result.content[0].text).toBe(
+        'Unknown tool gated__echo: provider gated serves only callers with a credential of their own, so /mcp lists none of its tools; call them on /mcp/p/gated with that credential in X-PLATFORM-Upstream-Authorization; nothing was called.',
+      );
+      const receipt = (await (await fetch(`${plaza.url}/api/receipts/${answer.result._meta.platform.call_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as any;
+      expect(receipt.data.receipt).toMatchObject({ provider: 'gated', tool: 'echo', status: 'error' });
+    }
+    expect(upstream.seen.filter((s) => s.body?.method === 'tools/call')).toEqual([]);
+  });
+
   it('serves an agent that brings the provider credential, stamped and receipted', async () => {
     const { client, transport } = connect({ 'x-platform-upstream-authorization': `Bearer ${SECRET}` });
     await client.connect(transport);

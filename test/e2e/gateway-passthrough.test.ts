@@ -102,7 +102,7 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     });
     const catalogTools: CatalogTool[] = [];
     const aggregate = createAggregate({
-      catalog: { onlineTools: async () => catalogTools, byProvider: async (p) => connectors.get(p) },
+      catalog: { onlineTools: async () => catalogTools, byProvider: async (p) => connectors.get(p), needsCredential: async () => false },
       agents,
       receipts: { record: async (r) => void receipts.push(r) },
       pool: createUpstreamPool({ timeoutMs: 5_000 }),

@@ -98,7 +98,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     // Long enough that a call left to its timeout is told apart from one ended on purpose.
     const timeoutMs = 10_000;
     const passthrough = createPassthrough({ ...common, directory: { byProvider: async (p) => connectors.get(p) }, sealer: createSessionSealer(randomBytes(32)), upstreamTimeoutMs: timeoutMs });
-    const aggregate = createAggregate({ ...common, catalog: { onlineTools: async () => [], byProvider: async (p) => connectors.get(p) }, pool: createUpstreamPool({ timeoutMs }) });
+    const aggregate = createAggregate({ ...common, catalog: { onlineTools: async () => [], byProvider: async (p) => connectors.get(p), needsCredential: async () => false }, pool: createUpstreamPool({ timeoutMs }) });
     // The same passthrough with a short timeout, on /short/mcp/p/<provider>.
     const impatient = createPassthrough({ ...common, directory: { byProvider: async (p) => connectors.get(p) }, sealer: createSessionSealer(randomBytes(32)), upstreamTimeoutMs: 600 });
     gateway = createServer((req, res) => {

@@ -1,6 +1,7 @@
 /**
  * Pins the gateway's view of the marketplace: which endpoint a provider's calls go to, which of its
- * tools run only as tasks, and how long a found connector is reused before the database is read again.
+ * tools run only as tasks, which providers serve only callers with a credential of their own, and
+ * how long a found connector is reused before the database is read again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -51,6 +52,15 @@ describe.each(BACKENDS)('connector catalog on %s', (backend) => {
     await tool('maybe', { taskSupport: 'optional' });
     await tool('plain');
     expect((await catalog.byProvider('lab'))?.taskOnlyTools).toEqual(new Set(['research']));
+  });
+
+  it('says a provider needs a credential of its own while its endpoint is auth_required, and not once it is online', async () => {
+    const catalog = createConnectorCatalog({ prisma: t.db.prisma, clock, cacheMs: 0 });
+    expect(await catalog.needsCredential('vault')).toBe(false);
+    await endpoint('ep_vault', 'vault', 'auth_required');
+    expect(await catalog.needsCredential('vault')).toBe(true);
+    await t.db.prisma.mcpEndpoint.update({ where: { id: 'ep_vault' }, data: { status: 'healthy' } });
+    expect(await catalog.needsCredential('vault')).toBe(false);
   });
 
   it('does not remember a miss: a provider that comes online is routed at once', async () => {
