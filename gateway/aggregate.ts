@@ -8,7 +8,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { BODY_CUT, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { BODY_CUT, bodyTooLarge, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import { describeIssues, loadServerSdk, serveOnce } from './internal/server-sdk.ts';
 import { sendUnauthorized } from './internal/unauthorized.ts';
 import type { Connector } from './passthrough.ts';
@@ -364,7 +364,7 @@ export function createAggregate(options: AggregateOptions) {
       }
       if (text === undefined) {
         // The rest of the body is not read: the connection cannot be reused.
-        sendJson(res, 413, rpcError(null, -32000, `Payload Too Large: Request body must not exceed ${MAX_BODY_BYTES} bytes`), { connection: 'close' });
+        sendJson(res, 413, rpcError(null, RPC_ERRORS.invalidRequest, bodyTooLarge(MAX_BODY_BYTES)), { connection: 'close' });
         return;
       }
       try {

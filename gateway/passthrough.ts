@@ -9,6 +9,7 @@ import { type CallEventId, createCallEventIds, readCallEventId } from './interna
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   BODY_CUT,
+  bodyTooLarge,
   callAnswer,
   caseVariantMember,
   firstAnswers,
@@ -159,7 +160,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   try {
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > limit) throw new HttpFailure(413, `Request body exceeds ${limit} bytes.`);
+      if (size > limit) throw new HttpFailure(413, bodyTooLarge(limit));
       chunks.push(chunk);
     }
   } catch (error) {

@@ -213,5 +213,10 @@ export function unsupportedEncoding(contentEncoding: string | undefined): string
   return `Content-Encoding ${contentEncoding.slice(0, 40)} is not supported on MCP endpoints; send the body uncompressed.`;
 }
 
+/** Why a request body larger than `limit` bytes is refused (HTTP 413, -32600), on every gateway endpoint alike. */
+export function bodyTooLarge(limit: number): string {
+  return `Request body exceeds ${limit} bytes.`;
+}
+
 /** Why a body whose bytes are not UTF-8 is refused (RFC 8259 §8.1: such text is no JSON). */
 export const NOT_UTF8 = 'Parse error: the request body is not valid UTF-8.';
