@@ -1,14 +1,13 @@
-import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { BODY_CUT, bodyTooLarge, callAnswer, MAX_JSON_DEPTH, NOT_UTF8, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { BODY_REFUSED, readMessageBody } from './internal/request-body.ts';
 import { describeIssues, loadServerSdk, serveOnce } from './internal/server-sdk.ts';
 import { sendUnauthorized } from './internal/unauthorized.ts';
 import type { Connector } from './passthrough.ts';
@@ -87,8 +86,6 @@ export interface AggregateOptions {
 
 const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-language']);
 
-/** Largest request body read (the SDK transport's own default). */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** Names the one provider a caller's X-PLATFORM-Upstream-Authorization on /mcp is for. */
 export const UPSTREAM_PROVIDER_HEADER = 'x-platform-upstream-provider';
 const PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
@@ -114,23 +111,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
-}
-
-/** The request body as text; undefined when it is larger than `limit` bytes, null when the client cut it short, false when it is not UTF-8. */
-async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined | null | false> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) return undefined;
-      chunks.push(chunk);
-    }
-  } catch {
-    return null;
-  }
-  const body = Buffer.concat(chunks);
-  return isUtf8(body) && body.toString('utf8');
 }
 
 /** A number, or a raw JSON number (past 2^53) as the nearest number; else undefined. */
@@ -349,31 +329,11 @@ export function createAggregate(options: AggregateOptions) {
     // a POST with either JSON or SSE), validated like the SDK's server does, without building a
     // Server and transport per request. Everything else — initialize, tools/list, batches,
     // progress, errors of shape — is the SDK's.
-    let parsedBody: unknown;
-    const accept = req.headers.accept ?? '';
-    if (req.method === 'POST' && accept.includes('application/json') && accept.includes('text/event-stream') && isJsonContentType(req.headers['content-type'] ?? null)) {
-      const text = await readBody(req, MAX_BODY_BYTES);
-      if (text === null) {
-        // The client cut its request short: its mistake (or its leaving), not Plaza's failure.
-        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, BODY_CUT));
-        return;
-      }
-      if (text === false) {
-        sendJson(res, 400, rpcError(null, -32700, NOT_UTF8));
-        return;
-      }
-      if (text === undefined) {
-        // The rest of the body is not read: the connection cannot be reused.
-        sendJson(res, 413, rpcError(null, RPC_ERRORS.invalidRequest, bodyTooLarge(MAX_BODY_BYTES)), { connection: 'close' });
-        return;
-      }
-      try {
-        // Integers past 2^53 in arguments and results pass as written (see parseJson).
-        parsedBody = parseJson(text);
-      } catch {
-        sendJson(res, 400, rpcError(null, -32700, 'Parse error: Invalid JSON'));
-        return;
-      }
+    // Integers past 2^53 in arguments and results pass as written (see parseJson).
+    const read = await readMessageBody(req, res, parseJson);
+    if (read === BODY_REFUSED) return;
+    const parsedBody = read?.body;
+    if (read !== undefined) {
       const refusal = refusedMessages(parsedBody);
       if (refusal !== undefined) {
         sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, refusal));

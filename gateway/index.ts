@@ -11,6 +11,7 @@ export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
 export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 export type { SharedCalls } from './internal/calls-in-flight.ts';
 export { bearerChallenge, RPC_ERRORS, rpcError, unsupportedEncoding } from './internal/json-rpc.ts';
+export { BODY_REFUSED, readMessageBody } from './internal/request-body.ts';
 export { loadServerSdk, serveOnce } from './internal/server-sdk.ts';
 export type { TaskCall, TaskDirectory } from './internal/task-results.ts';
 export { sendUnauthorized } from './internal/unauthorized.ts';

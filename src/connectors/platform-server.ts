@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { loadServerSdk, MAX_TOOL_NAME_LENGTH, recordCall, sendUnauthorized, serveOnce, stampResult, traceCall } from '../../gateway/index.ts';
+import { BODY_REFUSED, loadServerSdk, MAX_TOOL_NAME_LENGTH, readMessageBody, recordCall, sendUnauthorized, serveOnce, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -51,6 +51,9 @@ export function createPlatformServer(options: PlatformServerOptions) {
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: the platform connector sends no server-initiated messages, so it offers no GET stream.' } }));
       return;
     }
+    // Read here, not by the SDK's transport, so a body is refused in the words of every other /mcp/p/<provider>.
+    const read = await readMessageBody(req, res, JSON.parse);
+    if (read === BODY_REFUSED) return;
     const sdk = await loadServerSdk();
     const server = new sdk.Server({ name: 'plaza-platform', version: '1' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sdk.jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -66,7 +69,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
       // The receipt is written before the result leaves, as for every gateway call.
       return stampResult(await call(identity, request.params.name, request.params.arguments ?? {}, callId), identity, callId) as CallToolResult;
     });
-    await serveOnce(sdk, server, req, res);
+    await serveOnce(sdk, server, req, res, read?.body);
   }
 
   return {

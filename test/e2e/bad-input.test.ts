@@ -154,9 +154,9 @@ describe('bad input against plaza serve', () => {
       }
     });
 
-    it('refuses a body over 4 MiB with the same 413 and JSON-RPC error on /mcp and /mcp/p/<provider>', async () => {
+    it('refuses a body over 4 MiB with the same 413 and JSON-RPC error on /mcp and /mcp/p/… (the platform connector too)', async () => {
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x'.repeat(4 * 1024 * 1024) } } });
-      for (const path of ['/mcp', '/mcp/p/recorder']) {
+      for (const path of ['/mcp', '/mcp/p/recorder', '/mcp/p/platform']) {
         const res = await fetch(`${plaza.url}${path}`, { method: 'POST', headers: gatewayHeaders(account.a.agentToken), body });
         expect(res.status, path).toBe(413);
         expect(await res.json(), path).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request body exceeds 4194304 bytes.' } });
