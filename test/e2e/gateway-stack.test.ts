@@ -1,9 +1,10 @@
 /**
  * The whole path a newcomer takes, through Plaza's HTTP surfaces only: list server-everything,
  * see it go healthy, create an account agent, call its tools through `/mcp/p/<provider>` and
- * `/mcp` with the official SDK client, verify the AGIN assertion a provider would see against
- * Plaza's JWKS, and find one receipt per call (with an inclusion proof) in `GET /api/receipts`.
- * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
+ * `/mcp` with the official SDK client (on `/mcp` listed as server-everything publishes them,
+ * outputSchema included, but for the tool that runs only as a task), verify the AGIN assertion a
+ * provider would see against Plaza's JWKS, and find one receipt per call (with an inclusion
+ * proof) in `GET /api/receipts`. Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
