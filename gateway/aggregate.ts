@@ -5,7 +5,7 @@ import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, Error
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
-import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
+import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders } from './identity/stamp.ts';
 import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
 import { BODY_REFUSED, readMessageBody } from './internal/request-body.ts';
 import { describeIssues, loadServerSdk, serveOnce } from './internal/server-sdk.ts';
@@ -86,8 +86,6 @@ export interface AggregateOptions {
 
 const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-language']);
 
-/** Names the one provider a caller's X-PLATFORM-Upstream-Authorization on /mcp is for. */
-export const UPSTREAM_PROVIDER_HEADER = 'x-platform-upstream-provider';
 const PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
 function hasUpstreamCredential(req: IncomingMessage): boolean {
@@ -318,6 +316,11 @@ export function createAggregate(options: AggregateOptions) {
       // only, listChanged false), so it offers none rather than hold a connection open for nothing
       // (spec: 405 when the server offers no stream at this endpoint).
       sendJson(res, 405, rpcError(null, -32000, 'Method not allowed: /mcp sends no server-initiated messages, so it offers no GET stream.'), { allow: 'POST, DELETE' });
+      return;
+    }
+    if (req.method === 'POST' && hasUpstreamCredential(req) && (req.headersDistinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1) {
+      // Node joins two header lines into one value: both would go to the provider.
+      sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.'));
       return;
     }
     if (req.method === 'POST' && hasUpstreamCredential(req) && upstreamProviderOf(req) === undefined) {

@@ -301,6 +301,14 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     );
     expect(twice).toMatch(/^HTTP\/1\.1 400 /);
     expect(twice).toContain('Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.');
+    const aggregateBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'recorder__crm.lookup', arguments: {} } });
+    const twiceOnMcp = await sendRawHttp(
+      gateway.url,
+      `POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nX-PLATFORM-Upstream-Provider: recorder\r\n` +
+        `X-PLATFORM-Upstream-Authorization: Bearer first-secret\r\nX-PLATFORM-Upstream-Authorization: Bearer second-secret\r\nContent-Length: ${Buffer.byteLength(aggregateBody)}\r\nConnection: close\r\n\r\n${aggregateBody}`,
+    );
+    expect(twiceOnMcp).toMatch(/^HTTP\/1\.1 400 /);
+    expect(twiceOnMcp).toContain('Send X-PLATFORM-Upstream-Authorization once');
     const elsewhere = await call([
       ['x-platform-upstream-authorization', 'Bearer meant-for-hother'],
       ['x-platform-upstream-provider', 'hother'],
