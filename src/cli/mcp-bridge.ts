@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 
 import { credentialFile, readCredential, saveCredential } from './credential-store.ts';
 import { unreachable } from './fetch-errors.ts';
+import { type BridgeAnswer, bridgeError, type ClientMessage, INVALID_REQUEST, lineWriter, readClientLine, readLines } from './mcp-bridge-input.ts';
 
 function fail(message: string): never {
   process.stderr.write(`plaza: ${message}\n`);
@@ -176,31 +177,30 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   }
   // Loaded here, not at the top: every `plaza` command registers this one.
   const { StreamableHTTPClientTransport, StreamableHTTPError } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   // A POST's answer that ended without the response to one of its requests: that request is
   // answered with an error (after a moment, in which the SDK hands over what it did parse).
   const endedWithout = (ids: Array<string | number>, why: string) => {
     setTimeout(() => {
       for (const id of ids) {
         if (!unanswered.has(id) || arrived.has(id)) continue;
-        void local.send({ jsonrpc: '2.0', id, error: { code: -32603, message: why } }).then(() => answer(id));
+        reply({ jsonrpc: '2.0', id, error: { code: -32603, message: why } });
       }
     }, 100).unref();
   };
   const open = () => new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout), reconnectionOptions: NOTIFICATION_STREAM_RECONNECTION });
   let upstream = open();
-  const local = new StdioServerTransport();
+  const write = lineWriter(process.stdout);
+  let stopReading = () => {};
   let closing = false;
-  // The client ends the session by closing our stdin (MCP stdio transport); the SDK's stdio server
-  // transport does not watch for that, so the bridge does. The gateway session is ended too
-  // (DELETE), waiting at most 2 s for a gateway that is gone.
+  // The client ends the session by closing our stdin (MCP stdio transport). The gateway session is
+  // ended too (DELETE), waiting at most 2 s for a gateway that is gone.
   const close = async () => {
     if (closing) return;
     closing = true;
     const ended = upstream.sessionId ? upstream.terminateSession().catch(() => undefined) : undefined;
     await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     await upstream.close().catch(() => undefined);
-    await local.close().catch(() => undefined);
+    stopReading();
     process.exit(0);
   };
   // Requests sent before stdin ended still get their answers (e.g. `… | plaza mcp connect x`),
@@ -210,10 +210,10 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   // A client that exits closes our stdout too: writing then fails (EPIPE). The bridge ends the
   // session and exits instead of dying on an unhandled 'error'.
   process.stdout.on('error', () => void close());
-  process.stdin.once('end', () => {
+  const stdinEnded = () => {
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
     void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).then(close);
-  });
+  };
   /**
    * The client's initialize while the gateway has not answered it: the session id comes with that
    * answer, so what the client sends meanwhile (its initialized notification, a first tools/list
@@ -227,6 +227,41 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     arrived.delete(id);
     if (unanswered.delete(id) && unanswered.size === 0) settled?.();
     if (handshake?.id === id) handshake.over();
+  };
+  /** The protocol version the gateway answered the client's initialize with. */
+  let negotiated: string | undefined;
+  /** The client's batches (protocol 2025-03-26) still waiting for answers, by the ids of their requests. */
+  const batches = new Map<string | number, BatchReply>();
+  /**
+   * Writes a message to the client. An answer to a request of a batch waits for the others: the
+   * batch is answered as one array (JSON-RPC 2.0 §6).
+   */
+  const reply = (message: JSONRPCMessage | BridgeAnswer) => {
+    const id = !('method' in message) && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : undefined;
+    const batch = id === undefined ? undefined : batches.get(id);
+    if (batch && id !== undefined) {
+      batches.delete(id);
+      batch.answers.push(message);
+      if (--batch.waiting > 0) return;
+      void write(batch.answers).then(() => batch.ids.forEach(answer));
+      return;
+    }
+    void write(message).then(() => {
+      if (id !== undefined) answer(id);
+    });
+  };
+  /** Says on stderr what the bridge did not pass on, and answers it when JSON-RPC says so. */
+  const refuse = (item: Extract<ClientMessage, { kind: 'refused' }>) => {
+    process.stderr.write(`plaza: not passed on to the gateway: ${item.why}\n`);
+    if (item.answer) void write(item.answer);
+  };
+  /** Members already named on stderr as left off (once each). */
+  const droppedNamed = new Set<string>();
+  const dropped = (names: string[]) => {
+    const fresh = names.filter((name) => !droppedNamed.has(name));
+    if (fresh.length === 0) return;
+    for (const name of fresh) droppedNamed.add(name);
+    process.stderr.write(`plaza: passed on without the member(s) JSON-RPC 2.0 does not name: ${fresh.map((name) => JSON.stringify(name)).join(', ')}\n`);
   };
   // The client's initialize and initialized messages, to open a new gateway session with (below).
   let initialize: JSONRPCMessage | undefined;
@@ -257,7 +292,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       process.stderr.write('plaza: gateway: the session had ended (the provider or Plaza restarted); a new one is open\n');
     })().finally(() => (renewing = undefined)));
   /** Sends to the gateway; a request the gateway refuses for a session it no longer knows goes again in a new one, once. */
-  const send = async (message: JSONRPCMessage): Promise<void> => {
+  const send = async (message: JSONRPCMessage | JSONRPCMessage[]): Promise<void> => {
     // Not into the new session before it is initialised.
     if (renewing) await renewing.catch(() => undefined);
     try {
@@ -268,18 +303,19 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       await upstream.send(message);
     }
   };
-  local.onmessage = (message) => {
+  /** Answers each of `ids` with the error a failed send gives. */
+  const failed = (ids: Array<string | number>) => (error: unknown) => {
+    // Already on stderr: the transport reports every failed send to onerror too.
+    const reason = `gateway request failed: ${(error as Error).message}`;
+    // The client is told at once rather than left to its own timeout.
+    for (const id of ids) reply({ jsonrpc: '2.0', id, error: { code: -32603, message: reason } });
+  };
+  const onMessage = (message: JSONRPCMessage) => {
     const requestId = 'method' in message && 'id' in message ? message.id : undefined;
     if (requestId !== undefined) unanswered.add(requestId);
     if ('method' in message && message.method === 'initialize') initialize = message;
     if ('method' in message && message.method === 'notifications/initialized') initialized = message;
-    const forward = () =>
-      send(message).catch((error: unknown) => {
-        // Already on stderr: the transport reports every failed send to onerror too.
-        const reason = `gateway request failed: ${(error as Error).message}`;
-        // The client is told at once rather than left to its own timeout.
-        if (requestId !== undefined) void local.send({ jsonrpc: '2.0', id: requestId, error: { code: -32603, message: reason } }).then(() => answer(requestId));
-      });
+    const forward = () => send(message).catch(failed(requestId === undefined ? [] : [requestId]));
     // Callbacks of one promise run in the order they were added: the held messages go in order.
     if (handshake) void handshake.answered.then(forward);
     else void forward();
@@ -297,22 +333,97 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       handshake = opened;
     }
   };
+  /**
+   * A batch of the client's: passed on as one when the session speaks 2025-03-26, the one MCP
+   * version with batches (2025-06-18 removed them); otherwise each request in it is refused.
+   */
+  const onBatch = (items: ClientMessage[]) => {
+    const answers: BridgeAnswer[] = [];
+    const messages: JSONRPCMessage[] = [];
+    for (const item of items) {
+      if (item.kind === 'refused') {
+        process.stderr.write(`plaza: not passed on to the gateway (in a batch): ${item.why}\n`);
+        if (item.answer) answers.push(item.answer);
+      } else {
+        dropped(item.dropped);
+        messages.push(item.message);
+      }
+    }
+    const requestIds = messages.flatMap((m) => ('method' in m && 'id' in m ? [m.id] : []));
+    const why =
+      negotiated !== BATCH_VERSION
+        ? `JSON-RPC batches are not part of MCP ${negotiated ?? 'before initialize is answered'} (only 2025-03-26 has them): send each message on a line of its own`
+        : new Set(requestIds).size < requestIds.length || requestIds.some((id) => unanswered.has(id))
+          ? 'Request ids must be unique within a batch and among requests not yet answered.'
+          : undefined;
+    if (why !== undefined) {
+      process.stderr.write(`plaza: not passed on to the gateway: a batch (${why})\n`);
+      for (const id of requestIds) answers.push(bridgeError(id, INVALID_REQUEST, `Invalid Request: ${why}`));
+      if (answers.length > 0) void write(answers);
+      return;
+    }
+    if (messages.length === 0) {
+      if (answers.length > 0) void write(answers);
+      return;
+    }
+    // 2025-03-26 keeps initialize out of batches; an initialized notification may be in one.
+    for (const m of messages) if ('method' in m && m.method === 'notifications/initialized') initialized = m;
+    if (requestIds.length > 0) {
+      const batch: BatchReply = { ids: requestIds, waiting: requestIds.length, answers };
+      for (const id of requestIds) {
+        unanswered.add(id);
+        batches.set(id, batch);
+      }
+    } else if (answers.length > 0) void write(answers);
+    void send(messages).catch(failed(requestIds));
+  };
+  const onLine = (line: string) => {
+    const read = readClientLine(line);
+    if (read === undefined) return;
+    if (read.kind === 'refused') return refuse(read);
+    if (read.kind === 'message') {
+      dropped(read.dropped);
+      return onMessage(read.message);
+    }
+    // Decided once the initialize is answered, when the version is known.
+    if (handshake) void handshake.answered.then(() => onBatch(read.items));
+    else onBatch(read.items);
+  };
   const wire = (transport: typeof upstream) => {
     transport.onmessage = (message) => {
       const answered = !('method' in message) && 'id' in message ? message.id : undefined;
       const mine = typeof answered === 'string' ? own.get(answered) : undefined;
       if (mine) return mine(message);
+      if (answered !== undefined && initialize && 'id' in initialize && answered === initialize.id && 'result' in message) {
+        const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+        if (typeof version === 'string') negotiated = version;
+      }
       if (answered !== undefined && unanswered.has(answered)) arrived.add(answered);
-      void local.send(message).then(() => {
-        if (answered !== undefined) answer(answered);
-      });
+      reply(message);
     };
     transport.onerror = (error) => process.stderr.write(`plaza: gateway: ${error.message}\n`);
   };
   wire(upstream);
-  local.onclose = () => void close();
   await upstream.start();
-  await local.start();
+  stopReading = readLines(process.stdin, {
+    onLine,
+    onOversize: () => refuse({ kind: 'refused', why: `a line longer than ${MAX_LINE_BYTES} bytes`, answer: bridgeError(null, INVALID_REQUEST, `Invalid Request: a message longer than ${MAX_LINE_BYTES} bytes`) }),
+    onEnd: stdinEnded,
+    maxLineBytes: MAX_LINE_BYTES,
+  });
+}
+
+/** The one MCP protocol version with JSON-RPC batches (added in 2025-03-26, removed in 2025-06-18). */
+const BATCH_VERSION = '2025-03-26';
+/** Longest line the bridge reads from its client (the SDK's stdio transport allowed as much). */
+const MAX_LINE_BYTES = 10 * 1024 * 1024;
+
+/** A batch of the client's whose answers are gathered to go back as one array. */
+interface BatchReply {
+  ids: Array<string | number>;
+  /** How many of its requests are not answered yet. */
+  waiting: number;
+  answers: unknown[];
 }
 
 /** A client's initialize the gateway has not answered yet: `over` once it has (or it failed). */
