@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { eventSizeGuard } from '../../src/cli/mcp-bridge.ts';
+import { eventSizeGuard } from '../../src/cli/mcp-bridge-fetch.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

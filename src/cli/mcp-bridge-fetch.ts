@@ -1,0 +1,136 @@
+import { unreachable } from './fetch-errors.ts';
+
+/** Largest answer the bridge reads from the gateway for one request (its own limit is 32 MiB). */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+/** Largest single event of the GET stream of server notifications (the stream itself has no end). */
+const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Counts the bytes of the event-stream event being received; throws once one passes `max`. An
+ * event ends at an empty line (CRLF, LF or CR line ends), so the SDK's parser, which keeps an
+ * event until then, never holds more than `max` of a stream that sends no line end.
+ */
+export function eventSizeGuard(max: number): (chunk: Uint8Array) => void {
+  let eventBytes = 0;
+  let lineBytes = 0;
+  let afterCr = false;
+  return (chunk) => {
+    for (const byte of chunk) {
+      eventBytes++;
+      if (byte === LF && afterCr) {
+        afterCr = false;
+        continue;
+      }
+      afterCr = byte === CR;
+      if (byte === LF || byte === CR) {
+        if (lineBytes === 0) eventBytes = 0;
+        lineBytes = 0;
+      } else lineBytes++;
+    }
+    if (eventBytes > max) throw new Error(`an event of the gateway's notification stream exceeds ${max} bytes`);
+  };
+}
+
+/** `body` read through `inspect` (which may throw to break it off); `onEnd` learns how it ended. */
+function guardedBody(body: ReadableStream<Uint8Array>, inspect: (chunk: Uint8Array) => void, onEnd: (error?: Error) => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          controller.close();
+          onEnd();
+          return;
+        }
+        inspect(value);
+        controller.enqueue(value);
+      } catch (error) {
+        void reader.cancel().catch(() => undefined);
+        controller.error(error);
+        onEnd(error as Error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** The ids of the requests a POST body carries (JSON-RPC message or batch). */
+function requestIds(body: unknown): Array<string | number> {
+  if (typeof body !== 'string') return [];
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((m) => {
+      const message = m as { method?: unknown; id?: unknown };
+      return typeof message?.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number') ? [message.id] : [];
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** A GET of the notification stream answered this way is not worth asking again. */
+function refusedForGood(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 405 && status !== 408 && status !== 429;
+}
+
+/**
+ * A notification stream that breaks off (Plaza restarting, a network blip) is reopened for as long
+ * as the bridge runs, at most 10 s apart; the SDK's default gives up after two tries, and the
+ * client then got no server notification for the rest of its session.
+ */
+export const NOTIFICATION_STREAM_RECONNECTION = { initialReconnectionDelay: 1_000, maxReconnectionDelay: 10_000, reconnectionDelayGrowFactor: 1.5, maxRetries: Number.POSITIVE_INFINITY };
+
+/**
+ * A fetch for the SDK's transport that bounds each POST's answer (past MAX_ANSWER_BYTES it breaks
+ * off) and each event of the GET notification stream (past MAX_EVENT_BYTES), and, once a POST's answer has ended or broken off, calls `ended` with the ids it asked: the
+ * bridge answers any of them still unanswered, rather than leave the client to its own timeout
+ * (an event the SDK cannot parse is only reported to onerror).
+ */
+export function boundedFetch(ended: (ids: Array<string | number>, why: string) => void): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init).catch((error: unknown) => {
+      throw unreachable(input, error);
+    });
+    if (init?.method === 'GET' && refusedForGood(res.status)) {
+      // The SDK reopens a notification stream that fails; one the gateway refuses stays refused
+      // (a session it no longer knows, a revoked agent). A 405 is the SDK's "no stream here".
+      void res.body?.cancel().catch(() => undefined);
+      // A 404 is a session the gateway no longer knows: the bridge starts a new one with the next
+      // request, and its stream with it. Other refusals (a revoked agent: 401) last.
+      process.stderr.write(
+        res.status === 404
+          ? 'plaza: gateway: notification stream refused (HTTP 404: the session is gone); it opens again with the new session the next request starts\n'
+          : `plaza: gateway: notification stream refused (HTTP ${res.status}); server notifications stop until the client reconnects\n`,
+      );
+      return new Response(null, { status: 405 });
+    }
+    if (!res.body) {
+      const ids = init?.method === 'POST' ? requestIds(init.body) : [];
+      if (ids.length > 0) ended(ids, 'the gateway answered without a body');
+      return res;
+    }
+    let body: ReadableStream<Uint8Array>;
+    if (init?.method === 'POST') {
+      const ids = requestIds(init.body);
+      let size = 0;
+      const bounded = (chunk: Uint8Array) => {
+        size += chunk.byteLength;
+        if (size > MAX_ANSWER_BYTES) throw new Error(`the gateway's answer exceeds ${MAX_ANSWER_BYTES} bytes`);
+      };
+      body = guardedBody(res.body, bounded, (error) => {
+        // A refusal (4xx, 5xx) fails the SDK's send, which the bridge answers (or retries: a new
+        // session after a 404) itself.
+        if (ids.length === 0 || !res.ok) return;
+        ended(ids, error ? `the gateway's answer broke off: ${error.message}` : "the gateway's answer ended without a response to this request");
+      });
+    } else {
+      // The GET stream of server notifications may run for days: no total, but no endless event.
+      body = guardedBody(res.body, eventSizeGuard(MAX_EVENT_BYTES), () => undefined);
+    }
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}
