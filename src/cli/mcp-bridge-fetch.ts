@@ -1,4 +1,5 @@
 import { unreachable } from './fetch-errors.ts';
+import { readRefusal } from './mcp-bridge-refusal.ts';
 
 /** Largest answer the bridge reads from the gateway for one request (its own limit is 32 MiB). */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
@@ -108,6 +109,9 @@ export function boundedFetch(ended: (ids: Array<string | number>, why: string) =
       );
       return new Response(null, { status: 405 });
     }
+    // A refusal fails the SDK's send with the gateway's own answers, which the bridge passes on
+    // (a 404 first sends the request again in a new session). A 3xx is the SDK's to follow.
+    if (init?.method === 'POST' && res.status >= 400) throw await readRefusal(res, MAX_ANSWER_BYTES);
     if (!res.body) {
       const ids = init?.method === 'POST' ? requestIds(init.body) : [];
       if (ids.length > 0) ended(ids, 'the gateway answered without a body');
@@ -122,9 +126,7 @@ export function boundedFetch(ended: (ids: Array<string | number>, why: string) =
         if (size > MAX_ANSWER_BYTES) throw new Error(`the gateway's answer exceeds ${MAX_ANSWER_BYTES} bytes`);
       };
       body = guardedBody(res.body, bounded, (error) => {
-        // A refusal (4xx, 5xx) fails the SDK's send, which the bridge answers (or retries: a new
-        // session after a 404) itself.
-        if (ids.length === 0 || !res.ok) return;
+        if (ids.length === 0) return;
         ended(ids, error ? `the gateway's answer broke off: ${error.message}` : "the gateway's answer ended without a response to this request");
       });
     } else {

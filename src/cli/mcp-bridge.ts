@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { credentialFile, readCredential, saveCredential } from './credential-store.ts';
 import { boundedFetch, NOTIFICATION_STREAM_RECONNECTION } from './mcp-bridge-fetch.ts';
 import { type BridgeAnswer, bridgeError, type ClientMessage, INVALID_REQUEST, lineWriter, readClientLine, readLines } from './mcp-bridge-input.ts';
+import { GatewayRefusal } from './mcp-bridge-refusal.ts';
 
 function fail(message: string): never {
   process.stderr.write(`plaza: ${message}\n`);
@@ -41,7 +42,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     fail('--upstream-provider names whose credential --upstream-token-env holds; pass both.');
   }
   // Loaded here, not at the top: every `plaza` command registers this one.
-  const { StreamableHTTPClientTransport, StreamableHTTPError } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   // A POST's answer that ended without the response to one of its requests: that request is
   // answered with an error (after a moment, in which the SDK hands over what it did parse).
   const endedWithout = (ids: Array<string | number>, why: string) => {
@@ -163,14 +164,22 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     try {
       await upstream.send(message);
     } catch (error) {
-      if (!(error instanceof StreamableHTTPError) || error.code !== 404 || initialize === undefined || message === initialize || closing) throw error;
-      await renew();
+      if (!(error instanceof GatewayRefusal) || error.status !== 404 || initialize === undefined || message === initialize || closing) throw error;
+      // No new session (the provider is gone, not just its session): the gateway's 404 answers.
+      await renew().catch(() => {
+        throw error;
+      });
       await upstream.send(message);
     }
   };
   /** Answers each of `ids` with the error a failed send gives. */
   const failed = (ids: Array<string | number>) => (error: unknown) => {
     // Already on stderr: the transport reports every failed send to onerror too.
+    if (error instanceof GatewayRefusal) {
+      // The gateway's own answer, under the request's id; the bridge's words only when it gave none.
+      for (const id of ids) reply(error.answerFor(id));
+      return;
+    }
     const reason = `gateway request failed: ${(error as Error).message}`;
     // The client is told at once rather than left to its own timeout.
     for (const id of ids) reply({ jsonrpc: '2.0', id, error: { code: -32603, message: reason } });

@@ -2,16 +2,21 @@
  * Pins what `plaza mcp connect` answers a stdio client line by line, against a running Plaza and
  * server-everything: every line gets the answer JSON-RPC 2.0 gives it (a parse error, an invalid
  * request under the id it could read, a batch answered as one array) and a line on stderr says
- * what was not passed on; nothing is dropped in silence.
+ * what was not passed on; nothing is dropped in silence. A request the gateway refuses with an
+ * HTTP status gets the gateway's own JSON-RPC answer under its id, or, when the body holds none,
+ * a short error saying what the status means.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
+import { saveCredential } from '../../src/cli/credential-store.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { childEnv, PLAZA_BIN, runPlaza } from '../support/cli.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
@@ -32,16 +37,47 @@ interface Bridge {
   stop(): void;
 }
 
+/** `plaza mcp connect <args>` as a child with raw pipes, with the credential file given. */
+function spawnBridge(args: string[], credentials: string): Bridge {
+  const child = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', ...args], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const outLines = () => out.split('\n').filter(Boolean);
+  return {
+    child,
+    line: (text) => child.stdin.write(`${text}\n`),
+    send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
+    out: outLines,
+    err: () => err,
+    async lines(n) {
+      await expect.poll(() => outLines().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(n);
+      return outLines().map((text) => JSON.parse(text));
+    },
+    stop: () => child.kill(),
+  };
+}
+
+/** `b` once its client has initialised its session at `protocolVersion` (and said so). */
+async function initialisedBridge(b: Bridge, protocolVersion: string): Promise<Bridge> {
+  b.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  expect((await b.lines(1))[0]).toMatchObject({ id: 1, result: { protocolVersion } });
+  b.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return b;
+}
+
 describe('plaza mcp connect, line by line', () => {
   let plaza: TestPlaza;
   let everything: EverythingServer;
   let credentials = '';
+  let apiKey = '';
+  const api = (path: string, body: object) =>
+    fetch(`${plaza.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (res) => (await res.json()) as any);
 
   beforeAll(async () => {
     [plaza, everything] = await Promise.all([startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }), startEverything()]);
-    const apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'bridge@example.com' })).apiKey;
-    const api = (path: string, body: object) =>
-      fetch(`${plaza.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (res) => (await res.json()) as any);
+    apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'bridge@example.com' })).apiKey;
     const listed = await api('/api/mcp/listings', { provider: 'everything', url: everything.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server.' });
     let status = 'registered';
     for (let i = 0; i < 200 && status === 'registered'; i++) {
@@ -58,35 +94,8 @@ describe('plaza mcp connect, line by line', () => {
     await plaza?.close();
   });
 
-  function bridge(args: string[]): Bridge {
-    const child = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', ...args], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const outLines = () => out.split('\n').filter(Boolean);
-    return {
-      child,
-      line: (text) => child.stdin.write(`${text}\n`),
-      send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
-      out: outLines,
-      err: () => err,
-      async lines(n) {
-        await expect.poll(() => outLines().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(n);
-        return outLines().map((text) => JSON.parse(text));
-      },
-      stop: () => child.kill(),
-    };
-  }
-
-  /** A bridge (to everything by default) whose client has initialised its session at `protocolVersion`. */
-  async function initialised(protocolVersion: string, args = ['everything']): Promise<Bridge> {
-    const b = bridge(args);
-    b.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    expect((await b.lines(1))[0]).toMatchObject({ id: 1, result: { protocolVersion } });
-    b.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    return b;
-  }
+  const bridge = (args: string[]) => spawnBridge(args, credentials);
+  const initialised = (protocolVersion: string, args = ['everything']) => initialisedBridge(bridge(args), protocolVersion);
 
   it('answers every line where JSON-RPC says to, and says on stderr what it did not pass on', async () => {
     const b = await initialised('2025-06-18');
@@ -151,6 +160,128 @@ describe('plaza mcp connect, line by line', () => {
       expect(b.out()).toHaveLength(2);
     } finally {
       b.stop();
+    }
+  });
+
+  it("answers with the gateway's own JSON-RPC answer to a request it refuses (HTTP 4xx), under the request's id", async () => {
+    // An unknown provider: the gateway answers the initialize 404 with a JSON-RPC error.
+    const unknown = bridge(['nosuch']);
+    try {
+      unknown.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      expect((await unknown.lines(1))[0]).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'No online connector for provider "nosuch".' } });
+    } finally {
+      unknown.stop();
+    }
+    // A call the gateway refuses before anything goes upstream: 400, under the call's id.
+    const b = await initialised('2025-06-18');
+    try {
+      b.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: '', arguments: {} } });
+      expect((await b.lines(2))[1]).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'tools/call params.name must be 1 to 300 characters.' } });
+      expect(b.err()).toMatch(/^plaza: gateway: HTTP 400: tools\/call params\.name must be 1 to 300 characters\.$/m);
+    } finally {
+      b.stop();
+    }
+  });
+
+  it("gives a revoked agent the gateway's 401 answer, and says on stderr how to store a new credential", async () => {
+    const agent = await api('/api/agents', { display_name: 'Soon revoked' });
+    const file = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    expect((await runPlaza(['agents', 'login', '--token', agent.data.token, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: file })).code).toBe(0);
+    const b = await initialisedBridge(spawnBridge(['everything'], file), '2025-06-18');
+    try {
+      expect((await api(`/api/agents/${agent.data.agent.id}/revoke`, {})).success).toBe(true);
+      // The gateway keeps a checked credential for up to 2 s.
+      await new Promise((r) => setTimeout(r, 2_100));
+      b.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      expect((await b.lines(2))[1]).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32001, message: 'Invalid or revoked agent credential.' } });
+      expect(b.err()).toMatch(/refused the agent credential \(401: Invalid or revoked agent credential\.\): run `plaza agents login --token <agent token>`/);
+    } finally {
+      b.stop();
+    }
+  });
+});
+
+describe('plaza mcp connect against a gateway that refuses with a status', () => {
+  /**
+   * A fake gateway that answers initialize and notifications as the gateway does, and every other
+   * request with `status` and the body `body(id)` makes; a bridge to it, initialised.
+   */
+  async function refusingGateway(status: number, body: (id: unknown) => string, headers: Record<string, string> = {}) {
+    let requests = 0;
+    const server = createServer(async (req, res) => {
+      if (req.method !== 'POST') return void res.writeHead(req.method === 'GET' ? 405 : 200).end();
+      let text = '';
+      for await (const part of req) text += part;
+      const message = JSON.parse(text) as { id?: unknown; method: string };
+      if (message.id === undefined) return void res.writeHead(202).end();
+      if (message.method === 'initialize') {
+        return void res
+          .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': `s${requests}` })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'fake', version: '1' } } }));
+      }
+      requests++;
+      res.writeHead(status, headers).end(body(message.id));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const file = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    saveCredential(file, { url, token: `agt_${'a'.repeat(13)}_${'b'.repeat(40)}` });
+    const b = await initialisedBridge(spawnBridge(['fake'], file), '2025-06-18');
+    return {
+      b,
+      requests: () => requests,
+      close() {
+        b.stop();
+        server.closeAllConnections();
+        server.close();
+      },
+    };
+  }
+
+  const json = (value: object) => JSON.stringify(value);
+  const isError = { content: [{ type: 'text', text: 'Call failed: the upstream answered HTTP 400.' }], isError: true };
+
+  it.each([
+    ['a 400 with an isError result', 400, (id: unknown) => json({ jsonrpc: '2.0', id, result: isError }), {}, { result: isError }],
+    ['a 401 under id null', 401, () => json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Invalid or revoked agent credential.' } }), {}, { error: { code: -32001, message: 'Invalid or revoked agent credential.' } }],
+    ['a 429 in JSON-RPC', 429, () => json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Too many calls; retry in 3 s.' } }), { 'retry-after': '3' }, { error: { code: -32000, message: 'Too many calls; retry in 3 s.' } }],
+    ['a 503 in JSON-RPC', 503, () => json({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Plaza cannot reach its database right now.' } }), {}, { error: { code: -32603, message: 'Plaza cannot reach its database right now.' } }],
+  ])("passes on %s unwrapped, under the request's id", async (_what, status, body, headers, expected) => {
+    const fake = await refusingGateway(status, body, { 'content-type': 'application/json', ...headers });
+    try {
+      fake.b.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x', arguments: {} } });
+      expect((await fake.b.lines(2))[1]).toEqual({ jsonrpc: '2.0', id: 2, ...expected });
+    } finally {
+      fake.close();
+    }
+  });
+
+  it.each([
+    ['a 401 in plain text', 401, {}, /^the gateway refused the agent credential \(401\): run `plaza agents login --token <agent token>` to store a valid one$/],
+    ["a proxy's 429 page", 429, { 'retry-after': '7', 'content-type': 'text/html' }, /^the gateway, or a proxy in front of it, limits this agent's rate \(429\): retry in 7 s$/],
+    ['a 503 in plain text', 503, {}, /^the gateway is unavailable \(503\): retry in a moment$/],
+  ])('answers %s with a short error of its own, saying the status and what it means', async (_what, status, headers, message) => {
+    const fake = await refusingGateway(status, () => '<html>Service text</html>', headers);
+    try {
+      fake.b.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+      const answer = (await fake.b.lines(2))[1] as any;
+      expect(answer).toMatchObject({ jsonrpc: '2.0', id: 2, error: { code: -32603 } });
+      expect(answer.error.message).toMatch(message);
+    } finally {
+      fake.close();
+    }
+  });
+
+  it("tries a new session once on a 404, then answers with the gateway's 404", async () => {
+    const fake = await refusingGateway(404, () => json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Unknown or expired session; initialize a new one.' } }), { 'content-type': 'application/json' });
+    try {
+      fake.b.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+      expect((await fake.b.lines(2))[1]).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32001, message: 'Unknown or expired session; initialize a new one.' } });
+      // Once in the old session, once again in the new one.
+      expect(fake.requests()).toBe(2);
+      expect(fake.b.err()).toMatch(/a new one is open/);
+    } finally {
+      fake.close();
     }
   });
 });
