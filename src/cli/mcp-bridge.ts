@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { credentialFile, readCredential, saveCredential } from './credential-store.ts';
 import { boundedFetch, NOTIFICATION_STREAM_RECONNECTION } from './mcp-bridge-fetch.ts';
 import { type BridgeAnswer, bridgeError, type ClientMessage, INVALID_REQUEST, lineWriter, readClientLine, readLines } from './mcp-bridge-input.ts';
+import { providerWarning } from './mcp-bridge-provider.ts';
 import { GatewayRefusal } from './mcp-bridge-refusal.ts';
 
 function fail(message: string): never {
@@ -285,6 +286,14 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     onEnd: stdinEnded,
     maxLineBytes: MAX_LINE_BYTES,
   });
+  // Said, not refused: the bridge serves meanwhile, as Plaza may come up, or the provider online,
+  // later (an MCP client starts its servers when it starts).
+  const checked = options.all ? headers['x-platform-upstream-provider'] : provider;
+  if (checked !== undefined) {
+    void providerWarning({ base, provider: checked, via: options.all ? 'credential' : 'endpoint', credentialEnv: options.upstreamTokenEnv }).then((line) => {
+      if (line !== undefined) process.stderr.write(`plaza: ${line}\n`);
+    });
+  }
 }
 
 /** The one MCP protocol version with JSON-RPC batches (added in 2025-03-26, removed in 2025-06-18). */

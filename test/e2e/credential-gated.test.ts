@@ -180,7 +180,12 @@ describe('a listed MCP server that needs a credential of its own', () => {
     expect(result._meta.platform.call_id).toMatch(/^call_/);
     await withToken.close();
     const without = new Client({ name: 'stdio-agent', version: '1' });
-    await expect(without.connect(bridge([], {}))).rejects.toThrow(/X-PLATFORM-Upstream-Authorization/);
+    const bare = bridge([], {});
+    let warned = '';
+    bare.stderr?.on('data', (chunk: Buffer) => (warned += chunk.toString()));
+    await expect(without.connect(bare)).rejects.toThrow(/X-PLATFORM-Upstream-Authorization/);
+    // Said at start too, from the catalog: the provider is auth_required.
+    await expect.poll(() => warned, { timeout: 10_000 }).toMatch(/warning: provider "gated" answers only callers with a credential of their own: pass --upstream-token-env <NAME>/);
     await without.close().catch(() => undefined);
 
     // Through /mcp the credential goes to the one provider named for it, and must be named.
@@ -195,8 +200,13 @@ describe('a listed MCP server that needs a credential of its own', () => {
     await refused.close().catch(() => undefined);
     const scoped = new Client({ name: 'stdio-agent', version: '1' });
     // /mcp takes the credential once it names its provider (unnamed, it answers 400 and connect fails).
-    await scoped.connect(all(['--upstream-provider', 'gated']));
+    const named = all(['--upstream-provider', 'gated']);
+    let told = '';
+    named.stderr?.on('data', (chunk: Buffer) => (told += chunk.toString()));
+    await scoped.connect(named);
     expect(Array.isArray((await scoped.listTools()).tools)).toBe(true);
+    // But an auth_required provider's tools are not on /mcp: the bridge says so at start.
+    await expect.poll(() => told, { timeout: 10_000 }).toMatch(/warning: --upstream-provider gated: provider "gated" answers only callers with a credential of their own, so its tools are not on \/mcp/);
     await scoped.close();
   });
 });

@@ -311,7 +311,8 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     const server = createServer(async (req, res) => {
       // The bridge's notification stream comes after its initialize; `plaza agents login`'s
       // credential check comes before, and gets what a gateway answers an agent it knows: 405.
-      if (req.method === 'GET' && handlers.stream && initialized) return void (await handlers.stream(res));
+      // (The bridge's own GET of /api/mcp/endpoints at start, checking the provider, is not one.)
+      if (req.method === 'GET' && handlers.stream && initialized && req.url?.startsWith('/mcp/')) return void (await handlers.stream(res));
       if (req.method !== 'POST') return void res.writeHead(405).end();
       let text = '';
       for await (const part of req) text += part;

@@ -4,7 +4,8 @@
  * request under the id it could read, a batch answered as one array) and a line on stderr says
  * what was not passed on; nothing is dropped in silence. A request the gateway refuses with an
  * HTTP status gets the gateway's own JSON-RPC answer under its id, or, when the body holds none,
- * a short error saying what the status means.
+ * a short error saying what the status means. At start, a provider that is not listed or not
+ * online is warned about on stderr, and the bridge serves anyway (also while Plaza is down).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -18,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { saveCredential } from '../../src/cli/credential-store.ts';
 import { systemClock } from '../../src/kernel/index.ts';
-import { childEnv, PLAZA_BIN, runPlaza } from '../support/cli.ts';
+import { childEnv, freePort, PLAZA_BIN, runPlaza } from '../support/cli.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -37,9 +38,9 @@ interface Bridge {
   stop(): void;
 }
 
-/** `plaza mcp connect <args>` as a child with raw pipes, with the credential file given. */
-function spawnBridge(args: string[], credentials: string): Bridge {
-  const child = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', ...args], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+/** `plaza mcp connect <args>` as a child with raw pipes, with the credential file (and environment) given. */
+function spawnBridge(args: string[], credentials: string, env: Record<string, string> = {}): Bridge {
+  const child = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', ...args], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -67,7 +68,7 @@ async function initialisedBridge(b: Bridge, protocolVersion: string): Promise<Br
   return b;
 }
 
-describe('plaza mcp connect, line by line', () => {
+describe('plaza mcp connect against a running Plaza', () => {
   let plaza: TestPlaza;
   let everything: EverythingServer;
   let credentials = '';
@@ -94,7 +95,7 @@ describe('plaza mcp connect, line by line', () => {
     await plaza?.close();
   });
 
-  const bridge = (args: string[]) => spawnBridge(args, credentials);
+  const bridge = (args: string[], env: Record<string, string> = {}) => spawnBridge(args, credentials, env);
   const initialised = (protocolVersion: string, args = ['everything']) => initialisedBridge(bridge(args), protocolVersion);
 
   it('answers every line where JSON-RPC says to, and says on stderr what it did not pass on', async () => {
@@ -195,6 +196,54 @@ describe('plaza mcp connect, line by line', () => {
       b.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
       expect((await b.lines(2))[1]).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32001, message: 'Invalid or revoked agent credential.' } });
       expect(b.err()).toMatch(/refused the agent credential \(401: Invalid or revoked agent credential\.\): run `plaza agents login --token <agent token>`/);
+    } finally {
+      b.stop();
+    }
+  });
+  it.each([
+    ['a provider nobody listed', ['nosuch'], /^plaza: warning: no provider "nosuch" is listed on http:\/\/127\.0\.0\.1:\d+: every request through this bridge fails until one is/m],
+    [
+      '--all with a credential for a provider nobody listed',
+      ['--all', '--upstream-token-env', 'NOSUCH_TOKEN', '--upstream-provider', 'nosuch'],
+      /^plaza: warning: --upstream-provider nosuch: no provider "nosuch" is listed on http:\/\/127\.0\.0\.1:\d+: the credential in NOSUCH_TOKEN goes to no provider until one is/m,
+    ],
+    ['a provider listed but not online', ['offline'], /^plaza: warning: provider "offline" is listed on http:\/\/127\.0\.0\.1:\d+ but not online \((registered|unreachable)\): every request through this bridge fails until Plaza's probe finds it up/m],
+  ])('warns on stderr at start about %s, and serves anyway', async (_what, args, warning) => {
+    // Listed where nothing listens: registered until probed, then unreachable; never online.
+    if (args[0] === 'offline') await api('/api/mcp/listings', { provider: 'offline', url: `http://127.0.0.1:${await freePort()}/mcp`, registered_by: 'ops@example.com', agin_support: false, summary: 'Listed, never up.' });
+    const b = bridge(args, { NOSUCH_TOKEN: 'secret' });
+    try {
+      await expect.poll(() => b.err(), { timeout: 10_000 }).toMatch(warning);
+      // Still a bridge: the client's initialize is answered (by the gateway's refusal, or its result).
+      b.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      expect((await b.lines(1))[0]).toMatchObject({ id: 1 });
+      expect(b.child.exitCode).toBeNull();
+    } finally {
+      b.stop();
+    }
+  });
+
+  it.each([
+    ['a provider that is online', 'everything'],
+    ["Plaza's own provider, which is never listed", 'platform'],
+  ])('says nothing at start about %s', async (_what, provider) => {
+    const b = bridge([provider]);
+    try {
+      // The check of an unlisted name takes longest (it loads the reserved names): well within this.
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(b.err()).toBe('');
+    } finally {
+      b.stop();
+    }
+  });
+
+  it('starts when Plaza cannot be reached, saying it could not check the provider', async () => {
+    const b = bridge(['everything', '--url', `http://127.0.0.1:${await freePort()}`]);
+    try {
+      await expect.poll(() => b.err(), { timeout: 10_000 }).toMatch(/^plaza: could not check provider "everything" with http:\/\/127\.0\.0\.1:\d+ \(cannot reach .*ECONNREFUSED.*\); starting anyway$/m);
+      b.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      expect((await b.lines(1))[0]).toMatchObject({ id: 1, error: { code: -32603, message: expect.stringMatching(/cannot reach/) } });
+      expect(b.child.exitCode).toBeNull();
     } finally {
       b.stop();
     }
