@@ -5,7 +5,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
-import { type CallEventId, createCallEventIds, readCallEventId } from './internal/call-event-ids.ts';
+import { type CallEventId, createCallEventIds, looksLikeCallEventId, readCallEventId } from './internal/call-event-ids.ts';
 import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   BODY_CUT,
@@ -101,6 +101,8 @@ const CALL_RPC_ID = /^call_[0-9a-z]{26}$/;
 const TRANSPORT_REFUSALS = new Set([400, 406, 415]);
 /** What a client is told when the upstream no longer knows the session: start a new one (spec: 404). */
 const SESSION_GONE = 'Unknown or expired session; initialize a new one.';
+/** What a GET resuming with another stream's call event id (another agent's, connector's or session's) is told. */
+const FOREIGN_EVENT_ID = 'Last-Event-ID names no stream of this session.';
 /** What takes the place of an answer no caller may get (see relayEventStream, answerTaskResult). */
 const DROPPED = Symbol('dropped');
 /** The receipt's words for a call the caller cancelled (notifications/cancelled). */
@@ -256,12 +258,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
 
       const method = req.method ?? 'GET';
       if (!['POST', 'GET', 'DELETE'].includes(method)) throw new HttpFailure(405, `Method ${method} is not allowed.`);
-      const resumingCall = method === 'GET' && typeof req.headers['last-event-id'] === 'string' ? readCallEventId(req.headers['last-event-id']) : undefined;
-      if (resumingCall) {
+      const lastEventId = method === 'GET' ? req.headers['last-event-id'] : undefined;
+      if (typeof lastEventId === 'string' && looksLikeCallEventId(lastEventId)) {
+        // Only the stream's own agent, on its connector and in its session, resumes a call's
+        // stream: any other GET presenting one of its ids (read off a log, a proxy, a shared
+        // transcript) is refused, neither answered for the call nor sent upstream, where it names nothing.
+        const resumingCall = readCallEventId(lastEventId, options.sealer.sign, { provider, agentId: identity.agentId, upstreamSession });
+        if (!resumingCall) throw new HttpFailure(400, FOREIGN_EVENT_ID);
         // The call may still run: its stream broke where this instance cannot see it (another
         // instance relays it, or has not yet noticed the broken connection). It is ended first —
         // the upstream told, the receipt `error` — so the answer below is true wherever it runs.
-        if (upstreamSession !== undefined && resumingCall.callerId !== null) inFlight.end(callKey(provider, identity.agentId, upstreamSession, resumingCall.callerId));
+        if (resumingCall.callerId !== null) inFlight.end(callKey(provider, identity.agentId, upstreamSession ?? '', resumingCall.callerId));
         answerEndedCall(res, resumingCall, identity);
         return;
       }
@@ -436,7 +443,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         tellUpstream('the caller went away');
         controller.abort(new DOMException('client went away', 'AbortError'));
       });
-      if (call && upstreamSession !== undefined) {
+      // A call without a session is kept too (under no session), so a resume of its stream ends it
+      // (see the GET above); only a notifications/cancelled needs the session.
+      if (call) {
         const entry = {
           upstreamId: call.callId,
           cancelSent: answeredUpstream,
@@ -448,7 +457,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         };
         // A cancellation that reached another instance: the upstream is told here, where the
         // call's upstream id, session and credentials are known, and the call ends as above.
-        const release = inFlight.add(callKey(provider, identity.agentId, upstreamSession, callRpcId), entry, () => {
+        const release = inFlight.add(callKey(provider, identity.agentId, upstreamSession ?? '', callRpcId), entry, () => {
           tellUpstream(CALLER_CANCELLED);
           entry.cancel();
         });
@@ -903,7 +912,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     /** The upstream's last event id on this POST's stream, and its last `retry`: where and when a resume starts. */
     let lastEventId: string | undefined;
     let retry: string | undefined;
-    const callEventId = call && callRpcId !== undefined ? createCallEventIds(call.callId, callRpcId) : undefined;
+    const callEventId = call && callRpcId !== undefined ? createCallEventIds(options.sealer.sign, { provider: call.provider, agentId: call.identity.agentId, upstreamSession: call.upstreamSession }, call.callId, callRpcId) : undefined;
     const emit = async (events: SseEvent[]) => {
       for (const event of events) {
         if (event.id !== undefined) {
@@ -911,7 +920,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           // On a call's stream the client gets Plaza's ids (see createCallEventIds). Elsewhere an id
           // in their form is a provider's imitation of one, which a client must not resume from.
           if (callEventId && event.id !== '') event.id = callEventId();
-          else if (readCallEventId(event.id)) delete event.id;
+          else if (looksLikeCallEventId(event.id)) delete event.id;
         }
         if (event.retry !== undefined) retry = event.retry;
         if (event.data?.includes('"notifications/tools/list_changed"')) options.onToolsChanged?.(endpointId);

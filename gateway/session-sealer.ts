@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createSecretKey, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes } from 'node:crypto';
 
 /** What a Plaza session id carries: which connector, which agent, and the upstream's session. */
 export interface SessionClaims {
@@ -12,6 +12,11 @@ export interface SessionSealer {
   seal(claims: SessionClaims): string;
   /** The claims, or undefined when the id was not sealed by a holder of the key (or is damaged). */
   open(sessionId: string): SessionClaims | undefined;
+  /**
+   * A MAC of `text` (22 base64url characters) under a key derived from the sealing key: ids Plaza
+   * hands a client (a call's event ids) carry one, so any instance can tell its own from a forgery.
+   */
+  sign(text: string): string;
 }
 
 const PREFIX = 'pss1.';
@@ -31,6 +36,8 @@ export function createSessionSealer(key: Buffer): SessionSealer {
   // Only ids that authenticated under the key get in, so the cache cannot be filled with forgeries
   // that would then open; the oldest entry goes first (Map keeps insertion order).
   const opened = new Map<string, SessionClaims>();
+  // Its own key for MACs, so no input is ever both enciphered and MACed under one key.
+  const macKey = createSecretKey(createHmac('sha256', secret).update('plaza id mac v1').digest());
   return {
     seal(claims) {
       const iv = randomBytes(12);
@@ -56,6 +63,9 @@ export function createSessionSealer(key: Buffer): SessionSealer {
       } catch {
         return undefined;
       }
+    },
+    sign(text) {
+      return createHmac('sha256', macKey).update(text).digest().subarray(0, 16).toString('base64url');
     },
   };
 }

@@ -36,6 +36,8 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   /** Bodies the raw provider received, as text. */
   const rawBodies: string[] = [];
   let token = '';
+  /** Another agent's, of another account. */
+  let otherToken = '';
   /** What the gateway's handlers threw (each became a 500 here). */
   const handlerFailures: unknown[] = [];
   const receipts: CallReceipt[] = [];
@@ -48,6 +50,8 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'ops@example.com' });
     const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
     token = (await agents.create(account.account.id, { display_name: 'Protocol agent', owner_context: 'acme' })).token;
+    const other = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'mallory@example.com' });
+    otherToken = (await agents.create(other.account.id, { display_name: 'Other agent', owner_context: 'mallory' })).token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     [plain, resumable, polling] = await Promise.all([startSdkUpstream(), startSdkUpstream({ eventStore: true }), startSdkUpstream({ eventStore: true, retryInterval: 50 })]);
     connectors.set('plain', { provider: 'plain', url: plain.url, endpointId: 'ep_plain' });
@@ -303,6 +307,34 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const callId = answer.result._meta.platform.call_id;
     await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => r.status)).toEqual(['error']);
     await reader.cancel().catch(() => undefined);
+    await client.close();
+  });
+
+  it.each([
+    ['another agent, in its own session', async () => ({ ...(await agentSession(`${url}/mcp/p/polling`, otherToken, 'other-agent')).headers }), 'polling'],
+    ['another agent, without a session', async () => ({ authorization: `Bearer ${otherToken}` }), 'polling'],
+    ['the call\'s agent on another provider\'s path', async () => ({ ...(await session('resumable')).headers }), 'resumable'],
+    ['the call\'s agent without its session', async () => ({ authorization: `Bearer ${token}` }), 'polling'],
+  ])('refuses a call\'s event id presented by %s (400), and the call goes on to its answer', async (_name, resumerHeaders, path) => {
+    const { client, headers } = await session('polling');
+    const post = await fetch(`${url}/mcp/p/polling`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'slow', arguments: { ms: 800 } } }) });
+    const reader = post.body!.getReader();
+    let seen = '';
+    while (!/\nid: ([^\n]+)\n/.test(`\n${seen}`)) seen += new TextDecoder().decode((await reader.read()).value);
+    const eventId = /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]!;
+    const resumed = await fetch(`${url}/mcp/p/${path}`, { method: 'GET', headers: { ...(await resumerHeaders()), accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'last-event-id': eventId } });
+    expect(resumed.status).toBe(400);
+    expect(await resumed.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: 'Last-Event-ID names no stream of this session.' } });
+    // The call was neither ended nor answered for: its own client gets its result, receipted ok.
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      seen += new TextDecoder().decode(next.value);
+    }
+    const [answer] = messages(seen);
+    expect(answer).toMatchObject({ id: 42, result: { content: [{ text: 'slept 800' }] } });
+    const callId = answer.result._meta.platform.call_id;
+    await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => r.status)).toEqual(['ok']);
     await client.close();
   });
 
