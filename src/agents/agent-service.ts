@@ -22,6 +22,14 @@ export const CreateAgentSchema = z.strictObject({
   owner_context: z.string().trim().min(1).max(200, 'owner_context is longer than 200 characters').optional(),
 });
 
+/** The prefix of the owner context Plaza gives an account's agents by default; no other account's agent may use it. */
+const ACCOUNT_CONTEXT = 'account:';
+
+/** The owner context of an agent created without one: its account's. */
+function defaultOwnerContext(accountId: string): string {
+  return `${ACCOUNT_CONTEXT}${accountId}`;
+}
+
 /** Options of createAgentService. */
 export interface AgentServiceOptions {
   prisma: PrismaClient;
@@ -94,6 +102,13 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         const what = issue === unknown ? hint : `${field ?? 'body'}: ${issue?.message ?? 'invalid'}${hint ? ` (${hint})` : ''}`;
         throw new ValidationError(`Invalid agent: ${what}.`, { param: field, details: parsed.error.issues });
       }
+      const ownerContext = parsed.data.owner_context ?? defaultOwnerContext(accountId);
+      // `account:<id>` is what Plaza vouches for (the default): providers get it in
+      // `_meta.platform.owner_context`, so one account must not claim another's. The prefix is
+      // matched in any case, for providers that compare without it.
+      if (ownerContext.toLowerCase().startsWith(ACCOUNT_CONTEXT) && ownerContext !== defaultOwnerContext(accountId)) {
+        throw new ValidationError(`Invalid agent: owner_context: "${ACCOUNT_CONTEXT}…" is reserved for the agent's own account (${defaultOwnerContext(accountId)}, the default); choose another value.`, { param: 'owner_context' });
+      }
       const id = newId('agt', clock.now());
       const credential = mintAgentToken();
       const row = await prisma.agent.create({
@@ -103,7 +118,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
           aginId: `agin_${randomToken(12)}`,
           agentPrincipal: `principal:${accountId}/${id}`,
           displayName: parsed.data.display_name,
-          ownerContext: parsed.data.owner_context ?? `account:${accountId}`,
+          ownerContext,
           createdAt: new Date(clock.now()),
           credentials: { create: { id: newId('cred', clock.now()), hash: credential.hash } },
         },

@@ -1,6 +1,6 @@
 /**
  * Pins agents and their AGIN cards at the service level: creation with a one-time credential,
- * owner scoping, credential checks, revocation taking effect within the cache TTL, and racing
+ * owner scoping (an owner_context of another account's form refused), credential checks, revocation taking effect within the cache TTL, and racing
  * token rotations leaving one live credential.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +47,18 @@ describe.each(BACKENDS)('agents on %s', (backend) => {
     const error = await agents.create(accountA, body).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     if (param) expect((error as ValidationError).param).toBe(param);
+  });
+
+  it.each(['account:', 'ACCOUNT:', 'Account:'])('refuses an owner_context claiming another account\'s context (%s<other account>)', async (prefix) => {
+    const error = await agents.create(accountA, { display_name: 'x', owner_context: `${prefix}${accountB}` }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).param).toBe('owner_context');
+    expect((error as ValidationError).message).toMatch(/owner_context: "account:…" is reserved/);
+  });
+
+  it('takes an owner_context naming the agent\'s own account, as the default does', async () => {
+    expect((await agents.create(accountA, { display_name: 'x', owner_context: `account:${accountA}` })).agent.owner_context).toBe(`account:${accountA}`);
+    expect((await agents.create(accountA, { display_name: 'y' })).agent.owner_context).toBe(`account:${accountA}`);
   });
 
   it('scopes listing and revocation to the owner', async () => {
