@@ -89,9 +89,22 @@ export function stampResult(result: unknown, card: AginCard, callId: string, res
 }
 
 /**
- * Headers to send upstream for one call: the caller's headers minus every identity header and
- * credential they sent, plus Plaza's identity headers; the caller's third-party credential
- * (X-PLATFORM-Upstream-Authorization) becomes `Authorization`.
+ * Headers that claim where a request came from (RFC 7239 `Forwarded`, the de facto `X-Forwarded-*`
+ * and client-address headers of proxies and CDNs): the caller's are its word, not Plaza's, and a
+ * provider may count quotas or abuse by them. Plaza sends none of its own (see docs/decisions.md).
+ */
+const CLIENT_ADDRESS = new Set(['forwarded', 'via', 'x-real-ip', 'x-client-ip', 'true-client-ip', 'cf-connecting-ip', 'fastly-client-ip', 'x-cluster-client-ip', 'x-original-forwarded-for']);
+
+/** Whether the caller's header `name` (lower case, `_` read as `-`) says where the request came from. */
+function claimsClientAddress(name: string): boolean {
+  return name.startsWith('x-forwarded-') || CLIENT_ADDRESS.has(name);
+}
+
+/**
+ * Headers to send upstream for one call: the caller's headers minus every identity header,
+ * credential and client-address claim (X-Forwarded-For and the like) they sent, and minus the
+ * headers their `Connection` names (hop-by-hop), plus Plaza's identity headers; the caller's
+ * third-party credential (X-PLATFORM-Upstream-Authorization) becomes `Authorization`.
  */
 export function upstreamHeaders(
   callerHeaders: Readonly<Record<string, string | string[] | undefined>>,
@@ -100,10 +113,13 @@ export function upstreamHeaders(
   assertion: string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
+  const connection = callerHeaders['connection'] ?? findHeader(callerHeaders, 'connection');
+  const hopByHop = new Set(String(connection ?? '').split(',').map((token) => token.trim().toLowerCase().replaceAll('_', '-')));
   for (const [rawName, value] of Object.entries(callerHeaders)) {
     const name = rawName.toLowerCase();
-    // X_PLATFORM_… too: CGI-style servers read `_` and `-` as one.
-    if (value === undefined || name.replaceAll('_', '-').startsWith('x-platform-') || name === 'authorization' || name === 'cookie') continue;
+    // X_PLATFORM_… and X_FORWARDED_… too: CGI-style servers read `_` and `-` as one.
+    const read = name.replaceAll('_', '-');
+    if (value === undefined || read.startsWith('x-platform-') || name === 'authorization' || name === 'cookie' || claimsClientAddress(read) || hopByHop.has(read)) continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const thirdParty = callerHeaders[UPSTREAM_AUTHORIZATION_HEADER] ?? findHeader(callerHeaders, UPSTREAM_AUTHORIZATION_HEADER);

@@ -3,7 +3,8 @@
  * the agent and `@modelcontextprotocol/server-everything` as the upstream. Pins identity stamping
  * on calls and results, receipts per call, progress and sampling passing through, sealed sessions,
  * what a provider receives (recording upstream, assertion verified against the JWKS), and upstream
- * failures answered in-band as error results with an error receipt.
+ * failures answered in-band as error results with an error receipt. The caller's claims of where a
+ * request came from (X-Forwarded-For and the like) and the headers its Connection names stop here.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from 'node:http';
@@ -322,6 +323,35 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     ]);
     expect(named.status).toBe(200);
     expect(recorded[0]!.headers['authorization']).toBe('Bearer meant-for-recorder');
+  });
+
+  it('passes on none of the caller\'s claims of where the request came from, nor the headers its Connection names', async () => {
+    recorded.length = 0;
+    const claims = {
+      'x-forwarded-for': '203.0.113.7',
+      'x-forwarded-host': 'victim.example',
+      'x-forwarded-proto': 'https',
+      'x-real-ip': '203.0.113.8',
+      forwarded: 'for=203.0.113.9;proto=https',
+      'true-client-ip': '203.0.113.10',
+      'x-client-ip': '203.0.113.11',
+      'x-custom-hop': 'for this hop only',
+      connection: 'keep-alive, x-custom-hop',
+    };
+    // node:http, not fetch: fetch never sends a Connection header of the caller's.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${gateway.url}/mcp/p/recorder`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-kept': 'yes', ...claims },
+      });
+      req.on('response', (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)));
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm.lookup', arguments: {} } }));
+    });
+    expect(status).toBe(200);
+    const seen = recorded[0]!.headers;
+    expect(Object.keys(seen).filter((name) => name in claims && name !== 'connection')).toEqual([]);
+    expect(seen['x-kept']).toBe('yes');
   });
 
   it('takes a body sent with Expect: 100-continue (as curl sends large ones) and does not pass the header on', async () => {
