@@ -33,6 +33,8 @@ export interface ProbeOutcome {
   tools: ProbedTool[];
   /** Why the probe failed, for the probe record and the listing (never an upstream body). */
   error: string | null;
+  /** What `error` leaves out, for the server's log only: the refused address a host name resolved to. */
+  logDetail?: string;
   /** The endpoint answered HTTP 401 with a Bearer challenge: it needs a caller's own token (the probe sends none). */
   authRequired?: boolean;
 }
@@ -109,6 +111,11 @@ export function describeProbeError(error: unknown): string {
   return storableText(probeErrorText(error));
 }
 
+function findSsrfError(error: unknown): SsrfError | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof SsrfError) return e;
+  return undefined;
+}
+
 function probeErrorText(error: unknown): string {
   if (error instanceof SsrfError) return error.message;
   const name = error instanceof Error ? error.name : 'Error';
@@ -182,7 +189,8 @@ export async function probeEndpoint(url: string, send: GuardedRequest, limits: P
     if (error instanceof ProbeProtocolError && error.bearerChallenge) {
       return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: AUTH_REQUIRED, authRequired: true };
     }
-    return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: describeProbeError(error) };
+    const refused = findSsrfError(error);
+    return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: describeProbeError(error), ...(refused?.address ? { logDetail: `resolved to ${refused.address}` } : {}) };
   } finally {
     // Let the server drop its session; a server that cannot is not our failure.
     await session.terminate().catch(() => undefined);

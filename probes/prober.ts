@@ -86,7 +86,9 @@ export function createProber(options: ProberOptions): Prober {
     const delay = nextProbeDelayMs({ ...health, demandScore }, { baseMs }, random);
     await store.recordProbe(owner, { endpointId: target.id, startedAt, outcome, health, nextProbeAt: clock.now() + delay, demandScore });
     if (health.status !== target.status) {
-      log.info({ endpoint_id: target.id, provider: target.provider, from: target.status, to: health.status, error: outcome.error }, 'endpoint health changed');
+      log.info({ endpoint_id: target.id, provider: target.provider, from: target.status, to: health.status, error: outcome.error, detail: outcome.logDetail }, 'endpoint health changed');
+    } else if (outcome.logDetail) {
+      log.debug({ endpoint_id: target.id, provider: target.provider, error: outcome.error, detail: outcome.logDetail }, 'probe refused');
     }
     return { endpointId: target.id, ok: outcome.ok, status: health.status, toolCount: outcome.tools.length, latencyMs: outcome.latencyMs, error: outcome.error };
   }

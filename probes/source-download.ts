@@ -55,11 +55,18 @@ function findSsrf(error: unknown): SsrfError | undefined {
   return undefined;
 }
 
+/**
+ * The top error's first line and the first error code down its causes (ECONNREFUSED,
+ * ERR_SSL_…): the reason is shown on the public source page, and the causes' own messages carry
+ * resolved addresses (`connect ECONNREFUSED 10.0.0.7:443`) and OpenSSL's raw text.
+ */
 function describe(error: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    const code = (e as { code?: string }).code;
-    parts.push(code ? `${e.message} (${code})` : e.message);
+  const message = error instanceof Error ? error.message : String(error);
+  let code: string | undefined;
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4 && code === undefined; e = e.cause, depth++) {
+    const found = (e as { code?: unknown }).code;
+    if (typeof found === 'string') code = found;
   }
-  return (parts.join(': ') || String(error)).slice(0, 300);
+  const text = message.split('\n')[0]!.slice(0, 200);
+  return code && !text.includes(code) ? `${text} (${code})` : text;
 }

@@ -6,14 +6,21 @@ import { BlockList, isIP } from 'node:net';
  */
 export type BlockedReason = 'loopback' | 'private' | 'link-local' | 'cgnat' | 'metadata' | 'reserved';
 
-/** An outbound request was refused by the SSRF guard; the message says which rule. */
+/**
+ * An outbound request was refused by the SSRF guard; the message says which rule. The message is
+ * shown to whoever listed the URL (the public listing's `last_probe.error`), so it never holds an
+ * address a host name resolved to: that is `address`, for the server's log only.
+ */
 export class SsrfError extends Error {
   readonly reason: BlockedReason | 'scheme' | 'redirects' | 'dns' | 'size';
+  /** The refused address a host name resolved to (not shown: it would map internal names to addresses). */
+  readonly address: string | undefined;
 
-  constructor(message: string, reason: SsrfError['reason']) {
+  constructor(message: string, reason: SsrfError['reason'], address?: string) {
     super(message);
     this.name = 'SsrfError';
     this.reason = reason;
+    this.address = address;
   }
 }
 
@@ -112,9 +119,9 @@ export function assertAddressAllowed(address: string, allowPrivate: boolean, hos
   if (reason === undefined) return;
   if (allowPrivate && allowedWhenPrivate(reason)) return;
   const what = reason === 'metadata' ? 'a cloud metadata address' : reason === 'reserved' ? 'a reserved address' : `a ${reason} address`;
-  const via = host === address ? address : `${host} (${address})`;
   const hint = allowedWhenPrivate(reason) ? ' Only a server run for development allows such targets (its operator sets PLAZA_ALLOW_PRIVATE_TARGETS=1).' : '';
-  throw new SsrfError(`Refused to connect to ${via}: it is ${what}.${hint}`, reason);
+  if (host === address) throw new SsrfError(`Refused to connect to ${address}: it is ${what}.${hint}`, reason);
+  throw new SsrfError(`Refused to connect to ${host}: it resolves to ${what}.${hint}`, reason, address);
 }
 
 /** Throws SsrfError unless `url` uses http or https. */

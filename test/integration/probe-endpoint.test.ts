@@ -236,7 +236,10 @@ describe('probeEndpoint', () => {
       const strict = createGuardedRequest({ allowPrivate: false, resolve: async () => ['10.0.0.7'] });
       const outcome = await probeEndpoint('http://provider.example.test/mcp', strict.request, limits, () => 0);
       await strict.close();
-      expect(outcome.error).toContain('provider.example.test (10.0.0.7)');
+      expect(outcome.error).toContain('Refused to connect to provider.example.test: it resolves to a private address.');
+      // Published as the listing's last_probe.error: the address stays in the server's log.
+      expect(outcome.error).not.toContain('10.0.0.7');
+      expect(outcome.logDetail).toBe('resolved to 10.0.0.7');
     });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Pins the SSRF guard (probes/ssrf.ts, probes/guarded-fetch.ts): which addresses are refused,
  * that private targets pass only when allowed (metadata never), that names are checked after
- * resolution, that every redirect hop is checked again, and that body size is capped.
+ * resolution (without the address in the error), that every redirect hop is checked again, and that body size is capped.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -98,7 +98,10 @@ describe('createGuardedFetch', () => {
     const guard = createGuardedFetch({ allowPrivate: false, resolve: async () => ['93.184.216.34', '127.0.0.1'] });
     const error = await refused(guard, 'http://rebind.example.test/');
     expect(error).toBeInstanceOf(SsrfError);
-    expect((error as Error).message).toContain('rebind.example.test (127.0.0.1)');
+    // The public error names the host, never the address it resolved to (that would map internal names).
+    expect((error as Error).message).toMatch(/^Refused to connect to rebind\.example\.test: it resolves to a loopback address\./);
+    expect((error as Error).message).not.toContain('127.0.0.1');
+    expect((error as SsrfError).address).toBe('127.0.0.1');
     await guard.close();
   });
 
