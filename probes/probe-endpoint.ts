@@ -1,4 +1,4 @@
-import { InitializeResultSchema, SUPPORTED_PROTOCOL_VERSIONS, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import { InitializeResultSchema, SUPPORTED_PROTOCOL_VERSIONS, ToolAnnotationsSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 import { nestsDeeperThan, storableJson, storableText } from '../src/kernel/index.ts';
@@ -79,17 +79,28 @@ function mcpShaped(schema: { safeParse(value: unknown): { success: boolean } }, 
   return value !== undefined && schema.safeParse(value).success ? (storableJson(value) as Record<string, unknown>) : null;
 }
 
+/** A published tool the catalog leaves out, named so the probe can say so. */
+export interface LeftOutTool {
+  leftOut: string;
+}
+
 /**
  * Normalises one published tool; undefined when it is not a tool at all, or not one Plaza can
  * store and route: a name holding NUL or a lone surrogate, JSON nested deeper than MAX_TOOL_DEPTH.
- * Other text is made storable (storableText), so one odd byte cannot fail the probe's write.
+ * A tool whose inputSchema is not an object schema in MCP's shape (the SDK's ToolSchema; a
+ * missing `type` reads as "object", as /mcp serves it) is left out, named; annotations not in
+ * MCP's shape are dropped (`annotations.platform` is read from them all the same). Other text is
+ * made storable (storableText), so one odd byte cannot fail the probe's write.
  */
-export function normaliseTool(raw: unknown): ProbedTool | undefined {
+export function normaliseTool(raw: unknown): ProbedTool | LeftOutTool | undefined {
   if (nestsDeeperThan(raw, MAX_TOOL_DEPTH)) return undefined;
   const parsed = RawToolSchema.safeParse(raw);
   if (!parsed.success || storableText(parsed.data.name) !== parsed.data.name) return undefined;
-  const annotations = storableJson(parsed.data.annotations ?? {}) as Record<string, unknown>;
-  const platform = annotations['platform'];
+  const inputSchema = { type: 'object', ...parsed.data.inputSchema };
+  if (!ToolSchema.shape.inputSchema.safeParse(inputSchema).success) return { leftOut: parsed.data.name };
+  const published = storableJson(parsed.data.annotations ?? {}) as Record<string, unknown>;
+  const annotations = ToolAnnotationsSchema.safeParse(published).success ? published : {};
+  const platform = published['platform'];
   const platformObject = platform !== null && typeof platform === 'object' ? (platform as Record<string, unknown>) : {};
   const callerIdentity = platformObject['caller_identity'];
   const title = parsed.data['title'];
@@ -104,6 +115,16 @@ export function normaliseTool(raw: unknown): ProbedTool | undefined {
     requiresAgin: platformObject['requires_agin'] === true,
     callerIdentity: typeof callerIdentity === 'string' ? storableText(callerIdentity.slice(0, 1_000)) : null,
   };
+}
+
+/**
+ * The note an ok probe keeps in its `error` when it left tools out: one tool with a bad input
+ * schema would otherwise make SDK clients refuse /mcp's whole tools/list.
+ */
+function leftOutNote(names: string[]): string {
+  const named = names.slice(0, 5).map((n) => JSON.stringify(n.slice(0, 100))).join(', ');
+  const more = names.length > 5 ? ` and ${names.length - 5} more` : '';
+  return storableText(`Left out ${names.length} tool${names.length === 1 ? '' : 's'} whose inputSchema is not an object schema: ${named}${more}.`);
 }
 
 /** A short, caller-safe description of why a probe failed (storable: upstream text can ride along). */
@@ -163,12 +184,15 @@ export async function probeEndpoint(url: string, send: GuardedRequest, limits: P
     await session.notify('notifications/initialized');
     const tools: ProbedTool[] = [];
     const seen = new Set<string>();
+    /** Tools left out of the catalog, named in the probe's note. */
+    const leftOut: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < limits.maxPages; page++) {
       const result = await session.request('tools/list', cursor === undefined ? {} : { cursor }, ToolsPageSchema);
       for (const raw of result.tools) {
         const tool = normaliseTool(raw);
-        if (tool && !seen.has(tool.name) && tools.length < limits.maxTools) {
+        if (tool && 'leftOut' in tool) leftOut.push(tool.leftOut);
+        else if (tool && !seen.has(tool.name) && tools.length < limits.maxTools) {
           seen.add(tool.name);
           tools.push(tool);
         }
@@ -183,7 +207,7 @@ export async function probeEndpoint(url: string, send: GuardedRequest, limits: P
       protocolVersion: init.protocolVersion,
       serverInfo: storableJson({ name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) }) as Record<string, unknown>,
       tools,
-      error: null,
+      error: leftOut.length === 0 ? null : leftOutNote(leftOut),
     };
   } catch (error) {
     if (error instanceof ProbeProtocolError && error.bearerChallenge) {

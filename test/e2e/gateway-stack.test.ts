@@ -2,7 +2,8 @@
  * The whole path a newcomer takes, through Plaza's HTTP surfaces only: list server-everything,
  * see it go healthy, create an account agent, call its tools through `/mcp/p/<provider>` and
  * `/mcp` with the official SDK client (on `/mcp` listed as server-everything publishes them,
- * outputSchema included, but for the tool that runs only as a task), verify the AGIN assertion a
+ * outputSchema included, but for the tool that runs only as a task; a provider's tool with a
+ * non-object inputSchema left out, so one bad tool does not break the SDK client's tools/list), verify the AGIN assertion a
  * provider would see against Plaza's JWKS, and find one receipt per call (with an inclusion
  * proof) in `GET /api/receipts`. Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
@@ -22,7 +23,7 @@ import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { childEnv, PLAZA_BIN, runPlaza } from '../support/cli.ts';
 import { BACKENDS } from '../support/databases.ts';
-import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
+import { type EverythingServer, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
@@ -117,6 +118,36 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(weather.isError).toBeFalsy();
     expect(weather.structuredContent).toMatchObject({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) });
     await aggregate.close();
+  });
+
+  it('leaves a provider\'s tool with a non-object inputSchema out of the catalog and drops annotations not in MCP\'s shape, so the SDK client still lists /mcp', async () => {
+    const fixture = await startFixtureProvider([
+      [
+        { name: 'alpha', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } },
+        { name: 'beta', inputSchema: { type: 'string' } },
+        { name: 'gamma', inputSchema: { type: 'object' }, annotations: { readOnlyHint: 'yes' } },
+      ],
+    ]);
+    try {
+      const listed = await json('/api/mcp/listings', { method: 'POST', body: JSON.stringify({ provider: 'oddtools', url: fixture.url, registered_by: 'ops@example.com', summary: 'A provider with one bad tool among good ones.' }) });
+      expect(listed.status).toBe(201);
+      let endpoint: any;
+      for (let i = 0; i < 100 && endpoint?.status !== 'healthy'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
+      }
+      expect(endpoint).toMatchObject({ status: 'healthy', tool_count: 2, last_probe: { ok: true, error: 'Left out 1 tool whose inputSchema is not an object schema: "beta".' } });
+      const aggregate = new Client({ name: 'stack-agent', version: '1' });
+      await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));
+      // The gateway's catalog follows the probe within its cache time.
+      const odd = async () => (await aggregate.listTools()).tools.filter((t) => t.name.startsWith('oddtools__'));
+      await expect.poll(async () => (await odd()).map((t) => t.name).sort(), { timeout: 5_000 }).toEqual(['oddtools__alpha', 'oddtools__gamma']);
+      const tools = await odd();
+      await aggregate.close();
+      expect(tools.find((t) => t.name === 'oddtools__gamma')?.annotations ?? {}).toEqual({});
+    } finally {
+      await fixture.close();
+    }
   });
 
   it('leaves a tool that runs only as a task off /mcp, refuses a call to it with where it works, and keeps it in the catalog API', async () => {
