@@ -6,7 +6,7 @@ import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts'
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { type CallEventId, createCallEventIds, looksLikeCallEventId, readCallEventId } from './internal/call-event-ids.ts';
-import { type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
+import { callIdKey, type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
 import {
   BODY_CUT,
   bodyTooLarge,
@@ -268,7 +268,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // The call may still run: its stream broke where this instance cannot see it (another
         // instance relays it, or has not yet noticed the broken connection). It is ended first —
         // the upstream told, the receipt `error` — so the answer below is true wherever it runs.
-        if (resumingCall.callerId !== null) inFlight.end(callKey(provider, identity.agentId, upstreamSession ?? '', resumingCall.callerId));
+        inFlight.end(callIdKey(resumingCall.callId));
         answerEndedCall(res, resumingCall, identity);
         return;
       }
@@ -443,8 +443,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         tellUpstream('the caller went away');
         controller.abort(new DOMException('client went away', 'AbortError'));
       });
-      // A call without a session is kept too (under no session), so a resume of its stream ends it
-      // (see the GET above); only a notifications/cancelled needs the session.
+      // Every call is kept under its call id, so a resume of its stream ends it (see the GET above);
+      // in a session also under the caller's id, which a notifications/cancelled names.
       if (call) {
         const entry = {
           upstreamId: call.callId,
@@ -457,11 +457,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         };
         // A cancellation that reached another instance: the upstream is told here, where the
         // call's upstream id, session and credentials are known, and the call ends as above.
-        const release = inFlight.add(callKey(provider, identity.agentId, upstreamSession ?? '', callRpcId), entry, () => {
+        const fromElsewhere = () => {
           tellUpstream(CALLER_CANCELLED);
           entry.cancel();
-        });
-        res.on('close', release);
+        };
+        const releases = [inFlight.add(callIdKey(call.callId), entry, fromElsewhere)];
+        if (upstreamSession !== undefined) releases.push(inFlight.add(callKey(provider, identity.agentId, upstreamSession, callRpcId), entry, fromElsewhere));
+        res.on('close', () => releases.forEach((release) => release()));
       }
       /** Every request this POST still waited for was a tasks/result the caller cancelled: it ends with no answer. */
       let allCancelled = false;

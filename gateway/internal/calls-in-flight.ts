@@ -25,6 +25,15 @@ export function callKey(provider: string, agentId: string, upstreamSession: stri
 }
 
 /**
+ * Where a call in flight is found by the resume of its stream: by its own call id, which a call's
+ * event ids carry (bound to its agent, connector and session), so two calls under one caller's id
+ * — clients of one agent without sessions, each counting from 1 — are never taken for each other.
+ */
+export function callIdKey(callId: string): string {
+  return JSON.stringify(['call', callId]);
+}
+
+/**
  * The calls this instance relays, by connector, agent, upstream session and the caller's id (see
  * callKey): a notifications/cancelled finds its call here (the upstream knows the call by its
  * call id), or is passed on to the other instances through `shared`.

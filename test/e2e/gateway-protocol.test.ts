@@ -338,6 +338,27 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await client.close();
   });
 
+  it('ends a call still running when its client resumes its stream, also when the caller\'s id was too long for the event id to name', async () => {
+    const { client, headers } = await session('polling');
+    const before = { ...polling.slow };
+    const longId = `req-${'x'.repeat(300)}`;
+    const post = await fetch(`${url}/mcp/p/polling`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: longId, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } } }) });
+    const reader = post.body!.getReader();
+    let seen = '';
+    while (!/\nid: ([^\n]+)\n/.test(`\n${seen}`)) seen += new TextDecoder().decode((await reader.read()).value);
+    const eventId = /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]!;
+    const resumed = await fetch(`${url}/mcp/p/polling`, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': eventId } });
+    expect(resumed.status).toBe(200);
+    // The answer cannot name the request (its id is not in the event id); the call is ended all the same.
+    await expect.poll(() => polling.slow.aborted, { timeout: 3_000 }).toBe(before.aborted + 1);
+    expect(polling.slow.done).toBe(before.done);
+    const callId = eventId.split('.')[0];
+    await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => r.status)).toEqual(['error']);
+    await resumed.text();
+    await reader.cancel().catch(() => undefined);
+    await client.close();
+  });
+
   it('passes a cancellation on to the upstream and receipts the call as cancelled at once', async () => {
     const { client } = await session('plain');
     const before = { ...plain.slow };
