@@ -7,9 +7,7 @@ import { list } from 'tar';
 
 import type { RiskVerdict, SourceFinding } from '../../probes/index.ts';
 import type { AgpkManifest } from '../agpk/index.ts';
-import { downloadedThenRun } from './download-exec.ts';
-import { INSTALL_RULES } from './install-rules.ts';
-import { writesOutsideRoot } from './outside-root.ts';
+import { scanHook } from './scan-hook.ts';
 import { SECRET_PATTERNS } from './secret-patterns.ts';
 
 /** Text files larger than this are hashed but not searched for secrets. */
@@ -53,13 +51,6 @@ async function walk(root: string, rel = ''): Promise<string[]> {
     else if (e.isFile()) out.push(path);
   }
   return out.sort();
-}
-
-function stripComment(line: string): string {
-  if (line.trimStart().startsWith('#')) return '';
-  // Cut at the first ` #` (a `/\s#.*$/` replace retried every ` #` up to a lone \r: quadratic).
-  const at = line.search(/\s#/);
-  return at < 0 ? line : line.slice(0, at);
 }
 
 /** How long a scan off the event loop may take before it is stopped (and its package not trusted). */
@@ -121,28 +112,7 @@ export async function scanPackageDir(dir: string, manifest: AgpkManifest | undef
     for (const p of SECRET_PATTERNS) {
       if (p.pattern.test(text)) findings.push({ id: p.id, severity: 'high', file, message: `${file} contains ${p.what}` });
     }
-    const base = posix.basename(file);
-    if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(base))) {
-      const lines = bytes.toString('utf8').split(/\r?\n/);
-      const code = lines.map(stripComment);
-      for (const [i, raw] of lines.entries()) {
-        const line = code[i]!;
-        if (!line.trim()) continue;
-        const at = `${file}:${i + 1}`;
-        for (const rule of INSTALL_RULES) {
-          if (rule.pattern.test(line)) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${raw.trim().slice(0, 120)}` });
-        }
-        const targets = writesOutsideRoot(line);
-        if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
-      }
-      const flagged = new Set(findings.filter((f) => f.id === 'install.download-exec').map((f) => f.file));
-      for (const run of downloadedThenRun(code)) {
-        const at = `${file}:${run.line + 1}`;
-        if (flagged.has(at)) continue;
-        flagged.add(at);
-        findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} runs ${run.file}, which the hook downloaded: ${lines[run.line]!.trim().slice(0, 120)}` });
-      }
-    }
+    if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(posix.basename(file)))) findings.push(...scanHook(file, bytes.toString('utf8')));
   }
   return findings;
 }
