@@ -1,11 +1,12 @@
 /**
- * The rules of an install/uninstall hook, read line by line with comments cut: download-and-execute,
- * privilege escalation, writes outside the install root.
+ * The rules of an install/uninstall hook, read line by line as `readHook` reads it:
+ * download-and-execute, privilege escalation, writes outside the install root.
  */
 import type { SourceFinding } from '../../probes/index.ts';
 import { downloadedThenRun } from './download-exec.ts';
 import { INSTALL_RULES } from './install-rules.ts';
 import { writesOutsideRoot } from './outside-root.ts';
+import { readHook } from './read-hook.ts';
 
 function stripComment(line: string): string {
   if (line.trimStart().startsWith('#')) return '';
@@ -18,7 +19,7 @@ function stripComment(line: string): string {
 export function scanHook(file: string, source: string): SourceFinding[] {
   const findings: SourceFinding[] = [];
   const lines = source.split(/\r?\n/);
-  const hook = lines.map(stripComment);
+  const hook = readHook(lines.map(stripComment));
   for (const [i, raw] of lines.entries()) {
     const line = hook[i]!;
     if (!line.trim()) continue;

@@ -1,7 +1,8 @@
 /**
  * Adversarial inputs for the package scan, shared by its linearity test and `bench/scan.ts`: each
  * a file name and a maker of about `bytes` of content aimed at one rule — thousands of downloads
- * each run, long nested inline calls, long lines of each rule's trigger.
+ * each run, long nested inline calls, long lines of each rule's trigger, variables whose values
+ * would grow without bound if substituted without a budget.
  */
 
 /** `unit` repeated between `head` and `tail`, to at most `bytes` (ASCII) in all. */
@@ -33,5 +34,7 @@ export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
   ['iex without a download', 'INSTALL', (n) => fill('iex ', n)],
   ['comment marks before a carriage return', 'INSTALL', (n) => fill(' #', n, 'x', '\rx')],
   ['write commands and redirects', 'INSTALL', (n) => fill(`cp a b > "x ' `, n)],
+  ['thousands of assignments, each doubling the last', 'INSTALL', (n) => lines((i) => (i === 0 ? 'v0=x' : `v${i}=$v${i - 1}"$v${i - 1}"; cp a "$v${i}"`), n)],
+  ['a long value referenced all along one line', 'INSTALL', (n) => fill('"$a"/', n, `a=/${'x'.repeat(4000)}\ncp a `)],
   ['sk- without the OpenAI marker', 'payload/keys.txt', (n) => fill('sk-', n)],
 ];

