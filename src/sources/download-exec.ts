@@ -1,113 +1,111 @@
 import { posix } from 'node:path';
 
-import { commandWords, samePath, shellCommands } from './internal/shell-words.ts';
+import { decompression, extraction } from './internal/archive-words.ts';
+import { downloadOutputs } from './internal/download-words.ts';
+import { createFolderSet, resolvePath } from './internal/hook-paths.ts';
+import { filesRun, inlineCode } from './internal/run-words.ts';
+import { commandWords, parseCommands, samePath } from './internal/shell-words.ts';
 
-/** Programs that run (or load) the file named as their argument. */
-const INTERPRETERS = /^(?:[a-z]*sh|source|\.|python[\d.]*|node(?:js)?|deno|bun|perl|ruby|php)$/;
-const URL_WORD = /^(?:https?|ftp):\/\//i;
-
-function urlName(words: readonly string[]): string | undefined {
-  const url = words.find((w) => URL_WORD.test(w));
-  if (url === undefined || !URL.canParse(url)) return undefined;
-  return posix.basename(new URL(url).pathname) || 'index.html';
-}
-
-/**
- * Files one command downloads to: `curl -o F` / `--output F` / `-O` (the URL's name) / `> F`,
- * `wget -O F` / `--output-document=F` / no -O (the URL's name, under `-P dir`), `fetch -o F`.
- * Standard output (`-`) is not a file. `words` are the command's own (see `commandWords`).
- */
-export function downloadTargets(words: readonly string[]): string[] {
-  const name = posix.basename(words[0] ?? '');
-  if (name !== 'curl' && name !== 'wget' && name !== 'fetch') return [];
-  const targets: string[] = [];
-  let wgetOutput: string | undefined;
-  let wgetDir: string | undefined;
-  let remoteName = false;
-  for (let i = 1; i < words.length; i++) {
-    const w = words[i]!;
-    const next = words[i + 1];
-    if (/^(?:>>?|&>)$/.test(w) && next !== undefined) targets.push(next);
-    else if (/^--(?:output|output-document|directory-prefix)=/.test(w)) {
-      const [flag, value = ''] = [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)];
-      if (flag === '--directory-prefix') wgetDir = value;
-      else if (name === 'wget') wgetOutput = value;
-      else targets.push(value);
-    } else if (/^--(?:output|output-document|directory-prefix)$/.test(w) && next !== undefined) {
-      if (w === '--directory-prefix') wgetDir = next;
-      else if (name === 'wget') wgetOutput = next;
-      else targets.push(next);
-    } else if (w === '--remote-name') remoteName = true;
-    else if (/^-[A-Za-z]/.test(w) && !w.startsWith('--')) {
-      // A cluster of short flags; the output flag takes the rest of the word or the next one.
-      const flag = name === 'wget' ? 'O' : 'o';
-      const at = w.indexOf(flag);
-      if (name === 'curl' && w.slice(1).includes('O')) remoteName = true;
-      if (name === 'wget' && w.startsWith('-P')) wgetDir = w.length > 2 ? w.slice(2) : next;
-      if (at < 0) continue;
-      const value = at === w.length - 1 ? next : w.slice(at + 1);
-      if (value === undefined) continue;
-      if (name === 'wget') wgetOutput = value;
-      else targets.push(value);
-    }
-  }
-  const fromUrl = urlName(words);
-  if (name === 'curl' && remoteName && fromUrl) targets.push(fromUrl);
-  if (name === 'wget') {
-    if (wgetOutput !== undefined) targets.push(wgetOutput);
-    else if (fromUrl) targets.push(wgetDir ? posix.join(wgetDir, fromUrl) : fromUrl);
-  }
-  return targets.filter((t) => t !== '-' && t !== '/dev/null');
-}
-
-/** A symbolic chmod mode that grants execute (`+x`, `u+rx`, `a=rwx`); octal modes are read digit by digit. */
-const EXECUTE_MODE = /^[ugoa]*[+=][rwxXst]*[xX]/;
-
-function grantsExecute(mode: string): boolean {
-  if (/^[0-7]+$/.test(mode)) return [...mode.slice(-3)].some((d) => Number(d) % 2 === 1);
-  return EXECUTE_MODE.test(mode);
-}
-
-/**
- * The files a command (its own words) runs, sources or marks executable: the command itself, the
- * arguments of a shell or interpreter, the arguments of a `chmod` that grants execute.
- */
-function filesRun(words: readonly string[]): string[] {
-  const [name = '', ...args] = words;
-  const base = posix.basename(name);
-  const runsArgs = INTERPRETERS.test(base) || (name === 'chmod' && args.some((a) => !a.startsWith('-') && grantsExecute(a)));
-  return [name, ...(runsArgs ? args : [])].map(samePath);
-}
+/** Commands that copy their first arguments to their last (into it, when it is a folder). */
+const COPIES = /^(?:cp|mv|install|ln)$/;
+/** The longest folder `cd` is followed into: longer than real folders, short enough to join to every path. */
+const MAX_FOLDER = 256;
+/** Redirections that send a command's standard output to a file. */
+const STDOUT_TO = /^(?:1?>>?|&>>?)$/;
 
 /** A hook line that runs a file an earlier step of the same hook downloaded. */
 export interface DownloadRun {
   /** 0-based index into the hook's lines. */
   line: number;
   file: string;
+  /** The downloaded archive the file may come from, when it is not itself a download. */
+  archive?: string;
 }
 
 /**
- * Download-and-execute spread over steps: a file downloaded (`curl -o`, `wget -O`, `curl > f`…)
- * and then, later on the same line or any later line of the hook, run as a command, handed to a
- * shell or interpreter, sourced, or made executable (`chmod +x`, `chmod 755`). Lines are the hook's
- * own with comments stripped.
+ * Download-and-execute spread over steps: a file downloaded (`curl -o`, `wget -O`, `curl > f`…),
+ * copied or moved from one, decompressed from one, or fed a download through a pipe (`| tee f`,
+ * `| gunzip > f`), and then, later on the same line or any later line of the hook, run as a
+ * command, handed to a shell or interpreter, sourced, or made executable (`chmod +x`, `chmod 755`);
+ * also any file in a folder a downloaded archive was unpacked into (`tar x`, `unzip`, `7z x`,
+ * `python -m zipfile -e`, `curl … | tar xz`) run by its path. Paths are compared as seen from the
+ * folder the hook has `cd`-ed to, and as written (the `cd` may be one the scan cannot follow).
+ * `sh -c '…'` is read as the line it holds. Lines are the hook's own as `readHook` reads them.
  */
 export function downloadedThenRun(lines: readonly string[]): DownloadRun[] {
-  // Looked up by name, so each command costs its own words, not the files downloaded so far.
+  // Looked up by name (and folder by component), so each command costs its own words, not the files downloaded so far.
   const downloaded = new Set<string>();
+  const unpacked = createFolderSet();
   const found: DownloadRun[] = [];
-  lines.forEach((line, i) => {
-    const onLine = new Set<string>();
-    for (const all of shellCommands(line)) {
+  // The folder `cd` went to, undefined once the scan cannot tell (a cd deeper than any real folder).
+  let cwd: string | undefined = '.';
+  let previous: string | undefined = cwd;
+  const folders: (string | undefined)[] = [];
+  const forms = (path: string): string[] => (cwd === '.' || cwd === undefined ? [resolvePath('.', path)] : [resolvePath(cwd, path), resolvePath('.', path)]);
+  const isDownloaded = (path: string): boolean => forms(path).some((p) => downloaded.has(p));
+  const markDownloaded = (path: string): void => {
+    for (const p of forms(path)) downloaded.add(p);
+  };
+  const cd = (to: string | undefined): void => {
+    // A relative cd from a folder the scan lost stays lost.
+    const next = to === undefined ? '~' : to === '-' ? previous : cwd === undefined && !/^[/~$]/.test(to) ? undefined : resolvePath(cwd ?? '.', to);
+    previous = cwd;
+    // Each relative path is joined to the folder, so a folder grown by cd after cd would make every later path cost its length.
+    cwd = next !== undefined && next.length <= MAX_FOLDER ? next : undefined;
+  };
+
+  /** One line of shell (or the code of a `sh -c` on it); `onLine` keeps one finding per file and line. */
+  function shellLine(line: string, i: number, onLine: Set<string>): void {
+    // Whether the command's standard input is a download (the previous command of a pipe carries one).
+    let fed = false;
+    for (const { words: all, after } of parseCommands(line)) {
+      if (after !== '|') fed = false;
       const words = commandWords(all);
-      for (const file of filesRun(words)) {
-        if (downloaded.has(file) && !onLine.has(file)) {
-          onLine.add(file);
-          found.push({ line: i, file });
+      for (const { path, named } of filesRun(words)) {
+        const key = samePath(path);
+        if (onLine.has(key)) continue;
+        const archive = named ? undefined : forms(path).map((p) => unpacked.holding(p)).find((a) => a !== undefined);
+        if (isDownloaded(path) || archive !== undefined) {
+          onLine.add(key);
+          found.push({ line: i, file: key, ...(archive !== undefined && !isDownloaded(path) ? { archive } : {}) });
         }
       }
-      for (const target of downloadTargets(words)) downloaded.add(samePath(target));
+      const inline = inlineCode(words);
+      if (inline?.language === 'shell') shellLine(inline.code, i, onLine);
+      const name = posix.basename(words[0] ?? '');
+      const args = words.slice(1).filter((w) => !w.startsWith('-'));
+      const unpack = extraction(words);
+      if (unpack && (unpack.archive === undefined ? fed : isDownloaded(unpack.archive))) {
+        for (const p of forms(unpack.into)) unpacked.add(p, unpack.archive ?? 'a download piped into it');
+      }
+      const decompressed = decompression(words);
+      if (decompressed?.from !== undefined && decompressed.to !== undefined && isDownloaded(decompressed.from)) markDownloaded(decompressed.to);
+      if (COPIES.test(name) && args.length >= 2 && args.slice(0, -1).some(isDownloaded)) {
+        const into = args.at(-1)!;
+        markDownloaded(into);
+        for (const from of args.slice(0, -1)) markDownloaded(posix.join(into, posix.basename(from)));
+      }
+      const download = downloadOutputs(words);
+      for (const target of download?.files ?? []) markDownloaded(target);
+      // What this command writes to its standard output comes from a download: the pipe or redirect it feeds gets one.
+      const carries: boolean = fed || download?.stdout === true || (decompressed !== undefined && decompressed.to === undefined && (decompressed.from === undefined ? fed : isDownloaded(decompressed.from))) || (name === 'cat' && args.some(isDownloaded));
+      if (carries) {
+        all.forEach((w, k) => {
+          if (STDOUT_TO.test(w) && all[k + 1] !== undefined) markDownloaded(all[k + 1]!);
+        });
+        if (name === 'tee') for (const target of args) markDownloaded(target);
+      }
+      fed = carries;
+      if (name === 'cd' || name === 'pushd') {
+        if (name === 'pushd') folders.push(cwd);
+        cd(args[0]);
+      } else if (name === 'popd') {
+        previous = cwd;
+        cwd = folders.length > 0 ? folders.pop() : '.';
+      }
     }
-  });
+  }
+
+  lines.forEach((line, i) => shellLine(line, i, new Set()));
   return found;
 }

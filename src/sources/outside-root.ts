@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 
-import { downloadTargets } from './download-exec.ts';
+import { downloadTargets } from './internal/download-words.ts';
 import { commandWords, shellCommands } from './internal/shell-words.ts';
 
 /** Commands whose last argument (or redirect target) is a path written to. */

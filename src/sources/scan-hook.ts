@@ -35,7 +35,8 @@ export function scanHook(file: string, source: string): SourceFinding[] {
     const at = `${file}:${run.line + 1}`;
     if (flagged.has(at)) continue;
     flagged.add(at);
-    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} runs ${run.file}, which the hook downloaded: ${lines[run.line]!.trim().slice(0, 120)}` });
+    const what = run.archive === undefined ? `${run.file}, which the hook downloaded` : `${run.file}, from where the hook unpacked ${run.archive.slice(0, 120)}, which it downloaded`;
+    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} runs ${what}: ${lines[run.line]!.trim().slice(0, 120)}` });
   }
   return findings;
 }

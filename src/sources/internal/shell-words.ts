@@ -3,23 +3,40 @@
  * shell. Quotes are honoured and removed, `${NAME}` reads as `$NAME`; expansions are not done.
  */
 
+/** Characters that are part of a word wherever they are (all but blanks, quotes, redirections, separators). */
+const ORDINARY = /[^\s"'<>&;|()`]+/y;
+
 /** Separators between simple commands (outside quotes). */
 const SEPARATORS = new Set([';', '&', '|', '(', ')', '`', '\n']);
 
+/** One simple command of a line. */
+export interface ShellCommand {
+  words: string[];
+  /** What separates it from the command before it on the line (`|` for the right side of a pipe, `||`, `;`, `&&`…); `''` first on the line. */
+  after: string;
+}
+
 /** Splits one line into simple commands, each a list of words; redirections are words of their own (`>`, `>>`, `<`, `&>`, `2>`). */
 export function shellCommands(line: string): string[][] {
-  const commands: string[][] = [];
+  return parseCommands(line).map((c) => c.words);
+}
+
+/** {@link shellCommands} with what separates each command from the one before it. */
+export function parseCommands(line: string): ShellCommand[] {
+  const commands: ShellCommand[] = [];
   let words: string[] = [];
   let word: string | undefined;
   let quote: '"' | "'" | undefined;
+  let after = '';
   const endWord = (): void => {
     if (word !== undefined) words.push(word.replace(/\$\{(\w+)\}/g, '$$$1'));
     word = undefined;
   };
-  const endCommand = (): void => {
+  const endCommand = (separator: string): void => {
     endWord();
-    if (words.length > 0) commands.push(words);
+    if (words.length > 0) commands.push({ words, after });
     words = [];
+    after = separator;
   };
   for (let i = 0; i < line.length; i++) {
     const c = line[i]!;
@@ -47,14 +64,21 @@ export function shellCommands(line: string): string[][] {
       i++;
       if (line[i + 1] === '>') i++;
     } else if (SEPARATORS.has(c)) {
-      endCommand();
+      // `||` and `&&` are one separator, so a command after `||` is not read as fed by a pipe.
+      const double = (c === '|' || c === '&') && line[i + 1] === c;
+      if (double) i++;
+      endCommand(double ? c + c : c);
     } else if (/\s/.test(c)) {
       endWord();
     } else {
-      word = (word ?? '') + c;
+      // The run of ordinary characters in one piece, as quoted text is (`<` of `<(` alone).
+      ORDINARY.lastIndex = i;
+      const end = ORDINARY.test(line) ? ORDINARY.lastIndex : i + 1;
+      word = (word ?? '') + line.slice(i, end);
+      i = end - 1;
     }
   }
-  endCommand();
+  endCommand('');
   return commands;
 }
 

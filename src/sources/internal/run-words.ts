@@ -1,0 +1,69 @@
+/** What a command (its own words, see `commandWords`) runs: files, and program text given inline. */
+import { posix } from 'node:path';
+
+/** Programs that run (or load) the file named as their argument. */
+const INTERPRETERS = /^(?:[a-z]*sh|source|\.|python[\d.]*|node(?:js)?|deno|bun|perl|ruby|php)$/;
+/** Interpreter options after which the program is given inline or by module name, not as a file. */
+const INLINE = new Set(['-c', '-e', '-E', '-p', '-m', '--eval', '--print', '-']);
+/** Interpreter options whose value is a file loaded before the program (node and ruby `-r`, bash `--rcfile`). */
+const LOADS = new Set(['-r', '--require', '--import', '--loader', '--rcfile', '--init-file']);
+/** Interpreter options that take the next word as their value. */
+const VALUED = new Set(['-o', '-O', '-W', '-X', '-I', '--input-type', '--conditions', '-C']);
+
+/** A symbolic chmod mode that grants execute (`+x`, `u+rx`, `a=rwx`); octal modes are read digit by digit. */
+const EXECUTE_MODE = /^[ugoa]*[+=][rwxXst]*[xX]/;
+
+function grantsExecute(mode: string): boolean {
+  if (/^[0-7]+$/.test(mode)) return [...mode.slice(-3)].some((d) => Number(d) % 2 === 1);
+  return EXECUTE_MODE.test(mode);
+}
+
+/** A file a command runs; `named` is a command run by a bare name (looked up on PATH, not in a folder). */
+export interface FileRun {
+  path: string;
+  named: boolean;
+}
+
+/** The files an interpreter's arguments run: its script (the first other argument), and files it loads first. */
+function interpreterFiles(args: readonly string[]): string[] {
+  const files: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    // Code given inline (`-c`, `-e`) or a module by name (`-m`): no script file.
+    if (INLINE.has(a)) return files;
+    if (LOADS.has(a)) files.push(args[++i] ?? '');
+    else if (VALUED.has(a)) i++;
+    else if (!a.startsWith('-')) return [...files, a];
+  }
+  return files;
+}
+
+/**
+ * The files a command runs, sources or marks executable: the command itself, the script an
+ * interpreter or shell is handed (not the script's own arguments), the files of a `chmod` that
+ * grants execute.
+ */
+export function filesRun(words: readonly string[]): FileRun[] {
+  const [name = '', ...args] = words;
+  const base = posix.basename(name);
+  const own = { path: name, named: !name.includes('/') };
+  if (INTERPRETERS.test(base)) return [own, ...interpreterFiles(args).map((path) => ({ path, named: false }))];
+  if (name === 'chmod' && args.some((a) => !a.startsWith('-') && grantsExecute(a))) return [own, ...args.filter((a) => !a.startsWith('-') && !grantsExecute(a)).map((path) => ({ path, named: false }))];
+  return [own];
+}
+
+/** A program given inline: `sh -c 'code'`, `python -c`, `node -e`/`-p`, `perl -e`, `ruby -e`. */
+export interface InlineCode {
+  language: 'shell' | 'python' | 'node' | 'perl' | 'ruby';
+  code: string;
+}
+
+/** The program a command is given inline, if it is. */
+export function inlineCode(words: readonly string[]): InlineCode | undefined {
+  const base = posix.basename(words[0] ?? '');
+  const language = /^[a-z]*sh$/.test(base) ? 'shell' : /^python[\d.]*$/.test(base) ? 'python' : /^(?:node(?:js)?|deno|bun)$/.test(base) ? 'node' : base === 'perl' ? 'perl' : base === 'ruby' ? 'ruby' : undefined;
+  if (language === undefined) return undefined;
+  const flag = words.findIndex((w, i) => i > 0 && (language === 'shell' ? /^-[a-z]*c$/.test(w) : language === 'python' ? w === '-c' : /^(?:-[eEp]|--eval|--print)$/.test(w)));
+  const code = flag < 0 ? undefined : words[flag + 1];
+  return code === undefined ? undefined : { language, code };
+}
