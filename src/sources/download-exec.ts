@@ -5,6 +5,7 @@ import { downloadOutputs } from './internal/download-words.ts';
 import { createFolderSet, resolvePath } from './internal/hook-paths.ts';
 import { filesRun, inlineCode } from './internal/run-words.ts';
 import { commandWords, parseCommands, samePath } from './internal/shell-words.ts';
+import type { HookLine } from './read-hook.ts';
 
 /** Commands that copy their first arguments to their last (into it, when it is a folder). */
 const COPIES = /^(?:cp|mv|install|ln)$/;
@@ -30,9 +31,10 @@ export interface DownloadRun {
  * also any file in a folder a downloaded archive was unpacked into (`tar x`, `unzip`, `7z x`,
  * `python -m zipfile -e`, `curl … | tar xz`) run by its path. Paths are compared as seen from the
  * folder the hook has `cd`-ed to, and as written (the `cd` may be one the scan cannot follow).
- * `sh -c '…'` is read as the line it holds. Lines are the hook's own as `readHook` reads them.
+ * `sh -c '…'` is read as the line it holds; a file written from a here-document whose body
+ * downloads holds a download. Lines are the hook's own as `readHook` reads them.
  */
-export function downloadedThenRun(lines: readonly string[]): DownloadRun[] {
+export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   // Looked up by name (and folder by component), so each command costs its own words, not the files downloaded so far.
   const downloaded = new Set<string>();
   const unpacked = createFolderSet();
@@ -55,11 +57,13 @@ export function downloadedThenRun(lines: readonly string[]): DownloadRun[] {
   };
 
   /** One line of shell (or the code of a `sh -c` on it); `onLine` keeps one finding per file and line. */
-  function shellLine(line: string, i: number, onLine: Set<string>): void {
+  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>): void {
     // Whether the command's standard input is a download (the previous command of a pipe carries one).
     let fed = false;
-    for (const { words: all, after } of parseCommands(line)) {
+    for (const [k, { words: all, after }] of parseCommands(line).entries()) {
       if (after !== '|') fed = false;
+      // A here-document whose body downloads, written to a file: the file holds a download.
+      for (const file of writes?.get(k) ?? []) markDownloaded(file);
       const words = commandWords(all);
       for (const { path, named } of filesRun(words)) {
         const key = samePath(path);
@@ -106,6 +110,6 @@ export function downloadedThenRun(lines: readonly string[]): DownloadRun[] {
     }
   }
 
-  lines.forEach((line, i) => shellLine(line, i, new Set()));
+  lines.forEach((line, i) => shellLine(line.text, i, new Set(), line.writesDownloads));
   return found;
 }

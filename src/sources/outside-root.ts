@@ -51,9 +51,10 @@ function outside(target: string): boolean {
 /**
  * Paths a script line writes to outside `$AGPK_INSTALL_ROOT`: absolute or home paths, and paths
  * whose `..` climb out of the root (or out of the hook's working folder, which is the root), from
- * redirections, write commands, download outputs (`curl -o`, `wget -O`) and inline programs.
+ * redirections, write commands, download outputs (`curl -o`, `wget -O`) and inline programs;
+ * `program` says the whole line is program text (a here-document fed to `python3 -`, say).
  */
-export function writesOutsideRoot(line: string): string[] {
+export function writesOutsideRoot(line: string, program = false): string[] {
   const found: string[] = [];
   for (const m of line.matchAll(REDIRECT)) if (m[1] && outside(m[1])) found.push(m[1].replace(/^["']|["']$/g, ''));
   for (const m of line.matchAll(WRITE_COMMANDS)) {
@@ -63,6 +64,6 @@ export function writesOutsideRoot(line: string): string[] {
     for (const t of targets) if (outside(t)) found.push(t.replace(/^["']|["']$/g, ''));
   }
   for (const words of shellCommands(line)) for (const t of downloadTargets(commandWords(words))) if (outside(t)) found.push(t);
-  if (INLINE.test(line)) for (const re of INLINE_WRITES) for (const m of line.matchAll(re)) found.push(m[2]!);
+  if (program || INLINE.test(line)) for (const re of INLINE_WRITES) for (const m of line.matchAll(re)) found.push(m[2]!);
   return [...new Set(found)];
 }

@@ -1,16 +1,149 @@
 /**
- * A hook as the scan reads it, one text per line of the hook: comments cut, and simple shell
- * variables assigned on earlier lines (or earlier on the same line) substituted, so the rules see
- * `curl -o "$f"` as the path `f` holds. See `createShellVars` for what counts as simple.
+ * A hook as the scan reads it, one record per line of the hook: comments cut, simple shell
+ * variables assigned earlier substituted (see `createShellVars`), and here-documents followed —
+ * the body of one fed to an interpreter (`bash <<EOF`, `python3 - <<'EOF'`, `cat <<EOF | sh`) is
+ * code of that interpreter, the body of one written to a file (`cat > x.sh <<EOF`, `tee x.sh`)
+ * is remembered as a download when it downloads, so running the file later is download-then-run.
  */
+import { posix } from 'node:path';
+
+import { type Language, stdinProgram } from './internal/run-words.ts';
 import { createShellVars } from './internal/shell-vars.ts';
+import { commandWords, parseCommands,type ShellCommand } from './internal/shell-words.ts';
 
 /** Substitutions may add up to this much text to a small hook, and up to its own size to a larger one. */
 const MIN_SUBSTITUTION_BUDGET = 64 * 1024;
+/** Redirections that send a command's standard output to a file. */
+const STDOUT_TO = /^(?:1?>>?|&>>?)$/;
+/**
+ * A body that downloads: a download command at the start of a command (not `git fetch`), or a
+ * program's download call. Each alternative is a fixed prefix, so a line costs its length.
+ */
+const DOWNLOADS = /(?:^|[;&|(`]|\$\(|\b(?:then|do|else|if|sudo|exec|command)\s)\s*(?:curl|wget|fetch)\b|\b(?:urlopen|urlretrieve|DownloadFile|DownloadString)\b|\b(?:requests|httpx)\.get\s*\(|\bhttps?\.get\s*\(|\bfetch\s*\(|\bInvoke-WebRequest\b/;
 
-/** The hook's lines (comments already cut) as the rules read them, index for index. */
-export function readHook(code: readonly string[]): string[] {
+/** A program language other than the hook's own shell. */
+export type ProgramLanguage = Exclude<Language, 'shell'>;
+
+/** One line of a hook as the rules read it. */
+export interface HookLine {
+  /** The line as the rules read it: comment cut, known shell variables substituted. */
+  text: string;
+  /** Code of this language too (a here-document fed to its interpreter); `unit` tells one program from the next. */
+  program?: { language: ProgramLanguage; unit: number };
+  /** In the body of an unquoted here-document fed to an interpreter: the outer shell expands `$(…)` in it into the code. */
+  expandedCode?: true;
+  /** Files this line's commands (by index in `parseCommands`) write from here-documents whose bodies download. */
+  writesDownloads?: Map<number, string[]>;
+}
+
+/** Who reads a here-document's body: a shell, another interpreter, or nobody that runs it (written to `files`, or read as data). */
+type Reader = { kind: 'shell' } | { kind: 'program'; language: ProgramLanguage } | { kind: 'data'; files: string[] };
+
+/** Lines read in one place: the hook itself, or a here-document's body, with the here-documents its lines opened. */
+interface Context {
+  queue: Frame[];
+  next: number;
+}
+
+interface Frame extends Context {
+  delimiter: string;
+  quoted: boolean;
+  strip: boolean;
+  reader: Reader;
+  unit: number;
+  downloads: boolean;
+  opener: HookLine;
+  command: number;
+}
+
+/** Who reads the here-documents of each command of a line: the command itself, or what it pipes into. */
+function readers(commands: readonly ShellCommand[]): Reader[] {
+  const out: Reader[] = [];
+  for (let k = commands.length - 1; k >= 0; k--) {
+    const words = commandWords(commands[k]!.words);
+    const language = stdinProgram(words);
+    const files = commands[k]!.words.filter((w, j, all) => j > 0 && STDOUT_TO.test(all[j - 1]!));
+    if (posix.basename(words[0] ?? '') === 'tee') files.push(...words.slice(1).filter((w) => !w.startsWith('-')));
+    if (language === 'shell') out[k] = { kind: 'shell' };
+    else if (language !== undefined) out[k] = { kind: 'program', language };
+    else if (files.length > 0) out[k] = { kind: 'data', files };
+    else out[k] = commands[k + 1]?.after === '|' ? out[k + 1]! : { kind: 'data', files: [] };
+  }
+  return out;
+}
+
+/** The hook's lines as the rules read them, index for index; `code` is `raw` with comments cut. */
+export function readHook(raw: readonly string[], code: readonly string[]): HookLine[] {
   const size = code.reduce((n, line) => n + line.length + 1, 0);
   const vars = createShellVars(Math.max(MIN_SUBSTITUTION_BUDGET, size));
-  return code.map((line) => vars.line(line));
+  const out: HookLine[] = [];
+  const top: Context = { queue: [], next: 0 };
+  // The bodies being read, outermost first; a line equal to a delimiter ends the outermost such body (its shell reads it verbatim).
+  const active: Frame[] = [];
+  const depths = { exact: new Map<string, number[]>(), stripped: new Map<string, number[]>() };
+  let units = 0;
+
+  const activate = (context: Context): void => {
+    const frame = context.queue[context.next++];
+    if (!frame) return;
+    for (const map of frame.strip ? [depths.exact, depths.stripped] : [depths.exact]) {
+      const at = map.get(frame.delimiter);
+      if (at) at.push(active.length);
+      else map.set(frame.delimiter, [active.length]);
+    }
+    active.push(frame);
+  };
+  const close = (depth: number): void => {
+    while (active.length > depth) {
+      const frame = active.pop()!;
+      for (const map of frame.strip ? [depths.exact, depths.stripped] : [depths.exact]) map.get(frame.delimiter)!.pop();
+      if (frame.downloads && frame.reader.kind === 'data' && frame.reader.files.length > 0) {
+        const writes = (frame.opener.writesDownloads ??= new Map());
+        writes.set(frame.command, [...(writes.get(frame.command) ?? []), ...frame.reader.files]);
+      }
+    }
+    activate(depth === 0 ? top : active[depth - 1]!);
+  };
+  /** The depth of the outermost body this line ends, if it ends one. */
+  const ending = (line: string): number | undefined => {
+    const exact = depths.exact.get(line)?.[0];
+    const stripped = line.startsWith('\t') ? depths.stripped.get(line.replace(/^\t+/, ''))?.[0] : undefined;
+    return exact === undefined ? stripped : stripped === undefined ? exact : Math.min(exact, stripped);
+  };
+  /** Queues the here-documents a shell line opens, read from the next line on. */
+  const open = (line: HookLine, context: Context): void => {
+    if (!line.text.includes('<<')) return;
+    const commands = parseCommands(line.text);
+    const who = readers(commands);
+    const frames: Frame[] = [];
+    commands.forEach((command, k) => {
+      for (const h of command.heredocs) frames.push({ ...h, reader: who[k]!, unit: ++units, downloads: false, opener: line, command: k, queue: [], next: 0 });
+    });
+    if (frames.length === 0) return;
+    context.queue = frames;
+    context.next = 0;
+    activate(context);
+  };
+
+  for (const [i, rawLine] of raw.entries()) {
+    const frame = active.at(-1);
+    const depth = frame ? ending(rawLine) : undefined;
+    if (depth !== undefined) {
+      out.push({ text: '' });
+      close(depth);
+      continue;
+    }
+    const reader = frame?.reader;
+    if (reader?.kind === 'program') {
+      out.push({ text: frame!.quoted ? code[i]! : vars.text(code[i]!), program: { language: reader.language, unit: frame!.unit }, ...(frame!.quoted ? {} : { expandedCode: true as const }) });
+    } else {
+      const line: HookLine = { text: vars.line(code[i]!), ...(reader?.kind === 'shell' && !frame!.quoted ? { expandedCode: true as const } : {}) };
+      out.push(line);
+      open(line, frame ?? top);
+    }
+    if (frame && !frame.downloads && DOWNLOADS.test(out[i]!.text)) frame.downloads = true;
+  }
+  // Bodies the hook ends inside of end with it (and the next one a line opened, if any, is empty).
+  while (active.length > 0) close(0);
+  return out;
 }

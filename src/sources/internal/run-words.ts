@@ -52,17 +52,38 @@ export function filesRun(words: readonly string[]): FileRun[] {
   return [own];
 }
 
+/** The languages of the programs a hook runs; `shell` is the hook's own. */
+export type Language = 'shell' | 'python' | 'node' | 'perl' | 'ruby' | 'php';
+
+/** The language an interpreter runs, by its name (`bash`, `python3.12`, `node`…). */
+export function languageOf(command: string): Language | undefined {
+  const base = posix.basename(command);
+  if (/^[a-z]*sh$/.test(base)) return 'shell';
+  if (/^python[\d.]*$/.test(base)) return 'python';
+  if (/^(?:node(?:js)?|deno|bun)$/.test(base)) return 'node';
+  return base === 'perl' || base === 'ruby' || base === 'php' ? base : undefined;
+}
+
+/** The language of the program a command reads from its standard input (`bash`, `sh -s`, `python3 -`, `node`), if it does. */
+export function stdinProgram(words: readonly string[]): Language | undefined {
+  const language = languageOf(words[0] ?? '');
+  const args = words.slice(1);
+  if (language === undefined || inlineCode(words) !== undefined || args.includes('-m')) return undefined;
+  // `sh -s a b`: the script from standard input, `a b` its arguments.
+  if (language === 'shell' && args.some((a) => /^-[a-z]*s[a-z]*$/.test(a))) return language;
+  return interpreterFiles(args).length > 0 ? undefined : language;
+}
+
 /** A program given inline: `sh -c 'code'`, `python -c`, `node -e`/`-p`, `perl -e`, `ruby -e`. */
 export interface InlineCode {
-  language: 'shell' | 'python' | 'node' | 'perl' | 'ruby';
+  language: Exclude<Language, 'php'>;
   code: string;
 }
 
 /** The program a command is given inline, if it is. */
 export function inlineCode(words: readonly string[]): InlineCode | undefined {
-  const base = posix.basename(words[0] ?? '');
-  const language = /^[a-z]*sh$/.test(base) ? 'shell' : /^python[\d.]*$/.test(base) ? 'python' : /^(?:node(?:js)?|deno|bun)$/.test(base) ? 'node' : base === 'perl' ? 'perl' : base === 'ruby' ? 'ruby' : undefined;
-  if (language === undefined) return undefined;
+  const language = languageOf(words[0] ?? '');
+  if (language === undefined || language === 'php') return undefined;
   const flag = words.findIndex((w, i) => i > 0 && (language === 'shell' ? /^-[a-z]*c$/.test(w) : language === 'python' ? w === '-c' : /^(?:-[eEp]|--eval|--print)$/.test(w)));
   const code = flag < 0 ? undefined : words[flag + 1];
   return code === undefined ? undefined : { language, code };

@@ -26,6 +26,8 @@ const SETTERS = /^(?:read|unset|for|getopts|mapfile|readarray)$/;
 export interface ShellVars {
   /** A shell line with known variables substituted; its assignments are recorded as it goes. */
   line(text: string): string;
+  /** Text the shell expands without reading quotes or commands in it (an unquoted here-document's body): substituted only. */
+  text(text: string): string;
 }
 
 /**
@@ -83,39 +85,42 @@ export function createShellVars(budget: number): ShellVars {
     }
   }
 
-  return {
-    line(text) {
-      if (vars.size === 0 && !text.includes('=')) return text;
-      let out = '';
-      let from = 0;
-      let command = 0;
-      let double = false;
-      SPECIAL.lastIndex = 0;
-      for (let m = SPECIAL.exec(text); m; m = SPECIAL.exec(text)) {
-        const at = m.index;
-        const c = m[0];
-        if (c === "'" && !double) {
-          const end = text.indexOf("'", at + 1);
-          SPECIAL.lastIndex = end < 0 ? text.length : end + 1;
-        } else if (c === '"') {
-          double = !double;
-        } else if (c === '\\') {
-          SPECIAL.lastIndex = at + 2;
-        } else if (c === '$') {
-          const found = lookup(text, at);
-          if (!found) continue;
-          out += text.slice(from, at) + found[0];
-          from = SPECIAL.lastIndex = found[1];
-        } else if (!double) {
-          out += text.slice(from, at);
-          from = at;
-          record(out.slice(command));
-          command = out.length + 1;
-        }
+  /** `text` with known variables substituted; a shell line (`line`) honours quotes and records its commands' assignments. */
+  function substitute(text: string, line: boolean): string {
+    if (vars.size === 0 && (!line || !text.includes('='))) return text;
+    let out = '';
+    let from = 0;
+    let command = 0;
+    let double = false;
+    SPECIAL.lastIndex = 0;
+    for (let m = SPECIAL.exec(text); m; m = SPECIAL.exec(text)) {
+      const at = m.index;
+      const c = m[0];
+      if (c === '\\') {
+        SPECIAL.lastIndex = at + 2;
+      } else if (c === '$') {
+        const found = lookup(text, at);
+        if (!found) continue;
+        out += text.slice(from, at) + found[0];
+        from = SPECIAL.lastIndex = found[1];
+      } else if (!line) {
+        continue;
+      } else if (c === "'" && !double) {
+        const end = text.indexOf("'", at + 1);
+        SPECIAL.lastIndex = end < 0 ? text.length : end + 1;
+      } else if (c === '"') {
+        double = !double;
+      } else if (!double) {
+        out += text.slice(from, at);
+        from = at;
+        record(out.slice(command));
+        command = out.length + 1;
       }
-      out += text.slice(from);
-      record(out.slice(command));
-      return out;
-    },
-  };
+    }
+    out += text.slice(from);
+    if (line) record(out.slice(command));
+    return out;
+  }
+
+  return { line: (text) => substitute(text, true), text: (text) => substitute(text, false) };
 }

@@ -9,11 +9,22 @@ const ORDINARY = /[^\s"'<>&;|()`]+/y;
 /** Separators between simple commands (outside quotes). */
 const SEPARATORS = new Set([';', '&', '|', '(', ')', '`', '\n']);
 
+/** A here-document a command opens (`<<EOF`, `<<-'EOF'`): its body is the lines after this one, up to the delimiter. */
+export interface Heredoc {
+  delimiter: string;
+  /** Any part of the delimiter quoted or escaped: the body is taken as it is, not expanded. */
+  quoted: boolean;
+  /** `<<-`: leading tabs are cut from the body's lines and from the delimiter's. */
+  strip: boolean;
+}
+
 /** One simple command of a line. */
 export interface ShellCommand {
+  /** Its words; a here-document's `<<` and delimiter are in `heredocs` instead, a here-string is the word `<<<` and the next. */
   words: string[];
   /** What separates it from the command before it on the line (`|` for the right side of a pipe, `||`, `;`, `&&`…); `''` first on the line. */
   after: string;
+  heredocs: Heredoc[];
 }
 
 /** Splits one line into simple commands, each a list of words; redirections are words of their own (`>`, `>>`, `<`, `&>`, `2>`). */
@@ -21,21 +32,30 @@ export function shellCommands(line: string): string[][] {
   return parseCommands(line).map((c) => c.words);
 }
 
-/** {@link shellCommands} with what separates each command from the one before it. */
+/** {@link shellCommands} with what separates each command from the one before it, and the here-documents it opens. */
 export function parseCommands(line: string): ShellCommand[] {
   const commands: ShellCommand[] = [];
   let words: string[] = [];
+  let heredocs: Heredoc[] = [];
   let word: string | undefined;
+  let quoted = false;
   let quote: '"' | "'" | undefined;
   let after = '';
+  // Set by `<<`: the next word is a here-document's delimiter.
+  let opening: { strip: boolean } | undefined;
   const endWord = (): void => {
-    if (word !== undefined) words.push(word.replace(/\$\{(\w+)\}/g, '$$$1'));
+    if (word !== undefined && opening) heredocs.push({ delimiter: word.replaceAll('\\', ''), quoted: quoted || word.includes('\\'), strip: opening.strip });
+    else if (word !== undefined) words.push(word.includes('${') ? word.replace(/\$\{(\w+)\}/g, '$$$1') : word);
+    if (word !== undefined) opening = undefined;
     word = undefined;
+    quoted = false;
   };
   const endCommand = (separator: string): void => {
     endWord();
-    if (words.length > 0) commands.push({ words, after });
+    if (words.length > 0 || heredocs.length > 0) commands.push({ words, after, heredocs });
     words = [];
+    heredocs = [];
+    opening = undefined;
     after = separator;
   };
   for (let i = 0; i < line.length; i++) {
@@ -48,7 +68,18 @@ export function parseCommands(line: string): ShellCommand[] {
       quote = undefined;
     } else if (c === '"' || c === "'") {
       quote = c;
+      quoted = true;
       word ??= '';
+    } else if (c === '<' && line[i + 1] === '<') {
+      endWord();
+      if (line[i + 2] === '<') {
+        words.push('<<<');
+        i += 2;
+      } else {
+        const strip = line[i + 2] === '-';
+        i += strip ? 2 : 1;
+        opening = { strip };
+      }
     } else if (c === '>' || (c === '<' && line[i + 1] !== '(')) {
       // `2>` and `&>` keep their prefix; `>>` is one word; `>&2` duplicates a descriptor (no file).
       const prefix = word !== undefined && /^\d$/.test(word) ? word : '';
