@@ -80,23 +80,20 @@ export function readHook(raw: readonly string[], code: readonly string[]): HookL
   const top: Context = { queue: [], next: 0 };
   // The bodies being read, outermost first; a line equal to a delimiter ends the outermost such body (its shell reads it verbatim).
   const active: Frame[] = [];
-  const depths = { exact: new Map<string, number[]>(), stripped: new Map<string, number[]>() };
+  // The depth of the outermost body being read that each delimiter (and, `<<-`, each tab-stripped one) ends: a deeper one of the same delimiter ends with it.
+  const depths = { exact: new Map<string, number>(), stripped: new Map<string, number>() };
   let units = 0;
 
   const activate = (context: Context): void => {
     const frame = context.queue[context.next++];
     if (!frame) return;
-    for (const map of frame.strip ? [depths.exact, depths.stripped] : [depths.exact]) {
-      const at = map.get(frame.delimiter);
-      if (at) at.push(active.length);
-      else map.set(frame.delimiter, [active.length]);
-    }
+    for (const map of frame.strip ? [depths.exact, depths.stripped] : [depths.exact]) if (!map.has(frame.delimiter)) map.set(frame.delimiter, active.length);
     active.push(frame);
   };
   const close = (depth: number): void => {
     while (active.length > depth) {
       const frame = active.pop()!;
-      for (const map of frame.strip ? [depths.exact, depths.stripped] : [depths.exact]) map.get(frame.delimiter)!.pop();
+      for (const map of [depths.exact, depths.stripped]) if (map.get(frame.delimiter) === active.length) map.delete(frame.delimiter);
       if (frame.downloads && frame.reader.kind === 'data' && frame.reader.files.length > 0) {
         const writes = (frame.opener.writesDownloads ??= new Map());
         writes.set(frame.command, [...(writes.get(frame.command) ?? []), ...frame.reader.files]);
@@ -106,8 +103,8 @@ export function readHook(raw: readonly string[], code: readonly string[]): HookL
   };
   /** The depth of the outermost body this line ends, if it ends one. */
   const ending = (line: string): number | undefined => {
-    const exact = depths.exact.get(line)?.[0];
-    const stripped = line.startsWith('\t') ? depths.stripped.get(line.replace(/^\t+/, ''))?.[0] : undefined;
+    const exact = depths.exact.get(line);
+    const stripped = line.startsWith('\t') ? depths.stripped.get(line.replace(/^\t+/, '')) : undefined;
     return exact === undefined ? stripped : stripped === undefined ? exact : Math.min(exact, stripped);
   };
   /** Queues the here-documents a shell line opens, read from the next line on. */
