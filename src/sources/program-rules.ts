@@ -6,7 +6,7 @@
 import type { HookLine, ProgramLanguage } from './read-hook.ts';
 
 /** What marks a program as downloading, and as evaluating code built at run time. Each is a plain alternation: linear in a line. */
-const MARKS: Record<ProgramLanguage, { downloads: RegExp; evaluates: RegExp }> = {
+export const PROGRAM_MARKS: Record<ProgramLanguage, { downloads: RegExp; evaluates: RegExp }> = {
   python: {
     downloads: /\b(?:urlopen|urlretrieve|urllib3|http\.client)\b|\b(?:requests|httpx)\.(?:get|post|request|stream)\b|\bwget\.download\b/,
     evaluates: /(?<![\w.])(?:exec|eval)\s*\(/,
@@ -36,7 +36,7 @@ export function evaluatedDownloads(lines: readonly HookLine[]): number[] {
       downloads = evaluates = false;
     }
     if (downloads && evaluates) return;
-    const marks = MARKS[line.program.language];
+    const marks = PROGRAM_MARKS[line.program.language];
     downloads ||= marks.downloads.test(line.text);
     evaluates ||= marks.evaluates.test(line.text);
     if (downloads && evaluates) found.push(i);

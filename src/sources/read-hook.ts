@@ -7,9 +7,9 @@
  */
 import { posix } from 'node:path';
 
-import { type Language, stdinProgram } from './internal/run-words.ts';
+import { type Language, languageOf, stdinProgram } from './internal/run-words.ts';
 import { createShellVars } from './internal/shell-vars.ts';
-import { commandWords, parseCommands,type ShellCommand } from './internal/shell-words.ts';
+import { commandWords, parseCommands, type ShellCommand } from './internal/shell-words.ts';
 
 /** Substitutions may add up to this much text to a small hook, and up to its own size to a larger one. */
 const MIN_SUBSTITUTION_BUDGET = 64 * 1024;
@@ -72,8 +72,22 @@ function readers(commands: readonly ShellCommand[]): Reader[] {
   return out;
 }
 
-/** The hook's lines as the rules read them, index for index; `code` is `raw` with comments cut. */
-export function readHook(raw: readonly string[], code: readonly string[]): HookLine[] {
+const EXTENSIONS: Record<string, ProgramLanguage> = { '.py': 'python', '.js': 'node', '.mjs': 'node', '.cjs': 'node', '.ts': 'node', '.mts': 'node', '.pl': 'perl', '.rb': 'ruby', '.php': 'php' };
+
+/** The language of a hook that is not shell, by its `#!` line (`#!/usr/bin/env python3`) or else its extension. */
+export function hookLanguage(file: string, firstLine: string): ProgramLanguage | undefined {
+  const shebang = /^#!\s*(\S+)(?:\s+(?:-S\s+)?(\S+))?/.exec(firstLine);
+  const program = shebang ? (posix.basename(shebang[1]!) === 'env' ? shebang[2] : shebang[1]) : undefined;
+  const language = program === undefined ? EXTENSIONS[posix.extname(file).toLowerCase()] : languageOf(program);
+  return language === 'shell' ? undefined : language;
+}
+
+/**
+ * The hook's lines as the rules read them, index for index; `code` is `raw` with comments cut. A
+ * hook in another `language` is that language's code throughout (one program), read as written.
+ */
+export function readHook(raw: readonly string[], code: readonly string[], language?: ProgramLanguage): HookLine[] {
+  if (language) return code.map((text) => ({ text, program: { language, unit: 1 } }));
   const size = code.reduce((n, line) => n + line.length + 1, 0);
   const vars = createShellVars(Math.max(MIN_SUBSTITUTION_BUDGET, size));
   const out: HookLine[] = [];

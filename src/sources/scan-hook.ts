@@ -7,7 +7,7 @@ import { downloadedThenRun } from './download-exec.ts';
 import { EXPANDED_DOWNLOAD, INSTALL_RULES } from './install-rules.ts';
 import { writesOutsideRoot } from './outside-root.ts';
 import { evaluatedDownloads } from './program-rules.ts';
-import { readHook } from './read-hook.ts';
+import { hookLanguage, readHook } from './read-hook.ts';
 
 function stripComment(line: string): string {
   if (line.trimStart().startsWith('#')) return '';
@@ -20,7 +20,7 @@ function stripComment(line: string): string {
 export function scanHook(file: string, source: string): SourceFinding[] {
   const findings: SourceFinding[] = [];
   const lines = source.split(/\r?\n/);
-  const hook = readHook(lines, lines.map(stripComment));
+  const hook = readHook(lines, lines.map(stripComment), hookLanguage(file, lines[0] ?? ''));
   const flag = (i: number, what: string): void => {
     const at = `${file}:${i + 1}`;
     findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} ${what}: ${lines[i]!.trim().slice(0, 120)}` });

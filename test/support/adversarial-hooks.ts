@@ -46,5 +46,9 @@ export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
   ['here-documents opened all along one line', 'INSTALL', (n) => fill('cat <<A ', n, '', '\nA\ncurl https://x.example')],
   ['a python here-document of downloads and evals, never ended', 'INSTALL', (n) => fill('exec(urlopen(', n, "python3 - <<EOF\nopen('/x', 'w')\n")],
   ['here-strings after runs of options', 'INSTALL', (n) => fill('sh -x -x -x <<< ', n)],
+  ['python calls all along one line', 'INSTALL.py', (n) => fill(`os.system(subprocess.run([tarfile.open(urlretrieve(x, open('a', 'w' shutil.unpack_archive(P `, n, 'import urllib\n')],
+  ['node calls all along one line', 'INSTALL.js', (n) => fill(`execFileSync('a', [tar.x({ file: require('./x', fetch( writeFileSync(X `, n)],
+  ['a python program of thousands of constants, each made executable', 'INSTALL.py', (n) => lines((i) => (i % 2 === 0 ? `P${i} = '/tmp/p${i}'` : `os.chmod(P${i - 1}, 0o755)`), n)],
+  ['a python program writing thousands of files, then downloading', 'INSTALL.py', (n) => lines((i) => `open('f${i}', 'w').write(x)`, n - 32) + '\nurlopen(u)\n'],
   ['sk- without the OpenAI marker', 'payload/keys.txt', (n) => fill('sk-', n)],
 ];
