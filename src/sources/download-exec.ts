@@ -32,7 +32,7 @@ export interface DownloadRun {
  * command, handed to a shell or interpreter, sourced, or made executable (`chmod +x`, `chmod 755`);
  * also any file in a folder a downloaded archive was unpacked into (`tar x`, `unzip`, `7z x`,
  * `python -m zipfile -e`, `curl … | tar xz`) run by its path. Paths are compared as seen from the
- * folder the hook has `cd`-ed to, and as written (the `cd` may be one the scan cannot follow).
+ * folder the hook has `cd`-ed to (as written, from the root, after a `cd` the scan cannot follow).
  * `sh -c '…'` is read as the line it holds; a file written from a here-document whose body
  * downloads holds a download. Lines are the hook's own as `readHook` reads them.
  */
@@ -41,21 +41,21 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   const downloaded = new Set<string>();
   const unpacked = createFolderSet();
   const found: DownloadRun[] = [];
-  // The folder `cd` went to, undefined once the scan cannot tell (a cd deeper than any real folder).
+  // The folder `cd` went to; undefined once the scan cannot tell (`cd "$(dirname "$0")"`, a cd
+  // deeper than any real folder), and paths are then read as written, from the root hooks start in.
   let cwd: string | undefined = '.';
   let previous: string | undefined = cwd;
   const folders: (string | undefined)[] = [];
-  const forms = (path: string): string[] => (cwd === '.' || cwd === undefined ? [resolvePath('.', path)] : [resolvePath(cwd, path), resolvePath('.', path)]);
-  const isDownloaded = (path: string): boolean => forms(path).some((p) => downloaded.has(p));
+  const at = (path: string): string => resolvePath(cwd ?? '.', path);
+  const isDownloaded = (path: string): boolean => downloaded.has(at(path));
   const markDownloaded = (path: string): void => {
-    for (const p of forms(path)) downloaded.add(p);
+    downloaded.add(at(path));
   };
-  const unpackedInto = (folder: string, archive: string): void => {
-    for (const p of forms(folder)) unpacked.add(p, archive);
-  };
+  const unpackedInto = (folder: string, archive: string): void => unpacked.add(at(folder), archive);
   const cd = (to: string | undefined): void => {
     // A relative cd from a folder the scan lost stays lost.
-    const next = to === undefined ? '~' : to === '-' ? previous : cwd === undefined && !/^[/~$]/.test(to) ? undefined : resolvePath(cwd ?? '.', to);
+    const lost = to !== undefined && (/\$\(|`/.test(to) || (cwd === undefined && !/^[/~$]/.test(to)));
+    const next = to === undefined ? '~' : to === '-' ? previous : lost ? undefined : resolvePath(cwd ?? '.', to);
     previous = cwd;
     // Each relative path is joined to the folder, so a folder grown by cd after cd would make every later path cost its length.
     cwd = next !== undefined && next.length <= MAX_FOLDER ? next : undefined;
@@ -67,7 +67,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     for (const { path, named } of filesRun(words)) {
       const key = samePath(path);
       if (onLine.has(key)) continue;
-      const archive = named ? undefined : forms(path).map((p) => unpacked.holding(p)).find((a) => a !== undefined);
+      const archive = named ? undefined : unpacked.holding(at(path));
       if (isDownloaded(path) || archive !== undefined) {
         onLine.add(key);
         found.push({ line: i, file: key, ...(archive !== undefined && !isDownloaded(path) ? { archive } : {}) });

