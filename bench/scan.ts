@@ -3,7 +3,8 @@
  * `scanPackageDir` per case, each scan in a child process with a time limit, so a quadratic scanner
  * can be measured beside the current one in the same invocation.
  * Run: `node bench/scan.ts [--baseline <dir holding an older src/sources>]`, e.g. after
- * `mkdir -p /tmp/old/src && git archive bcc66f9 src | tar -x -C /tmp/old && ln -s $PWD/node_modules /tmp/old/`.
+ * `mkdir -p /tmp/old && git archive eb4511f src probes | tar -x -C /tmp/old && ln -s $PWD/node_modules /tmp/old/`
+ * (src/sources imports probes/ since; the baseline of bench/README's second scan table).
  * Env: BENCH_SCAN_MB (4), BENCH_SCAN_LIMIT_S (60).
  */
 import { execFileSync } from 'node:child_process';
