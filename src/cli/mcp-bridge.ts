@@ -154,6 +154,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       const answer = await Promise.race([answered, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref())]);
       own.delete(id);
       if (!answer || 'error' in answer) throw new Error('the gateway refused a new session');
+      agreeOn(upstream, answer);
       if (initialized) await upstream.send(initialized);
       await stale.close().catch(() => undefined);
       process.stderr.write('plaza: gateway: the session had ended (the provider or Plaza restarted); a new one is open\n');
@@ -264,15 +265,23 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     if (handshake) void handshake.answered.then(() => onBatch(read.items));
     else onBatch(read.items);
   };
+  /**
+   * Takes the protocol version an initialize answer agreed on, and has `transport` send it as
+   * MCP-Protocol-Version on every later request, as the spec asks of an HTTP client (without it a
+   * server assumes 2025-03-26).
+   */
+  const agreeOn = (transport: typeof upstream, answer: JSONRPCMessage) => {
+    const version = 'result' in answer ? (answer.result as { protocolVersion?: unknown }).protocolVersion : undefined;
+    if (typeof version !== 'string') return;
+    negotiated = version;
+    transport.setProtocolVersion(version);
+  };
   const wire = (transport: typeof upstream) => {
     transport.onmessage = (message) => {
       const answered = !('method' in message) && 'id' in message ? message.id : undefined;
       const mine = typeof answered === 'string' ? own.get(answered) : undefined;
       if (mine) return mine(message);
-      if (answered !== undefined && initialize && 'id' in initialize && answered === initialize.id && 'result' in message) {
-        const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
-        if (typeof version === 'string') negotiated = version;
-      }
+      if (answered !== undefined && initialize && 'id' in initialize && answered === initialize.id) agreeOn(transport, message);
       if (answered !== undefined && unanswered.has(answered)) arrived.add(answered);
       reply(message);
     };

@@ -257,11 +257,14 @@ describe('plaza mcp connect against a gateway that refuses with a status', () =>
    */
   async function refusingGateway(status: number, body: (id: unknown) => string, headers: Record<string, string> = {}) {
     let requests = 0;
+    /** The MCP-Protocol-Version of every POST but the initializes, in order. */
+    const versions: Array<string | undefined> = [];
     const server = createServer(async (req, res) => {
       if (req.method !== 'POST') return void res.writeHead(req.method === 'GET' ? 405 : 200).end();
       let text = '';
       for await (const part of req) text += part;
       const message = JSON.parse(text) as { id?: unknown; method: string };
+      if (message.method !== 'initialize') versions.push(req.headers['mcp-protocol-version'] as string | undefined);
       if (message.id === undefined) return void res.writeHead(202).end();
       if (message.method === 'initialize') {
         return void res
@@ -279,6 +282,7 @@ describe('plaza mcp connect against a gateway that refuses with a status', () =>
     return {
       b,
       requests: () => requests,
+      versions,
       close() {
         b.stop();
         server.closeAllConnections();
@@ -329,6 +333,9 @@ describe('plaza mcp connect against a gateway that refuses with a status', () =>
       // Once in the old session, once again in the new one.
       expect(fake.requests()).toBe(2);
       expect(fake.b.err()).toMatch(/a new one is open/);
+      // Every request after an initialize names the version it agreed on, in the new session too.
+      expect(fake.versions.length).toBeGreaterThanOrEqual(4);
+      expect(new Set(fake.versions)).toEqual(new Set(['2025-06-18']));
     } finally {
       fake.close();
     }
