@@ -286,16 +286,21 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await client.close();
   });
 
+  /** Starts the polling provider's slow tool as call `id` in the session `headers` name; its stream read up to its first event id. */
+  async function slowCallStream(headers: Record<string, string>, id: string | number, ms: number) {
+    const post = await fetch(`${url}/mcp/p/polling`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { ms } } }) });
+    const reader = post.body!.getReader();
+    let seen = '';
+    while (!/\nid: ([^\n]+)\n/.test(`\n${seen}`)) seen += new TextDecoder().decode((await reader.read()).value);
+    return { reader, seen, eventId: /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]! };
+  }
+
   it('ends a call still running when its client resumes the call\'s stream elsewhere (Last-Event-ID), so the error it answers is true', async () => {
     // The client's POST stream is still open here (another instance, or this one not yet aware
     // of the broken connection), and the client resumes the call's stream with a GET.
     const { client, headers } = await session('polling');
     const before = { ...polling.slow };
-    const post = await fetch(`${url}/mcp/p/polling`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } } }) });
-    const reader = post.body!.getReader();
-    let seen = '';
-    while (!/\nid: ([^\n]+)\n/.test(`\n${seen}`)) seen += new TextDecoder().decode((await reader.read()).value);
-    const eventId = /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]!;
+    const { reader, eventId } = await slowCallStream(headers, 41, 5_000);
     const resumed = await fetch(`${url}/mcp/p/polling`, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': eventId } });
     expect(resumed.status).toBe(200);
     const [answer] = messages(await resumed.text());
@@ -317,11 +322,9 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     ['the call\'s agent without its session', async () => ({ authorization: `Bearer ${token}` }), 'polling'],
   ])('refuses a call\'s event id presented by %s (400), and the call goes on to its answer', async (_name, resumerHeaders, path) => {
     const { client, headers } = await session('polling');
-    const post = await fetch(`${url}/mcp/p/polling`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'slow', arguments: { ms: 800 } } }) });
-    const reader = post.body!.getReader();
-    let seen = '';
-    while (!/\nid: ([^\n]+)\n/.test(`\n${seen}`)) seen += new TextDecoder().decode((await reader.read()).value);
-    const eventId = /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]!;
+    const call = await slowCallStream(headers, 42, 800);
+    const { reader, eventId } = call;
+    let { seen } = call;
     const resumed = await fetch(`${url}/mcp/p/${path}`, { method: 'GET', headers: { ...(await resumerHeaders()), accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'last-event-id': eventId } });
     expect(resumed.status).toBe(400);
     expect(await resumed.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: 'Last-Event-ID names no stream of this session.' } });
@@ -342,11 +345,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const { client, headers } = await session('polling');
     const before = { ...polling.slow };
     const longId = `req-${'x'.repeat(300)}`;
-    const post = await fetch(`${url}/mcp/p/polling`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: longId, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } } }) });
-    const reader = post.body!.getReader();
-    let seen = '';
-    while (!/\nid: ([^\n]+)\n/.test(`\n${seen}`)) seen += new TextDecoder().decode((await reader.read()).value);
-    const eventId = /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]!;
+    const { reader, eventId } = await slowCallStream(headers, longId, 5_000);
     const resumed = await fetch(`${url}/mcp/p/polling`, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': eventId } });
     expect(resumed.status).toBe(200);
     // The answer cannot name the request (its id is not in the event id); the call is ended all the same.
