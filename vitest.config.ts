@@ -6,6 +6,9 @@ export default defineConfig({
   test: {
     // One temporary folder per run, removed at its end (test/support/global-tmp.ts).
     globalSetup: ['test/support/global-tmp.ts'],
+    // Two files at a time on these 2-core machines (Vitest's default leaves one core idle): most
+    // tests wait on child processes, sockets and databases, not on their own CPU.
+    maxWorkers: 2,
     projects: [
       {
         // Some pure tests are CPU-heavy (a 100,000-entry archive); shared CI machines need headroom.
