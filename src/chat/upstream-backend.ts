@@ -46,10 +46,11 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
         exchange.release();
       }
       if (body === null || typeof body !== 'object' || !Array.isArray(body['choices'])) throw new UpstreamError('The model backend sent an answer without choices.');
-      const usage = usageOf(body['usage']) ?? approximate(call, choicesText(body['choices'], 'message'));
+      const reported = usageOf(body['usage']);
+      const usage = reported ?? approximate(call, choicesText(body['choices'], 'message'));
       // request_id is Plaza's to give (the response's id for support); an upstream's is dropped.
       const { request_id: _upstreamRequestId, ...rest } = body;
-      return { body: { ...rest, usage }, usage };
+      return { body: { ...rest, usage: reported ? clientUsage(body['usage'], reported) : usage }, usage };
     },
 
     async stream(call): Promise<CompletionStream> {
@@ -57,6 +58,8 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       const wantsUsage = call.request.stream_options?.include_usage === true;
       const content = new CompletionText();
       let usage: Usage | undefined;
+      /** The upstream's believable usage as it sent it, for its details (cached, reasoning tokens). */
+      let reportedUsage: unknown;
       async function* events(): AsyncGenerator<string[]> {
         let finished = false;
         let last: string | undefined;
@@ -73,7 +76,7 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
           finished = true;
           if (wantsUsage) {
             usage ??= approximate(call, content.text());
-            out.push(usageChunk(usageOnly, last, call.backendModel, usage));
+            out.push(usageChunk(usageOnly, last, call.backendModel, reportedUsage === undefined ? usage : clientUsage(reportedUsage, usage)));
           }
           out.push('[DONE]');
           return out;
@@ -119,7 +122,10 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
                 break;
               }
               const reported = usageOf(chunk.usage);
-              if (reported) usage = reported;
+              if (reported) {
+                usage = reported;
+                reportedUsage = chunk.usage;
+              }
               content.add(data);
               if (chunk.usage === undefined || (wantsUsage && chunk.usage === null)) {
                 batch[kept++] = data;
@@ -259,11 +265,20 @@ function choicesText(choices: unknown, field: 'message' | 'delta'): string {
 }
 
 /**
+ * The usage a client is shown: the upstream's own object, so its details (`prompt_tokens_details`
+ * with cached tokens, `completion_tokens_details` with reasoning tokens, a gateway's `cost`) reach
+ * it, with the counts Plaza took from it (a total below prompt + completion made their sum).
+ */
+function clientUsage(reported: unknown, usage: Usage): Record<string, unknown> {
+  return { ...(reported as Record<string, unknown>), ...usage };
+}
+
+/**
  * The usage-only chunk (`choices: []`) a client that asked for usage gets: the upstream's own
  * (`upstream`, its other fields kept) with Plaza's figures, or one under the id, time and model of
  * the stream's `last` chunk.
  */
-function usageChunk(upstream: Record<string, unknown> | undefined, last: string | undefined, model: string, usage: Usage): string {
+function usageChunk(upstream: Record<string, unknown> | undefined, last: string | undefined, model: string, usage: Usage | Record<string, unknown>): string {
   if (upstream) return JSON.stringify({ ...upstream, choices: [], usage });
   let chunk: Record<string, unknown> = {};
   try {

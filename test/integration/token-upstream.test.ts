@@ -285,6 +285,47 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     expect(usage).toEqual(UPSTREAM_USAGE);
   });
 
+  // The AI SDK reads cacheReadTokens and reasoningTokens from these details; they were dropped.
+  it('passes the upstream usage details (cached and reasoning tokens) on, in an answer and in a stream (openai client)', async () => {
+    const detailed = {
+      ...UPSTREAM_USAGE,
+      prompt_tokens_details: { cached_tokens: 4, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 3, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    };
+    const client = new OpenAI({ apiKey: token, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+    upstream.handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop' }], usage: detailed }));
+    };
+    const answer = await client.chat.completions.create({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }] });
+    expect(answer.usage).toEqual(detailed);
+    // In a stream the details come in the upstream's usage chunk, or on its finishing chunk (llama.cpp).
+    for (const where of ['usage chunk', 'finishing chunk']) {
+      upstream.handler = (_req, _body, res) => {
+        sseHead(res);
+        res.write(chunk({ role: 'assistant', content: 'Hey' }));
+        if (where === 'usage chunk') {
+          res.write(chunk({}, 'stop'));
+          res.write(`data: ${JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [], usage: detailed })}\n\n`);
+        } else {
+          res.write(chunk({}, 'stop', { usage: detailed }));
+        }
+        res.end('data: [DONE]\n\n');
+      };
+      const stream = await client.chat.completions.create({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+      const usages: unknown[] = [];
+      for await (const part of stream) if (part.usage) usages.push(part.usage);
+      expect(usages, where).toEqual([detailed]);
+    }
+    // Usage that is not believable is replaced by the approximation, details and all.
+    upstream.handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'up-model', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi!' }, finish_reason: 'stop' }], usage: { ...detailed, prompt_tokens: -1 } }));
+    };
+    const odd = await client.chat.completions.create({ model: 'up-model', messages: [{ role: 'user', content: 'hi' }] });
+    expect(Object.keys(odd.usage!).sort()).toEqual(['completion_tokens', 'prompt_tokens', 'total_tokens']);
+  });
+
   it('retries an upstream 500 once, then answers 502 INTERNAL_ERROR without the upstream body', async () => {
     upstream.handler = (_req, _body, res) => {
       res.writeHead(500, { 'content-type': 'application/json' });
