@@ -11,13 +11,23 @@ export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant'] as const;
 /** Most messages one request may carry. */
 export const MAX_MESSAGES = 256;
 
-const TextPartSchema = z.strictObject({ type: z.literal('text'), text: z.string() });
+const TextPartSchema = z.strictObject({
+  type: z.literal('text', { error: 'plaza-assistant reads text parts only ({"type":"text","text":"…"}); images and other parts need an upstream model' }),
+  text: z.string(),
+});
 
 const MessageSchema = z.strictObject({
   role: z.enum(CHAT_ROLES),
   // OpenAI clients may send text as an array of parts; only text parts are understood.
-  content: z.union([z.string(), z.array(TextPartSchema).min(1)]),
+  content: z.union([z.string(), z.array(TextPartSchema).min(1)], { error: 'expected a string or an array of text parts ({"type":"text","text":"…"})' }),
   name: z.string().max(64).optional(),
+  // What an answer's message carries when a client pushes it back into the conversation, as
+  // OpenAI's guides do: `refusal` (OpenAI's assistant message field; the openai client's
+  // stream().finalMessage() sets it), `parsed` (its parse() helper), `annotations` (OpenAI's
+  // answers). Read by nothing here.
+  refusal: z.string().nullish(),
+  parsed: z.unknown().optional(),
+  annotations: z.array(z.unknown()).optional(),
 });
 
 /**
@@ -35,7 +45,9 @@ export function chatRequestSchema(maxTokensCap: number) {
     max_completion_tokens: maxTokens.nullish(),
     n: z.literal(1).nullish(),
     stream: z.boolean().nullish(),
-    stream_options: z.strictObject({ include_usage: z.boolean().optional() }).nullish(),
+    // include_obfuscation: OpenAI pads stream events against side channels when true; the embedded
+    // assistant adds no padding, which OpenAI allows (it is a client's wish, not a contract).
+    stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullish(),
     stop: z.union([z.string().max(200), z.array(z.string().max(200)).max(4)]).nullish(),
     presence_penalty: z.number().min(-2).max(2).nullish(),
     frequency_penalty: z.number().min(-2).max(2).nullish(),
@@ -122,7 +134,7 @@ export function chatRequestParser(maxTokensCap: number): (body: unknown, upstrea
 function parseWith(schema: ReturnType<typeof chatRequestSchema> | ReturnType<typeof upstreamRequestSchema>, body: Record<string, unknown>, maxTokensCap: number): ChatRequest {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = innermost(parsed.error.issues[0]!);
     const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
     const param = paramOf(path);
     const message =
@@ -136,6 +148,17 @@ function parseWith(schema: ReturnType<typeof chatRequestSchema> | ReturnType<typ
     return typeof m['name'] === 'string' ? { role: m['role'] as string, content, name: m['name'] } : { role: m['role'] as string, content };
   });
   return { ...(parsed.data as Omit<ChatRequest, 'messages' | 'body'>), messages, body };
+}
+
+/**
+ * The issue to report: for a union (a message's content) whose value had the type of one option
+ * but not its shape (an array of parts with an image part), that option's first issue, under the
+ * full path (`messages[0].content[1].type`); otherwise the issue itself.
+ */
+function innermost(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union') return issue;
+  const deeper = issue.errors.find((branch) => branch.length > 0 && branch.every((i) => i.path.length > 0));
+  return deeper ? { ...deeper[0]!, path: [...issue.path, ...deeper[0]!.path] } : issue;
 }
 
 /**

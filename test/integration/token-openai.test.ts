@@ -143,6 +143,25 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('temperature');
   });
 
+  // OpenAI's own pattern: push the answer's message back. The client's helpers return it with
+  // `refusal` (stream().finalMessage()) and `parsed` (parse()), which were refused as unknown.
+  it('continues a conversation with the messages the client helpers return (stream().finalMessage(), parse())', async () => {
+    const fresh = client(await mint());
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Which plans are there?' }];
+    const streamed = await fresh.chat.completions.stream({ model: 'plaza-assistant', messages, max_tokens: 20 }).finalMessage();
+    expect(streamed).toHaveProperty('refusal', null);
+    messages.push(streamed, { role: 'user', content: 'And the price?' });
+    expect((await fresh.chat.completions.create({ model: 'plaza-assistant', messages, max_tokens: 20 })).choices[0]?.message.content).toMatch(/embedded assistant/);
+    const parsed = await fresh.chat.completions.parse({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'Which plans are there?' }] });
+    expect(parsed.choices[0]?.message).toHaveProperty('parsed', null);
+    const again = await fresh.chat.completions.create({
+      model: 'plaza-assistant',
+      messages: [{ role: 'user', content: 'Which plans are there?' }, parsed.choices[0]!.message, { role: 'user', content: 'And the price?' }],
+      max_tokens: 20,
+    });
+    expect(again.choices[0]?.finish_reason).toBeTruthy();
+  });
+
   it('raises RateLimitError once a token exceeds its requests per minute', async () => {
     const fresh = client(await mint());
     const call = () => fresh.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });

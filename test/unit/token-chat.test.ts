@@ -58,6 +58,30 @@ describe('parseChatRequest', () => {
     expect(paramOf(body)).toBe(param);
   });
 
+  it('accepts what the openai client sends back: an answer\'s message (refusal, parsed, annotations) and include_obfuscation', () => {
+    const answer = { role: 'assistant', content: 'Plans: …', refusal: null, parsed: null, annotations: [] };
+    const parsed = parseChatRequest({ ...ok, messages: [...ok.messages, answer, { role: 'user', content: 'more' }], stream: true, stream_options: { include_usage: true, include_obfuscation: false } }, 4096);
+    expect(parsed.messages.map((m) => m.content)).toEqual(['hi', 'Plans: …', 'more']);
+    expect(paramOf({ ...ok, messages: [{ ...answer, refusal: 5 }] })).toBe('messages[0].refusal');
+    expect(paramOf({ ...ok, messages: [{ ...answer, audio: { id: 'a' } }] })).toBe('messages[0].audio');
+  });
+
+  it.each([
+    ['an image part', [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }], 'messages[0].content[1].type', /text parts only/],
+    ['null', null, 'messages[0].content', /a string or an array of text parts/],
+    ['a number', 5, 'messages[0].content', /a string or an array of text parts/],
+  ])('names what is wrong with a content of %s for the embedded assistant', (_name, content, param, message) => {
+    let error: ValidationError | undefined;
+    try {
+      parseChatRequest({ ...ok, messages: [{ role: 'user', content }] }, 4096);
+    } catch (e) {
+      error = e as ValidationError;
+    }
+    expect(error?.param).toBe(param);
+    expect(error?.message).toMatch(message);
+    expect(error?.message).not.toMatch(/Invalid input$/);
+  });
+
   it('rejects a non-object body without a param', () => {
     expect(paramOf([ok])).toBeNull();
   });
