@@ -24,7 +24,7 @@ import {
 } from '../chat/index.ts';
 import type { Database } from '../db/index.ts';
 import { renderError } from '../http/index.ts';
-import { type Clock, ValidationError } from '../kernel/index.ts';
+import { type Clock, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
 import { clientAddress, createRateLimiter, rateLimit } from '../rate-limit/index.ts';
@@ -46,6 +46,10 @@ export interface TokenApiDeps {
   /** Website content folder holding `<locale>.json` files. Default `config/content`. */
   contentDir?: string;
 }
+
+/** The 404 of `/api/v1/responses`: what to call instead, and how the common SDKs get there. */
+const RESPONSES_API_ABSENT =
+  "Plaza's token API offers Chat Completions (POST /api/v1/chat/completions), not OpenAI's Responses API. With the AI SDK use createOpenAI(...).chat(model) or @ai-sdk/openai-compatible; with LangChain leave useResponsesApi off; with the openai client call chat.completions.create.";
 
 /** Audience of Plaza's token API access tokens. */
 export const TOKEN_API_AUDIENCE = 'plaza-api';
@@ -130,6 +134,12 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
       return;
     }
     await writeStream(req, res, outcome.events, controller.signal, log, config.llm.timeoutMs);
+  });
+
+  // OpenAI's Responses API, which the AI SDK's default `createOpenAI(...)(model)` and LangChain's
+  // `useResponsesApi` call: not offered, and the 404 says what is (any method, no bearer needed).
+  router.all(['/api/v1/responses', '/api/v1/responses/{*rest}'], () => {
+    throw new NotFoundError(RESPONSES_API_ABSENT);
   });
 
   router.get('/api/agents', requireBearerOrSession(verify, deps.session, 'agents:read'), async (req, res) => {

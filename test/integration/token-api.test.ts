@@ -191,6 +191,24 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
     });
   });
 
+  // The AI SDK's `createOpenAI(...)(model)` and LangChain's `useResponsesApi` call OpenAI's
+  // Responses API (POST /responses with `input`), which Plaza does not offer: the 404 said only
+  // "No route for POST /api/v1/responses".
+  describe('/api/v1/responses', () => {
+    it('answers 404 in the token shape, naming the Chat Completions route and how the SDKs reach it', async () => {
+      const client = new OpenAI({ apiKey: guest, baseURL: `${plaza.url}/api/v1`, maxRetries: 0 });
+      const error = await client.responses.create({ model: 'plaza-assistant', input: 'Which plans are there?' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+      const message = (error as InstanceType<typeof OpenAI.NotFoundError>).message;
+      expect(message).toMatch(/Responses API/);
+      expect(message).toMatch(/POST \/api\/v1\/chat\/completions/);
+      expect(message).toMatch(/\.chat\(/);
+      const res = await fetch(`${plaza.url}/api/v1/responses/resp_1`, { headers: { authorization: `Bearer ${guest}` } });
+      expect(res.status).toBe(404);
+      expect((await res.json()) as any).toMatchObject({ success: false, code: 'NOT_FOUND', message: expect.stringMatching(/chat\/completions/), error: { type: 'not_found_error', code: 'NOT_FOUND', param: null } });
+    });
+  });
+
   describe('GET /api/agents', () => {
     it('shows a guest the public site assistant only', async () => {
       const res = await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${guest}` } });

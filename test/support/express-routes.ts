@@ -20,8 +20,8 @@ function walk(stack: Layer[], prefix: string, out: Set<string>): void {
     if (layer.route) {
       const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
       const methods = Object.keys(layer.route.methods).filter((m) => layer.route!.methods[m]);
-      // app.all registers every method Node knows.
-      const all = methods.length > METHODS.length / 2;
+      // app.all registers every method Node knows; a Router's all() registers `_all`.
+      const all = methods.length > METHODS.length / 2 || methods.includes('_all');
       for (const path of paths) {
         if (all) out.add(`ALL ${prefix}${path}`);
         else for (const method of methods) out.add(`${method.toUpperCase()} ${prefix}${path}`);
