@@ -68,18 +68,21 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       // Requests to an upstream model pass through whatever OpenAI fields the upstream understands.
       const request = parse(input.body, (name) => registry.resolve(name).backend === 'upstream');
       const model = registry.resolve(request.model);
+      const backend = model.backend === 'upstream' ? backends.upstream! : backends.embedded;
+      // A request without max_tokens may use what its backend gives one (the embedded assistant's
+      // answers are short), and its reservation holds no more of the day's budget than that.
+      const perChoice = completionBudget(request, Math.min(maxTokens, backend.defaultMaxTokens ?? maxTokens));
       // The most this request may use: its prompt (about 3 characters a token, on the safe side)
       // and the completion budget of each choice. Settled with the real usage once the answer is done.
       const prompt = request.messages.reduce((sum, m) => sum + 4 + Math.ceil(m.content.length / 3), 3);
       const choices = request.n ?? 1;
-      const reserve = prompt + completionBudget(request, maxTokens) * choices;
+      const reserve = prompt + perChoice * choices;
       // A budget is checked before a request, and its reservation may take it past the budget by
       // that request's share; a request that alone may use more than a whole day's budget (n up
       // to 128 times max_tokens) would make that share unbounded, and could never fit anyway.
       // Its prompt is counted as the usage will be (the reservation's 3 characters a token is
       // generous on purpose, and would refuse prompts that fit).
       if (reserve > limits.largestReservation) {
-        const perChoice = completionBudget(request, maxTokens);
         const promptTokens = countPromptTokens(request.messages);
         if (promptTokens + perChoice * choices > limits.largestReservation) {
           throw budgetTooSmall(request, { promptTokens, perChoice, choices, budget: limits.largestReservation, cap: maxTokens });
@@ -87,7 +90,6 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       }
       const admission = await limits.admit(input.principal.subject, input.ip, reserve);
       const { headers } = admission;
-      const backend = model.backend === 'upstream' ? backends.upstream! : backends.embedded;
       const call: BackendCall = { request, backendModel: model.target, locale: input.locale, signal: input.signal };
       // A backend that fails before answering used nothing: the reservation is given back. Except
       // when the client left while the upstream worked on it: the upstream read the prompt (and

@@ -59,6 +59,8 @@ export function createEmbeddedBackend(deps: { knowledge: KnowledgeSource; clock:
   }
 
   return {
+    defaultMaxTokens: deps.defaultMaxTokens,
+
     async complete(call) {
       const { text, finish, usage } = await answer(call);
       return {

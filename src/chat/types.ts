@@ -39,6 +39,8 @@ export interface CompletionStream {
 
 /** A model backend: the embedded assistant or an OpenAI-compatible upstream. */
 export interface ChatBackend {
+  /** The completion budget of a request that sets none, when it is less than the service's cap (the embedded assistant's answers are short). */
+  readonly defaultMaxTokens?: number;
   complete(call: BackendCall): Promise<CompletionResult>;
   stream(call: BackendCall): Promise<CompletionStream>;
 }

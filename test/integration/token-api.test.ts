@@ -385,6 +385,28 @@ describe.each(BACKENDS)('the daily token budget on %s', (backend) => {
 
 });
 
+describe.each(BACKENDS)('a daily token budget below CHAT_MAX_TOKENS on %s', (backend) => {
+  let plaza: TestPlaza;
+  beforeAll(async () => {
+    // CHAT_MAX_TOKENS is 4096 by default; the embedded assistant answers in at most 512 tokens.
+    plaza = await startTestPlaza(backend, { env: { CHAT_TOKENS_PER_DAY_PER_SUBJECT: '1000', CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
+  });
+  afterAll(async () => {
+    await plaza?.close();
+  });
+
+  it('admits a request without max_tokens to the embedded assistant, reserving what that model can answer', async () => {
+    const token = await guestToken(plaza);
+    const res = await chat(plaza, token, ask('Tell me everything about AGPK packages'));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body.usage.completion_tokens).toBeLessThanOrEqual(512);
+    // Asking for more than a day's budget outright is still refused.
+    const big = await chat(plaza, token, ask('hi', { max_tokens: 2000 }));
+    expect(big.status).toBe(400);
+  });
+});
+
 describe.skipIf(!REDIS_URL).each(BACKENDS)('two instances sharing the database and Redis on %s', (backend) => {
   let database: TestDatabase;
   let a: TestPlaza;
