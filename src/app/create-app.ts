@@ -1,6 +1,7 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
+import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
 import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter } from '../../receipts/index.ts';
@@ -44,6 +45,8 @@ export interface Plaza {
   receiptLog: ReceiptLog;
   receiptWriter: ReceiptWriter;
   marketplace: Marketplace;
+  /** The shared Redis connection (REDIS_URL), when there is one. */
+  redis: Redis | undefined;
   /**
    * Ends the gateway's open notification streams and refuses new ones, so that a stopping server
    * does not wait out its drain time for streams that never end (their clients open them again).
@@ -139,6 +142,7 @@ export function createPlaza(deps: AppDeps): Plaza {
     receiptLog,
     receiptWriter,
     marketplace,
+    redis,
     endStreams: () => gateway.endStreams(),
     async close() {
       await receiptWriter.close().catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));

@@ -46,7 +46,7 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
     // One instance at a time (a lease) signs checkpoints of the receipt log.
     const stopCheckpoints = config.background ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner }) : async () => undefined;
     // Several instances need one PostgreSQL and one Redis: say so when some lack the Redis of the others.
-    const stopRedisCheck = config.databaseUrl ? watchSharedRedis({ db, config, log, clock: systemClock, owner }) : () => undefined;
+    const stopRedisCheck = config.databaseUrl ? watchSharedRedis({ db, redis: plaza.redis, keyPrefix: config.rateLimits.keyPrefix, log, clock: systemClock, owner }) : () => undefined;
     let done: Promise<void> | undefined;
     return {
       server,
