@@ -9,6 +9,7 @@ import { createPlaza } from './create-app.ts';
 import { openConfiguredDatabase } from './open-database.ts';
 import { type RunningServer, startServer } from './server.ts';
 import { watchSharedRedis } from './shared-redis-check.ts';
+import { acquireSpoolLock } from './spool-lock.ts';
 
 /** A running Plaza: its server and the one way to stop it cleanly. */
 export interface RunningPlaza {
@@ -29,7 +30,10 @@ export class DatabaseStartError extends Error {
 export async function runServer(config: Config, log: Logger): Promise<RunningPlaza> {
   if (config.trustProxy !== false) log.info({ trust_proxy: config.trustProxy }, 'PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For, as the trusted proxies appended them');
   const db = await openConfiguredDatabase(config, 'server');
+  let releaseSpool = (): void => undefined;
   try {
+    // Before migrations and the app: a second server on this spool stops here, having written nothing.
+    releaseSpool = acquireSpoolLock(config.receipts.spoolDir);
     // With migrations off, a database that is not up yet is no reason to stop: /health says 503
     // until it is.
     if (config.autoMigrate) {
@@ -60,6 +64,7 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
           // Flushes pending receipts before the database goes away.
           await plaza.close();
           await db.close();
+          releaseSpool();
           log.info('Plaza stopped');
         })();
         return done;
@@ -67,6 +72,7 @@ export async function runServer(config: Config, log: Logger): Promise<RunningPla
     };
   } catch (error) {
     await db.close();
+    releaseSpool();
     throw error;
   }
 }

@@ -1,6 +1,7 @@
 import type { Config } from '../../config/index.ts';
 import { DatabaseStartError, runServer } from '../app/run-server.ts';
 import { ListenError } from '../app/server.ts';
+import { SpoolDirLockedError } from '../app/spool-lock.ts';
 import { DataDirLockedError } from '../db/index.ts';
 import { createLogger } from '../log/index.ts';
 import type { Telemetry } from '../telemetry/index.ts';
@@ -20,6 +21,10 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
   } catch (error) {
     if (error instanceof DataDirLockedError) {
       process.stderr.write(`plaza: ${error.message}\nStop the other server or set PLAZA_DATA_DIR to another folder.\n`);
+      process.exit(1);
+    }
+    if (error instanceof SpoolDirLockedError) {
+      process.stderr.write(`plaza: ${error.message}\nEvery instance needs its own receipt spool: set PLAZA_DATA_DIR (or PLAZA_RECEIPTS_SPOOL_DIR) to a folder of its own (docs/scale-out.md).\n`);
       process.exit(1);
     }
     if (error instanceof DatabaseStartError) {

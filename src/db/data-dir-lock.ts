@@ -47,10 +47,10 @@ function stale(text: string, ageMs: number): boolean {
   return liveOwner(text) === undefined;
 }
 
-/** The live owner of `dir`'s lock, or undefined when the folder is free (stale locks count as free). */
-export function readLockOwner(dir: string): LockOwner | undefined {
+/** The live owner of `dir`'s lock (`file`, default the data folder's), or undefined when the folder is free (stale locks count as free). */
+export function readLockOwner(dir: string, file = LOCK_FILE): LockOwner | undefined {
   try {
-    return liveOwner(readFileSync(join(dir, LOCK_FILE), 'utf8'));
+    return liveOwner(readFileSync(join(dir, file), 'utf8'));
   } catch {
     return undefined;
   }
@@ -62,13 +62,22 @@ export function readLockOwner(dir: string): LockOwner | undefined {
  * time (see breakStaleLock). Returns the release.
  */
 export function acquireDataDirLock(dir: string): () => void {
+  return acquireFolderLock(dir, LOCK_FILE, (owner) => new DataDirLockedError(dir, owner));
+}
+
+/**
+ * Takes the lock file `file` in `dir` for this process, or throws `locked(owner)` while another
+ * live process holds it. A stale lock (dead pid) is broken by one process at a time. Returns the
+ * release.
+ */
+export function acquireFolderLock(dir: string, file: string, locked: (owner: LockOwner) => Error): () => void {
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, LOCK_FILE);
+  const path = join(dir, file);
   const me: LockOwner = { pid: process.pid, startedAt: new Date().toISOString() };
   for (let attempt = 0; attempt < 50; attempt++) {
     if (createLockFile(path, JSON.stringify(me))) return () => rmSync(path, { force: true });
-    const owner = readLockOwner(dir);
-    if (owner) throw new DataDirLockedError(dir, owner);
+    const owner = readLockOwner(dir, file);
+    if (owner) throw locked(owner);
     // Another process is breaking the lock, or it is fresh and still names nobody: look again soon.
     if (!breakStaleLock(path, stale)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }

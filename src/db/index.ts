@@ -1,6 +1,6 @@
 /** Data access: opening PGlite or PostgreSQL, migrations, the embedded folder's lock. */
 export type { LockOwner } from './data-dir-lock.ts';
-export { acquireDataDirLock, DataDirLockedError, readLockOwner } from './data-dir-lock.ts';
+export { acquireDataDirLock, acquireFolderLock, DataDirLockedError, readLockOwner } from './data-dir-lock.ts';
 export type { Database, DatabaseTarget } from './database.ts';
 export { openDatabase, pgliteSocketExists, pgliteSocketUrl } from './database.ts';
 export type { Prisma, PrismaClient } from './generated/client.ts';

@@ -2,7 +2,8 @@
  * The real `plaza` command as a newcomer runs it: `serve` on embedded storage, `accounts create`
  * while the server owns the folder (through its socket), the lock against a second server, data
  * surviving a restart, graceful drain on SIGTERM, an immediate exit on a second signal, and exit
- * code 2 naming the variable on bad configuration.
+ * code 2 naming the variable on bad configuration; on PostgreSQL, the lock against a second server
+ * on the same receipt spool.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -181,4 +182,40 @@ describe.runIf(process.env['TEST_DATABASE_URL'])('plaza on PostgreSQL', () => {
       await created.drop();
     }
   });
+
+  it('refuses a second server on the same receipt spool (one PLAZA_DATA_DIR for two instances), and takes it once the first stopped', async () => {
+    // Two instances started from one folder share ./.plaza, the spool of both: replays would rename
+    // and delete each other's files. Before, the second started without a word.
+    const created = await createPostgresDatabase();
+    const shared = mkdtempSync(join(tmpdir(), 'plaza-e2e-spool-'));
+    try {
+      const env = { DATABASE_URL: created.url, PLAZA_DATA_DIR: shared };
+      const first = await startPlazaServer(env);
+      servers.push(first);
+      const second = await runPlaza(['serve'], { ...env, PORT: '0' }, 30_000);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`The receipt spool in ${join(shared, 'spool')} is in use by another Plaza server (pid ${first.child.pid}`);
+      expect(second.stderr).toMatch(/set PLAZA_DATA_DIR \(or PLAZA_RECEIPTS_SPOOL_DIR\) to a folder of its own/);
+      expect(second.stderr).not.toMatch(/\n\s+at /);
+      expect((await fetch(`${first.url}/health`)).status).toBe(200);
+      // Another spool on the same database is fine: that is how instances scale out.
+      const other = await startPlazaServer({ DATABASE_URL: created.url });
+      servers.push(other);
+      other.child.kill('SIGTERM');
+      expect(await other.exited).toBe(0);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      const next = await startPlazaServer(env);
+      servers.push(next);
+      next.child.kill('SIGKILL');
+      await next.exited;
+      // A lock left by a killed server is stale: the next start takes it.
+      const afterKill = await startPlazaServer(env);
+      servers.push(afterKill);
+      afterKill.child.kill('SIGTERM');
+      expect(await afterKill.exited).toBe(0);
+    } finally {
+      await created.drop();
+    }
+  }, 60_000);
 });
