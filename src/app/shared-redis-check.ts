@@ -12,7 +12,13 @@ const CHECK_MS = 60_000;
 const RETRY_MS = 2_000;
 /** How long a note lasts without being renewed (an instance that stopped leaves it behind this long). */
 const NOTE_MS = 150_000;
-const NOTE_PREFIX = 'shared-redis:';
+const NOTE_PREFIX = 'redis-place:';
+/**
+ * The note of an instance without Redis from before 2026-11-27, when notes were named by the key
+ * prefix alone (`shared-redis:redis-<hash>`). Those of instances with Redis name no id and are left
+ * out, or every instance would warn during a rolling upgrade; this one still means what it says.
+ */
+const LEGACY_NONE = 'shared-redis:none';
 /** The key (under the rate-limit prefix) naming this Redis database: the first instance sets it. */
 const MARK_KEY = 'instances:redis-id';
 const MARK_SCRIPT = `redis.call('SET', KEYS[1], ARGV[1], 'NX')
@@ -78,12 +84,14 @@ export function watchSharedRedis(options: SharedRedisCheckOptions): () => void {
     );
     noted = here;
     const notes = await db.prisma.$queryRawUnsafe<{ name: string }[]>(
-      `SELECT "name" FROM "job_leases" WHERE "name" LIKE $1 AND "name" <> $2 AND "until" > $3::timestamptz ORDER BY "name"`,
+      `SELECT "name" FROM "job_leases" WHERE ("name" LIKE $1 OR ("name" = $4 AND $2 <> $5)) AND "name" <> $2 AND "until" > $3::timestamptz ORDER BY "name"`,
       `${NOTE_PREFIX}%`,
       `${NOTE_PREFIX}${here}`,
       new Date(now).toISOString(),
+      LEGACY_NONE,
+      `${NOTE_PREFIX}none`,
     );
-    const elsewhere = notes.map((n) => (n.name === `${NOTE_PREFIX}none` ? 'no REDIS_URL' : redis ? 'another Redis, database number or key prefix' : 'Redis'));
+    const elsewhere = notes.map((n) => (n.name === `${NOTE_PREFIX}none` || n.name === LEGACY_NONE ? 'no REDIS_URL' : redis ? 'another Redis, database number or key prefix' : 'Redis'));
     const seen = elsewhere.join(', ');
     if (seen === warned) return true;
     warned = seen;

@@ -2,7 +2,8 @@
  * Pins the check that instances on one database share one Redis (src/app/shared-redis-check.ts):
  * instances on the same Redis database and key prefix stay quiet; one whose REDIS_URL names
  * another database number (the same server, the same prefix) is told apart and warned about, as
- * is one without Redis; and a Redis that lost its id (flushed) brings no false warning.
+ * is one without Redis; notes of the old format bring no false warning during an upgrade, and
+ * neither does a Redis that lost its id (flushed).
  * Runs when TEST_DATABASE_URL and TEST_REDIS_URL are set (the check runs only on PostgreSQL: the
  * embedded database has one instance).
  */
@@ -44,14 +45,17 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
     return client;
   };
 
-  const notes = () => t.db.prisma.$queryRawUnsafe<{ name: string }[]>(`SELECT "name" FROM "job_leases" WHERE "name" LIKE 'shared-redis:%' AND "until" > now()`);
+  const notes = () => t.db.prisma.$queryRawUnsafe<{ name: string }[]>(`SELECT "name" FROM "job_leases" WHERE "name" LIKE 'redis-place:%' AND "until" > now()`);
 
   beforeAll(async () => {
     t = await createTestDatabase('postgres');
   });
   afterAll(async () => {
+    // A check still in flight when its watcher stopped may set an id again.
+    await new Promise((r) => setTimeout(r, 300));
     for (const client of clients) {
-      await client.del(`${prefix}instances:redis-id`);
+      const keys = await client.keys(`${prefix}*`);
+      if (keys.length > 0) await client.del(...keys);
       client.disconnect();
     }
     await t?.dispose();
@@ -88,6 +92,24 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
     } finally {
       a.stop();
       b.stop();
+    }
+  });
+
+  it('takes no note of the old format (prefix only) for another place, except that of an instance without Redis', async () => {
+    await t.db.prisma.$executeRawUnsafe(`DELETE FROM "job_leases"`);
+    const until = new Date(Date.now() + 60_000).toISOString();
+    // What an instance with Redis wrote before the upgrade: the rolling upgrade must not warn of it.
+    await t.db.prisma.$executeRawUnsafe(`INSERT INTO "job_leases" ("name", "owner", "until") VALUES ('shared-redis:redis-0123456789abcdef', 'old', $1::timestamptz)`, until);
+    const a = instance(t, connect(REDIS!), `${prefix}legacy:`);
+    try {
+      await expect.poll(notes, { timeout: 5_000 }).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(a.warnings()).toEqual([]);
+      await t.db.prisma.$executeRawUnsafe(`INSERT INTO "job_leases" ("name", "owner", "until") VALUES ('shared-redis:none', 'old', $1::timestamptz)`, until);
+      await expect.poll(() => a.warnings().length, { timeout: 5_000 }).toBe(1);
+      expect(a.warnings()[0]).toMatchObject({ here: 'Redis', elsewhere: ['no REDIS_URL'] });
+    } finally {
+      a.stop();
     }
   });
 
