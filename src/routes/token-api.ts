@@ -28,7 +28,7 @@ import { type Clock, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
 import { clientAddress, createRateLimiter, rateLimit } from '../rate-limit/index.ts';
-import { createBearerVerifier, createGuestTokens } from '../tokens/index.ts';
+import { createBearerVerifier, createGuestTokens, localInstanceIssuers } from '../tokens/index.ts';
 import { requireBearer, requireBearerOrSession, type SessionFallback } from './bearer-auth.ts';
 
 /** What the token API is built from. */
@@ -60,7 +60,7 @@ export const TOKEN_API_AUDIENCE = 'plaza-api';
  */
 export function tokenApiRoutes(deps: TokenApiDeps): Router {
   const { config, db, log, clock, accounts, keys, redis } = deps;
-  const guestTokens = createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE });
+  const guestTokens = createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, alsoIssuer: localInstanceIssuers(config.publicBaseUrl), audience: TOKEN_API_AUDIENCE });
   const verify = createBearerVerifier({ guestTokens, accounts });
   const knowledge = cachedSource(
     combineSources(

@@ -33,6 +33,11 @@ export interface GuestTokenOptions {
   clock: Clock;
   /** `iss`: Plaza's public base URL. */
   issuer: string;
+  /**
+   * Other `iss` values accepted as this deployment's (tokens are still only those its own keys
+   * signed). Default: none. See {@link localInstanceIssuers}.
+   */
+  alsoIssuer?: (iss: string) => boolean;
   /** `aud` of tokens for the token API. Default 'plaza-api'. */
   audience?: string;
   /** Lifetime in seconds (spec §3.3: 86400). */
@@ -53,6 +58,7 @@ const VERIFIED_CACHE_MS = 60_000;
 /** Creates the guest-token service: EdDSA JWTs with `kid`, `typ` at+jwt, `iss`, `aud`, `sub`, `jti`. */
 export function createGuestTokens(options: GuestTokenOptions): GuestTokens {
   const { keys, clock, issuer } = options;
+  const alsoIssuer = options.alsoIssuer ?? (() => false);
   const audience = options.audience ?? 'plaza-api';
   const lifetime = options.lifetimeSeconds ?? 86_400;
   if (!URL.canParse(issuer)) throw new Error(`Guest token issuer must be a URL, got ${JSON.stringify(issuer)}`);
@@ -99,7 +105,6 @@ export function createGuestTokens(options: GuestTokenOptions): GuestTokens {
       try {
         const { payload } = await jwtVerify(token, published.key, {
           algorithms: ['EdDSA'],
-          issuer,
           audience,
           typ: GUEST_TOKEN_TYP,
           currentDate: new Date(clock.now()),
@@ -107,6 +112,9 @@ export function createGuestTokens(options: GuestTokenOptions): GuestTokens {
           maxTokenAge: lifetime,
           clockTolerance: 5,
         });
+        if (payload.iss !== issuer && !(typeof payload.iss === 'string' && alsoIssuer(payload.iss))) {
+          throw new joseErrors.JWTClaimValidationFailed('unexpected "iss" claim value', payload, 'iss', 'check_failed');
+        }
         // A guest holds at most the guest scopes, whatever a token claims (defence in depth: the
         // account routes behind other scopes take their subject for an account).
         const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter((scope) => (GUEST_SCOPES as readonly string[]).includes(scope)) : [];
@@ -119,6 +127,18 @@ export function createGuestTokens(options: GuestTokenOptions): GuestTokens {
       }
     },
   };
+}
+
+const LOCAL_ISSUER = /^http:\/\/localhost:\d{1,5}$/;
+
+/**
+ * With no PUBLIC_BASE_URL every instance names itself `http://localhost:<its port>`, so instances
+ * on one machine (one port each) would refuse each other's guest tokens although they share the
+ * keys that signed them. While the issuer is such a default, any instance's default is accepted;
+ * with a public address set, only that address.
+ */
+export function localInstanceIssuers(issuer: string): ((iss: string) => boolean) | undefined {
+  return LOCAL_ISSUER.test(issuer) ? (iss) => LOCAL_ISSUER.test(iss) : undefined;
 }
 
 function describe(error: unknown): string {

@@ -10,7 +10,7 @@ import { gatewaySessionKey } from '../../src/connectors/index.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import { AuthError, type Clock, systemClock } from '../../src/kernel/index.ts';
 import { createSigningKeyStore } from '../../src/keys/index.ts';
-import { createGuestTokens, GUEST_TOKEN_TYP } from '../../src/tokens/index.ts';
+import { createGuestTokens, GUEST_TOKEN_TYP, localInstanceIssuers } from '../../src/tokens/index.ts';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -169,6 +169,23 @@ describe.each(BACKENDS)('guest tokens on %s', (backend) => {
 
   it('accepts a token signed by hand with the active key (the refusals above are not vacuous)', async () => {
     await expect(tokens.verify(await sign())).resolves.toMatchObject({ guestId: 'gst_test', jti: 'jti1' });
+  });
+
+  it('refuses a token without an issuer', async () => {
+    await expect(tokens.verify(await sign({ claims: { iss: undefined } }))).rejects.toThrow(/"iss"/);
+  });
+
+  it('accepts, between instances on one machine without PUBLIC_BASE_URL, each other\'s tokens; with one set, only its own issuer', async () => {
+    const on = (issuer: string) => createGuestTokens({ keys: store, clock, issuer, alsoIssuer: localInstanceIssuers(issuer) });
+    const a = on('http://localhost:8080');
+    const b = on('http://localhost:8081');
+    const fromA = await a.issue();
+    await expect(b.verify(fromA.token)).resolves.toMatchObject({ guestId: fromA.guestId });
+    // A public address names one issuer: a localhost token is not one of its own, nor the reverse.
+    const site = on('https://plaza.test');
+    await expect(site.verify(fromA.token)).rejects.toThrow(/"iss"/);
+    await expect(b.verify((await site.issue()).token)).rejects.toThrow(/"iss"/);
+    await expect(b.verify(await sign({ claims: { iss: 'http://localhost.evil.test:8080' } }))).rejects.toThrow(/"iss"/);
   });
 });
 
