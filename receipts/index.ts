@@ -17,7 +17,7 @@ export { createReceiptLog } from './receipt-log.ts';
 export type { ExportLine, InclusionProof } from './render.ts';
 export { checkpointFromJson, CheckpointJsonSchema, ExportLineSchema, renderCheckpoint, renderInclusion, renderReceipt } from './render.ts';
 export type { ReceiptSpool } from './spool.ts';
-export { createReceiptSpool } from './spool.ts';
+export { adoptSpoolFiles, createReceiptSpool } from './spool.ts';
 export type { VerifyFailure, VerifyOptions, VerifyReport } from './verify.ts';
 export { verifyExport } from './verify.ts';
 export type { ReceiptDurability, ReceiptWriter, ReceiptWriterOptions, ReceiptWriterStats } from './writer.ts';

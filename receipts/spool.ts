@@ -4,6 +4,7 @@
  * replay first renames the spool aside, so receipts spooled meanwhile go to a new file; a file is
  * deleted only after all its receipts are committed (replays are idempotent on call_id).
  */
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -86,4 +87,33 @@ export function createReceiptSpool(dir: string, onBadLine: (file: string, line: 
       return replayed;
     },
   };
+}
+
+/**
+ * Moves every spooled receipt of `from` (a spool folder no live server holds) into `into` as files
+ * to replay, so the spool of `into` commits them with its own; the rename keeps them on disk all
+ * along. Both folders must be on one file system. Returns how many files were moved.
+ */
+export function adoptSpoolFiles(from: string, into: string): number {
+  const names = readdirSync(from).filter((name) => name === ACTIVE || REPLAY.test(name));
+  let counter = 0;
+  for (const name of names) {
+    let target: string;
+    // Another range of counters than the spool's own renames, and never over an existing file.
+    do target = join(into, `receipts.spool.${Date.now()}-${1_000_000 + counter++}.replay.jsonl`);
+    while (existsSync(target));
+    renameSync(join(from, name), target);
+  }
+  if (names.length > 0) for (const dir of [into, from]) syncFolder(dir);
+  return names.length;
+}
+
+/** fsyncs a folder, so renames in it outlive a crash. */
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -9,7 +9,7 @@ import { createPlaza } from './create-app.ts';
 import { openConfiguredDatabase } from './open-database.ts';
 import { type RunningServer, startServer } from './server.ts';
 import { watchSharedRedis } from './shared-redis-check.ts';
-import { acquireSpoolLock } from './spool-lock.ts';
+import { acquireSpool } from './spool-lock.ts';
 
 /** A running Plaza: its server and the one way to stop it cleanly. */
 export interface RunningPlaza {
@@ -27,13 +27,18 @@ export class DatabaseStartError extends Error {
 }
 
 /** Opens storage, migrates (unless disabled), builds the app and listens. */
-export async function runServer(config: Config, log: Logger): Promise<RunningPlaza> {
+export async function runServer(configured: Config, log: Logger): Promise<RunningPlaza> {
+  let config = configured;
   if (config.trustProxy !== false) log.info({ trust_proxy: config.trustProxy }, 'PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For, as the trusted proxies appended them');
   const db = await openConfiguredDatabase(config, 'server');
   let releaseSpool = (): void => undefined;
   try {
-    // Before migrations and the app: a second server on this spool stops here, having written nothing.
-    releaseSpool = acquireSpoolLock(config.receipts.spoolDir);
+    // Before migrations and the app: a server on another's spool takes a slot of its own.
+    const spool = acquireSpool(config.receipts.spoolDir);
+    releaseSpool = spool.release;
+    if (spool.dir !== config.receipts.spoolDir) log.info({ spool_dir: spool.dir }, `another server holds the receipt spool in ${config.receipts.spoolDir}: this one spools to ${spool.dir}`);
+    if (spool.adopted > 0) log.info({ spool_dir: spool.dir, files: spool.adopted }, 'took over receipts spooled by a stopped server; they are replayed with this server\'s own');
+    config = { ...config, receipts: { ...config.receipts, spoolDir: spool.dir } };
     // With migrations off, a database that is not up yet is no reason to stop: /health says 503
     // until it is.
     if (config.autoMigrate) {

@@ -24,7 +24,7 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
       process.exit(1);
     }
     if (error instanceof SpoolDirLockedError) {
-      process.stderr.write(`plaza: ${error.message}\nEvery instance needs its own receipt spool: set PLAZA_DATA_DIR (or PLAZA_RECEIPTS_SPOOL_DIR) to a folder of its own (docs/scale-out.md).\n`);
+      process.stderr.write(`plaza: ${error.message}\nGive this instance another PLAZA_DATA_DIR (or PLAZA_RECEIPTS_SPOOL_DIR) (docs/scale-out.md).\n`);
       process.exit(1);
     }
     if (error instanceof DatabaseStartError) {

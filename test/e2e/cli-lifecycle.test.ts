@@ -2,17 +2,18 @@
  * The real `plaza` command as a newcomer runs it: `serve` on embedded storage, `accounts create`
  * while the server owns the folder (through its socket), the lock against a second server, data
  * surviving a restart, graceful drain on SIGTERM, an immediate exit on a second signal, and exit
- * code 2 naming the variable on bad configuration; on PostgreSQL, the lock against a second server
- * on the same receipt spool.
+ * code 2 naming the variable on bad configuration; on PostgreSQL, a receipt spool slot for each
+ * server started on one data folder.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { childEnv, freePort, runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
@@ -183,39 +184,54 @@ describe.runIf(process.env['TEST_DATABASE_URL'])('plaza on PostgreSQL', () => {
     }
   });
 
-  it('refuses a second server on the same receipt spool (one PLAZA_DATA_DIR for two instances), and takes it once the first stopped', async () => {
-    // Two instances started from one folder share ./.plaza, the spool of both: replays would rename
-    // and delete each other's files. Before, the second started without a word.
+  it('gives a second server on the same data folder a spool slot of its own, and replays what a stopped server left in its slot', async () => {
+    // Two instances started from one folder share ./.plaza: one spool would have replays rename
+    // and delete each other's files. Each takes a slot: spool, spool.2, …
     const created = await createPostgresDatabase();
     const shared = mkdtempSync(join(tmpdir(), 'plaza-e2e-spool-'));
+    const spool = join(shared, 'spool');
+    const lockPid = (dir: string) => JSON.parse(readFileSync(join(dir, 'spool.lock'), 'utf8')).pid as number;
     try {
       const env = { DATABASE_URL: created.url, PLAZA_DATA_DIR: shared };
       const first = await startPlazaServer(env);
       servers.push(first);
-      const second = await runPlaza(['serve'], { ...env, PORT: '0' }, 30_000);
-      expect(second.code).toBe(1);
-      expect(second.stderr).toContain(`The receipt spool in ${join(shared, 'spool')} is in use by another Plaza server (pid ${first.child.pid}`);
-      expect(second.stderr).toMatch(/set PLAZA_DATA_DIR \(or PLAZA_RECEIPTS_SPOOL_DIR\) to a folder of its own/);
-      expect(second.stderr).not.toMatch(/\n\s+at /);
-      expect((await fetch(`${first.url}/health`)).status).toBe(200);
-      // Another spool on the same database is fine: that is how instances scale out.
-      const other = await startPlazaServer({ DATABASE_URL: created.url });
-      servers.push(other);
-      other.child.kill('SIGTERM');
-      expect(await other.exited).toBe(0);
-      first.child.kill('SIGTERM');
-      expect(await first.exited).toBe(0);
+      const second = await startPlazaServer(env);
+      servers.push(second);
+      expect(lockPid(spool)).toBe(first.child.pid);
+      expect(lockPid(`${spool}.2`)).toBe(second.child.pid);
+      expect(second.output()).toContain(`this one spools to ${spool}.2`);
+      const third = await startPlazaServer(env);
+      servers.push(third);
+      expect(lockPid(`${spool}.3`)).toBe(third.child.pid);
+      // Two servers die while the database was down for them: their slots hold spooled receipts.
+      second.child.kill('SIGKILL');
+      third.child.kill('SIGKILL');
+      await Promise.all([second.exited, third.exited]);
+      const receipt = (callId: string) =>
+        `${JSON.stringify({ callId, aginId: 'agin_spooled', agentPrincipal: 'agent:spooled', accountId: null, tool: 'echo', provider: 'p', status: 'ok', outcome: 'ok', latencyMs: 1, resultDigest: 'a'.repeat(64), time: Date.now() })}\n`;
+      writeFileSync(join(`${spool}.2`, 'receipts.spool.jsonl'), receipt('call_left_in_slot_2'));
+      writeFileSync(join(`${spool}.3`, 'receipts.spool.jsonl'), receipt('call_left_in_slot_3'));
+      // The next server takes slot 2 (the first free) and moves slot 3's receipts into it.
       const next = await startPlazaServer(env);
       servers.push(next);
-      next.child.kill('SIGKILL');
-      await next.exited;
-      // A lock left by a killed server is stale: the next start takes it.
-      const afterKill = await startPlazaServer(env);
-      servers.push(afterKill);
-      afterKill.child.kill('SIGTERM');
-      expect(await afterKill.exited).toBe(0);
+      expect(lockPid(`${spool}.2`)).toBe(next.child.pid);
+      expect(next.output()).toContain('took over receipts spooled by a stopped server');
+      expect(readdirSync(`${spool}.3`).filter((name) => name.startsWith('receipts.'))).toEqual([]);
+      const db = new pg.Client({ connectionString: created.url });
+      await db.connect();
+      try {
+        await expect
+          .poll(async () => (await db.query(`SELECT call_id FROM receipts WHERE agin_id = 'agin_spooled' ORDER BY call_id`)).rows.map((r) => r.call_id), { timeout: 15_000 })
+          .toEqual(['call_left_in_slot_2', 'call_left_in_slot_3']);
+      } finally {
+        await db.end();
+      }
+      next.child.kill('SIGTERM');
+      expect(await next.exited).toBe(0);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
     } finally {
       await created.drop();
     }
-  }, 60_000);
+  }, 90_000);
 });
