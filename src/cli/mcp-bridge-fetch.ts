@@ -1,4 +1,5 @@
 import { unreachable } from './fetch-errors.ts';
+import { markEventStream, markJsonBody } from './mcp-bridge-numbers.ts';
 import { readRefusal } from './mcp-bridge-refusal.ts';
 
 /** Largest answer the bridge reads from the gateway for one request (its own limit is 32 MiB). */
@@ -133,6 +134,11 @@ export function boundedFetch(ended: (ids: Array<string | number>, why: string) =
       // The GET stream of server notifications may run for days: no total, but no endless event.
       body = guardedBody(res.body, eventSizeGuard(MAX_EVENT_BYTES), () => undefined);
     }
+    // The SDK's transport parses what the gateway sent with JSON.parse: numbers it would change
+    // (past 2^53) reach it marked, and go to the client as written (mcp-bridge-numbers.ts).
+    const type = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+    if (type === 'text/event-stream') body = body.pipeThrough(markEventStream());
+    else if (type === 'application/json') body = body.pipeThrough(markJsonBody());
     return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
 }

@@ -1,5 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
+import { parseLossless, rawJson, serialise } from './mcp-bridge-numbers.ts';
+
 /**
  * What the stdio bridge reads from its client: one line at a time, each read as JSON-RPC 2.0 by
  * the bridge itself. The SDK's StdioServerTransport drops a line its schema refuses (not JSON, an
@@ -7,12 +9,12 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
  * onerror, so the client waited for an answer that never came.
  */
 
-/** Node's JSON beyond ES2024's typings: raw JSON text that JSON.stringify writes as it is. */
-const rawJson = JSON as unknown as { rawJSON(text: string): object; isRawJSON(value: unknown): value is { rawJSON: string } };
-
 const INTEGER = /^-?\d+$/;
-/** A run of digits long enough to hold an integer past 2^53; only such text takes the slower parse. */
-const LONG_DIGITS = /\d{16}/;
+
+/** An integer id past 2^53 - 1: kept as written (JSON.rawJSON), or a number JSON.parse read exactly (2^53). */
+function isBigInteger(id: unknown): boolean {
+  return rawJson.isRawJSON(id) ? INTEGER.test(id.rawJSON) : Number.isInteger(id) && !Number.isSafeInteger(id);
+}
 
 /** An error the bridge answers itself (JSON-RPC 2.0 §5), under the id it could read, else null. */
 export interface BridgeAnswer {
@@ -76,34 +78,32 @@ export function readClientMessage(value: unknown): ClientMessage {
   // A response of the client's (to a server's request) gets no answer, whatever is wrong with it.
   if (value['jsonrpc'] !== '2.0') return refused('"jsonrpc" must be "2.0"', isResponse ? undefined : readable);
   if (isResponse) {
-    if (typeof id !== 'string' && !Number.isSafeInteger(id)) return refused(`a response whose id ${idText(id)} answers no request`, undefined);
+    // An id past 2^53 may answer a request of the gateway's (the bridge passes those on as written).
+    if (typeof id !== 'string' && !Number.isSafeInteger(id) && !isBigInteger(id)) return refused(`a response whose id ${idText(id)} answers no request`, undefined);
     if ('result' in value && 'error' in value) return refused(`the response to ${idText(id)} holds both "result" and "error"`, undefined);
     return { kind: 'message', ...only(value, MEMBERS.response) };
   }
   if (typeof method !== 'string') return refused('"method" must be a string', readable);
-  if ('params' in value && (typeof value['params'] !== 'object' || value['params'] === null)) return refused('"params" must be an object or an array', readable);
+  if ('params' in value && (typeof value['params'] !== 'object' || value['params'] === null || rawJson.isRawJSON(value['params']))) return refused('"params" must be an object or an array', readable);
   if (!('id' in value)) return { kind: 'message', ...only(value, MEMBERS.notification) };
   if (id === null) return refused('MCP request ids are strings or integers, never null', null);
-  if (rawJson.isRawJSON(id)) {
-    return refused(`the request id ${id.rawJSON} is past 2^53 - 1, the largest integer JSON-RPC peers read exactly: its answer would come back under another id`, id);
+  if (isBigInteger(id)) {
+    return refused(`the request id ${idText(id)} is past 2^53 - 1, the largest integer JSON-RPC peers read exactly: its answer would come back under another id`, id as BridgeAnswer['id']);
   }
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return refused(`the request id ${idText(id)} is neither a string nor an integer`, readable);
   return { kind: 'message', ...only(value, MEMBERS.request) };
 }
 
 /**
- * Reads one line of the client's. An integer id past 2^53 is kept as written (JSON.parse would
- * round it to another id) so the refusal answers under the id the client sent.
+ * Reads one line of the client's. A number JSON.parse would change (an integer past 2^53, a
+ * decimal of more than 15 significant digits) is kept as written: in the arguments of a call or a
+ * result passed on, and in an id, so that a refusal answers under the id the client sent.
  */
 export function readClientLine(line: string): ClientLine | undefined {
   if (line.trim() === '') return undefined;
   let value: unknown;
   try {
-    value = LONG_DIGITS.test(line)
-      ? JSON.parse(line, (key, parsed: unknown, context?: { source?: string }) =>
-          key === 'id' && typeof parsed === 'number' && !Number.isSafeInteger(parsed) && context?.source !== undefined && INTEGER.test(context.source) ? rawJson.rawJSON(context.source) : parsed,
-        )
-      : JSON.parse(line);
+    value = parseLossless(line);
   } catch {
     return { kind: 'refused', why: 'the line is not JSON', answer: bridgeError(null, PARSE_ERROR, 'Parse error: the line is not JSON') };
   }
@@ -166,11 +166,14 @@ export function readLines(input: NodeJS.ReadableStream, options: LineReaderOptio
   };
 }
 
-/** Writes messages to `output`, one JSON line each; resolves once written (or buffered, after a drain). */
+/**
+ * Writes messages to `output`, one JSON line each, numbers as the gateway wrote them (see
+ * mcp-bridge-numbers.ts); resolves once written (or buffered, after a drain).
+ */
 export function lineWriter(output: NodeJS.WritableStream): (message: unknown) => Promise<void> {
   return (message) =>
     new Promise((resolve) => {
-      if (output.write(`${JSON.stringify(message)}\n`)) resolve();
+      if (output.write(`${serialise(message)}\n`)) resolve();
       else output.once('drain', () => resolve());
     });
 }

@@ -1,5 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
+import { parseLossless } from './mcp-bridge-numbers.ts';
+
 /**
  * A POST the gateway refused (HTTP 4xx or 5xx). The gateway answers most refusals in JSON-RPC (a
  * revoked agent's 401, a refused call's 400 with an `isError` result, a 404 for a session it no
@@ -25,11 +27,11 @@ function isAnswer(value: unknown): value is GatewayAnswer {
   return isRecord(error) && typeof error['code'] === 'number' && typeof error['message'] === 'string';
 }
 
-/** The JSON-RPC responses a refusal's body holds (none when it is not JSON-RPC). */
+/** The JSON-RPC responses a refusal's body holds (none when it is not JSON-RPC), numbers as written. */
 export function gatewayAnswers(body: string): GatewayAnswer[] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = parseLossless(body);
   } catch {
     return [];
   }

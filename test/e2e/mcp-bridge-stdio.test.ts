@@ -68,29 +68,73 @@ async function initialisedBridge(b: Bridge, protocolVersion: string): Promise<Br
   return b;
 }
 
+/**
+ * An MCP provider over streamable HTTP that reads and writes numbers as written (as a Go or Rust
+ * server does): its `echo` tool answers with the arguments it got, as structuredContent and as
+ * text, in an event stream behind a notification carrying them too (or as JSON, with `json: 1`).
+ */
+async function startExactUpstream(): Promise<{ url: string; close(): void }> {
+  const exact = JSON as unknown as { rawJSON(text: string): object };
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'POST') return void res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
+    let text = '';
+    for await (const part of req) text += part;
+    const message = JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => (typeof value === 'number' ? exact.rawJSON(context!.source!) : value)) as { id?: unknown; method: string; params?: any };
+    if (message.id === undefined) return void res.writeHead(202).end();
+    const answer = (result: object) => JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+    if (message.method === 'initialize') {
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'exact', version: '1' } }));
+    }
+    if (message.method === 'tools/list') {
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({ tools: [{ name: 'echo', description: 'Echoes its arguments.', inputSchema: { type: 'object' } }] }));
+    }
+    if (message.method !== 'tools/call') return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({}));
+    const args = message.params.arguments;
+    const result = answer({ content: [{ type: 'text', text: JSON.stringify(args) }], structuredContent: args });
+    if (args.json?.rawJSON === '1') return void res.writeHead(200, { 'content-type': 'application/json' }).end(result);
+    const note = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: args } });
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${note}\n\nevent: message\ndata: ${result}\n\n`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
 describe('plaza mcp connect against a running Plaza', () => {
   let plaza: TestPlaza;
   let everything: EverythingServer;
+  let exactUpstream: Awaited<ReturnType<typeof startExactUpstream>>;
   let credentials = '';
   let apiKey = '';
   const api = (path: string, body: object) =>
     fetch(`${plaza.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (res) => (await res.json()) as any);
 
   beforeAll(async () => {
-    [plaza, everything] = await Promise.all([startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }), startEverything()]);
+    [plaza, everything, exactUpstream] = await Promise.all([startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }), startEverything(), startExactUpstream()]);
     apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'bridge@example.com' })).apiKey;
-    const listed = await api('/api/mcp/listings', { provider: 'everything', url: everything.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server.' });
-    let status = 'registered';
-    for (let i = 0; i < 200 && status === 'registered'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = ((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listed.id}`)).json()) as any).status;
+    for (const [provider, url] of [
+      ['everything', everything.url],
+      ['exact', exactUpstream.url],
+    ]) {
+      const listed = await api('/api/mcp/listings', { provider, url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server.' });
+      let status = 'registered';
+      for (let i = 0; i < 200 && status === 'registered'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = ((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listed.id}`)).json()) as any).status;
+      }
+      expect(status, provider).toBe('healthy');
     }
-    expect(status).toBe('healthy');
     const agent = await api('/api/agents', { display_name: 'Bridge agent' });
     credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
     expect((await runPlaza(['agents', 'login', '--token', agent.data.token, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
   }, 60_000);
   afterAll(async () => {
+    exactUpstream?.close();
     await everything?.stop();
     await plaza?.close();
   });
@@ -134,6 +178,30 @@ describe('plaza mcp connect against a running Plaza', () => {
       expect(batch[0].error.message).toMatch(/batches are not part of MCP 2025-06-18/);
       expect(b.err().match(/^plaza: not passed on to the gateway/gm)).toHaveLength(5);
       expect(b.err()).toMatch(/passed on without the member\(s\) JSON-RPC 2\.0 does not name: "extra"/);
+    } finally {
+      b.stop();
+    }
+  });
+
+  it.each([[['exact']], [['--all']]])('passes integers past 2^53 through as written, both ways, in an event stream and in JSON (mcp connect %s)', async (args) => {
+    const b = await initialised('2025-06-18', args);
+    const tool = args[0] === '--all' ? 'exact__echo' : 'echo';
+    try {
+      const big = '{"n":9007199254740993,"neg":-12345678901234567890,"list":[18446744073709551615,-9223372036854775809]';
+      b.line(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"${tool}","arguments":${big}}}}`);
+      b.line(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"${tool}","arguments":${big},"json":1}}}`);
+      // An id past 2^53 is refused, as the gateway refuses it, under the digits as written.
+      b.line(`{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"${tool}","arguments":${big}}}}`);
+      await b.lines(args[0] === 'exact' ? 5 : 4);
+      const line = (pattern: RegExp) => b.out().find((text) => pattern.test(text));
+      // The provider's notification (on /mcp/p, which relays it) and both results carry the digits the client wrote.
+      if (args[0] === 'exact') expect(line(/notifications\/message/)).toContain(`"data":${big}}`);
+      for (const id of [2, 3]) {
+        const answer = line(new RegExp(`^\\{"jsonrpc":"2\\.0","id":${id},`))!;
+        expect(answer, `id ${id}`).toContain(`"structuredContent":${big}`);
+        expect(answer).toContain(`"text":${JSON.stringify(big).slice(0, -1)}`);
+      }
+      expect(line(/"id":9007199254740993,/)).toMatch(/^\{"jsonrpc":"2\.0","id":9007199254740993,"error":\{"code":-32600,"message":"[^"]*past 2\^53 - 1/);
     } finally {
       b.stop();
     }
