@@ -136,46 +136,87 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   /** Answers to the bridge's own requests (a new session's initialize), kept from the client. */
   const own = new Map<string, (message: JSONRPCMessage) => void>();
   let renewing: Promise<void> | undefined;
+  /** Requests each transport has in flight: a replaced one is closed once they are over. */
+  const inFlight = new Map<typeof upstream, number>();
+  /** Transports a new session replaced, closed once their requests in flight are over. */
+  const retired = new Set<typeof upstream>();
+  const retire = (transport: typeof upstream) => {
+    retired.add(transport);
+    if (!inFlight.get(transport)) {
+      retired.delete(transport);
+      void transport.close().catch(() => undefined);
+    }
+  };
   /**
    * A new gateway session, opened with the client's own initialize: the gateway answers 404 to a
    * session it (or the provider behind it) no longer knows, as when the provider restarted, and
    * the spec has the client start a new one. The stdio client never learns of it; without this,
-   * every request of its session failed until it was restarted.
+   * every request of its session failed until it was restarted. The new transport replaces the
+   * old one only once its session is open: when it cannot be (the gateway down, a 401, a 5xx),
+   * the old one stays, and the next message that gets its 404 tries again.
    */
   const renew = () =>
     (renewing ??= (async () => {
-      const stale = upstream;
-      upstream = open();
-      wire(upstream);
-      await upstream.start();
+      const fresh = open();
+      wire(fresh);
       const id = `plaza-bridge-${randomBytes(6).toString('hex')}`;
       const answered = new Promise<JSONRPCMessage>((resolve) => own.set(id, resolve));
-      await upstream.send({ ...(initialize as { method: string; params?: Record<string, unknown> }), jsonrpc: '2.0', id });
-      const answer = await Promise.race([answered, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref())]);
-      own.delete(id);
-      if (!answer || 'error' in answer) throw new Error('the gateway refused a new session');
-      agreeOn(upstream, answer);
-      if (initialized) await upstream.send(initialized);
-      await stale.close().catch(() => undefined);
+      try {
+        await fresh.start();
+        await fresh.send({ ...(initialize as { method: string; params?: Record<string, unknown> }), jsonrpc: '2.0', id });
+        const answer = await Promise.race([answered, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref())]);
+        if (!answer) throw new Error('the gateway did not answer its initialize within 30 s');
+        if ('error' in answer) throw new Error(`the gateway refused it: ${answer.error.message}`);
+        agreeOn(fresh, answer);
+        if (initialized) await fresh.send(initialized);
+      } catch (error) {
+        if (fresh.sessionId) void fresh.terminateSession().catch(() => undefined);
+        void fresh.close().catch(() => undefined);
+        const why = error instanceof Error ? error.message : String(error);
+        process.stderr.write(`plaza: gateway: the session had ended, and a new one could not be opened (${why}); the next message tries again\n`);
+        throw new RenewalFailed(why);
+      } finally {
+        own.delete(id);
+      }
+      const stale = upstream;
+      upstream = fresh;
+      retire(stale);
       process.stderr.write('plaza: gateway: the session had ended (the provider or Plaza restarted); a new one is open\n');
     })().finally(() => (renewing = undefined)));
+  /** Sends on `transport`, counting it in flight there. */
+  const sendOn = async (transport: typeof upstream, message: JSONRPCMessage | JSONRPCMessage[]) => {
+    inFlight.set(transport, (inFlight.get(transport) ?? 0) + 1);
+    try {
+      await transport.send(message);
+    } finally {
+      const left = (inFlight.get(transport) ?? 1) - 1;
+      if (left > 0) inFlight.set(transport, left);
+      else {
+        inFlight.delete(transport);
+        if (retired.has(transport)) retire(transport);
+      }
+    }
+  };
   /** Sends to the gateway; a request the gateway refuses for a session it no longer knows goes again in a new one, once. */
   const send = async (message: JSONRPCMessage | JSONRPCMessage[]): Promise<void> => {
     // Not into the new session before it is initialised.
     if (renewing) await renewing.catch(() => undefined);
+    const via = upstream;
     try {
-      await upstream.send(message);
+      await sendOn(via, message);
     } catch (error) {
       if (!(error instanceof GatewayRefusal) || error.status !== 404 || initialize === undefined || message === initialize || closing) throw error;
-      // No new session (the provider is gone, not just its session): the gateway's 404 answers.
-      await renew().catch(() => {
-        throw error;
-      });
-      await upstream.send(message);
+      // Sent in a session already replaced (its 404 came after the new one opened): not again.
+      if (upstream === via || renewing) await renew();
+      await sendOn(upstream, message);
     }
   };
   /** Answers each of `ids` with the error a failed send gives. */
   const failed = (ids: Array<string | number>) => (error: unknown) => {
+    if (error instanceof RenewalFailed) {
+      for (const id of ids) reply({ jsonrpc: '2.0', id, error: { code: -32603, message: error.message } });
+      return;
+    }
     // Already on stderr: the transport reports every failed send to onerror too.
     if (error instanceof GatewayRefusal) {
       // The gateway's own answer, under the request's id; the bridge's words only when it gave none.
@@ -309,6 +350,14 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
 const BATCH_VERSION = '2025-03-26';
 /** Longest line the bridge reads from its client (the SDK's stdio transport allowed as much). */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
+
+/** A gateway session that ended (404) and could not be replaced: what the requests waiting on it are answered. */
+class RenewalFailed extends Error {
+  override readonly name = 'RenewalFailed';
+  constructor(why: string) {
+    super(`the gateway session had ended (HTTP 404: the provider or Plaza restarted, or the session expired) and a new one could not be opened: ${why}. The next request tries again.`);
+  }
+}
 
 /** A batch of the client's whose answers are gathered to go back as one array. */
 interface BatchReply {

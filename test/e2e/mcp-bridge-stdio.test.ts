@@ -105,10 +105,59 @@ async function startExactUpstream(): Promise<{ url: string; close(): void }> {
   };
 }
 
+/**
+ * An MCP provider over streamable HTTP with sessions it can be told to forget (as at a restart),
+ * and that answers the initialize of `failClient`'s client HTTP 503 while `failures` is above 0
+ * (Plaza's probe, another client, still gets its session). Its tool `slow` looks at the session
+ * only after 800 ms.
+ */
+async function startForgetfulUpstream(failClient: string) {
+  const sessions = new Set<string>();
+  const state = { failures: 0, initializes: 0 };
+  const server = createServer(async (req, res) => {
+    const session = req.headers['mcp-session-id'] as string | undefined;
+    if (req.method !== 'POST') return void res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
+    let text = '';
+    for await (const part of req) text += part;
+    const message = JSON.parse(text) as { id?: unknown; method: string; params?: any };
+    const json = (status: number, body: object, headers: Record<string, string> = {}) => void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+    if (message.method === 'initialize') {
+      if (message.params?.clientInfo?.name === failClient) {
+        state.initializes++;
+        if (state.failures > 0) {
+          state.failures--;
+          return json(503, { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Starting up; try again.' } });
+        }
+      }
+      const id = `s-${Math.random().toString(36).slice(2)}`;
+      sessions.add(id);
+      return json(200, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'forgetful', version: '1' } } }, { 'mcp-session-id': id });
+    }
+    if (message.method === 'tools/call' && message.params?.name === 'slow') await new Promise((r) => setTimeout(r, 800));
+    if (!session || !sessions.has(session)) return json(404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+    if (message.id === undefined) return void res.writeHead(202).end();
+    if (message.method === 'tools/list') return json(200, { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'hello', description: 'Says hello.', inputSchema: { type: 'object' } }] } });
+    if (message.method === 'tools/call') return json(200, { jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'hello' }] } });
+    return json(200, { jsonrpc: '2.0', id: message.id, result: {} });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    state,
+    /** Forgets every session, as a restarted provider does. */
+    forget: () => sessions.clear(),
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
 describe('plaza mcp connect against a running Plaza', () => {
   let plaza: TestPlaza;
   let everything: EverythingServer;
   let exactUpstream: Awaited<ReturnType<typeof startExactUpstream>>;
+  let forgetful: Awaited<ReturnType<typeof startForgetfulUpstream>>;
   let credentials = '';
   let apiKey = '';
   const api = (path: string, body: object) =>
@@ -116,10 +165,12 @@ describe('plaza mcp connect against a running Plaza', () => {
 
   beforeAll(async () => {
     [plaza, everything, exactUpstream] = await Promise.all([startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }), startEverything(), startExactUpstream()]);
+    forgetful = await startForgetfulUpstream('renewing-client');
     apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'bridge@example.com' })).apiKey;
     for (const [provider, url] of [
       ['everything', everything.url],
       ['exact', exactUpstream.url],
+      ['forgetful', forgetful.url],
     ]) {
       const listed = await api('/api/mcp/listings', { provider, url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server.' });
       let status = 'registered';
@@ -135,6 +186,7 @@ describe('plaza mcp connect against a running Plaza', () => {
   }, 60_000);
   afterAll(async () => {
     exactUpstream?.close();
+    forgetful?.close();
     await everything?.stop();
     await plaza?.close();
   });
@@ -203,6 +255,82 @@ describe('plaza mcp connect against a running Plaza', () => {
       }
       expect(line(/"id":9007199254740993,/)).toMatch(/^\{"jsonrpc":"2\.0","id":9007199254740993,"error":\{"code":-32600,"message":"[^"]*past 2\^53 - 1/);
     } finally {
+      b.stop();
+    }
+  });
+
+  /** A bridge to the forgetful provider, initialised by the client it fails the initialize of. */
+  async function forgetfulBridge(): Promise<Bridge> {
+    const b = bridge(['forgetful']);
+    b.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'renewing-client', version: '1' } } });
+    expect((await b.lines(1))[0]).toMatchObject({ id: 1, result: { protocolVersion: '2025-06-18' } });
+    b.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    b.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'hello', arguments: {} } });
+    expect((await b.lines(2))[1]).toMatchObject({ id: 2, result: { content: [{ text: 'hello' }] } });
+    return b;
+  }
+
+  it('answers a request whose session could not be renewed with an error saying so, and renews with the next request', async () => {
+    const b = await forgetfulBridge();
+    try {
+      forgetful.forget();
+      forgetful.state.failures = 1;
+      const before = forgetful.state.initializes;
+      b.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'hello', arguments: {} } });
+      const [failed] = (await b.lines(3)).slice(2) as any[];
+      expect(failed).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32603 } });
+      expect(failed.error.message).toMatch(/^the gateway session had ended \(HTTP 404[^)]*\) and a new one could not be opened: .*The next request tries again\.$/);
+      expect(b.err()).toMatch(/a new one could not be opened .*; the next message tries again/);
+      expect(forgetful.state.initializes).toBe(before + 1);
+      // The next request renews the session, and is answered in it; so is the one after.
+      b.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'hello', arguments: {} } });
+      b.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
+      const answers = (await b.lines(5)).slice(3) as any[];
+      const renewed = answers.find((a) => a.id === 4);
+      const listed = answers.find((a) => a.id === 5);
+      expect(renewed).toMatchObject({ id: 4, result: { content: [{ text: 'hello' }] } });
+      expect(listed).toMatchObject({ id: 5, result: { tools: [{ name: 'hello' }] } });
+      expect(forgetful.state.initializes).toBe(before + 2);
+      expect(b.err()).toMatch(/a new one is open/);
+    } finally {
+      b.stop();
+    }
+  });
+
+  it('sends a request whose 404 came after the new session opened again in it, without opening another or cutting it off', async () => {
+    const b = await forgetfulBridge();
+    try {
+      const before = forgetful.state.initializes;
+      // In flight in the old session while the next request renews it.
+      b.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'slow', arguments: {} } });
+      await new Promise((r) => setTimeout(r, 200));
+      forgetful.forget();
+      b.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+      const answers = (await b.lines(4)).slice(2) as any[];
+      expect(answers.find((a) => a.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+      expect(answers.find((a) => a.id === 3)).toMatchObject({ id: 3, result: { content: [{ text: 'hello' }] } });
+      expect(forgetful.state.initializes).toBe(before + 1);
+    } finally {
+      b.stop();
+    }
+  });
+
+  it('answers every request with an error saying so while no new session can be opened, trying again each time', async () => {
+    const b = await forgetfulBridge();
+    try {
+      forgetful.forget();
+      forgetful.state.failures = Number.POSITIVE_INFINITY;
+      const before = forgetful.state.initializes;
+      for (const id of [3, 4]) {
+        b.send({ jsonrpc: '2.0', id, method: 'ping' });
+        const answer = (await b.lines(id))[id - 1] as any;
+        expect(answer).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32603, message: expect.stringMatching(/^the gateway session had ended \(HTTP 404[^)]*\) and a new one could not be opened: /) } });
+      }
+      // Each request tried a new session: none went out without one.
+      expect(forgetful.state.initializes).toBe(before + 2);
+      expect(b.child.exitCode).toBeNull();
+    } finally {
+      forgetful.state.failures = 0;
       b.stop();
     }
   });
