@@ -79,7 +79,14 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   process.stdout.on('error', () => void close());
   const stdinEnded = () => {
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
-    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).then(close);
+    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).then(() => {
+      // Every request gets an answer (JSON-RPC 2.0): one the gateway has not answered by now is
+      // answered by the bridge, which then ends, rather than left without a line.
+      for (const id of [...unanswered]) {
+        if (!arrived.has(id)) reply({ jsonrpc: '2.0', id, error: { code: -32603, message: 'the bridge is ending (its client closed stdin) and the gateway had not answered within 10 s' } });
+      }
+      return close();
+    });
   };
   /**
    * The client's initialize while the gateway has not answered it: the session id comes with that

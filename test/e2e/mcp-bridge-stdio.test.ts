@@ -109,7 +109,7 @@ async function startExactUpstream(): Promise<{ url: string; close(): void }> {
  * An MCP provider over streamable HTTP with sessions it can be told to forget (as at a restart),
  * and that answers the initialize of `failClient`'s client HTTP 503 while `failures` is above 0
  * (Plaza's probe, another client, still gets its session). Its tool `slow` looks at the session
- * only after 800 ms.
+ * only after 800 ms (or `ms`).
  */
 async function startForgetfulUpstream(failClient: string) {
   const sessions = new Set<string>();
@@ -133,7 +133,7 @@ async function startForgetfulUpstream(failClient: string) {
       sessions.add(id);
       return json(200, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'forgetful', version: '1' } } }, { 'mcp-session-id': id });
     }
-    if (message.method === 'tools/call' && message.params?.name === 'slow') await new Promise((r) => setTimeout(r, 800));
+    if (message.method === 'tools/call' && message.params?.name === 'slow') await new Promise((r) => setTimeout(r, Number(message.params.arguments?.ms ?? 800)));
     if (!session || !sessions.has(session)) return json(404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
     if (message.id === undefined) return void res.writeHead(202).end();
     if (message.method === 'tools/list') return json(200, { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'hello', description: 'Says hello.', inputSchema: { type: 'object' } }] } });
@@ -314,6 +314,22 @@ describe('plaza mcp connect against a running Plaza', () => {
       b.stop();
     }
   });
+
+  it('answers a request still unanswered 10 s after its client closed stdin, then ends', async () => {
+    const b = await forgetfulBridge();
+    const exited = new Promise<number | null>((resolve) => b.child.on('exit', (code) => resolve(code)));
+    try {
+      b.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'slow', arguments: { ms: 15_000 } } });
+      b.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+      b.child.stdin.end();
+      expect(await exited).toBe(0);
+      const answers = (await b.lines(4)).slice(2) as any[];
+      expect(answers.find((a) => a.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+      expect(answers.find((a) => a.id === 3)).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32603, message: expect.stringMatching(/closed stdin.*not answered within 10 s/) } });
+    } finally {
+      b.stop();
+    }
+  }, 30_000);
 
   it('answers every request with an error saying so while no new session can be opened, trying again each time', async () => {
     const b = await forgetfulBridge();
