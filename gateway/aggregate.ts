@@ -32,6 +32,10 @@ export interface CatalogTool {
   annotations: Record<string, unknown>;
   /** MCP's `execution` (`taskSupport`), when published. */
   execution?: Record<string, unknown> | null;
+  /** MCP's `icons`, as the probe kept them (safe sources only, bounded). */
+  icons?: { src: string; mimeType?: string; sizes?: string[]; theme?: 'light' | 'dark' }[] | null;
+  /** MCP's `_meta` of the tool, as the probe kept it. */
+  meta?: Record<string, unknown> | null;
 }
 
 /** An online connector as `/mcp` routes to it. */
@@ -377,6 +381,8 @@ export function createAggregate(options: AggregateOptions) {
         ...(t.outputSchema ? { outputSchema: t.outputSchema as { type: 'object' } } : {}),
         annotations: t.annotations,
         ...(t.execution ? { execution: t.execution } : {}),
+        ...(t.icons ? { icons: t.icons } : {}),
+        ...(t.meta ? { _meta: t.meta } : {}),
       })),
     }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(identity, req, request.params as never, extra as never));

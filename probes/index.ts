@@ -14,6 +14,7 @@ export type { EndpointStatus, HealthPolicy, HealthState, ProbeVerdict } from './
 export { DEFAULT_HEALTH_POLICY, nextHealth, ONLINE_STATUSES } from './health-state.ts';
 export type { ConcurrencyLimits, HostQueues } from './host-queues.ts';
 export { createHostQueues } from './host-queues.ts';
+export type { ToolIcon } from './internal/tool-icons.ts';
 export type { ProbedTool, ProbeLimits, ProbeOutcome } from './probe-endpoint.ts';
 export { normaliseTool, probeEndpoint } from './probe-endpoint.ts';
 export type { ProbeLog, ProbeRecord, ProbeStore, ProbeTarget } from './probe-store.ts';

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { nestsDeeperThan, storableJson, storableText } from '../src/kernel/index.ts';
 import type { GuardedRequest } from './guarded-request.ts';
 import { createProbeSession, PROBE_PROTOCOL_VERSION, ProbeProtocolError } from './internal/streamable-http.ts';
+import { keptIcons, keptMeta, type ToolIcon } from './internal/tool-icons.ts';
 import { SsrfError } from './ssrf.ts';
 
 /** A tool as Plaza keeps it: what the provider published, with `annotations.platform` intact. */
@@ -18,6 +19,10 @@ export interface ProbedTool {
   annotations: Record<string, unknown>;
   /** MCP's `execution` (`taskSupport`: whether calls may, or must, run as tasks); null when none. */
   execution: Record<string, unknown> | null;
+  /** MCP's `icons` Plaza keeps (safe sources, bounded; see keptIcons); null when none. */
+  icons: ToolIcon[] | null;
+  /** MCP's `_meta` of the tool (an object, bounded); null when none or not kept. */
+  meta: Record<string, unknown> | null;
   /** `annotations.platform.requires_agin` (spec §2.3). */
   requiresAgin: boolean;
   /** `annotations.platform.caller_identity` (spec §2.3). */
@@ -89,7 +94,8 @@ export interface LeftOutTool {
  * store and route: a name holding NUL or a lone surrogate, JSON nested deeper than MAX_TOOL_DEPTH.
  * A tool whose inputSchema is not an object schema in MCP's shape (the SDK's ToolSchema; a
  * missing `type` reads as "object", as /mcp serves it) is left out, named; annotations not in
- * MCP's shape are dropped (`annotations.platform` is read from them all the same). Other text is
+ * MCP's shape are dropped (`annotations.platform` is read from them all the same), and so are
+ * icons and `_meta` Plaza does not keep (keptIcons, keptMeta), the tool kept. Other text is
  * made storable (storableText), so one odd byte cannot fail the probe's write.
  */
 export function normaliseTool(raw: unknown): ProbedTool | LeftOutTool | undefined {
@@ -112,6 +118,8 @@ export function normaliseTool(raw: unknown): ProbedTool | LeftOutTool | undefine
     outputSchema: mcpShaped(ToolSchema.shape.outputSchema, parsed.data['outputSchema']),
     annotations,
     execution: mcpShaped(ToolSchema.shape.execution, parsed.data['execution']),
+    icons: keptIcons(parsed.data['icons']),
+    meta: keptMeta(parsed.data['_meta']),
     requiresAgin: platformObject['requires_agin'] === true,
     callerIdentity: typeof callerIdentity === 'string' ? storableText(callerIdentity.slice(0, 1_000)) : null,
   };

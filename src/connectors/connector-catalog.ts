@@ -96,6 +96,8 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
             outputSchema: true,
             annotations: true,
             execution: true,
+            icons: true,
+            meta: true,
             endpoint: { select: { provider: true, status: true, lastProbeAt: true } },
           },
           orderBy: [{ endpoint: { provider: 'asc' } }, { name: 'asc' }],
@@ -116,6 +118,8 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
               outputSchema: row.outputSchema === null ? null : record(row.outputSchema),
               annotations: record(row.annotations),
               execution: row.execution === null ? null : record(row.execution),
+              icons: Array.isArray(row.icons) ? (row.icons as unknown as CatalogTool['icons']) : null,
+              meta: row.meta === null ? null : record(row.meta),
             });
           }
           return out;

@@ -78,6 +78,8 @@ export function createProbeStore(prisma: PrismaClient): ProbeStore {
             output_schema: t.outputSchema,
             annotations: t.annotations,
             execution: t.execution,
+            icons: t.icons,
+            meta: t.meta,
             requires_agin: t.requiresAgin,
             caller_identity: t.callerIdentity,
           }))
@@ -92,15 +94,15 @@ export function createProbeStore(prisma: PrismaClient): ProbeStore {
          ), gone AS (
            DELETE FROM "mcp_tools" WHERE $3::boolean AND "endpoint_id" = $1 AND "name" NOT IN (SELECT jsonb_array_elements_text($9::jsonb)) RETURNING 1
          ), upserted AS (
-           INSERT INTO "mcp_tools" ("id", "endpoint_id", "provider", "name", "title", "description", "input_schema", "output_schema", "annotations", "execution", "requires_agin", "caller_identity", "updated_at")
-           SELECT x."id", $1, (SELECT "provider" FROM "mcp_endpoints" WHERE "id" = $1), x."name", x."title", x."description", x."input_schema", x."output_schema", x."annotations", x."execution", x."requires_agin", x."caller_identity", now()
-             FROM jsonb_to_recordset($10::jsonb) AS x("id" text, "name" text, "title" text, "description" text, "input_schema" jsonb, "output_schema" jsonb, "annotations" jsonb, "execution" jsonb, "requires_agin" boolean, "caller_identity" text)
+           INSERT INTO "mcp_tools" ("id", "endpoint_id", "provider", "name", "title", "description", "input_schema", "output_schema", "annotations", "execution", "icons", "meta", "requires_agin", "caller_identity", "updated_at")
+           SELECT x."id", $1, (SELECT "provider" FROM "mcp_endpoints" WHERE "id" = $1), x."name", x."title", x."description", x."input_schema", x."output_schema", x."annotations", x."execution", x."icons", x."meta", x."requires_agin", x."caller_identity", now()
+             FROM jsonb_to_recordset($10::jsonb) AS x("id" text, "name" text, "title" text, "description" text, "input_schema" jsonb, "output_schema" jsonb, "annotations" jsonb, "execution" jsonb, "icons" jsonb, "meta" jsonb, "requires_agin" boolean, "caller_identity" text)
            ON CONFLICT ("endpoint_id", "name") DO UPDATE SET
              "title" = EXCLUDED."title", "description" = EXCLUDED."description", "input_schema" = EXCLUDED."input_schema", "output_schema" = EXCLUDED."output_schema",
-             "annotations" = EXCLUDED."annotations", "execution" = EXCLUDED."execution",
+             "annotations" = EXCLUDED."annotations", "execution" = EXCLUDED."execution", "icons" = EXCLUDED."icons", "meta" = EXCLUDED."meta",
              "requires_agin" = EXCLUDED."requires_agin", "caller_identity" = EXCLUDED."caller_identity", "provider" = EXCLUDED."provider", "updated_at" = now()
-           WHERE ("mcp_tools"."title", "mcp_tools"."description", "mcp_tools"."input_schema", "mcp_tools"."output_schema", "mcp_tools"."annotations", "mcp_tools"."execution", "mcp_tools"."requires_agin", "mcp_tools"."caller_identity", "mcp_tools"."provider")
-             IS DISTINCT FROM (EXCLUDED."title", EXCLUDED."description", EXCLUDED."input_schema", EXCLUDED."output_schema", EXCLUDED."annotations", EXCLUDED."execution", EXCLUDED."requires_agin", EXCLUDED."caller_identity", EXCLUDED."provider")
+           WHERE ("mcp_tools"."title", "mcp_tools"."description", "mcp_tools"."input_schema", "mcp_tools"."output_schema", "mcp_tools"."annotations", "mcp_tools"."execution", "mcp_tools"."icons", "mcp_tools"."meta", "mcp_tools"."requires_agin", "mcp_tools"."caller_identity", "mcp_tools"."provider")
+             IS DISTINCT FROM (EXCLUDED."title", EXCLUDED."description", EXCLUDED."input_schema", EXCLUDED."output_schema", EXCLUDED."annotations", EXCLUDED."execution", EXCLUDED."icons", EXCLUDED."meta", EXCLUDED."requires_agin", EXCLUDED."caller_identity", EXCLUDED."provider")
            RETURNING 1
          )
          UPDATE "mcp_endpoints" SET

@@ -1,3 +1,4 @@
+import type { ToolIcon } from '../../probes/index.ts';
 import type { Database } from '../db/index.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type IndexedToolRow, searchWords, type ToolSearchIndex } from './search-index.ts';
@@ -10,7 +11,7 @@ const NAME_VECTOR = `to_tsvector('simple'::regconfig, t."name")`;
 
 const ONLINE = `e."status" IN ('healthy', 'degraded')`;
 
-const COLUMNS = `t."id", t."endpoint_id", t."provider", t."name", t."title", t."description", t."input_schema", t."output_schema", t."annotations", t."execution", t."requires_agin", t."caller_identity", e."status"`;
+const COLUMNS = `t."id", t."endpoint_id", t."provider", t."name", t."title", t."description", t."input_schema", t."output_schema", t."annotations", t."execution", t."icons", t."meta", t."requires_agin", t."caller_identity", e."status"`;
 
 /** Search results deeper than this are not paged (ask a narrower question). */
 export const MAX_SEARCH_OFFSET = 1_000;
@@ -27,6 +28,8 @@ interface ToolRow extends IndexedToolRow {
   output_schema: unknown;
   annotations: unknown;
   execution: unknown;
+  icons: unknown;
+  meta: unknown;
   requires_agin: boolean;
   caller_identity: string | null;
   status: string;
@@ -60,6 +63,8 @@ function toTool(row: ToolRow): Tool {
     outputSchema: row.output_schema === null ? null : object(row.output_schema),
     annotations: object(row.annotations),
     execution: row.execution === null ? null : object(row.execution),
+    icons: Array.isArray(row.icons) ? (row.icons as ToolIcon[]) : null,
+    meta: row.meta === null ? null : object(row.meta),
     requiresAgin: row.requires_agin,
     callerIdentity: row.caller_identity,
     health: row.status === 'degraded' ? 'degraded' : 'healthy',

@@ -84,6 +84,8 @@ export function renderTool(t: Tool): Record<string, unknown> {
     output_schema: t.outputSchema,
     annotations: t.annotations,
     execution: t.execution,
+    icons: t.icons,
+    meta: t.meta,
     requires_agin: t.requiresAgin,
     caller_identity: t.callerIdentity,
     endpoint_id: t.endpointId,

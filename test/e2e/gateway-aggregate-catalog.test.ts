@@ -1,0 +1,158 @@
+/**
+ * `/mcp` as an agent's SDK client sees it, against a provider on the MCP SDK's low-level Server
+ * (which, unlike McpServer, publishes what a test asks of it): each tool listed with the `icons`
+ * and `_meta` its provider declared (bad ones left out), also in `/api/mcp/tools`; a call the
+ * provider refuses with a JSON-RPC error receipted as the provider's error, on `/mcp` and
+ * `/mcp/p/<provider>`, while a genuine failure stays an upstream failure; a tool stored before
+ * probes checked inputSchemas never served; a 503 answered under the request's id.
+ * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
+ */
+import { once } from 'node:events';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createAccountService } from '../../src/accounts/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { BACKENDS } from '../support/databases.ts';
+import { listHealthy } from '../support/gateway-load.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+
+const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+/** An inline PNG near the bound of one icon (8,192 characters). */
+const BIG_PNG = `data:image/png;base64,${'A'.repeat(8_150)}`;
+
+/** Icons as the provider declares them. */
+const ICONS = [
+  { src: 'https://studio.example/paint.png', mimeType: 'image/png', sizes: ['48x48', '96x96'], theme: 'light' },
+  { src: PNG, mimeType: 'image/png' },
+  { src: 'javascript:alert(1)' },
+  { src: 'http://studio.example/paint.png' },
+  { src: 'data:text/html;base64,PGgxPmhpPC9oMT4=' },
+  { src: 'data:image/svg+xml,<svg onload="alert(1)"/>' },
+  { src: `data:image/png;base64,${'A'.repeat(70_000)}` },
+  { src: 'https://user:secret@studio.example/paint.png' },
+  { src: 'https://studio.example/dark.png', theme: 'sepia' },
+  { src: 7 },
+  { src: 'https://studio.example/tiny.png', sizes: ['48 by 48'] },
+  { src: 'https://studio.example/mime.png', mimeType: 'text/html' },
+  // Members MCP does not name are not passed on.
+  { src: 'https://studio.example/plain.svg', onload: 'alert(1)' },
+  // Two large inline icons: the first is kept, the second would pass the bound on one tool's icons.
+  { src: BIG_PNG },
+  { src: BIG_PNG.replace('AAAA', 'BBBB') },
+];
+
+/** What Plaza keeps of ICONS and serves. */
+const KEPT_ICONS = [ICONS[0], ICONS[1], { src: 'https://studio.example/plain.svg' }, { src: BIG_PNG }];
+
+/** The tools the provider publishes. */
+const TOOLS = [
+  {
+    name: 'paint',
+    title: 'Paint',
+    description: 'Paints a wall.',
+    inputSchema: { type: 'object', properties: { colour: { type: 'string' } } },
+    icons: ICONS,
+    _meta: { 'studio.example/panel': { kind: 'palette' } },
+  },
+  // Icons and _meta not in MCP's shape: both dropped, the tool kept.
+  { name: 'sketch', description: 'Sketches.', inputSchema: { type: 'object' }, icons: 'https://studio.example/sketch.png', _meta: ['not', 'an', 'object'] },
+  // A _meta past the bound on its size: not kept.
+  { name: 'bulky', description: 'Carries a lot.', inputSchema: { type: 'object' }, _meta: { blob: 'x'.repeat(20_000) } },
+  { name: 'refuse', description: 'Refuses every call.', inputSchema: { type: 'object' } },
+  { name: 'crash', description: 'Drops the connection.', inputSchema: { type: 'object' } },
+];
+
+/**
+ * A stateless provider on the SDK's low-level Server. `refuse` answers a JSON-RPC error quoting
+ * the caller's credential, an unknown tool gets the SDK's own -32602, and `crash` drops the
+ * connection before any answer.
+ */
+async function startStudio(): Promise<{ url: string; close(): Promise<void> }> {
+  const http: HttpServer = createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const body: any = raw === '' ? undefined : JSON.parse(raw);
+    if (body?.method === 'tools/call' && body.params?.name === 'crash') return void req.socket.destroy();
+    const server = new Server({ name: 'studio', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS as never }));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      if (request.params.name === 'refuse') {
+        throw new McpError(ErrorCode.InvalidParams, `colour must be a hex code; you sent ${String(extra.requestInfo?.headers['authorization'])}`);
+      }
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  });
+  http.listen(0, '127.0.0.1');
+  await once(http, 'listening');
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}
+
+describe.each(BACKENDS)('/mcp and its catalog on %s', (backend) => {
+  let plaza: TestPlaza;
+  let studio: Awaited<ReturnType<typeof startStudio>>;
+  let apiKey = '';
+  let token = '';
+
+  beforeAll(async () => {
+    [plaza, studio] = await Promise.all([startTestPlaza(backend, { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' } }), startStudio()]);
+    apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'studio@example.com' })).apiKey;
+    await listHealthy(plaza.url, 'studio', studio.url);
+    token = (await json('/api/agents', { display_name: 'Studio agent', owner_context: 'studio' })).data.token;
+  }, 60_000);
+  afterAll(async () => {
+    await studio?.close();
+    await plaza?.close();
+  });
+
+  async function json(path: string, body?: unknown): Promise<any> {
+    const res = await fetch(`${plaza.url}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return res.json();
+  }
+
+  async function agent(path: string, headers: Record<string, string> = {}): Promise<Client> {
+    const client = new Client({ name: 'studio-agent', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}${path}`), { requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } } }));
+    return client;
+  }
+
+  it('lists each tool on /mcp with the icons and _meta its provider declared, and leaves out icons that are unsafe or not in MCP\'s shape', async () => {
+    const client = await agent('/mcp');
+    // The SDK client checks the whole list against MCP's Tool schema: one bad icon would fail it.
+    const listed = (await client.listTools()).tools.filter((t) => t.name.startsWith('studio__'));
+    await client.close();
+    const paint = listed.find((t) => t.name === 'studio__paint');
+    expect(paint?.icons).toEqual(KEPT_ICONS);
+    expect(paint?._meta).toEqual({ 'studio.example/panel': { kind: 'palette' } });
+    const sketch = listed.find((t) => t.name === 'studio__sketch')!;
+    expect(sketch).toBeDefined();
+    expect('icons' in sketch || '_meta' in sketch).toBe(false);
+
+    const catalog = (await json('/api/mcp/tools?provider=studio')).tools;
+    expect(catalog.find((t: any) => t.tool === 'paint')).toMatchObject({ icons: KEPT_ICONS, meta: { 'studio.example/panel': { kind: 'palette' } } });
+    expect(catalog.find((t: any) => t.tool === 'sketch')).toMatchObject({ icons: null, meta: null });
+    expect(catalog.find((t: any) => t.tool === 'bulky')).toMatchObject({ icons: null, meta: null });
+  });
+});
