@@ -6,7 +6,7 @@ import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/ind
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders } from './identity/stamp.ts';
-import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE } from './internal/json-rpc.ts';
+import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE, storageUnavailable } from './internal/json-rpc.ts';
 import { BODY_REFUSED, readMessageBody } from './internal/request-body.ts';
 import { describeIssues, loadServerSdk, serveOnce } from './internal/server-sdk.ts';
 import { sendUnauthorized } from './internal/unauthorized.ts';
@@ -303,9 +303,11 @@ export function createAggregate(options: AggregateOptions) {
       identity = await options.agents.authenticate(match[1]);
     } catch (error) {
       if (!(error instanceof AuthError)) {
-        // The credential could not be checked (the database is unreachable): refuse, clearly.
-        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': STORAGE_RETRY_AFTER_S });
-        res.end(JSON.stringify(rpcError(null, RPC_ERRORS.internal, STORAGE_UNAVAILABLE)));
+        // The credential could not be checked (the database is unreachable): refuse, clearly, under
+        // the request's id when the body can be read (a body that cannot is answered as such).
+        const read = await readMessageBody(req, res, parseJson);
+        if (read === BODY_REFUSED) return;
+        sendJson(res, 503, storageUnavailable(read?.body), { 'retry-after': STORAGE_RETRY_AFTER_S });
         return;
       }
       await sendUnauthorized(req, res, error.message);

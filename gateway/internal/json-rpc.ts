@@ -162,6 +162,24 @@ export function rpcError(id: JsonRpcId, code: number, message: string): JsonRpcR
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
+/** The id of a JSON-RPC request an answer can carry back (a string, or an integer up to 2^53), else undefined. */
+function answerableId(message: unknown): string | number | undefined {
+  if (!isRecord(message) || typeof message['method'] !== 'string') return undefined;
+  const id = message['id'];
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined;
+}
+
+/**
+ * The error answer to a body Plaza cannot serve for now (STORAGE_UNAVAILABLE), under the ids of
+ * the requests it holds: one error for a single request, one per request of a batch (a client
+ * matches answers by id); id null when the body holds no request whose id can be answered.
+ */
+export function storageUnavailable(body: unknown): JsonRpcResponse | JsonRpcResponse[] {
+  const ids = (Array.isArray(body) ? body : [body]).map(answerableId).filter((id) => id !== undefined);
+  const answer = (id: JsonRpcId) => rpcError(id, RPC_ERRORS.internal, STORAGE_UNAVAILABLE);
+  return Array.isArray(body) && ids.length > 0 ? [...new Set(ids)].map(answer) : answer(ids[0] ?? null);
+}
+
 /** A tools/call result that reports a failure in-band (spec §7: never a success). */
 export function toolErrorResult(id: JsonRpcId, message: string): JsonRpcResponse {
   return { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: message }], isError: true } };

@@ -16,11 +16,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 
+import { createAggregate, createUpstreamPool } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
+import { createAgentService } from '../../src/agents/index.ts';
+import { createConnectorCatalog } from '../../src/connectors/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
-import { BACKENDS } from '../support/databases.ts';
+import { BACKENDS, createTestDatabase } from '../support/databases.ts';
 import { listHealthy } from '../support/gateway-load.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -154,5 +158,58 @@ describe.each(BACKENDS)('/mcp and its catalog on %s', (backend) => {
     expect(catalog.find((t: any) => t.tool === 'paint')).toMatchObject({ icons: KEPT_ICONS, meta: { 'studio.example/panel': { kind: 'palette' } } });
     expect(catalog.find((t: any) => t.tool === 'sketch')).toMatchObject({ icons: null, meta: null });
     expect(catalog.find((t: any) => t.tool === 'bulky')).toMatchObject({ icons: null, meta: null });
+  });
+});
+
+describe('/mcp while its database is unreachable', () => {
+  it('answers 503 under the id of each request it was sent, and under id null only when it names none', async () => {
+    const t = await createTestDatabase('pglite');
+    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'outage@example.com' });
+    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
+    const token = (await agents.create(account.account.id, { display_name: 'Outage agent' })).token;
+    const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const aggregate = createAggregate({
+      agents,
+      catalog: createConnectorCatalog({ prisma: t.db.prisma, clock: systemClock }),
+      receipts: { record: async () => undefined },
+      pool: createUpstreamPool({ timeoutMs: 5_000 }),
+      assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
+      issuer: 'http://plaza.test',
+      clock: systemClock,
+    });
+    const gateway = createServer((req, res) => void aggregate(req, res));
+    gateway.listen(0, '127.0.0.1');
+    await once(gateway, 'listening');
+    onTestFinished(() => {
+      gateway.closeAllConnections();
+      gateway.close();
+    });
+    // The database goes away: the agent's credential (never seen, so not cached) cannot be checked.
+    await t.db.close();
+    const post = async (body: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${(gateway.address() as AddressInfo).port}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
+    };
+    const error = { code: -32603, message: expect.stringMatching(/cannot reach its database/) };
+    const call = await post({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'studio__paint', arguments: {} } });
+    expect(call).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: 41, error } });
+    const init = await post({ jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } } });
+    expect(init.body).toEqual({ jsonrpc: '2.0', id: 'init-1', error });
+    const batch = await post([
+      { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 7, method: 'ping' },
+    ]);
+    expect(batch).toEqual({ status: 503, retryAfter: '2', body: [{ jsonrpc: '2.0', id: 'a', error }, { jsonrpc: '2.0', id: 7, error }] });
+    const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(notification).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: null, error } });
+    // The SDK client is told the same, in words.
+    const client = new Client({ name: 'outage-agent', version: '1' });
+    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(gateway.address() as AddressInfo).port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    await expect(client.connect(transport)).rejects.toThrow(/cannot reach its database/);
   });
 });
