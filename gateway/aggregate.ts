@@ -187,7 +187,7 @@ export function createAggregate(options: AggregateOptions) {
       traceCall(call, 'aggregate');
       const said = `${why[0]!.toUpperCase()}${why.slice(1)}.`;
       try {
-        await recordCall(options.receipts, call, { failure: why }, options.clock.now());
+        await recordCall(options.receipts, call, { refused: why }, options.clock.now());
       } catch {
         // Nothing was called: the refusal stands, without a call id that would name no receipt,
         // and says that none records it (sync receipts are stored before the answer leaves).

@@ -112,10 +112,15 @@ function createdTask(result: Record<string, unknown>): { taskId: string; status:
   return typeof taskId === 'string' && taskId !== '' ? { taskId, status: typeof status === 'string' ? status : 'unknown' } : undefined;
 }
 
-/** The receipt of a call, from its JSON-RPC outcome (result, error, or a failure message). */
+/**
+ * The receipt of a call, from its outcome: the provider's result or JSON-RPC error (`error`: the
+ * provider answered, refusing the call), a `failure` of the upstream (no usable answer: refused
+ * connection, timeout, 5xx, malformed, cut stream, the caller gone), or a call Plaza `refused`
+ * before asking any provider (an unknown tool, arguments too deep).
+ */
 export function receiptFor(
   call: CallContext,
-  outcome: { result: unknown } | { error: { code: number; message: string } } | { failure: string },
+  outcome: { result: unknown } | { error: { code: number; message: string } } | { failure: string } | { refused: string },
   now: number,
   /** A task's result (tasks/result) creates no task, whatever its fields look like. */
   kind: 'call' | 'task result' = 'call',
@@ -141,8 +146,12 @@ export function receiptFor(
     digestOf = withoutMeta;
   } else if ('error' in outcome) {
     status = 'error';
-    text = `json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${withoutSecrets(String(outcome.error.message), call.secrets).slice(0, 200)}`;
+    text = `provider's json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${withoutSecrets(String(outcome.error.message), call.secrets).slice(0, 200)}`;
     digestOf = { error: { code: outcome.error.code, message: outcome.error.message } };
+  } else if ('refused' in outcome) {
+    status = 'error';
+    text = `refused by Plaza: ${withoutSecrets(outcome.refused, call.secrets).slice(0, 200)}`;
+    digestOf = { refused: outcome.refused };
   } else {
     status = 'error';
     text = `upstream failure: ${withoutSecrets(outcome.failure, call.secrets).slice(0, 200)}`;

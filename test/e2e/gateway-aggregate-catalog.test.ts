@@ -159,6 +159,38 @@ describe.each(BACKENDS)('/mcp and its catalog on %s', (backend) => {
     expect(catalog.find((t: any) => t.tool === 'sketch')).toMatchObject({ icons: null, meta: null });
     expect(catalog.find((t: any) => t.tool === 'bulky')).toMatchObject({ icons: null, meta: null });
   });
+
+  it("receipts a call the provider refuses with a JSON-RPC error as the provider's error, one Plaza refuses as Plaza's, and a dropped connection as an upstream failure", async () => {
+    const credential = { 'x-platform-upstream-authorization': 'Bearer studio-secret-123' };
+    const aggregate = await agent('/mcp', { ...credential, 'x-platform-upstream-provider': 'studio' });
+    const callIds = new Map<string, string>();
+    for (const name of ['studio__refuse', 'studio__nosuch', 'studio__crash', 'nobody__paint']) {
+      const result = await aggregate.callTool({ name, arguments: {} });
+      expect(result.isError, name).toBe(true);
+      callIds.set(name, (result._meta as any).platform.call_id);
+    }
+    await aggregate.close();
+    const passthrough = await agent('/mcp/p/studio', credential);
+    // The provider's JSON-RPC error reaches the SDK client as one (it throws it).
+    await expect(passthrough.callTool({ name: 'refuse', arguments: {} })).rejects.toThrow(/colour must be a hex code/);
+    await expect(passthrough.callTool({ name: 'nosuch', arguments: {} })).rejects.toThrow(/Unknown tool: nosuch/);
+    expect((await passthrough.callTool({ name: 'crash', arguments: {} })).isError).toBe(true);
+    await passthrough.close();
+
+    const receipts: any[] = (await json('/api/receipts?limit=100')).data.receipts;
+    const outcome = (callId: string) => receipts.find((r) => r.call_id === callId)?.outcome;
+    const refusal = "provider's json-rpc error -32602: MCP error -32602: colour must be a hex code; you sent [credential removed]";
+    const unknown = "provider's json-rpc error -32602: MCP error -32602: Unknown tool: nosuch";
+    expect(outcome(callIds.get('studio__refuse')!)).toBe(refusal);
+    expect(outcome(callIds.get('studio__nosuch')!)).toBe(unknown);
+    expect(outcome(callIds.get('studio__crash')!)).toBe('upstream failure: the upstream closed the connection');
+    expect(outcome(callIds.get('nobody__paint')!)).toBe('refused by Plaza: unknown tool nobody__paint: expected <provider>__<tool> of an online connector; nothing was called');
+    // The same three on /mcp/p/studio: the answer of a refused call names no call id, its receipt is there all the same.
+    const mine = new Set(callIds.values());
+    const passed = receipts.filter((r) => r.provider === 'studio' && !mine.has(r.call_id));
+    expect(passed.map((r) => `${r.tool}: ${r.outcome}`).sort()).toEqual([`crash: upstream failure: the upstream closed the connection`, `nosuch: ${unknown}`, `refuse: ${refusal}`]);
+    for (const r of [...passed, ...receipts.filter((x) => mine.has(x.call_id))]) expect(r.status).toBe('error');
+  });
 });
 
 describe('/mcp while its database is unreachable', () => {

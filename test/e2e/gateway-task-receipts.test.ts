@@ -274,7 +274,7 @@ describe('receipts of task results through the passthrough', () => {
     const answer = await rpc('json', headers, { id: 2, method: 'tasks/result', params: { taskId } });
     expect(answer).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32602, message: `Task ${taskId} has expired` } });
     expect(resultReceipts(taskId)).toEqual([
-      expect.objectContaining({ tool: 'research', status: 'error', outcome: `result of task ${taskId}, created by call ${callId}: json-rpc error -32602: Task ${taskId} has expired` }),
+      expect.objectContaining({ tool: 'research', status: 'error', outcome: `result of task ${taskId}, created by call ${callId}: provider's json-rpc error -32602: Task ${taskId} has expired` }),
     ]);
   });
 

@@ -27,7 +27,7 @@ describe('receipt outcomes without the caller’s credential', () => {
     ['base64 without padding', `token ${b64(SECRET).replace(/=+$/, '')}!`],
     ['URL-safe base64 of the whole header', `token ${Buffer.from(`Bearer ${SECRET}`).toString('base64url')}`],
   ])('removes it %s', (_form, message) => {
-    for (const outcome of [{ error: { code: -32000, message } }, { failure: message }, { result: { isError: true, content: [{ type: 'text', text: message }] } }]) {
+    for (const outcome of [{ error: { code: -32000, message } }, { failure: message }, { refused: message }, { result: { isError: true, content: [{ type: 'text', text: message }] } }]) {
       const receipt = receiptFor(call as never, outcome, 10);
       expect(receipt.outcome).toContain('[credential removed]');
       expect(receipt.outcome.toLowerCase()).not.toContain(SECRET.toLowerCase());
