@@ -23,7 +23,8 @@ import { createAggregate, createUpstreamPool } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { createConnectorCatalog } from '../../src/connectors/index.ts';
-import { systemClock } from '../../src/kernel/index.ts';
+import { migrate } from '../../src/db/index.ts';
+import { newId, systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS, createTestDatabase } from '../support/databases.ts';
 import { listHealthy } from '../support/gateway-load.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -190,6 +191,49 @@ describe.each(BACKENDS)('/mcp and its catalog on %s', (backend) => {
     const passed = receipts.filter((r) => r.provider === 'studio' && !mine.has(r.call_id));
     expect(passed.map((r) => `${r.tool}: ${r.outcome}`).sort()).toEqual([`crash: upstream failure: the upstream closed the connection`, `nosuch: ${unknown}`, `refuse: ${refusal}`]);
     for (const r of [...passed, ...receipts.filter((x) => mine.has(x.call_id))]) expect(r.status).toBe('error');
+  });
+});
+
+/** The migration that deletes tools stored with an inputSchema MCP refuses. */
+const CLEANUP = '20261127080000_drop_tools_with_invalid_input_schema';
+
+describe.each(BACKENDS)('tools stored before probes checked their inputSchema, on %s', (backend) => {
+  it('are on neither /mcp nor /api/mcp/tools once the database is migrated, and their endpoint counts only the rest', async () => {
+    const t = await createTestDatabase(backend);
+    onTestFinished(() => t.dispose());
+    // The database as it was before the cleanup (a data migration only: the schema is the same).
+    await t.db.sql.query('DELETE FROM "_prisma_migrations" WHERE "migration_name" = $1', [CLEANUP]);
+    // As an older probe stored them: its endpoint healthy, every tool counted.
+    const endpointId = newId('mcp');
+    const schemas: Record<string, unknown> = {
+      kept: { type: 'object', properties: { colour: { type: 'string' } }, required: ['colour'] },
+      untyped: { properties: { colour: { type: 'string' } } },
+      'string-schema': { type: 'string' },
+      'null-type': { type: null },
+      'property-not-object': { type: 'object', properties: { colour: 'string' } },
+      'required-not-array': { type: 'object', required: 'colour' },
+      'required-not-strings': { required: [1] },
+    };
+    await t.db.prisma.mcpEndpoint.create({
+      data: { id: endpointId, provider: 'stale', url: 'http://127.0.0.1:1/mcp', registeredBy: 'ops@example.com', status: 'healthy', toolCount: 7, nextProbeAt: new Date(Date.now() + 86_400_000) },
+    });
+    await t.db.prisma.mcpTool.createMany({ data: Object.entries(schemas).map(([name, inputSchema]) => ({ id: newId('tool'), endpointId, provider: 'stale', name, description: name, inputSchema: inputSchema as never })) });
+    expect((await migrate(t.db.sql)).applied).toEqual([CLEANUP]);
+
+    const plaza = await startTestPlaza(backend, { db: t.db, env: { PLAZA_BACKGROUND: '0' } });
+    onTestFinished(() => plaza.close());
+    const apiKey = (await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'stale@example.com' })).apiKey;
+    const created = await fetch(`${plaza.url}/api/agents`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'Stale agent' }) });
+    const token = ((await created.json()) as any).data.token as string;
+    const client = new Client({ name: 'stale-agent', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    // The SDK client refuses a whole list that holds one such tool.
+    const listed = (await client.listTools()).tools.filter((tool) => tool.name.startsWith('stale__'));
+    await client.close();
+    expect(listed.map((tool) => tool.name)).toEqual(['stale__kept', 'stale__untyped']);
+    const catalog = (await (await fetch(`${plaza.url}/api/mcp/tools?provider=stale`)).json()) as any;
+    expect(catalog.tools.map((tool: any) => tool.tool)).toEqual(['kept', 'untyped']);
+    expect(((await (await fetch(`${plaza.url}/api/mcp/endpoints/${endpointId}`)).json()) as any).tool_count).toBe(2);
   });
 });
 
