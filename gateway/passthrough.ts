@@ -24,7 +24,7 @@ import {
   RPC_ERRORS,
   rpcError,
   STORAGE_RETRY_AFTER_S,
-  STORAGE_UNAVAILABLE,
+  storageUnavailable,
   toolErrorResult,
 } from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
@@ -227,6 +227,33 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   const notificationStreams = new Set<UpstreamHttpResponse>();
   let stopping = false;
 
+  /**
+   * Answers a request while Plaza cannot read its database: 503 under the ids of the requests a
+   * POST holds (storageUnavailable), once its body is read; a body that cannot be read or parsed
+   * is answered as such, as it would be otherwise.
+   */
+  async function refuseForStorage(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: unknown;
+    if (req.method === 'POST') {
+      let text: string;
+      try {
+        text = await readBody(req, maxRequest);
+      } catch (error) {
+        // readBody throws only HttpFailure: 413 (the rest unread), 400 cut short or not UTF-8.
+        const failure = error as HttpFailure;
+        sendJson(res, failure.status, rpcError(null, failure.code, failure.message), failure.status === 413 ? { connection: 'close' } : {});
+        return;
+      }
+      try {
+        body = parseJson(text);
+      } catch {
+        sendJson(res, 400, rpcError(null, RPC_ERRORS.parseError, 'Request body is not valid JSON.'));
+        return;
+      }
+    }
+    sendJson(res, 503, storageUnavailable(body), { 'retry-after': STORAGE_RETRY_AFTER_S });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
     let identity: AgentIdentity;
     try {
@@ -234,16 +261,20 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     } catch (error) {
       if (!(error instanceof AuthError)) {
         // The credential could not be checked (the database is unreachable): refuse, clearly.
-        sendJson(res, 503, rpcError(null, RPC_ERRORS.internal, STORAGE_UNAVAILABLE), { 'retry-after': STORAGE_RETRY_AFTER_S });
+        await refuseForStorage(req, res);
         return;
       }
       await sendUnauthorized(req, res, error.message);
       return;
     }
     try {
-      const connector = await options.directory.byProvider(provider).catch(() => {
-        throw new HttpFailure(503, STORAGE_UNAVAILABLE, RPC_ERRORS.internal);
-      });
+      let connector: Connector | undefined;
+      try {
+        connector = await options.directory.byProvider(provider);
+      } catch {
+        await refuseForStorage(req, res);
+        return;
+      }
       if (!connector) throw new HttpFailure(404, `No online connector for provider "${provider}".`);
       const credentialProblem = upstreamCredentialProblem(req, provider);
       if (credentialProblem) throw new HttpFailure(400, credentialProblem);

@@ -4,9 +4,11 @@
  * and `_meta` its provider declared (bad ones left out), also in `/api/mcp/tools`; a call the
  * provider refuses with a JSON-RPC error receipted as the provider's error, on `/mcp` and
  * `/mcp/p/<provider>`, while a genuine failure stays an upstream failure; a tool stored before
- * probes checked inputSchemas never served; a 503 answered under the request's id.
+ * probes checked inputSchemas never served; a 503 answered under the request's id (on
+ * `/mcp/p/<provider>` too).
  * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +21,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 
-import { createAggregate, createUpstreamPool } from '../../gateway/index.ts';
+import { createAggregate, createPassthrough, createSessionSealer, createUpstreamPool } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { createConnectorCatalog } from '../../src/connectors/index.ts';
@@ -237,33 +239,37 @@ describe.each(BACKENDS)('tools stored before probes checked their inputSchema, o
   });
 });
 
-describe('/mcp while its database is unreachable', () => {
-  it('answers 503 under the id of each request it was sent, and under id null only when it names none', async () => {
-    const t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'outage@example.com' });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    const token = (await agents.create(account.account.id, { display_name: 'Outage agent' })).token;
+describe('the gateway while its database is unreachable', () => {
+  it('answers 503 under the id of each request it was sent on /mcp and /mcp/p/<provider>, and under id null only when it names none', async () => {
+    // Two real databases: the agents' and the catalog's, so each lookup can fail on its own.
+    const [agentsDb, catalogDb] = await Promise.all([createTestDatabase('pglite'), createTestDatabase('pglite')]);
+    const account = await createAccountService({ prisma: agentsDb.db.prisma, clock: systemClock }).createAccount({ email: 'outage@example.com' });
+    const agents = createAgentService({ prisma: agentsDb.db.prisma, clock: systemClock });
+    const [seen, unseen] = await Promise.all([agents.create(account.account.id, { display_name: 'Seen agent' }), agents.create(account.account.id, { display_name: 'Unseen agent' })]);
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    const aggregate = createAggregate({
+    const catalog = createConnectorCatalog({ prisma: catalogDb.db.prisma, clock: systemClock });
+    const common = {
       agents,
-      catalog: createConnectorCatalog({ prisma: t.db.prisma, clock: systemClock }),
       receipts: { record: async () => undefined },
-      pool: createUpstreamPool({ timeoutMs: 5_000 }),
       assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
       issuer: 'http://plaza.test',
       clock: systemClock,
+    };
+    const aggregate = createAggregate({ ...common, catalog, pool: createUpstreamPool({ timeoutMs: 5_000 }) });
+    const passthrough = createPassthrough({ ...common, directory: { byProvider: (p) => catalog.routable(p) }, sealer: createSessionSealer(randomBytes(32)), upstreamTimeoutMs: 5_000 });
+    const gateway = createServer((req, res) => {
+      const provider = /^\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '')?.[1];
+      void (provider ? passthrough(req, res, provider) : aggregate(req, res));
     });
-    const gateway = createServer((req, res) => void aggregate(req, res));
     gateway.listen(0, '127.0.0.1');
     await once(gateway, 'listening');
-    onTestFinished(() => {
+    const base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    onTestFinished(async () => {
       gateway.closeAllConnections();
       gateway.close();
     });
-    // The database goes away: the agent's credential (never seen, so not cached) cannot be checked.
-    await t.db.close();
-    const post = async (body: unknown) => {
-      const res = await fetch(`http://127.0.0.1:${(gateway.address() as AddressInfo).port}/mcp`, {
+    const post = async (path: string, token: string, body: unknown) => {
+      const res = await fetch(`${base}${path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify(body),
@@ -271,21 +277,31 @@ describe('/mcp while its database is unreachable', () => {
       return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
     };
     const error = { code: -32603, message: expect.stringMatching(/cannot reach its database/) };
-    const call = await post({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'studio__paint', arguments: {} } });
-    expect(call).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: 41, error } });
-    const init = await post({ jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } } });
-    expect(init.body).toEqual({ jsonrpc: '2.0', id: 'init-1', error });
-    const batch = await post([
-      { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
-      { jsonrpc: '2.0', method: 'notifications/initialized' },
-      { jsonrpc: '2.0', id: 7, method: 'ping' },
-    ]);
-    expect(batch).toEqual({ status: 503, retryAfter: '2', body: [{ jsonrpc: '2.0', id: 'a', error }, { jsonrpc: '2.0', id: 7, error }] });
-    const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    expect(notification).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: null, error } });
+
+    // The catalog's database goes away: the passthrough cannot look its connector up.
+    await catalogDb.db.close();
+    const looked = await post('/mcp/p/studio', seen.token, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'paint', arguments: {} } });
+    expect(looked).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: 9, error } });
+
+    // Then the agents' too: a credential never seen (so not cached) cannot be checked.
+    await agentsDb.db.close();
+    for (const path of ['/mcp', '/mcp/p/studio']) {
+      const call = await post(path, unseen.token, { jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'studio__paint', arguments: {} } });
+      expect(call, path).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: 41, error } });
+      const init = await post(path, unseen.token, { jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } } });
+      expect(init.body, path).toEqual({ jsonrpc: '2.0', id: 'init-1', error });
+      const batch = await post(path, unseen.token, [
+        { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 7, method: 'ping' },
+      ]);
+      expect(batch, path).toEqual({ status: 503, retryAfter: '2', body: [{ jsonrpc: '2.0', id: 'a', error }, { jsonrpc: '2.0', id: 7, error }] });
+      const notification = await post(path, unseen.token, { jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect(notification, path).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: null, error } });
+    }
     // The SDK client is told the same, in words.
     const client = new Client({ name: 'outage-agent', version: '1' });
-    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(gateway.address() as AddressInfo).port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${unseen.token}` } } });
     await expect(client.connect(transport)).rejects.toThrow(/cannot reach its database/);
   });
 });
