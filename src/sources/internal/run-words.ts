@@ -74,10 +74,29 @@ export function stdinProgram(words: readonly string[]): Language | undefined {
   return interpreterFiles(args).length > 0 ? undefined : language;
 }
 
+/** Names of a program's standard input given as its script. */
+const STDIN_FILES = new Set(['/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
+
+/**
+ * The language of the program a command reads from its standard input, as `stdinProgram`, or as
+ * the script it is handed by the name of its standard input (`source /dev/stdin`, `bash /dev/stdin`).
+ * `words` are the command's own, without redirections.
+ */
+export function stdinReader(words: readonly string[]): Language | undefined {
+  const language = stdinProgram(words);
+  if (language !== undefined) return language;
+  const base = posix.basename(words[0] ?? '');
+  const script = filesRun(words)[1];
+  if (script === undefined || !STDIN_FILES.has(script.path)) return undefined;
+  return base === 'source' || base === '.' ? 'shell' : languageOf(base);
+}
+
 /** A program given inline: `sh -c 'code'`, `python -c`, `node -e`/`-p`, `perl -e`, `ruby -e`. */
 export interface InlineCode {
   language: Exclude<Language, 'php'>;
   code: string;
+  /** The index of the code's word in the command's words. */
+  at: number;
 }
 
 /** The program a command is given inline, if it is. */
@@ -86,5 +105,5 @@ export function inlineCode(words: readonly string[]): InlineCode | undefined {
   if (language === undefined || language === 'php') return undefined;
   const flag = words.findIndex((w, i) => i > 0 && (language === 'shell' ? /^-[a-z]*c$/.test(w) : language === 'python' ? w === '-c' : /^(?:-[eEp]|--eval|--print)$/.test(w)));
   const code = flag < 0 ? undefined : words[flag + 1];
-  return code === undefined ? undefined : { language, code };
+  return code === undefined ? undefined : { language, code, at: flag + 1 };
 }

@@ -5,7 +5,8 @@
  * holding a command substitution, another kind of expansion, a quote, a blank or a shell
  * metacharacter is forgotten (its name then reads as itself), so a substituted value never
  * changes how a line splits into commands and words; nor does a name a command sets (`read`,
- * `for`, `unset`) keep an older value.
+ * `for`, `unset`) keep an older value. A value with blanks or metacharacters (`c="curl -o t u"`) is
+ * kept apart, for the code an `eval` builds of it (`evaluated`) only.
  */
 import { shellCommands } from './shell-words.ts';
 
@@ -19,6 +20,8 @@ const SPECIAL = /[$'"\\;&|()`]/g;
 const ASSIGNS = /^\s*(?:(?:export|readonly|local|declare|typeset)(?:\s+-\w+)*\s+)?[A-Za-z_]\w*\+?=/;
 const KEYWORD = /^(?:export|readonly|local|declare|typeset)$/;
 const UNSAFE = /[\s'"`;&|<>()\\]|\$(?![A-Za-z_])/;
+/** A value the scan cannot know at all: a command substitution (or the part of one before `(`). */
+const OPAQUE = /`|\$(?![A-Za-z_{])/;
 /** Commands that set (or unset) the names they are given to values the scan does not know. */
 const SETTERS = /^(?:read|unset|for|getopts|mapfile|readarray)$/;
 
@@ -28,6 +31,8 @@ export interface ShellVars {
   line(text: string): string;
   /** Text the shell expands without reading quotes or commands in it (an unquoted here-document's body): substituted only. */
   text(text: string): string;
+  /** A shell line as `eval` reads the strings built into it: values with blanks or metacharacters substituted too; nothing recorded. */
+  evaluated(text: string): string;
 }
 
 /**
@@ -37,24 +42,28 @@ export interface ShellVars {
  */
 export function createShellVars(budget: number): ShellVars {
   const vars = new Map<string, string>();
+  // Values a substitution would re-split (blanks, quotes, metacharacters): read by `evaluated` alone.
+  const strings = new Map<string, string>();
   let left = budget;
 
   /** The value and end of the reference at `text[at]` (a `$`), if it is known and affordable. */
-  function lookup(text: string, at: number): [value: string, end: number] | undefined {
+  function lookup(text: string, at: number, all: boolean): [value: string, end: number] | undefined {
     BRACED.lastIndex = at + 1;
     const braced = BRACED.exec(text);
     NAME.lastIndex = at + 1;
     const bare = braced ? null : NAME.exec(text);
     const name = braced ? braced[1]! : bare?.[0];
-    const value = name === undefined ? undefined : vars.get(name);
+    const value = name === undefined ? undefined : (vars.get(name) ?? (all ? strings.get(name) : undefined));
     if (value === undefined || value.length > left) return undefined;
     left -= value.length;
     return [value, braced ? BRACED.lastIndex : NAME.lastIndex];
   }
 
   function set(name: string, value: string | undefined): void {
-    if (value === undefined || value.length > VALUE_LIMIT || UNSAFE.test(value)) vars.delete(name);
-    else vars.set(name, value);
+    vars.delete(name);
+    strings.delete(name);
+    if (value === undefined || value.length > VALUE_LIMIT || OPAQUE.test(value)) return;
+    (UNSAFE.test(value) ? strings : vars).set(name, value);
   }
 
   /** Records what one command (already substituted) assigns or unsets. */
@@ -62,7 +71,7 @@ export function createShellVars(budget: number): ShellVars {
     const setter = /^\s*(\w+)/.exec(command)?.[1];
     if (setter !== undefined && SETTERS.test(setter)) {
       const names = (shellCommands(command)[0] ?? []).slice(1).filter((w) => /^[A-Za-z_]\w*$/.test(w));
-      for (const name of setter === 'for' ? names.slice(0, 1) : names) vars.delete(name);
+      for (const name of setter === 'for' ? names.slice(0, 1) : names) set(name, undefined);
       return;
     }
     if (!ASSIGNS.test(command)) return;
@@ -80,14 +89,18 @@ export function createShellVars(budget: number): ShellVars {
       assignments.push([m[1]!, m[2] === '+', w.slice(m[0].length)]);
     }
     for (const [name, append, value] of assignments) {
-      const before = vars.get(name);
+      const before = vars.get(name) ?? strings.get(name);
       set(name, append ? (before === undefined ? undefined : before + value) : value);
     }
   }
 
-  /** `text` with known variables substituted; a shell line (`line`) honours quotes and records its commands' assignments. */
-  function substitute(text: string, line: boolean): string {
-    if (vars.size === 0 && (!line || !text.includes('='))) return text;
+  /**
+   * `text` with known variables substituted; a shell line (`line`, `evaluated`) honours quotes, a
+   * `line` records its commands' assignments, an `evaluated` one substitutes the values kept apart too.
+   */
+  function substitute(text: string, mode: 'line' | 'text' | 'evaluated'): string {
+    const line = mode !== 'text';
+    if (vars.size === 0 && (mode === 'text' || (mode === 'line' ? !text.includes('=') : strings.size === 0))) return text;
     let out = '';
     let from = 0;
     let command = 0;
@@ -99,7 +112,7 @@ export function createShellVars(budget: number): ShellVars {
       if (c === '\\') {
         SPECIAL.lastIndex = at + 2;
       } else if (c === '$') {
-        const found = lookup(text, at);
+        const found = lookup(text, at, mode === 'evaluated');
         if (!found) continue;
         out += text.slice(from, at) + found[0];
         from = SPECIAL.lastIndex = found[1];
@@ -110,7 +123,7 @@ export function createShellVars(budget: number): ShellVars {
         SPECIAL.lastIndex = end < 0 ? text.length : end + 1;
       } else if (c === '"') {
         double = !double;
-      } else if (!double) {
+      } else if (!double && mode === 'line') {
         out += text.slice(from, at);
         from = at;
         record(out.slice(command));
@@ -118,9 +131,9 @@ export function createShellVars(budget: number): ShellVars {
       }
     }
     out += text.slice(from);
-    if (line) record(out.slice(command));
+    if (mode === 'line') record(out.slice(command));
     return out;
   }
 
-  return { line: (text) => substitute(text, true), text: (text) => substitute(text, false) };
+  return { line: (text) => substitute(text, 'line'), text: (text) => substitute(text, 'text'), evaluated: (text) => substitute(text, 'evaluated') };
 }

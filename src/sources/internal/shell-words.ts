@@ -1,13 +1,63 @@
 /**
  * A rough shell tokenizer for the scan: enough to read which command runs on which file, not a
  * shell. Quotes are honoured and removed, `${NAME}` reads as `$NAME`; expansions are not done.
+ * A command substitution (`$(…)`, `` `…` ``) or process substitution (`<(…)`, `>(…)`) stays whole
+ * in its word, in double quotes too, and its code is given beside the command, to be read in turn.
  */
 
-/** Characters that are part of a word wherever they are (all but blanks, quotes, redirections, separators). */
-const ORDINARY = /[^\s"'<>&;|()`]+/y;
+/** How deep the scan reads substitutions, `eval`s, `sh -c` codes and function calls inside each other. */
+export const MAX_NESTING = 4;
+
+/** Characters that are part of a word wherever they are (all but blanks, quotes, redirections, separators, and a `$` that opens `$(`). */
+const ORDINARY = /(?:[^\s"'<>&;|()`$]|\$(?!\())+/y;
+/** Text in double quotes up to its end, a backslash, a backtick or a `$`. */
+const DOUBLE_QUOTED = /[^"\\`$]+/y;
+/** `${NAME}`, read as `$NAME`. */
+const BRACED = /\$\{\w+\}/y;
 
 /** Separators between simple commands (outside quotes). */
-const SEPARATORS = new Set([';', '&', '|', '(', ')', '`', '\n']);
+const SEPARATORS = new Set([';', '&', '|', '(', ')', '\n']);
+
+/** A substitution in a word: the shell runs `code` and puts its output (`$(…)`, backticks) or a file name for it (`<(…)`, `>(…)`) there. */
+export interface Substitution {
+  kind: '$(' | '`' | '<(' | '>(';
+  code: string;
+  /** The word it is part of (its index in the command's `words`). */
+  word: number;
+  /** Where its text (opener to closer) lies in that word. */
+  start: number;
+  end: number;
+}
+
+/**
+ * The index just past the end of the substitution whose code starts at `from` (`close` ends it),
+ * or one past the line's length when the line ends first. Nested substitutions, parentheses, quotes and
+ * backslashes are followed on one stack, so the text costs its length once.
+ */
+function substitutionEnd(line: string, from: number, close: ')' | '`'): number {
+  const stack: string[] = [close];
+  for (let i = from; i < line.length; i++) {
+    const c = line[i]!;
+    const top = stack.at(-1);
+    if (c === '\\') i++;
+    else if (top === '"') {
+      if (c === '"') stack.pop();
+      else if (c === '`') stack.push('`');
+      else if (c === '$' && line[i + 1] === '(') {
+        stack.push(')');
+        i++;
+      }
+    } else if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      i = end < 0 ? line.length : end;
+    } else if (c === '"') stack.push('"');
+    else if (c === '(') stack.push(')');
+    else if (c === '`' && top !== '`') stack.push('`');
+    else if (c === top) stack.pop();
+    if (stack.length === 0) return i + 1;
+  }
+  return line.length + 1;
+}
 
 /** A here-document a command opens (`<<EOF`, `<<-'EOF'`): its body is the lines after this one, up to the delimiter. */
 export interface Heredoc {
@@ -25,6 +75,8 @@ export interface ShellCommand {
   /** What separates it from the command before it on the line (`|` for the right side of a pipe, `||`, `;`, `&&`…); `''` first on the line. */
   after: string;
   heredocs: Heredoc[];
+  /** The substitutions in its words, in the order they come (the shell runs them before the command). */
+  substitutions: Substitution[];
 }
 
 /** Splits one line into simple commands, each a list of words; redirections are words of their own (`>`, `>>`, `<`, `&>`, `2>`). */
@@ -32,44 +84,92 @@ export function shellCommands(line: string): string[][] {
   return parseCommands(line).map((c) => c.words);
 }
 
-/** {@link shellCommands} with what separates each command from the one before it, and the here-documents it opens. */
+/** {@link shellCommands} with what separates each command from the one before it, and the here-documents and substitutions it holds. */
 export function parseCommands(line: string): ShellCommand[] {
   const commands: ShellCommand[] = [];
   let words: string[] = [];
   let heredocs: Heredoc[] = [];
+  let substitutions: Substitution[] = [];
+  // The substitutions of the word being read (`word` is set when it is pushed).
+  let pending: Substitution[] = [];
   let word: string | undefined;
   let quoted = false;
   let quote: '"' | "'" | undefined;
   let after = '';
   // Set by `<<`: the next word is a here-document's delimiter.
   let opening: { strip: boolean } | undefined;
+  /** Text of the word as written (`${NAME}` read as `$NAME`); substitutions are added by `substitution`. */
+  const append = (text: string): void => {
+    word = (word ?? '') + (text.includes('${') ? text.replace(/\$\{(\w+)\}/g, '$$$1') : text);
+  };
   const endWord = (): void => {
     if (word !== undefined && opening) heredocs.push({ delimiter: word.replaceAll('\\', ''), quoted: quoted || word.includes('\\'), strip: opening.strip });
-    else if (word !== undefined) words.push(word.includes('${') ? word.replace(/\$\{(\w+)\}/g, '$$$1') : word);
+    else if (word !== undefined) {
+      for (const s of pending) substitutions.push({ ...s, word: words.length });
+      words.push(word);
+    }
     if (word !== undefined) opening = undefined;
     word = undefined;
+    pending = [];
     quoted = false;
   };
   const endCommand = (separator: string): void => {
     endWord();
-    if (words.length > 0 || heredocs.length > 0) commands.push({ words, after, heredocs });
+    if (words.length > 0 || heredocs.length > 0) commands.push({ words, after, heredocs, substitutions });
     words = [];
     heredocs = [];
+    substitutions = [];
     opening = undefined;
     after = separator;
   };
+  /** Reads the substitution opened at `i` (`$(`, a backtick, `<(`, `>(`) into the word; answers the index of its last character. */
+  const substitution = (i: number, kind: Substitution['kind']): number => {
+    const open = kind === '`' ? 1 : 2;
+    // Past the line's end when it ends inside the substitution (a here-document's opener, say): the rest is its code.
+    const end = substitutionEnd(line, i + open, kind === '`' ? '`' : ')');
+    const start = word?.length ?? 0;
+    word = (word ?? '') + line.slice(i, end);
+    // `$((…))` is arithmetic, not code.
+    if (!(kind === '$(' && line[i + 2] === '(')) pending.push({ kind, code: line.slice(i + open, end - 1), word: -1, start, end: word.length });
+    return end - 1;
+  };
   for (let i = 0; i < line.length; i++) {
     const c = line[i]!;
-    if (quote) {
+    if (quote === "'") {
       // The quoted text up to the closing quote in one piece (a character at a time is slow on long words).
       const end = line.indexOf(quote, i);
-      word = (word ?? '') + line.slice(i, end < 0 ? line.length : end);
+      append(line.slice(i, end < 0 ? line.length : end));
       i = end < 0 ? line.length : end;
       quote = undefined;
+    } else if (quote === '"') {
+      // Plain text up to the next quote, backslash, backtick or `$` in one piece; a substitution in it is read as one.
+      DOUBLE_QUOTED.lastIndex = i;
+      if (DOUBLE_QUOTED.test(line)) {
+        append(line.slice(i, DOUBLE_QUOTED.lastIndex));
+        i = DOUBLE_QUOTED.lastIndex - 1;
+      } else if (c === '"') quote = undefined;
+      else if (c === '\\') {
+        const next = line[i + 1] ?? '';
+        append('"\\$`'.includes(next) && next !== '' ? next : c + next);
+        i++;
+      } else if (c === '`') i = substitution(i, '`');
+      else if (c === '$' && line[i + 1] === '(') i = substitution(i, '$(');
+      else {
+        BRACED.lastIndex = i;
+        const braced = BRACED.exec(line);
+        append(braced ? braced[0] : c);
+        if (braced) i = BRACED.lastIndex - 1;
+      }
     } else if (c === '"' || c === "'") {
       quote = c;
       quoted = true;
       word ??= '';
+    } else if (c === '`') {
+      i = substitution(i, '`');
+    } else if (c === '$' && line[i + 1] === '(') {
+      i = substitution(i, '$(');
+    } else if ((c === '<' || c === '>') && line[i + 1] === '(') {
+      i = substitution(i, c === '<' ? '<(' : '>(');
     } else if (c === '<' && line[i + 1] === '<') {
       endWord();
       if (line[i + 2] === '<') {
@@ -80,7 +180,7 @@ export function parseCommands(line: string): ShellCommand[] {
         i += strip ? 2 : 1;
         opening = { strip };
       }
-    } else if (c === '>' || (c === '<' && line[i + 1] !== '(')) {
+    } else if (c === '>' || c === '<') {
       // `2>` and `&>` keep their prefix; `>>` is one word; `>&2` duplicates a descriptor (no file).
       const prefix = word !== undefined && /^\d$/.test(word) ? word : '';
       if (prefix) word = undefined;
@@ -102,10 +202,10 @@ export function parseCommands(line: string): ShellCommand[] {
     } else if (/\s/.test(c)) {
       endWord();
     } else {
-      // The run of ordinary characters in one piece, as quoted text is (`<` of `<(` alone).
+      // The run of ordinary characters in one piece, as quoted text is.
       ORDINARY.lastIndex = i;
       const end = ORDINARY.test(line) ? ORDINARY.lastIndex : i + 1;
-      word = (word ?? '') + line.slice(i, end);
+      append(line.slice(i, end));
       i = end - 1;
     }
   }
@@ -113,8 +213,21 @@ export function parseCommands(line: string): ShellCommand[] {
   return commands;
 }
 
-/** Words that only prefix the command that follows them (`sudo`, `env X=1`, `then`…). */
-const PREFIXES = /^(?:then|do|else|elif|if|while|until|!|exec|command|nohup|time|env|sudo|doas|nice)$/;
+/**
+ * The commands of a line and, before each, those of the substitutions in its words, to `depth`
+ * levels of nesting ({@link MAX_NESTING} in all): every command the line runs, as far as the scan reads.
+ */
+export function allCommands(line: string, depth = 0): ShellCommand[] {
+  const out: ShellCommand[] = [];
+  for (const command of parseCommands(line)) {
+    if (depth < MAX_NESTING) for (const s of command.substitutions) out.push(...allCommands(s.code, depth + 1));
+    out.push(command);
+  }
+  return out;
+}
+
+/** Words that only prefix the command that follows them (`sudo`, `env X=1`, `then`, a group's `{`…). */
+const PREFIXES = /^(?:then|do|else|elif|if|while|until|!|\{|exec|command|nohup|time|env|sudo|doas|nice)$/;
 
 /** The command's own words: leading keywords, wrappers and `NAME=value` assignments dropped. */
 export function commandWords(words: readonly string[]): string[] {
