@@ -21,8 +21,13 @@ const REDIRECTION = /^(?:\d?[<>]>?|&>>?|<<<)$/;
 const FUNCTION_HEADER = /^\s*(?:function\s+([A-Za-z_][\w:.-]*)(?:\s*\(\s*\))?|([A-Za-z_][\w:.-]*)\s*\(\s*\))\s*(?:\{|$)/;
 /** A positional parameter in a function's body: `$1`, `${2}`, `$@`, `$*`, `$#`. */
 const POSITIONAL = /\$(?:\{(\d+|[@*#])\}|(\d|[@*#]))/g;
-/** Function bodies a hook's calls may replay, in characters, at least; a larger hook may replay its own size. */
-const MIN_REPLAY_BUDGET = 64 * 1024;
+/**
+ * What a hook's function calls may replay and its `eval`s and `sh -c`s re-read, in characters, all
+ * together, at least; a larger hook may re-read its own size (so an `eval` chain costs two readings, not one per level).
+ */
+const MIN_REREAD_BUDGET = 64 * 1024;
+/** What replaying one command of a function's body costs of that budget besides its text. */
+const REPLAY_COST = 64;
 
 /** A hook line that runs a file an earlier step of the same hook downloaded. */
 export interface DownloadRun {
@@ -121,7 +126,9 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   // Variables assigned a download (`s=$(curl …)`), and the functions defined so far (their bodies' commands).
   const tainted = new Set<string>();
   const functions = new Map<string, ShellCommand[]>();
-  let replayLeft = Math.max(MIN_REPLAY_BUDGET, lines.reduce((n, l) => n + l.text.length + 1, 0));
+  let rereadLeft = Math.max(MIN_REREAD_BUDGET, lines.reduce((n, l) => n + l.text.length + 1, 0));
+  /** Whether `text` may still be re-read (its length is then spent). */
+  const reread = (text: string): boolean => (rereadLeft -= text.length) >= 0;
   // The folder `cd` went to; undefined once the scan cannot tell (`cd "$(dirname "$0")"`, a cd
   // deeper than any real folder), and paths are then read as written, from the root hooks start in.
   let cwd: string | undefined = '.';
@@ -200,14 +207,15 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     else if (inline && depth < MAX_NESTING) {
       // The code as the interpreter gets it: what the outer shell substituted into it has run already.
       const code = asValue(inline.code, byWord(cmd.substitutions).get(offset + inline.at));
-      if (inline.language === 'shell') shellLine(code, i, onLine, undefined, depth + 1);
-      else programLine(code, inline.language, newUnit(), i, onLine, depth + 1);
+      if (reread(code) && inline.language === 'shell') shellLine(code, i, onLine, undefined, depth + 1);
+      else if (rereadLeft >= 0 && inline.language !== 'shell') programLine(code, inline.language, newUnit(), i, onLine, depth + 1);
     }
     if (name === 'eval' && words.length > 1) {
       if (words.some((_, j) => j > 0 && carries(offset + j))) flag(i, onLine, 'evaluates a download');
       else if (depth < MAX_NESTING) {
         const subs = byWord(cmd.substitutions);
-        shellLine(words.slice(1).map((w, j) => asValue(w, subs.get(offset + 1 + j))).join(' '), i, onLine, undefined, depth + 1);
+        const code = words.slice(1).map((w, j) => asValue(w, subs.get(offset + 1 + j))).join(' ');
+        if (reread(code)) shellLine(code, i, onLine, undefined, depth + 1);
       }
     }
     // A program read from standard input (`sh`, `python3 -`, `source /dev/stdin`) fed a download: by a pipe, a here-string, or `<` from a downloaded file.
@@ -260,14 +268,15 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   /**
    * A call of a function defined earlier: its body's commands read at the calling line with the
    * call's arguments as `$1`…; answers whether its output carries a download. Calls inside calls
-   * go `MAX_NESTING` deep, and all calls together replay no more than the hook's size (or the minimum budget).
+   * go `MAX_NESTING` deep, and replay from the hook's re-reading budget (`MIN_REREAD_BUDGET`).
    */
   function call(body: readonly ShellCommand[], args: readonly string[], fed: boolean, i: number, onLine: Set<string>, depth: number): boolean {
     let carried = fed;
     let out = false;
     for (const [k, c] of body.entries()) {
-      replayLeft -= c.words.reduce((n, w) => n + w.length + 1, 1) + c.substitutions.reduce((n, s) => n + s.code.length, 0);
-      if (replayLeft < 0) break;
+      // A command costs its text and a fixed part for reading it (a replay of short commands costs more than their text).
+      rereadLeft -= REPLAY_COST + c.words.reduce((n, w) => n + w.length + 1, 0) + c.substitutions.reduce((n, s) => n + s.code.length, 0);
+      if (rereadLeft < 0) break;
       carried = command(bindArguments(c, args), k === 0 ? fed : c.after === '|' && carried, i, onLine, depth);
       if (body[k + 1]?.after !== '|') out ||= carried;
     }

@@ -13,16 +13,19 @@ import { hookLanguage, readHook } from './read-hook.ts';
 
 /**
  * The shell code a line hands to be read again, `depth` levels deep: an `eval`'s arguments, a
- * `sh -c` code. The rules read it as they read the line (`eval "cp t /usr/bin"` writes outside the root).
+ * `sh -c` code. The rules read it as they read the line (`eval "cp t /usr/bin"` writes outside the
+ * root). All of it together is no longer than the line (`budget`), so an `eval` chain is read twice, not once per level.
  */
-function handedCode(text: string, depth = 0): string[] {
+function handedCode(text: string, depth = 0, budget = { left: text.length }): string[] {
   if (depth >= MAX_NESTING || !/\beval\b|-[a-z]*c\b/.test(text)) return [];
   const out: string[] = [];
   for (const c of parseCommands(text)) {
     const words = commandWords(c.words);
     const inline = inlineCode(words);
     const code = words[0] === 'eval' ? words.slice(1).join(' ') : inline?.language === 'shell' ? inline.code : undefined;
-    if (code !== undefined) out.push(code, ...handedCode(code, depth + 1));
+    if (code === undefined) continue;
+    if ((budget.left -= code.length) < 0) break;
+    out.push(code, ...handedCode(code, depth + 1, budget));
   }
   return out;
 }
