@@ -54,7 +54,8 @@ describe('plaza outbox list', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+    // Five runs of the CLI, each opening the embedded database: 60 s was not enough at load 10.
+  }, 180_000);
 });
 
 describe.each(BACKENDS)('system e-mail on %s', (backend) => {
