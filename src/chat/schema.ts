@@ -30,6 +30,19 @@ const MessageSchema = z.strictObject({
   annotations: z.array(z.unknown()).optional(),
 });
 
+/** An OpenAI function tool definition, as clients declare the tools a model may call. */
+const FunctionToolSchema = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'a function name is 1-64 letters, digits, _ or -'),
+    description: z.string().max(8_192).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+const ANSWERS_IN_TEXT = 'plaza-assistant answers in text and calls no tools';
+
 /**
  * `POST /api/v1/chat/completions` (spec §2.16), the OpenAI fields Plaza understands. Strict: any
  * other field is a 400 naming it, as OpenAI itself answers unrecognised arguments.
@@ -53,6 +66,18 @@ export function chatRequestSchema(maxTokensCap: number) {
     frequency_penalty: z.number().min(-2).max(2).nullish(),
     seed: z.number().int().nullish(),
     user: z.string().max(256).nullish(),
+    // Tools an agent framework declares on every request (the AI SDK's and LangChain's tool
+    // agents): with tool_choice "auto" or "none" a model may always answer in text, which is what
+    // the embedded assistant does, so the request is served as OpenAI's models would serve it when
+    // they choose no tool. A call it must make ("required", or a named function) it cannot make.
+    tools: z.array(FunctionToolSchema).max(128).nullish(),
+    tool_choice: z
+      .unknown()
+      .refine((choice) => choice === 'auto' || choice === 'none', { error: `${ANSWERS_IN_TEXT}: tool_choice "auto" or "none" only; a required tool call needs an upstream model` })
+      .nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    response_format: z.strictObject({ type: z.literal('text', { error: `${ANSWERS_IN_TEXT}: response_format "text" only; JSON output needs an upstream model` }) }).nullish(),
+    logprobs: z.literal(false, { error: 'plaza-assistant gives no log probabilities; logprobs needs an upstream model' }).nullish(),
   });
 }
 

@@ -299,7 +299,12 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
       ['a non-number temperature', ask('x', { temperature: 'warm' }), 'temperature'],
       ['a huge max_tokens', ask('x', { max_tokens: 1e9 }), 'max_tokens'],
       ['an unknown model', { ...ask('x'), model: 'gpt-9' }, 'model'],
-      ['an unknown field', ask('x', { tools: [] }), 'tools'],
+      ['an unknown field', ask('x', { top_k: 40 }), 'top_k'],
+      ['a required tool call', ask('x', { tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'required' }), 'tool_choice'],
+      ['a named tool call', ask('x', { tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'f' } } }), 'tool_choice'],
+      ['a tool with a bad name', ask('x', { tools: [{ type: 'function', function: { name: 'a.b' } }] }), 'tools[0].function.name'],
+      ['JSON output', ask('x', { response_format: { type: 'json_object' } }), 'response_format.type'],
+      ['log probabilities', ask('x', { logprobs: true }), 'logprobs'],
       // The NUL check runs before the schema, at the HTTP edge, and names the field the same way.
       ['a NUL in a message', { model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }, { role: 'user', content: 'a\u0000b' }] }, 'messages[1].content'],
       ['a NUL in a text part', { model: 'plaza-assistant', messages: [{ role: 'user', content: [{ type: 'text', text: 'a\u0000' }] }] }, 'messages[0].content[0].text'],

@@ -162,6 +162,23 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
     expect(again.choices[0]?.finish_reason).toBeTruthy();
   });
 
+  // An agent framework declares its tools on every request (the AI SDK's generateText({ tools }),
+  // LangChain's bindTools): with tool_choice "auto" a model may answer in text, as this one does.
+  it('answers in text a request that declares tools, and refuses one that requires a tool call', async () => {
+    const fresh = client(await mint());
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const answer = await fresh.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'Which plans are there?' }], tools, tool_choice: 'auto', parallel_tool_calls: false, max_tokens: 30 });
+    expect(answer.choices[0]?.message.content).toMatch(/embedded assistant/);
+    expect(answer.choices[0]?.message.tool_calls ?? []).toEqual([]);
+    expect(answer.choices[0]?.finish_reason).not.toBe('tool_calls');
+    const streamed = await fresh.chat.completions.stream({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'Which plans are there?' }], tools, max_tokens: 30 }).finalMessage();
+    expect(streamed.content).toMatch(/embedded assistant/);
+    const required = await fresh.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], tools, tool_choice: 'required' }).catch((e: unknown) => e);
+    expect(required).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((required as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tool_choice');
+    expect((required as Error).message).toMatch(/calls no tools.*upstream model/);
+  });
+
   it('raises RateLimitError once a token exceeds its requests per minute', async () => {
     const fresh = client(await mint());
     const call = () => fresh.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
