@@ -72,10 +72,17 @@ function get(url: string, options: FetchOptions, redirects = 0): Promise<http.In
   });
 }
 
+/** Adds what to do to a request that failed (not to an interruption, which is no AgpkError). */
+function withHint(error: unknown, hint: string): unknown {
+  return error instanceof AgpkError && error.code === 'upstream_failed' ? new AgpkError('upstream_failed', `${error.message} (${hint})`, { cause: error }) : error;
+}
+
 /** Fetches the healthy source list from the market; entries that do not fit the shape are skipped. */
 export async function fetchMarketSources(shareUrl: string, options: FetchOptions = {}): Promise<MarketSource[]> {
   const url = `${shareUrl.replace(/\/+$/, '')}/share/v1/agpk/sources`;
-  const res = await get(url, options);
+  const res = await get(url, options).catch((error: unknown) => {
+    throw withHint(error, `is a Plaza running at ${shareUrl}? Start it, or point PLAZA_SHARE_URL at the market's base URL`);
+  });
   const max = options.maxBytes ?? 16 * 1024 * 1024;
   const windowMs = options.stallWindowMs ?? 30_000;
   const deadline = setTimeout(() => res.destroy(new AgpkError('upstream_failed', `${url} did not answer within ${windowMs} ms`)), windowMs);
@@ -117,7 +124,9 @@ export async function downloadArchive(
   options: FetchOptions & { expectedSha256: string; onProgress?: (done: number, total: number | null) => void },
 ): Promise<{ sha256: string; bytes: number }> {
   if (!URL.canParse(uri) || new URL(uri).protocol !== 'https:') throw new AgpkError('bad_request', `download_uri must be an https URL: ${uri}`);
-  const res = await get(uri, options);
+  const res = await get(uri, options).catch((error: unknown) => {
+    throw withHint(error, "the package's download origin did not serve it; try again later, or install from an archive file");
+  });
   const total = Number(res.headers['content-length']) || null;
   const max = options.maxBytes ?? 2 * 1024 ** 3;
   const hash = createHash('sha256');

@@ -57,6 +57,9 @@ async function isFile(path: string): Promise<boolean> {
   return stat(path).then((s) => s.isFile(), () => false);
 }
 
+/** What a market package_id may be (spec ids, as `scaffold` checks them): no path separator. */
+const PACKAGE_ID = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/;
+
 async function trustedKeyIds(ctx: AgpkContext): Promise<Set<string>> {
   const dir = ctx.registry.trustedKeysDir;
   const local = await readdir(dir).then((names) => names.filter((n) => n.endsWith('.pem')).map((n) => join(dir, n)), () => []);
@@ -77,7 +80,14 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
   const marketEntry = async (id: string): Promise<MarketSource> => {
     market ??= await fetchMarketSources(ctx.shareUrl, { ...(ctx.ca ? { ca: ctx.ca } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
     const found = market.filter((s) => s.package_id === id).sort((a, b) => compareVersions(b.version, a.version))[0];
-    if (!found) throw new AgpkError('not_found', `package "${id}" is not in the market's healthy list (${ctx.shareUrl}/share/v1/agpk/sources)`);
+    if (!found) {
+      // `x.agpk` is a valid package_id, but most likely a file name that was mistyped.
+      const noFile = id.endsWith('.agpk') ? `there is no file ${id} in ${process.cwd()}, and ` : '';
+      throw new AgpkError(
+        'not_found',
+        `${noFile}package "${id}" is not in the market's healthy list (${ctx.shareUrl}/share/v1/agpk/sources); \`plaza agpk list-options --query <words>\` searches it`,
+      );
+    }
     return found;
   };
 
@@ -89,7 +99,13 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
     let archive: string;
     let source: StagedPackage['source'];
     let expectedId: string | undefined;
-    if (!fromMarket && (await isFile(ref))) {
+    const file = !fromMarket && (await isFile(ref));
+    if (!fromMarket && !file && !PACKAGE_ID.test(ref)) {
+      // A path (or anything no package_id can be) is never looked up in the market.
+      const what = await stat(ref).then((s) => (s.isDirectory() ? 'is a folder, not an archive: pack it first (`plaza agpk pack <folder>`)' : 'is not a regular file'), () => 'does not exist');
+      throw new AgpkError('not_found', `${ref} ${what}; install takes an .agpk archive file or a market package_id`);
+    }
+    if (file) {
       archive = resolve(ref);
       source = { kind: 'file', uri: archive, sha256: await sha256File(archive) };
     } else {

@@ -123,6 +123,36 @@ describe('plaza agpk: the publishing flow', () => {
     expect(r.code).toBe(1);
     expect(r.json).toContain('error   agent-commands.json $.commands: must NOT have fewer than 1 items');
   });
+
+  it('says what is wrong and what to do when install names no file, no listed package, or an unreachable market or origin', async () => {
+    // A mistyped archive path was looked up in the market: "package "./dist/x.agpk" is not in the market's healthy list".
+    const before = market.requests.length;
+    const missing = await plaza('install', './dist/acme.weather-9.9.9.agpk', '--approve', '-y');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('./dist/acme.weather-9.9.9.agpk does not exist; install takes an .agpk archive file or a market package_id');
+    expect(market.requests.length).toBe(before);
+    await scaffoldPackage(join(tmp.path, 'unpacked'), { id: 'acme.unpacked', name: 'U', version: '1.0.0' });
+    const folder = await plaza('install', join(tmp.path, 'unpacked'), '--approve', '-y');
+    expect(folder.code).toBe(1);
+    expect(folder.stderr).toContain(`${join(tmp.path, 'unpacked')} is a folder, not an archive: pack it first (\`plaza agpk pack <folder>\`)`);
+
+    market.sources = [];
+    const bare = await plaza('install', 'acme.weather-9.9.9.agpk', '--approve', '-y');
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain('there is no file acme.weather-9.9.9.agpk in ');
+    const unknown = await plaza('install', 'acme.nothing', '--approve', '-y');
+    expect(unknown.stderr).toContain(`package "acme.nothing" is not in the market's healthy list (${market.url}/share/v1/agpk/sources); \`plaza agpk list-options --query <words>\` searches it`);
+
+    const down = await runPlaza(['agpk', 'install', 'acme.weather', '--approve', '-y'], { ...env, PLAZA_SHARE_URL: 'https://127.0.0.1:9' });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/GET https:\/\/127\.0\.0\.1:9\/share\/v1\/agpk\/sources failed: .*ECONNREFUSED.* \(is a Plaza running at https:\/\/127\.0\.0\.1:9\? Start it, or point PLAZA_SHARE_URL at the market's base URL\)/);
+    market.sources = [{ package_id: 'acme.gone', name: 'Gone', version: '1.0.0', summary: '', download_uri: 'https://127.0.0.1:9/gone.agpk', sha256: 'a'.repeat(64) }];
+    const gone = await plaza('install', 'acme.gone', '--approve', '-y');
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain("(the package's download origin did not serve it; try again later, or install from an archive file)");
+    for (const r of [missing, folder, bare, unknown, down, gone]) expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(env.AGPK_HOME!, 'packages', 'acme.gone'))).toBe(false);
+  });
 });
 
 describe('agpk and the market (in process)', () => {
