@@ -50,6 +50,10 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
             r.ok ? `valid: ${r.package_id ?? '?'} ${r.version ?? '?'}${r.sha256 ? ` sha256 ${r.sha256}` : ''}` : `invalid: ${r.problems.length} problem(s)`,
             ...r.problems.map((p) => `  error   ${p.file} ${p.path}: ${p.message}`),
             ...r.warnings.map((p) => `  warning ${p.file} ${p.path}: ${p.message}`),
+            // A folder edited since `pack` (or `scaffold`) wrote its DIGESTS: say how to refresh them.
+            ...(r.sha256 === undefined && r.problems.some((p) => p.message.startsWith('bad DIGESTS: '))
+              ? [`  hint    files changed since DIGESTS was written: \`plaza agpk pack ${target}\` writes it anew (sign again before, if the package is signed), then validate the archive`]
+              : []),
           ].join('\n'),
         );
         return r.ok ? EXIT.ok : EXIT.failure;

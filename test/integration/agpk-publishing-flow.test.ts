@@ -122,6 +122,8 @@ describe('plaza agpk: the publishing flow', () => {
     const r = await plaza('validate', broken);
     expect(r.code).toBe(1);
     expect(r.json).toContain('error   agent-commands.json $.commands: must NOT have fewer than 1 items');
+    // A folder edited after scaffold/pack: its DIGESTS no longer match, and validate says how to refresh them.
+    expect(r.json).toContain(`  hint    files changed since DIGESTS was written: \`plaza agpk pack ${broken}\` writes it anew`);
   });
 
   it('says what is wrong and what to do when install names no file, no listed package, or an unreachable market or origin', async () => {

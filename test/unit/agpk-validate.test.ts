@@ -86,6 +86,34 @@ describe('agpk validate', () => {
     expect((await validatePackageDir(pkg, schemas)).ok).toBe(true);
   });
 
+  it('warns about a field whose name is a near miss of one the standard defines (a typo would be ignored in silence)', async () => {
+    await editJson('agpk.json', (v) => {
+      v.lifecyle = v.lifecycle;
+      delete v.lifecycle;
+      v.Description = 'x';
+      v.license = 'MIT';
+      v.x = 1;
+    });
+    await editJson('agent-commands.json', (v) => {
+      const [c] = v.commands as Array<Record<string, unknown>>;
+      c!.timeout = 5000;
+      c!.summry = 'x';
+    });
+    await writeDigests(pkg);
+    const report = await validatePackageDir(pkg, schemas);
+    expect(report.ok).toBe(true);
+    const near = report.warnings.filter((w) => w.message.startsWith('unknown field'));
+    expect(near).toEqual([
+      { file: 'agent-commands.json', path: '$.commands[0].timeout', message: 'unknown field "timeout" is ignored: did you mean "timeout_ms"?' },
+      { file: 'agent-commands.json', path: '$.commands[0].summry', message: 'unknown field "summry" is ignored: did you mean "summary"?' },
+      { file: 'agpk.json', path: '$.lifecyle', message: 'unknown field "lifecyle" is ignored: did you mean "lifecycle"?' },
+      { file: 'agpk.json', path: '$.Description', message: 'unknown field "Description" is ignored: did you mean "description"?' },
+    ]);
+    await editJson('agpk.json', (v) => (v.lifecycle = { instal: 'INSTALL', uninstall: 'UNINSTALL' }));
+    await writeDigests(pkg);
+    expect((await validatePackageDir(pkg, schemas)).warnings).toContainEqual({ file: 'agpk.json', path: '$.lifecycle.instal', message: 'unknown field "instal" is ignored: did you mean "install"?' });
+  });
+
   it('rejects bad DIGESTS: a changed file, a malformed line, an unlisted and a missing file', async () => {
     await writeFile(join(pkg, 'payload', 'echo.mjs'), 'changed');
     let report = await validatePackageDir(pkg, schemas);
