@@ -203,7 +203,10 @@ export async function removePackage(ctx: AgpkContext, packageId: string, approva
     } catch (error) {
       // Interrupted, the package stays installed, even with force.
       ctx.signal?.throwIfAborted();
-      if (!options.force) throw error;
+      if (!options.force) {
+        if (!(error instanceof AgpkError)) throw error;
+        throw new AgpkError(error.code, `${error.message}; ${packageId} stays installed (\`plaza agpk remove ${packageId} --approve --force\` removes it anyway)`, { cause: error, problems: error.problems });
+      }
       hookFailure = error instanceof Error ? error.message : String(error);
     }
     delete data.packages[packageId];

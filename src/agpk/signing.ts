@@ -50,7 +50,7 @@ export async function loadPrivateKey(path: string): Promise<KeyObject> {
     if (key.asymmetricKeyType !== 'ed25519') throw new Error(`a ${key.asymmetricKeyType ?? 'non-asymmetric'} key`);
     return key;
   } catch (error) {
-    throw new AgpkError('bad_request', `cannot use ${path} as an Ed25519 private key: ${(error as Error).message}`, { cause: error });
+    throw new AgpkError('bad_request', `cannot use ${path} as an Ed25519 private key: ${(error as Error).message} (pass the <prefix>.key.pem that \`plaza agpk keygen <prefix>\` wrote)`, { cause: error });
   }
 }
 
@@ -61,7 +61,7 @@ export async function loadTrustedKeyIds(paths: string[]): Promise<Set<string>> {
     try {
       ids.add(keyId(publicJwk(createPublicKey(await readFile(path, 'utf8')))));
     } catch (error) {
-      throw new AgpkError('bad_request', `cannot use ${path} as an Ed25519 public key: ${(error as Error).message}`, { cause: error });
+      throw new AgpkError('bad_request', `cannot use ${path} as an Ed25519 public key: ${(error as Error).message} (pass the <prefix>.pub.pem that \`plaza agpk keygen <prefix>\` wrote)`, { cause: error });
     }
   }
   return ids;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { checkSignature, generateSigningKey, loadAgpkSchemas, packPackage, scaffoldPackage, signTarget, validatePackageDir, validateTarget, writeDigests } from '../../src/agpk/index.ts';
+import { checkSignature, generateSigningKey, loadAgpkSchemas, loadTrustedKeyIds, packPackage, scaffoldPackage, signTarget, validatePackageDir, validateTarget, writeDigests } from '../../src/agpk/index.ts';
 import { tempDir } from '../support/agpk.ts';
 
 const schemas = loadAgpkSchemas();
@@ -185,6 +185,14 @@ describe('agpk validate', () => {
       expect(signed.archive?.path).toBe(archive);
       expect(signed.archive?.sha256).not.toBe(before);
       expect(await validateTarget(archive, schemas)).toMatchObject({ ok: true, signed: true, signature_kid: signed.kid, sha256: signed.archive?.sha256 });
+    });
+
+    it('says which key file keygen wrote when sign gets the public key or trust gets no key', async () => {
+      const keys = await generateSigningKey(join(tmp.path, 'k'));
+      await expect(signTarget(pkg, keys.publicKey)).rejects.toThrow(
+        new RegExp(`^cannot use ${keys.publicKey.replaceAll('.', '\\.')} as an Ed25519 private key: .* \\(pass the <prefix>\\.key\\.pem that \`plaza agpk keygen <prefix>\` wrote\\)$`),
+      );
+      await expect(loadTrustedKeyIds([join(pkg, 'USAGE.md')])).rejects.toThrow('(pass the <prefix>.pub.pem that `plaza agpk keygen <prefix>` wrote)');
     });
 
     it('rejects ahcp.signed true without a signature', async () => {
