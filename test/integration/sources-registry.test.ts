@@ -179,6 +179,16 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     expect((await share()).filter((s) => s.package_id === id).map((r) => r.version)).toEqual(['2.0.0']);
   });
 
+  it('takes a release live over its release candidate (the release was discarded as older)', async () => {
+    const id = `com.example.rc.${backend}`;
+    const rc = await register((await publish({ id, version: '2.0.0-rc.1' })).body, 'anonymous');
+    expect((await worker.checkNow(rc.id))?.status).toBe('healthy');
+    const release = await register((await publish({ id, version: '2.0.0' })).body, 'anonymous');
+    expect((await worker.checkNow(release.id))?.status).toBe('healthy');
+    expect(await getSource(rc.id)).toMatchObject({ status: 'discarded', stage: 'superseded', reason: expect.stringMatching(/superseded by version 2\.0\.0 /) });
+    expect((await share()).filter((s) => s.package_id === id).map((r) => r.version)).toEqual(['2.0.0']);
+  });
+
   it('keeps a package_id with the account that published it: nobody else can register it, before or after', async () => {
     const id = `com.example.owned.${backend}`;
     // Anonymous sources belong to nobody: the first account whose source goes live takes the name.

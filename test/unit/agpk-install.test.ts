@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AgpkContext,
   type Approval,
+  compareVersions,
   createRegistry,
   generateSigningKey,
   installPackages,
@@ -215,6 +216,22 @@ describe('agpk install', () => {
     expect(await readFile(join(rec.install_dir, 'prev'), 'utf8')).toBe('1.0.0\n');
     expect(existsSync(join(ctx.registry.packagesDir, 'acme.a', '1.0.0'))).toBe(false);
     expect((await upgradePackage(ctx, 'acme.a', OK, next)).changed).toBe(false);
+  });
+});
+
+describe('agpk versions', () => {
+  it('orders a pre-release before its release, as semantic versioning does, and keeps numeric order', () => {
+    // 2.0.0-rc.1 sorted above 2.0.0: the release was "older", refused as an upgrade and discarded by the source worker.
+    const order = ['0.9', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.0.0+build.1', '1.0.1', '1.2.0', '1.10.0', '2.0.0-rc.1', '2.0.0'];
+    expect([...order].reverse().sort(compareVersions)).toEqual(order);
+    expect(compareVersions('2024-01-05', '2024-02-01')).toBe(-1);
+    expect(compareVersions('latest', 'latest')).toBe(0);
+  });
+
+  it('upgrades a release candidate to its release', async () => {
+    await installPackages(ctx, [await build({ id: 'acme.rc', version: '2.0.0-rc.1' })], OK);
+    const r = await upgradePackage(ctx, 'acme.rc', OK, await build({ id: 'acme.rc', version: '2.0.0' }));
+    expect(r.message).toBe('upgraded acme.rc 2.0.0-rc.1 -> 2.0.0');
   });
 });
 
