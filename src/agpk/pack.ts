@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -34,16 +34,22 @@ export async function readManifest(dir: string): Promise<AgpkManifest> {
   try {
     text = await readFile(join(dir, MANIFEST_FILE), 'utf8');
   } catch {
-    throw new AgpkError('bad_request', `${MANIFEST_FILE} is missing`, { problems: [{ file: MANIFEST_FILE, path: '$', message: 'file is missing' }] });
+    const isDir = await stat(dir).then((s) => s.isDirectory(), () => undefined);
+    const message = isDir === undefined ? `${dir} does not exist` : isDir ? `${MANIFEST_FILE} is missing in ${dir}: is it a package folder? (\`plaza agpk scaffold\` makes one)` : `${dir} is not a folder`;
+    throw new AgpkError('bad_request', message, { problems: [{ file: MANIFEST_FILE, path: '$', message: 'file is missing' }] });
   }
+  let value: unknown;
   try {
-    const value = JSON.parse(text) as unknown;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
-    return value as AgpkManifest;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
-    const message = `not a JSON object (${(error as Error).message})`;
+    const message = `not valid JSON (${(error as Error).message})`;
     throw new AgpkError('bad_request', `${MANIFEST_FILE} is ${message}`, { problems: [{ file: MANIFEST_FILE, path: '$', message }] });
   }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const message = 'not a JSON object';
+    throw new AgpkError('bad_request', `${MANIFEST_FILE} is ${message}`, { problems: [{ file: MANIFEST_FILE, path: '$', message }] });
+  }
+  return value as AgpkManifest;
 }
 
 async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

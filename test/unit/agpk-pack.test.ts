@@ -39,6 +39,16 @@ describe('agpk scaffold', () => {
 });
 
 describe('agpk pack', () => {
+  it('says what is wrong with the folder or its agpk.json before packing anything', async () => {
+    // A missing folder was "agpk.json is missing"; a syntax error "agpk.json is not a JSON object (Expected ',' …)".
+    await expect(packPackage(join(tmp.path, 'nothere'))).rejects.toThrow(`${join(tmp.path, 'nothere')} does not exist`);
+    await expect(packPackage(tmp.path)).rejects.toThrow(`agpk.json is missing in ${tmp.path}: is it a package folder? (\`plaza agpk scaffold\` makes one)`);
+    await writeFile(join(pkg, 'agpk.json'), '{"id": "acme.plc" "version": "1"}');
+    await expect(packPackage(pkg)).rejects.toThrow(/^agpk\.json is not valid JSON \(.*line 1 column 19/);
+    await writeFile(join(pkg, 'agpk.json'), '[]');
+    await expect(packPackage(pkg)).rejects.toThrow(/^agpk\.json is not a JSON object$/);
+  });
+
   it('gives the same sha256 when the same tree is packed twice, whatever the mtimes', async () => {
     const a = await packPackage(pkg, { output: join(tmp.path, 'a.agpk') });
     await utimes(join(pkg, 'USAGE.md'), new Date('2001-02-03'), new Date('2001-02-03'));
