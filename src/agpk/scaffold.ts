@@ -46,10 +46,10 @@ export function commandPrefix(id: string): string {
  */
 export async function scaffoldPackage(dir: string, options: ScaffoldOptions): Promise<{ dir: string; files: string[] }> {
   if (!ID.test(options.id)) throw new AgpkError('bad_request', `invalid --id "${options.id}": letters, digits and . _ + - (max 128)`);
-  if (!VERSION.test(options.version)) throw new AgpkError('bad_request', `invalid --version "${options.version}"`);
+  if (!VERSION.test(options.version)) throw new AgpkError('bad_request', `invalid --version "${options.version}": letters, digits and . _ + ~ -, starting with a letter or digit (max 64; semantic versioning such as 1.0.0 recommended)`);
   if (options.name.trim() === '') throw new AgpkError('bad_request', '--name must not be empty');
   await mkdir(dir, { recursive: true });
-  if ((await readdir(dir)).length > 0) throw new AgpkError('conflict', `${dir} is not empty`);
+  if ((await readdir(dir)).length > 0) throw new AgpkError('conflict', `${dir} is not empty: scaffold makes a new package in an empty or absent folder`);
 
   const prefix = commandPrefix(options.id);
   const manifest: AgpkManifest = {

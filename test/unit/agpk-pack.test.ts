@@ -34,7 +34,10 @@ describe('agpk scaffold', () => {
 
   it('refuses a bad id and a non-empty folder', async () => {
     await expect(scaffoldPackage(join(tmp.path, 'x'), { id: '../evil', name: 'x', version: '1' })).rejects.toThrow(/invalid --id/);
-    await expect(scaffoldPackage(pkg, { id: 'a', name: 'x', version: '1' })).rejects.toThrow(/not empty/);
+    await expect(scaffoldPackage(pkg, { id: 'a', name: 'x', version: '1' })).rejects.toThrow(/not empty: scaffold makes a new package in an empty or absent folder$/);
+    await expect(scaffoldPackage(join(tmp.path, 'y'), { id: 'a', name: 'x', version: '1 0' })).rejects.toThrow(
+      'invalid --version "1 0": letters, digits and . _ + ~ -, starting with a letter or digit (max 64; semantic versioning such as 1.0.0 recommended)',
+    );
   });
 });
 
