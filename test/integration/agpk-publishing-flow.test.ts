@@ -111,7 +111,8 @@ describe('plaza agpk: the publishing flow', () => {
     const removed = await plaza('remove', 'acme.weather', '--approve', '--json');
     expect(removed.code).toBe(0);
     expect((await plaza('list', '--json')).json.packages).toEqual([]);
-  });
+    // A dozen CLI runs, each a Node start: 60 s was not enough at load 8.
+  }, 180_000);
 
   it('exits 2 on usage errors and 1 on an invalid package, with the problem listed', async () => {
     expect((await plaza('invoke', 'x', '--args', '{nope')).code).toBe(2);
