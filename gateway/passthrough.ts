@@ -767,6 +767,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           // A GET or DELETE the upstream answered with nothing (a session ended): nothing to parse.
           res.writeHead(upstream.status, responseHeaders);
           res.end();
+        } else if (text.trim() === '' && asked.size === 0) {
+          // Notifications or responses only, taken with a 200 and no body (older servers answer so,
+          // where MCP asks for 202): accepted, and the client gets the 202 MCP has it expect.
+          res.writeHead(202, responseHeaders);
+          res.end();
         } else failRequest('the upstream answered malformed JSON', responseHeaders, 200);
         return;
       }
