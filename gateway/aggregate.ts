@@ -88,7 +88,11 @@ export interface AggregateOptions {
   onCall?: (endpointId: string) => void;
 }
 
-const FORWARDED = new Set(['mcp-protocol-version', 'user-agent', 'accept-language']);
+/**
+ * The caller's headers a call takes upstream. Not MCP-Protocol-Version: it names the caller's
+ * version with /mcp, and the pooled session speaks the one its provider agreed to (see the pool).
+ */
+const FORWARDED = new Set(['user-agent', 'accept-language']);
 
 const PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 

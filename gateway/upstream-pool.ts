@@ -219,11 +219,17 @@ function sessionHeaders(headers: Record<string, string>, sessionId: string | nul
   return out;
 }
 
-/** Session set-up carries no per-call identity: it is shared by every caller with the same credential. */
+/**
+ * Session set-up carries no per-call identity: it is shared by every caller with the same
+ * credential. Nor the caller's MCP-Protocol-Version: that names the caller's session with `/mcp`,
+ * not the pooled one (which has its own, once initialized). Sent with `initialize`, a version the
+ * provider does not support would have it refuse the session (the Go SDK checks the header on
+ * every POST, 400), for a version it was never asked to speak.
+ */
 function stripCallHeaders(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (name.startsWith('x-platform-')) continue;
+    if (name.startsWith('x-platform-') || name === 'mcp-protocol-version') continue;
     out[name] = value;
   }
   return out;
