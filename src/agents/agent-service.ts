@@ -16,9 +16,12 @@ export interface AgentView {
   created_at: string;
 }
 
+/** The longest agent display name (the Account page's field holds as many characters). */
+export const AGENT_NAME_MAX = 120;
+
 /** Body of `POST /api/agents`. */
 export const CreateAgentSchema = z.strictObject({
-  display_name: z.string().trim().min(1, 'display_name must not be empty').max(120, 'display_name is longer than 120 characters'),
+  display_name: z.string().trim().min(1, 'display_name must not be empty').max(AGENT_NAME_MAX, `display_name is longer than ${AGENT_NAME_MAX} characters`),
   owner_context: z.string().trim().min(1).max(200, 'owner_context is longer than 200 characters').optional(),
 });
 

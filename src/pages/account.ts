@@ -1,3 +1,4 @@
+import { AGENT_NAME_MAX } from '../agents/index.ts';
 import { fill, type PageCopy } from './copy.ts';
 import { type Html, html } from './html.ts';
 
@@ -47,7 +48,7 @@ ${planName ? html`<p class="notice" id="account-plan">${fill(a.startFree, { plan
     <h2 id="agents-title">${a.agents}</h2>
     <ul id="agent-list"></ul>
     <form id="agent-form">
-      <div class="field"><label for="g-name">${a.agentName}</label><input id="g-name" name="display_name" required maxlength="200"></div>
+      <div class="field"><label for="g-name">${a.agentName}</label><input id="g-name" name="display_name" required maxlength="${AGENT_NAME_MAX}" aria-describedby="g-name-error"><p id="g-name-error" class="field-error" hidden></p></div>
       <button type="submit">${a.newAgent}</button>
     </form>
     <div id="agent-token" role="status" aria-live="polite"></div>

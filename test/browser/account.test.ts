@@ -192,6 +192,27 @@ describe('Account page', () => {
     expect(await seriousViolations(page)).toEqual([]);
   });
 
+  it("takes an agent name as long as the API does, and shows the API's refusal next to the name", async () => {
+    await signInThroughLink('long-names@example.com');
+    // The field holds exactly what POST /api/agents takes (it refused 121–200 typed characters).
+    await page.locator('#g-name').fill('N'.repeat(130));
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    const card = page.locator('#agent-list li').first();
+    await card.waitFor();
+    await expect(card.locator('strong').textContent()).resolves.toBe('N'.repeat(120));
+    // A refusal (here a value set past the field's limit by script) is said at the field, where the
+    // visitor is, not at the top of the page.
+    await page.evaluate(`document.getElementById('g-name').value = 'M'.repeat(121)`);
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await waitUntil(page, `document.getElementById('g-name-error')?.hidden === false`);
+    await expect(page.locator('#g-name-error').textContent()).resolves.toContain('120');
+    await expect(page.locator('#g-name').getAttribute('aria-invalid')).resolves.toBe('true');
+    await page.locator('#g-name').fill('Short');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await waitUntil(page, `document.getElementById('g-name-error')?.hidden === true`);
+    await waitUntil(page, `document.querySelectorAll('#agent-list li').length === 2`);
+  });
+
   it('says what is wrong with a field in the language of the page, not the browser', async () => {
     await page.goto(`${plaza.url}/account?locale=zh-CN`);
     await page.locator('#signin:not([hidden])').waitFor();

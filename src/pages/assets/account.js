@@ -185,8 +185,14 @@ document.getElementById('agent-form').addEventListener('submit', async (event) =
   event.preventDefault();
   const name = document.getElementById('g-name');
   if (!name.value.trim()) return name.focus();
+  fieldError(name, '');
   say(agentToken, '');
   const res = await requestJson('POST', '/api/agents', { display_name: name.value.trim() }, { 'x-csrf-token': csrf });
+  // A refused name is said at the field, where the visitor is (the page's status line is far above).
+  if (res.status === 400) {
+    fieldError(name, res.body?.message || text.failed);
+    return name.focus();
+  }
   if (!res.ok) return say(message, res.body?.message || text.failed, 'error');
   name.value = '';
   showAgentToken(res.body.data.agent, res.body.data.token);
