@@ -55,6 +55,9 @@ function toolList(view: MarketplaceView, copy: PageCopy): Html {
 
 function endpointTable(endpoints: Endpoint[], copy: PageCopy): Html {
   const m = copy.market;
+  // An empty catalog says so (a table of headings alone said nothing); the same id, so the
+  // page script's refresh after a listing swaps in the table.
+  if (endpoints.length === 0) return html`<div id="endpoint-table"><p>${m.noEndpoints}</p></div>`;
   return html`<div class="table-wrap" id="endpoint-table"><table>
   <caption class="sr-only">${m.endpoints}</caption>
   <thead><tr><th scope="col">${m.provider}</th><th scope="col">${m.url}</th><th scope="col">${m.registrant}</th><th scope="col">${m.status}</th><th scope="col">${m.tools}</th></tr></thead>

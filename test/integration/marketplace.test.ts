@@ -56,6 +56,18 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
     await plaza?.close();
   });
 
+  /** The marketplace page's part between the endpoint table and the listing form, in `locale`. */
+  const endpointsPart = async (locale: string) => {
+    const html = await (await fetch(`${plaza.url}/marketplace?locale=${locale}`, { headers: { accept: 'text/html' } })).text();
+    return html.slice(html.indexOf('id="endpoints-title"'), html.indexOf('id="list-title"'));
+  };
+
+  it('says on the marketplace page that no endpoint is listed yet, in the page language', async () => {
+    // Runs first: nothing is listed yet.
+    expect(await endpointsPart('en')).toContain('No endpoint is listed yet.');
+    expect(await endpointsPart('zh-CN')).toContain('还没有登记的端点。');
+  });
+
   describe('POST /api/mcp/listings', () => {
     it('lists server-everything with status registered, probes it at once, and its tools go online', async () => {
       const res = await post(listing({ url: everything.url }));
@@ -94,6 +106,10 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       expect(catalog.body.tool_count).toBe(endpoint.tool_count);
       expect(catalog.body.tools).toHaveLength(endpoint.tool_count);
       expect(catalog.body.endpoints[0]).toMatchObject({ provider: 'everything', url: everything.url, registrant: 'ops@example.com' });
+      // The marketplace page lists it in the endpoint table, without the empty-catalog line.
+      const page = await endpointsPart('en');
+      expect(page).toContain(`/marketplace/endpoints/${endpointId}`);
+      expect(page).not.toContain('No endpoint is listed yet.');
     });
 
     it('answers 200 with the existing listing for the same URL and registrant, 409 for another', async () => {
