@@ -18,9 +18,9 @@ const WELL_FORMED = 'must be well-formed Unicode (a lone surrogate is not)';
 const text = (max: number) => z.string().max(max, `at most ${max} characters`).refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED);
 
 const CredentialSchema = z.union([
-  z.string().trim().min(1).max(100).refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED).transform((name): { name: string; description?: string; required: boolean } => ({ name, required: true })),
+  z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters').refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED).transform((name): { name: string; description?: string; required: boolean } => ({ name, required: true })),
   z.strictObject({
-    name: z.string().trim().min(1).max(100).refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED),
+    name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters').refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED),
     description: text(500).optional(),
     required: z.boolean().default(true),
   }),
@@ -34,6 +34,8 @@ const RegisteredBySchema = z
   .max(254, 'at most 254 characters')
   .refine(wellFormed, WELL_FORMED)
   .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail-like identifier of the accountable publisher');
+/** The longest optional texts of a listing (the Marketplace page's fields hold as many characters). */
+export const LISTING_TEXT_MAX = { audience: 500, purpose: 1_000, risk: 1_000 } as const;
 const SummarySchema = text(4_000).trim().min(1, 'must say what the connector can do');
 const CredentialsSchema = z.array(CredentialSchema).max(20, 'at most 20 entries');
 
@@ -47,10 +49,10 @@ export const ListingBodySchema = z.strictObject({
   registered_by: RegisteredBySchema,
   agin_support: z.boolean().default(false),
   summary: SummarySchema,
-  audience: text(500).trim().optional(),
+  audience: text(LISTING_TEXT_MAX.audience).trim().optional(),
   required_credentials: CredentialsSchema.default([]),
-  purpose: text(1_000).trim().optional(),
-  risk: text(1_000).trim().optional(),
+  purpose: text(LISTING_TEXT_MAX.purpose).trim().optional(),
+  risk: text(LISTING_TEXT_MAX.risk).trim().optional(),
 });
 
 /**
@@ -63,10 +65,10 @@ export const ListingChangesSchema = z
     registered_by: RegisteredBySchema.optional(),
     agin_support: z.boolean().optional(),
     summary: SummarySchema.optional(),
-    audience: text(500).trim().nullable().optional(),
+    audience: text(LISTING_TEXT_MAX.audience).trim().nullable().optional(),
     required_credentials: CredentialsSchema.optional(),
-    purpose: text(1_000).trim().nullable().optional(),
-    risk: text(1_000).trim().nullable().optional(),
+    purpose: text(LISTING_TEXT_MAX.purpose).trim().nullable().optional(),
+    risk: text(LISTING_TEXT_MAX.risk).trim().nullable().optional(),
   })
   .refine((changes) => Object.keys(changes).length > 0, 'must name at least one field to change');
 
@@ -87,6 +89,18 @@ export function parseListingChanges(value: unknown): ListingChanges {
 /** A parsed listing body. */
 export type ListingBody = z.infer<typeof ListingBodySchema>;
 
+/**
+ * The issues that say what is wrong: for a value that fits no alternative of a union (a credential
+ * is a name or an object), those of the alternative that took its type (a name of 200 characters
+ * is "at most 100 characters", not zod's "Invalid input"), with the union's path in front.
+ */
+function decisiveIssues(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union') return [issue];
+  const taken = issue.errors.find((branch) => branch.length > 0 && !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+  if (!taken) return [issue];
+  return taken.flatMap((i) => decisiveIssues({ ...i, path: [...issue.path, ...i.path] }));
+}
+
 /** Parses with `schema` or throws a ValidationError that names every bad field. */
 export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
   // No body is an empty object; a body that is not an object (null, an array, a string) is said as such,
@@ -96,7 +110,7 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, wha
   }
   const parsed = schema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => ({
+  const issues = parsed.error.issues.flatMap(decisiveIssues).map((i) => ({
     path: i.path.map(String).join('.'),
     message: i.code === 'unrecognized_keys' ? `unknown field(s): ${i.keys.join(', ')}` : i.message,
   }));

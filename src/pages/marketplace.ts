@@ -1,4 +1,4 @@
-import type { Endpoint, Page, Tool } from '../marketplace/index.ts';
+import { type Endpoint, LISTING_TEXT_MAX, type Page, type Tool } from '../marketplace/index.ts';
 import { fill, type PageCopy } from './copy.ts';
 import { excerpt, type Html, html } from './html.ts';
 
@@ -104,9 +104,13 @@ function listingForm(copy: PageCopy): Html {
       <p id="f-summary-hint" class="hint">${m.fSummaryHint}</p>
       <p id="f-summary-error" class="field-error" hidden></p>
     </div>
-    <div class="field"><label for="f-audience">${m.fAudience}</label><input id="f-audience" name="audience"></div>
-    <div class="field"><label for="f-purpose">${m.fPurpose}</label><input id="f-purpose" name="purpose"></div>
-    <div class="field"><label for="f-risk">${m.fRisk}</label><input id="f-risk" name="risk"></div>
+    ${(['audience', 'purpose', 'risk'] as const).map(
+      (name) => html`<div class="field">
+      <label for="f-${name}">${{ audience: m.fAudience, purpose: m.fPurpose, risk: m.fRisk }[name]}</label>
+      <input id="f-${name}" name="${name}" maxlength="${LISTING_TEXT_MAX[name]}" aria-describedby="f-${name}-error">
+      <p id="f-${name}-error" class="field-error" hidden></p>
+    </div>`,
+    )}
     <div class="field">
       <label for="f-required_credentials">${m.fCredentials}</label>
       <input id="f-required_credentials" name="required_credentials" aria-describedby="f-required_credentials-error">

@@ -200,6 +200,34 @@ describe('Marketplace pages', () => {
     expect(await page.locator('#f-summary-error').isVisible()).toBe(true);
   });
 
+  it("holds the optional fields to the API's limits and says a refusal of one next to it", async () => {
+    await page.goto(`${plaza.url}/marketplace`);
+    // The fields take what POST /api/mcp/listings takes (they took any length).
+    const limits = await page.evaluate(`['audience', 'purpose', 'risk'].map((n) => document.getElementById('f-' + n).maxLength)`);
+    expect(limits).toEqual([500, 1000, 1000]);
+    await page.getByLabel('Provider slug').fill('long-texts');
+    await page.getByLabel('Streamable-HTTP endpoint URL').fill('http://127.0.0.1:9/long-texts');
+    await page.getByLabel('Your e-mail (accountable publisher)').fill('ops@example.com');
+    await page.getByLabel('Capability summary').fill('Long texts.');
+    // Past the field's limit only by script; a credential name has no field limit of its own.
+    await page.evaluate(`document.getElementById('f-audience').value = 'a'.repeat(501)`);
+    await page.getByLabel('Required credential names (optional, comma-separated)').fill(`OK, ${'X'.repeat(101)}`);
+    await page.getByRole('button', { name: 'List endpoint' }).click();
+    await page.locator('#f-audience[aria-invalid="true"]').waitFor();
+    await expect(page.locator('#f-audience-error').textContent()).resolves.toBe('at most 500 characters');
+    expect(await page.locator('#f-audience-error').isVisible()).toBe(true);
+    await expect(page.locator('#f-required_credentials-error').textContent()).resolves.toBe('at most 100 characters');
+    expect(await page.locator('#f-required_credentials-error').isVisible()).toBe(true);
+    // Put right, the listing goes through and the old complaints go.
+    await page.getByLabel('Audience (optional)').fill('Ops teams');
+    await page.getByLabel('Required credential names (optional, comma-separated)').fill('OK');
+    await page.getByRole('button', { name: 'List endpoint' }).click();
+    await page.locator('#probe-status').waitFor();
+    expect(await page.locator('#f-audience-error').isVisible()).toBe(false);
+    expect(await page.locator('#f-required_credentials-error').isVisible()).toBe(false);
+    await expect(page.locator('#listing-form [aria-invalid="true"]').count()).resolves.toBe(0);
+  });
+
   it.each([
     ['marketplace', '/marketplace'],
     ['endpoint', 'endpoint'],

@@ -189,6 +189,10 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       ['a NUL in the summary', { summary: 'a\u0000b' }, /summary/],
       ['an unknown field', { token: 'x' }, /unknown field/],
       ['credential objects with values', { required_credentials: [{ name: 'K', value: 'secret' }] }, /required_credentials/],
+      // Said by the alternative the value took (a name, an object), not as zod's "Invalid input".
+      ['an overlong credential name', { required_credentials: ['ok', 'X'.repeat(101)] }, /^Invalid listing: required_credentials\.1: at most 100 characters$/],
+      ['an overlong credential object name', { required_credentials: [{ name: 'X'.repeat(101) }] }, /^Invalid listing: required_credentials\.0\.name: at most 100 characters$/],
+      ['a credential that is neither a name nor an object', { required_credentials: [7] }, /^Invalid listing: required_credentials\.0: /],
     ])('answers 400 for %s', async (_name, over, message) => {
       const res = await post(listing({ provider: 'bad-input', ...over }));
       expect(res.status).toBe(400);

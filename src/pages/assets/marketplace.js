@@ -104,6 +104,8 @@ form.addEventListener('submit', async (event) => {
     first.focus();
     return;
   }
+  // The optional fields are checked by the API only: what it said of the last try goes.
+  for (const name of ['audience', 'purpose', 'risk', 'required_credentials']) fieldError(form.elements[name], '');
   const button = form.querySelector('button');
   button.disabled = true;
   say(result, text.listing);
