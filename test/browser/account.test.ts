@@ -192,7 +192,7 @@ describe('Account page', () => {
     expect(await seriousViolations(page)).toEqual([]);
   });
 
-  it("takes an agent name as long as the API does, and shows the API's refusal next to the name", async () => {
+  it("takes an agent name as long as the API does, shows the API's refusal next to the name, and fits a phone with agents listed", async () => {
     await signInThroughLink('long-names@example.com');
     // The field holds exactly what POST /api/agents takes (it refused 121–200 typed characters).
     await page.locator('#g-name').fill('N'.repeat(130));
@@ -211,6 +211,10 @@ describe('Account page', () => {
     await page.getByRole('button', { name: 'Create agent' }).click();
     await waitUntil(page, `document.getElementById('g-name-error')?.hidden === true`);
     await waitUntil(page, `document.querySelectorAll('#agent-list li').length === 2`);
+    // Signed in with agents (an AGIN card's principal is one 70-character word), the page fits a
+    // phone: it was 1,500 px wide.
+    await page.setViewportSize(PHONE);
+    expect(await overflowsHorizontally(page)).toBe(false);
   });
 
   it('says what is wrong with a field in the language of the page, not the browser', async () => {
