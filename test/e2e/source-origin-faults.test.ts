@@ -2,7 +2,7 @@
  * Package origin faults against a real `plaza serve` and its background source worker: an HTTPS
  * origin (test CA) that redirects in a loop, streams an endless body, serves other bytes than the
  * registered sha256, or changes the bytes after the source went healthy. Each source ends in a
- * non-healthy state with a reason, within bounded time, and the process's memory stays bounded.
+ * non-healthy state with a reason, within bounded time, and an endless body is cut near the size limit.
  */
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,10 +18,6 @@ import { type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { buildPackage } from '../support/sources.ts';
 
 const MAX_BYTES = 1024 * 1024;
-
-function rssBytes(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
-}
 
 describe('package origin faults', () => {
   let plaza: ServerProcess;
@@ -106,8 +102,7 @@ describe('package origin faults', () => {
     return source;
   }
 
-  it('gives up on a redirect loop, an endless body and a hash mismatch, with reasons and bounded memory', async () => {
-    const before = rssBytes(plaza.child.pid!);
+  it('gives up on a redirect loop, an endless body and a hash mismatch, with reasons, reading the endless body only to near the limit', async () => {
     const loop = await register('com.example.loop', '/loop.agpk', good.sha256);
     const endless = await register('com.example.endless', '/endless.agpk', good.sha256);
     const mismatch = await register('com.example.mismatch', '/mismatch.agpk', good.sha256);
@@ -120,9 +115,11 @@ describe('package origin faults', () => {
     expect(settled[0].reason).toMatch(/redirect/i);
     expect(settled[1].reason).toMatch(/byte|large|size|limit/i);
     expect(settled[2].reason).toMatch(/sha-?256|hash|digest/i);
-    // The endless body was cut near the limit, not read to the end.
+    // The endless body was cut near the limit, not read to the end: the origin could write no more
+    // than the worker read and the sockets buffer, so this bounds what the download held. (The
+    // process's RSS is no measure of it: an embedded database settling after start grew it by
+    // 355-500 MB in these seconds on a loaded machine, at this commit and before, with 5 MB sent.)
     expect(endlessSent).toBeLessThan(64 * MAX_BYTES);
-    expect(rssBytes(plaza.child.pid!) - before).toBeLessThan(100 * 1024 * 1024);
     const listed = (await (await fetch(`${plaza.url}/share/v1/agpk/sources`)).json()) as any;
     expect(JSON.stringify(listed)).not.toMatch(/com\.example\.(loop|endless|mismatch)/);
   }, 60_000);
