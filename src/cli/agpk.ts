@@ -28,13 +28,24 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
 
   agpk
     .command('pack <dir>')
-    .description('write DIGESTS and a deterministic .agpk archive; prints its sha256')
+    .description('write DIGESTS and a deterministic .agpk archive; prints its sha256; exit 0 only when the archive validates')
     .option('-o, --output <file>', 'archive path (default: <parent>/<id>-<version>.agpk)')
     .addOption(jsonOption())
     .action((dir: string, o: { output?: string; json?: boolean }) =>
       run(!!o.json, async (a) => {
         const r = await a.packPackage(dir, o.output ? { output: o.output } : {});
-        out(!!o.json, { ok: true, ...r }, () => `${r.archive}\nsha256 ${r.sha256}  (${r.bytes} bytes, ${r.entries} entries)`);
+        // The archive is written either way (it can be inspected), but one that `validate` and the
+        // market would refuse is a failure here too, with the same problems named.
+        const { ok, problems, warnings } = await a.validateTarget(r.archive, a.loadAgpkSchemas());
+        out(!!o.json, { ok, ...r, problems, warnings }, () =>
+          [
+            `${r.archive}\nsha256 ${r.sha256}  (${r.bytes} bytes, ${r.entries} entries)`,
+            ...(ok ? [] : [`not publishable: ${problems.length} problem(s)`]),
+            ...problems.map((p) => `  error   ${p.file} ${p.path}: ${p.message}`),
+            ...warnings.map((p) => `  warning ${p.file} ${p.path}: ${p.message}`),
+          ].join('\n'),
+        );
+        return ok ? EXIT.ok : EXIT.failure;
       }),
     );
 
