@@ -3,6 +3,7 @@ export { readCookie } from './cookies.ts';
 export { errorHandler, MCP_PATH, normaliseError, notFound } from './error-handler.ts';
 export type { ErrorResponse, ErrorRow, Surface } from './error-table.ts';
 export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
+export { drainedOrClosed } from './drain.ts';
 export { answerEtag } from './etag.ts';
 export { jsonBody } from './json-body.ts';
 export { hasNulEscape, refuseNulInJson } from './nul.ts';

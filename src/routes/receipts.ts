@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 import { type ReceiptFilter, type ReceiptLog, renderCheckpoint, renderInclusion, renderReceipt } from '../../receipts/index.ts';
 import type { AccountService } from '../accounts/index.ts';
+import { drainedOrClosed } from '../http/index.ts';
 import { NotFoundError, ValidationError } from '../kernel/index.ts';
 import { requireApiKey } from './auth.ts';
 
@@ -98,7 +99,7 @@ export function receiptRoutes(deps: { accounts: AccountService; receipts: Receip
     if (!first.done) res.write(`${first.value}\n`);
     for await (const line of lines) {
       if (res.destroyed) break;
-      if (!res.write(`${line}\n`)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+      if (!res.write(`${line}\n`)) await drainedOrClosed(res);
     }
     res.end();
   });
@@ -128,3 +129,4 @@ export function receiptRoutes(deps: { accounts: AccountService; receipts: Receip
 
   return router;
 }
+
