@@ -498,7 +498,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
       /** Every request this POST still waited for was a tasks/result the caller cancelled: it ends with no answer. */
       let allCancelled = false;
-      if (upstreamSession !== undefined) {
+      if (upstreamSession !== undefined && taskResults.size > 0) {
+        // One 'close' listener for the whole batch, however many tasks/result requests it holds.
+        const releases: (() => void)[] = [];
+        res.on('close', () => releases.forEach((release) => release()));
         for (const request of taskResults.values()) {
           // A tasks/result the caller cancels (wherever the cancellation arrived; the upstream
           // knows it by its call id) gets no answer: one that comes anyway is not passed on. The
@@ -519,7 +522,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
             noticeUpstream(request.resultCallId, CALLER_CANCELLED);
             entry.cancel();
           });
-          res.on('close', release);
+          releases.push(release);
         }
       }
       /**
