@@ -91,7 +91,7 @@ export function websiteRoutes(deps: WebsiteRouteDeps): Router {
   router.get('/api/manifesto', sendCatalog('manifesto'));
 
   router.post('/api/agent/intent', rateLimit(limits.intent, { trustProxy }), (req, res) => {
-    const { prompt } = parseBody(IntentRequestSchema, req.body, 'invalid_prompt');
+    const { prompt } = parseBody(IntentRequestSchema, req.body, 'invalid_prompt', requestLocale(req));
     // Without a supported language preference, a Chinese prompt is answered in Chinese.
     const locale = requestLocale(req, HAS_HAN.test(prompt) ? 'zh-CN' : undefined);
     const classification = classifyIntent(intentIndex, prompt);
@@ -101,7 +101,7 @@ export function websiteRoutes(deps: WebsiteRouteDeps): Router {
   });
 
   router.post('/api/leads', rateLimit(limits.leads, { trustProxy }), async (req, res) => {
-    const input = parseBody(LeadRequestSchema, req.body, 'invalid_lead');
+    const input = parseBody(LeadRequestSchema, req.body, 'invalid_lead', requestLocale(req));
     const locale = requestLocale(req);
     const { lead, created } = await leads.submit(input, locale);
     const catalog = content.catalog(locale);

@@ -59,7 +59,10 @@ export const ManifestoResponseSchema = z.object({
 });
 
 // A lone surrogate cannot be stored as sent (UTF-8 has no encoding for it): refused, not altered.
-const WELL_FORMED = 'must be well-formed Unicode (a lone surrogate is not)';
+/** Refusal of text with a lone surrogate (worded per locale in validation.ts). */
+export const WELL_FORMED = 'must be well-formed Unicode (a lone surrogate is not)';
+/** Refusal of a prompt of whitespace only. */
+export const BLANK_PROMPT = 'prompt must not be blank';
 const wellFormedText = (max: number) => z.string().max(max).refine((value) => value.isWellFormed(), WELL_FORMED);
 const optionalText = (max: number) => wellFormedText(max).nullable().optional();
 
@@ -69,7 +72,7 @@ export const IntentRequestSchema = z.strictObject({
     .string()
     .min(1)
     .max(PROMPT_MAX_CHARS)
-    .regex(/\S/, 'prompt must not be blank')
+    .regex(/\S/, BLANK_PROMPT)
     .refine((value) => value.isWellFormed(), WELL_FORMED)
     .describe(`What the visitor wants to achieve, in any language; 1 to ${PROMPT_MAX_CHARS} characters, not only whitespace.`),
 });

@@ -237,5 +237,21 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       expect(json).toMatchObject({ success: false, code: 'invalid_lead' });
       expect(await plaza.db.prisma.lead.count()).toBe(before);
     });
+
+    it('words a refusal in the language the page asked for, field names as the API spells them', async () => {
+      const zh = await call('post', '/api/leads', { body: { email: 'nope', scenario: 'growth', extra: 1 }, query: '?locale=zh-CN' });
+      expect(zh.res.status).toBe(400);
+      expect(zh.json.code).toBe('invalid_lead');
+      expect(zh.json.message).toMatch(/^线索信息无效: email: /);
+      expect(zh.json.details).toEqual([
+        { path: 'email', message: expect.stringMatching(/\p{Script=Han}/u) },
+        { path: '', message: '未知字段: extra' },
+      ]);
+      const blank = await call('post', '/api/agent/intent', { body: { prompt: '  ' }, headers: { 'accept-language': 'zh-CN,zh;q=0.9' } });
+      expect(blank.json).toMatchObject({ code: 'invalid_prompt', details: [{ path: 'prompt', message: 'prompt 不能只有空白' }] });
+      // English stays the default.
+      const en = await call('post', '/api/leads', { body: { email: 'nope', scenario: 'growth' } });
+      expect(en.json.message).toBe('Invalid lead: email: Invalid email address');
+    });
   });
 });
