@@ -27,4 +27,5 @@ export const defaults = {
   rateLimitAuthPerMin: 10,
   rateLimitSourcesPerMin: 20,
   rateLimitAgentsPerMin: 30,
+  redisCommandTimeoutMs: 500,
 } as const;

@@ -38,6 +38,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     dataDir: resolve(e.PLAZA_DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     agpk: {
       home: resolve(e.AGPK_HOME ?? join(env.XDG_DATA_HOME?.trim() || join(env.HOME?.trim() || homedir(), '.local', 'share'), 'plaza', 'agpk')),

@@ -55,6 +55,7 @@ export const EnvSchema = z.object({
   PLAZA_DATA_DIR: z.string().trim().min(1).default(defaults.dataDir),
   DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
   REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  REDIS_COMMAND_TIMEOUT_MS: int(50, 60_000).default(defaults.redisCommandTimeoutMs),
   PUBLIC_BASE_URL: url(['http:', 'https:']).optional(),
   AGPK_HOME: z.string().trim().min(1).optional(),
   PLAZA_SHARE_URL: url(['http:', 'https:']).optional(),
@@ -112,6 +113,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  /** How long a Redis command may take before the caller falls back to local state (REDIS_COMMAND_TIMEOUT_MS). */
+  redisCommandTimeoutMs: number;
   publicBaseUrl: string;
   /** AGPK installer: local registry folder and the market ({share_url}) it discovers packages from. */
   agpk: { home: string; shareUrl: string };

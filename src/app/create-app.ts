@@ -74,7 +74,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   const keys = createSigningKeyStore({ prisma: db.prisma, clock, retentionSeconds: { receipts: Infinity } });
   const receiptLog = createReceiptLog({ db, log, clock, signer: createJwsCheckpointSigner(() => keys.activeKey('receipts')) });
   const receiptWriter = createReceiptWriter({ db, log, clock, durability: config.receipts.durability, spoolDir: config.receipts.spoolDir });
-  const redis = config.redisUrl ? createRedisClient(config.redisUrl, log) : undefined;
+  const redis = config.redisUrl ? createRedisClient(config.redisUrl, log, { commandTimeoutMs: config.redisCommandTimeoutMs }) : undefined;
   const website = createWebsite({ config, prisma: db.prisma, clock, log, redis });
   const marketplace = createMarketplace({ db, clock, log, settings: config.marketplace });
   const openApi = buildOpenApiDocument(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' }));

@@ -14,12 +14,12 @@ const LOG_EVERY_MS = 60_000;
  * unreachable (callers fall back to local state), reconnects go on in the background, and
  * connection errors are logged at most once a minute instead of crashing the process.
  */
-export function createRedisClient(url: string, log: Logger): Redis {
+export function createRedisClient(url: string, log: Logger, options: { commandTimeoutMs?: number } = {}): Redis {
   const { Redis: RedisClient } = require('ioredis') as { Redis: typeof Redis };
   const client = new RedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: 500,
+    commandTimeout: options.commandTimeoutMs ?? 500,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
   });

@@ -3,6 +3,7 @@
  * per client, the IETF RateLimit headers say so, client addresses are normalised (IPv4-mapped,
  * IPv6 /64, trusted proxy), and an unreachable Redis falls back to local counts with one warning.
  */
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 
 import { describe, expect, it } from 'vitest';
@@ -90,6 +91,38 @@ describe('createRateLimiter (Redis unavailable)', () => {
       expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, rate_limit: 'down' });
     } finally {
       redis.disconnect();
+    }
+  });
+});
+
+describe('createRedisClient (Redis that does not answer)', () => {
+  it('gives up on a command after REDIS_COMMAND_TIMEOUT_MS, and the limiter counts locally', async () => {
+    const { log } = captureLog();
+    // A server that answers the client's ready check (INFO), then nothing: only the command
+    // timeout ends the wait.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => {
+      sockets.push(socket);
+      socket.on('data', (data) => {
+        if (/info/i.test(data.toString('latin1'))) {
+          const info = '# Server\r\nloading:0\r\n';
+          socket.write(`$${info.length}\r\n${info}\r\n`);
+        }
+      });
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const redis = createRedisClient(`redis://127.0.0.1:${port}`, log, { commandTimeoutMs: 100 });
+    expect(redis.options.commandTimeout).toBe(100);
+    try {
+      await new Promise<void>((resolve) => redis.once('ready', () => resolve()));
+      await expect(redis.get('k')).rejects.toThrow(/timed out/i);
+      const limiter = createRateLimiter({ policy: { name: 'silent', limit: 1, windowSeconds: 60 }, redis, keyPrefix: 'unit:', log });
+      expect(await limiter.consume('9.9.9.9')).toMatchObject({ allowed: true, store: 'memory' });
+    } finally {
+      redis.disconnect();
+      for (const socket of sockets) socket.destroy();
+      silent.close();
     }
   });
 });
