@@ -25,7 +25,7 @@ export default defineConfig({
         },
       },
       {
-        // Real Chromium (/usr/bin/chromium) against a real Plaza; one browser per file.
+        // Real Chromium (Debian's headless shell, test/support/browser.ts) against a real Plaza; one browser per file.
         test: {
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
