@@ -11,30 +11,32 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DESKTOP, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
+let plaza: TestPlaza;
+let browser: Browser;
+
+beforeAll(async () => {
+  [plaza, browser] = await Promise.all([
+    startTestPlaza('pglite', { env: { PLAZA_RATE_LIMIT_LEADS_PER_MIN: '4', PLAZA_BACKGROUND: '0' } }),
+    launchChromium(),
+  ]);
+  // A package page needs a package: one source that names it.
+  const source = await fetch(`${plaza.url}/api/agpk/sources`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ package_id: 'com.example.x', name: 'X', version: '1.0.0', vendor_name: 'Example', download_uri: 'https://packages.example.com/x-1.0.0.agpk', sha256: 'a'.repeat(64) }),
+  });
+  expect(source.status).toBeLessThan(300);
+});
+afterAll(async () => {
+  await browser?.close();
+  await plaza?.close();
+});
+
 describe('Home page', () => {
-  let plaza: TestPlaza;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let errors: string[];
 
-  beforeAll(async () => {
-    [plaza, browser] = await Promise.all([
-      startTestPlaza('pglite', { env: { PLAZA_RATE_LIMIT_LEADS_PER_MIN: '4', PLAZA_BACKGROUND: '0' } }),
-      launchChromium(),
-    ]);
-    // A package page needs a package: one source that names it.
-    const source = await fetch(`${plaza.url}/api/agpk/sources`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ package_id: 'com.example.x', name: 'X', version: '1.0.0', vendor_name: 'Example', download_uri: 'https://packages.example.com/x-1.0.0.agpk', sha256: 'a'.repeat(64) }),
-    });
-    expect(source.status).toBeLessThan(300);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await plaza?.close();
-  });
   beforeEach(async () => {
     ({ context, page, errors } = await freshPage(browser, context));
   });
@@ -170,6 +172,17 @@ describe('Home page', () => {
     await screenshot(page, 'home-zh-CN');
   });
 
+  it('can be used with the keyboard: the skip link moves focus to the main content', async () => {
+    await page.goto(`${plaza.url}/`);
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate<string | undefined>('document.activeElement?.textContent')).resolves.toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    await expect(focusedId(page)).resolves.toBe('main');
+  });
+});
+
+// The served HTML alone: no browser page to make for each (same names as before: "Home page serves …").
+describe('Home page', () => {
   it.each(['/', '/marketplace', '/packages', '/packages/com.example.x', '/assistant', '/receipts', '/account'])('serves %s under a strict CSP with no inline script', async (path) => {
     const res = await fetch(`${plaza.url}${path}`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(200);
@@ -181,13 +194,5 @@ describe('Home page', () => {
     expect(scripts.length).toBeGreaterThan(0);
     for (const attrs of scripts) expect(attrs).toMatch(/^type="module" src="\/assets\/[a-z-]+\.js"$|^type="application\/json" id="page-data"$/);
     expect(body).not.toMatch(/\son[a-z]+=/i);
-  });
-
-  it('can be used with the keyboard: the skip link moves focus to the main content', async () => {
-    await page.goto(`${plaza.url}/`);
-    await page.keyboard.press('Tab');
-    await expect(page.evaluate<string | undefined>('document.activeElement?.textContent')).resolves.toBe('Skip to content');
-    await page.keyboard.press('Enter');
-    await expect(focusedId(page)).resolves.toBe('main');
   });
 });
