@@ -4,6 +4,11 @@
  * every tools/call gives one `mcp.tools/call` span (provider, tool, agent, AGIN id, outcome,
  * receipt id, upstream latency) and is counted by provider/outcome with latency histograms. The
  * caller's third-party credential never reaches a span.
+ *
+ * The same child also proves OpenTelemetry works in ESM the way `plaza serve` starts it (the
+ * `telemetry` test, once test/integration/telemetry.test.ts with a child of its own): a plain
+ * request gives an HTTP server span and Express spans, and its bearer credential is no span
+ * attribute. One child for both saves a start of the SDK, the app and an embedded database.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -16,26 +21,40 @@ import { type EverythingServer, startEverything } from '../support/mcp-upstreams
 
 const run = promisify(execFile);
 
-describe('gateway telemetry', () => {
-  let everything: EverythingServer;
-  beforeAll(async () => {
-    everything = await startEverything();
-  }, 30_000);
-  afterAll(async () => {
-    await everything?.stop();
-  });
+interface Report {
+  agent: { id: string; agin_id: string };
+  calls: { path: string; callId: string | undefined; isError: boolean }[];
+  spans: { name: string; kind: number; scope: string; status: { code: number; message?: string }; attributes: Record<string, unknown>; parent: string | null }[];
+  metrics: { name: string; unit: string; points: { attributes: Record<string, unknown>; value: any }[] }[];
+  receipts: { call_id: string; status: string; provider: string; tool: string; agin_id: string }[];
+}
 
-  it('gives every tools/call a span with its outcome and receipt, and counts it', async () => {
-    const child = join(import.meta.dirname, '..', 'fixtures', 'otel-gateway-child.ts');
-    const { stdout } = await run(process.execPath, [...TS_LOADER_ARGS, child], { timeout: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url }, maxBuffer: 32 * 1024 * 1024 });
+/** The child's whole stdout and its report (its last line), from one run shared by the tests below. */
+let stdout: string;
+let report: Report;
+let everything: EverythingServer;
+beforeAll(async () => {
+  everything = await startEverything();
+  const child = join(import.meta.dirname, '..', 'fixtures', 'otel-gateway-child.ts');
+  ({ stdout } = await run(process.execPath, [...TS_LOADER_ARGS, child], { timeout: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url }, maxBuffer: 32 * 1024 * 1024 }));
+  report = JSON.parse(stdout.trim().split('\n').pop()!) as Report;
+}, 120_000);
+afterAll(async () => {
+  await everything?.stop();
+});
+
+describe('telemetry', () => {
+  it('produces an HTTP server span and Express spans for a request, without credentials', () => {
+    const server = report.spans.find((s) => s.scope === '@opentelemetry/instrumentation-http' && s.kind === 1 && s.attributes['http.route'] === '/health');
+    expect(server).toMatchObject({ name: 'GET /health', attributes: { 'http.route': '/health', 'http.response.status_code': 200 } });
+    expect(report.spans.some((s) => s.scope === '@opentelemetry/instrumentation-express')).toBe(true);
+    expect(stdout).not.toContain('super-secret-token');
+  });
+});
+
+describe('gateway telemetry', () => {
+  it('gives every tools/call a span with its outcome and receipt, and counts it', () => {
     expect(stdout).not.toContain('upstream-secret-4711');
-    const report = JSON.parse(stdout.trim().split('\n').pop()!) as {
-      agent: { id: string; agin_id: string };
-      calls: { path: string; callId: string | undefined; isError: boolean }[];
-      spans: { name: string; scope: string; status: { code: number; message?: string }; attributes: Record<string, unknown>; parent: string | null }[];
-      metrics: { name: string; unit: string; points: { attributes: Record<string, unknown>; value: any }[] }[];
-      receipts: { call_id: string; status: string; provider: string; tool: string; agin_id: string }[];
-    };
     const [echo, missing, aggregated, own] = report.calls;
     expect(echo).toMatchObject({ path: 'passthrough', isError: false, callId: expect.stringMatching(/^call_/) });
     expect(aggregated).toMatchObject({ path: 'aggregate', isError: false, callId: expect.stringMatching(/^call_/) });
@@ -102,5 +121,5 @@ describe('gateway telemetry', () => {
       expect(histogram.points.reduce((n, p) => n + p.value.count, 0)).toBe(calls);
       expect(histogram.points.every((p) => p.value.sum > 0)).toBe(true);
     }
-  }, 120_000);
+  });
 });
