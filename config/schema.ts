@@ -97,7 +97,7 @@ export const EnvSchema = z.object({
   // Package sources, accounts and e-mail (docs/sources.md).
   SMTP_URL: url(['smtp:', 'smtps:']).optional(),
   MAIL_FROM: z.string().trim().min(3).max(320).default(defaults.mailFrom),
-  PLAZA_SOURCES_RECHECK_S: int(5, 7 * 86_400).default(defaults.sourcesRecheckS),
+  PLAZA_SOURCES_RECHECK_S: int(1, 7 * 86_400).default(defaults.sourcesRecheckS),
   PLAZA_SOURCES_MAX_BYTES: int(1024, 1024 * 1024 * 1024).default(defaults.sourcesMaxBytes),
   PLAZA_SOURCES_DENYLIST_FILE: z.string().trim().min(1).optional(),
   PLAZA_RATE_LIMIT_AUTH_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitAuthPerMin),

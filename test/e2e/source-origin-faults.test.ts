@@ -72,7 +72,7 @@ describe('package origin faults', () => {
       PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-origin-data-')),
       PLAZA_ALLOW_PRIVATE_TARGETS: '1',
       PLAZA_SOURCES_MAX_BYTES: String(MAX_BYTES),
-      PLAZA_SOURCES_RECHECK_S: '5',
+      PLAZA_SOURCES_RECHECK_S: '1',
       NODE_EXTRA_CA_CERTS: caFile,
     });
   }, 60_000);
