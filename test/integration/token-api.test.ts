@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { randomToken, systemClock } from '../../src/kernel/index.ts';
-import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { type Backend, BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { sendRawHttp } from '../support/raw-http.ts';
 
@@ -42,6 +42,21 @@ async function sseData(res: Response): Promise<string[]> {
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'plaza-assistant', messages: [{ role: 'user', content }], ...extra });
 
+/**
+ * One migrated database per backend for every Plaza of this file: each suite below has a Plaza of
+ * its own (its limits, in its memory), and what they keep in the database does not meet (budgets and
+ * usage are per guest token, fresh in each test; accounts and catalog rows only the first suite
+ * makes). A database made and migrated per suite cost as much as the suite's tests.
+ */
+const databases = new Map<Backend, Promise<TestDatabase>>();
+function sharedDatabase(backend: Backend): Promise<TestDatabase> {
+  if (!databases.has(backend)) databases.set(backend, createTestDatabase(backend));
+  return databases.get(backend)!;
+}
+afterAll(async () => {
+  for (const database of databases.values()) await (await database).dispose();
+});
+
 describe.each(BACKENDS)('token API on %s', (backend) => {
   let plaza: TestPlaza;
   let guest: string;
@@ -49,7 +64,7 @@ describe.each(BACKENDS)('token API on %s', (backend) => {
   let accountId: string;
   let revokedKey: string;
   beforeAll(async () => {
-    plaza = await startTestPlaza(backend, { env: { CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
+    plaza = await startTestPlaza(backend, { db: (await sharedDatabase(backend)).db, env: { CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
     const accounts = createAccountService({ prisma: plaza.db.prisma, clock: systemClock });
     const created = await accounts.createAccount({ email: 'owner@example.com' });
     apiKey = created.apiKey;
@@ -330,6 +345,7 @@ describe.each(BACKENDS)('token API limits on %s', (backend) => {
   let plaza: TestPlaza;
   beforeAll(async () => {
     plaza = await startTestPlaza(backend, {
+      db: (await sharedDatabase(backend)).db,
       env: { GUEST_TOKEN_RPM_PER_IP: '3', CHAT_RPM_PER_SUBJECT: '2', CHAT_RPM_PER_IP: '1000', CHAT_TOKENS_PER_DAY_PER_SUBJECT: '60' },
     });
   });
@@ -361,7 +377,7 @@ describe.each(BACKENDS)('token API limits on %s', (backend) => {
 describe.each(BACKENDS)('the daily token budget on %s', (backend) => {
   let plaza: TestPlaza;
   beforeAll(async () => {
-    plaza = await startTestPlaza(backend, { env: { CHAT_TOKENS_PER_DAY_PER_SUBJECT: '60', CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
+    plaza = await startTestPlaza(backend, { db: (await sharedDatabase(backend)).db, env: { CHAT_TOKENS_PER_DAY_PER_SUBJECT: '60', CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
   });
   afterAll(async () => {
     await plaza?.close();
@@ -394,7 +410,7 @@ describe.each(BACKENDS)('a daily token budget below CHAT_MAX_TOKENS on %s', (bac
   let plaza: TestPlaza;
   beforeAll(async () => {
     // CHAT_MAX_TOKENS is 4096 by default; the embedded assistant answers in at most 512 tokens.
-    plaza = await startTestPlaza(backend, { env: { CHAT_TOKENS_PER_DAY_PER_SUBJECT: '1000', CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
+    plaza = await startTestPlaza(backend, { db: (await sharedDatabase(backend)).db, env: { CHAT_TOKENS_PER_DAY_PER_SUBJECT: '1000', CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' } });
   });
   afterAll(async () => {
     await plaza?.close();
@@ -417,7 +433,7 @@ describe.skipIf(!REDIS_URL).each(BACKENDS)('two instances sharing the database a
   let a: TestPlaza;
   let b: TestPlaza;
   beforeAll(async () => {
-    database = await createTestDatabase(backend);
+    database = await sharedDatabase(backend);
     const env = { REDIS_URL: REDIS_URL!, PLAZA_RATE_LIMIT_KEY_PREFIX: `test:${randomToken(6)}:`, CHAT_RPM_PER_SUBJECT: '3', GUEST_TOKEN_RPM_PER_IP: '1000' };
     a = await startTestPlaza(backend, { db: database.db, env });
     b = await startTestPlaza(backend, { db: database.db, env });
@@ -425,7 +441,6 @@ describe.skipIf(!REDIS_URL).each(BACKENDS)('two instances sharing the database a
   afterAll(async () => {
     await a?.close();
     await b?.close();
-    await database?.dispose();
   });
 
   it('accepts a token minted by one instance at the other, and counts its requests once across both', async () => {
@@ -441,7 +456,7 @@ describe.each(BACKENDS)('the daily token budget under concurrent requests on %s'
   let instances: TestPlaza[] = [];
   const BUDGET = 300;
   beforeAll(async () => {
-    database = await createTestDatabase(backend);
+    database = await sharedDatabase(backend);
     // Two instances share the budget through Redis; without it each counts for itself, so one.
     const env = { CHAT_TOKENS_PER_DAY_PER_SUBJECT: String(BUDGET), CHAT_RPM_PER_SUBJECT: '1000', CHAT_RPM_PER_IP: '1000', GUEST_TOKEN_RPM_PER_IP: '1000' };
     const shared = REDIS_URL ? { ...env, REDIS_URL, PLAZA_RATE_LIMIT_KEY_PREFIX: `test:${randomToken(6)}:` } : env;
@@ -449,7 +464,6 @@ describe.each(BACKENDS)('the daily token budget under concurrent requests on %s'
   });
   afterAll(async () => {
     await Promise.all(instances.map((p) => p.close()));
-    await database?.dispose();
   });
 
   it('reserves what a request may use when it is admitted, so requests in flight at once cannot overspend it', async () => {
