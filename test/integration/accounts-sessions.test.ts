@@ -225,7 +225,8 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
   });
 
   it('marks the cookie Secure with the __Host- prefix when Plaza is served over HTTPS', async () => {
-    const secure = await startTestPlaza(backend, { env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: 'https://plaza.example' } });
+    // A second Plaza on the first one's database (addresses of its own): a new app, not a new database.
+    const secure = await startTestPlaza(backend, { db: plaza.db, env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: 'https://plaza.example' } });
     try {
       const address = `secure-${backend}@example.com`;
       await fetch(`${secure.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address }) });
@@ -257,7 +258,7 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
 
   it('refuses a sign-in link after it expired', async () => {
     let now = Date.now();
-    const timed = await startTestPlaza(backend, { env: { SMTP_URL: smtp.url }, clock: { now: () => now } });
+    const timed = await startTestPlaza(backend, { db: plaza.db, env: { SMTP_URL: smtp.url }, clock: { now: () => now } });
     try {
       const address = `late-${backend}@example.com`;
       await fetch(`${timed.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address }) });
