@@ -4,8 +4,8 @@ import { readRefusal } from './mcp-bridge-refusal.ts';
 
 /** Largest answer the bridge reads from the gateway for one request (its own limit is 32 MiB). */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
-/** Largest single event of the GET stream of server notifications (the stream itself has no end). */
-const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+/** Largest single event of the GET stream of server notifications by default (the stream itself has no end). */
+export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -81,18 +81,21 @@ function refusedForGood(status: number): boolean {
 
 /**
  * A notification stream that breaks off (Plaza restarting, a network blip) is reopened for as long
- * as the bridge runs, at most 10 s apart; the SDK's default gives up after two tries, and the
- * client then got no server notification for the rest of its session.
+ * as the bridge runs, first after `initialDelayMs` (1 s by default), each time 1.5 times later, at
+ * most 10 s apart; the SDK's default gives up after two tries, and the client then got no server
+ * notification for the rest of its session.
  */
-export const NOTIFICATION_STREAM_RECONNECTION = { initialReconnectionDelay: 1_000, maxReconnectionDelay: 10_000, reconnectionDelayGrowFactor: 1.5, maxRetries: Number.POSITIVE_INFINITY };
+export function notificationStreamReconnection(initialDelayMs = 1_000) {
+  return { initialReconnectionDelay: initialDelayMs, maxReconnectionDelay: Math.max(initialDelayMs, 10_000), reconnectionDelayGrowFactor: 1.5, maxRetries: Number.POSITIVE_INFINITY };
+}
 
 /**
  * A fetch for the SDK's transport that bounds each POST's answer (past MAX_ANSWER_BYTES it breaks
- * off) and each event of the GET notification stream (past MAX_EVENT_BYTES), and, once a POST's answer has ended or broken off, calls `ended` with the ids it asked: the
+ * off) and each event of the GET notification stream (past `maxEventBytes`, MAX_EVENT_BYTES by default), and, once a POST's answer has ended or broken off, calls `ended` with the ids it asked: the
  * bridge answers any of them still unanswered, rather than leave the client to its own timeout
  * (an event the SDK cannot parse is only reported to onerror).
  */
-export function boundedFetch(ended: (ids: Array<string | number>, why: string) => void): typeof fetch {
+export function boundedFetch(ended: (ids: Array<string | number>, why: string) => void, maxEventBytes = MAX_EVENT_BYTES): typeof fetch {
   return async (input, init) => {
     const res = await fetch(input, init).catch((error: unknown) => {
       throw unreachable(input, error);
@@ -132,7 +135,7 @@ export function boundedFetch(ended: (ids: Array<string | number>, why: string) =
       });
     } else {
       // The GET stream of server notifications may run for days: no total, but no endless event.
-      body = guardedBody(res.body, eventSizeGuard(MAX_EVENT_BYTES), () => undefined);
+      body = guardedBody(res.body, eventSizeGuard(maxEventBytes), () => undefined);
     }
     // The SDK's transport parses what the gateway sent with JSON.parse: numbers it would change
     // (past 2^53) reach it marked, and go to the client as written (mcp-bridge-numbers.ts).

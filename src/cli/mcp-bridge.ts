@@ -4,7 +4,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Command } from 'commander';
 
 import { credentialFile, readCredential, saveCredential } from './credential-store.ts';
-import { boundedFetch, NOTIFICATION_STREAM_RECONNECTION } from './mcp-bridge-fetch.ts';
+import { boundedFetch, MAX_EVENT_BYTES, notificationStreamReconnection } from './mcp-bridge-fetch.ts';
 import { type BridgeAnswer, bridgeError, type ClientMessage, INVALID_REQUEST, lineWriter, readClientLine, readLines } from './mcp-bridge-input.ts';
 import { providerWarning } from './mcp-bridge-provider.ts';
 import { GatewayRefusal } from './mcp-bridge-refusal.ts';
@@ -12,6 +12,26 @@ import { GatewayRefusal } from './mcp-bridge-refusal.ts';
 function fail(message: string): never {
   process.stderr.write(`plaza: ${message}\n`);
   process.exit(1);
+}
+
+/**
+ * A whole-number setting of the bridge from the environment (`fallback` when unset or empty),
+ * between `min` and `max`; anything else ends the command with exit code 2, naming the variable.
+ */
+function intSetting(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= min && value <= max)) {
+    process.stderr.write(`plaza: ${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+/** `ms` as the bridge says it: whole seconds as "10 s", anything else in milliseconds. */
+function duration(ms: number): string {
+  return ms % 1_000 === 0 ? `${ms / 1_000} s` : `${ms} ms`;
 }
 
 /**
@@ -42,6 +62,11 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   } else if (options.upstreamProvider) {
     fail('--upstream-provider names whose credential --upstream-token-env holds; pass both.');
   }
+  // How long answers to requests sent before the client closed stdin are waited for; how soon a
+  // notification stream that broke off is first reopened; the largest event of that stream.
+  const drainMs = intSetting(env, 'PLAZA_MCP_CONNECT_DRAIN_MS', 10_000, 0, 3_600_000);
+  const reconnectMs = intSetting(env, 'PLAZA_MCP_CONNECT_RECONNECT_MS', 1_000, 10, 600_000);
+  const maxEventBytes = intSetting(env, 'PLAZA_MCP_CONNECT_MAX_EVENT_BYTES', MAX_EVENT_BYTES, 1024, 1024 * 1024 * 1024);
   // Loaded here, not at the top: every `plaza` command registers this one.
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   // A POST's answer that ended without the response to one of its requests: that request is
@@ -54,7 +79,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       }
     }, 100).unref();
   };
-  const open = () => new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout), reconnectionOptions: NOTIFICATION_STREAM_RECONNECTION });
+  const open = () => new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout, maxEventBytes), reconnectionOptions: notificationStreamReconnection(reconnectMs) });
   let upstream = open();
   const write = lineWriter(process.stdout);
   let stopReading = () => {};
@@ -71,7 +96,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     process.exit(0);
   };
   // Requests sent before stdin ended still get their answers (e.g. `… | plaza mcp connect x`),
-  // for at most 10 s.
+  // for at most PLAZA_MCP_CONNECT_DRAIN_MS (10 s).
   const unanswered = new Set<string | number>();
   let settled: (() => void) | undefined;
   // A client that exits closes our stdout too: writing then fails (EPIPE). The bridge ends the
@@ -79,11 +104,11 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   process.stdout.on('error', () => void close());
   const stdinEnded = () => {
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
-    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).then(() => {
+    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]).then(() => {
       // Every request gets an answer (JSON-RPC 2.0): one the gateway has not answered by now is
       // answered by the bridge, which then ends, rather than left without a line.
       for (const id of [...unanswered]) {
-        if (!arrived.has(id)) reply({ jsonrpc: '2.0', id, error: { code: -32603, message: 'the bridge is ending (its client closed stdin) and the gateway had not answered within 10 s' } });
+        if (!arrived.has(id)) reply({ jsonrpc: '2.0', id, error: { code: -32603, message: `the bridge is ending (its client closed stdin) and the gateway had not answered within ${duration(drainMs)}` } });
       }
       return close();
     });
