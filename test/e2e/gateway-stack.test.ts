@@ -191,12 +191,17 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
 
   it('bridges a stdio MCP client to the gateway with plaza agents login + plaza mcp connect', async () => {
     const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+    // Three commands that store nothing, run side by side: the agent's id given for its token, a
+    // well-formed token the gateway does not know, and a bridge with no credential at all.
+    const [byId, unknown, missing] = await Promise.all([
+      runPlaza(['agents', 'login', '--token', 'agt_01k813up8gjt5430echh6767dt', '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials }),
+      runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials }),
+      runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: `${credentials}.none` }),
+    ]);
     // The agent's id has the token's prefix: the mix-up is named.
-    const byId = await runPlaza(['agents', 'login', '--token', 'agt_01k813up8gjt5430echh6767dt', '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
     expect(byId.code).toBe(1);
     expect(byId.stderr).toContain("that is an agent's id, not its token");
     // A well-formed token the gateway does not know is refused, and nothing is stored.
-    const unknown = await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('refuses this agent token');
     expect(existsSync(credentials)).toBe(false);
@@ -217,7 +222,6 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect((result._meta as any).platform.agin_id).toBe(aginId);
     await bridged.close();
     // No credential, and a credential file that is damaged: each said as what it is.
-    const missing = await runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: `${credentials}.none` });
     expect(missing.code).toBe(1);
     expect(missing.stderr.trim()).toBe('plaza: no agent credential: run `plaza agents login --token <agent token>` first.');
     writeFileSync(credentials, 'not json');
@@ -226,9 +230,20 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(damaged.stderr.trim()).toBe(`plaza: the credential file ${credentials} is not JSON: run \`plaza agents login --token <agent token>\` to store the credential again.`);
   });
 
+  /**
+   * A credential file with the test agent logged in, for the bridges below (the login itself is
+   * checked above): stored once, as a user does, not once per bridge.
+   */
+  let loggedIn: Promise<string> | undefined;
+  const storedCredential = () =>
+    (loggedIn ??= (async () => {
+      const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+      expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+      return credentials;
+    })());
+
   it('opens a new gateway session under the stdio client when the provider restarted and forgot the old one', async () => {
-    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
-    expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+    const credentials = await storedCredential();
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [PLAZA_BIN, 'mcp', 'connect', 'everything'],
@@ -255,8 +270,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
 
   /** `plaza mcp connect everything` as a child with raw pipes, logged in as the test agent. */
   async function spawnBridge() {
-    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
-    expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+    const credentials = await storedCredential();
     const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'everything'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
     return { bridge, exited };
@@ -321,23 +335,39 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     const mine = agents.find((a) => a.agin_id === aginId);
     expect(mine).toBeDefined();
     expect((await json(`/api/agents/${mine.id}/revoke`, { method: 'POST' })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2_100));
-    const res = await fetch(`${plaza.url}/mcp`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-    expect(res.status).toBe(401);
+    // The instance that revoked forgets the credential at once; another would within its 2 s cache.
+    const listTools = async () => {
+      const res = await fetch(`${plaza.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      await res.body?.cancel();
+      return res.status;
+    };
+    await expect.poll(listTools, { timeout: 5_000, interval: 100 }).toBe(401);
   });
 });
 
 describe('plaza mcp connect against a gateway that answers badly', () => {
   /**
-   * A fake gateway that speaks just enough MCP (initialize, notifications) and a `plaza mcp
-   * connect` bridge logged in to it, initialized. `call` answers every other request; `stream`
-   * serves the GET stream of notifications.
+   * A credential file logged in (once) with the first fake gateway, which answers the login's check
+   * as Plaza's gateway does (405); each bridge is pointed at its own fake gateway with `--url`.
    */
-  async function bridgeToFakeGateway(provider: string, handlers: { call?: (res: ServerResponse) => void; stream?: (res: ServerResponse) => Promise<void> }) {
+  let credentialFile: Promise<string> | undefined;
+  const loginOnce = (url: string) =>
+    (credentialFile ??= (async () => {
+      const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
+      expect((await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+      return credentials;
+    })());
+
+  /**
+   * A fake gateway that speaks just enough MCP (initialize, notifications) and a `plaza mcp
+   * connect` bridge to it (`--url`), initialized. `call` answers every other request; `stream`
+   * serves the GET stream of notifications. `env`: the bridge's settings.
+   */
+  async function bridgeToFakeGateway(provider: string, handlers: { call?: (res: ServerResponse) => void; stream?: (res: ServerResponse) => Promise<void> }, env: Record<string, string> = {}) {
     let initialized = false;
     const server = createServer(async (req, res) => {
       // The bridge's notification stream comes after its initialize; `plaza agents login`'s
@@ -355,9 +385,8 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
-    expect((await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
-    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', provider], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const credentials = await loginOnce(url);
+    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', provider, '--url', url], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -412,7 +441,7 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'back' } })}\n\n`);
       },
-    });
+    }, { PLAZA_MCP_CONNECT_RECONNECT_MS: '100' });
     try {
       await expect.poll(() => fake.received().some((line) => line.includes('notifications/message')), { timeout: 15_000, interval: 200 }).toBe(true);
       expect(gets).toBe(4);
@@ -431,10 +460,11 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
         if (gets === 1) return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end();
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
       },
-    });
+    }, { PLAZA_MCP_CONNECT_RECONNECT_MS: '100' });
     try {
       await expect.poll(() => fake.errors(), { timeout: 10_000 }).toMatch(/notification stream refused \(HTTP 404: the session is gone\); it opens again with the new session/);
-      await new Promise((r) => setTimeout(r, 4_000));
+      // Reopened after 100, 150, 225, 338 ms…: in 1.5 s a bridge that kept asking would have asked again several times.
+      await new Promise((r) => setTimeout(r, 1_500));
       expect(gets).toBe(2);
     } finally {
       fake.close();
@@ -459,6 +489,7 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     // The GET stream of server notifications has no total limit; one event without an end (no
     // empty line) would otherwise pile up in the bridge's memory for as long as it is sent.
     const MiB = 1024 * 1024;
+    const EVENT_LIMIT = 4 * MiB;
     let streamed = 0;
     let streamClosed: (bytes: number) => void;
     const closed = new Promise<number>((resolve) => (streamClosed = resolve));
@@ -483,12 +514,13 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
         }
         res.end();
       },
-    });
+    }, { PLAZA_MCP_CONNECT_MAX_EVENT_BYTES: String(EVENT_LIMIT) });
     try {
-      // The bridge stops reading past 16 MiB of one event; what the sockets buffer comes on top.
+      // The bridge stops reading past its limit for one event (16 MiB unless set; 4 MiB here, to
+      // send less); what the sockets buffer (as much as 16 MiB) comes on top.
       const bytes = await closed;
-      expect(bytes).toBeGreaterThanOrEqual(16 * MiB);
-      expect(bytes).toBeLessThan(32 * MiB);
+      expect(bytes).toBeGreaterThanOrEqual(EVENT_LIMIT);
+      expect(bytes).toBeLessThan(EVENT_LIMIT + 16 * MiB);
       expect(fake.bridge.exitCode).toBeNull();
     } finally {
       fake.close();
