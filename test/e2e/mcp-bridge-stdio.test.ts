@@ -260,8 +260,8 @@ describe('plaza mcp connect against a running Plaza', () => {
   });
 
   /** A bridge to the forgetful provider, initialised by the client it fails the initialize of. */
-  async function forgetfulBridge(): Promise<Bridge> {
-    const b = bridge(['forgetful']);
+  async function forgetfulBridge(env: Record<string, string> = {}): Promise<Bridge> {
+    const b = bridge(['forgetful'], env);
     b.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'renewing-client', version: '1' } } });
     expect((await b.lines(1))[0]).toMatchObject({ id: 1, result: { protocolVersion: '2025-06-18' } });
     b.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -315,8 +315,9 @@ describe('plaza mcp connect against a running Plaza', () => {
     }
   });
 
-  it('answers a request still unanswered 10 s after its client closed stdin, then ends', async () => {
-    const b = await forgetfulBridge();
+  it('answers a request still unanswered PLAZA_MCP_CONNECT_DRAIN_MS after its client closed stdin, then ends', async () => {
+    // 3 s here instead of the default 10 s: time enough for the ping, not for the 15 s call.
+    const b = await forgetfulBridge({ PLAZA_MCP_CONNECT_DRAIN_MS: '3000' });
     const exited = new Promise<number | null>((resolve) => b.child.on('exit', (code) => resolve(code)));
     try {
       b.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'slow', arguments: { ms: 15_000 } } });
@@ -325,7 +326,7 @@ describe('plaza mcp connect against a running Plaza', () => {
       expect(await exited).toBe(0);
       const answers = (await b.lines(4)).slice(2) as any[];
       expect(answers.find((a) => a.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
-      expect(answers.find((a) => a.id === 3)).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32603, message: expect.stringMatching(/closed stdin.*not answered within 10 s/) } });
+      expect(answers.find((a) => a.id === 3)).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32603, message: expect.stringMatching(/closed stdin.*not answered within 3 s/) } });
     } finally {
       b.stop();
     }
@@ -403,8 +404,14 @@ describe('plaza mcp connect against a running Plaza', () => {
     const b = await initialisedBridge(spawnBridge(['everything'], file), '2025-06-18');
     try {
       expect((await api(`/api/agents/${agent.data.agent.id}/revoke`, {})).success).toBe(true);
-      // The gateway keeps a checked credential for up to 2 s.
-      await new Promise((r) => setTimeout(r, 2_100));
+      // The gateway keeps a checked credential for up to 2 s (the instance that revoked it, none):
+      // the bridge is asked once the gateway refuses the agent.
+      const gatewayStatus = async () => {
+        const res = await fetch(`${plaza.url}/mcp`, { headers: { authorization: `Bearer ${agent.data.token}`, accept: 'text/event-stream' } });
+        await res.body?.cancel();
+        return res.status;
+      };
+      await expect.poll(gatewayStatus, { timeout: 5_000, interval: 100 }).toBe(401);
       b.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
       expect((await b.lines(2))[1]).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32001, message: 'Invalid or revoked agent credential.' } });
       expect(b.err()).toMatch(/refused the agent credential \(401: Invalid or revoked agent credential\.\): run `plaza agents login --token <agent token>`/);
