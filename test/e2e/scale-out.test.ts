@@ -266,8 +266,22 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       const everythingListed = await post('/api/mcp/listings', { provider: 'everything', url: everything.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server; no credentials; logs agin_id.' });
       expect(everythingListed.status).toBe(201);
       // The first probe runs at once, the next after 8-12 s (idle healthy: twice the 5 s base, ±20 %),
-      // found by a loop of either instance within 2 s.
-      await new Promise((r) => setTimeout(r, 18_000));
+      // found by a loop of either instance within 2 s. Waited for until every endpoint has two
+      // recorded probes and every source two downloads (a second instance probing the same round
+      // would make those two at once, and the spacing below fails).
+      const probeRuns = async () =>
+        new Map((await sql.query<{ provider: string; n: number }>(`SELECT e.provider, count(*)::int AS n FROM probe_runs r JOIN mcp_endpoints e ON e.id = r.endpoint_id WHERE e.provider LIKE 'ep-%' GROUP BY e.provider`)).rows.map((r) => [r.provider, r.n]));
+      await expect
+        .poll(
+          async () => {
+            const runs = await probeRuns();
+            const probed = Array.from({ length: PROBED_ENDPOINTS }, (_, i) => runs.get(`ep-${i}`) ?? 0).every((n) => n >= 2);
+            const downloaded = packages.every((pkg) => (origin.gets.get(pkg.path)?.length ?? 0) >= 2);
+            return probed && downloaded;
+          },
+          { timeout: 25_000, interval: 250 },
+        )
+        .toBe(true);
 
       expect(targets.overlaps).toEqual([]);
       const runs = await sql.query<{ provider: string; started_at: Date; ok: boolean }>(
