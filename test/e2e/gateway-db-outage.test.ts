@@ -131,7 +131,11 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
       }),
     ];
 
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Each phase runs until what is checked of it below has happened (more than 4 answers before
+    // the outage, a result on each path before and after it), not for a fixed time.
+    const succeeded = (path: Answer['path'], p: Answer['phase']) => answers.some((a) => a.path === path && a.phase === p && a.status === 200 && a.result && !a.result.isError);
+    const bothPaths = (p: Answer['phase']) => succeeded('passthrough', p) && succeeded('aggregate', p);
+    await expect.poll(() => answers.filter((a) => a.phase === 'before').length > 4 && bothPaths('before'), { timeout: 20_000, interval: 50 }).toBe(true);
     // The outage: running backends are killed and new connections refused. It lasts longer than
     // the 2 s agent-credential cache, so authentication meets the dead database too.
     phase = 'outage';
@@ -140,7 +144,7 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     await new Promise((r) => setTimeout(r, 3_500));
     await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
     phase = 'after';
-    await new Promise((r) => setTimeout(r, 2_500));
+    await expect.poll(() => bothPaths('after'), { timeout: 20_000, interval: 50 }).toBe(true);
     running = false;
     await Promise.all(workers);
 
