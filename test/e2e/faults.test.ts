@@ -461,13 +461,16 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
     try {
       await listHealthy(plaza.server.url, 'slow', `${upstream.url('ok')}?delay=100`);
       const traffic = gatewayLoad(plaza.server.url, plaza.agentToken, 'slow', 6);
-      await new Promise((r) => setTimeout(r, 1_000));
+      // Calls answered before the outage (one per client loop), then the outage, then calls
+      // answered after it (as many again): waited for, not a fixed second on either side.
+      await expect.poll(() => traffic.answered.length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(6);
       // A restart as the clients see it: no new connections, every open one cut, back after 2 s.
       await admin.query(`ALTER DATABASE "${name()}" ALLOW_CONNECTIONS false`);
       await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name()]);
       await new Promise((r) => setTimeout(r, 2_000));
       await admin.query(`ALTER DATABASE "${name()}" ALLOW_CONNECTIONS true`);
-      await new Promise((r) => setTimeout(r, 1_000));
+      const reopened = traffic.answered.length;
+      await expect.poll(() => traffic.answered.length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(reopened + 6);
       await traffic.stop();
       expect(traffic.answered.length).toBeGreaterThan(10);
       // Spooled receipts are replayed every second.
@@ -489,7 +492,8 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
   it('has a receipt after a restart for every call answered before SIGKILL', async () => {
     const plaza = await startGatewayPlaza({ DATABASE_URL: database.url, RECEIPTS_DURABILITY: 'sync' });
     const traffic = gatewayLoad(plaza.server.url, plaza.agentToken, 'slow', 8);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // SIGKILL once more than 10 calls were answered, with the loops' next calls on their way.
+    await expect.poll(() => traffic.answered.length, { timeout: 20_000, interval: 20 }).toBeGreaterThan(10);
     plaza.server.child.kill('SIGKILL');
     await plaza.server.exited;
     await traffic.stop();
