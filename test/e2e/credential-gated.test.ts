@@ -173,40 +173,50 @@ describe('a listed MCP server that needs a credential of its own', () => {
     expect((await runPlaza(['agents', 'login', '--token', token, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
     const bridge = (args: string[], env: Record<string, string>) =>
       new StdioClientTransport({ command: process.execPath, args: [PLAZA_BIN, 'mcp', 'connect', 'gated', ...args], env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }) as Record<string, string>, stderr: 'pipe' });
-    const withToken = new Client({ name: 'stdio-agent', version: '1' });
-    await withToken.connect(bridge(['--upstream-token-env', 'GATED_TOKEN'], { GATED_TOKEN: SECRET }));
-    const result = (await withToken.callTool({ name: 'echo', arguments: { message: 'over stdio' } })) as any;
-    expect(result.content[0].text).toBe('echo: over stdio');
-    expect(result._meta.platform.call_id).toMatch(/^call_/);
-    await withToken.close();
-    const without = new Client({ name: 'stdio-agent', version: '1' });
-    const bare = bridge([], {});
-    let warned = '';
-    bare.stderr?.on('data', (chunk: Buffer) => (warned += chunk.toString()));
-    await expect(without.connect(bare)).rejects.toThrow(/X-PLATFORM-Upstream-Authorization/);
-    // Said at start too, from the catalog: the provider is auth_required.
-    await expect.poll(() => warned, { timeout: 10_000 }).toMatch(/warning: provider "gated" answers only callers with a credential of their own: pass --upstream-token-env <NAME>/);
-    await without.close().catch(() => undefined);
+    // Four bridges, each its own process and client, run side by side.
+    const passesTheCredential = async () => {
+      const withToken = new Client({ name: 'stdio-agent', version: '1' });
+      await withToken.connect(bridge(['--upstream-token-env', 'GATED_TOKEN'], { GATED_TOKEN: SECRET }));
+      const result = (await withToken.callTool({ name: 'echo', arguments: { message: 'over stdio' } })) as any;
+      expect(result.content[0].text).toBe('echo: over stdio');
+      expect(result._meta.platform.call_id).toMatch(/^call_/);
+      await withToken.close();
+    };
+    const saysWhatIsMissing = async () => {
+      const without = new Client({ name: 'stdio-agent', version: '1' });
+      const bare = bridge([], {});
+      let warned = '';
+      bare.stderr?.on('data', (chunk: Buffer) => (warned += chunk.toString()));
+      await expect(without.connect(bare)).rejects.toThrow(/X-PLATFORM-Upstream-Authorization/);
+      // Said at start too, from the catalog: the provider is auth_required.
+      await expect.poll(() => warned, { timeout: 10_000 }).toMatch(/warning: provider "gated" answers only callers with a credential of their own: pass --upstream-token-env <NAME>/);
+      await without.close().catch(() => undefined);
+    };
 
     // Through /mcp the credential goes to the one provider named for it, and must be named.
     const all = (args: string[]) =>
       new StdioClientTransport({ command: process.execPath, args: [PLAZA_BIN, 'mcp', 'connect', '--all', '--upstream-token-env', 'GATED_TOKEN', ...args], env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, GATED_TOKEN: SECRET }) as Record<string, string>, stderr: 'pipe' });
-    const unscoped = all([]);
-    let said = '';
-    unscoped.stderr?.on('data', (chunk: Buffer) => (said += chunk.toString()));
-    const refused = new Client({ name: 'stdio-agent', version: '1' });
-    await expect(refused.connect(unscoped)).rejects.toThrow();
-    expect(said).toMatch(/--upstream-provider <provider>/);
-    await refused.close().catch(() => undefined);
-    const scoped = new Client({ name: 'stdio-agent', version: '1' });
-    // /mcp takes the credential once it names its provider (unnamed, it answers 400 and connect fails).
-    const named = all(['--upstream-provider', 'gated']);
-    let told = '';
-    named.stderr?.on('data', (chunk: Buffer) => (told += chunk.toString()));
-    await scoped.connect(named);
-    expect(Array.isArray((await scoped.listTools()).tools)).toBe(true);
-    // But an auth_required provider's tools are not on /mcp: the bridge says so at start.
-    await expect.poll(() => told, { timeout: 10_000 }).toMatch(/warning: --upstream-provider gated: provider "gated" answers only callers with a credential of their own, so its tools are not on \/mcp/);
-    await scoped.close();
+    const refusesUnnamed = async () => {
+      const unscoped = all([]);
+      let said = '';
+      unscoped.stderr?.on('data', (chunk: Buffer) => (said += chunk.toString()));
+      const refused = new Client({ name: 'stdio-agent', version: '1' });
+      await expect(refused.connect(unscoped)).rejects.toThrow();
+      expect(said).toMatch(/--upstream-provider <provider>/);
+      await refused.close().catch(() => undefined);
+    };
+    const takesNamed = async () => {
+      const scoped = new Client({ name: 'stdio-agent', version: '1' });
+      // /mcp takes the credential once it names its provider (unnamed, it answers 400 and connect fails).
+      const named = all(['--upstream-provider', 'gated']);
+      let told = '';
+      named.stderr?.on('data', (chunk: Buffer) => (told += chunk.toString()));
+      await scoped.connect(named);
+      expect(Array.isArray((await scoped.listTools()).tools)).toBe(true);
+      // But an auth_required provider's tools are not on /mcp: the bridge says so at start.
+      await expect.poll(() => told, { timeout: 10_000 }).toMatch(/warning: --upstream-provider gated: provider "gated" answers only callers with a credential of their own, so its tools are not on \/mcp/);
+      await scoped.close();
+    };
+    await Promise.all([passesTheCredential(), saysWhatIsMissing(), refusesUnnamed(), takesNamed()]);
   });
 });
