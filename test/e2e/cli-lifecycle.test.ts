@@ -158,8 +158,9 @@ describe('plaza configuration errors', () => {
   });
 
   it('prints help and version', async () => {
-    expect((await runPlaza(['--help'], {})).stdout).toMatch(/serve[\s\S]*migrate[\s\S]*accounts/);
-    expect((await runPlaza(['--version'], {})).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const [help, version] = await Promise.all([runPlaza(['--help'], {}), runPlaza(['--version'], {})]);
+    expect(help.stdout).toMatch(/serve[\s\S]*migrate[\s\S]*accounts/);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });
 
