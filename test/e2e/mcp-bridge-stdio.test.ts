@@ -332,6 +332,17 @@ describe('plaza mcp connect against a running Plaza', () => {
     }
   }, 30_000);
 
+  it('refuses a bridge setting that is not a whole number in range, naming it, with exit code 2', async () => {
+    const [word, tooSmall] = await Promise.all([
+      runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: credentials, PLAZA_MCP_CONNECT_DRAIN_MS: 'soon' }),
+      runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: credentials, PLAZA_MCP_CONNECT_MAX_EVENT_BYTES: '10' }),
+    ]);
+    expect(word.code).toBe(2);
+    expect(word.stderr.trim()).toBe('plaza: PLAZA_MCP_CONNECT_DRAIN_MS must be a whole number from 0 to 3600000 (got "soon")');
+    expect(tooSmall.code).toBe(2);
+    expect(tooSmall.stderr.trim()).toBe('plaza: PLAZA_MCP_CONNECT_MAX_EVENT_BYTES must be a whole number from 1024 to 1073741824 (got "10")');
+  });
+
   it('answers every request with an error saying so while no new session can be opened, trying again each time', async () => {
     const b = await forgetfulBridge();
     try {
