@@ -1,9 +1,9 @@
 /** The HTTP edge shared by every surface: request ids, JSON bodies, the error table and handler. */
 export { readCookie } from './cookies.ts';
+export { drainedOrClosed } from './drain.ts';
 export { errorHandler, MCP_PATH, normaliseError, notFound } from './error-handler.ts';
 export type { ErrorResponse, ErrorRow, Surface } from './error-table.ts';
 export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
-export { drainedOrClosed } from './drain.ts';
 export { answerEtag } from './etag.ts';
 export { jsonBody } from './json-body.ts';
 export { hasNulEscape, refuseNulInJson } from './nul.ts';
