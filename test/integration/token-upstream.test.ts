@@ -16,6 +16,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createUpstreamBackend, parseChatRequest } from '../../src/chat/index.ts';
+import { drainedOrClosed } from '../../src/http/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -58,18 +59,6 @@ const usageChunk = (usage: Record<string, number>) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [], usage })}\n\n`;
 const UPSTREAM_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
 
-/** Waits until `res` takes more writes (or closed), leaving no listener behind. */
-function writable(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
 
 function sseHead(res: ServerResponse) {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -603,7 +592,7 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
       res.write('data: ');
       const block = 'x'.repeat(64 * 1024);
       for (let sent = 0; sent < 5 * 1024 * 1024 && !res.destroyed; sent += block.length) {
-        if (!res.write(block)) await writable(res);
+        if (!res.write(block)) await drainedOrClosed(res);
       }
       res.end();
     };
@@ -691,7 +680,7 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
       sseHead(res);
       const big = 'x'.repeat(60_000);
       for (let i = 0; i < 2_000 && !res.destroyed; i++) {
-        if (!res.write(chunk(i === 0 ? { role: 'assistant', content: big } : { content: big }))) await writable(res);
+        if (!res.write(chunk(i === 0 ? { role: 'assistant', content: big } : { content: big }))) await drainedOrClosed(res);
       }
       res.end('data: [DONE]\n\n');
     };
