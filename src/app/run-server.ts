@@ -8,6 +8,7 @@ import { startBackgroundWork } from './background.ts';
 import { createPlaza } from './create-app.ts';
 import { openConfiguredDatabase } from './open-database.ts';
 import { type RunningServer, startServer } from './server.ts';
+import { watchSharedIssuer } from './shared-issuer-check.ts';
 import { watchSharedRedis } from './shared-redis-check.ts';
 import { acquireSpool } from './spool-lock.ts';
 
@@ -56,6 +57,8 @@ export async function runServer(configured: Config, log: Logger): Promise<Runnin
     const stopCheckpoints = config.background ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner }) : async () => undefined;
     // Several instances need one PostgreSQL and one Redis: say so when some lack the Redis of the others.
     const stopRedisCheck = config.databaseUrl ? watchSharedRedis({ db, redis: plaza.redis, keyPrefix: config.rateLimits.keyPrefix, log, clock: systemClock, owner }) : () => undefined;
+    // …and one issuer (PUBLIC_BASE_URL), which providers may pin.
+    const stopIssuerCheck = config.databaseUrl ? watchSharedIssuer({ db, issuer: config.publicBaseUrl, log, clock: systemClock }) : () => undefined;
     let done: Promise<void> | undefined;
     return {
       server,
@@ -66,6 +69,7 @@ export async function runServer(configured: Config, log: Logger): Promise<Runnin
           await background.stop();
           await stopCheckpoints();
           stopRedisCheck();
+          stopIssuerCheck();
           // Flushes pending receipts before the database goes away.
           await plaza.close();
           await db.close();

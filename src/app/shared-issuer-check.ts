@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+
+import type { Database } from '../db/index.ts';
+import type { Clock } from '../kernel/index.ts';
+import type { Logger } from '../log/index.ts';
+
+/** How often an instance notes its issuer again and looks at the others'. */
+const CHECK_MS = 60_000;
+/** How long a note lasts without being renewed (an instance that stopped leaves it behind this long). */
+const NOTE_MS = 150_000;
+const NOTE_PREFIX = 'issuer-place:';
+/** Longest issuer text kept in a note (the operator's text, of any length). */
+const MAX_SHOWN = 300;
+/** The issuer an instance names when PUBLIC_BASE_URL is not set. */
+const DEFAULT_ISSUER = /^http:\/\/localhost:\d{1,5}$/;
+
+/** What watchSharedIssuer needs: the database the instances share and this instance's issuer. */
+export interface SharedIssuerCheckOptions {
+  db: Database;
+  /** PUBLIC_BASE_URL, or its default `http://localhost:<port>`. */
+  issuer: string;
+  log: Logger;
+  clock: Clock;
+  /** Overrides for tests. */
+  checkMs?: number;
+}
+
+/**
+ * Instances on one database sign guest tokens and AGIN assertions with the same keys, but each
+ * names its own PUBLIC_BASE_URL as the issuer (`iss`). When they differ (unset on some instances,
+ * so `http://localhost:<port>`, or set to different addresses), a provider that pins `iss` refuses
+ * the calls some instances stamp, and a client's guest token from one instance is refused by
+ * another. Each instance notes its issuer in `job_leases` (`issuer-place:<hash>`, the issuer itself
+ * as the note's owner, renewed every minute) and warns, naming the others, when it sees another
+ * one. On PostgreSQL only: the embedded database has one instance. Without PUBLIC_BASE_URL it
+ * also says once, at start, that the issuer names no address providers or clients can reach.
+ * Returns a stop.
+ */
+export function watchSharedIssuer(options: SharedIssuerCheckOptions): () => void {
+  const { db, issuer, log, clock } = options;
+  const here = `${NOTE_PREFIX}${createHash('sha256').update(issuer).digest('hex').slice(0, 16)}`;
+  let warned = '';
+  if (DEFAULT_ISSUER.test(issuer)) {
+    log.warn(
+      { issuer },
+      `PUBLIC_BASE_URL is not set: guest tokens and AGIN assertions name ${issuer} as their issuer and links in e-mails point there. Set it to the address clients and providers reach Plaza at, the same on every instance (docs/scale-out.md).`,
+    );
+  }
+
+  const check = async (): Promise<void> => {
+    const now = clock.now();
+    await db.prisma.$executeRawUnsafe(
+      `INSERT INTO "job_leases" ("name", "owner", "until") VALUES ($1, $2, $3::timestamptz)
+       ON CONFLICT ("name") DO UPDATE SET "owner" = EXCLUDED."owner", "until" = EXCLUDED."until"`,
+      here,
+      issuer.slice(0, MAX_SHOWN),
+      new Date(now + NOTE_MS).toISOString(),
+    );
+    const notes = await db.prisma.$queryRawUnsafe<{ owner: string }[]>(
+      `SELECT "owner" FROM "job_leases" WHERE "name" LIKE $1 AND "name" <> $2 AND "until" > $3::timestamptz ORDER BY "owner"`,
+      `${NOTE_PREFIX}%`,
+      here,
+      new Date(now).toISOString(),
+    );
+    const elsewhere = notes.map((n) => n.owner);
+    const seen = elsewhere.join('\n');
+    if (seen === warned) return;
+    warned = seen;
+    if (seen === '') {
+      log.info({ issuer }, 'Plaza instances on this database name one issuer again');
+      return;
+    }
+    log.warn(
+      { issuer, elsewhere },
+      'Plaza instances on this database name different issuers: a provider that checks the `iss` of AGIN assertions refuses the calls some of them stamp, and guest tokens from one may be refused by another. Set PUBLIC_BASE_URL to the same public address on every instance (docs/scale-out.md).',
+    );
+  };
+
+  const run = () => {
+    check().catch((error: unknown) => log.debug({ err: error }, 'could not compare issuers with the other instances'));
+  };
+  run();
+  const timer = setInterval(run, options.checkMs ?? CHECK_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

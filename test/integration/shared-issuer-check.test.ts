@@ -1,0 +1,82 @@
+/**
+ * Pins the check that instances on one database name one issuer (src/app/shared-issuer-check.ts):
+ * two instances with the same PUBLIC_BASE_URL stay quiet; one with another address (or with none,
+ * so `http://localhost:<port>`) is warned about on every side, naming the others; the warning
+ * ends when the odd note expires. Without PUBLIC_BASE_URL an instance says so once at start.
+ * Runs when TEST_DATABASE_URL is set (the check runs only on PostgreSQL).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { watchSharedIssuer } from '../../src/app/shared-issuer-check.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { createLogger } from '../../src/log/index.ts';
+import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+
+const DIFFERENT = 'name different issuers';
+const UNSET = 'PUBLIC_BASE_URL is not set';
+
+interface Line {
+  level: number;
+  msg: string;
+  issuer: string;
+  elsewhere?: string[];
+}
+
+/** One instance's watcher, with the log lines it wrote. */
+function instance(t: TestDatabase, issuer: string) {
+  const lines: Line[] = [];
+  const log = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) } });
+  const stop = watchSharedIssuer({ db: t.db, issuer, log, clock: systemClock, checkMs: 100 });
+  const warnings = () => lines.filter((line) => line.msg.includes(DIFFERENT));
+  return { stop, lines, warnings };
+}
+
+describe.skipIf(!process.env['TEST_DATABASE_URL'])('instances on one PostgreSQL naming one issuer', () => {
+  let t: TestDatabase;
+  const notes = () => t.db.prisma.$queryRawUnsafe<{ owner: string }[]>(`SELECT "owner" FROM "job_leases" WHERE "name" LIKE 'issuer-place:%' AND "until" > now() ORDER BY "owner"`);
+
+  beforeAll(async () => {
+    t = await createTestDatabase('postgres');
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  it('stays quiet for one address, warns every instance of another, and says when they agree again', async () => {
+    const a = instance(t, 'https://plaza.example');
+    const b = instance(t, 'https://plaza.example');
+    try {
+      await expect.poll(notes, { timeout: 5_000 }).toEqual([{ owner: 'https://plaza.example' }]);
+      // Several rounds of checks (100 ms each) pass without a warning.
+      await new Promise((r) => setTimeout(r, 400));
+      expect([...a.lines, ...b.lines]).toEqual([]);
+
+      // An instance left without PUBLIC_BASE_URL names itself, and says so at start.
+      const c = instance(t, 'http://localhost:8081');
+      expect(c.lines.filter((line) => line.msg.includes(UNSET))).toMatchObject([{ level: 40, issuer: 'http://localhost:8081' }]);
+      try {
+        await expect.poll(() => c.warnings().length, { timeout: 5_000 }).toBe(1);
+        expect(c.warnings()[0]).toMatchObject({ level: 40, issuer: 'http://localhost:8081', elsewhere: ['https://plaza.example'] });
+        await expect.poll(() => a.warnings().length, { timeout: 5_000 }).toBe(1);
+        await expect.poll(() => b.warnings().length, { timeout: 5_000 }).toBe(1);
+        expect(a.warnings()[0]).toMatchObject({ issuer: 'https://plaza.example', elsewhere: ['http://localhost:8081'] });
+      } finally {
+        c.stop();
+      }
+      // The stopped instance's note expires (here: at once); the others say they agree again, once.
+      await t.db.prisma.$executeRawUnsafe(`UPDATE "job_leases" SET "until" = now() - interval '1 second' WHERE "owner" = 'http://localhost:8081'`);
+      const agreed = (lines: Line[]) => lines.filter((line) => line.msg.includes('one issuer again')).length;
+      await expect.poll(() => agreed(a.lines) + agreed(b.lines), { timeout: 5_000 }).toBe(2);
+      expect(a.warnings()).toHaveLength(1);
+    } finally {
+      a.stop();
+      b.stop();
+    }
+  });
+
+  it('says nothing of the issuer at start when PUBLIC_BASE_URL is set', async () => {
+    const a = instance(t, 'https://plaza.example');
+    a.stop();
+    expect(a.lines.filter((line) => line.msg.includes(UNSET))).toEqual([]);
+  });
+});
