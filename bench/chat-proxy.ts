@@ -9,6 +9,10 @@
  * upstream, Plaza; from /proc on Linux): all three share the machine, so the sum bounds the rate.
  * The load generator is this process, with `fetch` by default; BENCH_CLIENT=undici drives both
  * phases through undici's dispatcher instead, a client that costs a fraction of fetch's CPU.
+ * A reference runs in each round beside them (BENCH_REFERENCE=0 leaves it out):
+ * bench/fixtures/bare-chat-proxy.mjs, the least an authenticated proxy does (a fixed bearer
+ * compared, the body forwarded, the answer's bytes passed through). Its ratio to direct says what
+ * this machine and this load generator allow a proxy at all, so Plaza's can be read against it.
  * Run: `node --import tsx bench/chat-proxy.ts` (BENCH_DURATION_S, BENCH_SAMPLES, BENCH_ROUNDS,
  * BENCH_CLIENT; BENCH_PLAZA_NODE_ARGS=--cpu-prof profiles the Plaza process).
  */
@@ -26,6 +30,7 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const PLAZA_PORT = 18097;
 const CLIENT = process.env['BENCH_CLIENT'] ?? 'fetch';
 if (CLIENT !== 'fetch' && CLIENT !== 'undici') throw new Error(`BENCH_CLIENT must be fetch or undici, got ${CLIENT}`);
+const REFERENCE = process.env['BENCH_REFERENCE'] !== '0';
 const agent = new Agent({ connections: 64 });
 
 const BODY = JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say what Plaza does.' }] });
@@ -145,17 +150,23 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-chat-'));
   const plaza = await startChatPlaza('.', dir, PLAZA_PORT, upstream.info);
   const proxied = `${plaza.url}/api/v1/chat/completions`;
+  const referenceToken = 'bench-reference';
+  const reference = REFERENCE ? await spawnReady<{ port: number }>(process.execPath, ['bench/fixtures/bare-chat-proxy.mjs'], { UPSTREAM_URL: `http://127.0.0.1:${upstream.info}`, TOKEN: referenceToken, PORT: '0' }) : undefined;
+  const referenceUrl = reference && `http://127.0.0.1:${reference.info.port}/v1/chat/completions`;
   try {
     const token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
     // Warm both paths.
     await firstChunkP50(direct, undefined);
     await firstChunkP50(proxied, token);
+    if (referenceUrl) await firstChunkP50(referenceUrl, referenceToken);
     const directFirst: number[] = [];
     const proxiedFirst: number[] = [];
     const ratios: number[] = [];
-    const rates: { direct: number; proxied: number }[] = [];
+    const rates: { direct: number; proxied: number; reference?: number }[] = [];
+    const referenceRatios: number[] = [];
     const cpuDirect: Record<string, number>[] = [];
     const cpuProxied: Record<string, number>[] = [];
+    const cpuReference: Record<string, number>[] = [];
     const pids = { upstream: upstream.child.pid!, plaza: plaza.child.pid! };
     const loadBefore = loadavg()[0]!;
     for (let round = 0; round < ROUNDS; round++) {
@@ -167,6 +178,12 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
       rates.push({ direct: Math.round(d.requestsPerSec), proxied: Math.round(p.requestsPerSec) });
       cpuDirect.push(d.cpu);
       cpuProxied.push(p.cpu);
+      if (reference && referenceUrl) {
+        const r = await measuredLoad(referenceUrl, referenceToken, { upstream: upstream.child.pid!, reference: reference.child.pid! });
+        referenceRatios.push(r.requestsPerSec / d.requestsPerSec);
+        rates[rates.length - 1]!.reference = Math.round(r.requestsPerSec);
+        cpuReference.push(r.cpu);
+      }
     }
     const medianCpu = (rows: Record<string, number>[]) => Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k]!))]));
     const cpuPerRequest = { direct: medianCpu(cpuDirect), proxied: medianCpu(cpuProxied) };
@@ -186,6 +203,8 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
       // With every process on the same cores, this is the best ratio their CPU costs allow.
       cpu_us_per_completion_c32: cpuPerRequest,
       cpu_bound_ratio_c32: Number((sum(cpuPerRequest.direct) / sum(cpuPerRequest.proxied)).toFixed(3)),
+      // The bare reference proxy's ratio and CPU, measured in the same rounds against the same direct phase.
+      ...(referenceRatios.length > 0 ? { reference_ratio_c32: Number(median(referenceRatios).toFixed(3)), reference_cpu_us_per_completion_c32: medianCpu(cpuReference) } : {}),
       client: CLIENT,
       cores: cpus().length,
       load_average_1m: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0]!.toFixed(2)) },
@@ -194,6 +213,7 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
     return figures;
   } finally {
     await plaza.stop();
+    await reference?.stop();
     await upstream.stop();
     await agent.close();
     rmSync(dir, { recursive: true, force: true });

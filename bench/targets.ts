@@ -195,7 +195,9 @@ export const TARGETS: Target[] = [
     unit: '',
     figures: (r) => {
       const rounds = Array.isArray(r['rounds_c32']) ? (r['rounds_c32'] as { direct: number; proxied: number }[]) : [];
-      return [{ value: num(r, 'throughput_ratio_c32'), detail: `req/s proxied/direct per round: ${rounds.map((x) => `${x.proxied}/${x.direct}`).join(', ')}` }];
+      const reference = num(r, 'reference_ratio_c32');
+      const referenceDetail = reference === undefined ? '' : `; a bare reference proxy ${reference}`;
+      return [{ value: num(r, 'throughput_ratio_c32'), detail: `req/s proxied/direct per round: ${rounds.map((x) => `${x.proxied}/${x.direct}`).join(', ')}${referenceDetail}` }];
     },
   },
   {
