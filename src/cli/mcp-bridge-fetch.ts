@@ -74,6 +74,44 @@ function requestIds(body: unknown): Array<string | number> {
   }
 }
 
+/** The `_meta` key of a request's protocol version (MCP 2026-07-28: every request carries it). */
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * `value` as an `Mcp-Name` header value: as it is when it is printable ASCII without surrounding
+ * blanks, otherwise its UTF-8 in base64 between `=?base64?` and `?=` (MCP 2026-07-28's rule).
+ */
+export function mcpHeaderValue(value: string): string {
+  const plain = value !== '' && value === value.trim() && !(value.startsWith('=?base64?') && value.endsWith('?=')) && /^[\t\x20-\x7e]*$/.test(value);
+  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/**
+ * `init` with the headers MCP 2026-07-28's streamable HTTP asks of a request that carries its
+ * protocol version in `_meta` (a stdio client speaking that version has no headers to send):
+ * `MCP-Protocol-Version` from the envelope, `Mcp-Method`, and `Mcp-Name` for a request naming a
+ * tool, prompt or resource. A server of that version refuses the request without them (-32020).
+ * Requests of a session opened with `initialize` carry no envelope, and go as they were.
+ */
+export function withEnvelopeHeaders(init: RequestInit | undefined): RequestInit | undefined {
+  if (init?.method !== 'POST' || typeof init.body !== 'string') return init;
+  let message: { method?: unknown; id?: unknown; params?: { name?: unknown; uri?: unknown; _meta?: Record<string, unknown> } };
+  try {
+    message = JSON.parse(init.body) as typeof message;
+  } catch {
+    return init;
+  }
+  if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof message.method !== 'string' || message.id === undefined) return init;
+  const version = message.params?._meta?.[PROTOCOL_VERSION_META_KEY];
+  if (typeof version !== 'string') return init;
+  const headers = new Headers(init.headers);
+  headers.set('mcp-protocol-version', version);
+  headers.set('mcp-method', message.method);
+  const name = message.method === 'resources/read' ? message.params?.uri : message.params?.name;
+  if (typeof name === 'string') headers.set('mcp-name', mcpHeaderValue(name));
+  return { ...init, headers };
+}
+
 /** A GET of the notification stream answered this way is not worth asking again. */
 function refusedForGood(status: number): boolean {
   return status >= 400 && status < 500 && status !== 405 && status !== 408 && status !== 429;
@@ -96,7 +134,8 @@ export function notificationStreamReconnection(initialDelayMs = 1_000) {
  * (an event the SDK cannot parse is only reported to onerror).
  */
 export function boundedFetch(ended: (ids: Array<string | number>, why: string) => void, maxEventBytes = MAX_EVENT_BYTES): typeof fetch {
-  return async (input, init) => {
+  return async (input, given) => {
+    const init = withEnvelopeHeaders(given);
     const res = await fetch(input, init).catch((error: unknown) => {
       throw unreachable(input, error);
     });

@@ -82,6 +82,20 @@ async function startExactUpstream(): Promise<{ url: string; close(): void }> {
     const message = JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => (typeof value === 'number' ? exact.rawJSON(context!.source!) : value)) as { id?: unknown; method: string; params?: any };
     if (message.id === undefined) return void res.writeHead(202).end();
     const answer = (result: object) => JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+    // MCP 2026-07-28: a request carrying its protocol version in _meta needs the headers that say
+    // the same (the SDK v2 server refuses it otherwise, -32020); this one answers what it saw.
+    const envelope = message.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
+    if (envelope !== undefined) {
+      const seen = { version: req.headers['mcp-protocol-version'] ?? null, method: req.headers['mcp-method'] ?? null, name: req.headers['mcp-name'] ?? null };
+      const name = typeof message.params?.name === 'string' ? message.params.name : undefined;
+      const nameHeader = name === undefined ? null : /^[\x20-\x7e]+$/.test(name) ? name : `=?base64?${Buffer.from(name).toString('base64')}?=`;
+      if (seen.version !== envelope || seen.method !== message.method || seen.name !== nameHeader) {
+        const error = { code: -32020, message: 'Bad Request: the request headers and body disagree', data: seen };
+        return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error }));
+      }
+      if (message.method === 'server/discover') return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete' }));
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({ content: [{ type: 'text', text: JSON.stringify(seen) }], resultType: 'complete' }));
+    }
     if (message.method === 'initialize') {
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'exact', version: '1' } }));
     }
@@ -269,6 +283,25 @@ describe('plaza mcp connect against a running Plaza', () => {
     expect((await b.lines(2))[1]).toMatchObject({ id: 2, result: { content: [{ text: 'hello' }] } });
     return b;
   }
+
+  it('sends a request that carries its protocol version in _meta (MCP 2026-07-28) with the headers that version asks of HTTP', async () => {
+    const b = bridge(['exact']);
+    try {
+      const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+      b.send({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: meta } });
+      expect((await b.lines(1))[0]).toMatchObject({ id: 1, result: { supportedVersions: ['2026-07-28'] } });
+      b.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: meta } });
+      b.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'écho ✓', arguments: {}, _meta: meta } });
+      const answers = (await b.lines(3)).slice(1) as Array<{ id: number; result: { content: Array<{ text: string }>; _meta: { platform: { call_id: string } } } }>;
+      const seen = (id: number) => JSON.parse(answers.find((a) => a.id === id)!.result.content[0]!.text);
+      expect(seen(2)).toEqual({ version: '2026-07-28', method: 'tools/call', name: 'echo' });
+      expect(seen(3)).toEqual({ version: '2026-07-28', method: 'tools/call', name: `=?base64?${Buffer.from('écho ✓').toString('base64')}?=` });
+      expect(answers.every((a) => a.result._meta.platform.call_id.startsWith('call_'))).toBe(true);
+      expect(b.err()).not.toContain('HTTP 400');
+    } finally {
+      b.stop();
+    }
+  });
 
   it('answers a request whose session could not be renewed with an error saying so, and renews with the next request', async () => {
     const b = await forgetfulBridge();
