@@ -113,6 +113,18 @@ function createdTask(result: Record<string, unknown>): { taskId: string; status:
 }
 
 /**
+ * What a 2026-07-28 multi-round-trip answer asks of the client (`resultType` "input_required"):
+ * the methods of its `inputRequests`, e.g. "elicitation/create", else undefined. Such an answer is
+ * not the call's result: the client calls again with the inputs, and that call is receipted too.
+ */
+function inputRequests(result: Record<string, unknown>): string[] | undefined {
+  if (result['resultType'] !== 'input_required') return undefined;
+  const requests = result['inputRequests'];
+  if (requests === null || typeof requests !== 'object') return [];
+  return Object.values(requests).map((r) => (r !== null && typeof r === 'object' && typeof (r as { method?: unknown }).method === 'string' ? (r as { method: string }).method : 'unknown'));
+}
+
+/**
  * The receipt of a call, from its outcome: the provider's result or JSON-RPC error (`error`: the
  * provider answered, refusing the call), a `failure` of the upstream (no usable answer: refused
  * connection, timeout, 5xx, malformed, cut stream, the caller gone), or a call Plaza `refused`
@@ -135,9 +147,12 @@ export function receiptFor(
     const summary = firstText(result);
     const items = Array.isArray(result['content']) ? result['content'].length : 0;
     const task = kind === 'call' ? createdTask(result) : undefined;
+    const inputs = inputRequests(result);
     text = isError
       ? `tool error: ${withoutSecrets(summary ?? 'no message', call.secrets).slice(0, 200)}`
-      : task
+      : inputs
+        ? `input required: the provider asks the client for ${inputs.length} input${inputs.length === 1 ? '' : 's'} (${withoutSecrets([...new Set(inputs)].join(', '), call.secrets).slice(0, 120)}); the client calls again with them`
+        : task
         ? `task created: ${withoutSecrets(task.taskId, call.secrets).slice(0, 200)} (${withoutSecrets(task.status, call.secrets).slice(0, 40)}); its result comes with tasks/result`
         : `ok: ${items} content item${items === 1 ? '' : 's'}`;
     // A task that failed or was cancelled as it was created is no success.

@@ -40,3 +40,16 @@ describe('receipt outcomes without the caller’s credential', () => {
     expect(receiptFor(odd as never, { failure: 'a.b*c(d)[e]|f and aXbbc(d)[e]|f' }, 10).outcome).toBe('upstream failure: [credential removed] and aXbbc(d)[e]|f');
   });
 });
+
+describe('receipt outcomes of MCP 2026-07-28 multi-round-trip answers', () => {
+  it('says an input_required answer asks the client for inputs, not that the call succeeded with no content', () => {
+    const result = {
+      resultType: 'input_required',
+      inputRequests: { ok: { method: 'elicitation/create', params: { message: 'Really?' } }, more: { method: 'elicitation/create', params: {} }, llm: { method: 'sampling/createMessage', params: {} } },
+    };
+    const receipt = receiptFor(call as never, { result }, 10);
+    expect(receipt.status).toBe('ok');
+    expect(receipt.outcome).toBe('input required: the provider asks the client for 3 inputs (elicitation/create, sampling/createMessage); the client calls again with them');
+    expect(receiptFor(call as never, { result: { resultType: 'complete', content: [] } }, 10).outcome).toBe('ok: 0 content items');
+  });
+});
