@@ -105,8 +105,14 @@ export function withEnvelopeHeaders(init: RequestInit | undefined): RequestInit 
   const version = message.params?._meta?.[PROTOCOL_VERSION_META_KEY];
   if (typeof version !== 'string') return init;
   const headers = new Headers(init.headers);
-  headers.set('mcp-protocol-version', version);
-  headers.set('mcp-method', message.method);
+  try {
+    headers.set('mcp-protocol-version', version);
+    headers.set('mcp-method', message.method);
+  } catch {
+    // A version or method no header can carry (past Latin-1, a line break, a NUL): the request
+    // goes as the client wrote it, for the server to answer, not failed here as if unreachable.
+    return init;
+  }
   const name = message.method === 'resources/read' ? message.params?.uri : message.params?.name;
   if (typeof name === 'string') headers.set('mcp-name', mcpHeaderValue(name));
   return { ...init, headers };
