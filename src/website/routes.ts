@@ -91,9 +91,11 @@ export function websiteRoutes(deps: WebsiteRouteDeps): Router {
   router.get('/api/manifesto', sendCatalog('manifesto'));
 
   router.post('/api/agent/intent', rateLimit(limits.intent, { trustProxy }), (req, res) => {
-    const { prompt } = parseBody(IntentRequestSchema, req.body, 'invalid_prompt', requestLocale(req));
-    // Without a supported language preference, a Chinese prompt is answered in Chinese.
-    const locale = requestLocale(req, HAS_HAN.test(prompt) ? 'zh-CN' : undefined);
+    // Without a supported language preference, a Chinese prompt is answered in Chinese, and
+    // refused in Chinese too (one too long, say).
+    const sent = (req.body as { prompt?: unknown } | null | undefined)?.prompt;
+    const locale = requestLocale(req, typeof sent === 'string' && HAS_HAN.test(sent) ? 'zh-CN' : undefined);
+    const { prompt } = parseBody(IntentRequestSchema, req.body, 'invalid_prompt', locale);
     const classification = classifyIntent(intentIndex, prompt);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Content-Language', locale);

@@ -249,6 +249,9 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       ]);
       const blank = await call('post', '/api/agent/intent', { body: { prompt: '  ' }, headers: { 'accept-language': 'zh-CN,zh;q=0.9' } });
       expect(blank.json).toMatchObject({ code: 'invalid_prompt', details: [{ path: 'prompt', message: 'prompt 不能只有空白' }] });
+      // Without a language preference, a Chinese prompt is refused in Chinese, as it is answered.
+      const long = await call('post', '/api/agent/intent', { body: { prompt: '我想'.repeat(1_001) } });
+      expect(long.json).toMatchObject({ code: 'invalid_prompt', message: expect.stringMatching(/^意图请求无效: prompt: /) });
       // English stays the default.
       const en = await call('post', '/api/leads', { body: { email: 'nope', scenario: 'growth' } });
       expect(en.json.message).toBe('Invalid lead: email: Invalid email address');
