@@ -468,7 +468,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         controller.abort(new DOMException('timeout', 'TimeoutError'));
       }, timeoutMs);
       let cancelled = false;
-      res.on('close', () => {
+      whenClosed(res, () => {
         // 'close' comes after every answer too; only a client that left before it matters.
         if (res.writableFinished) return;
         tellUpstream('the caller went away');
@@ -494,14 +494,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         };
         const releases = [inFlight.add(callIdKey(call.callId), entry, fromElsewhere)];
         if (upstreamSession !== undefined) releases.push(inFlight.add(callKey(provider, identity.agentId, upstreamSession, callRpcId), entry, fromElsewhere));
-        res.on('close', () => releases.forEach((release) => release()));
+        whenClosed(res, () => releases.forEach((release) => release()));
       }
       /** Every request this POST still waited for was a tasks/result the caller cancelled: it ends with no answer. */
       let allCancelled = false;
       if (upstreamSession !== undefined && taskResults.size > 0) {
         // One 'close' listener for the whole batch, however many tasks/result requests it holds.
         const releases: (() => void)[] = [];
-        res.on('close', () => releases.forEach((release) => release()));
         for (const request of taskResults.values()) {
           // A tasks/result the caller cancels (wherever the cancellation arrived; the upstream
           // knows it by its call id) gets no answer: one that comes anyway is not passed on. The
@@ -524,6 +523,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           });
           releases.push(release);
         }
+        whenClosed(res, () => releases.forEach((release) => release()));
       }
       /**
        * The ids this POST's requests went upstream under. An answer under any other id answers
@@ -1101,6 +1101,16 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       for (const upstream of notificationStreams) upstream.discard();
     },
   });
+}
+
+/**
+ * Runs `then` when `res` closes — at once when it closed already: a caller that left while its
+ * call was being prepared (the assertion signed, task results looked up) was gone before the
+ * gateway listened, and its call would otherwise go upstream for nobody and stay in flight.
+ */
+function whenClosed(res: ServerResponse, then: () => void): void {
+  if (res.closed) then();
+  else res.on('close', then);
 }
 
 /**
