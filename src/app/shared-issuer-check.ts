@@ -11,7 +11,7 @@ const NOTE_MS = 150_000;
 const NOTE_PREFIX = 'issuer-place:';
 /** Longest issuer text kept in a note (the operator's text, of any length). */
 const MAX_SHOWN = 300;
-/** The issuer an instance names when PUBLIC_BASE_URL is not set. */
+/** The issuer an instance names when PUBLIC_BASE_URL is not set (or is set to the same). */
 const DEFAULT_ISSUER = /^http:\/\/localhost:\d{1,5}$/;
 
 /** What watchSharedIssuer needs: the database the instances share and this instance's issuer. */
@@ -32,8 +32,9 @@ export interface SharedIssuerCheckOptions {
  * the calls some instances stamp, and a client's guest token from one instance is refused by
  * another. Each instance notes its issuer in `job_leases` (`issuer-place:<hash>`, the issuer itself
  * as the note's owner, renewed every minute) and warns, naming the others, when it sees another
- * one. On PostgreSQL only: the embedded database has one instance. Without PUBLIC_BASE_URL it
- * also says once, at start, that the issuer names no address providers or clients can reach.
+ * one. On PostgreSQL only: the embedded database has one instance. When the issuer is a localhost
+ * address (PUBLIC_BASE_URL not set, or set to one) it also says once, at start, that the issuer
+ * names no address providers or clients elsewhere can reach.
  * Returns a stop.
  */
 export function watchSharedIssuer(options: SharedIssuerCheckOptions): () => void {
@@ -43,7 +44,7 @@ export function watchSharedIssuer(options: SharedIssuerCheckOptions): () => void
   if (DEFAULT_ISSUER.test(issuer)) {
     log.warn(
       { issuer },
-      `PUBLIC_BASE_URL is not set: guest tokens and AGIN assertions name ${issuer} as their issuer and links in e-mails point there. Set it to the address clients and providers reach Plaza at, the same on every instance (docs/scale-out.md).`,
+      `The issuer is a localhost address (PUBLIC_BASE_URL is not set, or names localhost): guest tokens and AGIN assertions name ${issuer} as their issuer and links in e-mails point there. Set PUBLIC_BASE_URL to the address clients and providers reach Plaza at, the same on every instance (docs/scale-out.md).`,
     );
   }
 

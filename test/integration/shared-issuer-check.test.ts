@@ -13,7 +13,7 @@ import { createLogger } from '../../src/log/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 const DIFFERENT = 'name different issuers';
-const UNSET = 'PUBLIC_BASE_URL is not set';
+const UNSET = 'The issuer is a localhost address';
 
 interface Line {
   level: number;
