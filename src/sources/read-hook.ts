@@ -9,10 +9,15 @@ import { posix } from 'node:path';
 
 import { filesRun, inlineCode, type Language, languageOf, stdinProgram } from './internal/run-words.ts';
 import { createShellVars } from './internal/shell-vars.ts';
-import { commandWords, type Heredoc, MAX_NESTING, parseCommands, type ShellCommand, type Substitution } from './internal/shell-words.ts';
+import { commandWords, goesOn, type Heredoc, MAX_NESTING, parseCommands, type ShellCommand, type Substitution } from './internal/shell-words.ts';
 
 /** Substitutions may add up to this much text to a small hook, and up to its own size to a larger one. */
 const MIN_SUBSTITUTION_BUDGET = 64 * 1024;
+/** The most lines, and characters, one shell command spread over lines (`x=$(` … `)`, `\\` at ends) is read as: past either it is read line by line. */
+const MAX_JOINED_LINES = 256;
+const MAX_JOINED_CHARS = 64 * 1024;
+/** A here-document's opener (`<<`, not a here-string's `<<<`): a line with one is not joined to the next. */
+const HEREDOC_OPENER = /(?<!<)<<(?!<)/;
 /** Redirections that send a command's standard output to a file. */
 const STDOUT_TO = /^(?:1?>>?|&>>?)$/;
 /**
@@ -36,6 +41,8 @@ export interface HookLine {
   writesDownloads?: Map<number, string[]>;
   /** A line with `eval`, as the code it evaluates is built: variables holding blanks or metacharacters (`c="curl -o t u"`) substituted too. */
   evaluated?: string;
+  /** How many lines after this one it takes in (one command spread over lines); their own records are empty. */
+  span?: number;
 }
 
 /** Who reads a here-document's body: a shell, another interpreter, or nobody that runs it (written to `files`, or read as data). */
@@ -190,7 +197,39 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
     activate(context);
   };
 
+  // A line before which no command is joined (past a join given up), and the last line a join took in.
+  let noJoinUntil = -1;
+  let joinedUntil = -1;
+  /**
+   * The command that starts on shell line `i` and goes on over the lines after it (an open
+   * `$(`, backticks or array, a `\\` at the end), joined as the shell reads it; undefined when it
+   * does not go on, or meets a here-document or a delimiter or the limits first (then the lines
+   * it went over are read one by one, none starting a join: each line is looked at once here).
+   */
+  const joined = (i: number): { text: string; last: number } | undefined => {
+    const stack: string[] = [];
+    let how = goesOn(code[i]!, stack);
+    if (how === undefined || HEREDOC_OPENER.test(code[i]!)) return undefined;
+    const parts = [code[i]!];
+    let size = code[i]!.length;
+    for (let j = i + 1; j < raw.length; j++) {
+      if (j - i > MAX_JOINED_LINES || (size += code[j]!.length + 1) > MAX_JOINED_CHARS || ending(raw[j]!) !== undefined || HEREDOC_OPENER.test(code[j]!)) {
+        noJoinUntil = j;
+        return undefined;
+      }
+      // The last part is always one line, so cutting its backslash costs that line.
+      if (how === 'backslash') parts[parts.length - 1] = parts.at(-1)!.slice(0, -1);
+      else parts.push('\n');
+      parts.push(code[j]!);
+      how = goesOn(code[j]!, stack);
+      if (how === undefined) return { text: parts.join(''), last: j };
+    }
+    noJoinUntil = raw.length;
+    return undefined;
+  };
+
   for (const [i, rawLine] of raw.entries()) {
+    if (i <= joinedUntil) continue;
     const frame = active.at(-1);
     const depth = frame ? ending(rawLine) : undefined;
     if (depth !== undefined) {
@@ -202,11 +241,18 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
     if (reader?.kind === 'program') {
       out.push({ text: frame!.quoted ? code[i]! : vars.text(code[i]!), program: { language: reader.language, unit: frame!.unit }, ...(frame!.quoted ? {} : { expandedCode: true as const }) });
     } else {
-      const line: HookLine = { text: vars.line(code[i]!), ...(reader?.kind === 'shell' && !frame!.quoted ? { expandedCode: true as const } : {}) };
-      const evaluated = /\beval\b/.test(code[i]!) ? vars.evaluated(code[i]!) : line.text;
+      const group = i > noJoinUntil ? joined(i) : undefined;
+      const text = group?.text ?? code[i]!;
+      const line: HookLine = { text: vars.line(text), ...(reader?.kind === 'shell' && !frame!.quoted ? { expandedCode: true as const } : {}) };
+      const evaluated = /\beval\b/.test(text) ? vars.evaluated(text) : line.text;
       if (evaluated !== line.text) line.evaluated = evaluated;
       out.push(line);
       open(line, frame ?? top);
+      if (group) {
+        line.span = group.last - i;
+        for (let j = i + 1; j <= group.last; j++) out.push({ text: '' });
+        joinedUntil = group.last;
+      }
     }
     if (frame && !frame.downloads && DOWNLOADS.test(out[i]!.text)) frame.downloads = true;
   }

@@ -42,9 +42,14 @@ export function scanHook(file: string, source: string): SourceFinding[] {
   const findings: SourceFinding[] = [];
   const lines = source.split(/\r?\n/);
   const hook = readHook(lines, lines.map(stripComment), hookLanguage(file, lines[0] ?? ''));
+  /** The text a finding at line `i` quotes: the line, or all the lines one command spread over. */
+  const shown = (i: number): string => {
+    const span = hook[i]?.span ?? 0;
+    return (span > 0 ? lines.slice(i, i + span + 1).map((l) => l.trim()).join(' ') : lines[i]!.trim()).slice(0, 120);
+  };
   const flag = (i: number, what: string): void => {
     const at = `${file}:${i + 1}`;
-    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} ${what}: ${lines[i]!.trim().slice(0, 120)}` });
+    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} ${what}: ${shown(i)}` });
   };
   for (const [i, line] of hook.entries()) {
     if (!line.text.trim()) continue;
@@ -53,7 +58,7 @@ export function scanHook(file: string, source: string): SourceFinding[] {
     const texts = line.program ? [line.text] : [line.text, ...(line.evaluated === undefined ? [] : [line.evaluated])];
     if (!line.program) texts.push(...texts.flatMap((t) => handedCode(t)));
     for (const rule of INSTALL_RULES) {
-      if (texts.some((t) => rule.pattern.test(t))) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${lines[i]!.trim().slice(0, 120)}` });
+      if (texts.some((t) => rule.pattern.test(t))) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${shown(i)}` });
     }
     if (line.expandedCode && EXPANDED_DOWNLOAD.test(line.text)) flag(i, 'expands a download into the code it feeds an interpreter');
     const targets = [...new Set(texts.flatMap((t) => writesOutsideRoot(t, line.program !== undefined)))];
@@ -66,7 +71,7 @@ export function scanHook(file: string, source: string): SourceFinding[] {
     if (flagged.has(at)) continue;
     flagged.add(at);
     const what = run.how ?? (run.archive === undefined ? `runs ${run.file}, which the hook downloaded` : `runs ${run.file}, from where the hook unpacked ${run.archive.slice(0, 120)}, which it downloaded`);
-    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} ${what}: ${lines[run.line]!.trim().slice(0, 120)}` });
+    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} ${what}: ${shown(run.line)}` });
   }
   return findings;
 }

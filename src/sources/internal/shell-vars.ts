@@ -6,16 +6,33 @@
  * metacharacter is forgotten (its name then reads as itself), so a substituted value never
  * changes how a line splits into commands and words; nor does a name a command sets (`read`,
  * `for`, `unset`) keep an older value. A value with blanks or metacharacters (`c="curl -o t u"`) is
- * kept apart, for the code an `eval` builds of it (`evaluated`) only.
+ * kept apart, for the code an `eval` builds of it (`evaluated`), and for a reference outside
+ * double quotes, which the shell splits at its blanks as the value would be split here (when it
+ * holds no quote or metacharacter). Parameter expansions are read as the shell reads them where the
+ * scan can (`${a:-w}`, `${a:=w}`, `${a:+w}`, `${a#p}`/`##`/`%`/`%%` with a literal pattern or one
+ * `*` at the cut end, `${a/p/r}`/`//`, `${a^^}`/`${a,,}`, `${#a}`): an unknown name with a default
+ * reads as the default, and with an alternative as the alternative (the text the hook wrote is what
+ * is vetted). Arrays of plain words (`a=(x y)`, `a+=(z)`, also over lines) are recorded, and
+ * `${a[@]}`, `${a[*]}`, `${a[n]}`, `$a`, `${#a[@]}` read as the shell reads them (`"${a[@]}"` one
+ * word per element); an array with a word holding blanks or metacharacters is not guessed.
  */
-import { shellCommands } from './shell-words.ts';
+import { shellCommands, substitutionEnd } from './shell-words.ts';
 
 /** A value longer than any path (PATH_MAX) or URL a hook would use is not recorded. */
 const VALUE_LIMIT = 4096;
 const NAME = /[A-Za-z_]\w*/y;
-const BRACED = /\{([A-Za-z_]\w*)\}/y;
+/**
+ * `${…}` after its `$`: a length or indirection mark, the name, an index, an operator and its word
+ * (which may hold `$x` and one level of `${…}`). Each part stops at a fixed character, so a
+ * reference costs the text up to the next brace.
+ */
+const BRACED = /\{([#!]?)([A-Za-z_]\w*)(?:\[(@|\*|\d+)\])?(?:(:?[-=+?]|##?|%%?|\/\/?|\^\^?|,,?)((?:[^{}$]|\$\{[^{}]*\}|\$(?!\{))*))?\}/y;
 /** Where substitution may start or a command may end (outside quotes). */
-const SPECIAL = /[$'"\\;&|()`]/g;
+const SPECIAL = /[$'"\\;&|()`\n]/g;
+/** A value that cannot stand in a line as it is: it would end a command or open a quote or substitution there. */
+const UNSPLITTABLE = /[\n'"`;&|<>()\\]|\$(?![A-Za-z_{])/;
+/** A pattern with glob characters (only one `*` at the end the cut starts from is read). */
+const GLOB = /[*?[]/;
 /** A command that only assigns: checked once at a command's start before it is split into words. */
 const ASSIGNS = /^\s*(?:(?:export|readonly|local|declare|typeset)(?:\s+-\w+)*\s+)?[A-Za-z_]\w*\+?=/;
 const KEYWORD = /^(?:export|readonly|local|declare|typeset)$/;
@@ -44,26 +61,136 @@ export function createShellVars(budget: number): ShellVars {
   const vars = new Map<string, string>();
   // Values a substitution would re-split (blanks, quotes, metacharacters): read by `evaluated` alone.
   const strings = new Map<string, string>();
+  // Arrays of plain words; null for one whose words the scan does not know.
+  const arrays = new Map<string, string[] | null>();
   let left = budget;
 
-  /** The value and end of the reference at `text[at]` (a `$`), if it is known and affordable. */
-  function lookup(text: string, at: number, all: boolean): [value: string, end: number] | undefined {
-    BRACED.lastIndex = at + 1;
-    const braced = BRACED.exec(text);
-    NAME.lastIndex = at + 1;
-    const bare = braced ? null : NAME.exec(text);
-    const name = braced ? braced[1]! : bare?.[0];
-    const value = name === undefined ? undefined : (vars.get(name) ?? (all ? strings.get(name) : undefined));
-    if (value === undefined || value.length > left) return undefined;
-    left -= value.length;
-    return [value, braced ? BRACED.lastIndex : NAME.lastIndex];
+  /** The words a name holds (one for a scalar) at `index`, if known and readable in this mode; null if it is set to what cannot be read here. */
+  function wordsOf(name: string, index: string | undefined, all: boolean): string[] | null | undefined {
+    if (arrays.has(name)) {
+      const array = arrays.get(name)!;
+      if (array === null) return null;
+      return index === '@' || index === '*' ? array : [array[Number(index ?? 0)] ?? ''];
+    }
+    const value = vars.get(name) ?? (all ? strings.get(name) : undefined);
+    if (value === undefined) return strings.has(name) ? null : undefined;
+    return index === undefined || index === '@' || index === '*' || index === '0' ? [value] : [''];
   }
 
-  function set(name: string, value: string | undefined): void {
+  /** `value` cut by a `#`/`##`/`%`/`%%` pattern, if the pattern is literal or one `*` at the end the cut starts from. */
+  function cut(value: string, op: string, pattern: string): string | undefined {
+    const prefix = op[0] === '#';
+    const longest = op.length === 2;
+    const star = prefix ? pattern.startsWith('*') : pattern.endsWith('*');
+    const literal = star ? (prefix ? pattern.slice(1) : pattern.slice(0, -1)) : pattern;
+    if (GLOB.test(literal)) return undefined;
+    if (!star) return prefix ? (value.startsWith(literal) ? value.slice(literal.length) : value) : value.endsWith(literal) ? value.slice(0, value.length - literal.length) : value;
+    if (prefix) {
+      const at = longest ? value.lastIndexOf(literal) : value.indexOf(literal);
+      return at < 0 ? value : value.slice(at + literal.length);
+    }
+    const at = longest ? value.indexOf(literal) : value.lastIndexOf(literal);
+    return at < 0 ? value : value.slice(0, at);
+  }
+
+  /** `value` with a `/`/`//` replacement (`word` is `pattern/replacement`), if the pattern is literal. */
+  function replace(value: string, op: string, word: string): string | undefined {
+    const slash = word.indexOf('/');
+    let pattern = slash < 0 ? word : word.slice(0, slash);
+    const by = slash < 0 ? '' : word.slice(slash + 1);
+    const anchor = op === '/' && (pattern[0] === '#' || pattern[0] === '%') ? pattern[0] : undefined;
+    if (anchor) pattern = pattern.slice(1);
+    if (GLOB.test(pattern) || pattern === '') return undefined;
+    if (anchor === '#') return value.startsWith(pattern) ? by + value.slice(pattern.length) : value;
+    if (anchor === '%') return value.endsWith(pattern) ? value.slice(0, value.length - pattern.length) + by : value;
+    return op === '//' ? value.split(pattern).join(by) : value.replace(pattern, () => by);
+  }
+
+  /** The words of `${…}` (its parts as `BRACED` reads them), or undefined when the scan leaves it as written. */
+  function expand(mark: string, name: string, index: string | undefined, op: string | undefined, rawWord: string, mode: Mode): string[] | undefined {
+    if (mark === '!') return undefined;
+    const held = wordsOf(name, index, mode === 'evaluated');
+    if (held === null) return undefined;
+    if (mark === '#') return held === undefined ? undefined : [String(index === '@' || index === '*' ? held.length : held.join(' ').length)];
+    if (op === undefined) return held;
+    const word = (): string => substitute(rawWord, 'text');
+    const set = held !== undefined && (op.startsWith(':') ? held.join(' ') !== '' : true);
+    switch (op) {
+      case '-':
+      case ':-':
+        return set ? held : [word()];
+      case '=':
+      case ':=': {
+        if (set) return held;
+        const value = word();
+        if (mode === 'line') assign(name, value);
+        return [value];
+      }
+      case '+':
+      case ':+':
+        // An unknown name may well be set where the hook runs: its alternative is read.
+        return held === undefined || set ? [word()] : [''];
+      case '?':
+      case ':?':
+        return set ? held : undefined;
+      default: {
+        if (held === undefined) return undefined;
+        const out: string[] = [];
+        for (const value of held) {
+          const next = op[0] === '#' || op[0] === '%' ? cut(value, op, word()) : op[0] === '/' ? replace(value, op, word()) : rawWord !== '' ? undefined : op === '^^' ? value.toUpperCase() : op === ',,' ? value.toLowerCase() : op === '^' ? value.charAt(0).toUpperCase() + value.slice(1) : value.charAt(0).toLowerCase() + value.slice(1);
+          if (next === undefined) return undefined;
+          out.push(next);
+        }
+        return out;
+      }
+    }
+  }
+
+  /** The text standing for the reference at `text[at]` (a `$`) and its end, if it is known and affordable. */
+  function lookup(text: string, at: number, mode: Mode, double: boolean): [value: string, end: number] | undefined {
+    BRACED.lastIndex = at + 1;
+    const braced = BRACED.exec(text);
+    let words: string[] | undefined;
+    let end: number;
+    let all = false;
+    if (braced) {
+      end = BRACED.lastIndex;
+      words = expand(braced[1]!, braced[2]!, braced[3], braced[4], braced[5] ?? '', mode);
+      all = braced[3] === '@';
+    } else {
+      NAME.lastIndex = at + 1;
+      const bare = NAME.exec(text);
+      if (!bare) return undefined;
+      end = NAME.lastIndex;
+      const held = wordsOf(bare[0], undefined, mode === 'evaluated');
+      // A reference outside double quotes is split at its blanks by the shell, as it would be here.
+      const split = held === null && !double && mode === 'line' ? strings.get(bare[0]) : undefined;
+      words = split !== undefined && !UNSPLITTABLE.test(split) ? [split] : (held ?? undefined);
+    }
+    if (words === undefined) return undefined;
+    // `"${a[@]}"`: a word per element, its quotes closed and opened between them.
+    const value = words.join(all && double ? '" "' : ' ');
+    if (value.length > left || (mode !== 'evaluated' && words.some((w) => UNSPLITTABLE.test(w)))) return undefined;
+    left -= value.length;
+    return [value, end];
+  }
+
+  function assign(name: string, value: string | undefined): void {
     vars.delete(name);
     strings.delete(name);
+    arrays.delete(name);
     if (value === undefined || value.length > VALUE_LIMIT || OPAQUE.test(value)) return;
     (UNSAFE.test(value) ? strings : vars).set(name, value);
+  }
+
+  /** Records an array assignment (`inner` is the text between its parentheses, substituted). */
+  function assignArray(name: string, append: boolean, inner: string): void {
+    const words = shellCommands(inner).flat();
+    const before = arrays.get(name);
+    const known = words.every((w) => w.length <= VALUE_LIMIT && !UNSAFE.test(w) && !OPAQUE.test(w)) && (!append || before !== null);
+    vars.delete(name);
+    strings.delete(name);
+    arrays.set(name, known ? [...(append ? (before ?? []) : []), ...words] : null);
   }
 
   /** Records what one command (already substituted) assigns or unsets. */
@@ -71,7 +198,7 @@ export function createShellVars(budget: number): ShellVars {
     const setter = /^\s*(\w+)/.exec(command)?.[1];
     if (setter !== undefined && SETTERS.test(setter)) {
       const names = (shellCommands(command)[0] ?? []).slice(1).filter((w) => /^[A-Za-z_]\w*$/.test(w));
-      for (const name of setter === 'for' ? names.slice(0, 1) : names) set(name, undefined);
+      for (const name of setter === 'for' ? names.slice(0, 1) : names) assign(name, undefined);
       return;
     }
     if (!ASSIGNS.test(command)) return;
@@ -89,18 +216,32 @@ export function createShellVars(budget: number): ShellVars {
       assignments.push([m[1]!, m[2] === '+', w.slice(m[0].length)]);
     }
     for (const [name, append, value] of assignments) {
+      // An array was recorded where its parentheses were read.
+      if (value.startsWith('(')) continue;
       const before = vars.get(name) ?? strings.get(name);
-      set(name, append ? (before === undefined ? undefined : before + value) : value);
+      assign(name, append ? (before === undefined ? undefined : before + value) : value);
     }
   }
 
+  /** The name and `+` of an array assignment whose `(` is at `text[at]`, looking back over the name only. */
+  function arrayName(text: string, at: number): [name: string, append: boolean] | undefined {
+    let i = at - 1;
+    if (text[i] !== '=') return undefined;
+    const append = text[i - 1] === '+';
+    if (append) i--;
+    let start = i;
+    while (start > 0 && /\w/.test(text[start - 1]!)) start--;
+    return start < i && /[A-Za-z_]/.test(text[start]!) ? [text.slice(start, i), append] : undefined;
+  }
+
   /**
-   * `text` with known variables substituted; a shell line (`line`, `evaluated`) honours quotes, a
-   * `line` records its commands' assignments, an `evaluated` one substitutes the values kept apart too.
+   * `text` with known variables substituted; a shell line (`line`, `evaluated`, `inner`) honours
+   * quotes, a `line` records its commands' assignments (arrays where their parentheses are read),
+   * an `evaluated` one substitutes the values kept apart too; `inner` is an array's words.
    */
-  function substitute(text: string, mode: 'line' | 'text' | 'evaluated'): string {
+  function substitute(text: string, mode: Mode): string {
     const line = mode !== 'text';
-    if (vars.size === 0 && (mode === 'text' || (mode === 'line' ? !text.includes('=') : strings.size === 0))) return text;
+    if (vars.size === 0 && arrays.size === 0 && !text.includes('${') && (mode === 'text' || mode === 'inner' || (mode === 'line' ? !text.includes('=') : strings.size === 0))) return text;
     let out = '';
     let from = 0;
     let command = 0;
@@ -112,8 +253,12 @@ export function createShellVars(budget: number): ShellVars {
       if (c === '\\') {
         SPECIAL.lastIndex = at + 2;
       } else if (c === '$') {
-        const found = lookup(text, at, mode === 'evaluated');
-        if (!found) continue;
+        const found = lookup(text, at, mode, double);
+        // A default's word is substituted with this same pattern: its place is set again.
+        if (!found) {
+          SPECIAL.lastIndex = at + 1;
+          continue;
+        }
         out += text.slice(from, at) + found[0];
         from = SPECIAL.lastIndex = found[1];
       } else if (!line) {
@@ -123,6 +268,14 @@ export function createShellVars(budget: number): ShellVars {
         SPECIAL.lastIndex = end < 0 ? text.length : end + 1;
       } else if (c === '"') {
         double = !double;
+      } else if (c === '(' && !double && mode !== 'inner' && arrayName(text, at)) {
+        // An array's words are read (substituted) as such; its parentheses end no command.
+        const [name, append] = arrayName(text, at)!;
+        const end = Math.min(substitutionEnd(text, at + 1, ')'), text.length);
+        const inner = substitute(text.slice(at + 1, text[end - 1] === ')' ? end - 1 : end), 'inner');
+        if (mode === 'line') assignArray(name, append, inner);
+        out += `${text.slice(from, at)}(${inner}${text[end - 1] === ')' ? ')' : ''}`;
+        from = SPECIAL.lastIndex = end;
       } else if (!double && mode === 'line') {
         out += text.slice(from, at);
         from = at;
@@ -137,3 +290,6 @@ export function createShellVars(budget: number): ShellVars {
 
   return { line: (text) => substitute(text, 'line'), text: (text) => substitute(text, 'text'), evaluated: (text) => substitute(text, 'evaluated') };
 }
+
+/** How `substitute` reads a text: see there. */
+type Mode = 'line' | 'text' | 'evaluated' | 'inner';

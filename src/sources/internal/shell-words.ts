@@ -34,7 +34,7 @@ export interface Substitution {
  * or one past the line's length when the line ends first. Nested substitutions, parentheses, quotes and
  * backslashes are followed on one stack, so the text costs its length once.
  */
-function substitutionEnd(line: string, from: number, close: ')' | '`'): number {
+export function substitutionEnd(line: string, from: number, close: ')' | '`'): number {
   const stack: string[] = [close];
   for (let i = from; i < line.length; i++) {
     const c = line[i]!;
@@ -57,6 +57,56 @@ function substitutionEnd(line: string, from: number, close: ')' | '`'): number {
     if (stack.length === 0) return i + 1;
   }
   return line.length + 1;
+}
+
+/**
+ * Whether a shell line goes on on the next one: it ends in a backslash (`'backslash'`: the shell
+ * drops it and the newline), or inside a command or process substitution or an array's
+ * parentheses (`'open'`: the newline is a separator in it). `stack` holds the closers left open by
+ * the lines before (empty at first) and is updated; a line that does not go on empties it (a
+ * double quote left open alone is not followed). One pass over the line.
+ */
+export function goesOn(line: string, stack: string[]): 'backslash' | 'open' | undefined {
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    const top = stack.at(-1);
+    if (c === '\\') {
+      if (i === line.length - 1) return 'backslash';
+      i++;
+    } else if (top === '"') {
+      if (c === '"') stack.pop();
+      else if (c === '`') stack.push('`');
+      else if (c === '$' && line[i + 1] === '(') {
+        stack.push(')');
+        i++;
+      }
+    } else if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      i = end < 0 ? line.length : end;
+    } else if (c === '"') stack.push('"');
+    else if (c === '`') {
+      if (top === '`') stack.pop();
+      else stack.push('`');
+    } else if ((c === '$' || c === '<' || c === '>') && line[i + 1] === '(') {
+      stack.push(')');
+      i++;
+    } else if (c === '(') {
+      if (stack.length > 0 || isArrayOpener(line, i)) stack.push(')');
+    } else if (c === ')' && top === ')') stack.pop();
+  }
+  if (stack.some((s) => s !== '"')) return 'open';
+  stack.length = 0;
+  return undefined;
+}
+
+/** Whether the `(` at `at` opens an array (`name=(`, `name+=(`); looks back over the name only. */
+function isArrayOpener(line: string, at: number): boolean {
+  let i = at - 1;
+  if (line[i] !== '=') return false;
+  if (line[i - 1] === '+') i--;
+  let start = i;
+  while (start > 0 && /\w/.test(line[start - 1]!)) start--;
+  return start < i && /[A-Za-z_]/.test(line[start]!);
 }
 
 /** A here-document a command opens (`<<EOF`, `<<-'EOF'`): its body is the lines after this one, up to the delimiter. */
@@ -98,6 +148,8 @@ export function parseCommands(line: string): ShellCommand[] {
   let after = '';
   // Set by `<<`: the next word is a here-document's delimiter.
   let opening: { strip: boolean } | undefined;
+  // Inside an array assignment's parentheses (`a=(x y)`): one word up to its `)`, blanks read as one space.
+  let array = false;
   /** Text of the word as written (`${NAME}` read as `$NAME`); substitutions are added by `substitution`. */
   const append = (text: string): void => {
     word = (word ?? '') + (text.includes('${') ? text.replace(/\$\{(\w+)\}/g, '$$$1') : text);
@@ -170,6 +222,13 @@ export function parseCommands(line: string): ShellCommand[] {
       i = substitution(i, '$(');
     } else if ((c === '<' || c === '>') && line[i + 1] === '(') {
       i = substitution(i, c === '<' ? '<(' : '>(');
+    } else if (array && (c === ')' || /\s/.test(c) || ';&|<>('.includes(c))) {
+      // An array's elements are not commands: its blanks and metacharacters stay in the one word.
+      if (c === ')') array = false;
+      if (!/\s/.test(c) || !word!.endsWith(' ')) append(/\s/.test(c) ? ' ' : c);
+    } else if (c === '(' && word !== undefined && !quoted && pending.length === 0 && /^[A-Za-z_]\w*\+?=$/.test(word)) {
+      array = true;
+      append(c);
     } else if (c === '<' && line[i + 1] === '<') {
       endWord();
       if (line[i + 2] === '<') {
