@@ -38,6 +38,29 @@ export interface DownloadRun {
   archive?: string;
   /** What the line does with a download when it is no file it runs (`evaluates a download`…); `file` is then empty. */
   how?: string;
+  /** Not a download run but a command whose name the scan cannot know (`how` says which): for review, not a verdict. */
+  review?: true;
+}
+
+/** A substitution that prints where a command is (`command -v node`): as a command name it is that command. */
+const WHERE_IS = /^\s*(?:command\s+-v|which|type\s+-[pP])\s+([\w.+-]+)\s*$/;
+
+/**
+ * The command word `word` (its substitutions `subs`) when its name — the part after its last `/` —
+ * is computed at run time: a variable the scan could not read (`$step`, `${!h}`, set by `read` or
+ * `$(…)` or the environment), or a substitution's output. Positional parameters (`"$@"`, `$1`) are
+ * a function's arguments, read at its calls.
+ */
+function computedName(word: string, subs: readonly Substitution[] | undefined): string | undefined {
+  let named = '';
+  let from = 0;
+  for (const s of subs ?? []) {
+    named += word.slice(from, s.start) + (WHERE_IS.exec(s.code)?.[1] ?? '\0');
+    from = s.end;
+  }
+  named += word.slice(from);
+  const name = named.slice(named.lastIndexOf('/') + 1);
+  return name.includes('\0') || /\$[A-Za-z_{]/.test(name) ? word : undefined;
 }
 
 /** A command's words without its redirections and their files (what `sh < f` runs is `sh`). */
@@ -193,6 +216,13 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     const name = posix.basename(words[0] ?? '');
     // A download as the command itself (`$(curl …)`, `"$s"`): its words run.
     if (words.length > 0 && carries(offset)) flag(i, onLine, 'runs a download as a command');
+    else if (words.length > 0 && !onLine.has('review')) {
+      const computed = computedName(words[0]!, byWord(cmd.substitutions).get(offset));
+      if (computed !== undefined) {
+        onLine.add('review');
+        found.push({ line: i, file: '', how: `runs a command named at run time (${computed.slice(0, 60)})`, review: true });
+      }
+    }
     for (const { path, named } of filesRun(words)) {
       const key = samePath(path);
       if (onLine.has(key)) continue;

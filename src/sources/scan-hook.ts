@@ -68,6 +68,10 @@ export function scanHook(file: string, source: string): SourceFinding[] {
   const flagged = new Set(findings.filter((f) => f.id === 'install.download-exec').map((f) => f.file));
   for (const run of downloadedThenRun(hook)) {
     const at = `${file}:${run.line + 1}`;
+    if (run.review) {
+      findings.push({ id: 'install.dynamic-command', severity: 'medium', file: at, message: `${at} ${run.how!}: ${shown(run.line)}` });
+      continue;
+    }
     if (flagged.has(at)) continue;
     flagged.add(at);
     const what = run.how ?? (run.archive === undefined ? `runs ${run.file}, which the hook downloaded` : `runs ${run.file}, from where the hook unpacked ${run.archive.slice(0, 120)}, which it downloaded`);
