@@ -149,6 +149,16 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   // Variables assigned a download (`s=$(curl …)`), and the functions defined so far (their bodies' commands).
   const tainted = new Set<string>();
   const functions = new Map<string, ShellCommand[]>();
+  // Names assigned a here-document's body, with the languages in which it downloads and evaluates code.
+  const captured = new Map<string, ProgramLanguage[]>();
+  /** The captured program `word` refers to in `language`, if any (`"$code"` of `python3 -c "$code"`). */
+  const capturedIn = (word: string, language: string): string | undefined => {
+    if (captured.size === 0 || !word.includes('$')) return undefined;
+    for (const m of word.matchAll(/\$\{?([A-Za-z_]\w*)/g)) if (captured.get(m[1]!)?.includes(language as ProgramLanguage)) return m[1]!;
+    return undefined;
+  };
+  // The words the last command printed (`echo "$code"`), for the command its pipe feeds.
+  let fedCode: string[] = [];
   let rereadLeft = Math.max(MIN_REREAD_BUDGET, lines.reduce((n, l) => n + l.text.length + 1, 0));
   /** Whether `text` may still be re-read (its length is then spent). */
   const reread = (text: string): boolean => (rereadLeft -= text.length) >= 0;
@@ -206,6 +216,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     const keyword = /^(?:export|local|readonly|declare|typeset)$/.test(all[0] ?? '') ? 1 : 0;
     for (let j = keyword; j < all.length; j++) {
       const m = /^([A-Za-z_]\w*)\+?=/.exec(all[j]!);
+      if (m) captured.delete(m[1]!);
       if (m && carries(j)) tainted.add(m[1]!);
       else if (m && !all[j]!.includes('+=')) tainted.delete(m[1]!);
       else if (!m && !keyword) break;
@@ -233,6 +244,8 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
       }
     }
     const inline = inlineCode(words);
+    const runsCaptured = inline === undefined ? undefined : capturedIn(words[inline.at]!, inline.language);
+    if (runsCaptured !== undefined) flag(i, onLine, `hands ${name} the code of a here-document in $${runsCaptured}, which downloads and evaluates code`);
     if (inline && carries(offset + inline.at)) flag(i, onLine, `hands a download to ${name} as its code`);
     else if (inline && depth < MAX_NESTING) {
       // The code as the interpreter gets it: what the outer shell substituted into it has run already.
@@ -250,6 +263,13 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     }
     // A program read from standard input (`sh`, `python3 -`, `source /dev/stdin`) fed a download: by a pipe, a here-string, or `<` from a downloaded file.
     const stdin = stdinReader(plain);
+    const pipedIn = fedCode;
+    fedCode = [];
+    if (stdin !== undefined && stdin !== 'shell') {
+      const code = [...pipedIn, ...words.filter((w, j) => words[j - 1] === '<<<')].map((w) => capturedIn(w, stdin)).find((n) => n !== undefined);
+      if (code !== undefined) flag(i, onLine, `feeds ${name} the code of a here-document in $${code}, which downloads and evaluates code`);
+    }
+    if (name === 'echo' || name === 'printf') fedCode = words.slice(1).filter((w) => w.includes('$'));
     if (stdin !== undefined) {
       const hereString = words.some((w, j) => w === '<<<' && carries(offset + j + 1));
       const fromFile = words.some((w, j) => /^0?<$/.test(w) && words[j + 1] !== undefined && isDownloaded(words[j + 1]!));
@@ -322,6 +342,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     for (const [k, c] of commands.entries()) {
       // A here-document whose body downloads, written to a file: the file holds a download.
       for (const file of writes?.get(k) ?? []) markDownloaded(file);
+      if (c.after !== '|') fedCode = [];
       fed = command(c, c.after === '|' && fed, i, onLine, depth);
       if (commands[k + 1]?.after !== '|') out ||= fed;
     }
@@ -391,6 +412,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     if (header) defining = { name: header[1] ?? header[2]!, body: [], braces: 0, saved: { cwd, previous, folders } };
     const text = line.evaluated ?? line.text;
     shellLine(text, i, new Set(), line.evaluated === undefined ? line.writesDownloads : undefined);
+    for (const [name, languages] of line.captures ?? []) captured.set(name, languages);
     if (defining && define(line.text, header !== null)) {
       functions.set(defining.name, defining.body);
       ({ cwd, previous, folders } = defining.saved);

@@ -10,6 +10,7 @@ import { posix } from 'node:path';
 import { filesRun, inlineCode, type Language, languageOf, stdinProgram } from './internal/run-words.ts';
 import { createShellVars } from './internal/shell-vars.ts';
 import { commandWords, goesOn, type Heredoc, MAX_NESTING, parseCommands, type ShellCommand, type Substitution } from './internal/shell-words.ts';
+import { PROGRAM_MARKS } from './program-rules.ts';
 
 /** Substitutions may add up to this much text to a small hook, and up to its own size to a larger one. */
 const MIN_SUBSTITUTION_BUDGET = 64 * 1024;
@@ -43,6 +44,11 @@ export interface HookLine {
   evaluated?: string;
   /** How many lines after this one it takes in (one command spread over lines); their own records are empty. */
   span?: number;
+  /**
+   * Names this line assigns a here-document's body (`code="$(cat <<'EOF'` … `EOF` … `)"`), with the
+   * languages in which that body, read as a program, downloads and evaluates code.
+   */
+  captures?: Map<string, ProgramLanguage[]>;
 }
 
 /** Who reads a here-document's body: a shell, another interpreter, or nobody that runs it (written to `files`, or read as data). */
@@ -55,6 +61,9 @@ interface Context {
 }
 
 interface Frame extends Context {
+  /** The name its body is assigned to (`x="$(cat <<EOF`), and the program marks its lines have shown so far. */
+  captures?: string;
+  marks?: { downloads: Set<ProgramLanguage>; evaluates: Set<ProgramLanguage> };
   delimiter: string;
   quoted: boolean;
   strip: boolean;
@@ -115,6 +124,8 @@ interface Opened {
   heredoc: Heredoc;
   reader: Reader;
   command: number;
+  /** The name a body printed into an assignment's substitution is assigned to. */
+  captures?: string;
 }
 
 /**
@@ -129,7 +140,13 @@ function opened(commands: readonly ShellCommand[], depth: number, outer?: Reader
     for (const s of depth < MAX_NESTING ? command.substitutions : []) {
       if (!s.code.includes('<<')) continue;
       readerFor ??= substitutionReaders(command.words);
-      for (const o of opened(parseCommands(s.code), depth + 1, readerFor(s))) out.push({ ...o, command: -1 });
+      const reader = readerFor(s);
+      // `x="$(cat <<EOF`: the body printed is the value of x, run (or not) where x is used.
+      const name = reader === undefined && depth === 0 ? /^([A-Za-z_]\w*)=/.exec(command.words[s.word] ?? '')?.[1] : undefined;
+      for (const o of opened(parseCommands(s.code), depth + 1, reader)) {
+        const printed = name !== undefined && o.reader.kind === 'data' && o.reader.files.length === 0;
+        out.push({ ...o, command: -1, ...(printed ? { captures: name } : {}) });
+      }
     }
     // A body printed to the output (`cat <<EOF` with no file) of a substitution goes where the substitution's output goes.
     const reader = outer !== undefined && who[k]!.kind === 'data' && who[k]!.files.length === 0 && commands[k + 1]?.after !== '|' ? outer : who[k]!;
@@ -174,6 +191,10 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
     while (active.length > depth) {
       const frame = active.pop()!;
       for (const map of [depths.exact, depths.stripped]) if (map.get(frame.delimiter) === active.length) map.delete(frame.delimiter);
+      if (frame.captures !== undefined) {
+        const languages = [...frame.marks!.downloads].filter((l) => frame.marks!.evaluates.has(l));
+        (frame.opener.captures ??= new Map()).set(frame.captures, languages);
+      }
       if (frame.downloads && frame.reader.kind === 'data' && frame.reader.files.length > 0) {
         const writes = (frame.opener.writesDownloads ??= new Map());
         writes.set(frame.command, [...(writes.get(frame.command) ?? []), ...frame.reader.files]);
@@ -190,7 +211,17 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
   /** Queues the here-documents a shell line opens, read from the next line on. */
   const open = (line: HookLine, context: Context): void => {
     if (!line.text.includes('<<')) return;
-    const frames: Frame[] = opened(parseCommands(line.text), 0).map(({ heredoc, reader, command }) => ({ ...heredoc, reader, unit: ++units, downloads: false, opener: line, command, queue: [], next: 0 }));
+    const frames: Frame[] = opened(parseCommands(line.text), 0).map(({ heredoc, reader, command, captures }) => ({
+      ...heredoc,
+      reader,
+      unit: ++units,
+      downloads: false,
+      opener: line,
+      command,
+      queue: [],
+      next: 0,
+      ...(captures === undefined ? {} : { captures, marks: { downloads: new Set(), evaluates: new Set() } }),
+    }));
     if (frames.length === 0) return;
     context.queue = frames;
     context.next = 0;
@@ -255,6 +286,13 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
       }
     }
     if (frame && !frame.downloads && DOWNLOADS.test(out[i]!.text)) frame.downloads = true;
+    // A body assigned to a name: what it would do as each language's program, once that name is run.
+    if (frame?.marks) {
+      for (const [language, marks] of Object.entries(PROGRAM_MARKS) as [ProgramLanguage, (typeof PROGRAM_MARKS)[ProgramLanguage]][]) {
+        if (marks.downloads.test(code[i]!)) frame.marks.downloads.add(language);
+        if (marks.evaluates.test(code[i]!)) frame.marks.evaluates.add(language);
+      }
+    }
   }
   // Bodies the hook ends inside of end with it (and the next one a line opened, if any, is empty).
   while (active.length > 0) close(0);
