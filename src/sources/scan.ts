@@ -112,7 +112,8 @@ export async function scanPackageDir(dir: string, manifest: AgpkManifest | undef
     for (const p of SECRET_PATTERNS) {
       if (p.pattern.test(text)) findings.push({ id: p.id, severity: 'high', file, message: `${file} contains ${p.what}` });
     }
-    if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(posix.basename(file)))) findings.push(...scanHook(file, bytes.toString('utf8')));
+    // One at a time: a hook of 4 MiB may have more findings than a spread call takes arguments.
+    if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(posix.basename(file)))) for (const f of scanHook(file, bytes.toString('utf8'))) findings.push(f);
   }
   return findings;
 }

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { installFindings } from '../support/scan-package.ts';
+import { installFindings, scanFindings } from '../support/scan-package.ts';
 
 const DL = 'install.download-exec';
 const OUT = 'install.outside-root';
@@ -69,4 +69,11 @@ describe('hook scan: values computed at run time', () => {
   ])('flags nothing for %s', async (_what, lines) => {
     expect(await installFindings(...lines)).toEqual([]);
   });
+
+  it('reports a computed name on each of 200 000 lines (more findings than a call takes arguments)', async () => {
+    const hook = Array.from({ length: 200_000 }, (_, i) => `$c${i}`).join('\n');
+    const found = await scanFindings({ INSTALL: hook });
+    expect(found).toHaveLength(200_000);
+    expect(found.at(-1)).toBe(`${DYN}@INSTALL:200000`);
+  }, 60_000);
 });
