@@ -16,12 +16,65 @@ const LICENSE_FILES = /^(?:LICEN[CS]E|COPYING|UNLICENSE)(?:[.-][A-Za-z0-9.]+)?$/
 const SCRIPT_FILES = /^(?:INSTALL|UNINSTALL|UPGRADE|PREINSTALL|POSTINSTALL)(?:\.[a-z0-9]+)?$/i;
 const ENV_FILES = /(?:^|\/)(?:\.env(?:\.[\w-]+)?|\.npmrc|\.pypirc|\.netrc|credentials(?:\.json)?|\.git-credentials|id_(?:rsa|dsa|ecdsa|ed25519))$/i;
 
+/** Findings of one kind in one file listed one by one; the rest are counted in one more. */
+const LISTED_PER_FILE = 20;
+/** Findings listed in all (a package of many files, each with a finding); the rest are counted per kind. */
+const LISTED_IN_ALL = 500;
+const SEVERITY_ORDER = ['info', 'low', 'medium', 'high'] as const;
+
+/**
+ * The findings as they are stored, shown and sent by e-mail: a hook with a dangerous line on each
+ * of its 100,000 lines, or a package of 10,000 files each with a secret, would otherwise make a
+ * finding each. The first LISTED_PER_FILE of a kind in a file are listed, then one finding of the
+ * same kind counts the rest of them; past LISTED_IN_ALL, one finding per kind counts those left.
+ * A count carries the highest severity among what it counts, so the verdict is the one the whole
+ * list has.
+ */
+export function listed(findings: readonly SourceFinding[]): SourceFinding[] {
+  const groups = new Map<string, { count: number; first: SourceFinding; path: string | null; severity: SourceFinding['severity'] }>();
+  const kept: Array<{ finding: SourceFinding; stands: number }> = [];
+  for (const f of findings) {
+    // A hook's findings name the line (`INSTALL:12`): they are grouped by the file.
+    const path = f.file?.replace(/:\d+$/, '') ?? null;
+    const key = `${f.id}\n${path ?? ''}`;
+    const group = groups.get(key);
+    if (!group) groups.set(key, { count: 1, first: f, path, severity: 'info' });
+    else {
+      group.count++;
+      if (group.count > LISTED_PER_FILE) group.severity = higher(group.severity, f.severity);
+    }
+    if ((group?.count ?? 1) <= LISTED_PER_FILE) kept.push({ finding: f, stands: 1 });
+  }
+  for (const { count, first, path, severity } of groups.values()) {
+    if (count <= LISTED_PER_FILE) continue;
+    const where = path === null ? '' : ` in ${path}`;
+    const more = count - LISTED_PER_FILE;
+    kept.push({ finding: { id: first.id, severity, file: path, message: `and ${more} more ${first.id} findings${where}, not listed` }, stands: more });
+  }
+  const out = kept.slice(0, LISTED_IN_ALL).map((k) => k.finding);
+  if (kept.length <= LISTED_IN_ALL) return out;
+  const rest = new Map<string, { count: number; severity: SourceFinding['severity'] }>();
+  for (const { finding, stands } of kept.slice(LISTED_IN_ALL)) {
+    const group = rest.get(finding.id);
+    if (!group) rest.set(finding.id, { count: stands, severity: finding.severity });
+    else {
+      group.count += stands;
+      group.severity = higher(group.severity, finding.severity);
+    }
+  }
+  for (const [id, { count, severity }] of rest) out.push({ id, severity, file: null, message: `and ${count} more ${id} findings, not listed` });
+  return out;
+}
+
+function higher(a: SourceFinding['severity'], b: SourceFinding['severity']): SourceFinding['severity'] {
+  return SEVERITY_ORDER.indexOf(b) > SEVERITY_ORDER.indexOf(a) ? b : a;
+}
+
 /** The highest severity among findings. */
 export function verdictOf(findings: readonly SourceFinding[]): RiskVerdict {
-  const order = ['info', 'low', 'medium', 'high'] as const;
   let max = -1;
-  for (const f of findings) max = Math.max(max, order.indexOf(f.severity));
-  return max <= 0 ? 'none' : (order[max] as RiskVerdict);
+  for (const f of findings) max = Math.max(max, SEVERITY_ORDER.indexOf(f.severity));
+  return max <= 0 ? 'none' : (SEVERITY_ORDER[max] as RiskVerdict);
 }
 
 /**
@@ -115,5 +168,5 @@ export async function scanPackageDir(dir: string, manifest: AgpkManifest | undef
     // One at a time: a hook of 4 MiB may have more findings than a spread call takes arguments.
     if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(posix.basename(file)))) for (const f of scanHook(file, bytes.toString('utf8'))) findings.push(f);
   }
-  return findings;
+  return listed(findings);
 }

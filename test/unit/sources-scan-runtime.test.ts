@@ -70,10 +70,11 @@ describe('hook scan: values computed at run time', () => {
     expect(await installFindings(...lines)).toEqual([]);
   });
 
-  it('reports a computed name on each of 200 000 lines (more findings than a call takes arguments)', async () => {
+  it('reports a computed name on each of 200 000 lines (more findings than a call takes arguments), 20 listed and the rest counted', async () => {
     const hook = Array.from({ length: 200_000 }, (_, i) => `$c${i}`).join('\n');
     const found = await scanFindings({ INSTALL: hook });
-    expect(found).toHaveLength(200_000);
-    expect(found.at(-1)).toBe(`${DYN}@INSTALL:200000`);
+    expect(found).toHaveLength(21);
+    expect(found[19]).toBe(`${DYN}@INSTALL:20`);
+    expect(found[20]).toBe(`${DYN}@INSTALL`);
   }, 60_000);
 });

