@@ -1,4 +1,17 @@
+import { enableCompileCache } from 'node:module';
+import { join } from 'node:path';
+
 import { defineConfig } from 'vitest/config';
+
+import { TEST_NODE_ARGS } from './test/support/node-flags.ts';
+
+// Node's compile cache (V8 code cache on disk) for this process and, through the environment,
+// for every Node process the tests start: Vitest's forks, `plaza` children, server-everything.
+// Each of them loads the same large module graph (Express, Prisma, PGlite, the MCP SDK); with the
+// cache they skip most of its parsing and compiling. NODE_COMPILE_CACHE set by the caller wins;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off. Measured in bench/README.md ("the test suite's CPU").
+process.env['NODE_COMPILE_CACHE'] ??= join(import.meta.dirname, 'node_modules', '.cache', 'plaza', 'node-compile-cache');
+enableCompileCache(process.env['NODE_COMPILE_CACHE']);
 
 // Three projects: `unit` (pure code, fast), `integration` (in-process HTTP against PGlite, and
 // PostgreSQL/Redis when TEST_DATABASE_URL / TEST_REDIS_URL are set) and `browser` (pages in Chromium).
@@ -22,6 +35,8 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: 'forks',
+          // `--liftoff-only` (test/support/node-flags.ts): each fork opens several short-lived PGlites.
+          execArgv: TEST_NODE_ARGS,
         },
       },
       {
@@ -33,6 +48,8 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: 'forks',
+          // `--liftoff-only` (test/support/node-flags.ts): each fork opens several short-lived PGlites.
+          execArgv: TEST_NODE_ARGS,
         },
       },
     ],

@@ -16,7 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { childEnv, PLAZA_BIN, runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { childEnv, plazaArgs, runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 
 const SECRET = 'provider-secret-4711';
@@ -172,7 +172,7 @@ describe('a listed MCP server that needs a credential of its own', () => {
     const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-gated-cred-')), 'agent.json');
     expect((await runPlaza(['agents', 'login', '--token', token, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
     const bridge = (args: string[], env: Record<string, string>) =>
-      new StdioClientTransport({ command: process.execPath, args: [PLAZA_BIN, 'mcp', 'connect', 'gated', ...args], env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }) as Record<string, string>, stderr: 'pipe' });
+      new StdioClientTransport({ command: process.execPath, args: plazaArgs('mcp', 'connect', 'gated', ...args), env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }) as Record<string, string>, stderr: 'pipe' });
     // Four bridges, each its own process and client, run side by side.
     const passesTheCredential = async () => {
       const withToken = new Client({ name: 'stdio-agent', version: '1' });
@@ -195,7 +195,7 @@ describe('a listed MCP server that needs a credential of its own', () => {
 
     // Through /mcp the credential goes to the one provider named for it, and must be named.
     const all = (args: string[]) =>
-      new StdioClientTransport({ command: process.execPath, args: [PLAZA_BIN, 'mcp', 'connect', '--all', '--upstream-token-env', 'GATED_TOKEN', ...args], env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, GATED_TOKEN: SECRET }) as Record<string, string>, stderr: 'pipe' });
+      new StdioClientTransport({ command: process.execPath, args: plazaArgs('mcp', 'connect', '--all', '--upstream-token-env', 'GATED_TOKEN', ...args), env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, GATED_TOKEN: SECRET }) as Record<string, string>, stderr: 'pipe' });
     const refusesUnnamed = async () => {
       const unscoped = all([]);
       let said = '';

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
-import { childEnv, PLAZA_BIN, runPlaza } from '../support/cli.ts';
+import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { type EverythingServer, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -211,7 +211,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(statSync(credentials).mode & 0o777).toBe(0o600);
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [PLAZA_BIN, 'mcp', 'connect', 'everything'],
+      args: plazaArgs('mcp', 'connect', 'everything'),
       env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }) as Record<string, string>,
       stderr: 'pipe',
     });
@@ -246,7 +246,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     const credentials = await storedCredential();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [PLAZA_BIN, 'mcp', 'connect', 'everything'],
+      args: plazaArgs('mcp', 'connect', 'everything'),
       env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }) as Record<string, string>,
       stderr: 'pipe',
     });
@@ -271,7 +271,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   /** `plaza mcp connect everything` as a child with raw pipes, logged in as the test agent. */
   async function spawnBridge() {
     const credentials = await storedCredential();
-    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', 'everything'], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const bridge = spawn(process.execPath, plazaArgs('mcp', 'connect', 'everything'), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
     return { bridge, exited };
   }
@@ -386,7 +386,7 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const credentials = await loginOnce(url);
-    const bridge = spawn(process.execPath, [PLAZA_BIN, 'mcp', 'connect', provider, '--url', url], { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const bridge = spawn(process.execPath, plazaArgs('mcp', 'connect', provider, '--url', url), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { TS_LOADER_ARGS } from '../support/cli.ts';
+import { TEST_NODE_ARGS, TS_LOADER_ARGS } from '../support/cli.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 
 const run = promisify(execFile);
@@ -36,7 +36,7 @@ let everything: EverythingServer;
 beforeAll(async () => {
   everything = await startEverything();
   const child = join(import.meta.dirname, '..', 'fixtures', 'otel-gateway-child.ts');
-  ({ stdout } = await run(process.execPath, [...TS_LOADER_ARGS, child], { timeout: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url }, maxBuffer: 32 * 1024 * 1024 }));
+  ({ stdout } = await run(process.execPath, [...TEST_NODE_ARGS, ...TS_LOADER_ARGS, child], { timeout: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url }, maxBuffer: 32 * 1024 * 1024 }));
   report = JSON.parse(stdout.trim().split('\n').pop()!) as Report;
 }, 120_000);
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { packPackage, scaffoldPackage } from '../../src/agpk/index.ts';
 import { createTestTls, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
-import { childEnv, PLAZA_BIN, runPlaza } from '../support/cli.ts';
+import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 
 let market: TestMarket;
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -40,7 +40,7 @@ afterAll(async () => {
 
 /** `plaza agpk …` left running, with its output collected. */
 function start(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<[number | null, NodeJS.Signals | null]> } {
-  const child = spawn(process.execPath, [PLAZA_BIN, 'agpk', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, plazaArgs('agpk', ...args), { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type AgpkContext, createRegistry, installPackages, loadAgpkSchemas, packPackage, removePackage, scaffoldPackage } from '../../src/agpk/index.ts';
 import { tempDir } from '../support/agpk.ts';
-import { childEnv, PLAZA_BIN, runPlaza } from '../support/cli.ts';
+import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 let home: string;
@@ -48,7 +48,7 @@ async function install(id: string, scripts: Script[] = []): Promise<void> {
 
 /** A client of a fresh `plaza agpk mcp` on `home`, with the server's stderr and pid. */
 async function connect(): Promise<{ client: Client; pid: number; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [PLAZA_BIN, 'agpk', 'mcp'], env: childEnv({ AGPK_HOME: home }) as Record<string, string>, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: plazaArgs('agpk', 'mcp'), env: childEnv({ AGPK_HOME: home }) as Record<string, string>, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const c = new Client({ name: 'agpk-test', version: '1' });
@@ -175,7 +175,7 @@ describe('plaza agpk mcp', () => {
 
 describe('plaza agpk mcp, ending', () => {
   it('answers the calls still running when the client closes stdin, then exits 0', async () => {
-    const child = spawn(process.execPath, [PLAZA_BIN, 'agpk', 'mcp'], { env: childEnv({ AGPK_HOME: home }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, plazaArgs('agpk', 'mcp'), { env: childEnv({ AGPK_HOME: home }), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const messages = [

@@ -6,7 +6,16 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { TEST_NODE_ARGS } from './node-flags.ts';
+
 export const PLAZA_BIN = join(import.meta.dirname, '..', '..', 'bin', 'plaza.mjs');
+
+export { TEST_NODE_ARGS };
+
+/** Node's arguments for `plaza <args>` in a test: the test flags (./node-flags.ts), bin/plaza.mjs, then `args`. */
+export function plazaArgs(...args: string[]): string[] {
+  return [...TEST_NODE_ARGS, PLAZA_BIN, ...args];
+}
 
 /** Node flags that run a TypeScript file the way `plaza` runs (bin/plaza.mjs): types stripped by Node where it can, else tsx. */
 export const TS_LOADER_ARGS: string[] = process.features.typescript ? [] : ['--import', 'tsx'];
@@ -29,7 +38,7 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Runs `plaza <args>` to completion. */
 export async function runPlaza(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CommandResult> {
-  const child = spawn(process.execPath, [PLAZA_BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, plazaArgs(...args), { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -63,7 +72,7 @@ export async function freePort(): Promise<number> {
 /** Starts `plaza serve` and waits until /health answers 200 (or the process dies). */
 export async function startPlazaServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [PLAZA_BIN, 'serve'], {
+  const child = spawn(process.execPath, plazaArgs('serve'), {
     env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

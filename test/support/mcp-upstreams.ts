@@ -32,7 +32,8 @@ export async function startEverything(port?: number): Promise<EverythingServer> 
   const chosen = port ?? (await freePort());
   const entry = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
   const child: ChildProcess = spawn(process.execPath, [entry, 'streamableHttp'], {
-    env: { PATH: process.env['PATH'] ?? '', PORT: String(chosen) },
+    // Only what it needs, plus Node's compile cache when the run has one (vitest.config.ts).
+    env: { PATH: process.env['PATH'] ?? '', PORT: String(chosen), ...(process.env['NODE_COMPILE_CACHE'] ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] } : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let output = '';
