@@ -13,24 +13,51 @@ const CR = 0x0d;
 /**
  * Counts the bytes of the event-stream event being received; throws once one passes `max`. An
  * event ends at an empty line (CRLF, LF or CR line ends), so the SDK's parser, which keeps an
- * event until then, never holds more than `max` of a stream that sends no line end.
+ * event until then, never holds more than `max` of a stream that sends no line end. Line ends are
+ * found with Buffer's indexOf (native), not byte by byte in JavaScript: a 16 MiB event took a
+ * third of a second that way.
  */
 export function eventSizeGuard(max: number): (chunk: Uint8Array) => void {
   let eventBytes = 0;
   let lineBytes = 0;
+  /** The last chunk ended with a CR: an LF first in this one is the rest of its CRLF. */
   let afterCr = false;
   return (chunk) => {
-    for (const byte of chunk) {
-      eventBytes++;
-      if (byte === LF && afterCr) {
-        afterCr = false;
-        continue;
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const length = bytes.length;
+    let at = 0;
+    if (afterCr && length > 0) {
+      afterCr = false;
+      if (bytes[0] === LF) {
+        eventBytes++;
+        at = 1;
       }
-      afterCr = byte === CR;
-      if (byte === LF || byte === CR) {
-        if (lineBytes === 0) eventBytes = 0;
-        lineBytes = 0;
-      } else lineBytes++;
+    }
+    // The next LF and CR at or after `at` (-1: none left in the chunk), each searched for again only once passed.
+    let lf = -2;
+    let cr = -2;
+    while (at < length) {
+      if (lf !== -1 && lf < at) lf = bytes.indexOf(LF, at);
+      if (cr !== -1 && cr < at) cr = bytes.indexOf(CR, at);
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+      if (end === -1) {
+        lineBytes += length - at;
+        eventBytes += length - at;
+        break;
+      }
+      lineBytes += end - at;
+      eventBytes += end - at + 1;
+      // An empty line ends the event.
+      if (lineBytes === 0) eventBytes = 0;
+      lineBytes = 0;
+      at = end + 1;
+      if (end === cr) {
+        if (at === length) afterCr = true;
+        else if (bytes[at] === LF) {
+          eventBytes++;
+          at++;
+        }
+      }
     }
     if (eventBytes > max) throw new Error(`an event of the gateway's notification stream exceeds ${max} bytes`);
   };

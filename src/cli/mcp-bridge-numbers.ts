@@ -98,23 +98,30 @@ export function serialise(message: unknown): string {
  * The events of an event stream (text/event-stream), each with its JSON data passed through
  * `markNumbers`. Bytes of events that need no change pass as they came; an event that does gets
  * its data on one line. Events go on as soon as they end (at an empty line).
+ *
+ * Linear in the size of an event: each read is searched once for an event end (with the last few
+ * characters before it, where an end may begin), and an event's pieces are joined once, when it
+ * ends. (Appended to one string and searched with a regex at every read, the string was copied
+ * whole at each read: a 16 MiB event took seconds, its time growing with the square of its size.)
  */
 export function markEventStream(): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
-  let pending = '';
   /** One event's text (with its line ends), marked. */
   const mark = (event: string): string => {
     const lines = event.match(/[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$/g) ?? [];
-    const data = lines.filter((line) => /^data(?::|\r|\n|$)/.test(line));
-    if (data.length === 0) return event;
-    const value = data.map((line) => line.replace(/^data:? ?/, '').replace(/(?:\r\n|\r|\n)$/, '')).join('\n');
+    const isData = lines.map((line) => /^data(?::|\r|\n|$)/.test(line));
+    if (!isData.includes(true)) return event;
+    const value = lines
+      .filter((_line, i) => isData[i])
+      .map((line) => line.replace(/^data:? ?/, '').replace(/(?:\r\n|\r|\n)$/, ''))
+      .join('\n');
     const marked = markNumbers(value);
     if (marked === value) return event;
     let written = false;
     return lines
-      .map((line) => {
-        if (!data.includes(line)) return line;
+      .map((line, i) => {
+        if (!isData[i]) return line;
         if (written) return '';
         written = true;
         return `data: ${marked}${/(?:\r\n|\r|\n)$/.exec(line)?.[0] ?? ''}`;
@@ -123,22 +130,37 @@ export function markEventStream(): TransformStream<Uint8Array, Uint8Array> {
   };
   // An event ends at an empty line: two line ends in a row (a CR at the very end may be half a CRLF).
   const eventEnd = /(?:\r\n|\r(?!$)|\n)(?:\r\n|\r(?!$)|\n)/g;
-  /** Where the search for the end of the pending event goes on (what is before it holds none). */
-  let searched = 0;
+  /** The pending event's text, in the pieces it came in. */
+  let pieces: string[] = [];
+  /** Its last characters (at most 4, an event end's longest): where an end that the next read completes begins. */
+  let tail = '';
   return new TransformStream({
     transform(chunk, controller) {
-      pending += decoder.decode(chunk, { stream: true });
-      eventEnd.lastIndex = Math.max(0, searched - 4);
-      for (let end = eventEnd.exec(pending); end; end = eventEnd.exec(pending)) {
+      const text = decoder.decode(chunk, { stream: true });
+      if (text === '') return;
+      // Searched: the new text, behind the pending event's tail (already among its pieces).
+      const window = tail + text;
+      /** Where in `window` the pending event's text not yet in `pieces` begins. */
+      let from = tail.length;
+      let ended = false;
+      eventEnd.lastIndex = 0;
+      for (let end = eventEnd.exec(window); end; end = eventEnd.exec(window)) {
         const cut = end.index + end[0].length;
-        controller.enqueue(encoder.encode(mark(pending.slice(0, cut))));
-        pending = pending.slice(cut);
-        eventEnd.lastIndex = 0;
+        pieces.push(window.slice(from, cut));
+        controller.enqueue(encoder.encode(mark(pieces.join(''))));
+        pieces = [];
+        from = cut;
+        ended = true;
       }
-      searched = pending.length;
+      const rest = window.slice(from);
+      if (rest !== '') pieces.push(rest);
+      // The tail never reaches back past the last event end (the pending event starts there).
+      tail = (ended ? rest : window).slice(-4);
     },
     flush(controller) {
-      pending += decoder.decode();
+      const rest = decoder.decode();
+      if (rest !== '') pieces.push(rest);
+      const pending = pieces.join('');
       if (pending !== '') controller.enqueue(encoder.encode(mark(pending)));
     },
   });
