@@ -38,4 +38,57 @@ describe('eventSizeGuard', () => {
       for (let i = 0; i < 20; i++) lines(bytes('data: a\n'));
     }).toThrow(/exceeds 64 bytes/);
   });
+
+  it('throws where a byte-by-byte count throws, whatever the reads and line ends', () => {
+    // The count as it was, byte by byte in JavaScript: the reference.
+    const reference = (max: number) => {
+      let eventBytes = 0;
+      let lineBytes = 0;
+      let afterCr = false;
+      return (chunk: Uint8Array) => {
+        for (const byte of chunk) {
+          eventBytes++;
+          if (byte === 0x0a && afterCr) {
+            afterCr = false;
+            continue;
+          }
+          afterCr = byte === 0x0d;
+          if (byte === 0x0a || byte === 0x0d) {
+            if (lineBytes === 0) eventBytes = 0;
+            lineBytes = 0;
+          } else lineBytes++;
+        }
+        if (eventBytes > max) throw new Error('over');
+      };
+    };
+    /** The index of the read that throws, or -1. */
+    const throwsAt = (check: (chunk: Uint8Array) => void, chunks: Uint8Array[]) => chunks.findIndex((chunk) => {
+      try {
+        check(chunk);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    let seed = 11;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const pieces = ['\n', '\r', '\r\n', 'data: x', 'yy', '', 'z'.repeat(30)];
+    let thrown = 0;
+    for (let stream = 0; stream < 300; stream++) {
+      const all = bytes(Array.from({ length: 40 }, () => pieces[random(pieces.length)]).join(''));
+      const chunks: Uint8Array[] = [];
+      for (let at = 0; at < all.length; ) {
+        const size = 1 + random(12);
+        chunks.push(all.subarray(at, at + size));
+        at += size;
+      }
+      const max = 20 + random(300);
+      const expected = throwsAt(reference(max), chunks);
+      if (expected !== -1) thrown++;
+      expect(throwsAt(eventSizeGuard(max), chunks), `stream ${stream}, max ${max}`).toBe(expected);
+    }
+    // Both outcomes were tried.
+    expect(thrown).toBeGreaterThan(30);
+    expect(thrown).toBeLessThan(270);
+  });
 });

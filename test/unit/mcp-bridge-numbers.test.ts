@@ -93,6 +93,25 @@ describe('numbers through the bridge', () => {
     expect(data(events[3]!)).toBe('{"jsonrpc":"2.0","id":3,"result":{"n":12345678901234567890}}');
   });
 
+  it('passes an event stream on the same whatever reads it came in', async () => {
+    // Seeded: the same streams each run. Events of every kind of line end (a CR alone, CRLF cut
+    // between reads), comments, data on several lines, numbers to mark, characters of 2 to 4 bytes.
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const pick = <T>(list: T[]): T => list[random(list.length)]!;
+    const event = () => {
+      const eol = pick(['\n', '\r\n', '\r']);
+      const value = pick(['9007199254740993', '1.5', '"é🙂"', '12345678901234567890', '"x"']);
+      const lines = [pick(['', ': keep-alive', 'id: 4']), 'event: message', `data: {"jsonrpc":"2.0","id":1,`, `data: "result":{"n":${value}}}`].filter(Boolean);
+      return `${lines.join(eol)}${eol}${eol}`;
+    };
+    for (let stream = 0; stream < 20; stream++) {
+      const text = Array.from({ length: 1 + random(6) }, event).join('') + pick(['', 'data: {"tail":9007199254740993}']);
+      const whole = await through(markEventStream(), text, text.length + 1);
+      for (const size of [1, 2, 3, 4, 5, 9, 64]) expect(await through(markEventStream(), text, size), `stream ${stream} in reads of ${size}`).toBe(whole);
+    }
+  });
+
   it('marks the numbers of a JSON body cut into chunks', async () => {
     const out = await through(markJsonBody(), `[{"jsonrpc":"2.0","id":1,"result":{"n":9007199254740993}}]`, 5);
     expect(serialise(JSON.parse(out))).toBe('[{"jsonrpc":"2.0","id":1,"result":{"n":9007199254740993}}]');
