@@ -14,7 +14,7 @@
  *
  * Run: `npm run bench -- mcp-bridge`, or `node bench/mcp-bridge.ts [--old <checkout>]`, which also
  * runs the bridge of an older checkout (its bin/plaza.mjs) in the same rounds, e.g. after
- * `mkdir -p /tmp/old && git archive <commit> bin src probes package.json | tar -x -C /tmp/old && ln -s $PWD/node_modules /tmp/old/`.
+ * `mkdir -p /tmp/old && git archive <commit> | tar -x -C /tmp/old && ln -s $PWD/node_modules /tmp/old/`.
  * Env: BENCH_BRIDGE_MIB (1,4,16), BENCH_BRIDGE_ROUNDS (3), BENCH_BRIDGE_NODE_ARGS (flags for the bridges'
  * node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: profiles written when the bridges end).
  */
@@ -120,6 +120,8 @@ interface Relay {
   cpu(): number;
   write(line: string): void;
   stderr(): string;
+  /** Resolves once the child has exited. */
+  exited: Promise<unknown>;
 }
 
 function relay(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): Relay {
@@ -149,6 +151,7 @@ function relay(name: string, command: string, args: string[], env: NodeJS.Proces
     cpu: () => cpuSeconds(child.pid!),
     write: (line) => child.stdin!.write(`${line}\n`),
     stderr: () => err,
+    exited: once(child, 'exit'),
   };
 }
 
@@ -158,7 +161,7 @@ async function timeLine(r: Relay, bytes: number, trigger: () => void): Promise<{
   const cpu0 = r.cpu();
   const t0 = performance.now();
   trigger();
-  const length = await Promise.race([line, once(r.child, 'exit').then(() => -1)]);
+  const length = await Promise.race([line, r.exited.then(() => -1)]);
   const wall = performance.now() - t0;
   if (length < bytes / 2) throw new Error(`${r.name} wrote a line of ${length} bytes for ${bytes}: ${r.stderr().slice(-500)}`);
   return { wall, cpu: (r.cpu() - cpu0) * 1000 };
@@ -181,7 +184,7 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
       children.push(r);
       const initialized = r.nextLine();
       r.write(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } } }));
-      await initialized;
+      await Promise.race([initialized, r.exited.then(() => Promise.reject(new Error(`${name} exited before it answered initialize`)))]);
       r.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
     }
     // The baseline's session is opened here; its child keeps the GET stream of it open.
@@ -258,6 +261,24 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
       rows.push(row);
       console.log(JSON.stringify(row));
     }
+    // A line past the 10 MiB limit: read to its end and refused (answered with an error), not sent.
+    for (const mib of SIZES.filter((m) => m > 10)) {
+      const line = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'big', arguments: { sink: true, text: filler(mib * MiB) } } });
+      const row: Record<string, unknown> = { mib, path: 'stdin line past the limit, refused' };
+      for (const r of children.filter((c) => c !== baseline)) {
+        const times: number[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const answered = r.nextLine();
+          const t0 = performance.now();
+          r.write(line);
+          await answered;
+          times.push(performance.now() - t0);
+        }
+        row[`${r.name}_ms`] = Math.round(median(times));
+      }
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    }
     const figures = { rounds: ROUNDS, load: loadavg()[0], rows };
     saveResult('mcp-bridge', figures);
     return figures;
@@ -266,10 +287,9 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
     await Promise.all(
       children.map(async (c) => {
         if (c.child.exitCode !== null || c.child.signalCode !== null) return;
-        const exited = once(c.child, 'exit');
         c.child.stdin!.end();
         const timer = setTimeout(() => c.child.kill(), 5_000);
-        await exited;
+        await c.exited;
         clearTimeout(timer);
       }),
     );

@@ -166,17 +166,23 @@ export function markEventStream(): TransformStream<Uint8Array, Uint8Array> {
   });
 }
 
-/** A JSON body (application/json), whole, through `markNumbers`. */
+/**
+ * A JSON body (application/json), whole, through `markNumbers`: its bytes kept as they came, and
+ * decoded once at its end; passed on as they are when no number needs marking (most bodies).
+ */
 export function markJsonBody(): TransformStream<Uint8Array, Uint8Array> {
-  const decoder = new TextDecoder();
-  let text = '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
   return new TransformStream({
     transform(chunk) {
-      text += decoder.decode(chunk, { stream: true });
+      chunks.push(chunk);
+      size += chunk.byteLength;
     },
     flush(controller) {
-      text += decoder.decode();
-      controller.enqueue(new TextEncoder().encode(markNumbers(text)));
+      const bytes = Buffer.concat(chunks, size);
+      const text = new TextDecoder().decode(bytes);
+      const marked = markNumbers(text);
+      controller.enqueue(marked === text ? bytes : new TextEncoder().encode(marked));
     },
   });
 }
