@@ -169,6 +169,7 @@ async function timeLine(r: Relay, bytes: number, trigger: () => void): Promise<{
 
 /** Runs the benchmark and returns its figures. */
 export async function benchMcpBridge(old?: string): Promise<Record<string, unknown>> {
+  const loadStart = loadavg()[0]!;
   const gateway = await startGateway();
   const dir = mkdtempSync(join(tmpdir(), 'bench-bridge-'));
   const credentials = join(dir, 'credentials.json');
@@ -279,7 +280,7 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
       rows.push(row);
       console.log(JSON.stringify(row));
     }
-    const figures = { rounds: ROUNDS, load: loadavg()[0], rows };
+    const figures = { rounds: ROUNDS, load_start: Number(loadStart.toFixed(2)), load_end: Number(loadavg()[0]!.toFixed(2)), rows };
     saveResult('mcp-bridge', figures);
     return figures;
   } finally {

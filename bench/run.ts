@@ -12,6 +12,7 @@ import { benchChatProxy } from './chat-proxy.ts';
 import { benchGateway } from './gateway.ts';
 import { benchHealthThroughput } from './health-throughput.ts';
 import { machine } from './lib.ts';
+import { benchMcpBridge } from './mcp-bridge.ts';
 import { benchProbeRound } from './probe-round.ts';
 import { benchSoak } from './soak.ts';
 import { benchStartup } from './startup.ts';
@@ -26,6 +27,7 @@ const benches: [string, () => Promise<Record<string, unknown>>][] = [
   ['agpk', benchAgpk],
   ['website', benchWebsite],
   ['chat-proxy', benchChatProxy],
+  ['mcp-bridge', () => benchMcpBridge()],
   ['tool-search', async () => ({ rows: await benchToolSearch() })],
   ['probe-round', async () => ({ rows: await benchProbeRound() })],
   ['soak', benchSoak],

@@ -201,6 +201,21 @@ export const TARGETS: Target[] = [
     },
   },
   {
+    bench: 'mcp-bridge',
+    name: '`plaza mcp connect`: one 16 MiB message from the gateway to stdout, time vs a fetch + JSON.parse relay',
+    compare: '<=',
+    limit: 2,
+    unit: '',
+    figures: (r) =>
+      rows(r)
+        .filter((row) => row['mib'] === 16 && typeof row['ratio'] === 'number')
+        .map((row) => ({
+          variant: String(row['path']),
+          value: num(row, 'ratio'),
+          detail: `${num(row, 'bridge_ms')} vs ${num(row, 'baseline_ms')} ms, ${num(row, 'bridge_mib_per_s')} MiB/s; load ${num(r, 'load_start')} → ${num(r, 'load_end')}`,
+        })),
+  },
+  {
     bench: 'tool-search',
     name: 'search p50, 100k tools on 10k endpoints',
     compare: '<=',
