@@ -9,8 +9,9 @@
  * that alternate bridge and baseline.
  *
  * And the stdin direction: a tools/call line of the size written to the bridge's stdin, timed until
- * the gateway has read the whole POST body; the baseline is the same body POSTed with fetch from
- * this process.
+ * the gateway has read the whole POST body (at most 8 MiB: a line is at most 10 MiB); the baseline
+ * is the same body POSTed with fetch from this process. A line of a size past 10 MiB is timed to its
+ * refusal.
  *
  * Run: `npm run bench -- mcp-bridge`, or `node bench/mcp-bridge.ts [--old <checkout>]`, which also
  * runs the bridge of an older checkout (its bin/plaza.mjs) in the same rounds, e.g. after
