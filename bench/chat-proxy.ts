@@ -9,10 +9,13 @@
  * upstream, Plaza; from /proc on Linux): all three share the machine, so the sum bounds the rate.
  * The load generator is this process, with `fetch` by default; BENCH_CLIENT=undici drives both
  * phases through undici's dispatcher instead, a client that costs a fraction of fetch's CPU.
- * A reference runs in each round beside them (BENCH_REFERENCE=0 leaves it out):
+ * Two references run in each round beside them (BENCH_REFERENCE=0 leaves them out):
  * bench/fixtures/bare-chat-proxy.mjs, the least an authenticated proxy does (a fixed bearer
- * compared, the body forwarded, the answer's bytes passed through). Its ratio to direct says what
- * this machine and this load generator allow a proxy at all, so Plaza's can be read against it.
+ * compared, the body forwarded, the answer's bytes passed through), and
+ * bench/fixtures/essential-chat-proxy.mjs, that plus the cheapest form of what issue 5 asks of
+ * every request (a verified and cached token, the body checked, a request count, the usage found
+ * in the stream and written to an embedded database). Their ratios to direct say what this machine
+ * and this load generator allow a proxy at all, and one that does the essentials.
  * Run: `node --import tsx bench/chat-proxy.ts` (BENCH_DURATION_S, BENCH_SAMPLES, BENCH_ROUNDS,
  * BENCH_CLIENT; BENCH_PLAZA_NODE_ARGS=--cpu-prof profiles the Plaza process).
  */
@@ -150,23 +153,25 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-chat-'));
   const plaza = await startChatPlaza('.', dir, PLAZA_PORT, upstream.info);
   const proxied = `${plaza.url}/api/v1/chat/completions`;
-  const referenceToken = 'bench-reference';
-  const reference = REFERENCE ? await spawnReady<{ port: number }>(process.execPath, ['bench/fixtures/bare-chat-proxy.mjs'], { UPSTREAM_URL: `http://127.0.0.1:${upstream.info}`, TOKEN: referenceToken, PORT: '0' }) : undefined;
-  const referenceUrl = reference && `http://127.0.0.1:${reference.info.port}/v1/chat/completions`;
+  const references: Array<{ label: string; url: string; token: string; child: Awaited<ReturnType<typeof spawnReady<{ port: number; token?: string }>>>; ratios: number[]; cpu: Record<string, number>[] }> = [];
+  if (REFERENCE) {
+    for (const [label, fixture] of [['bare', 'bare-chat-proxy.mjs'], ['essentials', 'essential-chat-proxy.mjs']] as const) {
+      const child = await spawnReady<{ port: number; token?: string }>(process.execPath, [`bench/fixtures/${fixture}`], { UPSTREAM_URL: `http://127.0.0.1:${upstream.info}`, TOKEN: 'bench-reference', PORT: '0' });
+      references.push({ label, url: `http://127.0.0.1:${child.info.port}/v1/chat/completions`, token: child.info.token ?? 'bench-reference', child, ratios: [], cpu: [] });
+    }
+  }
   try {
     const token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
     // Warm both paths.
     await firstChunkP50(direct, undefined);
     await firstChunkP50(proxied, token);
-    if (referenceUrl) await firstChunkP50(referenceUrl, referenceToken);
+    for (const r of references) await firstChunkP50(r.url, r.token);
     const directFirst: number[] = [];
     const proxiedFirst: number[] = [];
     const ratios: number[] = [];
-    const rates: { direct: number; proxied: number; reference?: number }[] = [];
-    const referenceRatios: number[] = [];
+    const rates: Array<{ direct: number; proxied: number } & Record<string, number>> = [];
     const cpuDirect: Record<string, number>[] = [];
     const cpuProxied: Record<string, number>[] = [];
-    const cpuReference: Record<string, number>[] = [];
     const pids = { upstream: upstream.child.pid!, plaza: plaza.child.pid! };
     const loadBefore = loadavg()[0]!;
     for (let round = 0; round < ROUNDS; round++) {
@@ -178,12 +183,19 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
       rates.push({ direct: Math.round(d.requestsPerSec), proxied: Math.round(p.requestsPerSec) });
       cpuDirect.push(d.cpu);
       cpuProxied.push(p.cpu);
-      if (reference && referenceUrl) {
-        const r = await measuredLoad(referenceUrl, referenceToken, { upstream: upstream.child.pid!, reference: reference.child.pid! });
-        referenceRatios.push(r.requestsPerSec / d.requestsPerSec);
-        rates[rates.length - 1]!.reference = Math.round(r.requestsPerSec);
-        cpuReference.push(r.cpu);
+      for (const ref of references) {
+        const r = await measuredLoad(ref.url, ref.token, { upstream: upstream.child.pid!, reference: ref.child.child.pid! });
+        ref.ratios.push(r.requestsPerSec / d.requestsPerSec);
+        rates[rates.length - 1]![`reference_${ref.label}`] = Math.round(r.requestsPerSec);
+        ref.cpu.push(r.cpu);
       }
+    }
+    const essentials = references.find((r) => r.label === 'essentials');
+    if (essentials) {
+      // The reference must have done its work: a usage row for the completions it served (batched every 250 ms).
+      await new Promise((r) => setTimeout(r, 400));
+      const stats = (await (await fetch(new URL('/stats', essentials.url))).json()) as { usage_rows: number };
+      if (!(stats.usage_rows > 0)) throw new Error('the essentials reference wrote no usage rows');
     }
     const medianCpu = (rows: Record<string, number>[]) => Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k]!))]));
     const cpuPerRequest = { direct: medianCpu(cpuDirect), proxied: medianCpu(cpuProxied) };
@@ -203,8 +215,13 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
       // With every process on the same cores, this is the best ratio their CPU costs allow.
       cpu_us_per_completion_c32: cpuPerRequest,
       cpu_bound_ratio_c32: Number((sum(cpuPerRequest.direct) / sum(cpuPerRequest.proxied)).toFixed(3)),
-      // The bare reference proxy's ratio and CPU, measured in the same rounds against the same direct phase.
-      ...(referenceRatios.length > 0 ? { reference_ratio_c32: Number(median(referenceRatios).toFixed(3)), reference_cpu_us_per_completion_c32: medianCpu(cpuReference) } : {}),
+      // The reference proxies' ratios and CPU, measured in the same rounds against the same direct phase.
+      ...Object.fromEntries(
+        references.flatMap((r) => [
+          [`reference_${r.label}_ratio_c32`, Number(median(r.ratios).toFixed(3))],
+          [`reference_${r.label}_cpu_us_per_completion_c32`, medianCpu(r.cpu)],
+        ]),
+      ),
       client: CLIENT,
       cores: cpus().length,
       load_average_1m: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0]!.toFixed(2)) },
@@ -213,7 +230,7 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
     return figures;
   } finally {
     await plaza.stop();
-    await reference?.stop();
+    for (const r of references) await r.child.stop();
     await upstream.stop();
     await agent.close();
     rmSync(dir, { recursive: true, force: true });

@@ -195,8 +195,9 @@ export const TARGETS: Target[] = [
     unit: '',
     figures: (r) => {
       const rounds = Array.isArray(r['rounds_c32']) ? (r['rounds_c32'] as { direct: number; proxied: number }[]) : [];
-      const reference = num(r, 'reference_ratio_c32');
-      const referenceDetail = reference === undefined ? '' : `; a bare reference proxy ${reference}`;
+      const bare = num(r, 'reference_bare_ratio_c32') ?? num(r, 'reference_ratio_c32');
+      const essentials = num(r, 'reference_essentials_ratio_c32');
+      const referenceDetail = `${bare === undefined ? '' : `; a bare reference proxy ${bare}`}${essentials === undefined ? '' : `, one doing the essentials ${essentials}`}`;
       return [{ value: num(r, 'throughput_ratio_c32'), detail: `req/s proxied/direct per round: ${rounds.map((x) => `${x.proxied}/${x.direct}`).join(', ')}${referenceDetail}` }];
     },
   },
