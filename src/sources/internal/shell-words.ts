@@ -30,6 +30,27 @@ export interface Substitution {
 }
 
 /**
+ * One character inside double quotes (the top of `stack`): the closing quote pops it, a backquote
+ * or `$(` opens a substitution. Returns the index to go on from (past the `(` of `$(`).
+ */
+function inDoubleQuotes(line: string, i: number, stack: string[]): number {
+  const c = line[i];
+  if (c === '"') stack.pop();
+  else if (c === '`') stack.push('`');
+  else if (c === '$' && line[i + 1] === '(') {
+    stack.push(')');
+    return i + 1;
+  }
+  return i;
+}
+
+/** The index of the quote closing the single-quoted text opened at `i` (the line's end if none). */
+function singleQuoteEnd(line: string, i: number): number {
+  const end = line.indexOf("'", i + 1);
+  return end < 0 ? line.length : end;
+}
+
+/**
  * The index just past the end of the substitution whose code starts at `from` (`close` ends it),
  * or one past the line's length when the line ends first. Nested substitutions, parentheses, quotes and
  * backslashes are followed on one stack, so the text costs its length once.
@@ -40,17 +61,9 @@ export function substitutionEnd(line: string, from: number, close: ')' | '`'): n
     const c = line[i]!;
     const top = stack.at(-1);
     if (c === '\\') i++;
-    else if (top === '"') {
-      if (c === '"') stack.pop();
-      else if (c === '`') stack.push('`');
-      else if (c === '$' && line[i + 1] === '(') {
-        stack.push(')');
-        i++;
-      }
-    } else if (c === "'") {
-      const end = line.indexOf("'", i + 1);
-      i = end < 0 ? line.length : end;
-    } else if (c === '"') stack.push('"');
+    else if (top === '"') i = inDoubleQuotes(line, i, stack);
+    else if (c === "'") i = singleQuoteEnd(line, i);
+    else if (c === '"') stack.push('"');
     else if (c === '(') stack.push(')');
     else if (c === '`' && top !== '`') stack.push('`');
     else if (c === top) stack.pop();
@@ -73,17 +86,9 @@ export function goesOn(line: string, stack: string[]): 'backslash' | 'open' | un
     if (c === '\\') {
       if (i === line.length - 1) return 'backslash';
       i++;
-    } else if (top === '"') {
-      if (c === '"') stack.pop();
-      else if (c === '`') stack.push('`');
-      else if (c === '$' && line[i + 1] === '(') {
-        stack.push(')');
-        i++;
-      }
-    } else if (c === "'") {
-      const end = line.indexOf("'", i + 1);
-      i = end < 0 ? line.length : end;
-    } else if (c === '"') stack.push('"');
+    } else if (top === '"') i = inDoubleQuotes(line, i, stack);
+    else if (c === "'") i = singleQuoteEnd(line, i);
+    else if (c === '"') stack.push('"');
     else if (c === '`') {
       if (top === '`') stack.pop();
       else stack.push('`');
