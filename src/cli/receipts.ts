@@ -101,7 +101,14 @@ async function readJsonFile(path: string): Promise<unknown> {
 /** The checkpoint of an earlier export, of a --save-checkpoint file, or of the answer of GET /api/receipts/checkpoints/latest. */
 async function loadTrusted(path: string): Promise<Checkpoint> {
   const { CheckpointJsonSchema, checkpointFromJson } = await import('../../receipts/index.ts');
-  const json = (await readJsonFile(path)) as { data?: { checkpoint?: unknown } } | null;
+  const json = (await readJsonFile(path).catch((error: unknown) => {
+    // docs/receipts.md passes --trusted and --save-checkpoint the same file: on the first run it is
+    // not there yet. Refused all the same (a trusted checkpoint that went missing must not pass).
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    throw new UsageError(
+      `--trusted ${path} does not exist. The first verification has no checkpoint to hold the log to: run it without --trusted (with --save-checkpoint to keep its checkpoint), and pass --trusted from the next one on.`,
+    );
+  })) as { data?: { checkpoint?: unknown } } | null;
   const parsed = CheckpointJsonSchema.safeParse(json?.data?.checkpoint ?? json);
   if (!parsed.success) throw new UsageError(`${path} holds no checkpoint (an earlier export, or a --save-checkpoint file)`);
   return checkpointFromJson(parsed.data);

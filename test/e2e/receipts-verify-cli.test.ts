@@ -83,6 +83,18 @@ describe('plaza receipts verify against a misbehaving server', () => {
     }
   });
 
+  it('explains a --trusted file that does not exist yet: the first verification only saves one (exit 2, nothing fetched)', async () => {
+    // docs/receipts.md's recipe passes --trusted and --save-checkpoint the same file; on the first run
+    // it does not exist. Not an OK either: a trusted checkpoint that went missing must not pass unseen.
+    mode = 'silent';
+    const result = await runPlaza(['receipts', 'verify', '--url', url, '--key', 'plz_x', '--timeout-ms', '500', '--trusted', '/nonexistent/checkpoint.json', '--save-checkpoint', '/nonexistent/checkpoint.json'], {}, 30_000);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim()).toBe(
+      'plaza receipts verify: --trusted /nonexistent/checkpoint.json does not exist. The first verification has no checkpoint to hold the log to: run it without --trusted (with --save-checkpoint to keep its checkpoint), and pass --trusted from the next one on.',
+    );
+  });
+
   it('names the address it cannot reach and why', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
