@@ -71,9 +71,14 @@ export function watchSharedIssuer(options: SharedIssuerCheckOptions): () => void
       log.info({ issuer }, 'Plaza instances on this database name one issuer again');
       return;
     }
+    // Instances that all name a localhost default accept each other's guest tokens
+    // (localInstanceIssuers, src/tokens/guest-tokens.ts): only the assertions' `iss` differ then.
+    const allDefaults = DEFAULT_ISSUER.test(issuer) && elsewhere.every((other) => DEFAULT_ISSUER.test(other));
     log.warn(
       { issuer, elsewhere },
-      'Plaza instances on this database name different issuers: a provider that checks the `iss` of AGIN assertions refuses the calls some of them stamp, and guest tokens from one may be refused by another. Set PUBLIC_BASE_URL to the same public address on every instance (docs/scale-out.md).',
+      allDefaults
+        ? 'Plaza instances on this database name different issuers, each its own http://localhost:<port>: guest tokens pass between them, but a provider that checks the `iss` of AGIN assertions refuses the calls some of them stamp. Set PUBLIC_BASE_URL to the same address on every instance (docs/scale-out.md).'
+        : 'Plaza instances on this database name different issuers: a provider that checks the `iss` of AGIN assertions refuses the calls some of them stamp, and guest tokens from one may be refused by another. Set PUBLIC_BASE_URL to the same public address on every instance (docs/scale-out.md).',
     );
   };
 

@@ -74,6 +74,27 @@ describe.skipIf(!process.env['TEST_DATABASE_URL'])('instances on one PostgreSQL 
     }
   });
 
+  it('does not claim guest tokens are refused between instances that all name a localhost default', async () => {
+    // README: on one machine DATABASE_URL and REDIS_URL are enough; guest tokens then pass between
+    // the instances (localInstanceIssuers), only AGIN assertions' `iss` differ. The notes of the
+    // stopped instances above would otherwise last 150 s.
+    await t.db.prisma.$executeRawUnsafe(`DELETE FROM "job_leases" WHERE "name" LIKE 'issuer-place:%'`);
+    const a = instance(t, 'http://localhost:18081');
+    const b = instance(t, 'http://localhost:18082');
+    try {
+      await expect.poll(() => a.warnings().length + b.warnings().length, { timeout: 5_000 }).toBe(2);
+      for (const line of [...a.warnings(), ...b.warnings()]) {
+        expect(line.level).toBe(40);
+        expect(line.msg).not.toMatch(/guest tokens from one may be refused/);
+        expect(line.msg).toMatch(/guest tokens pass between them/);
+        expect(line.msg).toMatch(/AGIN assertions/);
+      }
+    } finally {
+      a.stop();
+      b.stop();
+    }
+  });
+
   it('says nothing of the issuer at start when PUBLIC_BASE_URL is set', async () => {
     const a = instance(t, 'https://plaza.example');
     a.stop();
