@@ -40,8 +40,15 @@ function duration(ms: number): string {
  * from the environment (named by --upstream-token-env), as spec §2.7 asks.
  */
 async function connect(provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; upstreamProvider?: string; url?: string }, env: Record<string, string | undefined>): Promise<void> {
-  const read = readCredential(credentialFile(env));
-  if ('missing' in read) fail('no agent credential: run `plaza agents login --token <agent token>` first.');
+  const file = credentialFile(env);
+  const read = readCredential(file);
+  // Named with the file looked at: MCP clients start the bridge with few environment variables,
+  // so a login made with PLAZA_CREDENTIALS_FILE or XDG_CONFIG_HOME set is not found without them.
+  if ('missing' in read) {
+    fail(
+      `no agent credential in ${file}: run \`plaza agents login --token <agent token>\` first. (If you logged in with PLAZA_CREDENTIALS_FILE or XDG_CONFIG_HOME set, set the same in this server's "env" in your MCP client's config: clients start it with few environment variables.)`,
+    );
+  }
   if ('problem' in read) fail(`${read.problem}: run \`plaza agents login --token <agent token>\` to store the credential again.`);
   const stored = read.credential;
   if (!options.all && !provider) fail('name a provider (plaza mcp connect <provider>) or pass --all.');

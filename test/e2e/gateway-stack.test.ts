@@ -223,7 +223,11 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     await bridged.close();
     // No credential, and a credential file that is damaged: each said as what it is.
     expect(missing.code).toBe(1);
-    expect(missing.stderr.trim()).toBe('plaza: no agent credential: run `plaza agents login --token <agent token>` first.');
+    // Named with the file it looked at: an MCP client starts the bridge with few environment
+    // variables, so a login made with PLAZA_CREDENTIALS_FILE or XDG_CONFIG_HOME set is not found.
+    expect(missing.stderr.trim()).toBe(
+      `plaza: no agent credential in ${credentials}.none: run \`plaza agents login --token <agent token>\` first. (If you logged in with PLAZA_CREDENTIALS_FILE or XDG_CONFIG_HOME set, set the same in this server's "env" in your MCP client's config: clients start it with few environment variables.)`,
+    );
     writeFileSync(credentials, 'not json');
     const damaged = await runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: credentials });
     expect(damaged.code).toBe(1);
