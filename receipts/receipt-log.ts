@@ -73,6 +73,12 @@ const PAGE = 5_000;
 const LEASE = 'receipts.checkpoint';
 
 /** Creates the log view for one process. */
+/** How often a damaged log is said again while it lasts (the checkpoint loop tries every 10 s). */
+const DAMAGE_REPEAT_MS = 600_000;
+
+/** A checkpoint refused because a stored receipt does not match its hashes. */
+class LogDamagedError extends Error {}
+
 export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
   const { db, signer, log } = options;
   const prisma = db.prisma;
@@ -82,6 +88,8 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
   let head = GENESIS_HASH;
   let lastSeq = 0n;
   let firstDamage: LogDamage | undefined;
+  /** When the damage was last logged: said once, then every DAMAGE_REPEAT_MS, not at every try. */
+  let damageSaidAt = 0;
   let syncing: Promise<void> | undefined;
   let resync: Promise<void> | undefined;
 
@@ -108,6 +116,7 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
             r.prevHash !== head ? 'prev_hash does not link to the previous receipt' : receiptLeafHash(r) !== r.leafHash ? 'leaf_hash does not match the receipt fields' : undefined;
           if (problem && !firstDamage) {
             firstDamage = { seq: r.seq, callId: r.callId, problem };
+            damageSaidAt = clock.now();
             log.error({ seq: r.seq.toString(), call_id: r.callId, problem }, 'receipt log damaged: checkpoints stopped');
           }
           tree.append(Buffer.from(/^[0-9a-f]{64}$/.test(r.leafHash) ? r.leafHash : '00'.repeat(32), 'hex'));
@@ -148,7 +157,7 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
   async function makeCheckpoint(): Promise<Checkpoint | undefined> {
     await sync();
     const latest = await latestCheckpoint(prisma);
-    if (firstDamage) throw new Error(`receipt log damaged at seq ${firstDamage.seq} (${firstDamage.callId}): ${firstDamage.problem}`);
+    if (firstDamage) throw new LogDamagedError(`receipt log damaged at seq ${firstDamage.seq} (${firstDamage.callId}): ${firstDamage.problem}`);
     if (latest && latest.treeSize >= tree.size) return latest;
     if (tree.size === 0) return undefined;
     if (latest && tree.root(latest.treeSize).toString('hex') !== latest.rootHash) {
@@ -165,9 +174,21 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
     try {
       return await checkpoint();
     } catch (error) {
-      log.warn({ err: error }, 'no new receipt checkpoint; using the latest one');
+      if (error instanceof LogDamagedError) sayDamageAgain();
+      else log.warn({ err: error }, 'no new receipt checkpoint; using the latest one');
       return latestCheckpoint(prisma);
     }
+  }
+
+  /** A known damage, said again once DAMAGE_REPEAT_MS have passed since it was last said. */
+  function sayDamageAgain(): void {
+    const now = clock.now();
+    if (!firstDamage || now - damageSaidAt < DAMAGE_REPEAT_MS) return;
+    damageSaidAt = now;
+    log.error(
+      { seq: firstDamage.seq.toString(), call_id: firstDamage.callId, problem: firstDamage.problem },
+      'receipt log damaged: still no checkpoint over it (said again every 10 minutes while it lasts)',
+    );
   }
 
   function prove(r: Receipt, cp: Checkpoint | undefined): InclusionProof | null {
@@ -242,7 +263,7 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
         running ??= (async () => {
           if (await acquireLease(prisma, LEASE, owner, clock.now(), intervalMs * 3)) await checkpoint();
         })()
-          .catch((error: unknown) => log.error({ err: error }, 'receipt checkpoint failed'))
+          .catch((error: unknown) => (error instanceof LogDamagedError ? sayDamageAgain() : log.error({ err: error }, 'receipt checkpoint failed')))
           .finally(() => {
             running = undefined;
           });

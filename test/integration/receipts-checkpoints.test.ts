@@ -170,6 +170,37 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
       expect(report.failure?.problem).toMatch(/^the server found the log damaged at seq \d+ \(leaf_hash does not match the receipt fields\): no checkpoint covers it or any receipt after it$/);
     }
 
+    // The lease loop on the damaged log says so once, then once every 10 minutes while it lasts,
+    // not once per tick (every 10 s by default) with a stack trace; the same for exports.
+    const said: { level: string; msg: string; err?: unknown }[] = [];
+    const recording = {
+      info: () => undefined,
+      warn: (o: object, msg?: string) => void said.push({ level: 'warn', msg: msg ?? '', ...o }),
+      error: (o: object, msg?: string) => void said.push({ level: 'error', msg: msg ?? '', ...o }),
+    };
+    let offset = 0;
+    let reads = 0;
+    const clock = { now: () => (reads++, Date.now() + offset) };
+    const looping = createReceiptLog({ db: plaza.db, log: recording, signer, clock });
+    const stop = looping.startCheckpointing({ intervalMs: 5, owner: 'instance-damaged' });
+    try {
+      for await (const _ of looping.exportLines({ accountId: 'acc_damaged' })) void _;
+      const ticks = async (n: number) => {
+        const until = reads + n;
+        await expect.poll(() => reads, { timeout: 10_000 }).toBeGreaterThanOrEqual(until);
+      };
+      await ticks(20);
+      for await (const _ of looping.exportLines({ accountId: 'acc_damaged' })) void _;
+      expect(said.map((line) => line.msg)).toEqual(['receipt log damaged: checkpoints stopped']);
+      offset += 600_000;
+      await ticks(20);
+      expect(said).toHaveLength(2);
+      expect(said[1]).toMatchObject({ level: 'error', msg: expect.stringMatching(/^receipt log damaged: still no checkpoint/), call_id: altered });
+      expect(said[1]!.err).toBeUndefined();
+    } finally {
+      await stop();
+    }
+
     // Rows that checkpoint covers deleted: no consistency proof to give (it threw a RangeError, a 500).
     await plaza.db.sql.exec(`DELETE FROM "receipts" WHERE "seq" > (SELECT min("seq") FROM "receipts")`);
     expect(await (await newLog()).consistency(1, before!)).toBeUndefined();
