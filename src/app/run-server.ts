@@ -56,9 +56,9 @@ export async function runServer(configured: Config, log: Logger): Promise<Runnin
     // One instance at a time (a lease) signs checkpoints of the receipt log.
     const stopCheckpoints = config.background ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner }) : async () => undefined;
     // Several instances need one PostgreSQL and one Redis: say so when some lack the Redis of the others.
-    const stopRedisCheck = config.databaseUrl ? watchSharedRedis({ db, redis: plaza.redis, keyPrefix: config.rateLimits.keyPrefix, log, clock: systemClock, owner }) : () => undefined;
+    const stopRedisCheck = config.databaseUrl ? watchSharedRedis({ db, redis: plaza.redis, keyPrefix: config.rateLimits.keyPrefix, log, clock: systemClock, owner }) : async () => undefined;
     // …and one issuer (PUBLIC_BASE_URL), which providers may pin.
-    const stopIssuerCheck = config.databaseUrl ? watchSharedIssuer({ db, issuer: config.publicBaseUrl, log, clock: systemClock }) : () => undefined;
+    const stopIssuerCheck = config.databaseUrl ? watchSharedIssuer({ db, issuer: config.publicBaseUrl, log, clock: systemClock }) : async () => undefined;
     let done: Promise<void> | undefined;
     return {
       server,
@@ -68,8 +68,7 @@ export async function runServer(configured: Config, log: Logger): Promise<Runnin
           await server.stop(config.shutdownTimeoutMs);
           await background.stop();
           await stopCheckpoints();
-          stopRedisCheck();
-          stopIssuerCheck();
+          await Promise.all([stopRedisCheck(), stopIssuerCheck()]);
           // Flushes pending receipts before the database goes away.
           await plaza.close();
           await db.close();

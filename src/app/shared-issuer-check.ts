@@ -35,9 +35,9 @@ export interface SharedIssuerCheckOptions {
  * one. On PostgreSQL only: the embedded database has one instance. When the issuer is a localhost
  * address (PUBLIC_BASE_URL not set, or set to one) it also says once, at start, that the issuer
  * names no address providers or clients elsewhere can reach.
- * Returns a stop.
+ * Returns a stop, which waits for a check under way.
  */
-export function watchSharedIssuer(options: SharedIssuerCheckOptions): () => void {
+export function watchSharedIssuer(options: SharedIssuerCheckOptions): () => Promise<void> {
   const { db, issuer, log, clock } = options;
   const here = `${NOTE_PREFIX}${createHash('sha256').update(issuer).digest('hex').slice(0, 16)}`;
   let warned = '';
@@ -82,11 +82,21 @@ export function watchSharedIssuer(options: SharedIssuerCheckOptions): () => void
     );
   };
 
+  let stopped = false;
+  /** The check under way, if any: stopping waits for it, so no note is written after the stop. */
+  let inFlight: Promise<void> | undefined;
   const run = () => {
-    check().catch((error: unknown) => log.debug({ err: error }, 'could not compare issuers with the other instances'));
+    if (stopped || inFlight) return;
+    inFlight = check()
+      .catch((error: unknown) => log.debug({ err: error }, 'could not compare issuers with the other instances'))
+      .finally(() => (inFlight = undefined));
   };
   run();
   const timer = setInterval(run, options.checkMs ?? CHECK_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await inFlight;
+  };
 }

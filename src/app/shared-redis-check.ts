@@ -47,9 +47,9 @@ export interface SharedRedisCheckOptions {
  * prefix there (`<prefix>instances:redis-id`); every instance reads it back, so instances share an
  * id exactly when they share the Redis database and the prefix. Each instance notes in
  * `job_leases` where it keeps its counts (a row per id, renewed every minute) and warns when it
- * sees another one in use. Returns a stop.
+ * sees another one in use. Returns a stop, which waits for a check under way.
  */
-export function watchSharedRedis(options: SharedRedisCheckOptions): () => void {
+export function watchSharedRedis(options: SharedRedisCheckOptions): () => Promise<void> {
   const { db, redis, keyPrefix, log, clock } = options;
   let mark: string | undefined;
   let noted: string | undefined;
@@ -106,19 +106,26 @@ export function watchSharedRedis(options: SharedRedisCheckOptions): () => void {
     return true;
   };
 
+  let stopped = false;
+  /** The check under way, if any: stopping waits for it, so no note is written after the stop. */
+  let inFlight: Promise<void> | undefined;
   const run = () => {
     clearTimeout(retry);
-    check()
+    if (stopped || inFlight) return;
+    inFlight = check()
       .then((done) => {
-        if (!done) retry = setTimeout(run, options.retryMs ?? RETRY_MS).unref();
+        if (!done && !stopped) retry = setTimeout(run, options.retryMs ?? RETRY_MS).unref();
       })
-      .catch((error: unknown) => log.debug({ err: error }, 'could not compare Redis settings with the other instances'));
+      .catch((error: unknown) => log.debug({ err: error }, 'could not compare Redis settings with the other instances'))
+      .finally(() => (inFlight = undefined));
   };
   run();
   const timer = setInterval(run, options.checkMs ?? CHECK_MS);
   timer.unref();
-  return () => {
+  return async () => {
+    stopped = true;
     clearInterval(timer);
     clearTimeout(retry);
+    await inFlight;
   };
 }

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { watchSharedIssuer } from '../../src/app/shared-issuer-check.ts';
+import type { Database } from '../../src/db/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -61,7 +62,7 @@ describe.skipIf(!process.env['TEST_DATABASE_URL'])('instances on one PostgreSQL 
         await expect.poll(() => b.warnings().length, { timeout: 5_000 }).toBe(1);
         expect(a.warnings()[0]).toMatchObject({ issuer: 'https://plaza.example', elsewhere: ['http://localhost:8081'] });
       } finally {
-        c.stop();
+        await c.stop();
       }
       // The stopped instance's note expires (here: at once); the others say they agree again, once.
       await t.db.prisma.$executeRawUnsafe(`UPDATE "job_leases" SET "until" = now() - interval '1 second' WHERE "owner" = 'http://localhost:8081'`);
@@ -69,8 +70,8 @@ describe.skipIf(!process.env['TEST_DATABASE_URL'])('instances on one PostgreSQL 
       await expect.poll(() => agreed(a.lines) + agreed(b.lines), { timeout: 5_000 }).toBe(2);
       expect(a.warnings()).toHaveLength(1);
     } finally {
-      a.stop();
-      b.stop();
+      await a.stop();
+      await b.stop();
     }
   });
 
@@ -90,14 +91,44 @@ describe.skipIf(!process.env['TEST_DATABASE_URL'])('instances on one PostgreSQL 
         expect(line.msg).toMatch(/AGIN assertions/);
       }
     } finally {
-      a.stop();
-      b.stop();
+      await a.stop();
+      await b.stop();
     }
   });
 
   it('says nothing of the issuer at start when PUBLIC_BASE_URL is set', async () => {
     const a = instance(t, 'https://plaza.example');
-    a.stop();
+    await a.stop();
     expect(a.lines.filter((line) => line.msg.includes(UNSET))).toEqual([]);
+  });
+});
+
+describe('stopping the issuer check', () => {
+  it('waits for the check under way, and writes no note after it', async () => {
+    const writes: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const db = {
+      prisma: {
+        $executeRawUnsafe: async (_sql: string, name: string) => {
+          writes.push(name);
+          await held;
+          return 1;
+        },
+        $queryRawUnsafe: async () => [],
+      },
+    } as unknown as Database;
+    const log = createLogger({ level: 'info', destination: { write: () => undefined } });
+    const stop = watchSharedIssuer({ db, issuer: 'https://plaza.example', log, clock: systemClock, checkMs: 10 });
+    expect(writes).toHaveLength(1);
+    let stopped = false;
+    const stopping = stop().then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 50));
+    // The check is still writing its note: the stop waits for it.
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(writes).toHaveLength(1);
   });
 });

@@ -51,8 +51,6 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
     t = await createTestDatabase('postgres');
   });
   afterAll(async () => {
-    // A check still in flight when its watcher stopped may set an id again.
-    await new Promise((r) => setTimeout(r, 300));
     for (const client of clients) {
       const keys = await client.keys(`${prefix}*`);
       if (keys.length > 0) await client.del(...keys);
@@ -78,7 +76,7 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
         await expect.poll(() => a.warnings().length, { timeout: 5_000 }).toBe(1);
         await expect.poll(() => b.warnings().length, { timeout: 5_000 }).toBe(1);
       } finally {
-        c.stop();
+        await c.stop();
       }
 
       // An instance without Redis is told apart from both places.
@@ -87,11 +85,11 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
         await expect.poll(() => none.warnings().length, { timeout: 5_000 }).toBe(1);
         expect(none.warnings()[0]).toMatchObject({ here: 'no REDIS_URL', elsewhere: ['Redis', 'Redis'] });
       } finally {
-        none.stop();
+        await none.stop();
       }
     } finally {
-      a.stop();
-      b.stop();
+      await a.stop();
+      await b.stop();
     }
   });
 
@@ -109,7 +107,7 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
       await expect.poll(() => a.warnings().length, { timeout: 5_000 }).toBe(1);
       expect(a.warnings()[0]).toMatchObject({ here: 'Redis', elsewhere: ['no REDIS_URL'] });
     } finally {
-      a.stop();
+      await a.stop();
     }
   });
 
@@ -133,8 +131,8 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
       expect(b.warnings()).toEqual([]);
       expect(await notes()).toHaveLength(1);
     } finally {
-      a.stop();
-      b.stop();
+      await a.stop();
+      await b.stop();
       await redis.del(`${ownPrefix}instances:redis-id`);
     }
   });
