@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
+import { repeatEvery } from './repeat-every.ts';
 
 /** How often an instance notes its issuer again and looks at the others'. */
 const CHECK_MS = 60_000;
@@ -82,21 +83,8 @@ export function watchSharedIssuer(options: SharedIssuerCheckOptions): () => Prom
     );
   };
 
-  let stopped = false;
-  /** The check under way, if any: stopping waits for it, so no note is written after the stop. */
-  let inFlight: Promise<void> | undefined;
-  const run = () => {
-    if (stopped || inFlight) return;
-    inFlight = check()
-      .catch((error: unknown) => log.debug({ err: error }, 'could not compare issuers with the other instances'))
-      .finally(() => (inFlight = undefined));
-  };
-  run();
-  const timer = setInterval(run, options.checkMs ?? CHECK_MS);
-  timer.unref();
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await inFlight;
-  };
+  const repeated = repeatEvery(options.checkMs ?? CHECK_MS, () =>
+    check().catch((error: unknown) => log.debug({ err: error }, 'could not compare issuers with the other instances')),
+  );
+  return () => repeated.stop();
 }

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Database } from '../db/index.ts';
 import { type Clock, randomToken } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
+import { repeatEvery } from './repeat-every.ts';
 
 /** How often an instance notes its Redis again and looks at the others'. */
 const CHECK_MS = 60_000;
@@ -106,26 +107,17 @@ export function watchSharedRedis(options: SharedRedisCheckOptions): () => Promis
     return true;
   };
 
-  let stopped = false;
-  /** The check under way, if any: stopping waits for it, so no note is written after the stop. */
-  let inFlight: Promise<void> | undefined;
-  const run = () => {
-    clearTimeout(retry);
-    if (stopped || inFlight) return;
-    inFlight = check()
+  const repeated = repeatEvery(options.checkMs ?? CHECK_MS, () =>
+    check()
       .then((done) => {
-        if (!done && !stopped) retry = setTimeout(run, options.retryMs ?? RETRY_MS).unref();
+        clearTimeout(retry);
+        if (!done) retry = setTimeout(() => repeated.runNow(), options.retryMs ?? RETRY_MS).unref();
       })
-      .catch((error: unknown) => log.debug({ err: error }, 'could not compare Redis settings with the other instances'))
-      .finally(() => (inFlight = undefined));
-  };
-  run();
-  const timer = setInterval(run, options.checkMs ?? CHECK_MS);
-  timer.unref();
+      .catch((error: unknown) => log.debug({ err: error }, 'could not compare Redis settings with the other instances')),
+  );
   return async () => {
-    stopped = true;
-    clearInterval(timer);
     clearTimeout(retry);
-    await inFlight;
+    await repeated.stop();
+    clearTimeout(retry);
   };
 }
