@@ -72,13 +72,13 @@ export interface ReceiptLogOptions {
 const PAGE = 5_000;
 const LEASE = 'receipts.checkpoint';
 
-/** Creates the log view for one process. */
 /** How often a damaged log is said again while it lasts (the checkpoint loop tries every 10 s). */
 const DAMAGE_REPEAT_MS = 600_000;
 
 /** A checkpoint refused because a stored receipt does not match its hashes. */
 class LogDamagedError extends Error {}
 
+/** Creates the log view for one process. */
 export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
   const { db, signer, log } = options;
   const prisma = db.prisma;
