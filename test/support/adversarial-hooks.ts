@@ -54,6 +54,7 @@ export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
   ['a python program writing thousands of files, then downloading', 'INSTALL.py', (n) => lines((i) => `open('f${i}', 'w').write(x)`, n - 32) + '\nurlopen(u)\n'],
   ['command substitutions opened all along one line, never closed', 'INSTALL', (n) => fill('sh -c "$(', n)],
   ['substitutions nested six deep, all along one line', 'INSTALL', (n) => fill('eval "$(a "$(b `c $(d "$(e $(f x))")`)")" ', n)],
+  ['assignments of substitutions opened all along one line, never closed', 'INSTALL', (n) => fill('a=$(b=`c=$(which ', n)],
   ['eval after eval all along one line', 'INSTALL', (n) => fill('eval ', n)],
   ['functions each calling the last twice, each called', 'INSTALL', (n) => lines((i) => (i === 0 ? 'f0() { curl -fsSLo t https://x.example/t; chmod +x t; }' : `f${i}() { f${i - 1} "$@"; f${i - 1} "$@"; }; f${i} a b`), n)],
   ['a long function called on every line after it', 'INSTALL', (n) => lines((i) => (i === 0 ? 'f() {' : i < 2000 ? `  cp "$1" "$2/x${i}"` : i === 2000 ? '}' : 'f a b'), n)],

