@@ -30,7 +30,7 @@ const SEVERITY_ORDER = ['info', 'low', 'medium', 'high'] as const;
  * A count carries the highest severity among what it counts, so the verdict is the one the whole
  * list has.
  */
-export function listed(findings: readonly SourceFinding[]): SourceFinding[] {
+function listed(findings: readonly SourceFinding[]): SourceFinding[] {
   const groups = new Map<string, { count: number; first: SourceFinding; path: string | null; severity: SourceFinding['severity'] }>();
   const kept: Array<{ finding: SourceFinding; stands: number }> = [];
   for (const f of findings) {
