@@ -46,15 +46,28 @@ export function createLineSplitter(options: { maxLineLength?: number } = {}): Li
         if (text.charCodeAt(0) === 10) start = 1;
         skipLf = false;
       }
-      for (let i = start; i < text.length; i++) {
-        const c = text.charCodeAt(i);
-        if (c !== 10 && c !== 13) continue;
+      // Line ends are found with indexOf (native, many times faster than a loop over characters);
+      // text without a CR, nearly all of it, needs only the LF search.
+      // Each search resumes where the last found one: the next CR is looked for again only once
+      // the scan has passed it, so the text is searched once whatever its mix of line ends.
+      let cr = text.indexOf('\r', start);
+      let lf = text.indexOf('\n', start);
+      for (;;) {
+        if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
+        if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
+        let i = lf;
+        if (cr !== -1 && (i === -1 || cr < i)) i = cr;
+        if (i === -1) break;
         if (pending + (i - start) > maxLine) throw new LineTooLongError(maxLine);
-        pieces.push(text.slice(start, i));
-        lines.push(pieces.length === 1 ? pieces[0]! : pieces.join(''));
-        pieces = [];
+        const line = text.slice(start, i);
+        if (pieces.length === 0) lines.push(line);
+        else {
+          pieces.push(line);
+          lines.push(pieces.join(''));
+          pieces = [];
+        }
         pending = 0;
-        if (c === 13) {
+        if (text.charCodeAt(i) === 13) {
           if (i === text.length - 1) skipLf = true;
           else if (text.charCodeAt(i + 1) === 10) i++;
         }

@@ -76,4 +76,24 @@ describe('createLineSplitter', () => {
     expect(splitter.push('tail')).toEqual([]);
     expect(splitter.end()).toBe('tail');
   });
+
+  it('gives the same lines whatever the mix of line ends and wherever the text is cut', () => {
+    const text = 'a\r\nb\rc\n\r\n\rd\n\ne\r\r\nf';
+    const expected = text.split(/\r\n|\r|\n/);
+    const last = expected.pop();
+    for (let cut = 0; cut <= text.length; cut++) {
+      for (let cut2 = cut; cut2 <= text.length; cut2++) {
+        const splitter = createLineSplitter();
+        const lines = [...splitter.push(text.slice(0, cut)), ...splitter.push(text.slice(cut, cut2)), ...splitter.push(text.slice(cut2))];
+        expect({ cut, cut2, lines, rest: splitter.end() }).toEqual({ cut, cut2, lines: expected, rest: last });
+      }
+    }
+  });
+
+  it('reads many LF lines before one CR in a single search each (no rescan per line)', () => {
+    const text = `${'ab\n'.repeat(200_000)}end\r`;
+    const lines = createLineSplitter().push(text);
+    expect(lines).toHaveLength(200_001);
+    expect(lines.at(-1)).toBe('end');
+  });
 });
