@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 
 import { RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
-import { createRateLimiter, type RateLimiter, rateLimitHeaders } from '../rate-limit/index.ts';
+import { type CounterState, createRateLimiter, MemoryCounters, type RateLimiter, rateLimitHeaders } from '../rate-limit/index.ts';
 
 /** The chat endpoint's limits. */
 export interface ChatLimitSettings {
@@ -63,7 +63,7 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
 
   function tokenBudget(name: string, points: number) {
     const opts = { points, duration: DAY_SECONDS, keyPrefix: `${keyPrefix}${name}` };
-    const memory = new RateLimiterMemory(opts);
+    const memory = new MemoryCounters({ points, durationSeconds: DAY_SECONDS });
     const shared = redis ? new RateLimiterRedis({ ...opts, storeClient: redis, rejectIfRedisNotReady: true }) : undefined;
     /** This instance's reservations not settled yet, per key. */
     const held = new Map<string, number>();
@@ -100,9 +100,9 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
        * to wait when the budget was used up before them (they are given back then), else 0. When
        * only requests still running (on any instance, with Redis) hold what is missing, the wait is short.
        */
-      async reserve(key: string, tokens: number): Promise<{ wait: number; held: boolean; store: RateLimiterMemory | RateLimiterRedis }> {
-        let store: RateLimiterMemory | RateLimiterRedis = shared ?? memory;
-        let res: Awaited<ReturnType<typeof memory.penalty>>;
+      async reserve(key: string, tokens: number): Promise<{ wait: number; held: boolean; store: MemoryCounters | RateLimiterRedis }> {
+        let store: MemoryCounters | RateLimiterRedis = shared ?? memory;
+        let res: CounterState;
         try {
           res = await store.penalty(key, tokens);
           if (store === shared && degraded) {
@@ -116,7 +116,7 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
             log.warn({ err: error, rate_limit: name }, 'Redis unavailable: token budget counted per instance');
           }
           store = memory;
-          res = await memory.penalty(key, tokens);
+          res = memory.penalty(key, tokens);
         }
         const before = res.consumedPoints - tokens;
         if (before < points) {
@@ -124,18 +124,22 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
           if (store === shared) holdShared(key, tokens);
           return { wait: 0, held: false, store };
         }
-        await store.reward(key, tokens).catch((error: unknown) => log.warn({ err: error, rate_limit: name }, 'could not give back a refused reservation'));
+        await Promise.resolve(store.reward(key, tokens)).catch((error: unknown) => log.warn({ err: error, rate_limit: name }, 'could not give back a refused reservation'));
         const heldNow = store === shared ? await heldEverywhere(key) : (held.get(key) ?? 0);
         const onlyHeld = heldNow > 0 && before - heldNow < points;
         return { wait: onlyHeld ? HELD_RETRY_SECONDS : Math.max(1, Math.ceil(res.msBeforeNext / 1000)), held: onlyHeld, store };
       },
       /** Settles a reservation of `reserved` on the store that took it, with what was used. */
-      async settle(store: RateLimiterMemory | RateLimiterRedis, key: string, reserved: number, used: number): Promise<void> {
+      async settle(store: MemoryCounters | RateLimiterRedis, key: string, reserved: number, used: number): Promise<void> {
         hold(key, -reserved);
         if (store === shared) holdShared(key, -reserved);
         const difference = used - reserved;
         if (difference === 0) return;
         // Never on the other store: a refund there would leave the reservation standing here.
+        if (store instanceof MemoryCounters) {
+          store.add(key, difference);
+          return;
+        }
         await (difference > 0 ? store.penalty(key, difference) : store.reward(key, -difference)).catch((error: unknown) =>
           log.warn({ err: error, rate_limit: name, tokens: difference }, 'could not settle a token reservation'),
         );

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 import type { Logger } from '../log/index.ts';
+import { type CounterState, MemoryCounters } from './memory-counters.ts';
 
 const STARTUP_WAIT_MS = 1_000;
 
@@ -87,7 +88,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     throw new Error(`rate limit ${policy.name}: windowSeconds must be a positive integer`);
   }
   const keyPrefix = `${options.keyPrefix}${policy.name}`;
-  const memory = new RateLimiterMemory({ points: policy.limit, duration: policy.windowSeconds, keyPrefix });
+  const memory = new MemoryCounters({ points: policy.limit, durationSeconds: policy.windowSeconds });
   const shared = redis
     ? new RateLimiterRedis({ storeClient: redis, points: policy.limit, duration: policy.windowSeconds, keyPrefix, rejectIfRedisNotReady: true })
     : undefined;
@@ -96,7 +97,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   // locally and logging a spurious outage.
   const connected = redis ? settled(redis, STARTUP_WAIT_MS) : undefined;
 
-  const decide = (res: RateLimiterRes, allowed: boolean, store: RateLimitDecision['store']): RateLimitDecision => ({
+  const decide = (res: CounterState, allowed: boolean, store: RateLimitDecision['store']): RateLimitDecision => ({
     allowed,
     limit: policy.limit,
     remaining: allowed ? Math.max(0, res.remainingPoints) : 0,
@@ -104,13 +105,17 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     store,
   });
 
-  const consumeIn = async (limiter: RateLimiterMemory | RateLimiterRedis, key: string, store: RateLimitDecision['store']) => {
+  const consumeShared = async (limiter: RateLimiterRedis, key: string) => {
     try {
-      return decide(await limiter.consume(key), true, store);
+      return decide(await limiter.consume(key), true, 'redis');
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return decide(rejection, false, store);
+      if (rejection instanceof RateLimiterRes) return decide(rejection, false, 'redis');
       throw rejection;
     }
+  };
+  const consumeLocal = (key: string) => {
+    const res = memory.add(key, 1);
+    return decide(res, res.consumedPoints <= policy.limit, 'memory');
   };
 
   return {
@@ -119,7 +124,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       if (shared) {
         await connected;
         try {
-          const decision = await consumeIn(shared, clientKey, 'redis');
+          const decision = await consumeShared(shared, clientKey);
           if (degraded) {
             degraded = false;
             log.info({ rate_limit: policy.name }, 'Redis is back: rate limits are shared again');
@@ -132,7 +137,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
           }
         }
       }
-      return consumeIn(memory, clientKey, 'memory');
+      return consumeLocal(clientKey);
     },
   };
 }
