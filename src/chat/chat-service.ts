@@ -6,7 +6,7 @@ import type { ChatAdmission, ChatLimits } from './chat-limits.ts';
 import type { ModelEntry, ModelRegistry } from './models.ts';
 import { type ChatRequest, chatRequestParser, completionBudget } from './schema.ts';
 import { countPromptTokens } from './tokenizer.ts';
-import type { BackendCall, ChatBackend, Usage } from './types.ts';
+import type { BackendCall, ChatBackend, CompletionStream, Usage } from './types.ts';
 import type { UsageLog } from './usage.ts';
 
 /** One chat completion request as the HTTP edge hands it over. */
@@ -22,10 +22,10 @@ export interface ChatInput {
   signal: AbortSignal;
 }
 
-/** What to answer: a JSON body, or SSE `data:` payloads to write as they come (in batches, see CompletionStream). */
+/** What to answer: a JSON body, or a stream whose SSE `data:` payloads are written as they come (see CompletionStream). */
 export type ChatOutcome =
   | { kind: 'json'; headers: Record<string, string>; body: Record<string, unknown> }
-  | { kind: 'stream'; headers: Record<string, string>; events: AsyncIterable<string[]> };
+  | { kind: 'stream'; headers: Record<string, string>; stream: CompletionStream };
 
 /** The token API's chat: validation, limits, backend choice, usage accounting. */
 export interface ChatService {
@@ -106,14 +106,21 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         return { kind: 'json', headers, body: result.body };
       }
       const stream = await refundOnFailure(backend.stream(call));
-      async function* events(): AsyncGenerator<string[]> {
-        try {
-          yield* stream.events;
-        } finally {
-          void account(input, admission, model.id, stream.usage());
-        }
-      }
-      return { kind: 'stream', headers, events: events() };
+      return {
+        kind: 'stream',
+        headers,
+        stream: {
+          usage: stream.usage,
+          start: (sink) =>
+            stream.start({
+              events: (batch) => sink.events(batch),
+              end(error) {
+                void account(input, admission, model.id, stream.usage());
+                sink.end(error);
+              },
+            }),
+        },
+      };
     },
   };
 }

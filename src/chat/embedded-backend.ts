@@ -2,6 +2,7 @@ import { type Clock, randomToken } from '../kernel/index.ts';
 import { type AssistantLocale, type KnowledgeSource, normaliseLocale } from './knowledge.ts';
 import { type Hit, search } from './retrieval.ts';
 import { completionBudget } from './schema.ts';
+import { streamOfBatches } from './stream.ts';
 import { countPromptTokens, splitTokens } from './tokenizer.ts';
 import type { BackendCall, ChatBackend, CompletionStream, Usage } from './types.ts';
 
@@ -93,7 +94,7 @@ export function createEmbeddedBackend(deps: { knowledge: KnowledgeSource; clock:
         if (includeUsage) yield [JSON.stringify({ ...base, choices: [], usage })];
         yield ['[DONE]'];
       }
-      return { events: events(), usage: () => usage };
+      return streamOfBatches(events, () => usage, call.signal);
     },
   };
 }

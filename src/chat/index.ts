@@ -20,7 +20,7 @@ export type { ChatMessage, ChatRequest } from './schema.ts';
 export { CHAT_ROLES, chatRequestParser, chatRequestSchema, MAX_MESSAGES, paramOf, parseChatRequest } from './schema.ts';
 export { readSseData, sseEvent } from './sse.ts';
 export { countPromptTokens, countTokens, splitTokens } from './tokenizer.ts';
-export type { BackendCall, ChatBackend, CompletionResult, CompletionStream, Usage } from './types.ts';
+export type { BackendCall, ChatBackend, CompletionResult, CompletionStream, StreamControl, StreamSink, Usage } from './types.ts';
 export type { UpstreamOptions } from './upstream-backend.ts';
 export { createUpstreamBackend } from './upstream-backend.ts';
 export type { UsageLog, UsageRecord } from './usage.ts';

@@ -25,15 +25,34 @@ export interface CompletionResult {
 }
 
 /**
- * A started stream: `events` yields the `data:` payloads in order (JSON text of
- * `chat.completion.chunk` objects, then `[DONE]`), in batches: what one upstream read carried
- * goes on as one array, so a completion crosses each async layer once or twice, not once per
- * chunk. Batches are never empty. `usage()` is known once `events` is drained.
- * The promise returning it settles only after the backend answered, so failures before the first
- * byte are ordinary HTTP errors.
+ * Where a started stream's events go, pushed as they arrive: no async step per batch (a relayed
+ * completion used to cross three async generators).
+ */
+export interface StreamSink {
+  /**
+   * Event `data:` payloads that arrived together, in order (JSON text of `chat.completion.chunk`
+   * objects, then `[DONE]`): what one upstream read carried. Never empty; the sink may keep it.
+   */
+  events(batch: string[]): void;
+  /** The stream is over: finished, or failed after it started (`error`). Called once, last. */
+  end(error?: unknown): void;
+}
+
+/** What a sink may do to the stream feeding it: hold it while a slow client catches up. */
+export interface StreamControl {
+  pause(): void;
+  resume(): void;
+}
+
+/**
+ * A started stream: `start` delivers its events to a sink; `usage()` is known once the sink has
+ * been ended. The promise returning it settles only after the backend answered, so failures
+ * before the first byte are ordinary HTTP errors. A stream ends (its sink's `end`) when the
+ * call's signal aborts, whether or not it is paused.
  */
 export interface CompletionStream {
-  events: AsyncIterable<string[]>;
+  /** Starts delivering to `sink`; call once. */
+  start(sink: StreamSink): StreamControl;
   usage(): Usage | undefined;
 }
 

@@ -60,118 +60,133 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       let usage: Usage | undefined;
       /** The upstream's believable usage as it sent it, for its details (cached, reasoning tokens). */
       let reportedUsage: unknown;
-      async function* events(): AsyncGenerator<string[]> {
-        let finished = false;
-        let last: string | undefined;
-        /** The upstream's usage-only chunk, held back: the client's one usage chunk is sent at the end. */
-        let usageOnly: Record<string, unknown> | undefined;
-        let sawFinish = false;
-        /**
-         * The end of a finished answer, after `out` (what the batch carried before it): for a
-         * client that asked for usage, one usage-only chunk as OpenAI sends it, whatever chunks the
-         * upstream put its usage in; from an upstream that reports none (servers that ignore
-         * stream_options) or none believable, the approximation Plaza charges.
-         */
-        function done(out: string[]): string[] {
-          finished = true;
-          if (wantsUsage) {
-            usage ??= approximate(call, content.text());
-            out.push(usageChunk(usageOnly, last, call.backendModel, reportedUsage === undefined ? usage : clientUsage(reportedUsage, usage)));
-          }
-          out.push('[DONE]');
-          return out;
-        }
-        try {
-          for (let batch = await exchange.next(); batch !== undefined; batch = await exchange.next()) {
-            // The batch is the exchange's to give away: what passes on is kept in it, in place.
-            // A chunk that ends the stream in error still lets the ones before it through first.
-            let kept = 0;
-            let failure: UpstreamError | undefined;
-            for (const data of batch) {
-              if (data === '[DONE]') {
-                batch.length = kept;
-                yield done(batch);
-                return;
-              }
-              last = data;
-              sawFinish ||= FINISHED.test(data);
-              // Only chunks that may carry usage or an error are parsed; the others (all but the
-              // last one or two) are checked for their JSON object shape and passed on as they are.
-              if (!data.includes('"usage"') && !data.includes('"error"')) {
-                if (data.charCodeAt(0) !== 123 || data.charCodeAt(data.length - 1) !== 125) {
-                  failure = new UpstreamError('The model backend sent a malformed stream chunk.');
-                  break;
-                }
-                content.add(data);
-                batch[kept++] = data;
-                continue;
-              }
-              let chunk: { choices?: unknown[]; usage?: unknown; error?: unknown };
-              try {
-                chunk = JSON.parse(data) as typeof chunk;
-              } catch (error) {
-                failure = new UpstreamError('The model backend sent a malformed stream chunk.', { cause: error });
-                break;
-              }
-              if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) {
-                failure = new UpstreamError('The model backend sent a malformed stream chunk.');
-                break;
-              }
-              if (chunk.error !== undefined && chunk.error !== null) {
-                failure = new UpstreamError('The model backend failed during the stream.');
-                break;
-              }
-              const reported = usageOf(chunk.usage);
-              if (reported) {
-                usage = reported;
-                reportedUsage = chunk.usage;
-              }
-              content.add(data);
-              if (chunk.usage === undefined || (wantsUsage && chunk.usage === null)) {
-                batch[kept++] = data;
-                continue;
-              }
-              // Plaza always asks for usage; the client gets it as OpenAI sends it: in one chunk
-              // with no choices at the end when it asked (chunks of choices say `usage: null`),
-              // nowhere when it did not. An upstream's usage on a choice chunk (llama.cpp, vLLM's
-              // continuous_usage_stats) or in a chunk of its own would duplicate or leak it.
-              if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) {
-                if (chunk.usage !== null) {
-                  usageOnly = chunk as Record<string, unknown>;
-                  continue;
-                }
-              }
-              if (chunk.usage === null && data.endsWith(NULL_USAGE_END) && data.indexOf('"usage"') === data.length - NULL_USAGE_END.length + 1) {
-                // OpenAI's own form, on every chunk Plaza relays: cut, not serialised again.
-                batch[kept++] = `${data.slice(0, -NULL_USAGE_END.length)}}`;
-                continue;
-              }
-              const { usage: _usage, ...rest } = chunk;
-              batch[kept++] = JSON.stringify(wantsUsage ? { ...rest, usage: null } : rest);
-            }
-            batch.length = kept;
-            if (kept > 0) yield batch;
-            if (failure) throw failure;
-          }
-          // Some servers (ik_llama.cpp, older llama.cpp builds) end a finished answer without [DONE].
-          if (sawFinish) {
-            yield done([]);
-            return;
-          }
-          throw new UpstreamError('The model backend ended the stream early.');
-        } catch (error) {
-          if (error instanceof UpstreamError) throw error;
-          throw new UpstreamError(exchange.timedOut() && !call.signal.aborted ? 'The model backend timed out.' : 'The model backend stream broke off.', { cause: error });
-        } finally {
-          exchange.release();
-          // Upstream usage is the truth; without it (or for a broken-off stream, which is still
-          // charged) the text the client received is approximated.
+      let finished = false;
+      let last: string | undefined;
+      /** The upstream's usage-only chunk, held back: the client's one usage chunk is sent at the end. */
+      let usageOnly: Record<string, unknown> | undefined;
+      let sawFinish = false;
+
+      /**
+       * The end of a finished answer, after `out` (what the batch carried before it): for a
+       * client that asked for usage, one usage-only chunk as OpenAI sends it, whatever chunks the
+       * upstream put its usage in; from an upstream that reports none (servers that ignore
+       * stream_options) or none believable, the approximation Plaza charges.
+       */
+      function done(out: string[]): string[] {
+        finished = true;
+        if (wantsUsage) {
           usage ??= approximate(call, content.text());
-          if (finished) exchange.drain();
-          else exchange.destroy();
+          out.push(usageChunk(usageOnly, last, call.backendModel, reportedUsage === undefined ? usage : clientUsage(reportedUsage, usage)));
         }
+        out.push('[DONE]');
+        return out;
       }
-      return { events: events(), usage: () => usage };
+
+      /**
+       * Takes one batch of the upstream's events, in place: what passes on is kept in it. Returns
+       * the failure a chunk ended the stream with (the chunks before it still pass), if any.
+       */
+      function take(batch: string[]): UpstreamError | undefined {
+        let kept = 0;
+        for (const data of batch) {
+          if (data === '[DONE]') {
+            batch.length = kept;
+            done(batch);
+            return undefined;
+          }
+          last = data;
+          sawFinish ||= FINISHED.test(data);
+          // Only chunks that may carry usage or an error are parsed; the others (all but the
+          // last one or two) are checked for their JSON object shape and passed on as they are.
+          if (!USAGE_OR_ERROR.test(data)) {
+            if (data.charCodeAt(0) !== 123 || data.charCodeAt(data.length - 1) !== 125) {
+              batch.length = kept;
+              return new UpstreamError('The model backend sent a malformed stream chunk.');
+            }
+            content.add(data);
+            batch[kept++] = data;
+            continue;
+          }
+          let chunk: { choices?: unknown[]; usage?: unknown; error?: unknown };
+          try {
+            chunk = JSON.parse(data) as typeof chunk;
+          } catch (error) {
+            batch.length = kept;
+            return new UpstreamError('The model backend sent a malformed stream chunk.', { cause: error });
+          }
+          if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) {
+            batch.length = kept;
+            return new UpstreamError('The model backend sent a malformed stream chunk.');
+          }
+          if (chunk.error !== undefined && chunk.error !== null) {
+            batch.length = kept;
+            return new UpstreamError('The model backend failed during the stream.');
+          }
+          const reported = usageOf(chunk.usage);
+          if (reported) {
+            usage = reported;
+            reportedUsage = chunk.usage;
+          }
+          content.add(data);
+          if (chunk.usage === undefined || (wantsUsage && chunk.usage === null)) {
+            batch[kept++] = data;
+            continue;
+          }
+          // Plaza always asks for usage; the client gets it as OpenAI sends it: in one chunk
+          // with no choices at the end when it asked (chunks of choices say `usage: null`),
+          // nowhere when it did not. An upstream's usage on a choice chunk (llama.cpp, vLLM's
+          // continuous_usage_stats) or in a chunk of its own would duplicate or leak it.
+          if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) {
+            if (chunk.usage !== null) {
+              usageOnly = chunk as Record<string, unknown>;
+              continue;
+            }
+          }
+          if (chunk.usage === null && data.endsWith(NULL_USAGE_END) && data.indexOf('"usage"') === data.length - NULL_USAGE_END.length + 1) {
+            // OpenAI's own form, on every chunk Plaza relays: cut, not serialised again.
+            batch[kept++] = `${data.slice(0, -NULL_USAGE_END.length)}}`;
+            continue;
+          }
+          const { usage: _usage, ...rest } = chunk;
+          batch[kept++] = JSON.stringify(wantsUsage ? { ...rest, usage: null } : rest);
+        }
+        batch.length = kept;
+        return undefined;
+      }
+
+      return {
+        usage: () => usage,
+        start(sink) {
+          let over = false;
+          /** Ends the exchange and the sink, once: the connection is kept after a finished answer, cut otherwise. */
+          const close = (error?: unknown) => {
+            if (over) return;
+            over = true;
+            exchange.release();
+            // Upstream usage is the truth; without it (or for a broken-off stream, which is still
+            // charged) the text the client received is approximated.
+            usage ??= approximate(call, content.text());
+            if (finished) exchange.drain();
+            else exchange.destroy();
+            sink.end(error === undefined || error instanceof UpstreamError ? error : new UpstreamError(exchange.timedOut() && !call.signal.aborted ? 'The model backend timed out.' : 'The model backend stream broke off.', { cause: error }));
+          };
+          exchange.push((batch, error) => {
+            if (over) return;
+            if (batch === undefined) {
+              if (error !== undefined) return close(error);
+              // Some servers (ik_llama.cpp, older llama.cpp builds) end a finished answer without [DONE].
+              if (!sawFinish) return close(new UpstreamError('The model backend ended the stream early.'));
+              sink.events(done([]));
+              return close();
+            }
+            const failure = take(batch);
+            if (batch.length > 0) sink.events(batch);
+            if (failure) close(failure);
+            else if (finished) close();
+          });
+          return { pause: () => exchange.pause(), resume: () => exchange.resume() };
+        },
+      };
     },
   };
 }
@@ -222,6 +237,9 @@ function upstreamBody(call: BackendCall, stream: boolean): Record<string, unknow
 
 /** How a chunk with `usage: null` last ends as OpenAI (and the JSON of most servers) writes it. */
 const NULL_USAGE_END = ',"usage":null}';
+
+/** A chunk that may carry usage or an error (one regex: ~3× faster than two `includes` here). */
+const USAGE_OR_ERROR = /"(?:usage|error)"/;
 
 /** A chunk whose choice has finished (`finish_reason` set, not null). */
 const FINISHED = /"finish_reason":\s*"/;

@@ -35,7 +35,7 @@ const CALLERS_FAULT = new Set([400, 413, 422]);
 const MAX_ERROR_BYTES = 64 * 1024;
 /** Longest upstream error message relayed. */
 const MAX_ERROR_MESSAGE = 1_000;
-/** Untaken SSE events at which the upstream's body is paused. */
+/** SSE events read before push() takes them at which the upstream's body is paused. */
 const PAUSE_AT_EVENTS = 64;
 /** Largest non-streamed answer read from the model backend (an answer is text; 16 MiB is no answer). */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
@@ -121,8 +121,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
 
 /**
  * One request to the upstream, as an undici dispatch handler: resolves `started` at the response
- * headers, then hands out the body — SSE event data in batches (one per upstream read, the body
- * paused until they are taken) or the whole JSON text. A class, not closures: this runs per
+ * headers, then hands out the body — SSE event data pushed in batches as they are read (one per
+ * upstream read; see push) or the whole JSON text. A class, not closures: this runs per
  * request, and every named closure costs a defineProperty under tsx's keepNames.
  */
 export class UpstreamExchange implements Dispatcher.DispatchHandler {
@@ -147,6 +147,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #ended = false;
   #failure: Error | undefined;
   #wake: (() => void) | undefined;
+  /** The push consumer of SSE batches (see push); next() is not used then. */
+  #deliver: ((batch: string[] | undefined, error?: Error) => void) | undefined;
+  #delivered = false;
 
   /**
    * `streamLimitMs`: the longest an event stream may last from its headers. Silences are undici's
@@ -175,16 +178,29 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return code !== undefined && TIMEOUTS.has(code);
   }
 
-  /** The next non-empty batch of SSE event data, or undefined at the end; throws when the body broke off. */
-  async next(): Promise<string[] | undefined> {
-    while (this.#queue.length === 0) {
-      if (this.#ended) return undefined;
-      if (this.#failure) throw this.#failure;
-      await this.#waitForBytes();
+  /**
+   * Hands every batch of SSE event data to `deliver` as soon as it is read, from undici's own
+   * callbacks, instead of waiting for next(); then `deliver(undefined)` at the end of the body, or
+   * `deliver(undefined, error)` when it broke off. Batches read before the call go first.
+   */
+  push(deliver: (batch: string[] | undefined, error?: Error) => void): void {
+    this.#deliver = deliver;
+    if (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      deliver(batch);
     }
-    const batch = this.#queue;
-    this.#queue = [];
-    return batch;
+    if (this.#ended || this.#failure) this.#deliverEnd();
+    else this.#controller?.resume();
+  }
+
+  /** Stops reading the body (a slow client): undici's socket is paused until resume(). */
+  pause(): void {
+    this.#controller?.pause();
+  }
+
+  resume(): void {
+    this.#controller?.resume();
   }
 
   /** The whole body as text. */
@@ -278,10 +294,15 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
       return this.#fail(error instanceof Error ? error : new Error(String(error)));
     }
     if (this.#queue.length === 0) return;
-    this.#notify();
-    // Back-pressure once events pile up untaken (a slow client): nothing more is read until they
-    // are. Not on every read: a paused undici parser puts the rest of its buffer back into the
-    // socket's stream and parses it again on resume, which showed in the proxy's profile.
+    if (this.#deliver) {
+      const batch = this.#queue;
+      this.#queue = [];
+      this.#deliver(batch);
+      return;
+    }
+    // Not taken yet (read with the headers, before push): held, and the body paused once many
+    // pile up. Not on every read: a paused undici parser puts the rest of its buffer back into
+    // the socket's stream and parses it again on resume, which showed in the proxy's profile.
     if (this.#queue.length >= PAUSE_AT_EVENTS) controller.pause();
   }
 
@@ -292,6 +313,15 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
       this.#parser.end(this.#queue);
     }
     this.#ended = true;
+    if (this.#deliver) {
+      if (this.#queue.length > 0) {
+        const batch = this.#queue;
+        this.#queue = [];
+        this.#deliver(batch);
+      }
+      this.#deliverEnd();
+      return;
+    }
     this.#notify();
   }
 
@@ -299,6 +329,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     clearTimeout(this.#streamTimer);
     this.#failure ??= error;
     this.#rejectStart(error);
+    if (this.#deliver) this.#deliverEnd();
     this.#notify();
   }
 
@@ -307,7 +338,15 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#discard = true;
     this.#queue = [];
     this.#abort(error);
+    if (this.#deliver) this.#deliverEnd();
     this.#notify();
+  }
+
+  /** The push consumer's end: once, with the failure if the body broke off. */
+  #deliverEnd(): void {
+    if (this.#delivered) return;
+    this.#delivered = true;
+    this.#deliver!(undefined, this.#failure);
   }
 
   #abort(reason: Error): void {

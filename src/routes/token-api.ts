@@ -11,6 +11,7 @@ import {
   catalogKnowledge,
   type ChatService,
   combineSources,
+  type CompletionStream,
   createAgentsDirectory,
   createChatLimits,
   createChatService,
@@ -133,7 +134,7 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
       res.json(outcome.body);
       return;
     }
-    await writeStream(req, res, outcome.events, controller.signal, log, config.llm.timeoutMs);
+    writeStream(req, res, outcome.stream, controller.signal, log, config.llm.timeoutMs);
   });
 
   // OpenAI's Responses API, which the AI SDK's default `createOpenAI(...)(model)` and LangChain's
@@ -151,13 +152,17 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
   return router;
 }
 
+/** Gathered event text written at once rather than at the end of the event loop's turn. */
+const FLUSH_NOW_CHARS = 64 * 1024;
+
 /**
- * Writes SSE events with back-pressure; an error after the first byte becomes an `error` event. A
- * client that stops reading holds the upstream exchange paused with it, so a write that has not
- * drained within `stallMs` (LLM_TIMEOUT_MS, the silence allowed to the upstream too) ends the
- * response, and through the abort the upstream request.
+ * Writes a stream's SSE events with back-pressure; an error after the first byte becomes an
+ * `error` event. The stream pushes its events as they arrive. A client that stops reading pauses
+ * the upstream exchange with it, so a write that has not drained within `stallMs` (LLM_TIMEOUT_MS,
+ * the silence allowed to the upstream too) ends the response, and through the abort the upstream
+ * request.
  */
-async function writeStream(req: Request, res: Response, events: AsyncIterable<string[]>, signal: AbortSignal, log: Logger, stallMs: number): Promise<void> {
+function writeStream(req: Request, res: Response, stream: CompletionStream, signal: AbortSignal, log: Logger, stallMs: number): void {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -167,58 +172,66 @@ async function writeStream(req: Request, res: Response, events: AsyncIterable<st
   // waits for later upstream bytes. The headers go with the first write, or alone at the end of
   // this turn when no event is ready yet; the last events go with the end of the body. Each
   // write is a syscall on both sides, so a short completion costs one instead of three.
-  // Back-pressure: a write the socket could not take pauses the reading of further events.
+  // Back-pressure: a write the socket could not take pauses the stream until it drains.
   let pending = '';
-  let full = false;
+  let paused = false;
+  let stall: NodeJS.Timeout | undefined;
+  const onDrain = () => {
+    clearTimeout(stall);
+    res.off('drain', onDrain);
+    paused = false;
+    control.resume();
+  };
+  const onStall = () => {
+    res.off('drain', onDrain);
+    log.warn({ request_id: req.requestId, stall_ms: stallMs }, 'chat stream cut: the client stopped reading');
+    res.destroy();
+  };
   const flush = () => {
     timer = undefined;
+    if (signal.aborted) return;
     if (pending === '') {
       if (!res.headersSent) res.flushHeaders();
       return;
     }
-    if (!res.write(pending)) full = true;
+    const text = pending;
     pending = '';
+    if (!res.write(text) && !paused) {
+      paused = true;
+      control.pause();
+      res.on('drain', onDrain);
+      stall = setTimeout(onStall, stallMs);
+    }
   };
   let timer: NodeJS.Immediate | undefined = setImmediate(flush);
-  try {
-    for await (const batch of events) {
-      if (signal.aborted) break;
+  const control = stream.start({
+    events(batch) {
+      if (signal.aborted) return;
       for (const data of batch) pending += sseEvent(data);
-      timer ??= setImmediate(flush);
-      if (full) {
-        if (!(await drained(res, stallMs))) {
-          log.warn({ request_id: req.requestId, stall_ms: stallMs }, 'chat stream cut: the client stopped reading');
-          res.destroy();
-          return;
-        }
-        full = false;
+      // Much at once (a long answer arriving faster than this turn ends) is written now, so a
+      // client that does not keep up pauses the upstream before more of it is read.
+      if (pending.length >= FLUSH_NOW_CHARS && !paused) {
+        if (timer) clearImmediate(timer);
+        flush();
+        return;
       }
-    }
-  } catch (error) {
-    if (signal.aborted) return;
-    const rendered = renderError(error, 'token', req.requestId);
-    log.warn({ err: error, request_id: req.requestId }, 'chat stream failed after it started');
-    pending += sseEvent(JSON.stringify({ error: rendered.body['error'], request_id: req.requestId }));
-  } finally {
-    if (timer) clearImmediate(timer);
-  }
-  if (signal.aborted) res.end();
-  else res.end(pending);
-}
-
-/** Resolves true once `res` drains or closes, false when `ms` pass first. */
-function drained(res: Response, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
+      timer ??= setImmediate(flush);
+    },
+    end(error) {
+      if (timer) clearImmediate(timer);
+      clearTimeout(stall);
       res.off('drain', onDrain);
-      res.off('close', onDrain);
-      resolve(ok);
-    };
-    const onDrain = () => done(true);
-    const timer = setTimeout(() => done(false), ms);
-    res.on('drain', onDrain);
-    res.on('close', onDrain);
+      if (signal.aborted) {
+        res.end();
+        return;
+      }
+      if (error !== undefined) {
+        const rendered = renderError(error, 'token', req.requestId);
+        log.warn({ err: error, request_id: req.requestId }, 'chat stream failed after it started');
+        pending += sseEvent(JSON.stringify({ error: rendered.body['error'], request_id: req.requestId }));
+      }
+      res.end(pending);
+    },
   });
 }
 
