@@ -16,8 +16,10 @@
  * every request (a verified and cached token, the body checked, a request count, the usage found
  * in the stream and written to an embedded database). Their ratios to direct say what this machine
  * and this load generator allow a proxy at all, and one that does the essentials.
+ * Every path is warmed at c=32 first (BENCH_WARMUP_S, 3). Plaza runs with `npm start`'s
+ * `--max-semi-space-size=16` unless BENCH_PLAZA_NODE_ARGS says otherwise.
  * Run: `node --import tsx bench/chat-proxy.ts` (BENCH_DURATION_S, BENCH_SAMPLES, BENCH_ROUNDS,
- * BENCH_CLIENT; BENCH_PLAZA_NODE_ARGS=--cpu-prof profiles the Plaza process).
+ * BENCH_CLIENT; BENCH_PLAZA_NODE_ARGS='--max-semi-space-size=16 --cpu-prof' profiles the Plaza process).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -30,6 +32,7 @@ import { loadLoop, median, percentile, saveResult, spawnReady, spawnServer } fro
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 4);
 const SAMPLES = Number(process.env['BENCH_SAMPLES'] ?? 300);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const WARMUP_S = Number(process.env['BENCH_WARMUP_S'] ?? 3);
 const PLAZA_PORT = 18097;
 const CLIENT = process.env['BENCH_CLIENT'] ?? 'fetch';
 if (CLIENT !== 'fetch' && CLIENT !== 'undici') throw new Error(`BENCH_CLIENT must be fetch or undici, got ${CLIENT}`);
@@ -127,7 +130,7 @@ async function firstChunkP50(url: string, token: string | undefined): Promise<nu
 export function startChatPlaza(root: string, dir: string, port: number, upstreamPort: number) {
   return spawnServer(
     process.execPath,
-    [...(process.env['BENCH_PLAZA_NODE_ARGS']?.split(' ').filter(Boolean) ?? []), join(root, 'bin/plaza.mjs'), 'serve'],
+    [...(process.env['BENCH_PLAZA_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean), join(root, 'bin/plaza.mjs'), 'serve'],
     {
       PLAZA_DATA_DIR: dir,
       PORT: String(port),
@@ -162,10 +165,15 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
   }
   try {
     const token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
-    // Warm both paths.
+    // Warm every path: sequential calls, then a c=32 phase each, so that the rounds measure
+    // compiled code (the first c=32 seconds of a fresh process cost up to twice the CPU per
+    // completion while V8 optimises, and Plaza has more code to optimise than the references).
     await firstChunkP50(direct, undefined);
     await firstChunkP50(proxied, token);
     for (const r of references) await firstChunkP50(r.url, r.token);
+    for (const [url, bearer] of [[direct, undefined], [proxied, token], ...references.map((r) => [r.url, r.token] as const)] as const) {
+      await loadLoop({ connections: 32, durationS: WARMUP_S, send: async () => (await completion(url, bearer)).ok });
+    }
     const directFirst: number[] = [];
     const proxiedFirst: number[] = [];
     const ratios: number[] = [];

@@ -1,3 +1,5 @@
+import type { RequestListener } from 'node:http';
+
 import cors from 'cors';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
@@ -42,6 +44,8 @@ export interface AppDeps {
 /** A composed Plaza: the Express app, the services background work needs, and the way to close them. */
 export interface Plaza {
   app: Express;
+  /** What the HTTP server calls: plain chat completions in their lane, everything else through `app`. */
+  handler: RequestListener;
   receiptLog: ReceiptLog;
   receiptWriter: ReceiptWriter;
   marketplace: Marketplace;
@@ -89,7 +93,8 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.set('etag', answerEtag);
 
   app.use(requestId(app));
-  app.use(requestLogger(log, { quietPaths: new Set(['/health']), requestId: (req) => (req as express.Request).requestId }));
+  const logRequest = requestLogger(log, { quietPaths: new Set(['/health']), requestId: (req) => (req as { requestId?: string }).requestId });
+  app.use(logRequest);
   const https = config.publicBaseUrl.startsWith('https:');
   // Pages get helmet's headers, fixed for the app's life: computed once, set directly on each
   // answer. The API, the gateway and the other machine-facing routes get an API set (decisions.md).
@@ -119,7 +124,15 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn }));
   app.use(jsonBody(config.bodyLimitBytes));
   // The token API next: a chat completion is the API's heaviest and most frequent call.
-  app.use(tokenApiRoutes({ config, db, log, clock, accounts, keys, redis, session: { sessions: selfService.sessions, https } }));
+  const tokenApi = tokenApiRoutes({ config, db, log, clock, accounts, keys, redis, session: { sessions: selfService.sessions, https } });
+  app.use(tokenApi.router);
+  // Plain chat completions skip Express (see the lane), after the same edge as every API request.
+  const completionsLane = tokenApi.lane((req, res) => {
+    const next = () => undefined;
+    logRequest(req, res, next);
+    apiHeaders(req, res, next);
+    corsHeaders(req, res, next);
+  });
   // The public catalog next: its GETs are the most frequent page-independent calls.
   app.use(websiteRoutes(website));
 
@@ -139,6 +152,9 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(errorHandler(log));
   return {
     app,
+    handler: (req, res) => {
+      if (!completionsLane(req, res)) app(req, res);
+    },
     receiptLog,
     receiptWriter,
     marketplace,

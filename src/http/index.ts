@@ -5,7 +5,7 @@ export { errorHandler, MCP_PATH, normaliseError, notFound } from './error-handle
 export type { ErrorResponse, ErrorRow, Surface } from './error-table.ts';
 export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
 export { answerEtag } from './etag.ts';
-export { jsonBody } from './json-body.ts';
+export { bodyFailure, hasBody, isPlainJsonRequest, jsonBody, readPlainJson } from './json-body.ts';
 export { hasNulEscape, refuseNulInJson } from './nul.ts';
 export { requestId } from './request-id.ts';
 export { apiSecurityHeaders, isApiPath, staticHeaders } from './static-headers.ts';

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
 
 import express, { type NextFunction, type Request, type Response } from 'express';
 
@@ -16,9 +17,23 @@ function refuseInvalidUtf8(req: unknown, res: unknown, buf: Buffer, encoding: st
   refuseNulInJson(req, res, buf, encoding);
 }
 
-function hasBody(req: Request): boolean {
-  const length = req.get('content-length');
-  return req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+/** Whether a request carries a body (a length other than 0, or chunks). */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Whether a request's body is plain JSON as nearly every client sends it: `application/json`
+ * (with no parameter but `charset=utf-8`) and no Content-Encoding. Such a body is read by
+ * {@link readPlainJson} wherever it arrives.
+ */
+export function isPlainJsonRequest(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'];
+  if (type === undefined) return false;
+  const at = type.indexOf(';');
+  if ((at === -1 ? type : type.slice(0, at)).trim().toLowerCase() !== 'application/json') return false;
+  return plainUtf8(req);
 }
 
 /**
@@ -31,20 +46,7 @@ function hasBody(req: Request): boolean {
  */
 export function jsonBody(limitBytes: number) {
   const parse = express.json({ limit: limitBytes, strict: false, type: ['application/json', 'application/*+json'], verify: refuseInvalidUtf8 });
-  const failed = (error: unknown, next: NextFunction) => {
-    if (error instanceof PlazaError) return next(error);
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') {
-      return next(new PlazaError('payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes.`, { cause: error }));
-    }
-    if (type === 'entity.parse.failed') {
-      return next(new ValidationError('Request body is not valid JSON.', { code: 'invalid_json', cause: error }));
-    }
-    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      return next(new PlazaError('unsupported_media_type', 'Request body must be UTF-8 JSON.', { cause: error }));
-    }
-    return next(new ValidationError('Request body could not be read.', { cause: error }));
-  };
+  const failed = (error: unknown, next: NextFunction) => next(bodyFailure(error, limitBytes));
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!METHODS_WITH_BODY.has(req.method) || !hasBody(req)) return next();
     const type = req.headers['content-type'];
@@ -62,8 +64,21 @@ export function jsonBody(limitBytes: number) {
   };
 }
 
+/**
+ * The PlazaError (415, 413, 400) for a body that could not be read: from the plain reader or
+ * body-parser, whose failures carry a `type`.
+ */
+export function bodyFailure(error: unknown, limitBytes: number): PlazaError {
+  if (error instanceof PlazaError) return error;
+  const type = (error as { type?: string }).type;
+  if (type === 'entity.too.large') return new PlazaError('payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes.`, { cause: error });
+  if (type === 'entity.parse.failed') return new ValidationError('Request body is not valid JSON.', { code: 'invalid_json', cause: error });
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new PlazaError('unsupported_media_type', 'Request body must be UTF-8 JSON.', { cause: error });
+  return new ValidationError('Request body could not be read.', { cause: error });
+}
+
 /** Whether a body is sent as it is (no Content-Encoding) in UTF-8 (no charset, or `utf-8`). */
-function plainUtf8(req: Request): boolean {
+function plainUtf8(req: IncomingMessage): boolean {
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
   const type = req.headers['content-type']!;
@@ -85,7 +100,7 @@ function bodyError(type: string, message: string): Error {
  * not JSON is `entity.parse.failed`. On a failure the rest of the request is read off first, so
  * the answer does not meet a client still sending.
  */
-function readPlainJson(req: Request, limitBytes: number, done: (error?: unknown) => void): void {
+export function readPlainJson(req: IncomingMessage & { body?: unknown }, limitBytes: number, done: (error?: unknown) => void): void {
   const declared = req.headers['content-length'];
   const length = declared === undefined ? undefined : Number(declared);
   const tooLarge = () => bodyError('entity.too.large', 'request entity too large');

@@ -1,6 +1,7 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 
-import { type Request, type Response, Router } from 'express';
+import { Router } from 'express';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
@@ -24,12 +25,12 @@ import {
   websiteContentSource,
 } from '../chat/index.ts';
 import type { Database } from '../db/index.ts';
-import { renderError } from '../http/index.ts';
-import { type Clock, NotFoundError, ValidationError } from '../kernel/index.ts';
+import { bodyFailure, hasBody, isPlainJsonRequest, normaliseError, readPlainJson, renderError } from '../http/index.ts';
+import { type Clock, isWellFormedRequestId, newRequestId, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
 import { clientAddress, createRateLimiter, rateLimit } from '../rate-limit/index.ts';
-import { createBearerVerifier, createGuestTokens, localInstanceIssuers } from '../tokens/index.ts';
+import { createBearerVerifier, createGuestTokens, localInstanceIssuers, type Principal } from '../tokens/index.ts';
 import { requireBearer, requireBearerOrSession, type SessionFallback } from './bearer-auth.ts';
 
 /** What the token API is built from. */
@@ -59,7 +60,7 @@ export const TOKEN_API_AUDIENCE = 'plaza-api';
  * The token API (spec §4.7): `POST /api/auth/guest-token`, `POST /api/v1/chat/completions`,
  * `GET /api/v1/models` (and `/api/v1/models/{id}`), `GET /api/agents`. Errors render in the token shape via the error table.
  */
-export function tokenApiRoutes(deps: TokenApiDeps): Router {
+export function tokenApiRoutes(deps: TokenApiDeps): { router: Router; lane: (edge: CompletionEdge) => (req: IncomingMessage, res: ServerResponse) => boolean } {
   const { config, db, log, clock, accounts, keys, redis } = deps;
   const guestTokens = createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, alsoIssuer: localInstanceIssuers(config.publicBaseUrl), audience: TOKEN_API_AUDIENCE });
   const verify = createBearerVerifier({ guestTokens, accounts });
@@ -116,25 +117,30 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
     res.json(modelObject(entry));
   });
 
-  router.post('/api/v1/chat/completions', requireBearer(verify), async (req, res) => {
+  /** Answers a chat completion for `principal` from the parsed `body`, on Express's request or the lane's. */
+  async function complete(req: IncomingMessage & { requestId: string }, res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
     const controller = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) controller.abort();
     });
     const outcome = await chat.complete({
-      body: req.body,
-      principal: req.bearer!,
+      body,
+      principal,
       ip: clientAddress(req, config.trustProxy !== false),
       requestId: req.requestId,
-      locale: req.get('accept-language'),
+      locale: req.headers['accept-language'],
       signal: controller.signal,
     });
     for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
     if (outcome.kind === 'json') {
-      res.json(outcome.body);
+      sendJson(res, 200, outcome.body, req.requestId);
       return;
     }
     writeStream(req, res, outcome.stream, controller.signal, log, config.llm.timeoutMs);
+  }
+
+  router.post('/api/v1/chat/completions', requireBearer(verify), async (req, res) => {
+    await complete(req, res, req.bearer!, req.body);
   });
 
   // OpenAI's Responses API, which the AI SDK's default `createOpenAI(...)(model)` and LangChain's
@@ -149,7 +155,55 @@ export function tokenApiRoutes(deps: TokenApiDeps): Router {
     res.json({ success: true, code: 'SUCCESS', message: `${list.length} ${list.length === 1 ? 'agent' : 'agents'}.`, data: { agents: list } });
   });
 
-  return router;
+  /**
+   * `POST /api/v1/chat/completions` with a plain JSON body, answered before Express sees it: the
+   * same edge (request id, log line, API and CORS headers), body reader, bearer check, handler and
+   * error shapes, without Express's per-request work (its prototype swaps of the request and the
+   * response, routing past every router before this one), which cost a completion more than its
+   * own proxying. Anything else (another content type or encoding, a query string, a path spelled
+   * differently, Plaza behind a proxy, whose client address Express derives) goes to Express.
+   */
+  const lane = (edge: CompletionEdge) => (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (req.method !== 'POST' || req.url !== '/api/v1/chat/completions' || config.trustProxy !== false || !hasBody(req) || !isPlainJsonRequest(req)) return false;
+    const given = req.headers['x-request-id'];
+    const id = isWellFormedRequestId(given) ? given : newRequestId();
+    const request: IncomingMessage & { requestId: string; body?: unknown } = Object.assign(req, { requestId: id });
+    res.setHeader('X-Request-Id', id);
+    edge(request, res);
+    const fail = (error: unknown) => sendError(res, error, id, log);
+    readPlainJson(request, config.bodyLimitBytes, (error) => {
+      if (error !== undefined) return fail(bodyFailure(error, config.bodyLimitBytes));
+      verify(req.headers.authorization).then((principal) => complete(request, res, principal, request.body)).catch(fail);
+    });
+    return true;
+  };
+
+  return { router, lane };
+}
+
+/** The shared edge the lane runs first: the request log line and the fixed response headers. */
+export type CompletionEdge = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A JSON answer as Express's `res.json` sends it here (the body with its `request_id`). */
+function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>, requestId: string): void {
+  const text = JSON.stringify('request_id' in body ? body : { ...body, request_id: requestId });
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/** The lane's error answer, as the app's error handler gives it on the token API. */
+function sendError(res: ServerResponse, error: unknown, requestId: string, log: Logger): void {
+  const rendered = renderError(normaliseError(error), 'token', requestId);
+  if (rendered.status >= 500) log.error({ err: error, request_id: requestId }, 'request failed');
+  else log.debug({ err: error, request_id: requestId }, 'request rejected');
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
+  sendJson(res, rendered.status, rendered.body, requestId);
 }
 
 /** Gathered event text written at once rather than at the end of the event loop's turn. */
@@ -162,8 +216,8 @@ const FLUSH_NOW_CHARS = 64 * 1024;
  * the silence allowed to the upstream too) ends the response, and through the abort the upstream
  * request.
  */
-function writeStream(req: Request, res: Response, stream: CompletionStream, signal: AbortSignal, log: Logger, stallMs: number): void {
-  res.status(200);
+function writeStream(req: IncomingMessage & { requestId: string }, res: ServerResponse, stream: CompletionStream, signal: AbortSignal, log: Logger, stallMs: number): void {
+  res.statusCode = 200;
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
   res.setHeader('X-Accel-Buffering', 'no');

@@ -47,7 +47,7 @@ export async function startTestPlaza(
   });
   const log = createLogger({ level: config.logLevel, destination });
   const plaza = createPlaza({ config, db, log, clock: options.clock ?? systemClock });
-  const server: RunningServer = await startServer(plaza.app, { port: 0, host: '127.0.0.1' });
+  const server: RunningServer = await startServer(plaza.handler, { port: 0, host: '127.0.0.1' });
   return {
     url: server.url,
     db,
