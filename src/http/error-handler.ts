@@ -1,8 +1,10 @@
+import type { ServerResponse } from 'node:http';
+
 import type { NextFunction, Request, Response } from 'express';
 
 import { NotFoundError, PlazaError, ValidationError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
-import { renderError, surfaceOf } from './error-table.ts';
+import { type ErrorResponse, renderError, type Surface, surfaceOf } from './error-table.ts';
 
 /** A layer of an Express 5 router stack, as far as finding a path's methods needs it. */
 interface RouteLayer {
@@ -49,6 +51,25 @@ export function notFound(app?: { router?: { stack?: RouteLayer[] } }) {
 export const MCP_PATH = /^\/mcp(?:[/?]|$)/i;
 
 /**
+ * Starts the error answer to `error` on `surface`: rendered through the error table (Express and
+ * body-parser HTTP errors that did not pass through Plaza's wrappers, such as URI errors, are
+ * normalised first), logged (5xx at error with the stack, the rest at debug), its headers set.
+ * Returns the status and body still to send, or undefined when the answer had already started (a
+ * stream), which is then destroyed: all that can be done.
+ */
+export function startErrorAnswer(error: unknown, surface: Surface, requestId: string, res: ServerResponse, log: Logger): ErrorResponse | undefined {
+  const rendered = renderError(normaliseError(error), surface, requestId);
+  if (rendered.status >= 500) log.error({ err: error, request_id: requestId }, 'request failed');
+  else log.debug({ err: error, request_id: requestId }, 'request rejected');
+  if (res.headersSent) {
+    res.destroy();
+    return undefined;
+  }
+  for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
+  return rendered;
+}
+
+/**
  * The one final error handler: maps any thrown value through the error table. 5xx are logged with
  * their stack (logs only); bodies never carry stacks or internals.
  */
@@ -56,17 +77,8 @@ export function errorHandler(log: Logger) {
   // Express recognises error handlers by their four parameters, hence the unused `_next`.
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const requestId = req.requestId ?? 'unknown';
-    // Express/body-parser HTTP errors that did not pass through our wrappers (e.g. URI errors).
-    const normalised = normaliseError(error);
-    const rendered = renderError(normalised, surfaceOf(req.path), requestId);
-    if (rendered.status >= 500) log.error({ err: error, request_id: requestId }, 'request failed');
-    else log.debug({ err: error, request_id: requestId }, 'request rejected');
-    if (res.headersSent) {
-      // The answer already started (a stream): all we can do is end it.
-      res.destroy();
-      return;
-    }
-    for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
+    const rendered = startErrorAnswer(error, surfaceOf(req.path), requestId, res, log);
+    if (!rendered) return;
     if (MCP_PATH.test(req.path)) {
       // The gateway's endpoints answer in JSON-RPC's shape, whoever refused the request.
       const code = rendered.status >= 500 ? -32603 : rendered.status === 401 ? -32001 : -32600;

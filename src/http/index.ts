@@ -1,7 +1,7 @@
 /** The HTTP edge shared by every surface: request ids, JSON bodies, the error table and handler. */
 export { readCookie } from './cookies.ts';
 export { drainedOrClosed } from './drain.ts';
-export { errorHandler, MCP_PATH, normaliseError, notFound } from './error-handler.ts';
+export { errorHandler, MCP_PATH, normaliseError, notFound, startErrorAnswer } from './error-handler.ts';
 export type { ErrorResponse, ErrorRow, Surface } from './error-table.ts';
 export { ERROR_TABLE, renderError, surfaceOf } from './error-table.ts';
 export { answerEtag } from './etag.ts';

@@ -25,7 +25,7 @@ import {
   websiteContentSource,
 } from '../chat/index.ts';
 import type { Database } from '../db/index.ts';
-import { bodyFailure, hasBody, isPlainJsonRequest, normaliseError, readPlainJson, renderError } from '../http/index.ts';
+import { bodyFailure, hasBody, isPlainJsonRequest, readPlainJson, renderError, startErrorAnswer } from '../http/index.ts';
 import { type Clock, isWellFormedRequestId, newRequestId, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -195,15 +195,8 @@ function sendJson(res: ServerResponse, status: number, body: Record<string, unkn
 
 /** The lane's error answer, as the app's error handler gives it on the token API. */
 function sendError(res: ServerResponse, error: unknown, requestId: string, log: Logger): void {
-  const rendered = renderError(normaliseError(error), 'token', requestId);
-  if (rendered.status >= 500) log.error({ err: error, request_id: requestId }, 'request failed');
-  else log.debug({ err: error, request_id: requestId }, 'request rejected');
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
-  sendJson(res, rendered.status, rendered.body, requestId);
+  const rendered = startErrorAnswer(error, 'token', requestId, res, log);
+  if (rendered) sendJson(res, rendered.status, rendered.body, requestId);
 }
 
 /** Gathered event text written at once rather than at the end of the event loop's turn. */
