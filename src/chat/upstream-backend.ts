@@ -179,10 +179,15 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
               sink.events(done([]));
               return close();
             }
-            const failure = take(batch);
-            if (batch.length > 0) sink.events(batch);
-            if (failure) close(failure);
-            else if (finished) close();
+            // Runs in undici's callbacks: nothing may escape into them.
+            try {
+              const failure = take(batch);
+              if (batch.length > 0) sink.events(batch);
+              if (failure) close(failure);
+              else if (finished) close();
+            } catch (error) {
+              close(error);
+            }
           });
           return { pause: () => exchange.pause(), resume: () => exchange.resume() };
         },
