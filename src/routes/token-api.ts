@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 
+import { trace } from '@opentelemetry/api';
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
 
@@ -169,6 +170,8 @@ export function tokenApiRoutes(deps: TokenApiDeps): { router: Router; lane: (edg
     const id = isWellFormedRequestId(given) ? given : newRequestId();
     const request: IncomingMessage & { requestId: string; body?: unknown } = Object.assign(req, { requestId: id });
     res.setHeader('X-Request-Id', id);
+    // Named in traces as Express's instrumentation names its routes (a no-op without telemetry).
+    trace.getActiveSpan()?.setAttribute('http.route', '/api/v1/chat/completions').updateName('POST /api/v1/chat/completions');
     edge(request, res);
     const fail = (error: unknown) => sendError(res, error, id, log);
     readPlainJson(request, config.bodyLimitBytes, (error) => {

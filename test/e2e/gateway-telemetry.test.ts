@@ -50,6 +50,11 @@ describe('telemetry', () => {
     expect(report.spans.some((s) => s.scope === '@opentelemetry/instrumentation-express')).toBe(true);
     expect(stdout).not.toContain('super-secret-token');
   });
+
+  it('names the route of a chat completion answered before Express, as Express would', () => {
+    const server = report.spans.find((s) => s.scope === '@opentelemetry/instrumentation-http' && s.kind === 1 && s.attributes['http.route'] === '/api/v1/chat/completions');
+    expect(server).toMatchObject({ name: 'POST /api/v1/chat/completions', attributes: { 'http.response.status_code': 200 } });
+  });
 });
 
 describe('gateway telemetry', () => {
