@@ -58,26 +58,24 @@ export function createUsageLog(db: Pick<Database, 'prisma' | 'sql'>, options: { 
   }
 
   async function insert(entries: UsageRecord[]): Promise<void> {
-    {
-      // One statement shape whatever the batch size (Prisma's createMany compiles a new query per
-      // row count), on the raw SQL pool: through Prisma's $executeRawUnsafe the same statement
-      // cost 47 instead of 21 µs of CPU a row on PGlite (batches of 500).
-      const rows = entries.map((entry) => ({
-        subject: entry.subject,
-        subject_type: entry.subjectType,
-        model: entry.model,
-        prompt_tokens: entry.usage.prompt_tokens,
-        completion_tokens: entry.usage.completion_tokens,
-        total_tokens: entry.usage.total_tokens,
-        request_id: entry.requestId,
-      }));
-      await sql.query(
-        `INSERT INTO "chat_usage" ("subject", "subject_type", "model", "prompt_tokens", "completion_tokens", "total_tokens", "request_id")
-         SELECT r."subject", r."subject_type", r."model", r."prompt_tokens", r."completion_tokens", r."total_tokens", r."request_id"
-           FROM jsonb_to_recordset($1::jsonb) AS r("subject" text, "subject_type" text, "model" text, "prompt_tokens" int, "completion_tokens" int, "total_tokens" int, "request_id" text)`,
-        [JSON.stringify(rows)],
-      );
-    }
+    // One statement shape whatever the batch size (Prisma's createMany compiles a new query per
+    // row count), on the raw SQL pool: through Prisma's $executeRawUnsafe the same statement
+    // cost 47 instead of 21 µs of CPU a row on PGlite (batches of 500). The rows go as one array
+    // per column: PostgreSQL reads arrays ~25% faster than the same rows as JSON (16–19 against
+    // 23–25 µs a row on PGlite, batches of 400).
+    await sql.query(
+      `INSERT INTO "chat_usage" ("subject", "subject_type", "model", "prompt_tokens", "completion_tokens", "total_tokens", "request_id")
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[])`,
+      [
+        entries.map((e) => e.subject),
+        entries.map((e) => e.subjectType),
+        entries.map((e) => e.model),
+        entries.map((e) => e.usage.prompt_tokens),
+        entries.map((e) => e.usage.completion_tokens),
+        entries.map((e) => e.usage.total_tokens),
+        entries.map((e) => e.requestId),
+      ],
+    );
   }
 
   return {
