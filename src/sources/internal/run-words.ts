@@ -43,13 +43,49 @@ function interpreterFiles(args: readonly string[]): string[] {
  * interpreter or shell is handed (not the script's own arguments), the files of a `chmod` that
  * grants execute.
  */
-export function filesRun(words: readonly string[]): FileRun[] {
+export function filesRun(words: readonly string[], inFind = false): FileRun[] {
   const [name = '', ...args] = words;
   const base = posix.basename(name);
   const own = { path: name, named: !name.includes('/') };
+  // A find run by a find's -exec is not read again: nested, each would re-read the rest of the line.
+  if (base === 'find' && !inFind) return [own, ...findRuns(args)];
   if (INTERPRETERS.test(base)) return [own, ...interpreterFiles(args).map((path) => ({ path, named: false }))];
   if (name === 'chmod' && args.some((a) => !a.startsWith('-') && grantsExecute(a))) return [own, ...args.filter((a) => !a.startsWith('-') && !grantsExecute(a)).map((path) => ({ path, named: false }))];
   return [own];
+}
+
+/** `find`'s actions that run a command on each file found (`-exec cmd {} ;`, `-execdir cmd {} +`). */
+const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+/** How many of `find`'s folders are read. */
+const MAX_FIND_FOLDERS = 16;
+/** `find`'s options before its folders (`-L`, `-D debug`, `-O3`). */
+const FIND_OPTIONS = /^-(?:[HLP]|D|O\d*)$/;
+
+/**
+ * The files the commands of `find`'s `-exec` actions run (`args` are find's own): the found file,
+ * `{}`, read as the file a literal `-name` names under each folder searched, or as any file there
+ * (`folder/{}`), so a command run on the files of a downloaded archive's folder is seen.
+ */
+function findRuns(args: readonly string[]): FileRun[] {
+  let i = 0;
+  while (i < args.length && FIND_OPTIONS.test(args[i]!)) i += args[i] === '-D' ? 2 : 1;
+  const folders: string[] = [];
+  // At most MAX_FIND_FOLDERS are read: each action's command is read once per folder, and a line of many would make that quadratic.
+  for (; i < args.length && !/^[-(!]/.test(args[i]!); i++) if (folders.length < MAX_FIND_FOLDERS) folders.push(args[i]!);
+  if (folders.length === 0) folders.push('.');
+  const named = args.findIndex((a) => a === '-name' || a === '-iname');
+  const literal = named < 0 ? undefined : args[named + 1];
+  const found = literal !== undefined && literal !== '' && !/[*?[\\/]/.test(literal) ? literal : '{}';
+  const runs: FileRun[] = [];
+  for (let k = i; k < args.length; k++) {
+    if (!FIND_ACTIONS.has(args[k]!)) continue;
+    let end = k + 1;
+    while (end < args.length && args[end] !== ';' && !(args[end] === '+' && args[end - 1] === '{}')) end++;
+    const command = args.slice(k + 1, end);
+    for (const folder of folders) for (const run of filesRun(command.map((w) => w.replaceAll('{}', posix.join(folder, found))), true)) runs.push(run);
+    k = end;
+  }
+  return runs;
 }
 
 /** The languages of the programs a hook runs; `shell` is the hook's own. */

@@ -290,13 +290,59 @@ export function allCommands(line: string, depth = 0): ShellCommand[] {
   return out;
 }
 
-/** Words that only prefix the command that follows them (`sudo`, `env X=1`, `then`, a group's `{`…). */
-const PREFIXES = /^(?:then|do|else|elif|if|while|until|!|\{|exec|command|nohup|time|env|sudo|doas|nice)$/;
+/** Keywords that only prefix the command that follows them (`then`, a group's `{`, `!`…). */
+const KEYWORDS = new Set(['then', 'do', 'else', 'elif', 'if', 'while', 'until', '!', '{']);
 
-/** The command's own words: leading keywords, wrappers and `NAME=value` assignments dropped. */
+/**
+ * Commands that run the command after their own options and operands (`timeout 60 curl …`,
+ * `xargs -n 1 curl …`, `sudo -u nobody sh t`): the options that take the next word as their value,
+ * and how many operands come before the command.
+ */
+const RUNNERS = new Map<string, { valued: RegExp; operands: number }>([
+  ['exec', { valued: /^-a$/, operands: 0 }],
+  ['command', { valued: /^$/, operands: 0 }],
+  ['time', { valued: /^-[fo]$|^--(?:format|output)$/, operands: 0 }],
+  ['nohup', { valued: /^$/, operands: 0 }],
+  ['env', { valued: /^-[uCS]$|^--(?:unset|chdir|split-string)$/, operands: 0 }],
+  ['sudo', { valued: /^-[ugpCDhrtTRU]$|^--(?:user|group|prompt|close-from|chdir|host|role|type|command-timeout|chroot|other-user)$/, operands: 0 }],
+  ['doas', { valued: /^-[uC]$/, operands: 0 }],
+  ['nice', { valued: /^-n$|^--adjustment$/, operands: 0 }],
+  ['timeout', { valued: /^-[sk]$|^--(?:signal|kill-after)$/, operands: 1 }],
+  ['xargs', { valued: /^-[nLIdEsPa]$|^--(?:max-args|max-lines|replace|delimiter|eof|max-chars|max-procs|arg-file|process-slot-var)$/, operands: 0 }],
+  ['stdbuf', { valued: /^-[ioe]$|^--(?:input|output|error)$/, operands: 0 }],
+  ['setsid', { valued: /^$/, operands: 0 }],
+  ['ionice', { valued: /^-[cnp]$|^--(?:class|classdata|pid)$/, operands: 0 }],
+  ['chrt', { valued: /^-T$|^-[PD]$|^--sched-(?:runtime|period|deadline)$/, operands: 1 }],
+  ['taskset', { valued: /^$/, operands: 1 }],
+  ['busybox', { valued: /^$/, operands: 0 }],
+]);
+
+/**
+ * The command's own words: leading keywords, `NAME=value` assignments and runners (with their
+ * options and operands, see RUNNERS) dropped. A runner given nothing to run stays the command.
+ */
 export function commandWords(words: readonly string[]): string[] {
   let i = 0;
-  while (i < words.length && (PREFIXES.test(words[i]!) || /^[A-Za-z_]\w*=/.test(words[i]!) || (i > 0 && /^-/.test(words[i]!) && PREFIXES.test(words[i - 1]!)))) i++;
+  while (i < words.length) {
+    const word = words[i]!;
+    if (KEYWORDS.has(word) || /^[A-Za-z_]\w*=/.test(word)) {
+      i++;
+      continue;
+    }
+    const runner = RUNNERS.get(word.slice(word.lastIndexOf('/') + 1));
+    if (runner === undefined) break;
+    let j = i + 1;
+    while (j < words.length && words[j]!.startsWith('-') && words[j] !== '-') {
+      if (words[j] === '--') {
+        j++;
+        break;
+      }
+      j += runner.valued.test(words[j]!) ? 2 : 1;
+    }
+    j += runner.operands;
+    if (j >= words.length) break;
+    i = j;
+  }
   return words.slice(i);
 }
 
