@@ -217,7 +217,7 @@ describe('Account page', () => {
     expect(await overflowsHorizontally(page)).toBe(false);
   });
 
-  it('says what is wrong with a field in the language of the page, not the browser', async () => {
+  it("says what is wrong with a field in the language of the page, not the browser's or the API's", async () => {
     await page.goto(`${plaza.url}/account?locale=zh-CN`);
     await page.locator('#signin:not([hidden])').waitFor();
     await page.locator('#a-email').fill('nope');
@@ -226,6 +226,17 @@ describe('Account page', () => {
     await page.locator('#a-email').fill('');
     await page.locator('#signin-form button[type="submit"]').click();
     await waitUntil(page, `document.getElementById('a-email-error')?.textContent === '请填写此字段。'`);
+    // An address the browser takes and the API refuses (no dot in its domain): the API's refusal
+    // is said in the page's language, not in the API's English.
+    await page.locator('#a-email').fill('a@b');
+    await page.locator('#signin-form button[type="submit"]').click();
+    await waitUntil(page, `document.getElementById('a-email-error')?.textContent === '请输入有效的电子邮件地址。'`);
+    // An English page shows the API's own message.
+    await page.goto(`${plaza.url}/account?locale=en`);
+    await page.locator('#signin:not([hidden])').waitFor();
+    await page.locator('#a-email').fill('a@b');
+    await page.locator('#signin-form button[type="submit"]').click();
+    await waitUntil(page, `document.getElementById('a-email-error')?.textContent === 'email must be a valid e-mail address.'`);
   });
 
   it('shows the sign-in form when signed out, without a failed request; no serious accessibility violations; fits a phone', async () => {

@@ -4,11 +4,23 @@
 // receipts page.
 import { el, fieldError, fill, invalidMessage, pageData, requestJson, retryAfter, say, session as store } from './common.js';
 
-const { text } = pageData();
+const { text, locale } = pageData();
 const message = document.getElementById('account-message');
 const signin = document.getElementById('signin');
 const signedIn = document.getElementById('signed-in');
 let csrf = '';
+
+/**
+ * What to say of an API refusal. An English page shows the API's own message (it says the most);
+ * another shows the page's words, in its language: `own` for a 400 (the page knows what it sent),
+ * that the session ended for a 401, else that it did not work.
+ */
+function refusal(res, own) {
+  if (locale === 'en' && res.body?.message) return res.body.message;
+  if (res.status === 400 && own) return own;
+  if (res.status === 401) return text.signedOut;
+  return text.failed;
+}
 
 /** Whether this browser holds a session's readable CSRF cookie (plain or `__Host-` over HTTPS). */
 function maybeSignedIn() {
@@ -51,7 +63,7 @@ document.getElementById('signin-form').addEventListener('submit', async (event) 
   const res = await requestJson('POST', '/api/auth/email/register-link', { email: email.value.trim(), next: '/account' });
   if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
   if (res.status === 404) return say(message, text.unavailable, 'warn');
-  if (!res.ok) return fieldError(email, res.body?.message || text.failed);
+  if (!res.ok) return fieldError(email, refusal(res, text.refusedEmail));
   say(message, text.sent);
 });
 
@@ -78,7 +90,7 @@ document.getElementById('password-form').addEventListener('submit', async (event
   const res = await requestJson('POST', '/api/auth/password/login', { email, password: password.value });
   if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
   if (res.status === 401) return fieldError(password, text.wrongPassword);
-  if (!res.ok) return fieldError(password, res.body?.message || text.failed);
+  if (!res.ok) return fieldError(password, refusal(res, /password/.test(res.body?.message || '') ? text.passwordHint : text.refusedEmail));
   password.value = '';
   say(message, '');
   await start();
@@ -90,7 +102,7 @@ document.getElementById('forgot').addEventListener('click', async () => {
   if (!email) return;
   const res = await requestJson('POST', '/api/auth/password/reset/request', { email });
   if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
-  if (!res.ok) return fieldError(passwordEmail, res.body?.message || text.failed);
+  if (!res.ok) return fieldError(passwordEmail, refusal(res, text.refusedEmail));
   say(message, text.resetSent);
 });
 
@@ -107,7 +119,7 @@ document.getElementById('set-password-form').addEventListener('submit', async (e
   const body = { password: next.value, ...(current.value ? { current_password: current.value } : {}) };
   const res = await requestJson('POST', '/api/account/password', body, { 'x-csrf-token': csrf });
   if (res.status === 400 && /current_password/.test(res.body?.message || '')) return fieldError(current, text.wrongPassword);
-  if (!res.ok) return fieldError(next, res.body?.message || text.failed);
+  if (!res.ok) return fieldError(next, refusal(res, text.passwordHint));
   next.value = '';
   current.value = '';
   document.getElementById('current-password-field').hidden = false;
@@ -128,7 +140,7 @@ async function loadKeys() {
   const list = document.getElementById('key-list');
   if (!res.ok) return list.replaceChildren(el('li', {}, text.failed));
   list.replaceChildren(
-    ...res.body.keys.map((k) => el('li', {}, el('code', {}, `${k.prefix}…`), ` ${k.name || ''} — ${k.created_at.slice(0, 10)}${k.revoked_at ? ' (revoked)' : ''}`)),
+    ...res.body.keys.map((k) => el('li', {}, el('code', {}, `${k.prefix}…`), ` ${k.name || ''} — ${k.created_at.slice(0, 10)}${k.revoked_at ? ` (${text.revoked})` : ''}`)),
   );
 }
 
@@ -136,7 +148,7 @@ document.getElementById('key-form').addEventListener('submit', async (event) => 
   event.preventDefault();
   const res = await requestJson('POST', '/api/account/keys', { name: 'web' }, { 'x-csrf-token': csrf });
   const box = document.getElementById('key-secret');
-  if (!res.ok) return say(box, res.body?.message || text.failed, 'error');
+  if (!res.ok) return say(box, refusal(res, text.tooManyKeys), 'error');
   store.set('plaza_api_key', res.body.api_key);
   box.className = 'result';
   box.replaceChildren(el('p', {}, text.keyShown), el('p', {}, el('code', { id: 'new-key' }, res.body.api_key)));
@@ -190,10 +202,10 @@ document.getElementById('agent-form').addEventListener('submit', async (event) =
   const res = await requestJson('POST', '/api/agents', { display_name: name.value.trim() }, { 'x-csrf-token': csrf });
   // A refused name is said at the field, where the visitor is (the page's status line is far above).
   if (res.status === 400) {
-    fieldError(name, res.body?.message || text.failed);
+    fieldError(name, refusal(res, fill(text.refusedName, { max: name.maxLength })));
     return name.focus();
   }
-  if (!res.ok) return say(message, res.body?.message || text.failed, 'error');
+  if (!res.ok) return say(message, refusal(res), 'error');
   name.value = '';
   showAgentToken(res.body.data.agent, res.body.data.token);
   await loadAgents();
@@ -209,7 +221,7 @@ agentList.addEventListener('click', async (event) => {
   say(message, '');
   say(agentToken, '');
   const res = await requestJson('POST', `/api/agents/${encodeURIComponent(item.dataset.agentId)}/token`, {}, { 'x-csrf-token': csrf });
-  if (!res.ok) return say(message, res.body?.message || text.failed, 'error');
+  if (!res.ok) return say(message, refusal(res), 'error');
   showAgentToken(res.body.data.agent, res.body.data.token);
   await loadAgents();
 });
