@@ -332,7 +332,7 @@ export function commandWords(words: readonly string[]): string[] {
     const runner = RUNNERS.get(word.slice(word.lastIndexOf('/') + 1));
     if (runner === undefined) break;
     let j = i + 1;
-    while (j < words.length && words[j]!.startsWith('-') && words[j] !== '-') {
+    while (j < words.length && words[j]!.startsWith('-')) {
       if (words[j] === '--') {
         j++;
         break;
