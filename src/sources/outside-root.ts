@@ -59,9 +59,15 @@ export function writesOutsideRoot(line: string, program = false): string[] {
   const found: string[] = [];
   for (const m of line.matchAll(REDIRECT)) if (m[1] && outside(m[1])) found.push(m[1].replace(/^["']|["']$/g, ''));
   for (const m of line.matchAll(WRITE_COMMANDS)) {
-    const args = (m[1] ?? '').trim().split(/\s+/).filter((a) => !a.startsWith('-'));
+    const words = (m[1] ?? '').trim().split(/\s+/);
+    // `find … -exec cp {} /x \;` or `-exec cp -t /x {} +`: find's terminator is no argument.
+    while (words.length > 0 && /^(?:\\|\+|\\;|;)$/.test(words.at(-1)!)) words.pop();
+    const args = words.filter((a) => !a.startsWith('-'));
+    // `cp -t /x a b`, `--target-directory=/x`: the destination is named first.
+    const into = words.findIndex((w) => w === '-t' || w === '--target-directory');
+    const named = into >= 0 ? words[into + 1] : words.find((w) => w.startsWith('--target-directory='))?.slice('--target-directory='.length);
     // `dd of=/x`; otherwise the last argument is the destination (mkdir/touch/rm: every argument).
-    const targets = /\bdd\s/.test(m[0]) ? args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)) : /\b(?:mkdir|touch|rm)\s/.test(m[0]) ? args : args.slice(-1);
+    const targets = /\bdd\s/.test(m[0]) ? args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)) : /\b(?:mkdir|touch|rm)\s/.test(m[0]) ? args : named !== undefined && /\b(?:cp|mv|install|ln)\s/.test(m[0]) ? [named] : args.slice(-1);
     for (const t of targets) if (outside(t)) found.push(t.replace(/^["']|["']$/g, ''));
   }
   // Commands (in substitutions too) read only for a download's output, so only on a line that names a downloader.

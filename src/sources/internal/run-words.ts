@@ -61,12 +61,22 @@ const MAX_FIND_FOLDERS = 16;
 /** `find`'s options before its folders (`-L`, `-D debug`, `-O3`). */
 const FIND_OPTIONS = /^-(?:[HLP]|D|O\d*)$/;
 
+/** A command `find` runs on the files it finds: its words' range in find's arguments, and the found file as the scan reads it. */
+export interface FindAction {
+  /** Index of the command's first word in find's arguments (after `-exec`), and one past its last (before `;` or `+`). */
+  start: number;
+  end: number;
+  /** Each folder searched (at most MAX_FIND_FOLDERS) joined with the file a literal `-name` names, else `{}` (any file there). */
+  found: string[];
+}
+
 /**
- * The files the commands of `find`'s `-exec` actions run (`args` are find's own): the found file,
- * `{}`, read as the file a literal `-name` names under each folder searched, or as any file there
- * (`folder/{}`), so a command run on the files of a downloaded archive's folder is seen.
+ * The commands of `find`'s `-exec`, `-execdir`, `-ok` and `-okdir` actions (`args` are find's own
+ * arguments). `{}` stands for each file found: read as the file a literal `-name` names under each
+ * folder searched, or as any file there (`folder/{}`), so a command run on the files of a
+ * downloaded archive's folder is seen.
  */
-function findRuns(args: readonly string[]): FileRun[] {
+export function findActions(args: readonly string[]): FindAction[] {
   let i = 0;
   while (i < args.length && FIND_OPTIONS.test(args[i]!)) i += args[i] === '-D' ? 2 : 1;
   const folders: string[] = [];
@@ -75,15 +85,25 @@ function findRuns(args: readonly string[]): FileRun[] {
   if (folders.length === 0) folders.push('.');
   const named = args.findIndex((a) => a === '-name' || a === '-iname');
   const literal = named < 0 ? undefined : args[named + 1];
-  const found = literal !== undefined && literal !== '' && !/[*?[\\/]/.test(literal) ? literal : '{}';
-  const runs: FileRun[] = [];
+  const name = literal !== undefined && literal !== '' && !/[*?[\\/]/.test(literal) ? literal : '{}';
+  const found = folders.map((folder) => posix.join(folder, name));
+  const actions: FindAction[] = [];
   for (let k = i; k < args.length; k++) {
     if (!FIND_ACTIONS.has(args[k]!)) continue;
     let end = k + 1;
     while (end < args.length && args[end] !== ';' && !(args[end] === '+' && args[end - 1] === '{}')) end++;
-    const command = args.slice(k + 1, end);
-    for (const folder of folders) for (const run of filesRun(command.map((w) => w.replaceAll('{}', posix.join(folder, found))), true)) runs.push(run);
+    actions.push({ start: k + 1, end, found });
     k = end;
+  }
+  return actions;
+}
+
+/** The files the commands of `find`'s actions run, once for each file found (see findActions). */
+function findRuns(args: readonly string[]): FileRun[] {
+  const runs: FileRun[] = [];
+  for (const { start, end, found } of findActions(args)) {
+    const command = args.slice(start, end);
+    for (const file of found) for (const run of filesRun(command.map((w) => w.replaceAll('{}', file)), true)) runs.push(run);
   }
   return runs;
 }

@@ -4,6 +4,7 @@
  * A command substitution (`$(…)`, `` `…` ``) or process substitution (`<(…)`, `>(…)`) stays whole
  * in its word, in double quotes too, and its code is given beside the command, to be read in turn.
  */
+import { findActions } from './run-words.ts';
 
 /** How deep the scan reads substitutions, `eval`s, `sh -c` codes and function calls inside each other. */
 export const MAX_NESTING = 4;
@@ -134,6 +135,27 @@ export interface ShellCommand {
   substitutions: Substitution[];
 }
 
+/**
+ * The commands a `find` runs (`find a -name x -exec sh {} \\;`), each after it as a command of its
+ * own, on the first file it finds (see findActions: `a/x`, or `a/{}`), with its substitutions: so
+ * every reading of commands reads them too (a download, code given to `sh -c`, a write outside the
+ * root). Not piped: `find`'s output is not their input.
+ */
+function foundRuns(words: readonly string[], substitutions: readonly Substitution[]): ShellCommand[] {
+  const own = commandWords(words);
+  if (own[0]?.slice(own[0].lastIndexOf('/') + 1) !== 'find') return [];
+  // Offsets of find's arguments in the command's words.
+  const offset = words.length - own.length + 1;
+  return findActions(own.slice(1))
+    .filter(({ start, end }) => end > start)
+    .map(({ start, end, found }) => ({
+      words: own.slice(1 + start, 1 + end).map((w) => (w === '{}' ? found[0]! : w)),
+      after: ';',
+      heredocs: [],
+      substitutions: substitutions.filter((s) => s.word >= offset + start && s.word < offset + end).map((s) => ({ ...s, word: s.word - offset - start })),
+    }));
+}
+
 /** Splits one line into simple commands, each a list of words; redirections are words of their own (`>`, `>>`, `<`, `&>`, `2>`). */
 export function shellCommands(line: string): string[][] {
   return parseCommands(line).map((c) => c.words);
@@ -173,6 +195,7 @@ export function parseCommands(line: string): ShellCommand[] {
   const endCommand = (separator: string): void => {
     endWord();
     if (words.length > 0 || heredocs.length > 0) commands.push({ words, after, heredocs, substitutions });
+    if (words.length > 0) commands.push(...foundRuns(words, substitutions));
     words = [];
     heredocs = [];
     substitutions = [];
