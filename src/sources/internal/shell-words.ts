@@ -133,6 +133,8 @@ export interface ShellCommand {
   heredocs: Heredoc[];
   /** The substitutions in its words, in the order they come (the shell runs them before the command). */
   substitutions: Substitution[];
+  /** A command a `find` before it runs on the files it finds (see foundRuns), not words of the line. */
+  found?: true;
 }
 
 /**
@@ -152,13 +154,16 @@ function foundRuns(words: readonly string[], substitutions: readonly Substitutio
       words: own.slice(1 + start, 1 + end).map((w) => (w === '{}' ? found[0]! : w)),
       after: ';',
       heredocs: [],
+      found: true as const,
       substitutions: substitutions.filter((s) => s.word >= offset + start && s.word < offset + end).map((s) => ({ ...s, word: s.word - offset - start })),
     }));
 }
 
-/** Splits one line into simple commands, each a list of words; redirections are words of their own (`>`, `>>`, `<`, `&>`, `2>`). */
+/** Splits one line into simple commands, each a list of words (as written: no command a `find` runs); redirections are words of their own (`>`, `>>`, `<`, `&>`, `2>`). */
 export function shellCommands(line: string): string[][] {
-  return parseCommands(line).map((c) => c.words);
+  return parseCommands(line)
+    .filter((c) => !c.found)
+    .map((c) => c.words);
 }
 
 /** {@link shellCommands} with what separates each command from the one before it, and the here-documents and substitutions it holds. */
