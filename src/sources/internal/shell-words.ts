@@ -144,6 +144,7 @@ export interface ShellCommand {
  * root). Not piped: `find`'s output is not their input.
  */
 function foundRuns(words: readonly string[], substitutions: readonly Substitution[]): ShellCommand[] {
+  if (!words.some((w) => w.endsWith('find'))) return [];
   const own = commandWords(words);
   if (own[0]?.slice(own[0].lastIndexOf('/') + 1) !== 'find') return [];
   // Offsets of find's arguments in the command's words.
@@ -357,7 +358,7 @@ export function commandWords(words: readonly string[]): string[] {
       i++;
       continue;
     }
-    const runner = RUNNERS.get(word.slice(word.lastIndexOf('/') + 1));
+    const runner = RUNNERS.get(word.includes('/') ? word.slice(word.lastIndexOf('/') + 1) : word);
     if (runner === undefined) break;
     let j = i + 1;
     while (j < words.length && words[j]!.startsWith('-')) {
