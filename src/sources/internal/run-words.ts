@@ -43,12 +43,10 @@ function interpreterFiles(args: readonly string[]): string[] {
  * interpreter or shell is handed (not the script's own arguments), the files of a `chmod` that
  * grants execute.
  */
-export function filesRun(words: readonly string[], inFind = false): FileRun[] {
+export function filesRun(words: readonly string[]): FileRun[] {
   const [name = '', ...args] = words;
   const base = posix.basename(name);
   const own = { path: name, named: !name.includes('/') };
-  // A find run by a find's -exec is not read again: nested, each would re-read the rest of the line.
-  if (base === 'find' && !inFind) return [own, ...findRuns(args)];
   if (INTERPRETERS.test(base)) return [own, ...interpreterFiles(args).map((path) => ({ path, named: false }))];
   if (name === 'chmod' && args.some((a) => !a.startsWith('-') && grantsExecute(a))) return [own, ...args.filter((a) => !a.startsWith('-') && !grantsExecute(a)).map((path) => ({ path, named: false }))];
   return [own];
@@ -80,7 +78,7 @@ export function findActions(args: readonly string[]): FindAction[] {
   let i = 0;
   while (i < args.length && FIND_OPTIONS.test(args[i]!)) i += args[i] === '-D' ? 2 : 1;
   const folders: string[] = [];
-  // At most MAX_FIND_FOLDERS are read: each action's command is read once per folder, and a line of many would make that quadratic.
+  // At most MAX_FIND_FOLDERS are read: each action's command is read once per folder (foundRuns in shell-words.ts), and a line of many would make that quadratic.
   for (; i < args.length && !/^[-(!]/.test(args[i]!); i++) if (folders.length < MAX_FIND_FOLDERS) folders.push(args[i]!);
   if (folders.length === 0) folders.push('.');
   const named = args.findIndex((a) => a === '-name' || a === '-iname');
@@ -96,16 +94,6 @@ export function findActions(args: readonly string[]): FindAction[] {
     k = end;
   }
   return actions;
-}
-
-/** The files the commands of `find`'s actions run, once for each file found (see findActions). */
-function findRuns(args: readonly string[]): FileRun[] {
-  const runs: FileRun[] = [];
-  for (const { start, end, found } of findActions(args)) {
-    const command = args.slice(start, end);
-    for (const file of found) for (const run of filesRun(command.map((w) => w.replaceAll('{}', file)), true)) runs.push(run);
-  }
-  return runs;
 }
 
 /** The languages of the programs a hook runs; `shell` is the hook's own. */

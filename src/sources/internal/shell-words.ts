@@ -138,26 +138,29 @@ export interface ShellCommand {
 }
 
 /**
- * The commands a `find` runs (`find a -name x -exec sh {} \\;`), each after it as a command of its
- * own, on the first file it finds (see findActions: `a/x`, or `a/{}`), with its substitutions: so
- * every reading of commands reads them too (a download, code given to `sh -c`, a write outside the
- * root). Not piped: `find`'s output is not their input.
+ * The commands a `find` runs (`find a -name x -exec sh {} \;`), each after it as a command of its
+ * own, once for each folder it searches, on the file it finds there (see findActions: `a/x`, or
+ * `a/{}`): so every reading of commands reads them too (a file run, code given to `sh -c`, a write
+ * outside the root). The first carries the substitutions in its words (the shell runs them once).
+ * Not piped: `find`'s output is not their input. Only commands of the line are expanded, so a
+ * `find` run by a `find` is not read again (nested, each would re-read the rest of the line).
  */
 function foundRuns(words: readonly string[], substitutions: readonly Substitution[]): ShellCommand[] {
   if (!words.some((w) => w.endsWith('find'))) return [];
   const own = commandWords(words);
   if (own[0]?.slice(own[0].lastIndexOf('/') + 1) !== 'find') return [];
-  // Offsets of find's arguments in the command's words.
+  // Offset of find's arguments in the command's words.
   const offset = words.length - own.length + 1;
-  return findActions(own.slice(1))
-    .filter(({ start, end }) => end > start)
-    .map(({ start, end, found }) => ({
-      words: own.slice(1 + start, 1 + end).map((w) => (w === '{}' ? found[0]! : w)),
-      after: ';',
-      heredocs: [],
-      found: true as const,
-      substitutions: substitutions.filter((s) => s.word >= offset + start && s.word < offset + end).map((s) => ({ ...s, word: s.word - offset - start })),
-    }));
+  const runs: ShellCommand[] = [];
+  for (const { start, end, found } of findActions(own.slice(1))) {
+    if (end === start) continue;
+    const command = own.slice(1 + start, 1 + end);
+    const inWords = substitutions.filter((s) => s.word >= offset + start && s.word < offset + end).map((s) => ({ ...s, word: s.word - offset - start }));
+    for (const [k, file] of found.entries()) {
+      runs.push({ words: command.map((w) => (w === '{}' ? file : w)), after: ';', heredocs: [], substitutions: k === 0 ? inWords : [], found: true });
+    }
+  }
+  return runs;
 }
 
 /** Splits one line into simple commands, each a list of words (as written: no command a `find` runs); redirections are words of their own (`>`, `>>`, `<`, `&>`, `2>`). */
