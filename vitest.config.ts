@@ -41,8 +41,11 @@ export default defineConfig({
       },
       {
         // Real Chromium (Debian's headless shell, test/support/browser.ts) against a real Plaza; one browser per file.
+        // Skipped with one line at the end when there is no Chromium, a failure with
+        // PLAZA_TEST_REQUIRE_BROWSER=1 (test/support/global-browser.ts).
         test: {
           name: 'browser',
+          globalSetup: ['test/support/global-browser.ts'],
           include: ['test/browser/**/*.test.ts'],
           environment: 'node',
           testTimeout: 60_000,

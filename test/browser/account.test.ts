@@ -6,13 +6,13 @@
  * serious axe violations.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
-import { collectPageErrors, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import { collectPageErrors, describeWithBrowser, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
 
-describe('Account page', () => {
+describeWithBrowser('Account page', () => {
   let plaza: TestPlaza;
   let smtp: SmtpSink;
   let browser: Browser;

@@ -4,12 +4,12 @@
  * the tab, answers in Chinese on the zh-CN page, and has no serious axe violations.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
-import { freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
+import { describeWithBrowser, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
-describe('Assistant page', () => {
+describeWithBrowser('Assistant page', () => {
   let plaza: TestPlaza;
   let browser: Browser;
   let context: BrowserContext;

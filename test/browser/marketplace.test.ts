@@ -6,18 +6,18 @@
  * validation and a 409; no serious axe violations; phone width.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
 import { createProber } from '../../probes/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createProbeStore } from '../../src/marketplace/index.ts';
-import { DESKTOP, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import { describeWithBrowser, DESKTOP, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { type EverythingServer, type FixtureProvider, type SdkUpstream, startEverything, startFixtureProvider, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 const XSS = `<img src=x onerror="window.__xss='img'"><script>window.__xss='script'</script>"'&`;
 
-describe('Marketplace pages', () => {
+describeWithBrowser('Marketplace pages', () => {
   let plaza: TestPlaza;
   let everything: EverythingServer;
   let fixture: FixtureProvider;

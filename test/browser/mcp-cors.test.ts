@@ -9,16 +9,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
-import { freshPage, launchChromium } from '../support/browser.ts';
+import { describeWithBrowser, freshPage, launchChromium } from '../support/browser.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
-describe('MCP gateway from a web page on another origin', () => {
+describeWithBrowser('MCP gateway from a web page on another origin', () => {
   let plaza: TestPlaza;
   let browser: Browser;
   let context: BrowserContext | undefined;

@@ -5,20 +5,20 @@
  * name renders as text; the publishing guide is there; no serious axe violations.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
 import type { SourceWorker } from '../../probes/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createMailer, type Mailer } from '../../src/mail/index.ts';
 import { createSourcesWorker } from '../../src/sources/index.ts';
 import { createTestTls, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
-import { focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
+import { describeWithBrowser, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { buildPackage, trustCa } from '../support/sources.ts';
 
 const HOSTILE = `Hello <img src=x onerror="window.__xss=1">`;
 
-describe('Packages pages', () => {
+describeWithBrowser('Packages pages', () => {
   let plaza: TestPlaza;
   let market: TestMarket;
   let untrust: () => void;

@@ -10,16 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
 import { CHECKPOINT_TYP, checkpointText, createReceiptWriter, type ReceiptInput } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { type ActiveSigningKey, createSigningKeyStore } from '../../src/keys/index.ts';
-import { freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import { describeWithBrowser, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
-describe('Receipts page', () => {
+describeWithBrowser('Receipts page', () => {
   let plaza: TestPlaza;
   let browser: Browser;
   let context: BrowserContext;

@@ -2,24 +2,30 @@
  * Real Chromium for page tests: Debian's Chromium headless shell driven by playwright-core, an axe-core
  * scan that runs inside the page, and optional screenshots into docs/screenshots.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { describe, inject } from 'vitest';
 
 const require = createRequire(import.meta.url);
 
 /**
- * Debian's Chromium: its headless shell (package `chromium-headless-shell`: the same Blink build
- * without the full browser's extra processes, about a third less wall time for the browser files)
- * when installed, else the full browser. `.ci/run` installs the shell; `CHROMIUM_PATH` overrides.
+ * Chromium's executable for this run, found once by the browser project's global set-up
+ * (test/support/global-browser.ts, test/support/chromium-path.ts); null when there is none.
  */
-export const CHROMIUM_PATH =
-  process.env['CHROMIUM_PATH'] ?? (existsSync('/usr/bin/chromium-headless-shell') ? '/usr/bin/chromium-headless-shell' : '/usr/bin/chromium');
+export const CHROMIUM_PATH: string | null = inject('chromiumPath') ?? null;
+
+/**
+ * `describe` for browser suites: skipped when the run has no Chromium (the global set-up then says
+ * so in one line at the end). A file's top-level hooks do not run when all its tests are skipped.
+ */
+export const describeWithBrowser = describe.skipIf(CHROMIUM_PATH === null);
 
 /** One headless Chromium for a test file. */
 export function launchChromium(): Promise<Browser> {
+  if (CHROMIUM_PATH === null) throw new Error('no Chromium for this run: use describeWithBrowser (test/support/global-browser.ts)');
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
