@@ -17,8 +17,11 @@ enableCompileCache(process.env['NODE_COMPILE_CACHE']);
 // PostgreSQL/Redis when TEST_DATABASE_URL / TEST_REDIS_URL are set) and `browser` (pages in Chromium).
 export default defineConfig({
   test: {
-    // One temporary folder per run, removed at its end (test/support/global-tmp.ts).
-    globalSetup: ['test/support/global-tmp.ts'],
+    // One temporary folder per run, removed at its end (test/support/global-tmp.ts); the run fails
+    // when a process it started outlives it (test/support/global-leftovers.ts).
+    globalSetup: ['test/support/global-leftovers.ts', 'test/support/global-tmp.ts'],
+    // Every test file ends the processes it started, also after a failure or a timeout.
+    setupFiles: ['test/support/children-setup.ts'],
     // Two files at a time on these 2-core machines (Vitest's default leaves one core idle): most
     // tests wait on child processes, sockets and databases, not on their own CPU.
     maxWorkers: 2,

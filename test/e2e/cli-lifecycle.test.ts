@@ -5,7 +5,6 @@
  * code 2 naming the variable on bad configuration; on PostgreSQL, a receipt spool slot for each
  * server started on one data folder.
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -16,6 +15,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { startChild } from '../support/children.ts';
 import { childEnv, freePort, runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
 
@@ -71,7 +71,7 @@ describe('plaza serve on embedded storage', () => {
 
   it('stops the server when `npm start` itself gets SIGTERM (as a process manager sends it)', async () => {
     const port = await freePort();
-    const npm = spawn('npm', ['start'], {
+    const npm = startChild('npm', ['start'], {
       cwd: join(import.meta.dirname, '..', '..'),
       env: childEnv({ PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-e2e-npm-')), HOST: '127.0.0.1', PORT: String(port), MCP_REGISTRY_URL: 'off' }),
       stdio: ['ignore', 'ignore', 'ignore'],

@@ -17,7 +17,7 @@
  *   pg-restart.test.ts.
  * The rest runs on embedded storage (PGlite), so it runs everywhere.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
@@ -28,6 +28,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { randomToken } from '../../src/kernel/index.ts';
+import { startChild } from '../support/children.ts';
 import { freePort, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
 import { type FaultUpstream, FLOOD_BYTES, ODD_ANSWERS, OTHER_FAILURES, startFaultUpstream } from '../support/fault-upstreams.ts';
@@ -389,7 +390,7 @@ describe.skipIf(!HAS_REDIS_SERVER)('Redis stopped and started again', () => {
   const prefix = `plaza-faults:${randomToken(6)}:`;
 
   async function startRedis(): Promise<void> {
-    redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    redis = startChild('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     redis.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     for (let i = 0; i < 100 && !out.includes('Ready to accept connections'); i++) await new Promise((r) => setTimeout(r, 50));

@@ -8,7 +8,6 @@
  * Skipped when the conformance package is not installed (it is a dev dependency the lead adds);
  * `CONFORMANCE_BIN` may point at its `dist/index.js` instead.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -20,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { runChild } from '../support/children.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -51,39 +51,31 @@ interface Check {
 type SuiteResult = Map<string, Check[]>;
 
 /** Runs the server suite against `url`; returns every scenario's checks (from the saved checks.json files, or the summary). */
-function runSuite(url: string): Promise<{ result: SuiteResult; output: string }> {
+async function runSuite(url: string): Promise<{ result: SuiteResult; output: string }> {
   const outDir = mkdtempSync(join(tmpdir(), 'plaza-conformance-'));
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN!, 'server', '--url', url, '--output-dir', outDir],
-      { cwd: outDir, timeout: 300_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
-      // The exit code says whether anything failed; the comparison below decides what matters.
-      (_error, stdout, stderr) => {
-        const result: SuiteResult = new Map();
-        for (const file of readdirSync(outDir, { recursive: true, encoding: 'utf8' })) {
-          if (basename(file) !== 'checks.json') continue;
-          // Result folders are `server-<scenario>-<ISO timestamp>` (scenario names may hold `/`).
-          const folder = dirname(file).replace(/\\/g, '/');
-          const scenario = folder.replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '').replace(/^server-/, '');
-          result.set(scenario, JSON.parse(readFileSync(join(outDir, file), 'utf8')) as Check[]);
-        }
-        if (result.size === 0) {
-          // Older releases without --output-dir: read the summary lines `✓ name: 3 passed, 0 failed`.
-          for (const line of stdout.split('\n')) {
-            const m = /^[✓✗] (\S+): (\d+) passed, (\d+) failed/.exec(line.trim());
-            if (!m) continue;
-            const checks: Check[] = [];
-            for (let i = 0; i < Number(m[2]); i++) checks.push({ id: `${m[1]}#ok${i}`, status: 'SUCCESS' });
-            for (let i = 0; i < Number(m[3]); i++) checks.push({ id: `${m[1]}#fail${i}`, status: 'FAILURE' });
-            result.set(m[1]!, checks);
-          }
-        }
-        rmSync(outDir, { recursive: true, force: true });
-        resolve({ result, output: `${stdout}\n${stderr}` });
-      },
-    );
-  });
+  // The exit code says whether anything failed; the comparison below decides what matters.
+  const { stdout, stderr } = await runChild(process.execPath, [BIN!, 'server', '--url', url, '--output-dir', outDir], { cwd: outDir, timeoutMs: 300_000, env: { ...process.env, NO_COLOR: '1' } });
+  const result: SuiteResult = new Map();
+  for (const file of readdirSync(outDir, { recursive: true, encoding: 'utf8' })) {
+    if (basename(file) !== 'checks.json') continue;
+    // Result folders are `server-<scenario>-<ISO timestamp>` (scenario names may hold `/`).
+    const folder = dirname(file).replace(/\\/g, '/');
+    const scenario = folder.replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '').replace(/^server-/, '');
+    result.set(scenario, JSON.parse(readFileSync(join(outDir, file), 'utf8')) as Check[]);
+  }
+  if (result.size === 0) {
+    // Older releases without --output-dir: read the summary lines `✓ name: 3 passed, 0 failed`.
+    for (const line of stdout.split('\n')) {
+      const m = /^[✓✗] (\S+): (\d+) passed, (\d+) failed/.exec(line.trim());
+      if (!m) continue;
+      const checks: Check[] = [];
+      for (let i = 0; i < Number(m[2]); i++) checks.push({ id: `${m[1]}#ok${i}`, status: 'SUCCESS' });
+      for (let i = 0; i < Number(m[3]); i++) checks.push({ id: `${m[1]}#fail${i}`, status: 'FAILURE' });
+      result.set(m[1]!, checks);
+    }
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  return { result, output: `${stdout}\n${stderr}` };
 }
 
 const passed = (checks: Check[] | undefined) => !!checks && checks.some((c) => c.status === 'SUCCESS') && !checks.some((c) => c.status === 'FAILURE');

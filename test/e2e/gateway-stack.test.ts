@@ -7,7 +7,6 @@
  * provider would see against Plaza's JWKS, and find one receipt per call (with an inclusion
  * proof) in `GET /api/receipts`. Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { startChild } from '../support/children.ts';
 import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { type EverythingServer, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
@@ -275,7 +275,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   /** `plaza mcp connect everything` as a child with raw pipes, logged in as the test agent. */
   async function spawnBridge() {
     const credentials = await storedCredential();
-    const bridge = spawn(process.execPath, plazaArgs('mcp', 'connect', 'everything'), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const bridge = startChild(process.execPath, plazaArgs('mcp', 'connect', 'everything'), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
     return { bridge, exited };
   }
@@ -390,7 +390,7 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const credentials = await loginOnce(url);
-    const bridge = spawn(process.execPath, plazaArgs('mcp', 'connect', provider, '--url', url), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const bridge = startChild(process.execPath, plazaArgs('mcp', 'connect', provider, '--url', url), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -10,16 +10,13 @@
  * request gives an HTTP server span and Express spans, and its bearer credential is no span
  * attribute. One child for both saves a start of the SDK, the app and an embedded database.
  */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { runChild } from '../support/children.ts';
 import { TEST_NODE_ARGS, TS_LOADER_ARGS } from '../support/cli.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
-
-const run = promisify(execFile);
 
 interface Report {
   agent: { id: string; agin_id: string };
@@ -36,7 +33,9 @@ let everything: EverythingServer;
 beforeAll(async () => {
   everything = await startEverything();
   const child = join(import.meta.dirname, '..', 'fixtures', 'otel-gateway-child.ts');
-  ({ stdout } = await run(process.execPath, [...TEST_NODE_ARGS, ...TS_LOADER_ARGS, child], { timeout: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url }, maxBuffer: 32 * 1024 * 1024 }));
+  const result = await runChild(process.execPath, [...TEST_NODE_ARGS, ...TS_LOADER_ARGS, child], { timeoutMs: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url } });
+  if (result.code !== 0) throw new Error(`the telemetry child exited with ${result.code ?? result.signal}:\n${result.stderr}`);
+  ({ stdout } = result);
   report = JSON.parse(stdout.trim().split('\n').pop()!) as Report;
 }, 120_000);
 afterAll(async () => {

@@ -7,7 +7,7 @@
  * a short error saying what the status means. At start, a provider that is not listed or not
  * online is warned about on stderr, and the bridge serves anyway (also while Plaza is down).
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { saveCredential } from '../../src/cli/credential-store.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { startChild } from '../support/children.ts';
 import { childEnv, freePort, plazaArgs, runPlaza } from '../support/cli.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -40,7 +41,7 @@ interface Bridge {
 
 /** `plaza mcp connect <args>` as a child with raw pipes, with the credential file (and environment) given. */
 function spawnBridge(args: string[], credentials: string, env: Record<string, string> = {}): Bridge {
-  const child = spawn(process.execPath, plazaArgs('mcp', 'connect', ...args), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = startChild(process.execPath, plazaArgs('mcp', 'connect', ...args), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -5,7 +5,7 @@
  * still running — and the command exits 130 (143) saying it was interrupted. The next operation
  * also clears what a killed one (SIGKILL: no cleanup possible) left behind.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -15,6 +15,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { packPackage, scaffoldPackage } from '../../src/agpk/index.ts';
 import { createTestTls, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
+import { startChild } from '../support/children.ts';
 import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 
 let market: TestMarket;
@@ -40,7 +41,7 @@ afterAll(async () => {
 
 /** `plaza agpk …` left running, with its output collected. */
 function start(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<[number | null, NodeJS.Signals | null]> } {
-  const child = spawn(process.execPath, plazaArgs('agpk', ...args), { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = startChild(process.execPath, plazaArgs('agpk', ...args), { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

@@ -8,7 +8,6 @@
  * tool is a protocol error. Calls still running are answered when the client closes stdin, and a
  * command is stopped when its call is cancelled or the client stops the server.
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
@@ -21,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type AgpkContext, createRegistry, installPackages, loadAgpkSchemas, packPackage, removePackage, scaffoldPackage } from '../../src/agpk/index.ts';
 import { tempDir } from '../support/agpk.ts';
+import { startChild } from '../support/children.ts';
 import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -175,7 +175,7 @@ describe('plaza agpk mcp', () => {
 
 describe('plaza agpk mcp, ending', () => {
   it('answers the calls still running when the client closes stdin, then exits 0', async () => {
-    const child = spawn(process.execPath, plazaArgs('agpk', 'mcp'), { env: childEnv({ AGPK_HOME: home }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = startChild(process.execPath, plazaArgs('agpk', 'mcp'), { env: childEnv({ AGPK_HOME: home }), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const messages = [

@@ -1,15 +1,17 @@
 /** Runs the real `plaza` command (bin/plaza.mjs) as a child process, as a user would. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { type CommandResult, runChild, startChild, withTestMarkers } from './children.ts';
 import { TEST_NODE_ARGS } from './node-flags.ts';
 
 export const PLAZA_BIN = join(import.meta.dirname, '..', '..', 'bin', 'plaza.mjs');
 
+export type { CommandResult };
 export { TEST_NODE_ARGS };
 
 /** Node's arguments for `plaza <args>` in a test: the test flags (./node-flags.ts), bin/plaza.mjs, then `args`. */
@@ -20,33 +22,20 @@ export function plazaArgs(...args: string[]): string[] {
 /** Node flags that run a TypeScript file the way `plaza` runs (bin/plaza.mjs): types stripped by Node where it can, else tsx. */
 export const TS_LOADER_ARGS: string[] = process.features.typescript ? [] : ['--import', 'tsx'];
 
-/** The outcome of a finished command. */
-export interface CommandResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Environment for children: the parent's minus anything that would point Plaza elsewhere. */
+/**
+ * Environment for children: the parent's minus anything that would point Plaza elsewhere, plus
+ * the test markers (test/support/children.ts), so a child the MCP SDK spawns is found too.
+ */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of Object.keys(base)) if (/^(PLAZA_|DATABASE_URL|REDIS_URL|PORT|HOST|OTEL_)/.test(name)) delete base[name];
   // No public registry here (no network), and a private data folder unless the test names one.
-  return { ...base, LOG_LEVEL: 'info', MCP_REGISTRY_URL: 'off', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-cli-')), ...env };
+  return withTestMarkers({ ...base, LOG_LEVEL: 'info', MCP_REGISTRY_URL: 'off', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-cli-')), ...env });
 }
 
 /** Runs `plaza <args>` to completion. */
-export async function runPlaza(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CommandResult> {
-  const child = spawn(process.execPath, plazaArgs(...args), { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
-  clearTimeout(timer);
-  return { code, signal, stdout, stderr };
+export function runPlaza(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CommandResult> {
+  return runChild(process.execPath, plazaArgs(...args), { env: childEnv(env), timeoutMs });
 }
 
 /** A `plaza serve` child process. */
@@ -72,7 +61,7 @@ export async function freePort(): Promise<number> {
 /** Starts `plaza serve` and waits until /health answers 200 (or the process dies). */
 export async function startPlazaServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, plazaArgs('serve'), {
+  const child = startChild(process.execPath, plazaArgs('serve'), {
     env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -3,7 +3,6 @@
  * in streamable HTTP mode as a child process, a small JSON-RPC provider whose tool pages and
  * `annotations.platform` the test controls, and a provider on the MCP SDK's own server.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -16,6 +15,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
+import { startChild, stopChild } from './children.ts';
 import { freePort } from './cli.ts';
 
 const require = createRequire(import.meta.url);
@@ -31,21 +31,21 @@ export interface EverythingServer {
 export async function startEverything(port?: number): Promise<EverythingServer> {
   const chosen = port ?? (await freePort());
   const entry = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
-  const child: ChildProcess = spawn(process.execPath, [entry, 'streamableHttp'], {
+  // Through startChild: it is ended with its test file even when the test never reaches stop().
+  const child = startChild(process.execPath, [entry, 'streamableHttp'], {
     // Only what it needs, plus Node's compile cache when the run has one (vitest.config.ts).
     env: { PATH: process.env['PATH'] ?? '', PORT: String(chosen), ...(process.env['NODE_COMPILE_CACHE'] ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] } : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let output = '';
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = once(child, 'exit');
   const url = `http://127.0.0.1:${chosen}/mcp`;
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server-everything exited:\n${output}`);
     if (output.includes('listening')) break;
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
+      await stopChild(child, 0);
       throw new Error(`server-everything did not start:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 50));
@@ -54,12 +54,7 @@ export async function startEverything(port?: number): Promise<EverythingServer> 
     url,
     port: chosen,
     async stop() {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopChild(child);
     },
   };
 }

@@ -1,5 +1,4 @@
 /** Pins the embedded data folder's single-owner lock. */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,11 +6,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { acquireDataDirLock, DataDirLockedError, readLockOwner } from '../../src/db/index.ts';
+import { startChild } from '../support/children.ts';
 
 describe('acquireDataDirLock', () => {
   it('refuses a folder whose lock is held by a live process', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plaza-lock-'));
-    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+    const child = startChild(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
     try {
       writeFileSync(join(dir, 'plaza.lock'), JSON.stringify({ pid: child.pid, startedAt: 'then' }));
       expect(readLockOwner(dir)?.pid).toBe(child.pid);

@@ -3,7 +3,7 @@
  * atomically, and a stale one broken by one process at a time, so that processes that all find the
  * lock of a dead holder never hold it together.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { breakStaleLock, createLockFile, pidLockStale } from '../../src/kernel/index.ts';
+import { startChild } from '../support/children.ts';
 
 const CONTENDERS = Number(process.env['LOCK_TEST_CONTENDERS'] ?? 5);
 const ROUNDS = Number(process.env['LOCK_TEST_ROUNDS'] ?? 60);
@@ -50,7 +51,7 @@ describe('lock files', () => {
     writeFileSync(log, '');
     await Promise.all(
       Array.from({ length: CONTENDERS }, () => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', CONTENDER, lock, log, String(ROUNDS), dead], { stdio: 'inherit' });
+        const child = startChild(process.execPath, ['--input-type=module', '-e', CONTENDER, lock, log, String(ROUNDS), dead], { stdio: 'inherit' });
         return new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`contender exited with ${code}`)))));
       }),
     );
