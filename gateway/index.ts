@@ -7,6 +7,8 @@ export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
 export type { AgentAuthenticator, AgentIdentity, AginCard } from './identity/agin-card.ts';
 export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';
 export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } from './identity/assertion.ts';
+export type { CardTextRefusal } from './identity/card-text.ts';
+export { cardText, cardTextDropping, RESERVED_OWNER_CONTEXTS, reservedOwnerContext } from './identity/card-text.ts';
 export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
 export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 export type { SharedCalls } from './internal/calls-in-flight.ts';

@@ -1,3 +1,4 @@
+import { storedCard } from '../agents/index.ts';
 import type { PrismaClient } from '../db/index.ts';
 
 /** The public site assistant every bearer sees (seeded idempotently on first use). */
@@ -55,8 +56,9 @@ export function createAgentsDirectory(prisma: PrismaClient): AgentsDirectory {
         id: row.id,
         agin_id: row.aginId,
         agent_principal: row.agentPrincipal,
-        display_name: row.displayName,
-        owner_context: row.ownerContext,
+        // As the gateway stamps them (a row stored before the card check may hold more).
+        display_name: storedCard(row).displayName,
+        owner_context: row.ownerContext === null ? null : storedCard(row).ownerContext,
         status: row.status,
         public: row.public,
         created_at: row.createdAt.toISOString(),

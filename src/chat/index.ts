@@ -19,7 +19,7 @@ export { search, terms } from './retrieval.ts';
 export type { ChatMessage, ChatRequest } from './schema.ts';
 export { CHAT_ROLES, chatRequestParser, chatRequestSchema, MAX_MESSAGES, paramOf, parseChatRequest } from './schema.ts';
 export { readSseData, sseEvent } from './sse.ts';
-export { countPromptTokens, countTokens, splitTokens } from './tokenizer.ts';
+export { countPromptTokens, countTokens, splitTokens, TokenCounter } from './tokenizer.ts';
 export type { BackendCall, ChatBackend, CompletionResult, CompletionStream, StreamControl, StreamSink, Usage } from './types.ts';
 export type { UpstreamOptions } from './upstream-backend.ts';
 export { createUpstreamBackend } from './upstream-backend.ts';

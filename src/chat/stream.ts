@@ -36,7 +36,10 @@ export function streamOfBatches(batches: () => AsyncIterable<string[]>, usage: (
         }
         signal.removeEventListener('abort', control.resume);
         sink.end();
-      })();
+      })().catch(() => {
+        // Only the sink's own end can land here (it threw while ending): the sink is the one to
+        // log its failures (the token API's does), and it has been told the end already.
+      });
       return control;
     },
   };

@@ -1,5 +1,5 @@
 import { type Clock, randomToken, UpstreamError } from '../kernel/index.ts';
-import { countPromptTokens, countTokens } from './tokenizer.ts';
+import { countPromptTokens, countTokens, TokenCounter } from './tokenizer.ts';
 import type { BackendCall, ChatBackend, CompletionStream, Usage } from './types.ts';
 import { createUpstreamHttp } from './upstream-http.ts';
 
@@ -47,7 +47,7 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       }
       if (body === null || typeof body !== 'object' || !Array.isArray(body['choices'])) throw new UpstreamError('The model backend sent an answer without choices.');
       const reported = usageOf(body['usage']);
-      const usage = reported ?? approximate(call, choicesText(body['choices'], 'message'));
+      const usage = reported ?? approximate(call, countTokens(choicesText(body['choices'], 'message')));
       // request_id is Plaza's to give (the response's id for support); an upstream's is dropped.
       const { request_id: _upstreamRequestId, ...rest } = body;
       return { body: { ...rest, usage: reported ? clientUsage(body['usage'], reported) : usage }, usage };
@@ -75,7 +75,7 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       function done(out: string[]): string[] {
         finished = true;
         if (wantsUsage) {
-          usage ??= approximate(call, content.text());
+          usage ??= approximate(call, content.tokens());
           out.push(usageChunk(usageOnly, last, call.backendModel, reportedUsage === undefined ? usage : clientUsage(reportedUsage, usage)));
         }
         out.push('[DONE]');
@@ -158,6 +158,9 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
         usage: () => usage,
         start(sink) {
           let over = false;
+          let sinkEnded = false;
+          const brokenOff = (error: unknown) =>
+            error === undefined || error instanceof UpstreamError ? error : new UpstreamError(exchange.timedOut() && !call.signal.aborted ? 'The model backend timed out.' : 'The model backend stream broke off.', { cause: error });
           /** Ends the exchange and the sink, once: the connection is kept after a finished answer, cut otherwise. */
           const close = (error?: unknown) => {
             if (over) return;
@@ -165,12 +168,14 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
             exchange.release();
             // Upstream usage is the truth; without it (or for a broken-off stream, which is still
             // charged) the text the client received is approximated.
-            usage ??= approximate(call, content.text());
+            usage ??= approximate(call, content.tokens());
             if (finished) exchange.drain();
             else exchange.destroy();
-            sink.end(error === undefined || error instanceof UpstreamError ? error : new UpstreamError(exchange.timedOut() && !call.signal.aborted ? 'The model backend timed out.' : 'The model backend stream broke off.', { cause: error }));
+            sinkEnded = true;
+            sink.end(brokenOff(error));
           };
-          exchange.push((batch, error) => {
+          /** One read of the upstream, or its end (`batch` undefined), passed on to the sink. */
+          const relay = (batch: string[] | undefined, error: Error | undefined) => {
             if (over) return;
             if (batch === undefined) {
               if (error !== undefined) return close(error);
@@ -179,14 +184,25 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
               sink.events(done([]));
               return close();
             }
-            // Runs in undici's callbacks: nothing may escape into them.
+            const failure = take(batch);
+            if (batch.length > 0) sink.events(batch);
+            if (failure) close(failure);
+            else if (finished) close();
+          };
+          exchange.push((batch, error) => {
+            // Runs in undici's callbacks (data, end, error) and the stream timer: whatever throws,
+            // ending the stream included, ends it as broken off (the sink logs it and tells the
+            // client in an error event) instead of escaping into them.
             try {
-              const failure = take(batch);
-              if (batch.length > 0) sink.events(batch);
-              if (failure) close(failure);
-              else if (finished) close();
-            } catch (error) {
-              close(error);
+              relay(batch, error);
+            } catch (thrown) {
+              if (!over) return close(thrown);
+              // Thrown while closing: the upstream is cut, and the sink hears the end unless it
+              // already has (a throw from its own end is dropped by the exchange).
+              exchange.destroy();
+              if (sinkEnded) return;
+              sinkEnded = true;
+              sink.end(brokenOff(thrown));
             }
           });
           return { pause: () => exchange.pause(), resume: () => exchange.resume() };
@@ -197,13 +213,14 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
 }
 
 /**
- * The completion text of a stream, needed only when the upstream reports no usage: the chunks are
- * kept as received and parsed at the end, or folded into text as they pile up (long answers).
+ * The completion tokens of a stream, needed only when the upstream reports no usage: the chunks are
+ * kept as received and parsed at the end, or counted as they pile up (long answers), so a long
+ * stream holds a count, never its whole text.
  */
 class CompletionText {
   #chunks: string[] = [];
   #size = 0;
-  #text = '';
+  readonly #counter = new TokenCounter();
 
   add(data: string): void {
     this.#chunks.push(data);
@@ -211,18 +228,21 @@ class CompletionText {
     if (this.#size > 256 * 1024) this.#fold();
   }
 
-  text(): string {
+  tokens(): number {
     this.#fold();
-    return this.#text;
+    return this.#counter.total();
   }
 
   #fold(): void {
     for (const data of this.#chunks) {
+      let choices: unknown;
       try {
-        this.#text += choicesText((JSON.parse(data) as { choices?: unknown }).choices, 'delta');
+        choices = (JSON.parse(data) as { choices?: unknown }).choices;
       } catch {
         // A malformed chunk carries no countable text (it ended the stream when it arrived).
+        continue;
       }
+      this.#counter.add(choicesText(choices, 'delta'));
     }
     this.#chunks = [];
     this.#size = 0;
@@ -313,8 +333,7 @@ function usageChunk(upstream: Record<string, unknown> | undefined, last: string 
   return JSON.stringify({ id, object: 'chat.completion.chunk', created, model: chunk['model'] ?? model, choices: [], usage });
 }
 
-function approximate(call: BackendCall, completion: string): Usage {
+function approximate(call: BackendCall, tokens: number): Usage {
   const prompt = countPromptTokens(call.request.messages);
-  const tokens = countTokens(completion);
   return { prompt_tokens: prompt, completion_tokens: tokens, total_tokens: prompt + tokens };
 }

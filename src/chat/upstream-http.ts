@@ -188,7 +188,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (this.#queue.length > 0) {
       const batch = this.#queue;
       this.#queue = [];
-      deliver(batch);
+      this.#hand(batch);
     }
     if (this.#ended || this.#failure) this.#deliverEnd();
     else this.#controller?.resume();
@@ -297,7 +297,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (this.#deliver) {
       const batch = this.#queue;
       this.#queue = [];
-      this.#deliver(batch);
+      this.#hand(batch);
       return;
     }
     // Not taken yet (read with the headers, before push): held, and the body paused once many
@@ -309,15 +309,20 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     clearTimeout(this.#streamTimer);
     if (this.#parser && !this.#discard) {
-      this.#parser.push(this.#decoder!.end(), this.#queue);
-      this.#parser.end(this.#queue);
+      try {
+        this.#parser.push(this.#decoder!.end(), this.#queue);
+        this.#parser.end(this.#queue);
+      } catch (error) {
+        // The last event past the parser's limit: the stream broke off there.
+        return this.#fail(error instanceof Error ? error : new Error(String(error)));
+      }
     }
     this.#ended = true;
     if (this.#deliver) {
       if (this.#queue.length > 0) {
         const batch = this.#queue;
         this.#queue = [];
-        this.#deliver(batch);
+        this.#hand(batch);
       }
       this.#deliverEnd();
       return;
@@ -346,7 +351,33 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #deliverEnd(): void {
     if (this.#delivered) return;
     this.#delivered = true;
-    this.#deliver!(undefined, this.#failure);
+    this.#hand(undefined, this.#failure);
+  }
+
+  /**
+   * Calls the push consumer. This runs inside undici's callbacks (data, end, error) and the stream
+   * timer, where a throw is an uncaught exception that takes the process down: a consumer that
+   * throws fails the exchange (the upstream is cut) and hears the end with what it threw. The
+   * consumer is to end its stream and log; a second throw, from that end itself, is dropped here
+   * so that undici never sees it (the token API's sink catches and logs its own).
+   */
+  #hand(batch: string[] | undefined, error?: Error): void {
+    try {
+      this.#deliver!(batch, error);
+    } catch (thrown) {
+      const failure = thrown instanceof Error ? thrown : new Error(String(thrown));
+      this.#failure ??= failure;
+      this.#discard = true;
+      this.#queue = [];
+      this.#abort(failure);
+      if (this.#delivered) return;
+      this.#delivered = true;
+      try {
+        this.#deliver!(undefined, failure);
+      } catch {
+        // See above: nothing may reach undici.
+      }
+    }
   }
 
   #abort(reason: Error): void {

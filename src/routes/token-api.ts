@@ -226,18 +226,29 @@ function writeStream(req: IncomingMessage & { requestId: string }, res: ServerRe
   let pending = '';
   let paused = false;
   let stall: NodeJS.Timeout | undefined;
+  // Everything below runs inside undici's callbacks, a timer or an event handler, where a throw is
+  // an uncaught exception: it is logged and the response cut instead (the client sees the stream
+  // end without [DONE]; the abort cuts the upstream request with it).
+  const cut = (what: string, error: unknown) => {
+    log.error({ err: error, request_id: req.requestId }, `chat stream cut: its ${what} failed`);
+    res.destroy();
+  };
   const onDrain = () => {
     clearTimeout(stall);
     res.off('drain', onDrain);
     paused = false;
-    control.resume();
+    try {
+      control.resume();
+    } catch (error) {
+      cut('resume', error);
+    }
   };
   const onStall = () => {
     res.off('drain', onDrain);
     log.warn({ request_id: req.requestId, stall_ms: stallMs }, 'chat stream cut: the client stopped reading');
     res.destroy();
   };
-  const flush = () => {
+  const write = () => {
     timer = undefined;
     if (signal.aborted) return;
     if (pending === '') {
@@ -253,11 +264,25 @@ function writeStream(req: IncomingMessage & { requestId: string }, res: ServerRe
       stall = setTimeout(onStall, stallMs);
     }
   };
+  const flush = () => {
+    try {
+      write();
+    } catch (error) {
+      cut('write', error);
+    }
+  };
   let timer: NodeJS.Immediate | undefined = setImmediate(flush);
   const control = stream.start({
     events(batch) {
       if (signal.aborted) return;
-      for (const data of batch) pending += sseEvent(data);
+      try {
+        for (const data of batch) pending += sseEvent(data);
+      } catch (error) {
+        // Text past the longest string V8 holds: no event could carry it.
+        pending = '';
+        cut('events', error);
+        return;
+      }
       // Much at once (a long answer arriving faster than this turn ends) is written now, so a
       // client that does not keep up pauses the upstream before more of it is read.
       if (pending.length >= FLUSH_NOW_CHARS && !paused) {
@@ -275,12 +300,16 @@ function writeStream(req: IncomingMessage & { requestId: string }, res: ServerRe
         res.end();
         return;
       }
-      if (error !== undefined) {
-        const rendered = renderError(error, 'token', req.requestId);
-        log.warn({ err: error, request_id: req.requestId }, 'chat stream failed after it started');
-        pending += sseEvent(JSON.stringify({ error: rendered.body['error'], request_id: req.requestId }));
+      try {
+        if (error !== undefined) {
+          const rendered = renderError(error, 'token', req.requestId);
+          log.warn({ err: error, request_id: req.requestId }, 'chat stream failed after it started');
+          pending += sseEvent(JSON.stringify({ error: rendered.body['error'], request_id: req.requestId }));
+        }
+        res.end(pending);
+      } catch (thrown) {
+        cut('end', thrown);
       }
-      res.end(pending);
     },
   });
 }

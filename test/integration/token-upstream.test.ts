@@ -7,7 +7,8 @@
  * date)/timeouts mapped to §7 codes with bounded retries, a disconnect mid-stream surfacing as an SSE error event (an
  * APIError in the openai client), and a client disconnect cancelling the upstream request; a
  * request is sent 1 + LLM_MAX_RETRIES times at most, and a pooled connection the upstream closed
- * is resent even with no retry left.
+ * is resent even with no retry left; a long answer of one word is counted (no stack overflow), and
+ * nothing the relay's sink throws escapes into undici.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
@@ -82,6 +83,8 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
         LLM_MAX_RETRIES: '1',
         CHAT_RPM_PER_SUBJECT: '1000',
         CHAT_RPM_PER_IP: '1000',
+        // Every test comes from one address: the long answers charged below would use up its day.
+        CHAT_TOKENS_PER_DAY_PER_IP: '1000000000',
       },
     });
     token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as any).data.token;
@@ -702,6 +705,34 @@ describe.each(BACKENDS)('chat completions through an upstream on %s', (backend) 
     }
   });
 
+  it('charges a 10 MB answer of one word whose upstream reports no usage by the approximation', async () => {
+    // 10 MB of one letter: the regex count it replaced overflowed V8's backtrack stack from 8 MB
+    // (RangeError, thrown inside undici's callbacks: an uncaught exception).
+    const piece = 'x'.repeat(64 * 1024);
+    const pieces = 160;
+    upstream.handler = async (_req, _body, res) => {
+      sseHead(res);
+      for (let i = 0; i < pieces && !res.destroyed; i++) {
+        if (!res.write(chunk(i === 0 ? { role: 'assistant', content: piece } : { content: piece }))) await drainedOrClosed(res);
+      }
+      res.write(chunk({}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    };
+    // A guest of its own: 1.7 M tokens use up a day's budget.
+    const guest = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as any).data.token;
+    const res = await fetch(`${plaza.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${guest}`, 'content-type': 'application/json', 'x-request-id': 'req-up-one-word' },
+      body: JSON.stringify({ model: 'up-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    const events = (await res.text()).split('\n\n').filter((e) => e !== '').map((e) => e.replace(/^data: /, ''));
+    expect(events.at(-1)).toBe('[DONE]');
+    const completion = Math.ceil((pieces * piece.length) / 6);
+    expect(JSON.parse(events.at(-2)!).usage).toMatchObject({ completion_tokens: completion });
+    await expect.poll(() => plaza.db.prisma.chatUsage.findFirst({ where: { requestId: 'req-up-one-word' } })).toMatchObject({ completionTokens: completion });
+  });
+
   it('charges the prompt of a non-streamed completion whose client left while the upstream worked on it', async () => {
     upstream.handler = (_req, _body, res) => {
       setTimeout(() => {
@@ -791,6 +822,52 @@ describe('the upstream connection pool', () => {
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('the relay of an upstream stream', () => {
+  /** An upstream that sends one chunk and never ends; `closed` resolves when Plaza cuts it. */
+  async function endlessUpstream() {
+    let markClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (markClosed = resolve));
+    const server = createServer((req, res) => {
+      req.resume();
+      res.on('close', () => markClosed());
+      sseHead(res);
+      res.write(chunk({ role: 'assistant', content: 'Hi' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const backend = createUpstreamBackend({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: undefined, timeoutMs: 2_000, maxRetries: 0 });
+    const call = { request: parseChatRequest({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }, 4096, true), backendModel: 'm', locale: undefined, signal: new AbortController().signal };
+    const stop = async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    };
+    return { closed, stream: await backend.stream(call), stop };
+  }
+
+  it('lets nothing escape into undici when the sink throws while it is being ended', async () => {
+    const upstream = await endlessUpstream();
+    try {
+      let ends = 0;
+      upstream.stream.start({
+        events() {
+          throw new Error('sink broke');
+        },
+        end() {
+          ends++;
+          throw new Error('its end broke too');
+        },
+      });
+      // The upstream is cut all the same, the sink was told the end once, and no uncaught
+      // exception reaches the test run (vitest fails a run that has one).
+      await upstream.closed;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(ends).toBe(1);
+      expect(upstream.stream.usage()).toMatchObject({ completion_tokens: 1 });
+    } finally {
+      await upstream.stop();
     }
   });
 });
