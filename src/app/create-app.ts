@@ -141,7 +141,17 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(jwksRoutes({ keys }));
   app.use(agentRoutes({ agents, verify, session: { sessions: selfService.sessions, https }, writesPerMinute: config.agents.writesPerMinute, trustProxy: config.trustProxy !== false, redis, keyPrefix: config.rateLimits.keyPrefix, log }));
 
-  app.use(marketplaceRoutes({ marketplace, accounts }));
+  app.use(
+    marketplaceRoutes({
+      marketplace,
+      accounts,
+      writesPerMinute: config.marketplace.listingWritesPerMinute,
+      trustProxy: config.trustProxy !== false,
+      redis,
+      keyPrefix: config.rateLimits.keyPrefix,
+      log,
+    }),
+  );
   app.use(...selfService.routes);
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
   app.use(openApiRoutes({ document: openApi }));
