@@ -189,7 +189,7 @@ export interface Config {
     maxBytes: number;
     /** PLAZA_SOURCES_DENYLIST_FILE: extra known-bad digests (JSON array of {sha256, reason}). */
     denyListFile: string | undefined;
-    /** PLAZA_RATE_LIMIT_SOURCES_PER_MIN: anonymous registrations per client per minute. */
+    /** PLAZA_RATE_LIMIT_SOURCES_PER_MIN: registrations per client per minute, and per account for a known user's (HTTP route and MCP tool together). */
     registrationsPerMinute: number;
   };
   /** System e-mail: SMTP_URL (unset: the outbox table only) and MAIL_FROM. */
