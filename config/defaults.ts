@@ -27,5 +27,8 @@ export const defaults = {
   rateLimitAuthPerMin: 10,
   rateLimitSourcesPerMin: 20,
   rateLimitAgentsPerMin: 30,
+  rateLimitListingsPerMin: 10,
+  // A probe is ~4 requests (initialize, initialized, tools/list, DELETE): ~15 probes a minute per host.
+  probeHostRequestsPerMin: 60,
   redisCommandTimeoutMs: 500,
 } as const;

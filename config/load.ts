@@ -59,6 +59,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       allowPrivateTargets: e.PLAZA_ALLOW_PRIVATE_TARGETS,
       // Set but empty means off (the loader otherwise treats empty as unset, i.e. the default).
       registryUrl: env.MCP_REGISTRY_URL !== undefined && env.MCP_REGISTRY_URL.trim() === '' ? undefined : e.MCP_REGISTRY_URL === 'off' ? undefined : e.MCP_REGISTRY_URL,
+      listingWritesPerMinute: e.PLAZA_RATE_LIMIT_LISTINGS_PER_MIN,
+      probeHostRequestsPerMinute: e.PLAZA_PROBE_HOST_REQUESTS_PER_MIN,
     },
     background: e.PLAZA_BACKGROUND,
     telemetry: {

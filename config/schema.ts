@@ -73,6 +73,8 @@ export const EnvSchema = z.object({
   PLAZA_ALLOW_PRIVATE_TARGETS: flag.default(false),
   MCP_REGISTRY_URL: z.union([z.literal('off'), url(['http:', 'https:'])]).default('https://registry.modelcontextprotocol.io'),
   PLAZA_BACKGROUND: flag.default(true),
+  PLAZA_RATE_LIMIT_LISTINGS_PER_MIN: int(1, 1_000_000).default(defaults.rateLimitListingsPerMin),
+  PLAZA_PROBE_HOST_REQUESTS_PER_MIN: int(1, 1_000_000).default(defaults.probeHostRequestsPerMin),
   // Token API (docs/token-api.md).
   LLM_BASE_URL: url(['http:', 'https:']).optional(),
   LLM_API_KEY: z.string().trim().min(1).optional(),
@@ -135,6 +137,16 @@ export interface Config {
     allowPrivateTargets: boolean;
     /** MCP_REGISTRY_URL: the public MCP registry pulled by discovery; undefined when off (set empty or `off`). */
     registryUrl: string | undefined;
+    /**
+     * PLAZA_RATE_LIMIT_LISTINGS_PER_MIN: listing writes (register, change, remove) per client
+     * address per minute, and per account for writes made with an account's API key.
+     */
+    listingWritesPerMinute: number;
+    /**
+     * PLAZA_PROBE_HOST_REQUESTS_PER_MIN: HTTP requests probes send to one host name per minute,
+     * all listings of that host together (shared through Redis when configured).
+     */
+    probeHostRequestsPerMinute: number;
   };
   /** PLAZA_BACKGROUND: run probe and discovery loops (tests turn them off and drive them directly). */
   background: boolean;
@@ -177,7 +189,7 @@ export interface Config {
     maxBytes: number;
     /** PLAZA_SOURCES_DENYLIST_FILE: extra known-bad digests (JSON array of {sha256, reason}). */
     denyListFile: string | undefined;
-    /** PLAZA_RATE_LIMIT_SOURCES_PER_MIN: anonymous registrations per client per minute. */
+    /** PLAZA_RATE_LIMIT_SOURCES_PER_MIN: registrations per client per minute, and per account for a known user's (HTTP route and MCP tool together). */
     registrationsPerMinute: number;
   };
   /** System e-mail: SMTP_URL (unset: the outbox table only) and MAIL_FROM. */

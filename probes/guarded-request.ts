@@ -14,6 +14,12 @@ export interface GuardedRequestInit {
   signal?: AbortSignal;
   /** `manual`: a 3xx is handed to `read` as the answer instead of being followed (default `follow`). */
   redirect?: 'follow' | 'manual';
+  /**
+   * Called before each request goes out, the first and every redirect hop, with the URL it goes
+   * to; the request is not sent when it throws (the error is the request's). For budgets that
+   * count what is actually sent.
+   */
+  beforeSend?: (url: URL) => Promise<void>;
 }
 
 /** A response to a guarded request; its body is read as it arrives, capped in size. */
@@ -62,6 +68,7 @@ export function createGuardedRequest(options: GuardedFetchOptions): GuardedReque
       let payload = init.body;
       for (let hop = 0; ; hop++) {
         checkUrl(url);
+        await init.beforeSend?.(url);
         let response: Dispatcher.ResponseData;
         try {
           response = await undiciRequest(url, { method: method as Dispatcher.HttpMethod, headers: init.headers, body: payload, signal: deadline.signal, dispatcher: agent });

@@ -12,6 +12,8 @@ export type { FetchLike, GuardedFetch, GuardedFetchOptions, Resolver } from './g
 export { createGuardedAgent, createGuardedFetch } from './guarded-fetch.ts';
 export type { EndpointStatus, HealthPolicy, HealthState, ProbeVerdict } from './health-state.ts';
 export { DEFAULT_HEALTH_POLICY, nextHealth, ONLINE_STATUSES } from './health-state.ts';
+export type { HostBudget, HostBudgetDecision } from './host-budget.ts';
+export { budgetHost, HostBudgetError, UNBOUNDED_HOST_BUDGET } from './host-budget.ts';
 export type { ConcurrencyLimits, HostQueues } from './host-queues.ts';
 export { createHostQueues } from './host-queues.ts';
 export type { ToolIcon } from './internal/tool-icons.ts';

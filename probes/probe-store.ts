@@ -33,6 +33,11 @@ export interface ProbeStore {
    * vanished are deleted; an answer without tools deletes them all) and releases the lease.
    */
   recordProbe(owner: string, record: ProbeRecord): Promise<void>;
+  /**
+   * Puts a probe off without recording a run (its host's request budget was spent): moves the
+   * next probe to `nextProbeAt`, keeps the health as it is, and releases `owner`'s lease.
+   */
+  deferProbe(owner: string, endpointId: string, nextProbeAt: number): Promise<void>;
   /** Adds demand to endpoints and brings their next probe forward to at most `soonest`. */
   addDemand(weights: ReadonlyMap<string, number>, soonest: number): Promise<void>;
 }

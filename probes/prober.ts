@@ -1,8 +1,9 @@
 import type { Clock } from '../src/kernel/index.ts';
 import { randomToken } from '../src/kernel/index.ts';
 import type { Resolver } from './guarded-fetch.ts';
-import { createGuardedRequest } from './guarded-request.ts';
+import { createGuardedRequest, type GuardedRequest } from './guarded-request.ts';
 import { DEFAULT_HEALTH_POLICY, type EndpointStatus, type HealthPolicy, nextHealth } from './health-state.ts';
+import { budgetHost, type HostBudget, HostBudgetError, UNBOUNDED_HOST_BUDGET } from './host-budget.ts';
 import { type ConcurrencyLimits, createHostQueues } from './host-queues.ts';
 import { probeEndpoint,type ProbeOutcome } from './probe-endpoint.ts';
 import type { ProbeLog, ProbeStore, ProbeTarget } from './probe-store.ts';
@@ -20,6 +21,12 @@ export interface ProberOptions {
   /** DNS resolution for the SSRF guard; defaults to the system resolver. */
   resolve?: Resolver;
   concurrency?: ConcurrencyLimits;
+  /**
+   * Bounds the requests sent to one host over all its listings (PLAZA_PROBE_HOST_REQUESTS_PER_MIN);
+   * every request counts, redirect hops included. A probe refused by it is put off, not failed.
+   * Unbounded when not given.
+   */
+  hostBudget?: HostBudget;
   /** A whole probe (initialize + all pages), in ms (default 15 000). */
   timeoutMs?: number;
   /** Answers slower than this count as bad (default 5 000 ms). */
@@ -38,6 +45,8 @@ export interface ProbeResult {
   toolCount: number;
   latencyMs: number;
   error: string | null;
+  /** The probe was put off because its host's request budget was spent (nothing recorded). */
+  deferred?: true;
 }
 
 /** Drives probes; tests call `runDue` and `probeNow` directly instead of waiting for timers. */
@@ -70,16 +79,36 @@ export function createProber(options: ProberOptions): Prober {
   const guarded = createGuardedRequest({ allowPrivate: options.allowPrivateTargets, resolve: options.resolve, timeoutMs });
   const running = new Set<Promise<unknown>>();
   const closing = new AbortController();
+  const hostBudget = options.hostBudget ?? UNBOUNDED_HOST_BUDGET;
 
   async function probe(target: ProbeTarget): Promise<ProbeResult> {
     const startedAt = clock.now();
     let outcome: ProbeOutcome;
+    /** Set when the host budget refused one of this probe's requests: how long until it has room. */
+    let refusedForMs: number | undefined;
+    const beforeSend = async (url: URL) => {
+      const host = budgetHost(url);
+      const decision = await hostBudget.take(host);
+      if (decision.allowed) return;
+      refusedForMs = Math.max(refusedForMs ?? 0, decision.retryAfterMs);
+      throw new HostBudgetError(host, decision.retryAfterMs);
+    };
+    const send: GuardedRequest = (url, init, read) => guarded.request(url, { ...init, beforeSend }, read);
     try {
       outcome = await queues.run(hostOf(target.url), () =>
-        probeEndpoint(target.url, guarded.request, { timeoutMs, maxPages: 50, maxTools: 1_000, signal: closing.signal }, () => clock.now()),
+        probeEndpoint(target.url, send, { timeoutMs, maxPages: 50, maxTools: 1_000, signal: closing.signal }, () => clock.now()),
       );
     } catch (error) {
       outcome = { ok: false, latencyMs: clock.now() - startedAt, protocolVersion: null, serverInfo: null, tools: [], error: String(error) };
+    }
+    // A probe cut short by its host's budget says nothing about the endpoint: it is put off to when
+    // the budget has room again (spread, so the put-off probes of one host do not return at once).
+    // (A refused closing DELETE after a whole answer does not count: the probe is recorded.)
+    if (!outcome.ok && refusedForMs !== undefined) {
+      const nextProbeAt = clock.now() + Math.round(refusedForMs * (1 + random()));
+      await store.deferProbe(owner, target.id, nextProbeAt);
+      log.debug({ endpoint_id: target.id, provider: target.provider, next_probe_at: new Date(nextProbeAt).toISOString() }, 'probe put off: its host is at the per-host probe bound');
+      return { endpointId: target.id, ok: false, status: target.status, toolCount: 0, latencyMs: outcome.latencyMs, error: outcome.error, deferred: true };
     }
     const health = nextHealth(target, { ok: outcome.ok, toolCount: outcome.tools.length, slow: outcome.latencyMs > slowMs, authRequired: outcome.authRequired === true }, policy);
     const demandScore = target.demandScore / 2;

@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.ts';
-import { createDiscovery, createProber, type Discovery, type Prober, type ProbeStore, type SourceWorker } from '../../probes/index.ts';
+import { createDiscovery, createProber, type Discovery, type HostBudget, type Prober, type ProbeStore, type SourceWorker } from '../../probes/index.ts';
 import type { Database } from '../db/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -33,8 +33,10 @@ const MAIL_TICK_MS = 5_000;
  * only look for due work: what is due and who does it is decided in the database (leases), so any
  * number of instances can run them. Logs loudly when private targets are allowed. `probeStore`:
  * the marketplace's, so what the probe loop finds reaches this instance's tool search at once.
+ * `hostBudget`: the marketplace's per-host probe bound, so the loop's probes and the marketplace's
+ * own (new listings, tools/list_changed) count in one budget.
  */
-export function startBackgroundWork(deps: { db: Database; config: Config; log: Logger; clock?: Clock; probeStore?: ProbeStore }): BackgroundWork {
+export function startBackgroundWork(deps: { db: Database; config: Config; log: Logger; clock?: Clock; probeStore?: ProbeStore; hostBudget?: HostBudget | undefined }): BackgroundWork {
   const { db, config, log } = deps;
   const clock = deps.clock ?? systemClock;
   const settings = config.marketplace;
@@ -49,6 +51,7 @@ export function startBackgroundWork(deps: { db: Database; config: Config; log: L
     log,
     baseIntervalS: settings.probeBaseIntervalS,
     allowPrivateTargets: settings.allowPrivateTargets,
+    ...(deps.hostBudget ? { hostBudget: deps.hostBudget } : {}),
   });
   const stopping = new AbortController();
   const discovery = settings.registryUrl

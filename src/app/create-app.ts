@@ -15,10 +15,10 @@ import { answerEtag, apiSecurityHeaders, errorHandler, isApiPath, jsonBody, notF
 import { type Clock, systemClock } from '../kernel/index.ts';
 import { createSigningKeyStore } from '../keys/index.ts';
 import { type Logger, requestLogger } from '../log/index.ts';
-import { createMarketplace, type Marketplace } from '../marketplace/index.ts';
+import { createMarketplace, createProbeHostBudget, type Marketplace } from '../marketplace/index.ts';
 import { buildOpenApiDocument, openApiRoutes } from '../openapi/index.ts';
 import { pageFormRoutes, pageRoutes } from '../pages/index.ts';
-import { createRedisClient } from '../rate-limit/index.ts';
+import { createRateLimiter, createRedisClient } from '../rate-limit/index.ts';
 import { accountRoutes } from '../routes/account.ts';
 import { agentRoutes } from '../routes/agents.ts';
 import { agpkContractRoutes } from '../routes/agpk-contract.ts';
@@ -80,7 +80,15 @@ export function createPlaza(deps: AppDeps): Plaza {
   const receiptWriter = createReceiptWriter({ db, log, clock, durability: config.receipts.durability, spoolDir: config.receipts.spoolDir });
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, log, { commandTimeoutMs: config.redisCommandTimeoutMs }) : undefined;
   const website = createWebsite({ config, prisma: db.prisma, clock, log, redis });
-  const marketplace = createMarketplace({ db, clock, log, settings: config.marketplace });
+  const marketplace = createMarketplace({
+    db,
+    clock,
+    log,
+    settings: config.marketplace,
+    hostBudget: createProbeHostBudget(
+      createRateLimiter({ policy: { name: 'probe-host', limit: config.marketplace.probeHostRequestsPerMinute, windowSeconds: 60 }, redis, keyPrefix: config.rateLimits.keyPrefix, log }),
+    ),
+  });
   const openApi = buildOpenApiDocument(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' }));
   const agents = createAgentService({ prisma: db.prisma, clock });
   const verify = createBearerVerifier({ guestTokens: createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE }), accounts });
@@ -141,7 +149,17 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(jwksRoutes({ keys }));
   app.use(agentRoutes({ agents, verify, session: { sessions: selfService.sessions, https }, writesPerMinute: config.agents.writesPerMinute, trustProxy: config.trustProxy !== false, redis, keyPrefix: config.rateLimits.keyPrefix, log }));
 
-  app.use(marketplaceRoutes({ marketplace, accounts }));
+  app.use(
+    marketplaceRoutes({
+      marketplace,
+      accounts,
+      writesPerMinute: config.marketplace.listingWritesPerMinute,
+      trustProxy: config.trustProxy !== false,
+      redis,
+      keyPrefix: config.rateLimits.keyPrefix,
+      log,
+    }),
+  );
   app.use(...selfService.routes);
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
   app.use(openApiRoutes({ document: openApi }));

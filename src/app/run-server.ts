@@ -51,7 +51,7 @@ export async function runServer(configured: Config, log: Logger): Promise<Runnin
     const plaza = createPlaza({ config, db, log });
     const server = await startServer(plaza.handler, { port: config.port, host: config.host });
     log.info({ url: server.url, storage: db.description }, `Plaza is listening on ${server.url}`);
-    const background = startBackgroundWork({ db, config, log, probeStore: plaza.marketplace.probeStore });
+    const background = startBackgroundWork({ db, config, log, probeStore: plaza.marketplace.probeStore, hostBudget: plaza.marketplace.hostBudget });
     const owner = `${hostname()}:${process.pid}:${randomToken(4)}`;
     // One instance at a time (a lease) signs checkpoints of the receipt log.
     const stopCheckpoints = config.background ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner }) : async () => undefined;

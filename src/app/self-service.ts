@@ -43,6 +43,8 @@ export function createSelfService(deps: { config: Config; db: Database; log: Log
     keyPrefix: config.rateLimits.keyPrefix,
     log,
   });
+  // One count for both ways of registering a source (the HTTP routes and the MCP tool).
+  const sourcesLimiter = createRateLimiter({ policy: { name: 'sources', limit: config.sources.registrationsPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log });
   const routes = [
     authSessionRoutes({ signIn, sessions, keys: createKeyManagement({ prisma, clock }), emailDelivery: mailer.mode, https, requestsPerMinute: config.auth.requestsPerMinute, perEmailLimiter, ...common }),
     sourceRoutes({
@@ -51,8 +53,8 @@ export function createSelfService(deps: { config: Config; db: Database; log: Log
       sessions,
       https,
       allowPrivateTargets: config.marketplace.allowPrivateTargets,
-      registrationsPerMinute: config.sources.registrationsPerMinute,
-      ...common,
+      limiter: sourcesLimiter,
+      trustProxy: common.trustProxy,
     }),
   ];
   const platformTools = createPlatformTools({
@@ -60,6 +62,7 @@ export function createSelfService(deps: { config: Config; db: Database; log: Log
     sources,
     limiter: createRateLimiter({ policy: { name: 'platform-account', limit: config.auth.requestsPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log }),
     perEmailLimiter,
+    sourcesLimiter,
     emailDelivery: mailer.mode,
     allowPrivateTargets: config.marketplace.allowPrivateTargets,
     log,

@@ -7,7 +7,7 @@ import { isPlazaError, RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
 import type { RateLimiter } from '../rate-limit/index.ts';
-import { parseSourceBody, renderSource, SourceBodySchema, type SourceService } from '../sources/index.ts';
+import { parseSourceBody, registrationLimitKey, renderSource, SourceBodySchema, type SourceService } from '../sources/index.ts';
 
 /** The provider name of Plaza's own MCP tools (`/mcp/p/platform`, `platform__<tool>` on `/mcp`). */
 export const PLATFORM_PROVIDER = 'platform';
@@ -28,6 +28,8 @@ export interface PlatformToolDeps {
   limiter: RateLimiter;
   /** Per-address limit of sign-in and reset e-mails (emailLimitKey), shared with the HTTP routes. */
   perEmailLimiter: RateLimiter;
+  /** The source registration limit (PLAZA_RATE_LIMIT_SOURCES_PER_MIN), shared with POST /api/agpk/sources/tool. */
+  sourcesLimiter: RateLimiter;
   emailDelivery: 'smtp' | 'outbox';
   allowPrivateTargets: boolean;
   log: Logger;
@@ -91,6 +93,15 @@ export function createPlatformTools(deps: PlatformToolDeps): PlatformTools {
         'Registers an AGPK package source (metadata only: package_id, name, version, summary, vendor_name, download_uri over https, sha256 of the archive) as a known in-site user — the account that owns the calling agent. Plaza then downloads, checks and scans it; see GET /api/agpk/sources/<id>.',
       input: SourceBodySchema,
       run: async (identity, args) => {
+        // Keyed as POST /api/agpk/sources/tool keys a known user's registrations: one budget per account.
+        const { policy } = deps.sourcesLimiter;
+        const decision = await deps.sourcesLimiter.consume(registrationLimitKey(identity.accountId!));
+        if (!decision.allowed) {
+          throw new RateLimitError(
+            `Too many source registrations for this account: at most ${policy.limit} per ${policy.windowSeconds} s (the "${policy.name}" limit, shared with POST /api/agpk/sources/tool); retry after ${decision.resetSeconds} s.`,
+            decision.resetSeconds,
+          );
+        }
         const body = parseSourceBody(args, deps.allowPrivateTargets);
         const { source, created } = await deps.sources.register(body, { trust: 'known-user', accountId: identity.accountId! });
         return { source: renderSource(source), status: source.status, created };

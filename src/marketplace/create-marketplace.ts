@@ -1,4 +1,4 @@
-import { createDemandRecorder, createProber, DISCOVERY_LEASE, type ProbeLog, type Prober, type ProbeStore, type Resolver } from '../../probes/index.ts';
+import { createDemandRecorder, createProber, DISCOVERY_LEASE, type HostBudget, type ProbeLog, type Prober, type ProbeStore, type Resolver } from '../../probes/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import { createDiscoveryStore } from './discovery-store.ts';
@@ -22,6 +22,8 @@ export interface MarketplaceDeps {
   settings: MarketplaceSettings;
   /** DNS for the SSRF guard (tests inject one). */
   resolve?: Resolver;
+  /** The per-host probe bound (createProbeHostBudget); unbounded when not given. */
+  hostBudget?: HostBudget;
 }
 
 /** The marketplace as the HTTP layer and the gateway use it. */
@@ -31,6 +33,8 @@ export interface Marketplace {
   prober: Prober;
   /** Probe storage that also brings this instance's tool search up to date at once (for the probe loop). */
   probeStore: ProbeStore;
+  /** The per-host probe bound this marketplace's prober counts in; the probe loop must count in it too. */
+  hostBudget: HostBudget | undefined;
   /** Feeds demand (e.g. gateway calls) into the probe scheduler; cheap, batched, never throws. */
   recordDemand(endpointId: string, weight?: number): void;
   /**
@@ -71,6 +75,7 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
     baseIntervalS: settings.probeBaseIntervalS,
     allowPrivateTargets: settings.allowPrivateTargets,
     ...(deps.resolve ? { resolve: deps.resolve } : {}),
+    ...(deps.hostBudget ? { hostBudget: deps.hostBudget } : {}),
   });
   const demand = createDemandRecorder({ store: probeStore, clock, log });
   let lastUnmet = -Infinity;
@@ -97,6 +102,7 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
     service,
     prober,
     probeStore,
+    hostBudget: deps.hostBudget,
     recordDemand: (endpointId, weight) => demand.recordDemand(endpointId, weight),
     refreshTools(endpointId) {
       const now = clock.now();

@@ -8,6 +8,7 @@ export type { ListingBody, ListingChanges } from './listing-input.ts';
 export { LISTING_TEXT_MAX, ListingBodySchema, ListingChangesSchema, parseListingChanges, parseOrThrow, PROVIDER_SLUG, RESERVED_PROVIDERS } from './listing-input.ts';
 export type { Catalog, ListingService, Registration } from './listing-service.ts';
 export { createListingService, ENDPOINT_STATUSES, normaliseListingUrl } from './listing-service.ts';
+export { createProbeHostBudget } from './probe-host-budget.ts';
 export { createProbeStore } from './probe-store.ts';
 export { assertNoSecrets } from './secret-check.ts';
 export type { ToolRepository } from './tool-repository.ts';

@@ -130,6 +130,17 @@ export function createProbeStore(prisma: PrismaClient): ProbeStore {
         owner,
       );
     },
+    async deferProbe(owner, endpointId, nextProbeAt) {
+      await prisma.$executeRawUnsafe(
+        `UPDATE "mcp_endpoints" SET "next_probe_at" = $2::timestamptz,
+           "lease_owner" = CASE WHEN "lease_owner" = $3 THEN NULL ELSE "lease_owner" END,
+           "lease_until" = CASE WHEN "lease_owner" = $3 THEN NULL ELSE "lease_until" END
+         WHERE "id" = $1`,
+        endpointId,
+        iso(nextProbeAt),
+        owner,
+      );
+    },
     async addDemand(weights, soonest) {
       if (weights.size === 0) return;
       const rows = JSON.stringify([...weights].map(([id, w]) => ({ id, w })));

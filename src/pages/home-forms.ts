@@ -57,6 +57,7 @@ export async function handleHomeForm(req: Request, website: WebsiteRouteDeps, lo
   }
   const decision = await website.limits.leads.consume(client);
   if (!decision.allowed) return { state: { lead: { values, errors: {}, message: fill(h.tooMany, { seconds: decision.resetSeconds }), kind: 'warn' } }, status: 429 };
-  const { created } = await website.leads.submit(parsed.data, locale);
-  return { state: { lead: { values: {}, errors: {}, message: created ? h.leadReceived : h.leadUpdated, kind: 'ok' } }, status: 200 };
+  // One answer whether or not a row was written (an address's earlier lead is nobody's business).
+  await website.leads.submit(parsed.data, locale);
+  return { state: { lead: { values: {}, errors: {}, message: h.leadReceived, kind: 'ok' } }, status: 200 };
 }

@@ -187,7 +187,7 @@ function homePage(deps: PageDeps, req: Request, res: Response, state: HomeFormSt
   const locale = pageLocale(req, res);
   const copy = pageCopy(locale);
   const h = copy.home;
-  const data = { text: { intentEmpty: h.intentEmpty, recommended: h.recommended, plan: h.plan, leadReceived: h.leadReceived, leadUpdated: h.leadUpdated, emailInvalid: h.emailInvalid, scenarioMissing: h.scenarioMissing, tooMany: h.tooMany, failed: h.failed, sending: h.sending } };
+  const data = { text: { intentEmpty: h.intentEmpty, recommended: h.recommended, plan: h.plan, leadReceived: h.leadReceived, emailInvalid: h.emailInvalid, scenarioMissing: h.scenarioMissing, tooMany: h.tooMany, failed: h.failed, sending: h.sending } };
   const body = homeBody(deps.website.content.catalog(locale), copy, state);
   send(res, layout({ locale, copy, path: pathWithoutLocale(req), section: 'home', title: h.title, body, script: 'home.js', data }), status);
 }

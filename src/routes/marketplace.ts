@@ -1,7 +1,10 @@
+import type { NextFunction, Request, Response } from 'express';
 import { Router } from 'express';
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
 
 import type { AccountService } from '../accounts/index.ts';
+import type { Logger } from '../log/index.ts';
 import {
   type Endpoint,
   ENDPOINT_STATUSES,
@@ -13,6 +16,7 @@ import {
   PROVIDER_SLUG,
   type Tool,
 } from '../marketplace/index.ts';
+import { clientAddress, createRateLimiter, enforceRateLimit } from '../rate-limit/index.ts';
 import { accountApiKey } from './account-key.ts';
 
 const limit = (max: number, fallback: number) => z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`).default(fallback);
@@ -105,16 +109,54 @@ function renderProbe(p: ProbeRunRecord): Record<string, unknown> {
   };
 }
 
+/** What the marketplace routes are built from. */
+export interface MarketplaceRouteDeps {
+  marketplace: Marketplace;
+  accounts: AccountService;
+  /** PLAZA_RATE_LIMIT_LISTINGS_PER_MIN: listing writes per client address, and per account. */
+  writesPerMinute: number;
+  trustProxy: boolean;
+  /** Shared counters across instances when given. */
+  redis: Redis | undefined;
+  keyPrefix: string;
+  log: Logger;
+}
+
+/**
+ * Listing writes, counted: every write against its client address (first, so that writes with a
+ * refused API key count too), and a write with an account's API key also against that account, so
+ * neither many addresses with one account nor many accounts behind one address list without end.
+ * Past either, 429 `rate_limited` with Retry-After. Every listing is probed (it points Plaza at a
+ * host), so an unbounded stream of anonymous listings would aim Plaza's traffic at third parties.
+ */
+function countedListingWrites(deps: MarketplaceRouteDeps) {
+  const limiter = (name: string) => createRateLimiter({ policy: { name, limit: deps.writesPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log });
+  // One pair of counters for every write route: a change or a removal spends the same budget.
+  const perClient = limiter('listings');
+  const perAccount = limiter('listings-account');
+  return (options: { required: boolean }) => {
+    const account = accountApiKey(deps.accounts, options);
+    return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+      await enforceRateLimit(perClient, clientAddress(req, deps.trustProxy), res);
+      await account(req, res, () => undefined);
+      if (req.actingAccountId !== undefined) await enforceRateLimit(perAccount, req.actingAccountId, res);
+      next();
+    };
+  };
+}
+
 /**
  * The marketplace routes (spec §4.2): listing registration without an approval gate (anonymous,
  * or owned by the account of an API key), changes and removal by the owning account, the public
  * catalog, registered endpoints, one endpoint with its probe history, and online tool search.
+ * Listing writes are rate limited (countedListingWrites).
  */
-export function marketplaceRoutes(deps: { marketplace: Marketplace; accounts: AccountService }): Router {
+export function marketplaceRoutes(deps: MarketplaceRouteDeps): Router {
   const { service } = deps.marketplace;
   const router = Router();
-  const maybeAccount = accountApiKey(deps.accounts, { required: false });
-  const account = accountApiKey(deps.accounts, { required: true });
+  const counted = countedListingWrites(deps);
+  const maybeAccount = counted({ required: false });
+  const account = counted({ required: true });
 
   router.post('/api/mcp/listings', maybeAccount, async (req, res) => {
     const body = parseOrThrow(ListingBodySchema, req.body, 'listing');

@@ -1,15 +1,13 @@
 import { createHash } from 'node:crypto';
 
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 
 import type { AccountService, SessionService } from '../accounts/index.ts';
-import type { Logger } from '../log/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
-import { createRateLimiter, rateLimit } from '../rate-limit/index.ts';
-import { parseSourceBody, renderEvent, renderShareEntry, renderSource, SOURCE_STATUSES, type SourceService, type SourceTrust } from '../sources/index.ts';
+import { enforceRateLimit, rateLimit, type RateLimiter } from '../rate-limit/index.ts';
+import { parseSourceBody, registrationLimitKey, renderEvent, renderShareEntry, renderSource, SOURCE_STATUSES, type SourceService, type SourceTrust } from '../sources/index.ts';
 import { requireAccountActor } from './session-auth.ts';
 
 // PostgreSQL refuses a NUL in a query parameter (it answered 500).
@@ -34,10 +32,11 @@ export interface SourceRouteDeps {
   https: boolean;
   allowPrivateTargets: boolean;
   trustProxy: boolean;
-  registrationsPerMinute: number;
-  redis: Redis | undefined;
-  keyPrefix: string;
-  log: Logger;
+  /**
+   * PLAZA_RATE_LIMIT_SOURCES_PER_MIN: registrations per client address, and per account for a
+   * known user's; the same limiter the `agpk.source.register` MCP tool counts in.
+   */
+  limiter: RateLimiter;
 }
 
 /**
@@ -48,11 +47,14 @@ export interface SourceRouteDeps {
 export function sourceRoutes(deps: SourceRouteDeps): Router {
   const { sources } = deps;
   const router = Router();
-  const limited = rateLimit(
-    createRateLimiter({ policy: { name: 'sources', limit: deps.registrationsPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log }),
-    { trustProxy: deps.trustProxy },
-  );
+  const limited = rateLimit(deps.limiter, { trustProxy: deps.trustProxy });
   const actor = requireAccountActor({ sessions: deps.sessions, accounts: deps.accounts, https: deps.https });
+  // A known user's registrations also count against the account, under the key the MCP tool uses:
+  // alternating between this route and the tool does not double the budget.
+  const perAccount = async (req: Request, res: Response, next: NextFunction) => {
+    await enforceRateLimit(deps.limiter, registrationLimitKey(req.actingAccountId!), res);
+    next();
+  };
 
   const register = async (req: Request, res: Response, trust: SourceTrust, accountId: string | null) => {
     const body = parseSourceBody(req.body, deps.allowPrivateTargets);
@@ -62,7 +64,7 @@ export function sourceRoutes(deps: SourceRouteDeps): Router {
   };
 
   router.post('/api/agpk/sources', limited, (req, res) => register(req, res, 'risky-unknown', null));
-  router.post('/api/agpk/sources/tool', limited, actor, (req, res) => register(req, res, 'known-user', req.actingAccountId!));
+  router.post('/api/agpk/sources/tool', limited, actor, perAccount, (req, res) => register(req, res, 'known-user', req.actingAccountId!));
 
   // `?mine=1` (a signed-in user's own registrations) needs the session or an API key; the rest is public.
   const actorIfMine = (req: Request, res: Response, next: (error?: unknown) => void) => (req.query['mine'] === undefined ? next() : actor(req, res, next));

@@ -5,6 +5,7 @@ export type { DenyEntry } from './deny-list.ts';
 export { BUILTIN_DENY_LIST, loadDenyList } from './deny-list.ts';
 export type { SourceBody } from './input.ts';
 export { parseSourceBody, SourceBodySchema } from './input.ts';
+export { registrationLimitKey } from './limit-key.ts';
 export { rejectionMail } from './notify.ts';
 export { writesOutsideRoot } from './outside-root.ts';
 export { renderEvent, renderShareEntry, renderSource } from './render.ts';

@@ -113,13 +113,13 @@ const operations: OperationSpec[] = [
     path: '/api/leads',
     operationId: 'submitLead',
     summary: 'Leave a lead (spec §2.13)',
-    description: 'Stores a lead; the same e-mail and scenario within 24 hours updates it instead. A lead opens no paid plan. Rate limited per client.',
+    description:
+      'Stores a lead. A stored lead is never changed: a later one with the same e-mail and scenario is stored beside it, and an identical repeat within 24 hours is not stored twice; the answer is the same either way. A lead opens no paid plan. Rate limited per client.',
     tags: ['leads'],
     parameters: localeParameters,
     requestBody: 'LeadRequest',
     responses: {
-      '201': { description: 'A new lead was stored.', component: 'LeadResponse', headers: rateLimitHeaders },
-      '200': { description: 'The lead of the last 24 hours was updated.', component: 'LeadResponse', headers: rateLimitHeaders },
+      '201': { description: 'The lead was received (stored, or already stored by an identical repeat).', component: 'LeadResponse', headers: rateLimitHeaders },
       '400': { description: '`invalid_lead`: bad e-mail, unknown scenario, oversize or unknown fields, or the body is not valid JSON.', component: 'Error' },
       '429': {
         description: '`rate_limited`: too many requests from this client.',

@@ -2,7 +2,7 @@ import type { PrismaClient } from '../db/index.ts';
 import { type Clock, newId } from '../kernel/index.ts';
 import type { LeadRequest, Locale, ScenarioId } from './schemas.ts';
 
-/** A repeat of the same e-mail and scenario within this window updates the lead instead. */
+/** The same submission sent again within this window is answered without storing it twice. */
 export const LEAD_DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** A stored lead as the website sees it. */
@@ -23,8 +23,12 @@ export interface Lead {
 /** Lead capture (spec §4.6). A lead is contact data only: it opens no entitlement. */
 export interface LeadService {
   /**
-   * Stores a lead, or updates the one the same e-mail sent for the same scenario in the last 24 h
-   * (given fields overwrite, omitted ones are kept). Concurrent repeats never create two rows.
+   * Stores a lead as a row of its own; a stored lead is never changed. Leads are anonymous, so a
+   * later one with the same e-mail and scenario may come from anyone: it is kept beside the first,
+   * never over it. Only an identical repeat (same e-mail, scenario and details within 24 h: a
+   * double click, a retry) stores nothing new, also under concurrent repeats. `created` says
+   * whether a row was written; callers must not tell the submitter (it would reveal that an
+   * address already sent a lead).
    */
   submit(input: LeadRequest, locale: Locale): Promise<{ lead: Lead; created: boolean }>;
 }
@@ -37,24 +41,18 @@ export function createLeadService(deps: { prisma: PrismaClient; clock: Clock }):
   return {
     async submit(input, locale) {
       const email = input.email.trim().toLowerCase();
-      const fields: Partial<Record<(typeof OPTIONAL_FIELDS)[number], string>> = {};
-      for (const name of OPTIONAL_FIELDS) {
-        const value = input[name]?.trim();
-        if (value) fields[name] = value;
-      }
+      const fields: Record<(typeof OPTIONAL_FIELDS)[number], string | null> = { company: null, painPoint: null, currentTools: null, desiredAutomation: null, teamSize: null };
+      for (const name of OPTIONAL_FIELDS) fields[name] = input[name]?.trim() || null;
       return prisma.$transaction(async (tx) => {
         // Serialises submissions of one e-mail + scenario (PostgreSQL and PGlite alike) so a
         // double-click cannot slip two inserts past the lookup below.
         await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`lead:${email}:${input.scenario}`}, 0))::text AS locked`;
         const now = clock.now();
-        const recent = await tx.lead.findFirst({
-          where: { email, scenario: input.scenario, updatedAt: { gte: new Date(now - LEAD_DEDUPE_WINDOW_MS) } },
-          orderBy: { updatedAt: 'desc' },
+        const same = await tx.lead.findFirst({
+          where: { email, scenario: input.scenario, ...fields, locale, createdAt: { gte: new Date(now - LEAD_DEDUPE_WINDOW_MS) } },
+          orderBy: { createdAt: 'desc' },
         });
-        if (recent) {
-          const row = await tx.lead.update({ where: { id: recent.id }, data: { ...fields, locale, updatedAt: new Date(now) } });
-          return { lead: toLead(row), created: false };
-        }
+        if (same) return { lead: toLead(same), created: false };
         const row = await tx.lead.create({
           data: { id: newId('lead', now), email, scenario: input.scenario, ...fields, locale, createdAt: new Date(now), updatedAt: new Date(now) },
         });

@@ -105,13 +105,15 @@ export function websiteRoutes(deps: WebsiteRouteDeps): Router {
   router.post('/api/leads', rateLimit(limits.leads, { trustProxy }), async (req, res) => {
     const input = parseBody(LeadRequestSchema, req.body, 'invalid_lead', requestLocale(req));
     const locale = requestLocale(req);
-    const { lead, created } = await leads.submit(input, locale);
+    const { lead } = await leads.submit(input, locale);
     const catalog = content.catalog(locale);
     const scenario = catalog.scenario(lead.scenario);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Content-Language', locale);
-    res.status(created ? 201 : 200).json({
-      status: created ? 'received' : 'updated',
+    // The same answer whether or not a row was written: a stranger must not learn that an
+    // address already sent a lead (leads.ts).
+    res.status(201).json({
+      status: 'received',
       scenario: { id: scenario.id, headline: scenario.headline },
       recommendedProducts: scenario.productNames,
       planName: scenario.plan.name,

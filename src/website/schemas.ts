@@ -106,7 +106,7 @@ export type LeadRequest = z.infer<typeof LeadRequestSchema>;
 
 /** §2.13 lead answer. */
 export const LeadResponseSchema = z.object({
-  status: z.enum(['received', 'updated']).describe('`updated` when the same e-mail sent the same scenario within 24 hours.'),
+  status: z.enum(['received']).describe('Always `received`: the answer does not say whether this e-mail sent a lead before.'),
   scenario: z.object({ id: z.enum(SCENARIO_IDS), headline: z.string() }),
   recommendedProducts: z.array(z.string()),
   planName: z.string(),

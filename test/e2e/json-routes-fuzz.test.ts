@@ -33,6 +33,7 @@ import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstrea
 import { type AuthVariant, exampleRequest, type FuzzRequest, fuzzRequest } from '../support/fuzz-requests.ts';
 import { callTool, type GatewayPlaza, listHealthy, startGatewayPlaza } from '../support/gateway-load.ts';
 import { type FuzzContext, FUZZED_ELSEWHERE, JSON_ROUTES, type JsonRoute } from '../support/json-routes.ts';
+import { TEST_LIMITS } from '../support/test-limits.ts';
 
 /** Random requests per route (after its two examples). */
 const RUNS = 40;
@@ -225,7 +226,7 @@ describe('every HTTP route under random input', () => {
 
   it('has a table entry for every route the app registers and every path of the OpenAPI document', async () => {
     const test = await createTestDatabase('pglite');
-    const app = createPlaza({ config: loadConfig({ PORT: '0', MCP_REGISTRY_URL: 'off', PLAZA_BACKGROUND: '0', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-routes-')) }), db: test.db, log: createLogger({ level: 'silent' }) });
+    const app = createPlaza({ config: loadConfig({ ...TEST_LIMITS, PORT: '0', MCP_REGISTRY_URL: 'off', PLAZA_BACKGROUND: '0', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-routes-')) }), db: test.db, log: createLogger({ level: 'silent' }) });
     try {
       const registered = registeredRoutes(app.app);
       const table = new Set(JSON_ROUTES.map((r) => r.registered ?? `${r.method} ${r.path}`));

@@ -184,39 +184,56 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
   });
 
   describe('POST /api/leads', () => {
-    it('stores a lead (§2.13), and a repeat within 24 h updates it instead of duplicating', async () => {
+    it('stores a lead (§2.13); a later lead of the same e-mail and scenario is stored beside it, never over it', async () => {
       const first = await call('post', '/api/leads', { body: { email: 'Dana@Example.com', scenario: 'growth', company: 'Acme', teamSize: '11-50' } });
       expect(first.res.status).toBe(201);
       expect(first.json).toMatchObject({ status: 'received', scenario: { id: 'growth' }, planName: 'Growth', nextActions: ['/api/plans', '/api/products'] });
       expect(first.json.recommendedProducts).toContain('Token API');
       expect(first.json.nextStep).toContain('dana@example.com');
+      const stored = await plaza.db.prisma.lead.findFirstOrThrow({ where: { email: 'dana@example.com' } });
 
+      // Anyone may send a lead under any address: the repeat, from a stranger, must not change
+      // what Dana stored, nor learn from the answer that Dana's address sent one.
       now += 23 * 3600_000;
       const repeat = await call('post', '/api/leads', {
-        body: { email: 'dana@example.com', scenario: 'growth', painPoint: 'Manual CRM updates' },
+        body: { email: 'dana@example.com', scenario: 'growth', company: 'Not Acme', painPoint: 'Manual CRM updates' },
         headers: { 'accept-language': 'zh-CN' },
       });
-      expect(repeat.res.status).toBe(200);
-      expect(repeat.json.status).toBe('updated');
+      expect(repeat.res.status).toBe(201);
+      expect(repeat.json.status).toBe('received');
       expect(repeat.json.planName).toBe('成长版');
+      const control = await call('post', '/api/leads', { body: { email: 'nobody-yet@example.com', scenario: 'growth', company: 'Not Acme', painPoint: 'Manual CRM updates' }, headers: { 'accept-language': 'zh-CN' } });
+      const shape = (json: Record<string, unknown>) => ({ ...json, nextStep: String(json['nextStep']).replace(/\S+@example\.com/, '<email>'), request_id: undefined });
+      expect(shape(repeat.json)).toEqual(shape(control.json));
 
-      const rows = await plaza.db.prisma.lead.findMany({ where: { email: 'dana@example.com' } });
-      expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ scenario: 'growth', company: 'Acme', teamSize: '11-50', painPoint: 'Manual CRM updates', locale: 'zh-CN' });
+      const rows = await plaza.db.prisma.lead.findMany({ where: { email: 'dana@example.com' }, orderBy: { createdAt: 'asc' } });
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toEqual(stored);
+      expect(rows[1]).toMatchObject({ scenario: 'growth', company: 'Not Acme', teamSize: null, painPoint: 'Manual CRM updates', locale: 'zh-CN' });
 
       const otherScenario = await call('post', '/api/leads', { body: { email: 'dana@example.com', scenario: 'commerce' } });
       expect(otherScenario.res.status).toBe(201);
-      now += 25 * 3600_000;
-      const later = await call('post', '/api/leads', { body: { email: 'dana@example.com', scenario: 'growth' } });
-      expect(later.res.status).toBe(201);
       expect(await plaza.db.prisma.lead.count({ where: { email: 'dana@example.com' } })).toBe(3);
       expect(await plaza.db.prisma.account.count()).toBe(0);
+    });
+
+    it('stores an identical repeat within 24 h once, and answers it as the first', async () => {
+      const body = { email: 'twice@example.com', scenario: 'developer', company: 'Twice' };
+      const first = await call('post', '/api/leads', { body });
+      now += 3600_000;
+      const again = await call('post', '/api/leads', { body });
+      expect([first.res.status, again.res.status]).toEqual([201, 201]);
+      expect({ ...again.json, request_id: undefined }).toEqual({ ...first.json, request_id: undefined });
+      expect(await plaza.db.prisma.lead.count({ where: { email: 'twice@example.com' } })).toBe(1);
+      now += 24 * 3600_000;
+      await call('post', '/api/leads', { body });
+      expect(await plaza.db.prisma.lead.count({ where: { email: 'twice@example.com' } })).toBe(2);
     });
 
     it('never stores two rows for concurrent repeats', async () => {
       const body = { email: 'race@example.com', scenario: 'enterprise', company: 'Race Inc' };
       const results = await Promise.all(Array.from({ length: 6 }, () => call('post', '/api/leads', { body })));
-      expect(results.map((r) => r.res.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+      expect(results.map((r) => r.res.status)).toEqual([201, 201, 201, 201, 201, 201]);
       expect(await plaza.db.prisma.lead.count({ where: { email: 'race@example.com' } })).toBe(1);
     });
 

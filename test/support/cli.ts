@@ -8,6 +8,7 @@ import { join } from 'node:path';
 
 import { type CommandResult, runChild, startChild, withTestMarkers } from './children.ts';
 import { TEST_NODE_ARGS } from './node-flags.ts';
+import { TEST_LIMITS } from './test-limits.ts';
 
 export const PLAZA_BIN = join(import.meta.dirname, '..', '..', 'bin', 'plaza.mjs');
 
@@ -30,7 +31,7 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of Object.keys(base)) if (/^(PLAZA_|DATABASE_URL|REDIS_URL|PORT|HOST|OTEL_)/.test(name)) delete base[name];
   // No public registry here (no network), and a private data folder unless the test names one.
-  return withTestMarkers({ ...base, LOG_LEVEL: 'info', MCP_REGISTRY_URL: 'off', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-cli-')), ...env });
+  return withTestMarkers({ ...base, LOG_LEVEL: 'info', MCP_REGISTRY_URL: 'off', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-cli-')), ...TEST_LIMITS, ...env });
 }
 
 /** Runs `plaza <args>` to completion. */

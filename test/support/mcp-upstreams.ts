@@ -65,13 +65,16 @@ export interface FixtureProvider {
   pages: Record<string, unknown>[][];
   /** tools/list requests seen. */
   listCalls: number;
+  /** HTTP requests seen, of every method and path. */
+  requests: number;
   close(): Promise<void>;
 }
 
 /** Starts a minimal stateless streamable-HTTP MCP provider answering JSON (no SSE). */
 export async function startFixtureProvider(pages: Record<string, unknown>[][]): Promise<FixtureProvider> {
-  const fixture: FixtureProvider = { url: '', pages, listCalls: 0, close: async () => undefined };
+  const fixture: FixtureProvider = { url: '', pages, listCalls: 0, requests: 0, close: async () => undefined };
   const server: Server = createServer(async (req, res) => {
+    fixture.requests++;
     if (req.method !== 'POST') return res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
     let raw = '';
     for await (const chunk of req) raw += chunk;

@@ -15,6 +15,7 @@ import { type Clock, systemClock } from '../../src/kernel/index.ts';
 import { createLogger, type Logger } from '../../src/log/index.ts';
 import type { Marketplace } from '../../src/marketplace/index.ts';
 import { type Backend, createTestDatabase } from './databases.ts';
+import { TEST_LIMITS } from './test-limits.ts';
 
 /** A running test instance. */
 export interface TestPlaza {
@@ -37,7 +38,7 @@ export async function startTestPlaza(
   const db = options.db ?? owned!.db;
   // Each instance gets its own data folder, so receipt spools never mix between tests.
   const dataDir = mkdtempSync(join(tmpdir(), 'plaza-test-'));
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', PLAZA_DATA_DIR: dataDir, MCP_REGISTRY_URL: 'off', ...options.env });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', PLAZA_DATA_DIR: dataDir, MCP_REGISTRY_URL: 'off', ...TEST_LIMITS, ...options.env });
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {

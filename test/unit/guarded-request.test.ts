@@ -1,7 +1,8 @@
 /**
  * Pins the SSRF guard of the prober's light requests (probes/guarded-request.ts) to the same
  * rules as the guarded fetch: refused ranges and schemes, names checked at connect time, every
- * redirect hop checked and their number bounded, the body size capped, the whole request timed.
+ * redirect hop checked and their number bounded, the body size capped, the whole request timed;
+ * every request sent (each hop) passes the caller's `beforeSend` first (the per-host probe bound).
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -15,9 +16,12 @@ import { SsrfError } from '../../probes/index.ts';
 describe('createGuardedRequest', () => {
   let server: Server;
   let base: string;
+  /** The paths the server was asked for. */
+  const served: string[] = [];
   beforeAll(async () => {
     server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
+      served.push(url.pathname);
       if (url.pathname === '/redirect') res.writeHead(307, { location: url.searchParams.get('to') ?? '/' }).end();
       else if (url.pathname === '/big') res.writeHead(200).end('x'.repeat(4096));
       else if (url.pathname === '/slow') setTimeout(() => res.writeHead(200).end('late'), 2_000);
@@ -88,6 +92,22 @@ describe('createGuardedRequest', () => {
     expect(await text(guard, `${base}/redirect?to=${encodeURIComponent('/ok')}`)).toBe('{"ok":true}');
     expect((await refusal(text(guard, `${base}/redirect?to=${encodeURIComponent('http://10.0.0.1/x')}`))).reason).toBe('private');
     expect((await refusal(text(guard, `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/')}`))).reason).toBe('metadata');
+    await guard.close();
+  });
+
+  it('asks beforeSend before every request it sends, redirect hops included, and sends none it refuses', async () => {
+    const guard = createGuardedRequest({ allowPrivate: true });
+    const asked: string[] = [];
+    const beforeSend = async (url: URL) => {
+      asked.push(url.pathname);
+      if (url.pathname === '/refused') throw new Error('over budget');
+    };
+    expect(await guard.request(`${base}/redirect?to=${encodeURIComponent('/ok')}`, { beforeSend }, (res) => res.text())).toBe('{"ok":true}');
+    expect(asked).toEqual(['/redirect', '/ok']);
+    const refused = guard.request(`${base}/redirect?to=${encodeURIComponent('/refused')}`, { beforeSend }, (res) => res.text());
+    await expect(refused).rejects.toThrow('over budget');
+    expect(asked).toEqual(['/redirect', '/ok', '/redirect', '/refused']);
+    expect(served).not.toContain('/refused');
     await guard.close();
   });
 

@@ -116,7 +116,7 @@ leadForm.addEventListener('submit', async (event) => {
     }
     leadResult.className = 'result';
     leadResult.replaceChildren(
-      el('p', {}, el('strong', {}, res.body.status === 'updated' ? text.leadUpdated : text.leadReceived)),
+      el('p', {}, el('strong', {}, text.leadReceived)),
       el('p', {}, res.body.nextStep),
       el('p', {}, `${text.recommended}: ${res.body.recommendedProducts.join(' · ')} — ${text.plan}: ${res.body.planName}`),
     );
