@@ -6,7 +6,7 @@ import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts'
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { type CallEventId, createCallEventIds, looksLikeCallEventId, readCallEventId } from './internal/call-event-ids.ts';
-import { callIdKey, type CallInFlight, callKey, createCallsInFlight, type SharedCalls } from './internal/calls-in-flight.ts';
+import { callIdKey, type CallInFlight, callKey, createCallsInFlight } from './internal/calls-in-flight.ts';
 import {
   BODY_CUT,
   bodyTooLarge,
@@ -29,12 +29,15 @@ import {
 } from './internal/json-rpc.ts';
 import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
 import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
-import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskDirectory, type TaskResultRequest } from './internal/task-results.ts';
-import { sendUnauthorized } from './internal/unauthorized.ts';
-import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
+import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskResultRequest } from './internal/task-results.ts';
+import { describeUpstreamFailure as describeFailure, drainRest, readBodyText, UpstreamTooLargeError } from './internal/upstream-exchange.ts';
 import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
+import type { SharedCalls } from './shared-calls.ts';
+import type { TaskDirectory } from './task-directory.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
+import { sendUnauthorized } from './unauthorized.ts';
+import { createUpstreamHttp, type UpstreamHttp, type UpstreamHttpResponse } from './upstream-http.ts';
 
 /** A connector the gateway can reach. */
 export interface Connector {

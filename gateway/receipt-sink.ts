@@ -1,23 +1,15 @@
 import { hash } from 'node:crypto';
 
+import type { ReceiptInput } from '../receipts/index.ts';
 import type { AgentIdentity } from './identity/agin-card.ts';
 import { rawJsonText } from './internal/json-rpc.ts';
 import { traceCallEnd } from './telemetry.ts';
 
-/** What the gateway records for one tools/call (spec §2.6 plus latency, digest and time). */
-export interface CallReceipt {
-  callId: string;
-  aginId: string;
-  agentPrincipal: string;
-  accountId: string | null;
-  tool: string;
-  provider: string;
-  status: 'ok' | 'error';
-  outcome: string;
-  latencyMs: number;
-  resultDigest: string;
-  createdAt: Date;
-}
+/**
+ * What the gateway records for one tools/call: the receipts module's own input (spec §2.6 plus
+ * latency, digest and time), so a sink hands it to the writer as it is.
+ */
+export type CallReceipt = ReceiptInput;
 
 /**
  * Where receipts go (the receipts module's writer). `record` resolves when the receipt is as
@@ -183,7 +175,7 @@ export function receiptFor(
     outcome: text,
     latencyMs: Math.max(0, Math.round(now - call.startedAt)),
     resultDigest: resultDigest(digestOf),
-    createdAt: new Date(now),
+    time: now,
   };
 }
 

@@ -1,6 +1,7 @@
 import { isRequest, isResponse, type JsonRpcResponse, parseJson, rawJsonText } from './internal/json-rpc.ts';
 import { createSseParser } from './internal/sse.ts';
-import { describeUpstreamFailure as describe, drainRest, type UpstreamHttp, type UpstreamHttpResponse } from './internal/upstream-http.ts';
+import { describeUpstreamFailure as describe, drainRest } from './internal/upstream-exchange.ts';
+import type { UpstreamHttp, UpstreamHttpResponse } from './upstream-http.ts';
 
 /** The protocol version Plaza speaks to upstreams when it opens sessions itself. */
 export const UPSTREAM_PROTOCOL_VERSION = '2025-06-18';

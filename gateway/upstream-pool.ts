@@ -1,8 +1,8 @@
 import { hash, randomUUID } from 'node:crypto';
 
 import { RPC_ERRORS } from './internal/json-rpc.ts';
-import { createUpstreamHttp, type UpstreamHttp } from './internal/upstream-http.ts';
 import { requestUpstream, SessionExpiredError, UPSTREAM_PROTOCOL_VERSION, UpstreamCallError, type UpstreamNotification, type UpstreamServerRequest } from './upstream-client.ts';
+import { createUpstreamHttp, type UpstreamHttp } from './upstream-http.ts';
 
 /** Options of createUpstreamPool. */
 export interface UpstreamPoolOptions {

@@ -16,7 +16,6 @@ export type { HostBudget, HostBudgetDecision } from './host-budget.ts';
 export { budgetHost, HostBudgetError, UNBOUNDED_HOST_BUDGET } from './host-budget.ts';
 export type { ConcurrencyLimits, HostQueues } from './host-queues.ts';
 export { createHostQueues } from './host-queues.ts';
-export type { ToolIcon } from './internal/tool-icons.ts';
 export type { ProbedTool, ProbeLimits, ProbeOutcome } from './probe-endpoint.ts';
 export { normaliseTool, probeEndpoint } from './probe-endpoint.ts';
 export type { ProbeLog, ProbeRecord, ProbeStore, ProbeTarget } from './probe-store.ts';
@@ -31,3 +30,4 @@ export type { SourceRunResult, SourceWorker, SourceWorkerOptions } from './sourc
 export { createSourceWorker, MAX_DEAD_REPROBES } from './source-worker.ts';
 export type { BlockedReason } from './ssrf.ts';
 export { assertAddressAllowed, assertHttpUrl, assertUrlLiterallyAllowed, classifyAddress, SsrfError } from './ssrf.ts';
+export type { ToolIcon } from './tool-icon.ts';

@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { nestsDeeperThan, storableJson, storableText } from '../src/kernel/index.ts';
 import type { GuardedRequest } from './guarded-request.ts';
 import { createProbeSession, PROBE_PROTOCOL_VERSION, ProbeProtocolError } from './internal/streamable-http.ts';
-import { keptIcons, keptMeta, type ToolIcon } from './internal/tool-icons.ts';
+import { keptIcons, keptMeta } from './internal/tool-icons.ts';
 import { SsrfError } from './ssrf.ts';
+import type { ToolIcon } from './tool-icon.ts';
 
 /** A tool as Plaza keeps it: what the provider published, with `annotations.platform` intact. */
 export interface ProbedTool {

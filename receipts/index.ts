@@ -5,10 +5,10 @@
  */
 export type { Checkpoint, CheckpointSigner, TreeHead } from './checkpoint.ts';
 export { CHECKPOINT_KEY_PURPOSE, CHECKPOINT_TYP, checkpointSignatureProblem, checkpointText, createJwsCheckpointSigner, isCheckpointKey } from './checkpoint.ts';
+export type { ReceiptFilter, ReceiptsDatabase } from './database.ts';
 export type { Receipt, ReceiptInput, ReceiptStatus } from './encoding.ts';
 export { canonicalReceipt, chainHash, digestResult, GENESIS_HASH, receiptLeafHash } from './encoding.ts';
 export { parseReceiptInput, ReceiptInputSchema } from './input.ts';
-export type { ReceiptFilter, ReceiptsDatabase } from './internal/repository.ts';
 export type { ReceiptsLog } from './log-sink.ts';
 export type { MerkleTree } from './merkle.ts';
 export { createMerkleTree, EMPTY_ROOT, leafHash, nodeHash, verifyConsistency, verifyInclusion } from './merkle.ts';

@@ -5,6 +5,7 @@
  */
 import { type Clock, systemClock } from '../src/kernel/index.ts';
 import { type Checkpoint, type CheckpointSigner, checkpointText } from './checkpoint.ts';
+import type { ReceiptFilter, ReceiptsDatabase } from './database.ts';
 import { chainHash, GENESIS_HASH, type Receipt, receiptLeafHash } from './encoding.ts';
 import {
   acquireLease,
@@ -12,8 +13,6 @@ import {
   latestCheckpoint,
   listReceipts,
   readLog,
-  type ReceiptFilter,
-  type ReceiptsDatabase,
   saveCheckpoint,
 } from './internal/repository.ts';
 import type { ReceiptsLog } from './log-sink.ts';

@@ -4,9 +4,10 @@
  * one database (the chain lock in the repository orders them).
  */
 import { type Clock, systemClock } from '../src/kernel/index.ts';
+import type { ReceiptsDatabase } from './database.ts';
 import type { ReceiptInput } from './encoding.ts';
 import { parseReceiptInput } from './input.ts';
-import { appendReceipts, type ChainTipCache, type ReceiptsDatabase } from './internal/repository.ts';
+import { appendReceipts, type ChainTipCache } from './internal/repository.ts';
 import type { ReceiptsLog } from './log-sink.ts';
 import { createReceiptSpool } from './spool.ts';
 

@@ -1,5 +1,5 @@
-// Builds (or finds) the cached PGlite data-folder template; see src/db/internal/pglite-template.ts.
-import { pgliteTemplate } from '../src/db/internal/pglite-template.ts';
+// Builds (or finds) the cached PGlite data-folder template; see src/db/pglite-template.ts.
+import { pgliteTemplate } from '../src/db/index.ts';
 
 const started = Date.now();
 const blob = await pgliteTemplate();

@@ -1,31 +1,16 @@
 import { nestsDeeperThan } from '../../src/kernel/index.ts';
+import { type JsonRpcId, type JsonRpcResponse, RPC_ERRORS, rpcError } from '../json-rpc-errors.ts';
 
-/** JSON-RPC 2.0 message shapes the gateway looks into (everything else passes through). */
-export type JsonRpcId = string | number | null;
+// One home for the shapes and errors src/ uses too (../json-rpc-errors.ts); the gateway's files keep one import.
+export { type JsonRpcId, type JsonRpcResponse, RPC_ERRORS, rpcError };
 
+/** JSON-RPC 2.0 request shape the gateway looks into (everything else passes through). */
 export interface JsonRpcRequest {
   jsonrpc: '2.0';
   id: JsonRpcId;
   method: string;
   params?: unknown;
 }
-
-export interface JsonRpcResponse {
-  jsonrpc: '2.0';
-  id: JsonRpcId;
-  result?: unknown;
-  error?: { code: number; message: string; data?: unknown };
-}
-
-/** Standard JSON-RPC and MCP error codes Plaza uses. */
-export const RPC_ERRORS = {
-  parseError: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  invalidParams: -32602,
-  internal: -32603,
-  unauthorized: -32001,
-} as const;
 
 /** What a client that cut its request body short is told (if it is still there to hear it). */
 export const BODY_CUT = 'The request body ended before its declared length (the connection was cut).';
@@ -157,11 +142,6 @@ export function callAnswer(
   return { result: message.result };
 }
 
-/** A JSON-RPC error response. */
-export function rpcError(id: JsonRpcId, code: number, message: string): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: { code, message } };
-}
-
 /** The id of a JSON-RPC request an answer can carry back (a string, or an integer up to 2^53), else undefined. */
 function answerableId(message: unknown): string | number | undefined {
   if (!isRecord(message) || typeof message['method'] !== 'string') return undefined;
@@ -197,38 +177,6 @@ export function firstAnswers(messages: unknown[]): unknown[] {
     seen.add(m.id);
     return true;
   });
-}
-
-/**
- * The `WWW-Authenticate` of a 401 on a gateway endpoint. A request that sent a credential gets
- * `error="invalid_token"` and `reason` as `error_description` (RFC 6750 §3): MCP clients that show
- * the challenge, not the body, then say why instead of starting an OAuth flow nobody offers. A
- * request without one gets neither (§3.1: no error information).
- */
-export function bearerChallenge(authorization: string | undefined, reason: string): string {
-  if (authorization === undefined || authorization === '') return 'Bearer realm="plaza"';
-  return `Bearer realm="plaza", error="invalid_token", error_description="${challengeText(reason)}"`;
-}
-
-/**
- * `text` in the characters RFC 6750 §3 allows in `error_description` (%x20-21 / %x23-5B /
- * %x5D-7E): compatibility forms decomposed ("…" becomes "...", accents fall away), white space
- * as a space, `"` as `'`, anything else left out.
- */
-function challengeText(text: string): string {
-  return text.normalize('NFKD').replace(/\s/g, ' ').replaceAll('"', "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
-}
-
-/**
- * Why a request body cannot be read as sent: MCP's transport defines no content coding, so a body
- * sent compressed (`Content-Encoding: gzip`, …) is refused with 415 rather than parsed as JSON and
- * called malformed. Undefined for an identity body.
- */
-export function unsupportedEncoding(contentEncoding: string | undefined): string | undefined {
-  if (contentEncoding === undefined) return undefined;
-  const coding = contentEncoding.trim().toLowerCase();
-  if (coding === '' || coding === 'identity') return undefined;
-  return `Content-Encoding ${contentEncoding.slice(0, 40)} is not supported on MCP endpoints; send the body uncompressed.`;
 }
 
 /** Why a request body larger than `limit` bytes is refused (HTTP 413, -32600), on every gateway endpoint alike. */

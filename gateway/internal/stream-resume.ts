@@ -1,4 +1,5 @@
-import { describeUpstreamFailure, type UpstreamHttpResponse } from './upstream-http.ts';
+import type { UpstreamHttpResponse } from '../upstream-http.ts';
+import { describeUpstreamFailure } from './upstream-exchange.ts';
 
 /**
  * Most GETs that resume one POST's event stream upstream. A provider that closes the stream to

@@ -9,25 +9,8 @@ import { type Clock, newId } from '../../src/kernel/index.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import { stampResult } from '../identity/stamp.ts';
 import { type CallContext, type ReceiptSink, recordTaskResult } from '../receipt-sink.ts';
+import type { TaskCall, TaskDirectory } from '../task-directory.ts';
 import { callAnswer, isRequest, type JsonRpcId, type JsonRpcResponse, toolErrorResult } from './json-rpc.ts';
-
-/** The call that created a task (MCP tasks): its id and the tool it named. */
-export interface TaskCall {
-  callId: string;
-  tool: string;
-}
-
-/**
- * Where the gateway remembers task-augmented calls (MCP tasks): a call answered with a task is
- * stored under a key of provider, agent, upstream session and task id, so that the result a
- * caller fetches later with `tasks/result` carries the call's id and is receipted under its tool.
- * Shared by every instance.
- */
-export interface TaskDirectory {
-  remember(key: string, task: TaskCall): Promise<void>;
-  /** The creating calls of those of `keys` that are known, by key. */
-  callsOf(keys: string[]): Promise<Map<string, TaskCall>>;
-}
 
 /** A tasks/result request of a POST, as it goes upstream. */
 export interface TaskResultRequest {

@@ -1,14 +1,7 @@
 import { IconSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { storableJson, storableText } from '../../src/kernel/index.ts';
-
-/** An icon as MCP's Tool declares it (2025-11-25), in the shape Plaza keeps and serves. */
-export interface ToolIcon {
-  src: string;
-  mimeType?: string;
-  sizes?: string[];
-  theme?: 'light' | 'dark';
-}
+import type { ToolIcon } from '../tool-icon.ts';
 
 /** Icons kept per tool at most. */
 const MAX_ICONS = 8;

@@ -5,9 +5,9 @@ import { type Approval, obtainApproval, type OperationSummary, summarise } from 
 import { AgpkError } from './errors.ts';
 import { runHook } from './hooks.ts';
 import { installedChanges } from './installed-files.ts';
-import { compareVersions } from './manifest.ts';
 import { type AgpkContext, checkPlanConflicts, type Plan, preparePlan, type StagedPackage } from './plan.ts';
 import type { InstalledPackage } from './registry.ts';
+import { compareVersions } from './versions.ts';
 
 /** What an install, upgrade or remove did. */
 export interface OperationResult {

@@ -7,11 +7,12 @@ import { sha256File, walkTree } from './digests.ts';
 import { AgpkError } from './errors.ts';
 import { type ExtractLimits, safeExtract } from './extract.ts';
 import { stampFile } from './installed-files.ts';
-import { type AgentCommand, type AgpkManifest, compareVersions } from './manifest.ts';
+import type { AgentCommand, AgpkManifest } from './manifest.ts';
 import { downloadArchive, fetchMarketSources, type MarketSource } from './market.ts';
 import type { FileStamp, InstalledPackage, Registry } from './registry.ts';
 import { loadTrustedKeyIds } from './signing.ts';
 import { validatePackageDir } from './validate.ts';
+import { compareVersions } from './versions.ts';
 
 /** What every package operation needs; built once by the caller (CLI, MCP tool, tests). */
 export interface AgpkContext {

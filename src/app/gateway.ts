@@ -52,9 +52,7 @@ export function createGatewayHandlers(deps: {
   const guarded = createGuardedAgent({ allowPrivate: config.marketplace.allowPrivateTargets, timeoutMs: config.gateway.timeoutMs });
   const http = createUpstreamHttp({ dispatcher: guarded.agent, checkUrl: guarded.checkUrl });
   const catalog = createConnectorCatalog({ prisma: db.prisma, clock });
-  const receipts: ReceiptSink = {
-    record: ({ createdAt, ...rest }) => deps.receipts.write({ ...rest, time: createdAt.getTime() }),
-  };
+  const receipts: ReceiptSink = { record: (receipt) => deps.receipts.write(receipt) };
   const assertionKey = async () => {
     const key = await keys.activeKey(ASSERTION_KEY_PURPOSE);
     return { kid: key.kid, privateKey: key.privateKey, keyObject: key.privateKeyObject };

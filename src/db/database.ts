@@ -10,7 +10,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { PrismaClient } from './generated/client.ts';
 import { pgliteSqlPool } from './internal/pglite-sql.ts';
-import { pgliteTemplate, unpackTemplateInto } from './internal/pglite-template.ts';
+import { pgliteTemplate, unpackTemplateInto } from './pglite-template.ts';
 import type { SqlPool, SqlSession } from './sql-client.ts';
 
 /** Where the data lives. */

@@ -6,4 +6,7 @@ export { openDatabase, pgliteSocketExists, pgliteSocketUrl } from './database.ts
 export type { Prisma, PrismaClient } from './generated/client.ts';
 export type { Migration, MigrationReport } from './migrate.ts';
 export { migrate, MigrationError, MIGRATIONS_DIR, readMigrations } from './migrate.ts';
+export { pgliteTemplate } from './pglite-template.ts';
+export type { LeasedTable } from './row-leases.ts';
+export { claimDueRows, claimRow } from './row-leases.ts';
 export type { SqlClient, SqlPool, SqlSession, SqlTransaction } from './sql-client.ts';

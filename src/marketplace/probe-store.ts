@@ -1,5 +1,5 @@
 import type { EndpointStatus, ProbeStore, ProbeTarget } from '../../probes/index.ts';
-import type { PrismaClient } from '../db/index.ts';
+import { claimDueRows, claimRow, type LeasedTable, type PrismaClient } from '../db/index.ts';
 import { newId } from '../kernel/index.ts';
 
 interface TargetRow {
@@ -12,7 +12,11 @@ interface TargetRow {
   demand_score: number;
 }
 
-const RETURNING = `RETURNING e."id", e."url", e."provider", e."status", e."consecutive_failures", e."consecutive_successes", e."demand_score"`;
+const ENDPOINTS: LeasedTable = {
+  table: '"mcp_endpoints"',
+  dueColumn: '"next_probe_at"',
+  returning: 'RETURNING t."id", t."url", t."provider", t."status", t."consecutive_failures", t."consecutive_successes", t."demand_score"',
+};
 
 function toTarget(row: TargetRow): ProbeTarget {
   return {
@@ -36,35 +40,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function createProbeStore(prisma: PrismaClient): ProbeStore {
   return {
     async claimDue(owner, now, leaseMs, limit) {
-      const rows = await prisma.$queryRawUnsafe<TargetRow[]>(
-        `UPDATE "mcp_endpoints" e SET "lease_owner" = $1, "lease_until" = $2::timestamptz
-           FROM (SELECT "id" FROM "mcp_endpoints"
-                  WHERE "next_probe_at" <= $3::timestamptz AND ("lease_until" IS NULL OR "lease_until" < $3::timestamptz)
-                  ORDER BY "next_probe_at", "id" LIMIT $4 FOR UPDATE SKIP LOCKED) due
-          WHERE e."id" = due."id" ${RETURNING}`,
-        owner,
-        iso(now + leaseMs),
-        iso(now),
-        limit,
-      );
-      return rows.map(toTarget);
+      return (await claimDueRows<TargetRow>(prisma, ENDPOINTS, owner, now, leaseMs, limit)).map(toTarget);
     },
     async claimOne(id, owner, now, leaseMs) {
-      // FOR UPDATE waits out a short row lock (a demand update, another prober's claim) and then
-      // re-checks the lease on the row as it is now; SKIP LOCKED would report "held by another
-      // prober" for an endpoint nobody holds (seen in CI: a demand update during probeNow).
-      const rows = await prisma.$queryRawUnsafe<TargetRow[]>(
-        `UPDATE "mcp_endpoints" e SET "lease_owner" = $2, "lease_until" = $3::timestamptz
-           FROM (SELECT "id" FROM "mcp_endpoints"
-                  WHERE "id" = $1 AND ("lease_until" IS NULL OR "lease_until" < $4::timestamptz OR "lease_owner" = $2)
-                  FOR UPDATE) one
-          WHERE e."id" = one."id" ${RETURNING}`,
-        id,
-        owner,
-        iso(now + leaseMs),
-        iso(now),
-      );
-      return rows[0] ? toTarget(rows[0]) : undefined;
+      // Waits out a short row lock (a demand update, another prober's claim) and then re-checks
+      // the lease on the row as it is now; SKIP LOCKED would report "held by another prober" for
+      // an endpoint nobody holds (seen in CI: a demand update during probeNow).
+      const row = await claimRow<TargetRow>(prisma, ENDPOINTS, id, owner, now, leaseMs, true);
+      return row ? toTarget(row) : undefined;
     },
     async recordProbe(owner, record) {
       const { outcome, health, endpointId } = record;

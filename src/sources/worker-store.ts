@@ -1,6 +1,6 @@
 import { MAX_DEAD_REPROBES, type PassedStep, type SourceOutcome, type SourceStore, type SourceTarget } from '../../probes/index.ts';
 import { compareVersions } from '../agpk/index.ts';
-import type { PrismaClient } from '../db/index.ts';
+import { claimDueRows, claimRow, type LeasedTable, type PrismaClient } from '../db/index.ts';
 import { storableJson } from '../kernel/index.ts';
 import { ownedElsewhere, packageOwner } from './source-service.ts';
 import type { PackageSource } from './types.ts';
@@ -17,9 +17,12 @@ interface TargetRow {
   attempts: number;
 }
 
-const RETURNING = `RETURNING s."id", s."package_id", s."version", s."download_uri", s."sha256", s."trust", s."status", s."attempts"`;
-const WORKABLE = `('registered', 'healthy', 'dropped')`;
-const iso = (ms: number) => new Date(ms).toISOString();
+const SOURCES: LeasedTable = {
+  table: '"package_sources"',
+  dueColumn: '"next_check_at"',
+  workable: `"status" IN ('registered', 'healthy', 'dropped')`,
+  returning: 'RETURNING t."id", t."package_id", t."version", t."download_uri", t."sha256", t."trust", t."status", t."attempts"',
+};
 const toTarget = (r: TargetRow): SourceTarget => ({
   id: r.id,
   packageId: r.package_id,
@@ -105,33 +108,12 @@ export function createSourceStore(deps: { prisma: PrismaClient; recheckMs: numbe
 
   return {
     async claimDue(owner, now, leaseMs, limit) {
-      const rows = await prisma.$queryRawUnsafe<TargetRow[]>(
-        `UPDATE "package_sources" s SET "lease_owner" = $1, "lease_until" = $2::timestamptz
-           FROM (SELECT "id" FROM "package_sources"
-                  WHERE "status" IN ${WORKABLE} AND "next_check_at" <= $3::timestamptz AND ("lease_until" IS NULL OR "lease_until" < $3::timestamptz)
-                  ORDER BY "next_check_at", "id" LIMIT $4 FOR UPDATE SKIP LOCKED) due
-          WHERE s."id" = due."id" ${RETURNING}`,
-        owner,
-        iso(now + leaseMs),
-        iso(now),
-        limit,
-      );
-      return rows.map(toTarget);
+      return (await claimDueRows<TargetRow>(prisma, SOURCES, owner, now, leaseMs, limit)).map(toTarget);
     },
 
     async claimOne(id, owner, now, leaseMs) {
-      const rows = await prisma.$queryRawUnsafe<TargetRow[]>(
-        `UPDATE "package_sources" s SET "lease_owner" = $2, "lease_until" = $3::timestamptz
-           FROM (SELECT "id" FROM "package_sources"
-                  WHERE "id" = $1 AND "status" IN ${WORKABLE} AND ("lease_until" IS NULL OR "lease_until" < $4::timestamptz OR "lease_owner" = $2)
-                  FOR UPDATE SKIP LOCKED) one
-          WHERE s."id" = one."id" ${RETURNING}`,
-        id,
-        owner,
-        iso(now + leaseMs),
-        iso(now),
-      );
-      return rows[0] ? toTarget(rows[0]) : undefined;
+      const row = await claimRow<TargetRow>(prisma, SOURCES, id, owner, now, leaseMs, false);
+      return row ? toTarget(row) : undefined;
     },
 
     async markStage(id, owner, stage) {

@@ -11,6 +11,6 @@ export async function getNodeAutoInstrumentations(): Promise<Instrumentation[]> 
       headersToSpanAttributes: { server: { requestHeaders: ['x-request-id'] } },
     }),
     new ExpressInstrumentation(),
-    new PrismaInstrumentation() as unknown as Instrumentation,
+    new PrismaInstrumentation(),
   ];
 }

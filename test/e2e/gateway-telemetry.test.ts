@@ -7,7 +7,8 @@
  *
  * The same child also proves OpenTelemetry works in ESM the way `plaza serve` starts it (the
  * `telemetry` test, once test/integration/telemetry.test.ts with a child of its own): a plain
- * request gives an HTTP server span and Express spans, and its bearer credential is no span
+ * request gives an HTTP server span and Express spans, queries give Prisma spans (its
+ * instrumentation runs on the one @opentelemetry/instrumentation installed), and a bearer credential is no span
  * attribute. One child for both saves a start of the SDK, the app and an embedded database.
  */
 import { join } from 'node:path';
@@ -48,6 +49,10 @@ describe('telemetry', () => {
     expect(server).toMatchObject({ name: 'GET /health', attributes: { 'http.route': '/health', 'http.response.status_code': 200 } });
     expect(report.spans.some((s) => s.scope === '@opentelemetry/instrumentation-express')).toBe(true);
     expect(stdout).not.toContain('super-secret-token');
+  });
+
+  it('produces Prisma query spans (its instrumentation shares the one @opentelemetry/instrumentation)', () => {
+    expect(report.spans.filter((s) => s.scope === 'prisma').map((s) => s.name)).toEqual(expect.arrayContaining(['prisma:client:operation', 'prisma:client:db_query']));
   });
 
   it('names the route of a chat completion answered before Express, as Express would', () => {

@@ -228,6 +228,26 @@ describe('agpk versions', () => {
     expect(compareVersions('latest', 'latest')).toBe(0);
   });
 
+  it.each([
+    // SemVer compares alphanumeric pre-release identifiers in ASCII order: upper case first.
+    ['1.0.0-Beta', '1.0.0-alpha'],
+    ['1.0.0-RC.1', '1.0.0-beta'],
+    ['1.0.0-alpha.Z', '1.0.0-alpha.a'],
+    ['1.0.0-beta.9', '1.0.0-beta.10'],
+    ['1.0.0-rc.1', '1.0.0'],
+    ['1.0.0', '1.0.0+build.1'],
+    // Not SemVer: the fallback, numbers numerically, text by code units as well.
+    ['0.9', '0.10'],
+    ['1.2.3.4', '1.2.3.10'],
+    ['1.0-Beta', '1.0-alpha'],
+    ['0.9', '1.0.0-alpha'],
+    ['v1.9', 'v1.10'],
+    ['Latest', 'latest'],
+  ])('orders %s before %s', (lower, higher) => {
+    expect(compareVersions(lower, higher)).toBe(-1);
+    expect(compareVersions(higher, lower)).toBe(1);
+  });
+
   it('upgrades a release candidate to its release', async () => {
     await installPackages(ctx, [await build({ id: 'acme.rc', version: '2.0.0-rc.1' })], OK);
     const r = await upgradePackage(ctx, 'acme.rc', OK, await build({ id: 'acme.rc', version: '2.0.0' }));

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import type { UpstreamHttpResponse } from '../../gateway/index.ts';
 import { pause, reopenStream, resumeDelay, resumePoint } from '../../gateway/internal/stream-resume.ts';
-import type { UpstreamHttpResponse } from '../../gateway/internal/upstream-http.ts';
 
 function answer(status: number, type: string): UpstreamHttpResponse & { discarded: boolean } {
   const response = {

@@ -2,7 +2,27 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 
-import { bearerChallenge, type JsonRpcId, RPC_ERRORS, rpcError } from './json-rpc.ts';
+import { type JsonRpcId, RPC_ERRORS, rpcError } from './json-rpc-errors.ts';
+
+/**
+ * The `WWW-Authenticate` of a 401 on a gateway endpoint. A request that sent a credential gets
+ * `error="invalid_token"` and `reason` as `error_description` (RFC 6750 §3): MCP clients that show
+ * the challenge, not the body, then say why instead of starting an OAuth flow nobody offers. A
+ * request without one gets neither (§3.1: no error information).
+ */
+export function bearerChallenge(authorization: string | undefined, reason: string): string {
+  if (authorization === undefined || authorization === '') return 'Bearer realm="plaza"';
+  return `Bearer realm="plaza", error="invalid_token", error_description="${challengeText(reason)}"`;
+}
+
+/**
+ * `text` in the characters RFC 6750 §3 allows in `error_description` (%x20-21 / %x23-5B /
+ * %x5D-7E): compatibility forms decomposed ("…" becomes "...", accents fall away), white space
+ * as a space, `"` as `'`, anything else left out.
+ */
+function challengeText(text: string): string {
+  return text.normalize('NFKD').replace(/\s/g, ' ').replaceAll('"', "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
+}
 
 /**
  * Largest body of a request whose credential was refused that is read, and only to answer under

@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 import { PGlite } from '@electric-sql/pglite';
 
-import { migrate, readMigrations } from '../migrate.ts';
-import { pgliteSqlPool } from './pglite-sql.ts';
+import { pgliteSqlPool } from './internal/pglite-sql.ts';
+import { migrate, readMigrations } from './migrate.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -28,7 +28,7 @@ function pgliteVersion(): string {
 }
 
 function cacheDir(): string {
-  const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+  const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const preferred = join(repoRoot, 'node_modules', '.cache', 'plaza');
   try {
     mkdirSync(preferred, { recursive: true });

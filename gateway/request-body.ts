@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 
-import { BODY_CUT, bodyTooLarge, NOT_UTF8, RPC_ERRORS, rpcError } from './json-rpc.ts';
+import { BODY_CUT, bodyTooLarge, NOT_UTF8, RPC_ERRORS, rpcError } from './internal/json-rpc.ts';
 
 /** Largest request body read (the SDK transport's own default). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -65,4 +65,16 @@ export async function readMessageBody(req: IncomingMessage, res: ServerResponse,
     sendJson(res, 400, rpcError(null, RPC_ERRORS.parseError, 'Parse error: Invalid JSON'));
     return BODY_REFUSED;
   }
+}
+
+/**
+ * Why a request body cannot be read as sent: MCP's transport defines no content coding, so a body
+ * sent compressed (`Content-Encoding: gzip`, …) is refused with 415 rather than parsed as JSON and
+ * called malformed. Undefined for an identity body.
+ */
+export function unsupportedEncoding(contentEncoding: string | undefined): string | undefined {
+  if (contentEncoding === undefined) return undefined;
+  const coding = contentEncoding.trim().toLowerCase();
+  if (coding === '' || coding === 'identity') return undefined;
+  return `Content-Encoding ${contentEncoding.slice(0, 40)} is not supported on MCP endpoints; send the body uncompressed.`;
 }
