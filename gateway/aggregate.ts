@@ -263,7 +263,8 @@ export function createAggregate(options: AggregateOptions) {
         headers,
         signal: extra.signal,
         // /mcp keeps no session with the agent that an upstream's request could be relayed in and
-        // answered back through (see docs/decisions.md); a passthrough keeps one.
+        // answered back through (see docs/decisions/gateway.md,
+        // "/mcp answers an upstream's requests itself"); a passthrough keeps one.
         refusal: (method) => `Plaza's aggregate endpoint /mcp cannot pass ${method} on to the agent; an agent that supports it can call this tool through /mcp/p/${provider}.`,
         onNotification: (n) => {
           if (n.method === 'notifications/progress' && (typeof progressToken === 'string' || typeof progressToken === 'number')) {

@@ -181,7 +181,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   /**
    * Answers a request the upstream sent its client, at once: Plaza's pooled session declared no
    * client capabilities and is shared by every agent, so it answers ping and refuses the rest
-   * (-32601) rather than leave the upstream waiting for its own timeout (see docs/decisions.md).
+   * (-32601) rather than leave the upstream waiting for its own timeout (see
+   * docs/decisions/gateway.md, "/mcp answers an upstream's requests itself").
    */
   function answer(url: string, headers: Record<string, string>, request: UpstreamServerRequest, refusal?: (method: string) => string): void {
     const method = request.method.slice(0, 100);

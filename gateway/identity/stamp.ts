@@ -91,7 +91,8 @@ export function stampResult(result: unknown, card: AginCard, callId: string, res
 /**
  * Headers that claim where a request came from (RFC 7239 `Forwarded`, the de facto `X-Forwarded-*`
  * and client-address headers of proxies and CDNs): the caller's are its word, not Plaza's, and a
- * provider may count quotas or abuse by them. Plaza sends none of its own (see docs/decisions.md).
+ * provider may count quotas or abuse by them. Plaza sends none of its own (see
+ * docs/decisions/gateway.md, "Providers get no client-address headers").
  */
 const CLIENT_ADDRESS = new Set(['forwarded', 'via', 'x-real-ip', 'x-client-ip', 'true-client-ip', 'cf-connecting-ip', 'fastly-client-ip', 'x-cluster-client-ip', 'x-original-forwarded-for']);
 

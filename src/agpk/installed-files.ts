@@ -28,7 +28,8 @@ const sameStamp = (a: FileStamp, b: FileStamp) => a.size === b.size && a.mtime_m
  * back by `touch`, so an edit that keeps size and mtime is still hashed), the files in
  * `alwaysHash`, and every file of a record without stamps (installed by an older Plaza). A file
  * only touched or chmod-ed hashes the same and is not changed. Files the package made itself
- * after install (not in the record) are not looked at. See docs/decisions.md.
+ * after install (not in the record) are not looked at. See
+ * docs/decisions/agpk.md, "An install hook may add files, not change the package's own".
  */
 export async function installedChanges(pkg: Pick<InstalledPackage, 'install_dir' | 'files' | 'file_stats'>, alwaysHash: readonly string[] = []): Promise<InstalledChanges> {
   const changed: string[] = [];

@@ -105,7 +105,8 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(logRequest);
   const https = config.publicBaseUrl.startsWith('https:');
   // Pages get helmet's headers, fixed for the app's life: computed once, set directly on each
-  // answer. The API, the gateway and the other machine-facing routes get an API set (decisions.md).
+  // answer. The API, the gateway and the other machine-facing routes get an API set (docs/decisions/operations-and-scale-out.md,
+  // "API answers carry an API security header set").
   const pageHeaders = staticHeaders(
     helmet({
       // Over plain http (local development) HSTS and upgrade-insecure-requests would break the site.

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Command } from 'commander';
 
+import { ClientEnvSchema } from '../../config/index.ts';
 import { credentialFile, readCredential, saveCredential } from './credential-store.ts';
-import { boundedFetch, MAX_EVENT_BYTES, notificationStreamReconnection } from './mcp-bridge-fetch.ts';
+import { boundedFetch, notificationStreamReconnection } from './mcp-bridge-fetch.ts';
 import { type BridgeAnswer, bridgeError, type ClientMessage, INVALID_REQUEST, lineWriter, readClientLine, readLines } from './mcp-bridge-input.ts';
 import { providerWarning } from './mcp-bridge-provider.ts';
 import { GatewayRefusal } from './mcp-bridge-refusal.ts';
@@ -15,12 +16,16 @@ function fail(message: string): never {
 }
 
 /**
- * A whole-number setting of the bridge from the environment (`fallback` when unset or empty),
- * between `min` and `max`; anything else ends the command with exit code 2, naming the variable.
+ * A whole-number setting of the bridge from the environment (its default, range and description in
+ * config/schema.ts's ClientEnvSchema; the default when unset or empty); anything else ends the
+ * command with exit code 2, naming the variable.
  */
-function intSetting(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+function intSetting(env: Record<string, string | undefined>, name: 'PLAZA_MCP_CONNECT_DRAIN_MS' | 'PLAZA_MCP_CONNECT_RECONNECT_MS' | 'PLAZA_MCP_CONNECT_MAX_EVENT_BYTES'): number {
+  const schema = ClientEnvSchema.shape[name];
   const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return schema.parse(undefined);
+  const min = schema.unwrap().minValue ?? 0;
+  const max = schema.unwrap().maxValue ?? Number.MAX_SAFE_INTEGER;
   const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= min && value <= max)) {
     process.stderr.write(`plaza: ${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})\n`);
@@ -71,9 +76,9 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   }
   // How long answers to requests sent before the client closed stdin are waited for; how soon a
   // notification stream that broke off is first reopened; the largest event of that stream.
-  const drainMs = intSetting(env, 'PLAZA_MCP_CONNECT_DRAIN_MS', 10_000, 0, 3_600_000);
-  const reconnectMs = intSetting(env, 'PLAZA_MCP_CONNECT_RECONNECT_MS', 1_000, 10, 600_000);
-  const maxEventBytes = intSetting(env, 'PLAZA_MCP_CONNECT_MAX_EVENT_BYTES', MAX_EVENT_BYTES, 1024, 1024 * 1024 * 1024);
+  const drainMs = intSetting(env, 'PLAZA_MCP_CONNECT_DRAIN_MS');
+  const reconnectMs = intSetting(env, 'PLAZA_MCP_CONNECT_RECONNECT_MS');
+  const maxEventBytes = intSetting(env, 'PLAZA_MCP_CONNECT_MAX_EVENT_BYTES');
   // Loaded here, not at the top: every `plaza` command registers this one.
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   // A POST's answer that ended without the response to one of its requests: that request is

@@ -113,7 +113,7 @@ const ONLINE = new Set(['healthy', 'degraded']);
 const OVERLAP_MS = 2_000;
 
 /**
- * Creates the tool search index (docs/decisions.md, "Tool search in memory").
+ * Creates the tool search index (docs/decisions/marketplace-and-probes.md, "Tool search in memory").
  *
  * Every online tool is held as its rank key with three inverted indexes (word → tools): name
  * words, provider words, and all words of name, provider and description. Each posting keeps its

@@ -18,7 +18,8 @@ export const MAX_SEARCH_OFFSET = 1_000;
 
 /**
  * Matches ranked per tier at most. A broader search ranks the first this-many matches in index
- * order, so its cost stays bounded however common the word (docs/decisions.md).
+ * order, so its cost stays bounded however common the word (docs/decisions/marketplace-and-probes.md,
+ * "Tool search: tiers").
  */
 export const SEARCH_CANDIDATES = 2_000;
 
