@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -64,11 +64,36 @@ describe('safeExtract', () => {
     ['a character device', [{ path: 'dev', type: '3', mode: 0o644 }], 'unsafe archive: device file "dev"'],
     ['a FIFO', [{ path: 'pipe', type: '6', mode: 0o644 }], 'unsafe archive: FIFO "pipe"'],
     ['a duplicate entry', [file('a'), file('a')], 'unsafe archive: duplicate entry "a"'],
+    // A PAX header lets a name be any length: the write of it failed (ENAMETOOLONG) unobserved and
+    // ended the process (issue 31). Now the header check refuses it before anything is written.
+    ['a 300-byte file name (PAX)', [file('agpk.json', '{}'), { ...file('long'), pax: { path: 'n'.repeat(300) } }], `unsafe archive: "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds`],
+    ['a 256-byte folder name (PAX)', [{ ...file('long'), pax: { path: `payload/${'d'.repeat(256)}/a.txt` } }], 'has a name of 256 bytes, over the 255'],
+    ['a 1025-byte path of short names (PAX)', [{ ...file('long'), pax: { path: `${'p/'.repeat(511)}abc` } }], 'is over 1024 bytes long'],
+    ['two names differing only in Unicode form', [file('caf\u00e9.md'), file('cafe\u0301.md')], 'differs from another entry only in case or Unicode form'],
   ])('refuses %s and writes nothing', async (_name, entries, message) => {
     const { dest, result } = await extract(rawArchive(entries));
     await expect(result).rejects.toThrow(message);
     expect(existsSync(dest)).toBe(false);
     expect(existsSync(join(tmp.path, 'evil.txt'))).toBe(false);
+  });
+
+  // Names the header check lets through can still be refused by the file system (here: too long
+  // under a deep folder). The refusal is an unsafe archive, seen by the caller; before, the write's
+  // rejection went unobserved while later entries were read, and the process ended (issue 31).
+  it.each([
+    ['a small file', 1],
+    ['a streamed file', 4 * 1024 * 1024 + 1],
+  ])('turns a write the file system refuses (%s) into an unsafe-archive error and leaves nothing', async (_what, size) => {
+    let deep = join(tmp.path, `deep${++n}`);
+    while (Buffer.byteLength(deep) < 3_500) deep = join(deep, 'd'.repeat(250));
+    await mkdir(deep, { recursive: true });
+    const folder = `${'e'.repeat(250)}/${'f'.repeat(250)}`;
+    const name = 'g'.repeat(4_096 - Buffer.byteLength(join(deep, 'out', folder)));
+    const path = join(tmp.path, `w${n}.agpk`);
+    await writeFile(path, rawArchive([file('agpk.json', '{}'), { ...file('x', Buffer.alloc(size, 1)), pax: { path: `${folder}/${name}` } }, file('z.txt')]));
+    const dest = join(deep, 'out');
+    await expect(safeExtract(path, dest)).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^unsafe archive: "e+…" cannot be written on this file system \(ENAMETOOLONG\)$/) });
+    expect(existsSync(dest)).toBe(false);
   });
 
   it('stops reading at the end-of-archive blocks: a gzip bomb appended after them is never inflated', async () => {
