@@ -15,9 +15,15 @@ interface TargetRow {
   trust: string;
   status: string;
   attempts: number;
+  abandoned: boolean;
 }
 
-const RETURNING = `RETURNING s."id", s."package_id", s."version", s."download_uri", s."sha256", s."trust", s."status", s."attempts"`;
+const RETURNING = `RETURNING s."id", s."package_id", s."version", s."download_uri", s."sha256", s."trust", s."status", s."attempts", claimed."abandoned"`;
+/**
+ * A lease that ended while its owner still held it (another owner's: ours was a result we could
+ * not store): that owner stopped in the middle of the check.
+ */
+const ABANDONED = `("lease_owner" IS NOT NULL AND "lease_owner" <> $OWNER) AS "abandoned"`;
 const WORKABLE = `('registered', 'healthy', 'dropped')`;
 const iso = (ms: number) => new Date(ms).toISOString();
 const toTarget = (r: TargetRow): SourceTarget => ({
@@ -29,6 +35,7 @@ const toTarget = (r: TargetRow): SourceTarget => ({
   trust: r.trust === 'known-user' ? 'known-user' : 'risky-unknown',
   status: r.status as SourceTarget['status'],
   attempts: Number(r.attempts),
+  abandoned: r.abandoned === true,
 });
 
 /** Called after a known user's source was rejected (the registrant gets a system e-mail). */
@@ -107,10 +114,10 @@ export function createSourceStore(deps: { prisma: PrismaClient; recheckMs: numbe
     async claimDue(owner, now, leaseMs, limit) {
       const rows = await prisma.$queryRawUnsafe<TargetRow[]>(
         `UPDATE "package_sources" s SET "lease_owner" = $1, "lease_until" = $2::timestamptz
-           FROM (SELECT "id" FROM "package_sources"
+           FROM (SELECT "id", ${ABANDONED.replace('$OWNER', '$1')} FROM "package_sources"
                   WHERE "status" IN ${WORKABLE} AND "next_check_at" <= $3::timestamptz AND ("lease_until" IS NULL OR "lease_until" < $3::timestamptz)
-                  ORDER BY "next_check_at", "id" LIMIT $4 FOR UPDATE SKIP LOCKED) due
-          WHERE s."id" = due."id" ${RETURNING}`,
+                  ORDER BY "next_check_at", "id" LIMIT $4 FOR UPDATE SKIP LOCKED) claimed
+          WHERE s."id" = claimed."id" ${RETURNING}`,
         owner,
         iso(now + leaseMs),
         iso(now),
@@ -122,16 +129,20 @@ export function createSourceStore(deps: { prisma: PrismaClient; recheckMs: numbe
     async claimOne(id, owner, now, leaseMs) {
       const rows = await prisma.$queryRawUnsafe<TargetRow[]>(
         `UPDATE "package_sources" s SET "lease_owner" = $2, "lease_until" = $3::timestamptz
-           FROM (SELECT "id" FROM "package_sources"
+           FROM (SELECT "id", ${ABANDONED.replace('$OWNER', '$2')} FROM "package_sources"
                   WHERE "id" = $1 AND "status" IN ${WORKABLE} AND ("lease_until" IS NULL OR "lease_until" < $4::timestamptz OR "lease_owner" = $2)
-                  FOR UPDATE SKIP LOCKED) one
-          WHERE s."id" = one."id" ${RETURNING}`,
+                  FOR UPDATE SKIP LOCKED) claimed
+          WHERE s."id" = claimed."id" ${RETURNING}`,
         id,
         owner,
         iso(now + leaseMs),
         iso(now),
       );
       return rows[0] ? toTarget(rows[0]) : undefined;
+    },
+
+    async renew(id, owner, until) {
+      await prisma.packageSource.updateMany({ where: { id, leaseOwner: owner }, data: { leaseUntil: new Date(until) } });
     },
 
     async markStage(id, owner, stage) {

@@ -90,7 +90,7 @@ describe('safeExtract', () => {
     const folder = `${'e'.repeat(250)}/${'f'.repeat(250)}`;
     const name = 'g'.repeat(4_096 - Buffer.byteLength(join(deep, 'out', folder)));
     const path = join(tmp.path, `w${n}.agpk`);
-    await writeFile(path, rawArchive([file('agpk.json', '{}'), { ...file('x', Buffer.alloc(size, 1)), pax: { path: `${folder}/${name}` } }, file('z.txt')]));
+    await writeFile(path, rawArchive([file('agpk.json', '{}'), { ...file('x'), content: Buffer.alloc(size, 1), pax: { path: `${folder}/${name}` } }, file('z.txt')]));
     const dest = join(deep, 'out');
     await expect(safeExtract(path, dest)).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^unsafe archive: "e+…" cannot be written on this file system \(ENAMETOOLONG\)$/) });
     expect(existsSync(dest)).toBe(false);
