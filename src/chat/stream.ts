@@ -36,7 +36,8 @@ export function streamOfBatches(batches: () => AsyncIterable<string[]>, usage: (
         }
         signal.removeEventListener('abort', control.resume);
         sink.end();
-      })();
+        // A sink that throws as it ends has no one left to tell: the stream is over either way.
+      })().catch(() => undefined);
       return control;
     },
   };
