@@ -137,6 +137,7 @@ describe('validate of an archive (read in one pass, nothing written)', () => {
       [[file('../evil.txt')], /\.\./],
       [[{ path: 'link', type: '1', mode: 0o644, linkpath: 'a.txt' } as RawEntry], /hard link/],
       [[file('/etc/passwd')], /absolute path/],
+      [[{ ...file('long'), pax: { path: 'n'.repeat(300) } }], /has a name of 300 bytes/],
     ] as const) {
       const path = join(tmp.path, `v${++n}.agpk`);
       await writeFile(path, rawArchive([...entries]));
