@@ -1,8 +1,10 @@
 /**
  * Safe extraction of AGPK archives: hostile archives built by hand are refused with a precise
  * message before anything is written — `..`, absolute paths, symlinks, devices, hard links, a file
- * inside a file, names differing only in case, a 10 GB declared size (header only), 100,000
- * entries — setuid bits never survive, and data after the end-of-archive blocks is never inflated.
+ * inside a file, names differing only in case or Unicode form, names over 255 bytes (PAX), a 10 GB
+ * declared size (header only), 100,000 entries — setuid bits never survive, data after the
+ * end-of-archive blocks is never inflated, and a name the file system refuses only as it is
+ * written is an unsafe-archive error the caller sees (issue 31: it used to end the process).
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
