@@ -142,6 +142,7 @@ export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimit
  * Aborting `stop` ends the parse with its reason (work an entry started failed later).
  */
 export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) => void, hash?: Hash, stop?: AbortSignal): Promise<void> {
+  if (stop?.aborted) throw stop.reason;
   const parser = new Parser({ strict: true });
   const input = createReadStream(archive, { highWaterMark: 1 << 20 });
   let failure: unknown;
@@ -150,7 +151,6 @@ export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) 
     failure = stop!.reason;
     parser.abort(failure instanceof Error ? failure : new Error(String(failure)));
   };
-  if (stop?.aborted) throw stop.reason;
   stop?.addEventListener('abort', onStop, { once: true });
   parser.on('entry', (entry: ReadEntry) => {
     if (failure !== undefined) {
