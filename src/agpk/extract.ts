@@ -51,19 +51,20 @@ export const MAX_NAME_BYTES = 255;
  */
 export const MAX_PATH_BYTES = 1024;
 
+/** A path as messages show it: a PAX name may be a megabyte long, and messages are stored and mailed. */
+const shown = (path: string): string => (path.length > 80 ? `${path.slice(0, 80)}…` : path);
+
 /** Normalises an entry path, refusing absolute paths, `..`, NUL, empty and over-long names. */
 function safePath(raw: string): string {
   if (raw.includes('\0')) throw reject(`entry name contains a NUL byte`);
-  if (raw.startsWith('/') || raw.startsWith('\\') || /^[A-Za-z]:/.test(raw)) throw reject(`absolute path "${raw}"`);
-  if (raw.split(/[\\/]/).includes('..')) throw reject(`path "${raw}" contains ".."`);
+  if (raw.startsWith('/') || raw.startsWith('\\') || /^[A-Za-z]:/.test(raw)) throw reject(`absolute path "${shown(raw)}"`);
+  if (raw.split(/[\\/]/).includes('..')) throw reject(`path "${shown(raw)}" contains ".."`);
   const normal = posix.normalize(raw).replace(/\/+$/, '');
   if (normal === '' || normal === '.') throw reject(`empty entry name`);
   const path = normal.replace(/^\.\//, '');
-  // Named by a prefix: the whole name may be megabytes long, and it is shown to people.
-  const shown = path.length > 80 ? `${path.slice(0, 80)}…` : path;
-  if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw reject(`the path "${shown}" is over ${MAX_PATH_BYTES} bytes long`);
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw reject(`the path "${shown(path)}" is over ${MAX_PATH_BYTES} bytes long`);
   const long = path.split('/').find((part) => Buffer.byteLength(part) > MAX_NAME_BYTES);
-  if (long !== undefined) throw reject(`"${shown}" has a name of ${Buffer.byteLength(long)} bytes, over the ${MAX_NAME_BYTES} a file system holds`);
+  if (long !== undefined) throw reject(`"${shown(path)}" has a name of ${Buffer.byteLength(long)} bytes, over the ${MAX_NAME_BYTES} a file system holds`);
   return path;
 }
 
@@ -324,10 +325,9 @@ const ENTRY_ERRORS = new Set(['ENAMETOOLONG', 'EILSEQ', 'EINVAL', 'EEXIST', 'ENO
 function writeFailure(path: string, error: unknown): AgpkError {
   if (error instanceof AgpkError) return error;
   const code = (error as { code?: unknown }).code;
-  const shown = path.length > 80 ? `${path.slice(0, 80)}…` : path;
   if (typeof code === 'string' && ENTRY_ERRORS.has(code)) {
-    const message = `"${shown}" cannot be written on this file system (${code})`;
+    const message = `"${shown(path)}" cannot be written on this file system (${code})`;
     return new AgpkError('bad_request', `unsafe archive: ${message}`, { problems: [{ file: '(archive)', path: '', message }], cause: error });
   }
-  return new AgpkError('internal', `extracting "${shown}" failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return new AgpkError('internal', `extracting "${shown(path)}" failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

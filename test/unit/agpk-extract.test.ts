@@ -71,6 +71,8 @@ describe('safeExtract', () => {
     ['a 300-byte file name (PAX)', [file('agpk.json', '{}'), { ...file('long'), pax: { path: 'n'.repeat(300) } }], `unsafe archive: "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds`],
     ['a 256-byte folder name (PAX)', [{ ...file('long'), pax: { path: `payload/${'d'.repeat(256)}/a.txt` } }], 'has a name of 256 bytes, over the 255'],
     ['a 1025-byte path of short names (PAX)', [{ ...file('long'), pax: { path: `${'p/'.repeat(511)}abc` } }], 'is over 1024 bytes long'],
+    // The message is stored with a source's findings and mailed: a megabyte-long name is cut.
+    ['a 100 KB absolute name (PAX)', [{ ...file('x'), pax: { path: `/${'a'.repeat(100_000)}` } }], `unsafe archive: absolute path "/${'a'.repeat(79)}…"`],
     ['two names differing only in Unicode form', [file('caf\u00e9.md'), file('cafe\u0301.md')], 'differs from another entry only in case or Unicode form'],
   ])('refuses %s and writes nothing', async (_name, entries, message) => {
     const { dest, result } = await extract(rawArchive(entries));
