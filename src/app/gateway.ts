@@ -108,7 +108,9 @@ export function createGatewayHandlers(deps: {
     aggregate: async (req, res) => (encoded(req, res) ? undefined : aggregate(req, res)),
     passthrough: async (req, res, provider) =>
       encoded(req, res) ? undefined : platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider),
-    endStreams: () => void passthrough?.then((handler) => handler.endStreams(), () => undefined),
+    endStreams: () => {
+      if (passthrough) void passthrough.then((handler) => handler.endStreams(), () => undefined).catch((error: unknown) => deps.log.warn({ err: error }, 'could not end the passthrough streams'));
+    },
     close: async () => {
       await sharedCalls?.close();
       await guarded.agent.close();
