@@ -7,11 +7,12 @@ import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts'
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders } from './identity/stamp.ts';
 import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE, storageUnavailable } from './internal/json-rpc.ts';
+import { callSecrets } from './internal/receipt-redaction.ts';
 import { BODY_REFUSED, readMessageBody } from './internal/request-body.ts';
 import { describeIssues, loadServerSdk, serveOnce } from './internal/server-sdk.ts';
 import { sendUnauthorized } from './internal/unauthorized.ts';
 import type { Connector } from './passthrough.ts';
-import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
+import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
 import { UpstreamCallError } from './upstream-client.ts';
 import type { UpstreamPool } from './upstream-pool.ts';

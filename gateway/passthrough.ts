@@ -27,12 +27,13 @@ import {
   storageUnavailable,
   toolErrorResult,
 } from './internal/json-rpc.ts';
+import { callSecrets } from './internal/receipt-redaction.ts';
 import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
 import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskDirectory, type TaskResultRequest } from './internal/task-results.ts';
 import { sendUnauthorized } from './internal/unauthorized.ts';
 import { createUpstreamHttp, describeUpstreamFailure as describeFailure, drainRest, readBodyText, type UpstreamHttp, type UpstreamHttpResponse, UpstreamTooLargeError } from './internal/upstream-http.ts';
-import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
+import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
 
