@@ -94,6 +94,9 @@ export const EnvSchema = z.object({
   // Gateway (docs/gateway.md).
   PLAZA_GATEWAY_TIMEOUT_MS: int(1_000, 3_600_000).default(300_000),
   PLAZA_GATEWAY_MAX_RESPONSE_BYTES: int(1024, 1024 * 1024 * 1024).default(32 * 1024 * 1024),
+  PLAZA_GATEWAY_HELD_BYTES_PER_AGENT: int(1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  PLAZA_GATEWAY_HELD_BYTES_TOTAL: int(1024, 64 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
+  PLAZA_GATEWAY_WRITE_TIMEOUT_MS: int(100, 3_600_000).default(30_000),
   // Package sources, accounts and e-mail (docs/sources.md).
   SMTP_URL: url(['smtp:', 'smtps:']).optional(),
   MAIL_FROM: z.string().trim().min(3).max(320).default(defaults.mailFrom),
@@ -168,6 +171,12 @@ export interface Config {
     timeoutMs: number;
     /** PLAZA_GATEWAY_MAX_RESPONSE_BYTES: largest upstream answer relayed. */
     maxResponseBytes: number;
+    /** PLAZA_GATEWAY_HELD_BYTES_PER_AGENT: most answer bytes held for one agent's clients that have not read them yet. */
+    heldBytesPerAgent: number;
+    /** PLAZA_GATEWAY_HELD_BYTES_TOTAL: the same for all agents of this instance. */
+    heldBytesTotal: number;
+    /** PLAZA_GATEWAY_WRITE_TIMEOUT_MS: longest a client may take nothing of its answer before its connection is closed. */
+    writeTimeoutMs: number;
   };
   /** Package source registry and its worker (docs/sources.md). */
   sources: {

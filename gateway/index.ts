@@ -10,6 +10,8 @@ export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } 
 export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
 export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
 export type { SharedCalls } from './internal/calls-in-flight.ts';
+export type { AnswerHold, HeldAnswerLimits, HeldAnswers } from './internal/held-answers.ts';
+export { createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS } from './internal/held-answers.ts';
 export { bearerChallenge, RPC_ERRORS, rpcError, unsupportedEncoding } from './internal/json-rpc.ts';
 export { BODY_REFUSED, readMessageBody } from './internal/request-body.ts';
 export { loadServerSdk, serveOnce } from './internal/server-sdk.ts';

@@ -62,8 +62,11 @@ export function createUpstreamHttp(options: { dispatcher?: Dispatcher; checkUrl?
 
 function ignore(): void {}
 
-/** Reads a whole body as text, refusing more than `limit` bytes. */
-export async function readBodyText(response: UpstreamHttpResponse, limit: number): Promise<string> {
+/**
+ * Reads a whole body as text, refusing more than `limit` bytes. `onBytes` is told the size read so
+ * far after every read, and may throw to stop reading: the body is then discarded and its error passes.
+ */
+export async function readBodyText(response: UpstreamHttpResponse, limit: number, onBytes?: (size: number) => void): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of response.body) {
@@ -71,6 +74,12 @@ export async function readBodyText(response: UpstreamHttpResponse, limit: number
     if (size > limit) {
       response.discard();
       throw new UpstreamTooLargeError(limit);
+    }
+    try {
+      onBytes?.(size);
+    } catch (error) {
+      response.discard();
+      throw error;
     }
     chunks.push(chunk);
   }
