@@ -94,8 +94,8 @@ export const EnvSchema = z.object({
   // Gateway (docs/gateway.md).
   PLAZA_GATEWAY_TIMEOUT_MS: int(1_000, 3_600_000).default(300_000),
   PLAZA_GATEWAY_MAX_RESPONSE_BYTES: int(1024, 1024 * 1024 * 1024).default(32 * 1024 * 1024),
-  PLAZA_GATEWAY_HELD_BYTES_PER_AGENT: int(1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
-  PLAZA_GATEWAY_HELD_BYTES_TOTAL: int(1024, 64 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
+  PLAZA_GATEWAY_HELD_BYTES_PER_AGENT: int(1024, 64 * 1024 * 1024 * 1024).default(32 * 1024 * 1024),
+  PLAZA_GATEWAY_HELD_BYTES_TOTAL: int(1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   PLAZA_GATEWAY_WRITE_TIMEOUT_MS: int(100, 3_600_000).default(30_000),
   // Package sources, accounts and e-mail (docs/sources.md).
   SMTP_URL: url(['smtp:', 'smtps:']).optional(),

@@ -306,6 +306,8 @@ export function createAggregate(options: AggregateOptions) {
           }
         },
       });
+      // Read whole: it will be delivered (or its connection cut), not let go for another.
+      if (extra.hold && !extra.hold.keep() && !extra.signal.aborted) throw new UpstreamCallError(heldAnswerDropped(held.limits));
       const answer = callAnswer(response);
       const valid = 'result' in answer ? CallToolResultSchema.safeParse(answer.result) : undefined;
       if ('error' in answer) {

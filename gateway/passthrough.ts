@@ -775,6 +775,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         text = await readBodyText(upstream, maxResponse, (size) => {
           if (!hold.set(size)) throw new AnswerDroppedError(held.limits);
         });
+        // Read whole: it will be delivered (or its connection cut), not let go for another.
+        if (!hold.keep() && !res.closed) throw new AnswerDroppedError(held.limits);
       } catch (error) {
         clearTimeout(timer);
         const why = error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError ? error.message : cancelled ? CALLER_CANCELLED : describeFailure(error);

@@ -51,9 +51,7 @@ export function guardDrain(res: ServerResponse, timeoutMs: number): void {
 export function writeHeldAnswer(res: ServerResponse, answer: { status: number; headers: Record<string, string | number>; text: string }, hold: AnswerHold, timeoutMs: number): void {
   const { text } = answer;
   const length = Buffer.byteLength(text);
-  // A figure over the limit at this point is no reason to drop an answer already read (its bytes
-  // were counted as they arrived): the hold keeps its last figure then.
-  hold.set(length);
+  hold.keep(length);
   if (res.closed) hold.release();
   else res.once('close', () => hold.release());
   if (res.destroyed) return;

@@ -13,7 +13,7 @@ export interface HeldAnswerLimits {
 }
 
 /** The limits a gateway built without its own uses (config/schema.ts has the same defaults). */
-export const DEFAULT_HELD_ANSWER_LIMITS: HeldAnswerLimits = { perAgent: 64 * 1024 * 1024, total: 128 * 1024 * 1024 };
+export const DEFAULT_HELD_ANSWER_LIMITS: HeldAnswerLimits = { perAgent: 32 * 1024 * 1024, total: 64 * 1024 * 1024 };
 
 /** How long a client may take nothing of its answer, by default, before its connection is closed. */
 export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
@@ -21,10 +21,18 @@ export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
 /** The bytes one answer holds, from its first byte read upstream until its client took it (or left). */
 export interface AnswerHold {
   /**
-   * Sets what this answer holds now. False when the figure would take its agent or the instance
-   * past a limit: then nothing changes, and the answer must be let go (not delivered).
+   * Sets what this answer holds while it is being read. Past a limit, answers being read that are
+   * less far along (fewer bytes) are let go to make room, the least far along first, when that
+   * makes enough; otherwise — or once this answer was itself let go for another — false: nothing
+   * changes, and the answer must be let go (not delivered).
    */
   set(bytes: number): boolean;
+  /**
+   * The answer is read whole: it holds `bytes` (default: what it holds now) from now on, past the
+   * limits if it must (its bytes were counted as they arrived), and is never let go for another.
+   * False when it was let go already (for another answer, or released): it must not be delivered.
+   */
+  keep(bytes?: number): boolean;
   /** Lets go of the whole answer (idempotent). */
   release(): void;
 }
@@ -43,12 +51,22 @@ export interface HeldAnswers {
   held(agentId?: string): number;
 }
 
+/** One answer's share of the count. */
+interface Entry {
+  agentId: string;
+  bytes: number;
+  /** Released, or let go for another: it counts nothing and grows no more. */
+  done: boolean;
+}
+
 /** Counts the bytes held by the answers in flight, per agent and in all; throws on bad limits. */
 export function createHeldAnswers(limits: HeldAnswerLimits): HeldAnswers {
   if (!(Number.isSafeInteger(limits.perAgent) && limits.perAgent > 0)) throw new TypeError('perAgent must be a whole number of bytes > 0');
   if (!(Number.isSafeInteger(limits.total) && limits.total > 0)) throw new TypeError('total must be a whole number of bytes > 0');
   const byAgent = new Map<string, number>();
   let total = 0;
+  /** Answers being read (holding bytes): the ones makeRoom may let go. */
+  const reading = new Set<Entry>();
 
   const add = (agentId: string, delta: number) => {
     total += delta;
@@ -56,6 +74,37 @@ export function createHeldAnswers(limits: HeldAnswerLimits): HeldAnswers {
     // Agents holding nothing are forgotten: the map is as large as the answers in flight.
     if (next === 0) byAgent.delete(agentId);
     else byAgent.set(agentId, next);
+  };
+
+  /**
+   * Whether `entry` may grow by `delta`, letting go of answers being read that are less far along
+   * when they make enough room (then they are let go: their next `set` fails and their reader
+   * drops them, within its next read). A burst of large answers thus completes as many as fit
+   * rather than each being cut once the sum of their beginnings fills the limit.
+   */
+  const makeRoom = (entry: Entry, delta: number): boolean => {
+    let overAgent = (byAgent.get(entry.agentId) ?? 0) + delta - limits.perAgent;
+    let overTotal = total + delta - limits.total;
+    if (overAgent <= 0 && overTotal <= 0) return true;
+    const behind = [...reading].filter((e) => e !== entry && e.bytes > 0 && e.bytes < entry.bytes).sort((a, b) => a.bytes - b.bytes);
+    const chosen: Entry[] = [];
+    for (const e of behind) {
+      if (overAgent <= 0 && overTotal <= 0) break;
+      const sameAgent = e.agentId === entry.agentId;
+      // One of another agent frees nothing this agent is over.
+      if (overTotal <= 0 && !sameAgent) continue;
+      chosen.push(e);
+      overTotal -= e.bytes;
+      if (sameAgent) overAgent -= e.bytes;
+    }
+    if (overAgent > 0 || overTotal > 0) return false;
+    for (const e of chosen) {
+      e.done = true;
+      reading.delete(e);
+      add(e.agentId, -e.bytes);
+      e.bytes = 0;
+    }
+    return true;
   };
 
   return {
@@ -69,22 +118,31 @@ export function createHeldAnswers(limits: HeldAnswerLimits): HeldAnswers {
       return undefined;
     },
     open(agentId) {
-      let bytes = 0;
-      let released = false;
+      const entry: Entry = { agentId, bytes: 0, done: false };
+      const resize = (next: number) => {
+        if (next !== entry.bytes) add(agentId, next - entry.bytes);
+        entry.bytes = next;
+      };
       return {
         set(next) {
-          if (released) return false;
-          const delta = next - bytes;
-          if (delta > 0 && ((byAgent.get(agentId) ?? 0) + delta > limits.perAgent || total + delta > limits.total)) return false;
-          if (delta !== 0) add(agentId, delta);
-          bytes = next;
+          if (entry.done) return false;
+          const delta = next - entry.bytes;
+          if (delta > 0 && !makeRoom(entry, delta)) return false;
+          reading.add(entry);
+          resize(next);
+          return true;
+        },
+        keep(next = entry.bytes) {
+          if (entry.done) return false;
+          reading.delete(entry);
+          resize(next);
           return true;
         },
         release() {
-          if (released) return;
-          released = true;
-          if (bytes !== 0) add(agentId, -bytes);
-          bytes = 0;
+          if (entry.done) return;
+          entry.done = true;
+          reading.delete(entry);
+          resize(0);
         },
       };
     },

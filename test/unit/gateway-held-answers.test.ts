@@ -45,3 +45,40 @@ describe('createHeldAnswers', () => {
     expect(() => createHeldAnswers({ perAgent: 0, total: 10 })).toThrow(/perAgent/);
   });
 });
+
+describe('a burst of answers larger than the limit', () => {
+  it('lets go of the answers least far along to make room for the one furthest along', () => {
+    const held = createHeldAnswers({ perAgent: 100, total: 100 });
+    const [a, b, c] = [held.open('a'), held.open('a'), held.open('a')];
+    expect(a.set(30) && b.set(30) && c.set(20)).toBe(true);
+    // a grows by 30, 10 past the limit: c, the least far along, makes the room.
+    expect(a.set(60)).toBe(true);
+    expect(c.set(25)).toBe(false);
+    expect([held.held('a'), held.held()]).toEqual([90, 90]);
+    // The one furthest along is never let go for one behind it.
+    expect(b.set(50)).toBe(false);
+    expect(a.keep()).toBe(true);
+    expect(b.set(40)).toBe(true);
+  });
+
+  it('never lets go of an answer read whole, nor makes room that would not suffice', () => {
+    const held = createHeldAnswers({ perAgent: 100, total: 100 });
+    const whole = held.open('a');
+    expect(whole.set(10)).toBe(true);
+    expect(whole.keep()).toBe(true);
+    const behind = held.open('b');
+    expect(behind.set(20)).toBe(true);
+    const ahead = held.open('c');
+    expect(ahead.set(60)).toBe(true);
+    // 15 past the limit: `behind` (20) would make room, the answer read whole may not be touched.
+    expect(ahead.set(85)).toBe(true);
+    expect(behind.set(21)).toBe(false);
+    expect(held.held()).toBe(95);
+    // 30 past it: nothing being read is behind, so nothing is let go and the growth is refused.
+    expect(ahead.set(120)).toBe(false);
+    expect(held.held()).toBe(95);
+    // Kept past the limit when it must be.
+    ahead.keep(130);
+    expect(held.held()).toBe(140);
+  });
+});
