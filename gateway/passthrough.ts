@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
+import { AuthError, type Clock, createSseParser, formatSseEvent, nestsDeeperThan, newId, type SseEvent } from '../src/kernel/index.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
@@ -27,7 +27,6 @@ import {
   storageUnavailable,
   toolErrorResult,
 } from './internal/json-rpc.ts';
-import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
 import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskResultRequest } from './internal/task-results.ts';
 import { describeUpstreamFailure as describeFailure, drainRest, readBodyText, UpstreamTooLargeError } from './internal/upstream-exchange.ts';
