@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
+import { AuthError, type Clock, createSseParser, formatSseEvent, nestsDeeperThan, newId, type SseEvent } from '../src/kernel/index.ts';
 import { AnswerDroppedError, type AnswerHold, createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS, type HeldAnswers } from './held-answers.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
@@ -30,7 +30,6 @@ import {
   toolErrorResult,
 } from './internal/json-rpc.ts';
 import { callSecrets } from './internal/receipt-redaction.ts';
-import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
 import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskResultRequest } from './internal/task-results.ts';
 import { describeUpstreamFailure as describeFailure, drainRest, readBodyText, UpstreamTooLargeError } from './internal/upstream-exchange.ts';

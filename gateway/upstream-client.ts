@@ -1,5 +1,5 @@
+import { createSseParser } from '../src/kernel/index.ts';
 import { isRequest, isResponse, type JsonRpcResponse, parseJson, rawJsonText } from './internal/json-rpc.ts';
-import { createSseParser } from './internal/sse.ts';
 import { describeUpstreamFailure as describe, drainRest } from './internal/upstream-exchange.ts';
 import type { UpstreamHttp, UpstreamHttpResponse } from './upstream-http.ts';
 
