@@ -3,13 +3,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
+import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 import { type AnswerHold, createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS, heldAnswerDropped, type HeldAnswers } from './held-answers.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
+import { authenticateRequest } from './identity/bearer.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders } from './identity/stamp.ts';
 import { guardDrain, writeHeldAnswer } from './internal/answer-writer.ts';
-import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE, storageUnavailable } from './internal/json-rpc.ts';
+import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RECEIPT_UNRECORDED, rpcError, STORAGE_UNAVAILABLE, storageUnavailable } from './internal/json-rpc.ts';
 import { callSecrets } from './internal/receipt-redaction.ts';
+import { sendJson } from './internal/send-json.ts';
 import type { Connector } from './passthrough.ts';
 import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { BODY_REFUSED, readMessageBody } from './request-body.ts';
@@ -119,12 +122,6 @@ function upstreamProviderOf(req: IncomingMessage): string | undefined {
 const MAX_PROVIDER_LENGTH = 200;
 /** The provider of a receipt for a call that named none Plaza could use (no slug holds parentheses). */
 const UNKNOWN_PROVIDER = '(unknown)';
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
 
 /** Runs `then` when `res` closes, at once when it closed already. */
 function whenClosed(res: ServerResponse, then: () => void): void {
@@ -334,40 +331,38 @@ export function createAggregate(options: AggregateOptions) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let identity: AgentIdentity;
     try {
-      const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-      if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
-      identity = await options.agents.authenticate(match[1]);
+      identity = await authenticateRequest(options.agents, req);
     } catch (error) {
       if (!(error instanceof AuthError)) {
         // The credential could not be checked (the database is unreachable): refuse, clearly, under
         // the request's id when the body can be read (a body that cannot is answered as such).
         const read = await readMessageBody(req, res, parseJson);
         if (read === BODY_REFUSED) return;
-        sendJson(res, 503, storageUnavailable(read?.body), { 'retry-after': STORAGE_RETRY_AFTER_S });
+        sendJson(res, GATEWAY_ERROR_TABLE.storage_unavailable.status, storageUnavailable(read?.body), gatewayErrorHeaders('storage_unavailable'));
         return;
       }
       await sendUnauthorized(req, res, error.message);
       return;
     }
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
-      sendJson(res, 405, rpcError(null, -32000, `Method not allowed: /mcp takes POST (and DELETE); ${String(req.method).slice(0, 20)} is not one of them.`), { allow: 'POST, DELETE' });
+      sendGatewayError(res, new GatewayError('sdk_method_not_allowed', `Method not allowed: /mcp takes POST (and DELETE); ${String(req.method).slice(0, 20)} is not one of them.`), { allow: 'POST, DELETE' });
       return;
     }
     if (req.method === 'GET') {
       // A GET stream carries server-initiated messages; this endpoint has none (stateless, tools
       // only, listChanged false), so it offers none rather than hold a connection open for nothing
       // (spec: 405 when the server offers no stream at this endpoint).
-      sendJson(res, 405, rpcError(null, -32000, 'Method not allowed: /mcp sends no server-initiated messages, so it offers no GET stream.'), { allow: 'POST, DELETE' });
+      sendGatewayError(res, new GatewayError('sdk_method_not_allowed', 'Method not allowed: /mcp sends no server-initiated messages, so it offers no GET stream.'), { allow: 'POST, DELETE' });
       return;
     }
     if (req.method === 'POST' && hasUpstreamCredential(req) && (req.headersDistinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1) {
       // Node joins two header lines into one value: both would go to the provider.
-      sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.'));
+      sendGatewayError(res, new GatewayError('invalid_request', 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.'));
       return;
     }
     if (req.method === 'POST' && hasUpstreamCredential(req) && upstreamProviderOf(req) === undefined) {
       // One credential, many providers: sent to every one, any anonymous listing could collect it.
-      sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, `On /mcp a third-party credential goes to one provider only: name it with X-PLATFORM-Upstream-Provider: <provider> (a provider slug), or call /mcp/p/<provider>.`));
+      sendGatewayError(res, new GatewayError('invalid_request', `On /mcp a third-party credential goes to one provider only: name it with X-PLATFORM-Upstream-Provider: <provider> (a provider slug), or call /mcp/p/<provider>.`));
       return;
     }
     // The hot path: a plain tools/call is answered here as JSON (the transport lets a server answer
@@ -381,12 +376,12 @@ export function createAggregate(options: AggregateOptions) {
     if (read !== undefined) {
       const refusal = refusedMessages(parsedBody);
       if (refusal !== undefined) {
-        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, refusal));
+        sendGatewayError(res, new GatewayError('invalid_request', refusal));
         return;
       }
       const call = plainToolCall(req, parsedBody);
       if (call && 'invalid' in call) {
-        sendJson(res, 200, rpcError(call.id, ErrorCode.InvalidParams, `Invalid params for tools/call: ${call.invalid}`));
+        sendGatewayError(res, new GatewayError('invalid_call_params', `Invalid params for tools/call: ${call.invalid}`, call.id));
         return;
       }
       if (call) {
@@ -396,13 +391,13 @@ export function createAggregate(options: AggregateOptions) {
       // The SDK's validation walks a message recursively: deep enough, it overflows the stack and
       // answers with the RangeError's text. Refused here, in words, as /mcp/p/… refuses it.
       if (nestsDeeperThan(parsedBody, MAX_JSON_DEPTH)) {
-        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
+        sendGatewayError(res, new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
         return;
       }
       // Valid JSON that is not JSON-RPC: the SDK's transport would call it a parse error (-32700).
       const notMessage = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find((m) => !JSONRPCMessageSchema.safeParse(m).success);
       if (notMessage !== undefined) {
-        sendJson(res, 400, rpcError(null, RPC_ERRORS.invalidRequest, 'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (jsonrpc "2.0", a method, a string or integer id for a request, params and its _meta objects when present).'));
+        sendGatewayError(res, new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (jsonrpc "2.0", a method, a string or integer id for a request, params and its _meta objects when present).'));
         return;
       }
     }

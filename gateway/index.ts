@@ -4,11 +4,14 @@
  */
 export type { AggregateOptions, CatalogConnector, CatalogTool, LocalProvider, ToolCatalog } from './aggregate.ts';
 export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
+export type { GatewayErrorCode, GatewayErrorRow } from './error-table.ts';
+export { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 export type { AnswerHold, HeldAnswerLimits, HeldAnswers } from './held-answers.ts';
 export { createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS } from './held-answers.ts';
 export type { AgentAuthenticator, AgentIdentity, AginCard } from './identity/agin-card.ts';
 export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';
 export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } from './identity/assertion.ts';
+export { authenticateRequest, bearerToken } from './identity/bearer.ts';
 export type { CardTextRefusal } from './identity/card-text.ts';
 export { cardText, cardTextDropping, RESERVED_OWNER_CONTEXTS, reservedOwnerContext } from './identity/card-text.ts';
 export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';

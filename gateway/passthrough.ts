@@ -1,17 +1,16 @@
-import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { AuthError, type Clock, createSseParser, formatSseEvent, nestsDeeperThan, newId, type SseEvent } from '../src/kernel/index.ts';
+import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 import { AnswerDroppedError, type AnswerHold, createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS, type HeldAnswers } from './held-answers.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
+import { authenticateRequest } from './identity/bearer.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
 import { guardDrain, writeHeldAnswer } from './internal/answer-writer.ts';
 import { type CallEventId, createCallEventIds, looksLikeCallEventId, readCallEventId } from './internal/call-event-ids.ts';
 import { callIdKey, type CallInFlight, callKey, createCallsInFlight } from './internal/calls-in-flight.ts';
 import {
-  BODY_CUT,
-  bodyTooLarge,
   callAnswer,
   caseVariantMember,
   firstAnswers,
@@ -20,16 +19,16 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
   MAX_JSON_DEPTH,
-  NOT_UTF8,
   parseJson,
   RECEIPT_UNRECORDED,
   RPC_ERRORS,
   rpcError,
-  STORAGE_RETRY_AFTER_S,
   storageUnavailable,
   toolErrorResult,
 } from './internal/json-rpc.ts';
 import { callSecrets } from './internal/receipt-redaction.ts';
+import { readRequestText } from './internal/request-text.ts';
+import { sendJson } from './internal/send-json.ts';
 import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskResultRequest } from './internal/task-results.ts';
 import { describeUpstreamFailure as describeFailure, drainRest, readBodyText, UpstreamTooLargeError } from './internal/upstream-exchange.ts';
@@ -126,27 +125,6 @@ export const MAX_TASK_RESULTS_PER_POST = 100;
  */
 const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'accept-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'expect', 'mcp-session-id']);
 
-/** A failure answered at the HTTP level (before any upstream call). */
-class HttpFailure extends Error {
-  readonly status: number;
-  readonly code: number;
-  /** The id of the one request the failure is about, when the body was that request alone. */
-  readonly id: JsonRpcId | null;
-
-  constructor(status: number, message: string, code: number = RPC_ERRORS.invalidRequest, id: JsonRpcId | null = null) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.id = id;
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
 /**
  * Why the caller's third-party credential headers cannot go to `provider`, or undefined: the
  * credential sent more than once (Node would join the values into one, and the provider get both),
@@ -165,26 +143,6 @@ function upstreamCredentialProblem(req: IncomingMessage, provider: string): stri
   return undefined;
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) throw new HttpFailure(413, bodyTooLarge(limit));
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof HttpFailure) throw error;
-    // The client cut its request short: its mistake (or its leaving), not Plaza's failure.
-    throw new HttpFailure(400, BODY_CUT);
-  }
-  const body = Buffer.concat(chunks);
-  // Decoded, bytes that are not UTF-8 would become U+FFFD and go upstream as if the caller sent them.
-  if (!isUtf8(body)) throw new HttpFailure(400, NOT_UTF8, RPC_ERRORS.parseError);
-  return body.toString('utf8');
-}
-
 /**
  * `/mcp/p/<provider>`: one connector passed through with its own names and its whole protocol
  * (sessions, SSE, progress, server-to-client requests). Every tools/call gets a call id, the
@@ -199,12 +157,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   const held = options.held ?? createHeldAnswers(DEFAULT_HELD_ANSWER_LIMITS);
   const writeTimeoutMs = options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
 
-  async function authenticate(req: IncomingMessage): Promise<AgentIdentity> {
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
-    if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
-    return options.agents.authenticate(match[1]);
-  }
+  const authenticate = (req: IncomingMessage): Promise<AgentIdentity> => authenticateRequest(options.agents, req);
 
   async function finish(call: CallContext, outcome: Parameters<typeof receiptFor>[1]): Promise<void> {
     await recordCall(options.receipts, call, outcome, options.clock.now());
@@ -248,21 +201,20 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     if (req.method === 'POST') {
       let text: string;
       try {
-        text = await readBody(req, maxRequest);
+        text = await readRequestText(req, maxRequest);
       } catch (error) {
-        // readBody throws only HttpFailure: 413 (the rest unread), 400 cut short or not UTF-8.
-        const failure = error as HttpFailure;
-        sendJson(res, failure.status, rpcError(null, failure.code, failure.message), failure.status === 413 ? { connection: 'close' } : {});
+        // readRequestText throws only GatewayError: 413 (the rest unread), 400 cut short or not UTF-8.
+        sendGatewayError(res, error as GatewayError);
         return;
       }
       try {
         body = parseJson(text);
       } catch {
-        sendJson(res, 400, rpcError(null, RPC_ERRORS.parseError, 'Request body is not valid JSON.'));
+        sendGatewayError(res, new GatewayError('parse_error', 'Request body is not valid JSON.'));
         return;
       }
     }
-    sendJson(res, 503, storageUnavailable(body), { 'retry-after': STORAGE_RETRY_AFTER_S });
+    sendJson(res, GATEWAY_ERROR_TABLE.storage_unavailable.status, storageUnavailable(body), gatewayErrorHeaders('storage_unavailable'));
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
@@ -286,27 +238,27 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         await refuseForStorage(req, res);
         return;
       }
-      if (!connector) throw new HttpFailure(404, `No online connector for provider "${provider}".`);
+      if (!connector) throw new GatewayError('no_connector', `No online connector for provider "${provider}".`);
       const credentialProblem = upstreamCredentialProblem(req, provider);
-      if (credentialProblem) throw new HttpFailure(400, credentialProblem);
+      if (credentialProblem) throw new GatewayError('invalid_request', credentialProblem);
 
       let upstreamSession: string | undefined;
       const presented = req.headers['mcp-session-id'];
       if (typeof presented === 'string' && presented !== '') {
         const claims = options.sealer.open(presented);
-        if (!claims || claims.provider !== provider || claims.agentId !== identity.agentId) throw new HttpFailure(404, SESSION_GONE);
+        if (!claims || claims.provider !== provider || claims.agentId !== identity.agentId) throw new GatewayError('session_gone', SESSION_GONE);
         upstreamSession = claims.upstreamSessionId;
       }
 
       const method = req.method ?? 'GET';
-      if (!['POST', 'GET', 'DELETE'].includes(method)) throw new HttpFailure(405, `Method ${method} is not allowed.`);
+      if (!['POST', 'GET', 'DELETE'].includes(method)) throw new GatewayError('method_not_allowed', `Method ${method} is not allowed.`);
       const lastEventId = method === 'GET' ? req.headers['last-event-id'] : undefined;
       if (typeof lastEventId === 'string' && looksLikeCallEventId(lastEventId)) {
         // Only the stream's own agent, on its connector and in its session, resumes a call's
         // stream: any other GET presenting one of its ids (read off a log, a proxy, a shared
         // transcript) is refused, neither answered for the call nor sent upstream, where it names nothing.
         const resumingCall = readCallEventId(lastEventId, options.sealer.sign, { provider, agentId: identity.agentId, upstreamSession });
-        if (!resumingCall) throw new HttpFailure(400, FOREIGN_EVENT_ID);
+        if (!resumingCall) throw new GatewayError('invalid_request', FOREIGN_EVENT_ID);
         // The call may still run: its stream broke where this instance cannot see it (another
         // instance relays it, or has not yet noticed the broken connection). It is ended first —
         // the upstream told, the receipt `error` — so the answer below is true wherever it runs.
@@ -314,7 +266,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         answerEndedCall(res, resumingCall, identity);
         return;
       }
-      if (method === 'GET' && stopping) throw new HttpFailure(503, 'Plaza is shutting down; open the stream again in a moment.', RPC_ERRORS.internal);
+      if (method === 'GET' && stopping) throw new GatewayError('shutting_down', 'Plaza is shutting down; open the stream again in a moment.');
 
       let body: string | undefined;
       /** Whether the POST is a batch (its answers go back as one). */
@@ -332,40 +284,40 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       /** The caller's credential for the provider, kept out of receipts. */
       const secrets = callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]);
       if (method === 'POST') {
-        const text = await readBody(req, maxRequest);
+        const text = await readRequestText(req, maxRequest);
         let parsed: unknown;
         try {
           parsed = parseJson(text);
         } catch {
-          throw new HttpFailure(400, 'Request body is not valid JSON.', RPC_ERRORS.parseError);
+          throw new GatewayError('parse_error', 'Request body is not valid JSON.');
         }
-        if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) throw new HttpFailure(400, `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+        if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
         batch = Array.isArray(parsed);
         let messages = Array.isArray(parsed) ? parsed : [parsed];
         // Only JSON-RPC 2.0 messages go upstream: anything else (null, numbers, an empty batch)
         // is the caller's mistake, answered here, never the upstream's to choke on.
         const wellFormed = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0' && (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
-        if (messages.length === 0 || !messages.every(wellFormed)) throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
+        if (messages.length === 0 || !messages.every(wellFormed)) throw new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message or batch.');
         // Sent on, a variant would be what a case-insensitive provider reads (see caseVariantMember).
         const variant = messages.map(caseVariantMember).find((v) => v !== undefined);
-        if (variant !== undefined) throw new HttpFailure(400, `Member ${JSON.stringify(variant.slice(0, 64))} differs from an MCP member name only in letter case; send each member once, under its exact name.`);
+        if (variant !== undefined) throw new GatewayError('invalid_request', `Member ${JSON.stringify(variant.slice(0, 64))} differs from an MCP member name only in letter case; send each member once, under its exact name.`);
         for (const m of messages) {
           if (!isRequest(m)) continue;
           // MCP: a string or an integer, never null. One past 2^53 (kept raw by parseJson) would not
           // match its answer's id, which JavaScript reads rounded.
-          if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) throw new HttpFailure(400, 'Request ids must be strings or integers (at most 2^53 - 1).');
+          if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) throw new GatewayError('invalid_request', 'Request ids must be strings or integers (at most 2^53 - 1).');
           // Answers are matched to requests by id: two alike would let one take the other's place.
-          if (awaited.has(m.id)) throw new HttpFailure(400, 'Request ids must be unique within a batch.');
+          if (awaited.has(m.id)) throw new GatewayError('invalid_request', 'Request ids must be unique within a batch.');
           awaited.add(m.id);
         }
         if (messages.some((m) => !isRequest(m) && (m as { method?: unknown }).method === 'tools/call')) {
-          throw new HttpFailure(400, 'tools/call must be a request with an id: a notification gets no answer and no receipt.');
+          throw new GatewayError('invalid_request', 'tools/call must be a request with an id: a notification gets no answer and no receipt.');
         }
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
-        if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
+        if (calls.length > 1) throw new GatewayError('invalid_request', 'Send one tools/call per request.');
         // Each task result delivered costs a receipt: one POST may not ask for an unbounded number.
         const taskFetches = messages.reduce<number>((n, m) => n + (isRequest(m) && m.method === 'tasks/result' ? 1 : 0), 0);
-        if (taskFetches > MAX_TASK_RESULTS_PER_POST) throw new HttpFailure(400, `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).`);
+        if (taskFetches > MAX_TASK_RESULTS_PER_POST) throw new GatewayError('invalid_request', `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).`);
         const target = calls[0];
         messages = messages.map((m) => {
           if (m === target) return m;
@@ -385,9 +337,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           const params = (target.params ?? {}) as { name?: unknown };
           // Under the call's id when it came alone (in a batch the whole POST is refused).
           const about = batch ? null : target.id;
-          if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams, about);
+          if (typeof params.name !== 'string') throw new GatewayError('invalid_params', 'tools/call needs params.name.', about);
           if (params.name.length === 0 || params.name.length > MAX_TOOL_NAME_LENGTH) {
-            throw new HttpFailure(400, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, RPC_ERRORS.invalidParams, about);
+            throw new GatewayError('invalid_params', `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, about);
           }
           call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now(), upstreamSession, secrets };
           callRpcId = target.id;
@@ -658,11 +610,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           return;
         }
         if (sessionGone) {
-          sendJson(res, 404, rpcError(null, RPC_ERRORS.invalidRequest, SESSION_GONE), responseHeaders);
+          sendGatewayError(res, new GatewayError('session_gone', SESSION_GONE), responseHeaders);
           return;
         }
         if (credential) {
-          sendJson(res, 403, rpcError(null, RPC_ERRORS.invalidRequest, `${credential[0]!.toUpperCase()}${credential.slice(1)}.`), responseHeaders);
+          sendGatewayError(res, new GatewayError('upstream_credential_refused', `${credential[0]!.toUpperCase()}${credential.slice(1)}.`), responseHeaders);
           return;
         }
         // An upstream failing (5xx) or redirecting (not followed) is no answer from the MCP server:
@@ -865,11 +817,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       }
       sendHeld(200, JSON.stringify(others.length > 0 ? [...(Array.isArray(answered) ? answered : [answered]), ...others] : answered), responseHeaders);
     } catch (error) {
-      if (error instanceof HttpFailure) {
-        // A 413 leaves the rest of the body unread: the connection cannot be reused.
-        const extra: Record<string, string> =
-          error.status === 503 ? { 'retry-after': STORAGE_RETRY_AFTER_S } : error.status === 413 ? { connection: 'close' } : error.status === 405 ? { allow: 'GET, POST, DELETE' } : {};
-        if (!res.headersSent) sendJson(res, error.status, rpcError(error.id, error.code, error.message), extra);
+      if (error instanceof GatewayError) {
+        // The table's headers (Retry-After, Connection: close for a body left unread), and what a 405 allows.
+        if (!res.headersSent) sendGatewayError(res, error, error.code === 'method_not_allowed' ? { allow: 'GET, POST, DELETE' } : {});
         return;
       }
       throw error;

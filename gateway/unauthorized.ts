@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 
-import { type JsonRpcId, RPC_ERRORS, rpcError } from './json-rpc-errors.ts';
+import { GatewayError, sendGatewayError } from './error-table.ts';
+import type { JsonRpcId } from './json-rpc-errors.ts';
 
 /**
  * The `WWW-Authenticate` of a 401 on a gateway endpoint. A request that sent a credential gets
@@ -37,9 +38,7 @@ const MAX_UNAUTHENTICATED_BODY = 64 * 1024;
  * a notification, a larger or unreadable body).
  */
 export async function sendUnauthorized(req: IncomingMessage, res: ServerResponse, reason: string): Promise<void> {
-  const text = JSON.stringify(rpcError(await soleRequestId(req), RPC_ERRORS.unauthorized, reason));
-  res.writeHead(401, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'www-authenticate': bearerChallenge(req.headers.authorization, reason) });
-  res.end(text);
+  sendGatewayError(res, new GatewayError('unauthorized', reason, await soleRequestId(req)), { 'www-authenticate': bearerChallenge(req.headers.authorization, reason) });
 }
 
 async function soleRequestId(req: IncomingMessage): Promise<JsonRpcId> {

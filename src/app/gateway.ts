@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { createAggregate, createHeldAnswers, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, type ReceiptSink, RPC_ERRORS, rpcError, unsupportedEncoding } from '../../gateway/index.ts';
+import { createAggregate, createHeldAnswers, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, GatewayError, type ReceiptSink, sendGatewayError, unsupportedEncoding } from '../../gateway/index.ts';
 import { createGuardedAgent } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
@@ -108,9 +108,7 @@ export function createGatewayHandlers(deps: {
   const encoded = (req: IncomingMessage, res: ServerResponse): boolean => {
     const why = unsupportedEncoding(req.headers['content-encoding']);
     if (why === undefined) return false;
-    const body = JSON.stringify(rpcError(null, RPC_ERRORS.invalidRequest, why));
-    res.writeHead(415, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
-    res.end(body);
+    sendGatewayError(res, new GatewayError('unsupported_encoding', why));
     return true;
   };
   return {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { BODY_REFUSED, loadServerSdk, MAX_TOOL_NAME_LENGTH, readMessageBody, recordCall, sendUnauthorized, serveOnce, stampResult, traceCall } from '../../gateway/index.ts';
+import { authenticateRequest, BODY_REFUSED, GatewayError, loadServerSdk, MAX_TOOL_NAME_LENGTH, readMessageBody, recordCall, sendGatewayError, sendUnauthorized, serveOnce, stampResult, traceCall } from '../../gateway/index.ts';
 import { AuthError, type Clock, newId } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
@@ -36,9 +36,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let identity: AgentIdentity;
     try {
-      const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-      if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
-      identity = await agents.authenticate(match[1]);
+      identity = await authenticateRequest(agents, req);
     } catch (error) {
       if (!(error instanceof AuthError)) throw error;
       await sendUnauthorized(req, res, error.message);
@@ -47,8 +45,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
     if (req.method === 'GET') {
       // Stateless, and with nothing to notify: a GET stream would stay open and carry nothing (and
       // hold a stopping server for its whole drain time). The spec's answer for no stream is 405.
-      res.writeHead(405, { 'content-type': 'application/json', allow: 'POST' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: the platform connector sends no server-initiated messages, so it offers no GET stream.' } }));
+      sendGatewayError(res, new GatewayError('sdk_method_not_allowed', 'Method not allowed: the platform connector sends no server-initiated messages, so it offers no GET stream.'), { allow: 'POST' });
       return;
     }
     // Read here, not by the SDK's transport, so a body is refused in the words of every other /mcp/p/<provider>.
