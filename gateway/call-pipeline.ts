@@ -17,8 +17,12 @@ export interface AuthorizeInput {
   /** The JSON-RPC method (today always `tools/call`: the hook is asked once per call). */
   method: string;
   tool: string;
-  /** The tool's annotations when the gateway knows them (the catalog on `/mcp`, the platform's own tools); absent on `/mcp/p/<provider>`. */
-  annotations?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * The tool's annotations where the gateway knows them (the platform's own tools, on
+   * `/mcp/p/platform` and on `/mcp`); absent elsewhere today. Looked up only when called, so a
+   * hook that does not need them costs no lookup.
+   */
+  annotations?: (() => Readonly<Record<string, unknown>> | undefined) | undefined;
 }
 
 /** The hook's answer: allowed, or refused with a code, the words the caller reads, and when to ask again. */

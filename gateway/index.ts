@@ -4,6 +4,8 @@
  */
 export type { AggregateOptions, CatalogConnector, CatalogTool, LocalProvider, ToolCatalog } from './aggregate.ts';
 export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
+export type { Authorization, Authorize, AuthorizeInput, CallOutcome, CallPipeline, CallPipelineOptions } from './call-pipeline.ts';
+export { allowEveryCall, createCallPipeline } from './call-pipeline.ts';
 export type { GatewayErrorCode, GatewayErrorRow } from './error-table.ts';
 export { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 export type { AnswerHold, HeldAnswerLimits, HeldAnswers } from './held-answers.ts';

@@ -193,8 +193,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     if (why === undefined) return false;
     const code = GATEWAY_ERROR_TABLE[post.refused === undefined ? 'held_answers_full' : 'call_refused'].rpcCode;
     if (call) await pipeline.record(call, { refused: why });
+    // A policy's reason is a clause (as on /mcp, which answers it as a sentence); the held-answers refusal is one already.
+    const said = post.refused === undefined ? why : `${why[0]!.toUpperCase()}${why.slice(1)}`;
     const answers = [...post.awaited].map((id) =>
-      call && id === call.callId ? pipeline.failed(call, callRpcId, `${why}; nothing was called.`) : rpcError(post.taskResults.get(String(id))?.callerId ?? id, code, `${why}; nothing was sent.`),
+      call && id === call.callId ? pipeline.failed(call, callRpcId, `${said}; nothing was called.`) : rpcError(post.taskResults.get(String(id))?.callerId ?? id, code, `${said}; nothing was sent.`),
     );
     sendJson(res, 200, post.batch ? answers : answers[0]);
     return true;

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { createAggregate, createHeldAnswers, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, GatewayError, type ReceiptSink, sendGatewayError, unsupportedEncoding } from '../../gateway/index.ts';
+import { type Authorize, createAggregate, createHeldAnswers, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, GatewayError, type ReceiptSink, sendGatewayError, unsupportedEncoding } from '../../gateway/index.ts';
 import { createGuardedAgent } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
@@ -45,6 +45,8 @@ export function createGatewayHandlers(deps: {
   onToolsChanged?: (endpointId: string) => void;
   /** Plaza's own tools, served as the built-in provider `platform` (it takes precedence over a listing of that name). */
   platformTools?: PlatformTools;
+  /** Whether an agent may make a call, asked on all three entry points (issue 35's policy); default: every call is allowed. */
+  authorize?: Authorize;
   /** Shared with the other instances: where a cancellation sent to another instance than its call's finds it. */
   redis?: Redis | undefined;
   log: Logger;
@@ -62,11 +64,12 @@ export function createGatewayHandlers(deps: {
   // One count for both entry points: an agent's unread answers add up wherever it asked for them.
   const held = createHeldAnswers({ perAgent: config.gateway.heldBytesPerAgent, total: config.gateway.heldBytesTotal });
   const writeTimeoutMs = config.gateway.writeTimeoutMs;
-  const platform = deps.platformTools ? createPlatformServer({ tools: deps.platformTools, agents, receipts, clock }) : undefined;
+  const platform = deps.platformTools ? createPlatformServer({ tools: deps.platformTools, agents, authorize: deps.authorize, receipts, clock }) : undefined;
   const aggregate = createAggregate({
     local: platform?.local,
     catalog,
     agents,
+    authorize: deps.authorize,
     receipts,
     pool: createUpstreamPool({ http, timeoutMs: config.gateway.timeoutMs, maxResponseBytes: config.gateway.maxResponseBytes }),
     assertionKey,
@@ -85,6 +88,7 @@ export function createGatewayHandlers(deps: {
         // Also endpoints that answer only callers with a credential of their own.
         directory: { byProvider: (provider) => catalog.routable(provider) },
         agents,
+        authorize: deps.authorize,
         receipts,
         sealer: createSessionSealer(key),
         assertionKey,

@@ -2,15 +2,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import type { AgentAuthenticator, AgentIdentity, ReceiptSink } from '../../gateway/index.ts';
-import { authenticateRequest, BODY_REFUSED, GatewayError, loadServerSdk, MAX_TOOL_NAME_LENGTH, readMessageBody, recordCall, sendGatewayError, sendUnauthorized, serveOnce, stampResult, traceCall } from '../../gateway/index.ts';
-import { AuthError, type Clock, newId } from '../kernel/index.ts';
+import type { AgentAuthenticator, AgentIdentity, Authorize, ReceiptSink } from '../../gateway/index.ts';
+import { BODY_REFUSED, createCallPipeline, GatewayError, loadServerSdk, MAX_TOOL_NAME_LENGTH, readMessageBody, sendGatewayError, serveOnce } from '../../gateway/index.ts';
+import type { Clock } from '../kernel/index.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
 /** Options of createPlatformServer. */
 export interface PlatformServerOptions {
   tools: PlatformTools;
   agents: AgentAuthenticator;
+  /** Whether an agent may make a call (see Authorize); default: every call is allowed. */
+  authorize?: Authorize;
   receipts: ReceiptSink;
   clock: Clock;
 }
@@ -22,26 +24,30 @@ export interface PlatformServerOptions {
  * result carries `_meta.platform` like any connector's.
  */
 export function createPlatformServer(options: PlatformServerOptions) {
-  const { tools, agents, clock } = options;
-  /** Runs one call with a receipt; shared with the `/mcp` aggregate (as `platform__<tool>`). */
-  async function call(identity: AgentIdentity, tool: string, args: unknown, callId = newId('call', clock.now())) {
-    const context = { callId, identity, provider: PLATFORM_PROVIDER, tool, startedAt: clock.now() };
-    // Traced and recorded like every gateway call: one span and one receipt, with the same outcome.
-    traceCall(context, 'passthrough');
+  const { tools } = options;
+  // No assertion key: the platform's calls never leave the process.
+  const pipeline = createCallPipeline({ agents: options.agents, authorize: options.authorize, receipts: options.receipts, clock: options.clock });
+  /**
+   * Runs one call, authorized, traced and receipted like every gateway call (one span and one
+   * receipt, with the same outcome); its result stamped. The receipt is written before the result leaves.
+   */
+  async function call(identity: AgentIdentity, tool: string, args: unknown): Promise<CallToolResult> {
+    const authorization = await pipeline.authorize({ identity, provider: PLATFORM_PROVIDER, method: 'tools/call', tool, annotations: () => tools.catalog().find((t) => t.name === tool)?.annotations });
+    const context = pipeline.open({ identity, provider: PLATFORM_PROVIDER, tool, path: 'passthrough' });
+    if (!authorization.allowed) {
+      const why = `${pipeline.refusal(authorization)}; nothing was called`;
+      await pipeline.record(context, { refused: why });
+      return pipeline.stamp(context, { content: [{ type: 'text', text: `${why[0]!.toUpperCase()}${why.slice(1)}.` }], isError: true }) as CallToolResult;
+    }
     const result = await tools.call(identity, tool, args);
-    await recordCall(options.receipts, context, { result }, clock.now());
-    return result;
+    await pipeline.record(context, { result });
+    return pipeline.stamp(context, result) as CallToolResult;
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let identity: AgentIdentity;
-    try {
-      identity = await authenticateRequest(agents, req);
-    } catch (error) {
-      if (!(error instanceof AuthError)) throw error;
-      await sendUnauthorized(req, res, error.message);
-      return;
-    }
+    // A credential that cannot be checked (storage down) throws on, as before: the app's handler answers it.
+    const identity = await pipeline.admit(req, res);
+    if (!identity) return;
     if (req.method === 'GET') {
       // Stateless, and with nothing to notify: a GET stream would stay open and carry nothing (and
       // hold a stopping server for its whole drain time). The spec's answer for no stream is 405.
@@ -62,9 +68,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
       // A name no receipt can hold is refused as a request, as on every connector.
       const { name } = request.params;
       if (name.length === 0 || name.length > MAX_TOOL_NAME_LENGTH) throw new McpError(ErrorCode.InvalidParams, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`);
-      const callId = newId('call', clock.now());
-      // The receipt is written before the result leaves, as for every gateway call.
-      return stampResult(await call(identity, request.params.name, request.params.arguments ?? {}, callId), identity, callId) as CallToolResult;
+      return call(identity, name, request.params.arguments ?? {});
     });
     await serveOnce(sdk, server, req, res, read?.body);
   }
