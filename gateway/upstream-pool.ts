@@ -56,27 +56,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   // caller's credential (hashed), so callers choose how many there are: the cap bounds them.
   const sessions = new Map<string, PooledSession>();
 
-  /**
-   * Runs `work` with a signal that aborts after `timeoutMs` or when `outer` does. One controller
-   * and one timer, cleared when the work ends: cheaper per call than AbortSignal.timeout + .any,
-   * whose composite signals are tracked until collected.
-   */
-  async function withDeadline<T>(outer: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DOMException('The upstream did not answer in time.', 'TimeoutError')), timeoutMs);
-    const follow = () => controller.abort(outer?.reason);
-    if (outer?.aborted) follow();
-    else outer?.addEventListener('abort', follow, { once: true });
-    try {
-      return await work(controller.signal);
-    } finally {
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', follow);
-    }
-  }
-
   async function open(url: string, headers: Record<string, string>): Promise<{ sessionId: string | null; protocolVersion: string }> {
-    const { response, sessionId } = await withDeadline(undefined, (signal) =>
+    const { response, sessionId } = await withDeadline(timeoutMs, undefined, (signal) =>
       requestUpstream(http, {
         url,
         message: { jsonrpc: '2.0', id: randomUUID(), method: 'initialize', params: { protocolVersion: UPSTREAM_PROTOCOL_VERSION, capabilities: {}, clientInfo } },
@@ -91,17 +72,11 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     const protocolVersion = String((response.result as { protocolVersion?: unknown } | undefined)?.protocolVersion ?? UPSTREAM_PROTOCOL_VERSION);
     const notifyHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocolVersion };
     if (sessionId) notifyHeaders['mcp-session-id'] = sessionId;
-    const notified = await withDeadline(undefined, (signal) => http(url, { method: 'POST', headers: notifyHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), signal })).catch((error: unknown) => {
+    const notified = await withDeadline(timeoutMs, undefined, (signal) => http(url, { method: 'POST', headers: notifyHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), signal })).catch((error: unknown) => {
       throw new UpstreamCallError('the upstream failed after initialize', { cause: error });
     });
     notified.discard();
     return { sessionId, protocolVersion };
-  }
-
-  /** Sessions are shared per upstream URL and third-party credential (upstreams may bind them). */
-  function sessionKey(url: string, headers: Record<string, string>): string {
-    const credential = headers['authorization'];
-    return credential ? `${url}\n${hash('sha256', credential, 'hex')}` : `${url}\n`;
   }
 
   function session(key: string, url: string, headers: Record<string, string>) {
@@ -130,7 +105,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
       .then(async ({ sessionId, protocolVersion }) => {
         if (!sessionId) return;
         const headers = { ...evicted.headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': protocolVersion };
-        const answer = await withDeadline(undefined, (signal) => http(evicted.url, { method: 'DELETE', headers, signal }));
+        const answer = await withDeadline(timeoutMs, undefined, (signal) => http(evicted.url, { method: 'DELETE', headers, signal }));
         answer.discard();
       })
       .catch(() => undefined);
@@ -146,7 +121,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     let stopped: AbortSignal | undefined;
     try {
       return (
-        await withDeadline(call.signal, (signal) =>
+        await withDeadline(timeoutMs, call.signal, (signal) =>
           requestUpstream(http, {
             url: call.url,
             message,
@@ -201,7 +176,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   /** POSTs one message in a session, within the pool's timeout, ignoring the answer (best effort). */
   function post(url: string, headers: Record<string, string>, message: unknown): void {
     const body = JSON.stringify(message);
-    void withDeadline(undefined, (signal) => http(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body, signal }))
+    void withDeadline(timeoutMs, undefined, (signal) => http(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body, signal }))
       .then((res) => res.discard())
       .catch(() => undefined);
   }
@@ -214,6 +189,31 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     /** How many sessions are held (tests). */
     size: () => sessions.size,
   };
+}
+
+/**
+ * Runs `work` with a signal that aborts after `timeoutMs` or when `outer` does. One controller
+ * and one timer, cleared when the work ends: cheaper per call than AbortSignal.timeout + .any,
+ * whose composite signals are tracked until collected.
+ */
+async function withDeadline<T>(timeoutMs: number, outer: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('The upstream did not answer in time.', 'TimeoutError')), timeoutMs);
+  const follow = () => controller.abort(outer?.reason);
+  if (outer?.aborted) follow();
+  else outer?.addEventListener('abort', follow, { once: true });
+  try {
+    return await work(controller.signal);
+  } finally {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', follow);
+  }
+}
+
+/** Sessions are shared per upstream URL and third-party credential (upstreams may bind them). */
+function sessionKey(url: string, headers: Record<string, string>): string {
+  const credential = headers['authorization'];
+  return credential ? `${url}\n${hash('sha256', credential, 'hex')}` : `${url}\n`;
 }
 
 /** `headers` with the session's id (when the upstream gave one) and protocol version. */
