@@ -1033,9 +1033,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     let stream = upstream;
     let failure: string | undefined;
     let size = 0;
-    /** Bytes read upstream not yet known to have left for the client (see hold), and whether the last read ended an event. */
+    /** Bytes read upstream that may still wait in the parser as the start of an event (see hold). */
     let unsettled = 0;
-    let readIntoEvents = false;
     let resumes = 0;
     let failedResumes = 0;
     for (;;) {
@@ -1048,13 +1047,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           // nothing more is read until the client has taken what was written (or left), so a stream
           // nobody reads costs a socket's buffers, not the upstream's whole output in memory.
           if (res.writableNeedDrain) await drainedOrClosed(res, stream.body);
-          // What was read has left as events and the client has taken most of it: what is held is what
-          // still waits in the response. (An event begun in the last read is counted again from the
-          // next one: at most a read's worth goes uncounted.)
-          if (readIntoEvents && pending === '' && !res.writableNeedDrain) {
-            unsettled = 0;
-            hold.set(res.writableLength);
-          }
+          // What is held now: the start of an event still in the parser, events not yet written, and
+          // what waits in the response for the client (the rest has left).
+          hold.set(unsettled + pending.length + res.writableLength);
           const next = await chunks.next();
           if (next.done) {
             await emit(parser.end());
@@ -1070,13 +1065,15 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
             throw new UpstreamTooLargeError(maxResponse);
           }
           unsettled += next.value.length;
-          if (!hold.set(unsettled + res.writableLength)) {
+          if (!hold.set(unsettled + pending.length + res.writableLength)) {
             stream.discard();
             tooLarge = true;
             throw new AnswerDroppedError(held.limits);
           }
           const events = parser.push(decoder.decode(next.value, { stream: true }));
-          readIntoEvents = events.length > 0;
+          // An event ended in this read: every byte before it has left the parser as events, and at
+          // most this read's bytes begin the next one.
+          if (events.length > 0) unsettled = next.value.length;
           if (!endsWithAnswers && events.length > 0) size = 0;
           await emit(events);
           if (endsWithAnswers && awaited.size === 0) {
