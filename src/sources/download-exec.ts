@@ -3,8 +3,9 @@ import { posix } from 'node:path';
 import { decompression, extraction } from './internal/archive-words.ts';
 import { downloadOutputs } from './internal/download-words.ts';
 import { createFolderSet, resolvePath } from './internal/hook-paths.ts';
+import { createPipeFlow } from './internal/pipe-flow.ts';
 import { programActions } from './internal/program-calls.ts';
-import { filesRun, inlineCode, stdinReader } from './internal/run-words.ts';
+import { filesRun, inlineCode, stdinReader, withoutRedirections } from './internal/run-words.ts';
 import { commandWords, MAX_NESTING, parseCommands, samePath, type ShellCommand, type Substitution } from './internal/shell-words.ts';
 import { PROGRAM_MARKS } from './program-rules.ts';
 import type { HookLine, ProgramLanguage } from './read-hook.ts';
@@ -15,8 +16,6 @@ const COPIES = /^(?:cp|mv|install|ln)$/;
 const MAX_FOLDER = 256;
 /** Redirections that send a command's standard output to a file. */
 const STDOUT_TO = /^(?:1?>>?|&>>?)$/;
-/** Redirection words the tokenizer gives (each followed by its file or string). */
-const REDIRECTION = /^(?:\d?[<>]>?|&>>?|<<<)$/;
 /** A function definition's first line: `name() {`, `function name {`, `name ()` with `{` on the next line. */
 const FUNCTION_HEADER = /^\s*(?:function\s+([A-Za-z_][\w:.-]*)(?:\s*\(\s*\))?|([A-Za-z_][\w:.-]*)\s*\(\s*\))\s*(?:\{|$)/;
 /** A positional parameter in a function's body: `$1`, `${2}`, `$@`, `$*`, `$#`. */
@@ -61,16 +60,6 @@ function computedName(word: string, subs: readonly Substitution[] | undefined): 
   named += word.slice(from);
   const name = named.slice(named.lastIndexOf('/') + 1);
   return name.includes('\0') || /\$[A-Za-z_{]/.test(name) ? word : undefined;
-}
-
-/** A command's words without its redirections and their files (what `sh < f` runs is `sh`). */
-function withoutRedirections(words: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let j = 0; j < words.length; j++) {
-    if (REDIRECTION.test(words[j]!)) j++;
-    else out.push(words[j]!);
-  }
-  return out;
 }
 
 /** Options of `read` and of `mapfile`/`readarray` that take the next word as their value. */
@@ -367,19 +356,18 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   }
 
   /** One line of shell (or the code of a `sh -c`, `eval` or substitution on it); `onLine` keeps one finding per file and line. Answers whether its output carries a download. */
-  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0): boolean {
-    // Whether the command's standard input is a download (the previous command of a pipe carries one).
-    let fed = false;
-    let out = false;
+  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0, flow = createPipeFlow()): boolean {
+    const before = flow.out;
     const commands = parseCommands(line);
     for (const [k, c] of commands.entries()) {
       // A here-document whose body downloads, written to a file: the file holds a download.
       for (const file of writes?.get(k) ?? []) markDownloaded(file);
       if (c.after !== '|') fedCode = [];
-      fed = command(c, c.after === '|' && fed, i, onLine, depth);
-      if (commands[k + 1]?.after !== '|') out ||= fed;
+      // Whether the command's standard input is a download: a pipe from a command or a compound (`{ curl u; } | sh`) that carries one.
+      const out = command(c, flow.enter(c) !== 0, i, onLine, depth);
+      flow.leave(c, out ? 1 : 0, commands[k + 1]);
     }
-    return out;
+    return flow.out !== before;
   }
 
   /** One line of another language's program (`unit`: what that program did on its earlier lines). */
@@ -434,6 +422,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   }
 
   let unit = { id: 0, state: newUnit() };
+  const hookFlow = createPipeFlow();
   lines.forEach((line, i) => {
     // Program text split as shell reads `tarfile.open('a.tgz')` as a command `a.tgz`: its shell is what it hands a shell.
     if (line.program) {
@@ -444,7 +433,8 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
     const header = defining === undefined ? FUNCTION_HEADER.exec(line.text) : null;
     if (header) defining = { name: header[1] ?? header[2]!, body: [], braces: 0, saved: { cwd, previous, folders } };
     const text = line.evaluated ?? line.text;
-    shellLine(text, i, new Set(), line.evaluated === undefined ? line.writesDownloads : undefined);
+    // The hook's own lines share one flow: a compound spread over lines (`{` … `curl u` … `} | sh`) is followed.
+    shellLine(text, i, new Set(), line.evaluated === undefined ? line.writesDownloads : undefined, 0, hookFlow);
     for (const [name, languages] of line.captures ?? []) captured.set(name, languages);
     if (defining && define(line.text, header !== null)) {
       functions.set(defining.name, defining.body);
