@@ -1,9 +1,11 @@
 /**
  * The rules of an install/uninstall hook, read line by line as `readHook` reads it:
- * download-and-execute, privilege escalation, writes outside the install root.
+ * download-and-execute, privilege escalation, writes outside the install root, and what
+ * `hookBehaviours` finds (reverse shells, persistence, credentials read or sent, decoded code run).
  */
 import type { SourceFinding } from '../../probes/index.ts';
 import { downloadedThenRun } from './download-exec.ts';
+import { hookBehaviours } from './hook-behaviours.ts';
 import { EXPANDED_DOWNLOAD, INSTALL_RULES } from './install-rules.ts';
 import { inlineCode } from './internal/run-words.ts';
 import { commandWords, MAX_NESTING, parseCommands } from './internal/shell-words.ts';
@@ -65,6 +67,10 @@ export function scanHook(file: string, source: string): SourceFinding[] {
     if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
   }
   for (const i of evaluatedDownloads(hook)) flag(i, `evaluates code in a ${hook[i]!.program!.language} program that downloads`);
+  for (const b of hookBehaviours(hook)) {
+    const at = `${file}:${b.line + 1}`;
+    findings.push({ id: b.id, severity: b.severity, file: at, message: `${at} ${b.what}: ${shown(b.line)}` });
+  }
   const flagged = new Set(findings.filter((f) => f.id === 'install.download-exec').map((f) => f.file));
   for (const run of downloadedThenRun(hook)) {
     const at = `${file}:${run.line + 1}`;

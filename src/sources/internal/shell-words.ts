@@ -5,7 +5,7 @@
  * in its word, in double quotes too, and its code is given beside the command, to be read in turn.
  */
 import { ansiQuoteEnd } from './ansi-quotes.ts';
-import { findActions } from './run-words.ts';
+import { findActions, REDIRECTION } from './run-words.ts';
 
 /** How deep the scan reads substitutions, `eval`s, `sh -c` codes and function calls inside each other. */
 export const MAX_NESTING = 4;
@@ -379,7 +379,7 @@ const RUNNERS = new Map<string, { valued: RegExp; operands: number }>([
 
 /**
  * The command's own words: leading keywords, `NAME=value` assignments and runners (with their
- * options and operands, see RUNNERS) dropped. A runner given nothing to run stays the command.
+ * options and operands, see RUNNERS) dropped. A runner given nothing to run (or only redirections) stays the command.
  */
 export function commandWords(words: readonly string[]): string[] {
   let i = 0;
@@ -400,7 +400,8 @@ export function commandWords(words: readonly string[]): string[] {
       j += runner.valued.test(words[j]!) ? 2 : 1;
     }
     j += runner.operands;
-    if (j >= words.length) break;
+    // `env > f`, `exec 3<>/dev/tcp/h/p`: a runner given only redirections runs nothing; they are its own.
+    if (j >= words.length || REDIRECTION.test(words[j]!)) break;
     i = j;
   }
   return words.slice(i);
