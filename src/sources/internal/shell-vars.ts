@@ -160,10 +160,17 @@ export function createShellVars(budget: number): ShellVars {
     }
   }
 
-  /** The characters other than blanks the hook set IFS to (`IFS=,`): the shell splits an unquoted expansion at them too. */
-  function splitters(): string | undefined {
+  // The pattern of the last IFS value asked about, kept while IFS holds it.
+  let splitting: { ifs: string; pattern: RegExp | undefined } | undefined;
+  /** The characters other than blanks the hook set IFS to (`IFS=,`), as a pattern: the shell splits an unquoted expansion at them too. */
+  function splitters(): RegExp | undefined {
     const ifs = vars.get('IFS') ?? strings.get('IFS');
-    return ifs?.replace(/\s/g, '') || undefined;
+    if (ifs === undefined) return undefined;
+    if (splitting?.ifs !== ifs) {
+      const chars = [...new Set(ifs.replace(/\s/g, ''))].map((c) => `\\u{${c.codePointAt(0)!.toString(16)}}`).join('');
+      splitting = { ifs, pattern: chars === '' ? undefined : new RegExp(`[${chars}]`, 'gu') };
+    }
+    return splitting.pattern;
   }
 
   /** The text standing for the reference at `text[at]` (a `$`) and its end, if it is known and affordable. */
@@ -195,13 +202,12 @@ export function createShellVars(budget: number): ShellVars {
     }
     if (words === undefined) return undefined;
     // `"${a[@]}"`: a word per element, its quotes closed and opened between them.
-    let value = words.join(all && double ? '" "' : ' ');
-    // `IFS=,` then `$c` of `c=curl,-fsSL,u`: the shell splits it into three words.
-    const ifs = split ? splitters() : undefined;
-    if (ifs !== undefined) value = [...value].map((ch) => (ifs.includes(ch) ? ' ' : ch)).join('');
+    const value = words.join(all && double ? '" "' : ' ');
     if (value.length > left || (mode !== 'evaluated' && words.some((w) => UNSPLITTABLE.test(w)))) return undefined;
     left -= value.length;
-    return [value, end];
+    // `IFS=,` then `$c` of `c=curl,-fsSL,u`: the shell splits it into three words.
+    const ifs = split ? splitters() : undefined;
+    return [ifs === undefined ? value : value.replace(ifs, ' '), end];
   }
 
   function assign(name: string, value: string | undefined): void {
