@@ -3,10 +3,10 @@ import { posix } from 'node:path';
 import { decompression, extraction } from './internal/archive-words.ts';
 import { downloadOutputs } from './internal/download-words.ts';
 import { createFolderSet, resolvePath } from './internal/hook-paths.ts';
-import { createPipeFlow } from './internal/pipe-flow.ts';
+import { createPipeFlow, type PipeFlow } from './internal/pipe-flow.ts';
 import { programActions } from './internal/program-calls.ts';
 import { filesRun, inlineCode, stdinReader, withoutRedirections } from './internal/run-words.ts';
-import { commandWords, MAX_NESTING, parseCommands, samePath, type ShellCommand, type Substitution } from './internal/shell-words.ts';
+import { asValue, byWord, commandWords, MAX_NESTING, parseCommands, samePath, type ShellCommand, type Substitution } from './internal/shell-words.ts';
 import { PROGRAM_MARKS } from './program-rules.ts';
 import type { HookLine, ProgramLanguage } from './read-hook.ts';
 
@@ -97,28 +97,6 @@ function refersTo(word: string, names: ReadonlySet<string>): boolean {
   if (names.size === 0 || !word.includes('$')) return false;
   for (const m of word.matchAll(/\$\{?([A-Za-z_]\w*)/g)) if (names.has(m[1]!)) return true;
   return false;
-}
-
-/** A command's substitutions by the word they are in. */
-function byWord(substitutions: readonly Substitution[]): Map<number, Substitution[]> {
-  const out = new Map<number, Substitution[]>();
-  for (const s of substitutions) {
-    const list = out.get(s.word);
-    if (list) list.push(s);
-    else out.set(s.word, [s]);
-  }
-  return out;
-}
-
-/** `word` as the command receives it: the substitutions (`subs`, its own) the shell ran for it stand as a plain placeholder. */
-function asValue(word: string, subs: readonly Substitution[] | undefined): string {
-  let out = '';
-  let from = 0;
-  for (const s of subs ?? []) {
-    out += `${word.slice(from, s.start)}_`;
-    from = s.end;
-  }
-  return subs === undefined ? word : out + word.slice(from);
 }
 
 /** A function body's command with its positional parameters bound to a call's arguments (`$@`, `$*` joined into one word). */
@@ -356,9 +334,11 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   }
 
   /** One line of shell (or the code of a `sh -c`, `eval` or substitution on it); `onLine` keeps one finding per file and line. Answers whether its output carries a download. */
-  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0, flow = createPipeFlow()): boolean {
-    const before = flow.out;
+  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0, hookFlow?: PipeFlow): boolean {
     const commands = parseCommands(line);
+    if (commands.length === 0) return false;
+    const flow = hookFlow ?? createPipeFlow();
+    const before = flow.out;
     for (const [k, c] of commands.entries()) {
       // A here-document whose body downloads, written to a file: the file holds a download.
       for (const file of writes?.get(k) ?? []) markDownloaded(file);

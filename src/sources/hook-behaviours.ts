@@ -9,8 +9,8 @@ import { posix } from 'node:path';
 
 import { createPipeFlow, type PipeFlow } from './internal/pipe-flow.ts';
 import { inlineCode, languageOf, REDIRECTION, stdinReader, withoutRedirections } from './internal/run-words.ts';
-import { CREDENTIAL, persistentCommand, persists, writtenPath, writtenWords } from './internal/sensitive-paths.ts';
-import { commandWords, MAX_NESTING, parseCommands, type ShellCommand } from './internal/shell-words.ts';
+import { namesCredential, persistentCommand, persists, writtenPath, writtenWords } from './internal/sensitive-paths.ts';
+import { asValue, byWord, commandWords, MAX_NESTING, parseCommands, type ShellCommand } from './internal/shell-words.ts';
 import { uploads } from './internal/upload-words.ts';
 import type { HookLine } from './read-hook.ts';
 
@@ -128,9 +128,11 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
   }
 
   /** One line of shell code, `depth` deep in substitutions and handed code; answers what it prints. */
-  function shell(text: string, depth: number, flow: PipeFlow = createPipeFlow()): number {
-    const before = flow.out;
+  function shell(text: string, depth: number, hookFlow?: PipeFlow): number {
     const commands = parseCommands(text);
+    if (commands.length === 0) return 0;
+    const flow = hookFlow ?? createPipeFlow();
+    const before = flow.out;
     for (const [k, c] of commands.entries()) flow.leave(c, command(c, flow.enter(c), depth), commands[k + 1]);
     return flow.out & ~before;
   }
@@ -145,6 +147,7 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
     const all = c.words;
     const subs = new Map<number, number>();
     for (const s of depth < MAX_NESTING ? c.substitutions : []) {
+      if (!s.code.trim()) continue;
       const marks = shell(s.code, depth + 1);
       if (marks !== 0) subs.set(s.word, (subs.get(s.word) ?? 0) | marks);
     }
@@ -177,7 +180,7 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
     }
     const persistent = persistentCommand(name, args);
     if (persistent) report('install.persistence', persistent);
-    const credentials = NOT_READING.test(name) ? [] : all.filter((w, j) => j >= offset && !written.has(j) && !REDIRECTION.test(w) && CREDENTIAL.test(w));
+    const credentials = NOT_READING.test(name) ? [] : all.filter((w, j) => j >= offset && !written.has(j) && !REDIRECTION.test(w) && namesCredential(w));
     if (credentials.length > 0) {
       report('install.credential-read', `reads credentials (${credentials[0]!.slice(0, 80)})`);
       out |= SECRET;
@@ -186,12 +189,14 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
     if (decodes(name, args)) out |= DECODED;
 
     // Reverse shells: a shell on a raw socket, a network client serving a shell, a shell's output sent to a peer or its input read from one.
-    const socket = all.findIndex((w, j) => j > 0 && REDIRECTION.test(all[j - 1]!) && RAW_SOCKET.test(w));
-    const shellish = languageOf(name) !== undefined || all.slice(0, offset + 1).includes('exec') || REDIRECTION.test(words[0] ?? '');
+    const language = languageOf(name);
+    const socket = all.findIndex((w, j) => j > 0 && RAW_SOCKET.test(w) && REDIRECTION.test(all[j - 1]!));
+    const shellish = language !== undefined || all.slice(0, offset + 1).includes('exec') || REDIRECTION.test(words[0] ?? '');
     if (socket > 0 && shellish) report('install.reverse-shell', `connects a shell to a network socket (${all[socket]!.slice(0, 60)})`);
     else if (socket > 0 && /</.test(all[socket - 1]!)) out |= NETWORK;
     if (servesShell(name, args)) report('install.reverse-shell', `hands a shell to a network peer (${name} ${args.join(' ').slice(0, 60)})`);
-    const reader = stdinReader(plain);
+    // Only an interpreter (or `source`/`.`) reads a program from its standard input.
+    const reader = language !== undefined || name === 'source' || name === '.' ? stdinReader(plain) : undefined;
     if (reader !== undefined && fed & NETWORK) report('install.reverse-shell', `runs what a network peer sends (${name})`);
     if (reader === 'shell') out |= SHELL;
     if (NET_TOOLS.test(name) || (name === 'openssl' && args[0] === 's_client')) {
@@ -206,7 +211,7 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
       const stdin = sent === undefined || sent.stdin ? fed : 0;
       const files = [...(sent?.files ?? []), ...all.filter((w, j) => j > 0 && /^0?<$/.test(all[j - 1]!) && !RAW_SOCKET.test(w))];
       const sends = carried | stdin | (socket > 0 && /^\d?>/.test(all[socket - 1]!) ? out : 0);
-      const secretFile = files.find((f) => CREDENTIAL.test(f));
+      const secretFile = files.find((f) => namesCredential(f));
       if (sends & SECRET || secretFile !== undefined) report('install.exfiltration', `sends the environment or credentials out${secretFile ? ` (${secretFile.slice(0, 60)})` : ''}`, 'high');
       else if (files.length > 0) report('install.exfiltration', `sends a local file out (${files[0]!.slice(0, 60)})`);
       else if (stdin & (OUTPUT | DECODED)) report('install.exfiltration', `sends what another command prints out (${name})`);
@@ -216,16 +221,18 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
     if (words.length > 0 && marksOf(offset) & DECODED) report('install.decode-exec', 'runs a command it decodes');
     if (reader !== undefined && fed & DECODED) report('install.decode-exec', `feeds ${name} code it decodes`);
     if (reader !== undefined && words.some((w, j) => w === '<<<' && marksOf(offset + j + 1) & DECODED)) report('install.decode-exec', `feeds ${name} code it decodes`);
-    if ((languageOf(name) !== undefined || name === 'source' || name === '.') && c.substitutions.some((s) => s.kind === '<(' && s.word > offset && (subs.get(s.word) ?? 0) & DECODED)) {
+    if ((language !== undefined || name === 'source' || name === '.') && c.substitutions.some((s) => s.kind === '<(' && s.word > offset && (subs.get(s.word) ?? 0) & DECODED)) {
       report('install.decode-exec', `runs a script it decodes (${name} <(…))`);
     }
-    const inline = inlineCode(words);
+    // Handed code is read as the shell gets it: the substitutions in it have run already (their output stands as a placeholder).
+    const inline = language === undefined ? undefined : inlineCode(words);
     if (inline && marksOf(offset + inline.at) & DECODED) report('install.decode-exec', `hands ${name} code it decodes`);
-    else if (inline?.language === 'shell') handed(inline.code, depth);
+    else if (inline?.language === 'shell') handed(asValue(inline.code, byWord(c.substitutions).get(offset + inline.at)), depth);
     else if (inline) program(inline.code, { socket: false, shell: false });
     if (name === 'eval' && words.length > 1) {
+      const bySub = byWord(c.substitutions);
       if (words.some((_, j) => j > 0 && marksOf(offset + j) & DECODED)) report('install.decode-exec', 'evaluates code it decodes');
-      else handed(words.slice(1).join(' '), depth);
+      else handed(words.slice(1).map((w, j) => asValue(w, bySub.get(offset + 1 + j))).join(' '), depth);
     }
     // `… | while read l; do eval "$l"; done`: the names `read` sets hold what it was fed.
     if (name === 'read' && fed !== 0) for (const n of args.filter((a) => /^[A-Za-z_]\w*$/.test(a)).concat(args.some((a) => /^[A-Za-z_]/.test(a)) ? [] : ['REPLY'])) marked.set(n, fed);

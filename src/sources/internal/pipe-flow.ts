@@ -32,40 +32,47 @@ export interface PipeFlow {
   readonly out: number;
 }
 
+/**
+ * The flow of one line (or of a hook's lines, told them in order). A class, not closures: a flow
+ * is made for every substitution read, so it costs one small object.
+ */
+class Flow implements PipeFlow {
+  private readonly top: Frame = { paren: false, fed: 0, out: 0 };
+  private readonly frames: Frame[] = [this.top];
+  // What the last command (or compound) printed, for a `|` after it.
+  private piped = 0;
+
+  get out(): number {
+    return this.top.out;
+  }
+
+  enter(c: ShellCommand): number {
+    const fed = (c.after === '|' ? this.piped : 0) | this.frames.at(-1)!.fed;
+    for (let k = 0; k < (c.opens ?? 0); k++) this.frames.push({ paren: true, fed, out: 0 });
+    for (const w of c.words) {
+      if (OPENERS.has(w)) this.frames.push({ paren: false, fed, out: 0 });
+      else if (!PREFIXES.has(w)) break;
+    }
+    return fed;
+  }
+
+  leave(c: ShellCommand, out: number, next: ShellCommand | undefined): void {
+    const frames = this.frames;
+    let printed = out;
+    if (CLOSERS.has(c.words[0] ?? '') && frames.length > 1 && !frames.at(-1)!.paren) printed |= frames.pop()!.out;
+    for (let k = 0; k < (c.closes ?? 0); k++) {
+      if (frames.length === 1 || !frames.at(-1)!.paren) break;
+      // The last command of a subshell prints into the subshell's output; the subshell then prints as one command.
+      frames.at(-1)!.out |= printed;
+      printed = frames.pop()!.out;
+    }
+    // What was printed goes to the pipe after it, or to the enclosing compound's output.
+    if (next?.after === '|') this.piped = printed;
+    else frames.at(-1)!.out |= printed;
+  }
+}
+
 /** A new flow for one line. Each command costs its leading keywords: linear in the line. */
 export function createPipeFlow(): PipeFlow {
-  const top: Frame = { paren: false, fed: 0, out: 0 };
-  const frames: Frame[] = [top];
-  // What the last command (or compound) printed, for a `|` after it.
-  let piped = 0;
-  /** `out`, printed by a command or a compound, goes to the pipe after it or to the enclosing compound's output. */
-  const emit = (out: number, next: ShellCommand | undefined): void => {
-    if (next?.after === '|') piped = out;
-    else frames.at(-1)!.out |= out;
-  };
-  return {
-    enter(c) {
-      const fed = (c.after === '|' ? piped : 0) | frames.at(-1)!.fed;
-      for (let k = 0; k < (c.opens ?? 0); k++) frames.push({ paren: true, fed, out: 0 });
-      for (const w of c.words) {
-        if (OPENERS.has(w)) frames.push({ paren: false, fed, out: 0 });
-        else if (!PREFIXES.has(w)) break;
-      }
-      return fed;
-    },
-    leave(c, out, next) {
-      let printed = out;
-      if (CLOSERS.has(c.words[0] ?? '') && frames.length > 1 && !frames.at(-1)!.paren) printed |= frames.pop()!.out;
-      for (let k = 0; k < (c.closes ?? 0); k++) {
-        if (frames.length === 1 || !frames.at(-1)!.paren) break;
-        // The last command of a subshell prints into the subshell's output; the subshell then prints as one command.
-        frames.at(-1)!.out |= printed;
-        printed = frames.pop()!.out;
-      }
-      emit(printed, next);
-    },
-    get out() {
-      return top.out;
-    },
-  };
+  return new Flow();
 }

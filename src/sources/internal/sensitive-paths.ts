@@ -29,6 +29,14 @@ export const CREDENTIAL = new RegExp(
   ].join('|'),
 );
 
+/** The last component of every {@link CREDENTIAL} path: a word whose last component is none of these is no credential, and costs a short test. */
+const CREDENTIAL_NAME = /^(?:\.ssh\/?|id_[\w-]+|identity|credentials(?:\.db)?|\.git-credentials|\.npmrc|\.netrc|\.pypirc|\.pgpass|config(?:\.json)?|application_default_credentials\.json|hosts\.yml|g?shadow|environ)$/;
+
+/** Whether `word` names a credential ({@link CREDENTIAL}). */
+export function namesCredential(word: string): boolean {
+  return CREDENTIAL_NAME.test(word.slice(word.lastIndexOf('/', word.length - 2) + 1)) && CREDENTIAL.test(word);
+}
+
 /** A file read each time a shell starts, a service or timer unit, a crontab, an autostart entry: what is written there runs again later. */
 export const PERSISTENT = new RegExp(
   '^(?:' +
@@ -52,6 +60,8 @@ export function persists(path: string): boolean {
 const WRITES_TO = /^(?:\d?>>?|&>>?)$/;
 /** Commands that copy to their last argument, or to `-t DIR`. */
 const COPIES = /^(?:cp|mv|install|ln|rsync)$/;
+/** Commands whose operands may be files they write. */
+const WRITERS = /^(?:cp|mv|install|ln|rsync|tee|dd|sed)$/;
 
 /**
  * The indexes in `all` (a command's words) of the files it writes: redirections' targets, `tee`'s
@@ -61,7 +71,9 @@ const COPIES = /^(?:cp|mv|install|ln|rsync)$/;
 export function writtenWords(all: readonly string[], offset: number): number[] {
   const out: number[] = [];
   for (let j = 1; j < all.length; j++) if (WRITES_TO.test(all[j - 1]!)) out.push(j);
-  const name = posix.basename(all[offset] ?? '');
+  const first = all[offset] ?? '';
+  const name = first.slice(first.lastIndexOf('/') + 1);
+  if (!WRITERS.test(name)) return out;
   const operands: number[] = [];
   for (let j = offset + 1; j < all.length; j++) {
     if (WRITES_TO.test(all[j]!) || /^\d?<$/.test(all[j]!)) j++;

@@ -407,6 +407,28 @@ export function commandWords(words: readonly string[]): string[] {
   return words.slice(i);
 }
 
+/** A command's substitutions by the word they are in. */
+export function byWord(substitutions: readonly Substitution[]): Map<number, Substitution[]> {
+  const out = new Map<number, Substitution[]>();
+  for (const s of substitutions) {
+    const list = out.get(s.word);
+    if (list) list.push(s);
+    else out.set(s.word, [s]);
+  }
+  return out;
+}
+
+/** `word` as the command receives it: the substitutions (`subs`, its own) the shell ran for it stand as a plain placeholder. */
+export function asValue(word: string, subs: readonly Substitution[] | undefined): string {
+  let out = '';
+  let from = 0;
+  for (const s of subs ?? []) {
+    out += `${word.slice(from, s.start)}_`;
+    from = s.end;
+  }
+  return subs === undefined ? word : out + word.slice(from);
+}
+
 /** A path as the scan compares it: `./x` and `x` are the same file. */
 export function samePath(path: string): string {
   return path.replace(/^(?:\.\/)+/, '');

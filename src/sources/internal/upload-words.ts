@@ -1,5 +1,4 @@
 /** What a network client's own words send: files it uploads, and whether it sends its standard input. */
-import { posix } from 'node:path';
 
 /** What a command sends besides the text of its arguments. */
 export interface Upload {
@@ -71,14 +70,13 @@ function copyOut(args: readonly string[]): Upload | undefined {
 }
 
 /**
- * What the command `name` with `args` (its own words, without redirections) uploads, if it is a
+ * What the command `name` (a base name) with `args` (its own words, without redirections) uploads, if it is a
  * client that sends to another host: curl and wget always (their arguments travel), with the files
  * and standard input their options send; scp and rsync to `host:`.
  */
 export function uploads(name: string, args: readonly string[]): Upload | undefined {
-  const base = posix.basename(name);
-  if (base === 'curl') return curl(args);
-  if (base === 'wget') return wget(args);
-  if (base === 'scp' || base === 'rsync') return copyOut(args);
+  if (name === 'curl') return curl(args);
+  if (name === 'wget') return wget(args);
+  if (name === 'scp' || name === 'rsync') return copyOut(args);
   return undefined;
 }
