@@ -139,6 +139,23 @@ function bindArguments(command: ShellCommand, args: readonly string[]): ShellCom
  * downloads holds a download. Lines are the hook's own as `readHook` reads them.
  */
 export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
+  return drain(readDownloadRuns(lines, parseCommands));
+}
+
+/** Runs a line-by-line reading (see {@link readDownloadRuns}) to its end. */
+export function drain<T>(reading: Generator<void, T, void>): T {
+  for (;;) {
+    const step = reading.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link downloadedThenRun} one hook line per step: the first `next()` reads no line, each one
+ * after it reads one, and the one that reads the last line answers the runs found. `parse` splits
+ * a text into commands (a cache shared with another reading of the same line saves the work).
+ */
+export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: string) => ShellCommand[]): Generator<void, DownloadRun[], void> {
   // Looked up by name (and folder by component), so each command costs its own words, not the files downloaded so far.
   const downloaded = new Set<string>();
   const unpacked = createFolderSet();
@@ -335,7 +352,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
 
   /** One line of shell (or the code of a `sh -c`, `eval` or substitution on it); `onLine` keeps one finding per file and line. Answers whether its output carries a download. */
   function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0, hookFlow?: PipeFlow): boolean {
-    const commands = parseCommands(line);
+    const commands = parse(line);
     if (commands.length === 0) return false;
     const flow = hookFlow ?? createPipeFlow();
     const before = flow.out;
@@ -380,7 +397,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   /** Collects a line of a function's definition; answers whether the definition ended on it. */
   function define(text: string, header: boolean): boolean {
     const d = defining!;
-    for (const c of parseCommands(text)) {
+    for (const c of parse(text)) {
       let words = c.words;
       if (d.braces === 0) {
         // The header (`name()`, `function name`), then the `{` the body starts with.
@@ -403,11 +420,13 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
 
   let unit = { id: 0, state: newUnit() };
   const hookFlow = createPipeFlow();
-  lines.forEach((line, i) => {
+  for (const [i, line] of lines.entries()) {
+    yield;
     // Program text split as shell reads `tarfile.open('a.tgz')` as a command `a.tgz`: its shell is what it hands a shell.
     if (line.program) {
       if (line.program.unit !== unit.id) unit = { id: line.program.unit, state: newUnit() };
-      return programLine(line.text, line.program.language, unit.state, i, new Set());
+      programLine(line.text, line.program.language, unit.state, i, new Set());
+      continue;
     }
     // A function's body is read where it is defined (as before calls were followed), with a cd in it kept there, and again at each call.
     const header = defining === undefined ? FUNCTION_HEADER.exec(line.text) : null;
@@ -421,7 +440,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
       ({ cwd, previous, folders } = defining.saved);
       defining = undefined;
     }
-  });
+  }
   return found;
 }
 

@@ -7,6 +7,7 @@
  */
 import { posix } from 'node:path';
 
+import { drain } from './download-exec.ts';
 import { createPipeFlow, type PipeFlow } from './internal/pipe-flow.ts';
 import { inlineCode, languageOf, REDIRECTION, stdinReader, withoutRedirections } from './internal/run-words.ts';
 import { namesCredential, persistentCommand, persists, writtenPath, writtenWords } from './internal/sensitive-paths.ts';
@@ -98,15 +99,21 @@ const MIN_REREAD_BUDGET = 64 * 1024;
  * severity per line. A here-document's body that nothing runs is not read.
  */
 export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
+  return drain(readBehaviours(lines, parseCommands));
+}
+
+/** {@link hookBehaviours} one hook line per step, as `readDownloadRuns` reads (same steps, same `parse`). */
+export function* readBehaviours(lines: readonly HookLine[], parse: (text: string) => ShellCommand[]): Generator<void, Behaviour[], void> {
   const found: Behaviour[] = [];
   // Names holding what a substitution printed (`s=$(echo … | base64 -d)`), with its marks.
   const marked = new Map<string, number>();
   let rereadLeft = Math.max(MIN_REREAD_BUDGET, lines.reduce((n, l) => n + l.text.length + 1, 0));
   let line = 0;
-  let onLine = new Set<string>();
+  // The rules (and severities) reported on the current line; made at its first finding (most lines have none).
+  let onLine: Set<string> | undefined;
   const report = (id: BehaviourId, what: string, severity = SEVERITY[id]): void => {
-    if (onLine.has(id + severity)) return;
-    onLine.add(id + severity);
+    if (onLine?.has(id + severity)) return;
+    (onLine ??= new Set()).add(id + severity);
     found.push({ line, id, severity, what });
   };
   /** The marks of the names `word` refers to. */
@@ -129,7 +136,7 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
 
   /** One line of shell code, `depth` deep in substitutions and handed code; answers what it prints. */
   function shell(text: string, depth: number, hookFlow?: PipeFlow): number {
-    const commands = parseCommands(text);
+    const commands = parse(text);
     if (commands.length === 0) return 0;
     const flow = hookFlow ?? createPipeFlow();
     const before = flow.out;
@@ -145,13 +152,13 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
   /** One command, fed `fed` on its standard input; answers what it prints. */
   function command(c: ShellCommand, fed: number, depth: number): number {
     const all = c.words;
-    const subs = new Map<number, number>();
+    let subs: Map<number, number> | undefined;
     for (const s of depth < MAX_NESTING ? c.substitutions : []) {
-      if (!s.code.trim()) continue;
+      if (!/\S/.test(s.code)) continue;
       const marks = shell(s.code, depth + 1);
-      if (marks !== 0) subs.set(s.word, (subs.get(s.word) ?? 0) | marks);
+      if (marks !== 0) (subs ??= new Map()).set(s.word, (subs.get(s.word) ?? 0) | marks);
     }
-    const marksOf = (j: number): number => (subs.get(j) ?? 0) | refers(all[j] ?? '');
+    const marksOf = (j: number): number => (subs?.get(j) ?? 0) | refers(all[j] ?? '');
     const words = commandWords(all);
     const offset = all.length - words.length;
     // `s=$(…)`: the name holds what the substitution printed until it is assigned something else.
@@ -162,6 +169,8 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
       if (marks === 0) marked.delete(name);
       else marked.set(name, marks);
     }
+    // Assignments alone (`x=$(…)`) run nothing more.
+    if (words.length === 0) return 0;
     const plain = withoutRedirections(words);
     const name = posix.basename(words[0] ?? '');
     const args = plain.slice(1);
@@ -173,14 +182,14 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
     else if (name !== 'true' && name !== ':') out |= OUTPUT;
 
     // Files it writes, and credentials it reads (any other word naming one).
-    const written = new Set(writtenWords(all, offset));
+    const written = writtenWords(all, offset);
     for (const j of written) {
       const path = writtenPath(all[j]!);
       if (persists(path)) report('install.persistence', `writes ${path.slice(0, 80)}, which runs again at login, boot or on a schedule`);
     }
     const persistent = persistentCommand(name, args);
     if (persistent) report('install.persistence', persistent);
-    const credentials = NOT_READING.test(name) ? [] : all.filter((w, j) => j >= offset && !written.has(j) && !REDIRECTION.test(w) && namesCredential(w));
+    const credentials = NOT_READING.test(name) ? [] : all.filter((w, j) => j >= offset && !written.includes(j) && !REDIRECTION.test(w) && namesCredential(w));
     if (credentials.length > 0) {
       report('install.credential-read', `reads credentials (${credentials[0]!.slice(0, 80)})`);
       out |= SECRET;
@@ -191,7 +200,9 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
     // Reverse shells: a shell on a raw socket, a network client serving a shell, a shell's output sent to a peer or its input read from one.
     const language = languageOf(name);
     const socket = all.findIndex((w, j) => j > 0 && RAW_SOCKET.test(w) && REDIRECTION.test(all[j - 1]!));
-    const shellish = language !== undefined || all.slice(0, offset + 1).includes('exec') || REDIRECTION.test(words[0] ?? '');
+    // A shell, or `exec`/bare redirections: the hook's own shell takes the socket as its descriptors.
+    const exec = all.indexOf('exec');
+    const shellish = language !== undefined || (exec >= 0 && exec <= offset) || REDIRECTION.test(words[0]!);
     if (socket > 0 && shellish) report('install.reverse-shell', `connects a shell to a network socket (${all[socket]!.slice(0, 60)})`);
     else if (socket > 0 && /</.test(all[socket - 1]!)) out |= NETWORK;
     if (servesShell(name, args)) report('install.reverse-shell', `hands a shell to a network peer (${name} ${args.join(' ').slice(0, 60)})`);
@@ -221,7 +232,7 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
     if (words.length > 0 && marksOf(offset) & DECODED) report('install.decode-exec', 'runs a command it decodes');
     if (reader !== undefined && fed & DECODED) report('install.decode-exec', `feeds ${name} code it decodes`);
     if (reader !== undefined && words.some((w, j) => w === '<<<' && marksOf(offset + j + 1) & DECODED)) report('install.decode-exec', `feeds ${name} code it decodes`);
-    if ((language !== undefined || name === 'source' || name === '.') && c.substitutions.some((s) => s.kind === '<(' && s.word > offset && (subs.get(s.word) ?? 0) & DECODED)) {
+    if ((language !== undefined || name === 'source' || name === '.') && c.substitutions.some((s) => s.kind === '<(' && s.word > offset && (subs?.get(s.word) ?? 0) & DECODED)) {
       report('install.decode-exec', `runs a script it decodes (${name} <(…))`);
     }
     // Handed code is read as the shell gets it: the substitutions in it have run already (their output stands as a placeholder).
@@ -242,16 +253,17 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
   // The hook's own lines share one flow (a compound spread over lines), and a program's marks last over its lines.
   const flow = createPipeFlow();
   let unit = { id: 0, socket: false, shell: false };
-  lines.forEach((hookLine, i) => {
-    if (hookLine.data || !hookLine.text.trim()) return;
+  for (const [i, hookLine] of lines.entries()) {
+    yield;
+    if (hookLine.data || !hookLine.text.trim()) continue;
     line = i;
-    onLine = new Set();
+    onLine = undefined;
     if (hookLine.program) {
       if (hookLine.program.unit !== unit.id) unit = { id: hookLine.program.unit, socket: false, shell: false };
       program(hookLine.text, unit);
-      return;
+      continue;
     }
     shell(hookLine.evaluated ?? hookLine.text, 0, flow);
-  });
+  }
   return found;
 }
