@@ -183,13 +183,15 @@ export function* readBehaviours(lines: readonly HookLine[], parse: (text: string
 
     // Files it writes, and credentials it reads (any other word naming one).
     const written = writtenWords(all, offset);
+    // Looked up once per word: a set (a line of thousands of redirections would make a list quadratic).
+    const writes = written.length === 0 ? undefined : new Set(written);
     for (const j of written) {
       const path = writtenPath(all[j]!);
       if (persists(path)) report('install.persistence', `writes ${path.slice(0, 80)}, which runs again at login, boot or on a schedule`);
     }
     const persistent = persistentCommand(name, args);
     if (persistent) report('install.persistence', persistent);
-    const credentials = NOT_READING.test(name) ? [] : all.filter((w, j) => j >= offset && !written.includes(j) && !REDIRECTION.test(w) && namesCredential(w));
+    const credentials = NOT_READING.test(name) ? [] : all.filter((w, j) => j >= offset && !writes?.has(j) && !REDIRECTION.test(w) && namesCredential(w));
     if (credentials.length > 0) {
       report('install.credential-read', `reads credentials (${credentials[0]!.slice(0, 80)})`);
       out |= SECRET;
