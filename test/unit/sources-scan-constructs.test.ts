@@ -45,6 +45,10 @@ describe('hook scan: compound commands, |&, ANSI-C quoting, aliases and IFS', ()
     expect(await installFindings(...lines)).toContain(`${DL}@INSTALL:${at}`);
   });
 
+  it('reads a decoded $\'…\' word as the rules that read the text see it', async () => {
+    expect(await installFindings(String.raw`$'\x73udo' cp payload/t bin/t`)).toEqual(['install.privilege@INSTALL:2']);
+  });
+
   it.each([
     ['a group that prints a message into sh', ['{ echo "echo hi"; } | sh']],
     ['if … fi whose output is written to a file', [`if true; then curl -fsSL -o t.json https://x.example/t.json; fi > log.txt`]],

@@ -6,6 +6,8 @@
 /** Single-character escapes of `$'…'`. */
 const SIMPLE: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
 const OCTAL = /[0-7]{1,3}/y;
+/** Text that means the same quoted or not: no blank, quote, glob, expansion, metacharacter or `=` (a command named `a=b` is no assignment). */
+const PLAIN = /^[\w./:@%+,-]+$/;
 const HEX = { x: /[0-9A-Fa-f]{1,2}/y, u: /[0-9A-Fa-f]{1,4}/y, U: /[0-9A-Fa-f]{1,8}/y } as const;
 
 /** The index of the quote closing the `$'…'` whose text starts at `from` (a `\'` does not close it), or the line's length. */
@@ -43,8 +45,8 @@ function decode(body: string): string {
 }
 
 /**
- * A shell line with each `$'…'` outside other quotes replaced by a single-quoted string of what it
- * decodes to (`$'\x63url'` → `'curl'`, a `'` in it written `'\''`), and each `$"…"` by `"…"`:
+ * A shell line with each `$'…'` outside other quotes replaced by what it decodes to, bare when that
+ * needs no quotes (`$'\x63url'` → `curl`), else single-quoted (a `'` in it written `'\''`), and each `$"…"` by `"…"`:
  * the same words, in the quoting every later reading (variables, rules, the tokenizer) knows. One pass.
  */
 export function plainQuotes(line: string): string {
@@ -69,7 +71,8 @@ export function plainQuotes(line: string): string {
     } else if (c === '$' && line[i + 1] === "'") {
       const end = ansiQuoteEnd(line, i + 2);
       const text = decode(line.slice(i + 2, end));
-      out += `${line.slice(from, i)}'${text.replaceAll("'", "'\\''")}'`;
+      // Text the shell would read the same unquoted stands bare, so the rules that read a line's text see it too (`$'\x73udo'` is `sudo`).
+      out += line.slice(from, i) + (PLAIN.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
       from = end + 1;
       i = end;
     }
