@@ -107,9 +107,8 @@ export async function relayStreamAnswer(deps: PassthroughDeps, ex: Exchange, con
 interface ReadState {
   /** Bytes read for a POST's answer (bounded as a whole), or since the last read that ended an event. */
   size: number;
-  /** Bytes read upstream not yet known to have left for the client (see hold), and whether the last read ended an event. */
+  /** Bytes read upstream that may still wait in the parser as the start of an event (see hold). */
   unsettled: number;
-  readIntoEvents: boolean;
 }
 
 /**
@@ -159,7 +158,7 @@ async function readResuming(
   reading: { writer: SseWriter; events: EventRelay; upstream: UpstreamHttpResponse; resume: Resume | undefined; endsWithAnswers: boolean },
 ): Promise<string | undefined> {
   const { events, resume } = reading;
-  const state: ReadState = { size: 0, unsettled: 0, readIntoEvents: false };
+  const state: ReadState = { size: 0, unsettled: 0 };
   let stream = reading.upstream;
   let resumes = 0;
   let failedResumes = 0;
@@ -215,13 +214,9 @@ async function readOne(
       // nothing more is read until the client has taken what was written (or left), so a stream
       // nobody reads costs a socket's buffers, not the upstream's whole output in memory.
       if (res.writableNeedDrain) await drainedOrClosed(res, stream.body);
-      // What was read has left as events and the client has taken most of it: what is held is what
-      // still waits in the response. (An event begun in the last read is counted again from the
-      // next one: at most a read's worth goes uncounted.)
-      if (state.readIntoEvents && writer.idle && !res.writableNeedDrain) {
-        state.unsettled = 0;
-        hold.set(res.writableLength);
-      }
+      // What is held now: the start of an event still in the parser, events not yet written, and
+      // what waits in the response for the client (the rest has left).
+      hold.set(state.unsettled + writer.pendingLength + res.writableLength);
       const next = await chunks.next();
       if (next.done) {
         await events.emit(parser.end());
@@ -237,13 +232,15 @@ async function readOne(
         throw new UpstreamTooLargeError(deps.maxResponse);
       }
       state.unsettled += next.value.length;
-      if (!hold.set(state.unsettled + res.writableLength)) {
+      if (!hold.set(state.unsettled + writer.pendingLength + res.writableLength)) {
         stream.discard();
         tooLarge = true;
         throw new AnswerDroppedError(deps.held.limits);
       }
       const parsed = parser.push(decoder.decode(next.value, { stream: true }));
-      state.readIntoEvents = parsed.length > 0;
+      // An event ended in this read: every byte before it has left the parser as events, and at
+      // most this read's bytes begin the next one.
+      if (parsed.length > 0) state.unsettled = next.value.length;
       if (!endsWithAnswers && parsed.length > 0) state.size = 0;
       await events.emit(parsed);
       if (endsWithAnswers && ex.awaited.size === 0) {

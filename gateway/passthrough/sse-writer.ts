@@ -8,8 +8,8 @@ const HEADERS_HOLD_MS = 100;
 export interface SseWriter {
   /** Adds event text to what leaves next. */
   add(text: string): void;
-  /** Whether everything added has been written. */
-  readonly idle: boolean;
+  /** Length of the event text added and not yet written (what waits here, for the held-bytes count). */
+  readonly pendingLength: number;
   /** Writes what was added once this turn of the event loop is over. */
   schedule(): void;
   /** Writes what is left and ends the response (its headers and length with it, when none left yet). */
@@ -39,8 +39,8 @@ export function createSseWriter(res: ServerResponse, head: Record<string, string
     add(text) {
       pending += text;
     },
-    get idle() {
-      return pending === '';
+    get pendingLength() {
+      return pending.length;
     },
     schedule() {
       if (pending !== '') flushTimer ??= setImmediate(flush);
