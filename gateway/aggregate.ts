@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ErrorCode,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 import type { Clock } from '../src/kernel/index.ts';
 import { nestsDeeperThan } from '../src/kernel/index.ts';
@@ -10,7 +16,12 @@ import { plainToolCall, refusedMessages } from './aggregate/messages.ts';
 import { hasUpstreamCredential, upstreamProviderOf } from './aggregate/upstream-credential.ts';
 import { type Authorize, createCallPipeline } from './call-pipeline.ts';
 import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
-import { createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS, type HeldAnswers } from './held-answers.ts';
+import {
+  createHeldAnswers,
+  DEFAULT_HELD_ANSWER_LIMITS,
+  DEFAULT_WRITE_TIMEOUT_MS,
+  type HeldAnswers,
+} from './held-answers.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import type { AssertionKey } from './identity/assertion.ts';
 import { UPSTREAM_AUTHORIZATION_HEADER } from './identity/stamp.ts';
@@ -58,7 +69,12 @@ function whenClosed(res: ServerResponse, then: () => void): void {
 async function refuseForStorage(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const read = await readMessageBody(req, res, parseJson);
   if (read === BODY_REFUSED) return;
-  sendJson(res, GATEWAY_ERROR_TABLE.storage_unavailable.status, storageUnavailable(read?.body), gatewayErrorHeaders('storage_unavailable'));
+  sendJson(
+    res,
+    GATEWAY_ERROR_TABLE.storage_unavailable.status,
+    storageUnavailable(read?.body),
+    gatewayErrorHeaders('storage_unavailable'),
+  );
 }
 
 /**
@@ -72,31 +88,75 @@ export function createAggregate(options: AggregateOptions) {
   const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
   const held = options.held ?? createHeldAnswers(DEFAULT_HELD_ANSWER_LIMITS);
   const writeTimeoutMs = options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
-  const pipeline = createCallPipeline({ agents: options.agents, authorize: options.authorize, assertionKey: options.assertionKey, issuer: options.issuer, receipts: options.receipts, clock: options.clock });
-  const deps: ToolCallDeps = { pipeline, catalog: options.catalog, local: options.local, pool: options.pool, held, onCall: options.onCall };
+  const pipeline = createCallPipeline({
+    agents: options.agents,
+    authorize: options.authorize,
+    assertionKey: options.assertionKey,
+    issuer: options.issuer,
+    receipts: options.receipts,
+    clock: options.clock,
+  });
+  const deps: ToolCallDeps = {
+    pipeline,
+    catalog: options.catalog,
+    local: options.local,
+    pool: options.pool,
+    held,
+    onCall: options.onCall,
+  };
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const identity = await pipeline.admit(req, res, refuseForStorage);
     if (!identity) return;
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
-      sendGatewayError(res, new GatewayError('sdk_method_not_allowed', `Method not allowed: /mcp takes POST (and DELETE); ${String(req.method).slice(0, 20)} is not one of them.`), { allow: 'POST, DELETE' });
+      sendGatewayError(
+        res,
+        new GatewayError(
+          'sdk_method_not_allowed',
+          `Method not allowed: /mcp takes POST (and DELETE); ${String(req.method).slice(0, 20)} is not one of them.`,
+        ),
+        { allow: 'POST, DELETE' },
+      );
       return;
     }
     if (req.method === 'GET') {
       // A GET stream carries server-initiated messages; this endpoint has none (stateless, tools
       // only, listChanged false), so it offers none rather than hold a connection open for nothing
       // (spec: 405 when the server offers no stream at this endpoint).
-      sendGatewayError(res, new GatewayError('sdk_method_not_allowed', 'Method not allowed: /mcp sends no server-initiated messages, so it offers no GET stream.'), { allow: 'POST, DELETE' });
+      sendGatewayError(
+        res,
+        new GatewayError(
+          'sdk_method_not_allowed',
+          'Method not allowed: /mcp sends no server-initiated messages, so it offers no GET stream.',
+        ),
+        { allow: 'POST, DELETE' },
+      );
       return;
     }
-    if (req.method === 'POST' && hasUpstreamCredential(req) && (req.headersDistinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1) {
+    if (
+      req.method === 'POST' &&
+      hasUpstreamCredential(req) &&
+      (req.headersDistinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1
+    ) {
       // Node joins two header lines into one value: both would go to the provider.
-      sendGatewayError(res, new GatewayError('invalid_request', 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.'));
+      sendGatewayError(
+        res,
+        new GatewayError(
+          'invalid_request',
+          'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.',
+        ),
+      );
       return;
     }
     if (req.method === 'POST' && hasUpstreamCredential(req) && upstreamProviderOf(req) === undefined) {
       // One credential, many providers: sent to every one, any anonymous listing could collect it.
-      sendGatewayError(res, new GatewayError('invalid_request', `On /mcp a third-party credential goes to one provider only: name it with X-PLATFORM-Upstream-Provider: <provider> (a provider slug), or call /mcp/p/<provider>.`));
+      sendGatewayError(
+        res,
+        new GatewayError(
+          'invalid_request',
+          `On /mcp a third-party credential goes to one provider only: name it with X-PLATFORM-Upstream-Provider: <provider> (a provider slug), or call /mcp/p/<provider>.`,
+        ),
+      );
       return;
     }
     // The hot path: a plain tools/call is answered here as JSON (the transport lets a server answer
@@ -115,7 +175,10 @@ export function createAggregate(options: AggregateOptions) {
       }
       const call = plainToolCall(req, parsedBody);
       if (call && 'invalid' in call) {
-        sendGatewayError(res, new GatewayError('invalid_call_params', `Invalid params for tools/call: ${call.invalid}`, call.id));
+        sendGatewayError(
+          res,
+          new GatewayError('invalid_call_params', `Invalid params for tools/call: ${call.invalid}`, call.id),
+        );
         return;
       }
       if (call) {
@@ -125,19 +188,35 @@ export function createAggregate(options: AggregateOptions) {
       // The SDK's validation walks a message recursively: deep enough, it overflows the stack and
       // answers with the RangeError's text. Refused here, in words, as /mcp/p/… refuses it.
       if (nestsDeeperThan(parsedBody, MAX_JSON_DEPTH)) {
-        sendGatewayError(res, new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
+        sendGatewayError(
+          res,
+          new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`),
+        );
         return;
       }
       // Valid JSON that is not JSON-RPC: the SDK's transport would call it a parse error (-32700).
-      const notMessage = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find((m) => !JSONRPCMessageSchema.safeParse(m).success);
+      const notMessage = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find(
+        (m) => !JSONRPCMessageSchema.safeParse(m).success,
+      );
       if (notMessage !== undefined) {
-        sendGatewayError(res, new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (jsonrpc "2.0", a method, a string or integer id for a request, params and its _meta objects when present).'));
+        sendGatewayError(
+          res,
+          new GatewayError(
+            'invalid_request',
+            'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (jsonrpc "2.0", a method, a string or integer id for a request, params and its _meta objects when present).',
+          ),
+        );
         return;
       }
     }
     const sdk = await loadServerSdk();
-    const server = new sdk.Server(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sdk.jsonSchemaValidator });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listedTools(options.local, options.catalog) }));
+    const server = new sdk.Server(serverInfo, {
+      capabilities: { tools: { listChanged: false } },
+      jsonSchemaValidator: sdk.jsonSchemaValidator,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: await listedTools(options.local, options.catalog),
+    }));
     let guarded = false;
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       // The SDK writes the answer: its bytes stay counted until the response closes, and a client
@@ -145,7 +224,10 @@ export function createAggregate(options: AggregateOptions) {
       const hold = held.open(identity.agentId);
       whenClosed(res, () => hold.release());
       try {
-        return await callTool(deps, identity, req, request.params as never, { ...(extra as never as { signal: AbortSignal; sendNotification: never }), hold });
+        return await callTool(deps, identity, req, request.params as never, {
+          ...(extra as never as { signal: AbortSignal; sendNotification: never }),
+          hold,
+        });
       } finally {
         if (!guarded) guardDrain(res, writeTimeoutMs);
         guarded = true;
@@ -154,20 +236,48 @@ export function createAggregate(options: AggregateOptions) {
     await serveOnce(sdk, server, req, res, parsedBody);
   };
 
-  async function answerToolCall(identity: AgentIdentity, req: IncomingMessage, res: ServerResponse, call: Extract<ReturnType<typeof plainToolCall>, { params: unknown }>): Promise<void> {
+  async function answerToolCall(
+    identity: AgentIdentity,
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: Extract<ReturnType<typeof plainToolCall>, { params: unknown }>,
+  ): Promise<void> {
     const controller = new AbortController();
     const onClose = () => controller.abort();
     res.on('close', onClose);
     const hold = held.open(identity.agentId);
     whenClosed(res, () => hold.release());
     try {
-      const result = await callTool(deps, identity, req, call.params, { signal: controller.signal, sendNotification: async () => undefined, hold });
+      const result = await callTool(deps, identity, req, call.params, {
+        signal: controller.signal,
+        sendNotification: async () => undefined,
+        hold,
+      });
       const valid = CallToolResultSchema.safeParse(result);
-      if (valid.success) writeHeldAnswer(res, { status: 200, headers: { 'content-type': 'application/json' }, text: JSON.stringify({ jsonrpc: '2.0', id: call.id, result: valid.data }) }, hold, writeTimeoutMs);
-      else sendJson(res, 200, rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`));
+      if (valid.success)
+        writeHeldAnswer(
+          res,
+          {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+            text: JSON.stringify({ jsonrpc: '2.0', id: call.id, result: valid.data }),
+          },
+          hold,
+          writeTimeoutMs,
+        );
+      else
+        sendJson(
+          res,
+          200,
+          rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`),
+        );
     } catch (error) {
       // As the SDK's server answers a handler that throws (a receipt that could not be recorded no longer does: see receipted).
-      sendJson(res, 200, rpcError(call.id, ErrorCode.InternalError, error instanceof Error ? error.message : 'Internal error'));
+      sendJson(
+        res,
+        200,
+        rpcError(call.id, ErrorCode.InternalError, error instanceof Error ? error.message : 'Internal error'),
+      );
     } finally {
       res.off('close', onClose);
     }

@@ -26,7 +26,8 @@ export interface AuthorizeInput {
 }
 
 /** The hook's answer: allowed, or refused with a code, the words the caller reads, and when to ask again. */
-export type Authorization = { allowed: true } | { allowed: false; code: string; reason: string; retryAfterS?: number | undefined };
+export type Authorization =
+  { allowed: true } | { allowed: false; code: string; reason: string; retryAfterS?: number | undefined };
 
 /**
  * Decides whether an authenticated agent may make a call (issue 35's policy fills it). A refusal is
@@ -71,13 +72,24 @@ export interface CallPipeline {
    * (sendUnauthorized, the one place it is built) for a refused credential; `unverifiable`
    * answers one that could not be checked (its entry point's 503), else the error is rethrown.
    */
-  admit(req: IncomingMessage, res: ServerResponse, unverifiable?: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Promise<AgentIdentity | undefined>;
+  admit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    unverifiable?: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  ): Promise<AgentIdentity | undefined>;
   /** Asks the authorize hook. */
   authorize(input: AuthorizeInput): Promise<Authorization>;
   /** The words of a refused call's answer and receipt. */
   refusal(authorization: Extract<Authorization, { allowed: false }>): string;
   /** Opens a call: its call id, its start, its span. */
-  open(call: { identity: AgentIdentity; provider: string; tool: string; path: GatewayPath; upstreamSession?: string | undefined; secrets?: readonly string[] | undefined }): CallContext;
+  open(call: {
+    identity: AgentIdentity;
+    provider: string;
+    tool: string;
+    path: GatewayPath;
+    upstreamSession?: string | undefined;
+    secrets?: readonly string[] | undefined;
+  }): CallContext;
   /** The call's signed assertion (`X-PLATFORM-AGIN-Assertion`) for the upstream at `audience`. */
   sign(call: CallContext, audience: string): Promise<string>;
   /** Marks the call as gone upstream (its upstream latency runs from here). */
@@ -100,7 +112,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   const { clock, receipts } = options;
   const authorize = options.authorize ?? allowEveryCall;
   const assertionKey = options.assertionKey;
-  if (assertionKey && options.issuer === undefined) throw new Error('createCallPipeline: an assertion key needs its issuer.');
+  if (assertionKey && options.issuer === undefined)
+    throw new Error('createCallPipeline: an assertion key needs its issuer.');
 
   const stamp = (call: CallContext, result: unknown) => stampResult(result, call.identity, call.callId);
   const record = async (call: CallContext, outcome: CallOutcome) => {
@@ -127,9 +140,16 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     async authorize(input) {
       return authorize(input);
     },
-    refusal: (refused) => `${refused.reason} (${refused.code})${refused.retryAfterS === undefined ? '' : `; retry in ${refused.retryAfterS} s`}`,
+    refusal: (refused) =>
+      `${refused.reason} (${refused.code})${refused.retryAfterS === undefined ? '' : `; retry in ${refused.retryAfterS} s`}`,
     open(call) {
-      const context: CallContext = { callId: newId('call', clock.now()), identity: call.identity, provider: call.provider, tool: call.tool, startedAt: clock.now() };
+      const context: CallContext = {
+        callId: newId('call', clock.now()),
+        identity: call.identity,
+        provider: call.provider,
+        tool: call.tool,
+        startedAt: clock.now(),
+      };
       if (call.upstreamSession !== undefined) context.upstreamSession = call.upstreamSession;
       if (call.secrets !== undefined) context.secrets = call.secrets;
       traceCall(context, call.path);
@@ -137,7 +157,13 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     },
     async sign(call, audience) {
       if (!assertionKey) throw new Error('This call pipeline signs no assertions.');
-      return signAssertion(await assertionKey(), { card: call.identity, callId: call.callId, audience, issuer: options.issuer!, nowSeconds: Math.floor(clock.now() / 1000) });
+      return signAssertion(await assertionKey(), {
+        card: call.identity,
+        callId: call.callId,
+        audience,
+        issuer: options.issuer!,
+        nowSeconds: Math.floor(clock.now() / 1000),
+      });
     },
     forwarding: (call) => traceUpstreamStart(call),
     record,

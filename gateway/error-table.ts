@@ -52,7 +52,12 @@ export interface GatewayErrorRow {
  */
 export const GATEWAY_ERROR_TABLE: Readonly<Record<GatewayErrorCode, GatewayErrorRow>> = {
   unauthorized: { status: 401, rpcCode: RPC_ERRORS.unauthorized, answer: 'http' },
-  storage_unavailable: { status: 503, rpcCode: RPC_ERRORS.internal, answer: 'http', retryAfterS: STORAGE_RETRY_AFTER_S },
+  storage_unavailable: {
+    status: 503,
+    rpcCode: RPC_ERRORS.internal,
+    answer: 'http',
+    retryAfterS: STORAGE_RETRY_AFTER_S,
+  },
   shutting_down: { status: 503, rpcCode: RPC_ERRORS.internal, answer: 'http', retryAfterS: STORAGE_RETRY_AFTER_S },
   body_too_large: { status: 413, rpcCode: RPC_ERRORS.invalidRequest, answer: 'http', closesConnection: true },
   body_cut: { status: 400, rpcCode: RPC_ERRORS.invalidRequest, answer: 'http' },
@@ -98,7 +103,10 @@ export class GatewayError extends Error {
 /** The headers a refusal of `code` carries besides its body's (Retry-After, Connection: close). */
 export function gatewayErrorHeaders(code: GatewayErrorCode): Record<string, string> {
   const row = GATEWAY_ERROR_TABLE[code];
-  return { ...(row.retryAfterS === undefined ? {} : { 'retry-after': row.retryAfterS }), ...(row.closesConnection ? { connection: 'close' } : {}) };
+  return {
+    ...(row.retryAfterS === undefined ? {} : { 'retry-after': row.retryAfterS }),
+    ...(row.closesConnection ? { connection: 'close' } : {}),
+  };
 }
 
 /**
@@ -106,5 +114,8 @@ export function gatewayErrorHeaders(code: GatewayErrorCode): Record<string, stri
  * its row's headers plus `headers` (an `Allow`, say, which differs per entry point).
  */
 export function sendGatewayError(res: ServerResponse, error: GatewayError, headers: Record<string, string> = {}): void {
-  sendJson(res, error.status, rpcError(error.id, GATEWAY_ERROR_TABLE[error.code].rpcCode, error.message), { ...gatewayErrorHeaders(error.code), ...headers });
+  sendJson(res, error.status, rpcError(error.id, GATEWAY_ERROR_TABLE[error.code].rpcCode, error.message), {
+    ...gatewayErrorHeaders(error.code),
+    ...headers,
+  });
 }

@@ -4,7 +4,14 @@
  */
 export type { AggregateOptions, CatalogConnector, CatalogTool, LocalProvider, ToolCatalog } from './aggregate.ts';
 export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
-export type { Authorization, Authorize, AuthorizeInput, CallOutcome, CallPipeline, CallPipelineOptions } from './call-pipeline.ts';
+export type {
+  Authorization,
+  Authorize,
+  AuthorizeInput,
+  CallOutcome,
+  CallPipeline,
+  CallPipelineOptions,
+} from './call-pipeline.ts';
 export { allowEveryCall, createCallPipeline } from './call-pipeline.ts';
 export type { GatewayErrorCode, GatewayErrorRow } from './error-table.ts';
 export { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
@@ -17,7 +24,14 @@ export { authenticateRequest, bearerToken } from './identity/bearer.ts';
 export type { CardTextRefusal } from './identity/card-text.ts';
 export { cardText, cardTextDropping, RESERVED_OWNER_CONTEXTS, reservedOwnerContext } from './identity/card-text.ts';
 export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
-export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
+export {
+  IDENTITY_HEADERS,
+  receiptHint,
+  stampCallParams,
+  stampResult,
+  UPSTREAM_AUTHORIZATION_HEADER,
+  upstreamHeaders,
+} from './identity/stamp.ts';
 export { RPC_ERRORS, rpcError } from './json-rpc-errors.ts';
 export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions } from './passthrough.ts';
 export { createPassthrough, MAX_TASK_RESULTS_PER_POST } from './passthrough.ts';
@@ -31,7 +45,14 @@ export { createSessionSealer } from './session-sealer.ts';
 export type { SharedCalls } from './shared-calls.ts';
 export type { TaskCall, TaskDirectory } from './task-directory.ts';
 export type { GatewayPath } from './telemetry.ts';
-export { CALL_METRICS, CALL_SPAN_NAME, GATEWAY_TELEMETRY_SCOPE, traceCall, traceCallEnd, traceUpstreamStart } from './telemetry.ts';
+export {
+  CALL_METRICS,
+  CALL_SPAN_NAME,
+  GATEWAY_TELEMETRY_SCOPE,
+  traceCall,
+  traceCallEnd,
+  traceUpstreamStart,
+} from './telemetry.ts';
 export { bearerChallenge, sendUnauthorized } from './unauthorized.ts';
 export type { UpstreamNotification } from './upstream-client.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './upstream-http.ts';

@@ -3,7 +3,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../src/kernel/index.ts';
 import { type Authorize, createCallPipeline } from './call-pipeline.ts';
 import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
-import { createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS, type HeldAnswers } from './held-answers.ts';
+import {
+  createHeldAnswers,
+  DEFAULT_HELD_ANSWER_LIMITS,
+  DEFAULT_WRITE_TIMEOUT_MS,
+  type HeldAnswers,
+} from './held-answers.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import type { AssertionKey } from './identity/assertion.ts';
 import { UPSTREAM_AUTHORIZATION_HEADER } from './identity/stamp.ts';
@@ -15,7 +20,13 @@ import { sendJson } from './internal/send-json.ts';
 import { describeUpstreamFailure } from './internal/upstream-exchange.ts';
 import { answerCallResume } from './passthrough/ended-call.ts';
 import { relayStreamAnswer } from './passthrough/event-stream.ts';
-import { CALLER_CANCELLED, type Connector, type Exchange, type PassthroughDeps, type PostRequests } from './passthrough/exchange.ts';
+import {
+  CALLER_CANCELLED,
+  type Connector,
+  type Exchange,
+  type PassthroughDeps,
+  type PostRequests,
+} from './passthrough/exchange.ts';
 import { relayJsonAnswer } from './passthrough/json-answer.ts';
 import { noRequests, readPost } from './passthrough/read-post.ts';
 import { failedCall, failRequest } from './passthrough/request-answers.ts';
@@ -106,7 +117,12 @@ async function refuseForStorage(req: IncomingMessage, res: ServerResponse, maxRe
       return;
     }
   }
-  sendJson(res, GATEWAY_ERROR_TABLE.storage_unavailable.status, storageUnavailable(body), gatewayErrorHeaders('storage_unavailable'));
+  sendJson(
+    res,
+    GATEWAY_ERROR_TABLE.storage_unavailable.status,
+    storageUnavailable(body),
+    gatewayErrorHeaders('storage_unavailable'),
+  );
 }
 
 /**
@@ -118,7 +134,14 @@ async function refuseForStorage(req: IncomingMessage, res: ServerResponse, maxRe
  * and relay each kind of answer.
  */
 export function createPassthrough(options: PassthroughOptions): Passthrough {
-  const pipeline = createCallPipeline({ agents: options.agents, authorize: options.authorize, assertionKey: options.assertionKey, issuer: options.issuer, receipts: options.receipts, clock: options.clock });
+  const pipeline = createCallPipeline({
+    agents: options.agents,
+    authorize: options.authorize,
+    assertionKey: options.assertionKey,
+    issuer: options.issuer,
+    receipts: options.receipts,
+    clock: options.clock,
+  });
   const deps: PassthroughDeps = {
     pipeline,
     http: options.http ?? createUpstreamHttp(),
@@ -147,12 +170,18 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       // The table's headers (Retry-After, Connection: close for a body left unread), and what a 405 allows.
-      if (!res.headersSent) sendGatewayError(res, error, error.code === 'method_not_allowed' ? { allow: 'GET, POST, DELETE' } : {});
+      if (!res.headersSent)
+        sendGatewayError(res, error, error.code === 'method_not_allowed' ? { allow: 'GET, POST, DELETE' } : {});
     }
   }
 
   /** One request of an authenticated agent: checked, read, then sent upstream (see forward). */
-  async function serve(req: IncomingMessage, res: ServerResponse, provider: string, identity: AgentIdentity): Promise<void> {
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    provider: string,
+    identity: AgentIdentity,
+  ): Promise<void> {
     let connector: Connector | undefined;
     try {
       connector = await options.directory.byProvider(provider);
@@ -166,19 +195,53 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     const presented = req.headers['mcp-session-id'];
     const upstreamSession = openSession(deps.sealer, presented, provider, identity.agentId);
     const method = req.method ?? 'GET';
-    if (!['POST', 'GET', 'DELETE'].includes(method)) throw new GatewayError('method_not_allowed', `Method ${method} is not allowed.`);
-    if (answerCallResume(deps, res, { lastEventId: method === 'GET' ? req.headers['last-event-id'] : undefined, provider, identity, upstreamSession })) return;
-    if (method === 'GET' && stopping) throw new GatewayError('shutting_down', 'Plaza is shutting down; open the stream again in a moment.');
+    if (!['POST', 'GET', 'DELETE'].includes(method))
+      throw new GatewayError('method_not_allowed', `Method ${method} is not allowed.`);
+    if (
+      answerCallResume(deps, res, {
+        lastEventId: method === 'GET' ? req.headers['last-event-id'] : undefined,
+        provider,
+        identity,
+        upstreamSession,
+      })
+    )
+      return;
+    if (method === 'GET' && stopping)
+      throw new GatewayError('shutting_down', 'Plaza is shutting down; open the stream again in a moment.');
 
     const arrivedAt = options.clock.now();
     const secrets = callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]);
-    const post = method === 'POST' ? await readPost(deps, req, { identity, provider, connector, upstreamSession, secrets }) : noRequests();
+    const post =
+      method === 'POST'
+        ? await readPost(deps, req, { identity, provider, connector, upstreamSession, secrets })
+        : noRequests();
     if (await refuseUnsent(res, post, identity)) return;
     const hold = deps.held.open(identity.agentId);
     whenClosed(res, () => hold.release());
-    const headers = await upstreamRequestHeaders(pipeline, { req, identity, call: post.call, audience: connector.url, upstreamSession });
+    const headers = await upstreamRequestHeaders(pipeline, {
+      req,
+      identity,
+      call: post.call,
+      audience: connector.url,
+      upstreamSession,
+    });
     const asked = new Set(post.awaited);
-    await forward({ ...post, req, res, identity, provider, connector, method, presented: typeof presented === 'string' ? presented : undefined, upstreamSession, arrivedAt, secrets, asked, hold, headers });
+    await forward({
+      ...post,
+      req,
+      res,
+      identity,
+      provider,
+      connector,
+      method,
+      presented: typeof presented === 'string' ? presented : undefined,
+      upstreamSession,
+      arrivedAt,
+      secrets,
+      asked,
+      hold,
+      headers,
+    });
   }
 
   /**
@@ -196,7 +259,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     // A policy's reason is a clause (as on /mcp, which answers it as a sentence); the held-answers refusal is one already.
     const said = post.refused === undefined ? why : `${why[0]!.toUpperCase()}${why.slice(1)}`;
     const answers = [...post.awaited].map((id) =>
-      call && id === call.callId ? pipeline.failed(call, callRpcId, `${said}; nothing was called.`) : rpcError(post.taskResults.get(String(id))?.callerId ?? id, code, `${said}; nothing was sent.`),
+      call && id === call.callId
+        ? pipeline.failed(call, callRpcId, `${said}; nothing was called.`)
+        : rpcError(post.taskResults.get(String(id))?.callerId ?? id, code, `${said}; nothing was sent.`),
     );
     sendJson(res, 200, post.batch ? answers : answers[0]);
     return true;
@@ -209,7 +274,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     let upstream: UpstreamHttpResponse;
     if (call) pipeline.forwarding(call);
     try {
-      upstream = await deps.http(ex.connector.url, { method: ex.method, headers: ex.headers, body: ex.body, signal: control.signal });
+      upstream = await deps.http(ex.connector.url, {
+        method: ex.method,
+        headers: ex.headers,
+        body: ex.body,
+        signal: control.signal,
+      });
     } catch (error) {
       // Failed on its way (a timeout or a caller gone told the provider already).
       control.answered();
@@ -235,9 +305,16 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       control.answeredWhole();
     }
     const ok = upstream.status >= 200 && upstream.status <= 299;
-    if (!ok || upstream.status === 202 || upstream.status === 204) await relayRefusal(deps, ex, control, upstream, responseHeaders);
+    if (!ok || upstream.status === 202 || upstream.status === 204)
+      await relayRefusal(deps, ex, control, upstream, responseHeaders);
     else if (type.startsWith('text/event-stream')) {
-      await relayStreamAnswer(deps, ex, control, { upstream, responseHeaders, upstreamSessionOut: upstream.header('mcp-session-id'), authenticate: pipeline.authenticate, notificationStreams });
+      await relayStreamAnswer(deps, ex, control, {
+        upstream,
+        responseHeaders,
+        upstreamSessionOut: upstream.header('mcp-session-id'),
+        authenticate: pipeline.authenticate,
+        notificationStreams,
+      });
     } else await relayJsonAnswer(deps, ex, control, upstream, responseHeaders);
   }
 

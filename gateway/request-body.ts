@@ -18,9 +18,19 @@ export const BODY_REFUSED = Symbol('body refused');
  * MAX_BODY_BYTES 413, not UTF-8 or not JSON 400 `-32700`. Undefined for any other request (the
  * transport answers it); BODY_REFUSED once the request is answered.
  */
-export async function readMessageBody(req: IncomingMessage, res: ServerResponse, parse: (text: string) => unknown): Promise<{ body: unknown } | typeof BODY_REFUSED | undefined> {
+export async function readMessageBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  parse: (text: string) => unknown,
+): Promise<{ body: unknown } | typeof BODY_REFUSED | undefined> {
   const accept = req.headers.accept ?? '';
-  if (req.method !== 'POST' || !accept.includes('application/json') || !accept.includes('text/event-stream') || !isJsonContentType(req.headers['content-type'] ?? null)) return undefined;
+  if (
+    req.method !== 'POST' ||
+    !accept.includes('application/json') ||
+    !accept.includes('text/event-stream') ||
+    !isJsonContentType(req.headers['content-type'] ?? null)
+  )
+    return undefined;
   let text: string;
   try {
     text = await readRequestText(req, MAX_BODY_BYTES);

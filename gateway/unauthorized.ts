@@ -22,7 +22,11 @@ export function bearerChallenge(authorization: string | undefined, reason: strin
  * as a space, `"` as `'`, anything else left out.
  */
 function challengeText(text: string): string {
-  return text.normalize('NFKD').replace(/\s/g, ' ').replaceAll('"', "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
+  return text
+    .normalize('NFKD')
+    .replace(/\s/g, ' ')
+    .replaceAll('"', "'")
+    .replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
 }
 
 /**
@@ -38,13 +42,20 @@ const MAX_UNAUTHENTICATED_BODY = 64 * 1024;
  * a notification, a larger or unreadable body).
  */
 export async function sendUnauthorized(req: IncomingMessage, res: ServerResponse, reason: string): Promise<void> {
-  sendGatewayError(res, new GatewayError('unauthorized', reason, await soleRequestId(req)), { 'www-authenticate': bearerChallenge(req.headers.authorization, reason) });
+  sendGatewayError(res, new GatewayError('unauthorized', reason, await soleRequestId(req)), {
+    'www-authenticate': bearerChallenge(req.headers.authorization, reason),
+  });
 }
 
 async function soleRequestId(req: IncomingMessage): Promise<JsonRpcId> {
   // Node refuses a request with both Content-Length and chunked encoding: the body is this long.
   const length = Number(req.headers['content-length']);
-  if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'] ?? null) || !(length > 0 && length <= MAX_UNAUTHENTICATED_BODY)) return null;
+  if (
+    req.method !== 'POST' ||
+    !isJsonContentType(req.headers['content-type'] ?? null) ||
+    !(length > 0 && length <= MAX_UNAUTHENTICATED_BODY)
+  )
+    return null;
   let message: unknown;
   try {
     const chunks: Buffer[] = [];

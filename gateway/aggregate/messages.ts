@@ -15,15 +15,28 @@ import { describeIssues } from '../server-sdk.ts';
 export function plainToolCall(
   req: IncomingMessage,
   body: unknown,
-): { id: string | number; params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> } } | { id: string | number; invalid: string } | undefined {
+):
+  | { id: string | number; params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> } }
+  | { id: string | number; invalid: string }
+  | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown };
-  if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || !(typeof message.id === 'string' || (typeof message.id === 'number' && Number.isInteger(message.id)))) return undefined;
+  if (
+    message.jsonrpc !== '2.0' ||
+    message.method !== 'tools/call' ||
+    !(typeof message.id === 'string' || (typeof message.id === 'number' && Number.isInteger(message.id)))
+  )
+    return undefined;
   const version = req.headers['mcp-protocol-version'];
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) return undefined;
   const parsed = CallToolRequestSchema.safeParse(body);
   if (!parsed.success) return { id: message.id, invalid: describeIssues(parsed.error.issues) };
-  const params = parsed.data.params as { name: string; arguments?: unknown; task?: unknown; _meta?: Record<string, unknown> };
+  const params = parsed.data.params as {
+    name: string;
+    arguments?: unknown;
+    task?: unknown;
+    _meta?: Record<string, unknown>;
+  };
   if (params.task !== undefined || params._meta?.['progressToken'] !== undefined) return undefined;
   return { id: message.id, params };
 }
@@ -41,12 +54,13 @@ export function refusedMessages(body: unknown): string | undefined {
   for (const m of messages) {
     if (typeof m !== 'object' || m === null) continue;
     const { id, method } = m as { id?: unknown; method?: unknown };
-    if (method === 'tools/call' && id === undefined) return 'tools/call must be a request with an id: a notification gets no answer and no receipt.';
+    if (method === 'tools/call' && id === undefined)
+      return 'tools/call must be a request with an id: a notification gets no answer and no receipt.';
     if (typeof method !== 'string' || id === undefined) continue;
-    if (rawJsonText(id) !== undefined || (typeof id === 'number' && !Number.isSafeInteger(id))) return 'Request ids must be strings or integers (at most 2^53 - 1).';
+    if (rawJsonText(id) !== undefined || (typeof id === 'number' && !Number.isSafeInteger(id)))
+      return 'Request ids must be strings or integers (at most 2^53 - 1).';
     if (ids.has(id)) return 'Request ids must be unique within a batch.';
     ids.add(id);
   }
   return undefined;
 }
-

@@ -22,11 +22,20 @@ const FOREIGN_EVENT_ID = 'Last-Event-ID names no stream of this session.';
 export function answerCallResume(
   deps: PassthroughDeps,
   res: ServerResponse,
-  request: { lastEventId: string | string[] | undefined; provider: string; identity: AgentIdentity; upstreamSession: string | undefined },
+  request: {
+    lastEventId: string | string[] | undefined;
+    provider: string;
+    identity: AgentIdentity;
+    upstreamSession: string | undefined;
+  },
 ): boolean {
   const { lastEventId, provider, identity, upstreamSession } = request;
   if (typeof lastEventId !== 'string' || !looksLikeCallEventId(lastEventId)) return false;
-  const resumingCall = readCallEventId(lastEventId, deps.sealer.sign, { provider, agentId: identity.agentId, upstreamSession });
+  const resumingCall = readCallEventId(lastEventId, deps.sealer.sign, {
+    provider,
+    agentId: identity.agentId,
+    upstreamSession,
+  });
   if (!resumingCall) throw new GatewayError('invalid_request', FOREIGN_EVENT_ID);
   // The call may still run: its stream broke where this instance cannot see it (another
   // instance relays it, or has not yet noticed the broken connection). It is ended first —
@@ -47,9 +56,17 @@ export function answerCallResume(
 function answerEndedCall(res: ServerResponse, resuming: CallEventId, identity: AgentIdentity): void {
   const why = `Call failed: the connection to the caller was lost before the result reached it, and a call's stream cannot be resumed; its receipt (${resuming.callId}) says how the call ended.`;
   // A caller's id too long to name in an event id leaves nothing to answer under but null.
-  const failed = resuming.callerId === null ? rpcError(null, RPC_ERRORS.invalidRequest, why) : toolErrorResult(resuming.callerId, why);
-  const answer = failed.result === undefined ? failed : { ...failed, result: stampResult(failed.result, identity, resuming.callId) };
+  const failed =
+    resuming.callerId === null
+      ? rpcError(null, RPC_ERRORS.invalidRequest, why)
+      : toolErrorResult(resuming.callerId, why);
+  const answer =
+    failed.result === undefined ? failed : { ...failed, result: stampResult(failed.result, identity, resuming.callId) };
   const text = formatSseEvent({ event: 'message', data: JSON.stringify(answer) });
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

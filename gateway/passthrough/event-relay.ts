@@ -30,7 +30,13 @@ export interface EventRelay {
 }
 
 /** `resumed`: a GET resuming a POST's stream (answers to that POST's requests, other than calls, may pass). */
-export function createEventRelay(deps: PassthroughDeps, ex: Exchange, control: UpstreamControl, writer: SseWriter, resumed: boolean): EventRelay {
+export function createEventRelay(
+  deps: PassthroughDeps,
+  ex: Exchange,
+  control: UpstreamControl,
+  writer: SseWriter,
+  resumed: boolean,
+): EventRelay {
   const { call, callRpcId, awaited } = ex;
   let answered = false;
   let lastEventId: string | undefined;
@@ -54,7 +60,15 @@ export function createEventRelay(deps: PassthroughDeps, ex: Exchange, control: U
     // a resumed stream pass.
     return resumed && !(typeof message.id === 'string' && CALL_RPC_ID.test(message.id)) ? message : DROPPED;
   };
-  const callEventId = call && callRpcId !== undefined ? createCallEventIds(deps.sealer.sign, { provider: call.provider, agentId: call.identity.agentId, upstreamSession: call.upstreamSession }, call.callId, callRpcId) : undefined;
+  const callEventId =
+    call && callRpcId !== undefined
+      ? createCallEventIds(
+          deps.sealer.sign,
+          { provider: call.provider, agentId: call.identity.agentId, upstreamSession: call.upstreamSession },
+          call.callId,
+          callRpcId,
+        )
+      : undefined;
   const emit = async (events: SseEvent[]) => {
     for (const event of events) {
       if (event.id !== undefined) {
@@ -76,7 +90,9 @@ export function createEventRelay(deps: PassthroughDeps, ex: Exchange, control: U
           // Not JSON: pass through untouched; the client decides.
         }
         // An event may hold a batch (protocol 2025-03-26): each of its messages is looked at.
-        const out = Array.isArray(message) ? (await Promise.all(message.map(relayed))).filter((m) => m !== DROPPED) : await relayed(message);
+        const out = Array.isArray(message)
+          ? (await Promise.all(message.map(relayed))).filter((m) => m !== DROPPED)
+          : await relayed(message);
         if (out === DROPPED || (Array.isArray(out) && out.length === 0 && (message as unknown[]).length > 0)) {
           // Its event id still moves the caller's resume point past it.
           if (event.id !== undefined) writer.add(formatSseEvent({ id: event.id }));
@@ -85,7 +101,8 @@ export function createEventRelay(deps: PassthroughDeps, ex: Exchange, control: U
         if (Array.isArray(out)) {
           // Written again only when something in it changed; then without what nests too deep
           // to be written (a provider's junk beside the answers, which pass as for one message).
-          if (out.length !== (message as unknown[]).length || out.some((m, i) => m !== (message as unknown[])[i])) event.data = JSON.stringify(out.filter((m) => !nestsDeeperThan(m, MAX_JSON_DEPTH)));
+          if (out.length !== (message as unknown[]).length || out.some((m, i) => m !== (message as unknown[])[i]))
+            event.data = JSON.stringify(out.filter((m) => !nestsDeeperThan(m, MAX_JSON_DEPTH)));
         } else if (out !== message) event.data = JSON.stringify(out);
       }
       writer.add(formatSseEvent(event));

@@ -48,7 +48,12 @@ export interface StreamAnswer {
 }
 
 /** Relays the upstream's event stream answer (see the file's comment). */
-export async function relayStreamAnswer(deps: PassthroughDeps, ex: Exchange, control: UpstreamControl, answer: StreamAnswer): Promise<void> {
+export async function relayStreamAnswer(
+  deps: PassthroughDeps,
+  ex: Exchange,
+  control: UpstreamControl,
+  answer: StreamAnswer,
+): Promise<void> {
   const { req, method } = ex;
   const { upstream } = answer;
   if (method !== 'POST') control.stopTimer();
@@ -88,7 +93,12 @@ export async function relayStreamAnswer(deps: PassthroughDeps, ex: Exchange, con
     const resume: Resume | undefined =
       method === 'POST'
         ? {
-            open: (lastEventId) => deps.http(ex.connector.url, { method: 'GET', headers: resumeHeaders(lastEventId), signal: control.signal }),
+            open: (lastEventId) =>
+              deps.http(ex.connector.url, {
+                method: 'GET',
+                headers: resumeHeaders(lastEventId),
+                signal: control.signal,
+              }),
             signal: control.signal,
             // The provider may still be working on the call the gateway no longer waits for. (Not
             // the caller's leaving: a tasks/result beside it is not the caller's to lose, and gets its error.)
@@ -119,26 +129,45 @@ async function relayEventStream(
   deps: PassthroughDeps,
   ex: Exchange,
   control: UpstreamControl,
-  stream: { upstream: UpstreamHttpResponse; headers: Record<string, string>; resumed: boolean; resume: Resume | undefined },
+  stream: {
+    upstream: UpstreamHttpResponse;
+    headers: Record<string, string>;
+    resumed: boolean;
+    resume: Resume | undefined;
+  },
 ): Promise<void> {
   const { res, call, awaited } = ex;
   const endsWithAnswers = awaited.size > 0;
-  const writer = createSseWriter(res, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...stream.headers }, endsWithAnswers);
+  const writer = createSseWriter(
+    res,
+    { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...stream.headers },
+    endsWithAnswers,
+  );
   // A client that takes nothing of what was written for the write timeout is cut (its stream with it).
   guardDrain(res, deps.writeTimeoutMs);
   const events = createEventRelay(deps, ex, control, writer, stream.resumed);
-  const failure = await readResuming(deps, ex, { writer, events, upstream: stream.upstream, resume: stream.resume, endsWithAnswers });
+  const failure = await readResuming(deps, ex, {
+    writer,
+    events,
+    upstream: stream.upstream,
+    resume: stream.resume,
+    endsWithAnswers,
+  });
   if (call && !events.answered) {
     const why = control.cancelled ? CALLER_CANCELLED : (failure ?? 'the upstream closed the stream before the result');
     await deps.pipeline.record(call, { failure: why });
     // A cancelled request gets no answer (the caller has stopped waiting for one).
-    if (!control.cancelled) writer.add(formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(deps, call, ex.callRpcId, why)) }));
+    if (!control.cancelled)
+      writer.add(formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(deps, call, ex.callRpcId, why)) }));
   }
   // The POST's other requests the stream ended without answering get an error each, in-band
   // (also when it ended because the call beside them was cancelled).
   if (endsWithAnswers && awaited.size > 0) {
-    const why = control.cancelled ? 'the call sent with it was cancelled, which ended the request upstream' : (failure ?? 'the upstream closed the stream before answering');
-    for (const error of failedRequests(ex, awaited, why)) writer.add(formatSseEvent({ event: 'message', data: JSON.stringify(error) }));
+    const why = control.cancelled
+      ? 'the call sent with it was cancelled, which ended the request upstream'
+      : (failure ?? 'the upstream closed the stream before answering');
+    for (const error of failedRequests(ex, awaited, why))
+      writer.add(formatSseEvent({ event: 'message', data: JSON.stringify(error) }));
   }
   writer.end();
 }
@@ -155,7 +184,13 @@ async function relayEventStream(
 async function readResuming(
   deps: PassthroughDeps,
   ex: Exchange,
-  reading: { writer: SseWriter; events: EventRelay; upstream: UpstreamHttpResponse; resume: Resume | undefined; endsWithAnswers: boolean },
+  reading: {
+    writer: SseWriter;
+    events: EventRelay;
+    upstream: UpstreamHttpResponse;
+    resume: Resume | undefined;
+    endsWithAnswers: boolean;
+  },
 ): Promise<string | undefined> {
   const { events, resume } = reading;
   const state: ReadState = { size: 0, unsettled: 0 };
@@ -164,8 +199,12 @@ async function readResuming(
   let failedResumes = 0;
   for (;;) {
     const { failure, tooLarge } = await readOne(deps, ex, { ...reading, stream, state });
-    if (!ex.call || events.answered || !resume || resume.signal.aborted || tooLarge || events.lastEventId === undefined) return failure;
-    const closed = failure === undefined ? 'the upstream closed the stream before the result' : `the stream from the upstream broke before the result (${failure})`;
+    if (!ex.call || events.answered || !resume || resume.signal.aborted || tooLarge || events.lastEventId === undefined)
+      return failure;
+    const closed =
+      failure === undefined
+        ? 'the upstream closed the stream before the result'
+        : `the stream from the upstream broke before the result (${failure})`;
     if (resumes >= MAX_RESUMES) {
       const why = `${closed} ${resumes + 1} times; Plaza stopped resuming it`;
       resume.abandon(why);
@@ -200,7 +239,13 @@ async function readResuming(
 async function readOne(
   deps: PassthroughDeps,
   ex: Exchange,
-  reading: { writer: SseWriter; events: EventRelay; stream: UpstreamHttpResponse; state: ReadState; endsWithAnswers: boolean },
+  reading: {
+    writer: SseWriter;
+    events: EventRelay;
+    stream: UpstreamHttpResponse;
+    state: ReadState;
+    endsWithAnswers: boolean;
+  },
 ): Promise<{ failure: string | undefined; tooLarge: boolean }> {
   const { res, hold } = ex;
   const { writer, events, stream, state, endsWithAnswers } = reading;
@@ -249,7 +294,13 @@ async function readOne(
       }
     }
   } catch (error) {
-    return { failure: error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError ? error.message : describeUpstreamFailure(error), tooLarge };
+    return {
+      failure:
+        error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError
+          ? error.message
+          : describeUpstreamFailure(error),
+      tooLarge,
+    };
   }
   return { failure: undefined, tooLarge };
 }

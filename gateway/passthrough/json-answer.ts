@@ -12,17 +12,38 @@ import { describeUpstreamFailure, readBodyText, UpstreamTooLargeError } from '..
 import type { UpstreamHttpResponse } from '../upstream-http.ts';
 import { onlyAsked } from './answer-filter.ts';
 import { CALLER_CANCELLED, DROPPED, type Exchange, type PassthroughDeps } from './exchange.ts';
-import { answerTask, answerTasks, errorForNone, failedCall, failedRequests, failRequest, stampOrFail, unanswered, whyUnanswered } from './request-answers.ts';
+import {
+  answerTask,
+  answerTasks,
+  errorForNone,
+  failedCall,
+  failedRequests,
+  failRequest,
+  stampOrFail,
+  unanswered,
+  whyUnanswered,
+} from './request-answers.ts';
 import { endUnanswered } from './response-end.ts';
 import type { UpstreamControl } from './upstream-control.ts';
 
 /** A whole JSON answer, held and written as held-answers has it. */
 function sendHeld(deps: PassthroughDeps, ex: Exchange, text: string, headers: Record<string, string>): void {
-  writeHeldAnswer(ex.res, { status: 200, headers: { 'content-type': 'application/json', ...headers }, text }, ex.hold, deps.writeTimeoutMs);
+  writeHeldAnswer(
+    ex.res,
+    { status: 200, headers: { 'content-type': 'application/json', ...headers }, text },
+    ex.hold,
+    deps.writeTimeoutMs,
+  );
 }
 
 /** Relays the upstream's JSON answer (see the file's comment). */
-export async function relayJsonAnswer(deps: PassthroughDeps, ex: Exchange, control: UpstreamControl, upstream: UpstreamHttpResponse, responseHeaders: Record<string, string>): Promise<void> {
+export async function relayJsonAnswer(
+  deps: PassthroughDeps,
+  ex: Exchange,
+  control: UpstreamControl,
+  upstream: UpstreamHttpResponse,
+  responseHeaders: Record<string, string>,
+): Promise<void> {
   const { res, call } = ex;
   let text: string;
   try {
@@ -33,7 +54,12 @@ export async function relayJsonAnswer(deps: PassthroughDeps, ex: Exchange, contr
     if (!ex.hold.keep() && !res.closed) throw new AnswerDroppedError(deps.held.limits);
   } catch (error) {
     control.stopTimer();
-    const why = error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError ? error.message : control.cancelled ? CALLER_CANCELLED : describeUpstreamFailure(error);
+    const why =
+      error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError
+        ? error.message
+        : control.cancelled
+          ? CALLER_CANCELLED
+          : describeUpstreamFailure(error);
     if (call) {
       await deps.pipeline.record(call, { failure: why });
       sendJson(res, 200, failedCall(deps, call, ex.callRpcId, why), responseHeaders);
@@ -66,7 +92,13 @@ export async function relayJsonAnswer(deps: PassthroughDeps, ex: Exchange, contr
 }
 
 /** A JSON answer to a POST without a call (or a GET, a DELETE). */
-async function relayOtherAnswers(deps: PassthroughDeps, ex: Exchange, parsed: unknown, text: string, responseHeaders: Record<string, string>): Promise<void> {
+async function relayOtherAnswers(
+  deps: PassthroughDeps,
+  ex: Exchange,
+  parsed: unknown,
+  text: string,
+  responseHeaders: Record<string, string>,
+): Promise<void> {
   const kept = onlyAsked(parsed, ex.asked);
   // What the provider did not ask goes; each request it left unanswered gets an error.
   if (kept === DROPPED) {
@@ -84,7 +116,13 @@ async function relayOtherAnswers(deps: PassthroughDeps, ex: Exchange, parsed: un
   }
   if (ex.taskResults.size > 0) {
     // A task's result never passes unreceipted, nor inside an answer too deep to look into.
-    if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) sendJson(ex.res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: its answer nests deeper than ${MAX_JSON_DEPTH} levels.`), responseHeaders);
+    if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
+      sendJson(
+        ex.res,
+        200,
+        rpcError(null, RPC_ERRORS.internal, `Upstream failed: its answer nests deeper than ${MAX_JSON_DEPTH} levels.`),
+        responseHeaders,
+      );
     else {
       const answers = await answerTasks(deps, ex, parsed);
       if (answers === DROPPED) endUnanswered(ex.res, responseHeaders);
@@ -97,7 +135,12 @@ async function relayOtherAnswers(deps: PassthroughDeps, ex: Exchange, parsed: un
 }
 
 /** A JSON answer to a POST with a call: the call's answer stamped and receipted, or a failed call. */
-async function relayCallAnswer(deps: PassthroughDeps, ex: Exchange, parsed: unknown, responseHeaders: Record<string, string>): Promise<void> {
+async function relayCallAnswer(
+  deps: PassthroughDeps,
+  ex: Exchange,
+  parsed: unknown,
+  responseHeaders: Record<string, string>,
+): Promise<void> {
   const call = ex.call!;
   const { callRpcId } = ex;
   if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
@@ -109,7 +152,12 @@ async function relayCallAnswer(deps: PassthroughDeps, ex: Exchange, parsed: unkn
   const kept = onlyAsked(parsed, ex.asked);
   const answer = async (m: unknown) => answerTask(deps, ex, await stampOrFail(deps, ex, m));
   // The first answer to each request counts (its receipt is the one kept); a second is dropped.
-  const answered = kept === DROPPED ? DROPPED : Array.isArray(kept) ? (await Promise.all(firstAnswers(kept).map(answer))).filter((m) => m !== DROPPED) : await answer(kept);
+  const answered =
+    kept === DROPPED
+      ? DROPPED
+      : Array.isArray(kept)
+        ? (await Promise.all(firstAnswers(kept).map(answer))).filter((m) => m !== DROPPED)
+        : await answer(kept);
   const missing = unanswered(ex, kept === DROPPED ? [] : kept);
   const others = failedRequests(ex, missing, whyUnanswered(kept));
   if (missing.includes(call.callId)) {
@@ -117,9 +165,18 @@ async function relayCallAnswer(deps: PassthroughDeps, ex: Exchange, parsed: unkn
     // the POST's other requests (a JSON answer holds nothing else the caller could use).
     const why = errorForNone(kept) ?? 'the upstream answered without a result for the call';
     await deps.pipeline.record(call, { failure: why });
-    const answers = [...(Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m) && m.id !== null), ...others, failedCall(deps, call, callRpcId, why)];
+    const answers = [
+      ...(Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m) && m.id !== null),
+      ...others,
+      failedCall(deps, call, callRpcId, why),
+    ];
     sendHeld(deps, ex, JSON.stringify(ex.batch ? answers : answers.at(-1)), responseHeaders);
     return;
   }
-  sendHeld(deps, ex, JSON.stringify(others.length > 0 ? [...(Array.isArray(answered) ? answered : [answered]), ...others] : answered), responseHeaders);
+  sendHeld(
+    deps,
+    ex,
+    JSON.stringify(others.length > 0 ? [...(Array.isArray(answered) ? answered : [answered]), ...others] : answered),
+    responseHeaders,
+  );
 }

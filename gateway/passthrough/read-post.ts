@@ -10,7 +10,14 @@ import { GatewayError } from '../error-table.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import { stampCallParams, withoutPlatformMeta } from '../identity/stamp.ts';
 import { callKey } from '../internal/calls-in-flight.ts';
-import { caseVariantMember, isRequest, isResponse, type JsonRpcId, MAX_JSON_DEPTH, parseJson } from '../internal/json-rpc.ts';
+import {
+  caseVariantMember,
+  isRequest,
+  isResponse,
+  type JsonRpcId,
+  MAX_JSON_DEPTH,
+  parseJson,
+} from '../internal/json-rpc.ts';
 import { readRequestText } from '../internal/request-text.ts';
 import { takeTaskResults } from '../internal/task-results.ts';
 import { MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
@@ -30,7 +37,16 @@ export interface PostSender {
 
 /** What a GET or DELETE carries: nothing to read. */
 export function noRequests(): PostRequests {
-  return { body: undefined, batch: false, awaited: new Set(), call: undefined, callRpcId: undefined, cancelling: [], taskResults: new Map(), refused: undefined };
+  return {
+    body: undefined,
+    batch: false,
+    awaited: new Set(),
+    call: undefined,
+    callRpcId: undefined,
+    cancelling: [],
+    taskResults: new Map(),
+    refused: undefined,
+  };
 }
 
 /** Reads `req`'s body as JSON-RPC messages; throws a GatewayError for anything else. */
@@ -42,15 +58,25 @@ async function readMessages(req: IncomingMessage, limit: number): Promise<{ pars
   } catch {
     throw new GatewayError('parse_error', 'Request body is not valid JSON.');
   }
-  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
+    throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   const messages = Array.isArray(parsed) ? parsed : [parsed];
   // Only JSON-RPC 2.0 messages go upstream: anything else (null, numbers, an empty batch)
   // is the caller's mistake, answered here, never the upstream's to choke on.
-  const wellFormed = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0' && (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
-  if (messages.length === 0 || !messages.every(wellFormed)) throw new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message or batch.');
+  const wellFormed = (m: unknown) =>
+    typeof m === 'object' &&
+    m !== null &&
+    (m as { jsonrpc?: unknown }).jsonrpc === '2.0' &&
+    (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
+  if (messages.length === 0 || !messages.every(wellFormed))
+    throw new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message or batch.');
   // Sent on, a variant would be what a case-insensitive provider reads (see caseVariantMember).
   const variant = messages.map(caseVariantMember).find((v) => v !== undefined);
-  if (variant !== undefined) throw new GatewayError('invalid_request', `Member ${JSON.stringify(variant.slice(0, 64))} differs from an MCP member name only in letter case; send each member once, under its exact name.`);
+  if (variant !== undefined)
+    throw new GatewayError(
+      'invalid_request',
+      `Member ${JSON.stringify(variant.slice(0, 64))} differs from an MCP member name only in letter case; send each member once, under its exact name.`,
+    );
   return { parsed, messages };
 }
 
@@ -61,18 +87,27 @@ function requestIds(messages: unknown[]): Set<JsonRpcId> {
     if (!isRequest(m)) continue;
     // MCP: a string or an integer, never null. One past 2^53 (kept raw by parseJson) would not
     // match its answer's id, which JavaScript reads rounded.
-    if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) throw new GatewayError('invalid_request', 'Request ids must be strings or integers (at most 2^53 - 1).');
+    if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id))
+      throw new GatewayError('invalid_request', 'Request ids must be strings or integers (at most 2^53 - 1).');
     // Answers are matched to requests by id: two alike would let one take the other's place.
     if (awaited.has(m.id)) throw new GatewayError('invalid_request', 'Request ids must be unique within a batch.');
     awaited.add(m.id);
   }
   if (messages.some((m) => !isRequest(m) && (m as { method?: unknown }).method === 'tools/call')) {
-    throw new GatewayError('invalid_request', 'tools/call must be a request with an id: a notification gets no answer and no receipt.');
+    throw new GatewayError(
+      'invalid_request',
+      'tools/call must be a request with an id: a notification gets no answer and no receipt.',
+    );
   }
-  if (messages.filter((m) => isRequest(m) && m.method === 'tools/call').length > 1) throw new GatewayError('invalid_request', 'Send one tools/call per request.');
+  if (messages.filter((m) => isRequest(m) && m.method === 'tools/call').length > 1)
+    throw new GatewayError('invalid_request', 'Send one tools/call per request.');
   // Each task result delivered costs a receipt: one POST may not ask for an unbounded number.
   const taskFetches = messages.reduce<number>((n, m) => n + (isRequest(m) && m.method === 'tasks/result' ? 1 : 0), 0);
-  if (taskFetches > MAX_TASK_RESULTS_PER_POST) throw new GatewayError('invalid_request', `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).`);
+  if (taskFetches > MAX_TASK_RESULTS_PER_POST)
+    throw new GatewayError(
+      'invalid_request',
+      `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).`,
+    );
   return awaited;
 }
 
@@ -87,16 +122,26 @@ export async function readPost(deps: PassthroughDeps, req: IncomingMessage, send
     if (m === target) return m;
     const message = withoutPlatformMeta(m);
     const cancel = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
-    if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined) return message;
+    if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined)
+      return message;
     // A call another instance relays is cancelled there (passed on). Sent on as it is,
     // the message names no request upstream and is ignored there.
-    const inCall = deps.inFlight.cancelling(callKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId));
+    const inCall = deps.inFlight.cancelling(
+      callKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId),
+    );
     if (!inCall) return message;
     inCall.cancelSent();
     post.cancelling.push(inCall);
     return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
   });
-  post.taskResults = await takeTaskResults(messages, { provider, agentId: identity.agentId, upstreamSession, awaited: post.awaited, tasks: deps.tasks, clock: deps.pipeline.clock });
+  post.taskResults = await takeTaskResults(messages, {
+    provider,
+    agentId: identity.agentId,
+    upstreamSession,
+    awaited: post.awaited,
+    tasks: deps.tasks,
+    clock: deps.pipeline.clock,
+  });
   if (target && isRequest(target)) await openCall(deps, post, target, sender);
   post.body = JSON.stringify(batch ? messages : messages[0]);
   return post;
@@ -106,18 +151,34 @@ export async function readPost(deps: PassthroughDeps, req: IncomingMessage, send
  * Opens the POST's tools/call: checks its name, asks the authorize hook, gives it its call id (the
  * id it goes upstream under) and stamps its params.
  */
-async function openCall(deps: PassthroughDeps, post: PostRequests, target: { id: JsonRpcId; params?: unknown }, sender: PostSender): Promise<void> {
+async function openCall(
+  deps: PassthroughDeps,
+  post: PostRequests,
+  target: { id: JsonRpcId; params?: unknown },
+  sender: PostSender,
+): Promise<void> {
   const { identity, provider, connector, upstreamSession, secrets } = sender;
   const params = (target.params ?? {}) as { name?: unknown };
   // Under the call's id when it came alone (in a batch the whole POST is refused).
   const about = post.batch ? null : target.id;
   if (typeof params.name !== 'string') throw new GatewayError('invalid_params', 'tools/call needs params.name.', about);
   if (params.name.length === 0 || params.name.length > MAX_TOOL_NAME_LENGTH) {
-    throw new GatewayError('invalid_params', `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, about);
+    throw new GatewayError(
+      'invalid_params',
+      `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`,
+      about,
+    );
   }
   const authorization = await deps.pipeline.authorize({ identity, provider, method: 'tools/call', tool: params.name });
   if (!authorization.allowed) post.refused = deps.pipeline.refusal(authorization);
-  const call = deps.pipeline.open({ identity, provider, tool: params.name, path: 'passthrough', upstreamSession, secrets });
+  const call = deps.pipeline.open({
+    identity,
+    provider,
+    tool: params.name,
+    path: 'passthrough',
+    upstreamSession,
+    secrets,
+  });
   post.call = call;
   post.callRpcId = target.id;
   // Upstream the call goes under its call id: answers are matched to requests by id, so a

@@ -2,7 +2,16 @@
  * The answers a passthrough POST's requests get from the gateway: the call's answer stamped and
  * receipted, task results receipted, and an error in-band for each request the upstream failed.
  */
-import { callAnswer, firstAnswers, isResponse, type JsonRpcId, type JsonRpcResponse, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError } from '../internal/json-rpc.ts';
+import {
+  callAnswer,
+  firstAnswers,
+  isResponse,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  RECEIPT_UNRECORDED,
+  RPC_ERRORS,
+  rpcError,
+} from '../internal/json-rpc.ts';
 import { sendJson } from '../internal/send-json.ts';
 import { answerTaskResult, rememberCreatedTask } from '../internal/task-results.ts';
 import type { CallContext } from '../receipt-sink.ts';
@@ -12,7 +21,12 @@ import { DROPPED, type Exchange, type PassthroughDeps } from './exchange.ts';
  * Stamps the response to the call (under the caller's id again) and records its receipt; other
  * messages pass unchanged.
  */
-async function answerCall(deps: PassthroughDeps, call: CallContext, callRpcId: JsonRpcId | undefined, message: unknown): Promise<unknown> {
+async function answerCall(
+  deps: PassthroughDeps,
+  call: CallContext,
+  callRpcId: JsonRpcId | undefined,
+  message: unknown,
+): Promise<unknown> {
   if (!isResponse(message) || message.id !== call.callId) return message;
   const { pipeline } = deps;
   const answer = callAnswer(message);
@@ -35,7 +49,11 @@ async function answerCall(deps: PassthroughDeps, call: CallContext, callRpcId: J
  * Stamps the call's response, or — when its receipt cannot be recorded anywhere (neither the
  * database nor the spool took it) — answers an error: a result is never returned unreceipted.
  */
-export async function stampOrFail(deps: PassthroughDeps, ex: Pick<Exchange, 'call' | 'callRpcId'>, message: unknown): Promise<unknown> {
+export async function stampOrFail(
+  deps: PassthroughDeps,
+  ex: Pick<Exchange, 'call' | 'callRpcId'>,
+  message: unknown,
+): Promise<unknown> {
   const call = ex.call!;
   try {
     return await answerCall(deps, call, ex.callRpcId, message);
@@ -45,7 +63,12 @@ export async function stampOrFail(deps: PassthroughDeps, ex: Pick<Exchange, 'cal
 }
 
 /** The answer to a call that failed: an isError result saying why, stamped like any result. */
-export function failedCall(deps: PassthroughDeps, call: CallContext, callRpcId: JsonRpcId | undefined, why: string): JsonRpcResponse {
+export function failedCall(
+  deps: PassthroughDeps,
+  call: CallContext,
+  callRpcId: JsonRpcId | undefined,
+  why: string,
+): JsonRpcResponse {
   return deps.pipeline.failed(call, callRpcId, `Call failed: ${why}.`);
 }
 
@@ -57,14 +80,23 @@ export async function answerTask(deps: PassthroughDeps, ex: Exchange, message: u
   // A cancelled request gets no answer.
   return request.cancelled
     ? DROPPED
-    : answerTaskResult(message, request, { receipts: deps.receipts, clock: deps.pipeline.clock, identity: ex.identity, provider: ex.provider, arrivedAt: ex.arrivedAt, secrets: ex.secrets });
+    : answerTaskResult(message, request, {
+        receipts: deps.receipts,
+        clock: deps.pipeline.clock,
+        identity: ex.identity,
+        provider: ex.provider,
+        arrivedAt: ex.arrivedAt,
+        secrets: ex.secrets,
+      });
 }
 
 /** A JSON answer without a call, its tasks/result answers receipted: the messages to send, or DROPPED for none. */
 export async function answerTasks(deps: PassthroughDeps, ex: Exchange, parsed: unknown): Promise<unknown> {
   if (!Array.isArray(parsed)) return answerTask(deps, ex, parsed);
   if (parsed.length === 0) return parsed;
-  const out = (await Promise.all(firstAnswers(parsed).map((m) => answerTask(deps, ex, m)))).filter((m) => m !== DROPPED);
+  const out = (await Promise.all(firstAnswers(parsed).map((m) => answerTask(deps, ex, m)))).filter(
+    (m) => m !== DROPPED,
+  );
   return out.length > 0 ? out : DROPPED;
 }
 
@@ -74,7 +106,11 @@ export async function answerTasks(deps: PassthroughDeps, ex: Exchange, parsed: u
  * whatever became of the upstream, never left to the client's timeout. A tasks/result the
  * caller cancelled gets none.
  */
-export function failedRequests(ex: Pick<Exchange, 'call' | 'taskResults'>, ids: Iterable<JsonRpcId>, why: string): JsonRpcResponse[] {
+export function failedRequests(
+  ex: Pick<Exchange, 'call' | 'taskResults'>,
+  ids: Iterable<JsonRpcId>,
+  why: string,
+): JsonRpcResponse[] {
   return [...ids].flatMap((id) => {
     if (ex.call && id === ex.call.callId) return [];
     const task = typeof id === 'string' ? ex.taskResults.get(id) : undefined;
@@ -95,15 +131,21 @@ export function failRequest(ex: Exchange, why: string, headers: Record<string, s
 
 /** The ids of this POST's requests (upstream ids) that `answers` holds no answer for. */
 export function unanswered(ex: Exchange, answers: unknown): JsonRpcId[] {
-  const ids = new Set((Array.isArray(answers) ? answers : [answers]).filter((m) => isResponse(m)).map((m) => (m as JsonRpcResponse).id));
+  const ids = new Set(
+    (Array.isArray(answers) ? answers : [answers]).filter((m) => isResponse(m)).map((m) => (m as JsonRpcResponse).id),
+  );
   return [...ex.asked].filter((id) => !ids.has(id));
 }
 
 /** The provider's error for no request (id null) among `answers`, as the reason requests went unanswered. */
 export function errorForNone(answers: unknown): string | undefined {
-  const anonymous = (Array.isArray(answers) ? answers : [answers]).find((m) => isResponse(m) && m.id === null && m.error !== undefined) as JsonRpcResponse | undefined;
+  const anonymous = (Array.isArray(answers) ? answers : [answers]).find(
+    (m) => isResponse(m) && m.id === null && m.error !== undefined,
+  ) as JsonRpcResponse | undefined;
   const message = anonymous?.error?.message;
-  return anonymous ? `the upstream answered an error for no request${typeof message === 'string' ? ` (${message.slice(0, 200)})` : ''}` : undefined;
+  return anonymous
+    ? `the upstream answered an error for no request${typeof message === 'string' ? ` (${message.slice(0, 200)})` : ''}`
+    : undefined;
 }
 
 /** Why requests of a POST went unanswered by `answers`. */

@@ -21,7 +21,11 @@ export function whenClosed(res: ServerResponse, then: () => void): void {
  * so that the relay goes on to record and end the call rather than wait for a reader.
  */
 export function drainedOrClosed(res: ServerResponse, body: UpstreamHttpResponse['body']): Promise<void> {
-  const stream = body as unknown as { destroyed?: boolean; on?: (event: string, listener: () => void) => void; off?: (event: string, listener: () => void) => void };
+  const stream = body as unknown as {
+    destroyed?: boolean;
+    on?: (event: string, listener: () => void) => void;
+    off?: (event: string, listener: () => void) => void;
+  };
   if (res.destroyed || stream.destroyed === true) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -44,12 +48,22 @@ export function endUnanswered(res: ServerResponse, headers: Record<string, strin
     res.end();
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-length': '0', ...headers });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'content-length': '0',
+    ...headers,
+  });
   res.end();
 }
 
 /** Sends a JSON answer, or ends the POST unanswered when nothing in it may be sent (DROPPED). */
-export function sendAnswers(res: ServerResponse, status: number, answers: unknown, headers: Record<string, string>): void {
+export function sendAnswers(
+  res: ServerResponse,
+  status: number,
+  answers: unknown,
+  headers: Record<string, string>,
+): void {
   if (answers === DROPPED) endUnanswered(res, headers);
   else sendJson(res, status, answers, headers);
 }

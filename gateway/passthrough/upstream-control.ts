@@ -50,10 +50,12 @@ export function createUpstreamControl(deps: PassthroughDeps, ex: Exchange): Upst
     const headers: Record<string, string> = { ...ex.headers, 'content-type': 'application/json' };
     delete headers[IDENTITY_HEADERS.callId];
     delete headers[IDENTITY_HEADERS.assertion];
-    deps.http(ex.connector.url, { method: 'POST', headers, body: text, signal: AbortSignal.timeout(deps.timeoutMs) }).then(
-      (answer) => answer.discard(),
-      () => undefined,
-    );
+    deps
+      .http(ex.connector.url, { method: 'POST', headers, body: text, signal: AbortSignal.timeout(deps.timeoutMs) })
+      .then(
+        (answer) => answer.discard(),
+        () => undefined,
+      );
   };
   const tellUpstream = (reason: string) => {
     if (upstreamSession === undefined) return;
@@ -98,7 +100,14 @@ export function createUpstreamControl(deps: PassthroughDeps, ex: Exchange): Upst
       entry.cancel();
     };
     const releases = [deps.inFlight.add(callIdKey(call.callId), entry, fromElsewhere)];
-    if (upstreamSession !== undefined) releases.push(deps.inFlight.add(callKey(ex.provider, ex.identity.agentId, upstreamSession, ex.callRpcId), entry, fromElsewhere));
+    if (upstreamSession !== undefined)
+      releases.push(
+        deps.inFlight.add(
+          callKey(ex.provider, ex.identity.agentId, upstreamSession, ex.callRpcId),
+          entry,
+          fromElsewhere,
+        ),
+      );
     whenClosed(res, () => releases.forEach((release) => release()));
   }
   if (upstreamSession !== undefined && taskResults.size > 0) {
@@ -120,10 +129,14 @@ export function createUpstreamControl(deps: PassthroughDeps, ex: Exchange): Upst
           controller.abort(new DOMException(CALLER_CANCELLED, 'AbortError'));
         },
       };
-      const release = deps.inFlight.add(callKey(ex.provider, ex.identity.agentId, upstreamSession, request.callerId), entry, () => {
-        notice(request.resultCallId, CALLER_CANCELLED);
-        entry.cancel();
-      });
+      const release = deps.inFlight.add(
+        callKey(ex.provider, ex.identity.agentId, upstreamSession, request.callerId),
+        entry,
+        () => {
+          notice(request.resultCallId, CALLER_CANCELLED);
+          entry.cancel();
+        },
+      );
       releases.push(release);
     }
     whenClosed(res, () => releases.forEach((release) => release()));

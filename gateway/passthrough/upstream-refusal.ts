@@ -19,7 +19,13 @@ import type { UpstreamControl } from './upstream-control.ts';
 const TRANSPORT_REFUSALS = new Set([400, 406, 415]);
 
 /** Relays the upstream's refusal (see the file's comment). */
-export async function relayRefusal(deps: PassthroughDeps, ex: Exchange, control: UpstreamControl, upstream: UpstreamHttpResponse, responseHeaders: Record<string, string>): Promise<void> {
+export async function relayRefusal(
+  deps: PassthroughDeps,
+  ex: Exchange,
+  control: UpstreamControl,
+  upstream: UpstreamHttpResponse,
+  responseHeaders: Record<string, string>,
+): Promise<void> {
   const { res, call } = ex;
   const ok = upstream.status >= 200 && upstream.status <= 299;
   const type = upstream.header('content-type') ?? '';
@@ -29,17 +35,22 @@ export async function relayRefusal(deps: PassthroughDeps, ex: Exchange, control:
   // A session the upstream forgot (it restarted) is a 404, which tells a client to start a
   // new one. Servers built on the SDK's example (server-everything among them) say 400
   // "No valid session ID provided" instead, and a client that gets it is stuck for good.
-  const sessionGone = ex.upstreamSession !== undefined && (upstream.status === 404 || (upstream.status === 400 && forgotSession(text)));
+  const sessionGone =
+    ex.upstreamSession !== undefined && (upstream.status === 404 || (upstream.status === 400 && forgotSession(text)));
   // A provider that wants a credential of its own (or refuses the one sent) says 401 with
   // its own WWW-Authenticate. Neither goes to the caller as such: the caller's Authorization
   // is its Plaza credential, and a client that ran the provider's authorization flow would
   // replace it. The caller is told where the provider's credential goes instead.
-  const credential = upstream.status === 401 ? credentialRefusal(ex.provider, ex.headers['authorization'] !== undefined) : undefined;
+  const credential =
+    upstream.status === 401 ? credentialRefusal(ex.provider, ex.headers['authorization'] !== undefined) : undefined;
   if (call) {
     const said = upstreamErrorMessage(text);
     const why = sessionGone
       ? 'the upstream no longer knows the session (initialize a new one)'
-      : (credential ?? (ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}`));
+      : (credential ??
+        (ok
+          ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it`
+          : `the upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}`));
     await deps.pipeline.record(call, { failure: why });
     // The transport's own refusals keep their status, as the spec has them (400 for an
     // unsupported MCP-Protocol-Version, 404 for a forgotten session, 406 and 415 for what the
@@ -53,14 +64,27 @@ export async function relayRefusal(deps: PassthroughDeps, ex: Exchange, control:
     return;
   }
   if (credential) {
-    sendGatewayError(res, new GatewayError('upstream_credential_refused', `${credential[0]!.toUpperCase()}${credential.slice(1)}.`), responseHeaders);
+    sendGatewayError(
+      res,
+      new GatewayError('upstream_credential_refused', `${credential[0]!.toUpperCase()}${credential.slice(1)}.`),
+      responseHeaders,
+    );
     return;
   }
   // An upstream failing (5xx) or redirecting (not followed) is no answer from the MCP server:
   // the POST's requests get JSON-RPC errors saying so. (A task's result coming with such a
   // status is still receipted and passed on, below.)
-  if (ex.method === 'POST' && (upstream.status >= 500 || (upstream.status >= 300 && upstream.status < 400)) && !(ex.taskResults.size > 0 && type.startsWith('application/json') && text)) {
-    failRequest(ex, `the upstream answered HTTP ${upstream.status}${upstreamErrorMessage(text) ? ` (${upstreamErrorMessage(text)})` : ''}`, responseHeaders, 502);
+  if (
+    ex.method === 'POST' &&
+    (upstream.status >= 500 || (upstream.status >= 300 && upstream.status < 400)) &&
+    !(ex.taskResults.size > 0 && type.startsWith('application/json') && text)
+  ) {
+    failRequest(
+      ex,
+      `the upstream answered HTTP ${upstream.status}${upstreamErrorMessage(text) ? ` (${upstreamErrorMessage(text)})` : ''}`,
+      responseHeaders,
+      502,
+    );
     return;
   }
   await relayRefusalBody(deps, ex, upstream, text, responseHeaders);
@@ -71,7 +95,13 @@ export async function relayRefusal(deps: PassthroughDeps, ex: Exchange, control:
  * real status; the upstream's body is passed on only when it is JSON-RPC. A refusal whose body
  * cannot be passed on gets a JSON-RPC error saying what the upstream answered.
  */
-async function relayRefusalBody(deps: PassthroughDeps, ex: Exchange, upstream: UpstreamHttpResponse, text: string, responseHeaders: Record<string, string>): Promise<void> {
+async function relayRefusalBody(
+  deps: PassthroughDeps,
+  ex: Exchange,
+  upstream: UpstreamHttpResponse,
+  text: string,
+  responseHeaders: Record<string, string>,
+): Promise<void> {
   const { res } = ex;
   const type = upstream.header('content-type') ?? '';
   const passStatus = () => {
@@ -82,7 +112,12 @@ async function relayRefusalBody(deps: PassthroughDeps, ex: Exchange, upstream: U
     }
     const said = upstreamErrorMessage(text);
     const code = upstream.status >= 500 ? RPC_ERRORS.internal : RPC_ERRORS.invalidRequest;
-    sendJson(res, upstream.status, rpcError(null, code, `The upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}.`), responseHeaders);
+    sendJson(
+      res,
+      upstream.status,
+      rpcError(null, code, `The upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}.`),
+      responseHeaders,
+    );
   };
   if (!type.startsWith('application/json') || !text) {
     passStatus();
@@ -96,7 +131,8 @@ async function relayRefusalBody(deps: PassthroughDeps, ex: Exchange, upstream: U
   }
   if (ex.taskResults.size > 0) {
     // A task's result is receipted whatever status comes with it, or not passed on at all.
-    const asAsked = refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH) ? DROPPED : onlyAsked(refusal, ex.asked);
+    const asAsked =
+      refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH) ? DROPPED : onlyAsked(refusal, ex.asked);
     if (asAsked === DROPPED) passStatus();
     else sendAnswers(res, upstream.status, await answerTasks(deps, ex, asAsked), responseHeaders);
     return;

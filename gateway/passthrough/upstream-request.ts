@@ -3,7 +3,12 @@ import type { IncomingMessage } from 'node:http';
 
 import type { CallPipeline } from '../call-pipeline.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
-import { IDENTITY_HEADERS, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders } from '../identity/stamp.ts';
+import {
+  IDENTITY_HEADERS,
+  UPSTREAM_AUTHORIZATION_HEADER,
+  UPSTREAM_PROVIDER_HEADER,
+  upstreamHeaders,
+} from '../identity/stamp.ts';
 import type { CallContext } from '../receipt-sink.ts';
 
 /**
@@ -11,7 +16,21 @@ import type { CallContext } from '../receipt-sink.ts';
  * and `expect`: the gateway has read the whole body already, and an upstream asked for
  * `100-continue` may refuse it (undici does).
  */
-const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'accept-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'expect', 'mcp-session-id']);
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'accept-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'expect',
+  'mcp-session-id',
+]);
 
 /**
  * Why the caller's third-party credential headers cannot go to `provider`, or undefined: the
@@ -20,9 +39,11 @@ const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-en
  * credential for that one).
  */
 export function upstreamCredentialProblem(req: IncomingMessage, provider: string): string | undefined {
-  if (req.headers[UPSTREAM_AUTHORIZATION_HEADER] === undefined && req.headers[UPSTREAM_PROVIDER_HEADER] === undefined) return undefined;
+  if (req.headers[UPSTREAM_AUTHORIZATION_HEADER] === undefined && req.headers[UPSTREAM_PROVIDER_HEADER] === undefined)
+    return undefined;
   const distinct = req.headersDistinct;
-  if ((distinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1) return 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.';
+  if ((distinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1)
+    return 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.';
   const named = distinct[UPSTREAM_PROVIDER_HEADER];
   if (named === undefined) return undefined;
   if (named.length > 1 || named[0]!.trim() !== provider) {
@@ -37,7 +58,13 @@ export function upstreamCredentialProblem(req: IncomingMessage, provider: string
  */
 export async function upstreamRequestHeaders(
   pipeline: CallPipeline,
-  request: { req: IncomingMessage; identity: AgentIdentity; call: CallContext | undefined; audience: string; upstreamSession: string | undefined },
+  request: {
+    req: IncomingMessage;
+    identity: AgentIdentity;
+    call: CallContext | undefined;
+    audience: string;
+    upstreamSession: string | undefined;
+  },
 ): Promise<Record<string, string>> {
   const { req, identity, call, upstreamSession } = request;
   const headers = upstreamHeaders(req.headers, identity, call?.callId ?? '', '');

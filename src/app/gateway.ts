@@ -3,11 +3,30 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { type Authorize, createAggregate, createHeldAnswers, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, GatewayError, type ReceiptSink, sendGatewayError, unsupportedEncoding } from '../../gateway/index.ts';
+import {
+  type Authorize,
+  createAggregate,
+  createHeldAnswers,
+  createPassthrough,
+  createSessionSealer,
+  createUpstreamHttp,
+  createUpstreamPool,
+  GatewayError,
+  type ReceiptSink,
+  sendGatewayError,
+  unsupportedEncoding,
+} from '../../gateway/index.ts';
 import { createGuardedAgent } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
-import { createConnectorCatalog, createPlatformServer, createTaskDirectory, gatewaySessionKey, PLATFORM_PROVIDER, type PlatformTools } from '../connectors/index.ts';
+import {
+  createConnectorCatalog,
+  createPlatformServer,
+  createTaskDirectory,
+  gatewaySessionKey,
+  PLATFORM_PROVIDER,
+  type PlatformTools,
+} from '../connectors/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
@@ -52,8 +71,13 @@ export function createGatewayHandlers(deps: {
   log: Logger;
 }): GatewayHandlers {
   const { config, db, clock, keys, agents } = deps;
-  const sharedCalls = deps.redis ? createRedisSharedCalls({ redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log: deps.log }) : undefined;
-  const guarded = createGuardedAgent({ allowPrivate: config.marketplace.allowPrivateTargets, timeoutMs: config.gateway.timeoutMs });
+  const sharedCalls = deps.redis
+    ? createRedisSharedCalls({ redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log: deps.log })
+    : undefined;
+  const guarded = createGuardedAgent({
+    allowPrivate: config.marketplace.allowPrivateTargets,
+    timeoutMs: config.gateway.timeoutMs,
+  });
   const http = createUpstreamHttp({ dispatcher: guarded.agent, checkUrl: guarded.checkUrl });
   const catalog = createConnectorCatalog({ prisma: db.prisma, clock });
   const receipts: ReceiptSink = { record: (receipt) => deps.receipts.write(receipt) };
@@ -64,14 +88,20 @@ export function createGatewayHandlers(deps: {
   // One count for both entry points: an agent's unread answers add up wherever it asked for them.
   const held = createHeldAnswers({ perAgent: config.gateway.heldBytesPerAgent, total: config.gateway.heldBytesTotal });
   const writeTimeoutMs = config.gateway.writeTimeoutMs;
-  const platform = deps.platformTools ? createPlatformServer({ tools: deps.platformTools, agents, authorize: deps.authorize, receipts, clock }) : undefined;
+  const platform = deps.platformTools
+    ? createPlatformServer({ tools: deps.platformTools, agents, authorize: deps.authorize, receipts, clock })
+    : undefined;
   const aggregate = createAggregate({
     local: platform?.local,
     catalog,
     agents,
     authorize: deps.authorize,
     receipts,
-    pool: createUpstreamPool({ http, timeoutMs: config.gateway.timeoutMs, maxResponseBytes: config.gateway.maxResponseBytes }),
+    pool: createUpstreamPool({
+      http,
+      timeoutMs: config.gateway.timeoutMs,
+      maxResponseBytes: config.gateway.maxResponseBytes,
+    }),
     assertionKey,
     issuer: config.publicBaseUrl,
     clock,
@@ -118,10 +148,20 @@ export function createGatewayHandlers(deps: {
   return {
     aggregate: async (req, res) => (encoded(req, res) ? undefined : aggregate(req, res)),
     passthrough: async (req, res, provider) =>
-      encoded(req, res) ? undefined : platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider),
+      encoded(req, res)
+        ? undefined
+        : platform && provider === PLATFORM_PROVIDER
+          ? platform.handle(req, res)
+          : (await passthroughHandler())(req, res, provider),
     heldAnswerBytes: (agentId) => held.held(agentId),
     endStreams: () => {
-      if (passthrough) void passthrough.then((handler) => handler.endStreams(), () => undefined).catch((error: unknown) => deps.log.warn({ err: error }, 'could not end the passthrough streams'));
+      if (passthrough)
+        void passthrough
+          .then(
+            (handler) => handler.endStreams(),
+            () => undefined,
+          )
+          .catch((error: unknown) => deps.log.warn({ err: error }, 'could not end the passthrough streams'));
     },
     close: async () => {
       await sharedCalls?.close();

@@ -13,13 +13,22 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type AuthorizeInput, type CallReceipt, createAggregate, createPassthrough, createSessionSealer, createUpstreamPool } from '../../gateway/index.ts';
+import {
+  type AuthorizeInput,
+  type CallReceipt,
+  createAggregate,
+  createPassthrough,
+  createSessionSealer,
+  createUpstreamPool,
+} from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -36,9 +45,12 @@ describe('the authorize hook of the call pipeline', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'policy@example.com' });
+    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
+      email: 'policy@example.com',
+    });
     const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Policy test agent', owner_context: 'acme' })).token;
+    token = (await agents.create(account.account.id, { display_name: 'Policy test agent', owner_context: 'acme' }))
+      .token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     // A stateless MCP server with two tools, answering JSON: it records each tool it is asked to run.
     upstream = await listen(async (req, res) => {
@@ -50,7 +62,11 @@ describe('the authorize hook of the call pipeline', () => {
       if (body.id === undefined) return void res.writeHead(202).end();
       const result =
         body.method === 'initialize'
-          ? { protocolVersion: body.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'two-tools', version: '1' } }
+          ? {
+              protocolVersion: body.params.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: 'two-tools', version: '1' },
+            }
           : body.method === 'tools/list'
             ? { tools: ['echo', 'wipe'].map((name) => ({ name, inputSchema: { type: 'object' } })) }
             : (called.push(body.params.name), { content: [{ type: 'text', text: `ran ${body.params.name}` }] });
@@ -60,13 +76,35 @@ describe('the authorize hook of the call pipeline', () => {
     const connector = { provider: 'tools', url: upstream.url, endpointId: 'ep_tools' };
     const authorize = (input: AuthorizeInput) => {
       asked.push(input);
-      return input.tool === 'wipe' ? { allowed: false as const, code: 'policy.destructive', reason: 'this agent may not run destructive tools', retryAfterS: 30 } : { allowed: true as const };
+      return input.tool === 'wipe'
+        ? {
+            allowed: false as const,
+            code: 'policy.destructive',
+            reason: 'this agent may not run destructive tools',
+            retryAfterS: 30,
+          }
+        : { allowed: true as const };
     };
-    const common = { agents, authorize, receipts: { record: async (r: CallReceipt) => void receipts.push(r) }, assertionKey: async () => ({ kid: 'k', privateKey: pair.privateKey }), issuer: 'http://plaza.test', clock: systemClock };
-    const passthrough = createPassthrough({ ...common, directory: { byProvider: async (p) => (p === 'tools' ? connector : undefined) }, sealer: createSessionSealer(randomBytes(32)) });
+    const common = {
+      agents,
+      authorize,
+      receipts: { record: async (r: CallReceipt) => void receipts.push(r) },
+      assertionKey: async () => ({ kid: 'k', privateKey: pair.privateKey }),
+      issuer: 'http://plaza.test',
+      clock: systemClock,
+    };
+    const passthrough = createPassthrough({
+      ...common,
+      directory: { byProvider: async (p) => (p === 'tools' ? connector : undefined) },
+      sealer: createSessionSealer(randomBytes(32)),
+    });
     const aggregate = createAggregate({
       ...common,
-      catalog: { onlineTools: async () => [], byProvider: async (p) => (p === 'tools' ? connector : undefined), needsCredential: async () => false },
+      catalog: {
+        onlineTools: async () => [],
+        byProvider: async (p) => (p === 'tools' ? connector : undefined),
+        needsCredential: async () => false,
+      },
       pool: createUpstreamPool({ timeoutMs: 5_000 }),
     });
     gateway = await listen((req, res) => {
@@ -85,35 +123,50 @@ describe('the authorize hook of the call pipeline', () => {
   it.each([
     ['/mcp/p/tools', 'echo', 'wipe'],
     ['/mcp', 'tools__echo', 'tools__wipe'],
-  ])('on %s: asks once per call, answers a refusal in-band with a receipt, and sends nothing upstream', async (path, allowedName, refusedName) => {
-    const client = new Client({ name: 'policy-client', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}${path}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-    try {
-      asked.length = 0;
-      called.length = 0;
-      const before = receipts.length;
-      const allowed = await client.callTool({ name: allowedName, arguments: {} });
-      expect(allowed.isError).toBeFalsy();
-      expect(allowed.content).toEqual([{ type: 'text', text: 'ran echo' }]);
+  ])(
+    'on %s: asks once per call, answers a refusal in-band with a receipt, and sends nothing upstream',
+    async (path, allowedName, refusedName) => {
+      const client = new Client({ name: 'policy-client', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gateway.url}${path}`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      try {
+        asked.length = 0;
+        called.length = 0;
+        const before = receipts.length;
+        const allowed = await client.callTool({ name: allowedName, arguments: {} });
+        expect(allowed.isError).toBeFalsy();
+        expect(allowed.content).toEqual([{ type: 'text', text: 'ran echo' }]);
 
-      const refused = await client.callTool({ name: refusedName, arguments: {} });
-      expect(refused.isError).toBe(true);
-      expect((refused.content as { text: string }[])[0]!.text).toBe('This agent may not run destructive tools (policy.destructive); retry in 30 s; nothing was called.');
-      const stamp = (refused._meta as { platform: { call_id: string } }).platform;
-      expect(called).toEqual(['echo']);
-      expect(asked.map((a) => [a.provider, a.method, a.tool])).toEqual([
-        ['tools', 'tools/call', 'echo'],
-        ['tools', 'tools/call', 'wipe'],
-      ]);
-      expect(asked[0]!.identity.displayName).toBe('Policy test agent');
-      const mine = receipts.slice(before);
-      expect(mine.map((r) => [r.tool, r.status])).toEqual([
-        ['echo', 'ok'],
-        ['wipe', 'error'],
-      ]);
-      expect(mine[1]).toMatchObject({ callId: stamp.call_id, provider: 'tools', outcome: expect.stringMatching(/^refused by Plaza: this agent may not run destructive tools \(policy\.destructive\); retry in 30 s/) });
-    } finally {
-      await client.close();
-    }
-  });
+        const refused = await client.callTool({ name: refusedName, arguments: {} });
+        expect(refused.isError).toBe(true);
+        expect((refused.content as { text: string }[])[0]!.text).toBe(
+          'This agent may not run destructive tools (policy.destructive); retry in 30 s; nothing was called.',
+        );
+        const stamp = (refused._meta as { platform: { call_id: string } }).platform;
+        expect(called).toEqual(['echo']);
+        expect(asked.map((a) => [a.provider, a.method, a.tool])).toEqual([
+          ['tools', 'tools/call', 'echo'],
+          ['tools', 'tools/call', 'wipe'],
+        ]);
+        expect(asked[0]!.identity.displayName).toBe('Policy test agent');
+        const mine = receipts.slice(before);
+        expect(mine.map((r) => [r.tool, r.status])).toEqual([
+          ['echo', 'ok'],
+          ['wipe', 'error'],
+        ]);
+        expect(mine[1]).toMatchObject({
+          callId: stamp.call_id,
+          provider: 'tools',
+          outcome: expect.stringMatching(
+            /^refused by Plaza: this agent may not run destructive tools \(policy\.destructive\); retry in 30 s/,
+          ),
+        });
+      } finally {
+        await client.close();
+      }
+    },
+  );
 });

@@ -11,7 +11,11 @@ import { bearerToken, GATEWAY_ERROR_TABLE, GatewayError, sendGatewayError } from
 
 describe('GATEWAY_ERROR_TABLE', () => {
   it('maps each refusal to its status, JSON-RPC code and where it is answered', () => {
-    expect(Object.fromEntries(Object.entries(GATEWAY_ERROR_TABLE).map(([code, row]) => [code, [row.status, row.rpcCode, row.answer]]))).toEqual({
+    expect(
+      Object.fromEntries(
+        Object.entries(GATEWAY_ERROR_TABLE).map(([code, row]) => [code, [row.status, row.rpcCode, row.answer]]),
+      ),
+    ).toEqual({
       unauthorized: [401, -32001, 'http'],
       storage_unavailable: [503, -32603, 'http'],
       shutting_down: [503, -32603, 'http'],
@@ -38,9 +42,16 @@ describe('GATEWAY_ERROR_TABLE', () => {
   });
 
   it('asks for a retry on the 503s and closes the connection where the body was left unread', () => {
-    const retried = Object.entries(GATEWAY_ERROR_TABLE).filter(([, row]) => row.retryAfterS !== undefined).map(([code, row]) => [code, row.retryAfterS]);
-    expect(retried).toEqual([['storage_unavailable', '2'], ['shutting_down', '2']]);
-    const closing = Object.entries(GATEWAY_ERROR_TABLE).filter(([, row]) => row.closesConnection).map(([code]) => code);
+    const retried = Object.entries(GATEWAY_ERROR_TABLE)
+      .filter(([, row]) => row.retryAfterS !== undefined)
+      .map(([code, row]) => [code, row.retryAfterS]);
+    expect(retried).toEqual([
+      ['storage_unavailable', '2'],
+      ['shutting_down', '2'],
+    ]);
+    const closing = Object.entries(GATEWAY_ERROR_TABLE)
+      .filter(([, row]) => row.closesConnection)
+      .map(([code]) => code);
     expect(closing).toEqual(['body_too_large', 'unsupported_encoding']);
   });
 });
@@ -83,7 +94,10 @@ describe('bearerToken', () => {
     expect(bearerToken(header)).toBe(token);
   });
 
-  it.each([undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer a b', 'Bearerabc'])('finds no token in %j', (header) => {
-    expect(bearerToken(header)).toBeUndefined();
-  });
+  it.each([undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer a b', 'Bearerabc'])(
+    'finds no token in %j',
+    (header) => {
+      expect(bearerToken(header)).toBeUndefined();
+    },
+  );
 });
