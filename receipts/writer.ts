@@ -169,9 +169,11 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
     return replaying;
   }
 
-  const retry = setInterval(() => void replaySpool(), retryIntervalMs); // eslint-disable-line @typescript-eslint/no-floating-promises -- replaySpool catches, logs and answers 0
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- replaySpool catches, logs and answers 0
+  const retry = setInterval(() => void replaySpool(), retryIntervalMs);
   retry.unref();
-  void replaySpool(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+  void replaySpool();
 
   return {
     write(receipt) {

@@ -37,7 +37,8 @@ const DRAIN_BYTES = 64 * 1024;
 export function drainRest(chunks: AsyncIterator<Buffer>, res: UpstreamHttpResponse): void {
   const timer = setTimeout(() => res.discard(), DRAIN_MS);
   timer.unref();
-  void (async () => { // eslint-disable-line @typescript-eslint/no-floating-promises -- its whole body is in try/catch/finally
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- its whole body is in try/catch/finally
+  void (async () => {
     let size = 0;
     try {
       for (;;) {

@@ -113,10 +113,12 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   let settled: (() => void) | undefined;
   // A client that exits closes our stdout too: writing then fails (EPIPE). The bridge ends the
   // session and exits instead of dying on an unhandled 'error'.
-  process.stdout.on('error', () => void close()); // eslint-disable-line @typescript-eslint/no-floating-promises -- close catches what it awaits, then exits
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- close catches what it awaits, then exits
+  process.stdout.on('error', () => void close());
   const stdinEnded = () => {
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
-    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]).then(() => { // eslint-disable-line @typescript-eslint/no-floating-promises -- both only resolve; reply writes, close catches
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- both only resolve; reply writes, close catches
+    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]).then(() => {
       // Every request gets an answer (JSON-RPC 2.0): one the gateway has not answered by now is
       // answered by the bridge, which then ends, rather than left without a line.
       for (const id of [...unanswered]) {
@@ -154,17 +156,20 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       batches.delete(id);
       batch.answers.push(message);
       if (--batch.waiting > 0) return;
-      void write(batch.answers).then(() => batch.ids.forEach(answer)); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      void write(batch.answers).then(() => batch.ids.forEach(answer));
       return;
     }
-    void write(message).then(() => { // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    void write(message).then(() => {
       if (id !== undefined) answer(id);
     });
   };
   /** Says on stderr what the bridge did not pass on, and answers it when JSON-RPC says so. */
   const refuse = (item: Extract<ClientMessage, { kind: 'refused' }>) => {
     process.stderr.write(`plaza: not passed on to the gateway: ${item.why}\n`);
-    if (item.answer) void write(item.answer); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    if (item.answer) void write(item.answer);
   };
   /** Members already named on stderr as left off (once each). */
   const droppedNamed = new Set<string>();
@@ -278,8 +283,10 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     if ('method' in message && message.method === 'notifications/initialized') initialized = message;
     const forward = () => send(message).catch(failed(requestId === undefined ? [] : [requestId]));
     // Callbacks of one promise run in the order they were added: the held messages go in order.
-    if (handshake) void handshake.answered.then(forward); // eslint-disable-line @typescript-eslint/no-floating-promises -- answered only resolves; forward catches (failed answers the client)
-    else void forward(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- answered only resolves; forward catches (failed answers the client)
+    if (handshake) void handshake.answered.then(forward);
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+    else void forward();
     if ('method' in message && message.method === 'initialize' && requestId !== undefined) {
       let release = () => {};
       const answered = new Promise<void>((resolve) => (release = resolve));
@@ -320,11 +327,13 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     if (why !== undefined) {
       process.stderr.write(`plaza: not passed on to the gateway: a batch (${why})\n`);
       for (const id of requestIds) answers.push(bridgeError(id, INVALID_REQUEST, `Invalid Request: ${why}`));
-      if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      if (answers.length > 0) void write(answers);
       return;
     }
     if (messages.length === 0) {
-      if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      if (answers.length > 0) void write(answers);
       return;
     }
     // 2025-03-26 keeps initialize out of batches; an initialized notification may be in one.
@@ -335,7 +344,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
         unanswered.add(id);
         batches.set(id, batch);
       }
-    } else if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    } else if (answers.length > 0) void write(answers);
     void send(messages).catch(failed(requestIds));
   };
   const onLine = (line: string) => {
@@ -347,7 +357,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       return onMessage(read.message);
     }
     // Decided once the initialize is answered, when the version is known.
-    if (handshake) void handshake.answered.then(() => onBatch(read.items)); // eslint-disable-line @typescript-eslint/no-floating-promises -- answered only resolves; onBatch's sends are caught (failed answers the client)
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- answered only resolves; onBatch's sends are caught (failed answers the client)
+    if (handshake) void handshake.answered.then(() => onBatch(read.items));
     else onBatch(read.items);
   };
   /**
