@@ -21,7 +21,11 @@ export function bearerChallenge(authorization: string | undefined, reason: strin
  * as a space, `"` as `'`, anything else left out.
  */
 function challengeText(text: string): string {
-  return text.normalize('NFKD').replace(/\s/g, ' ').replaceAll('"', "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
+  return text
+    .normalize('NFKD')
+    .replace(/\s/g, ' ')
+    .replaceAll('"', "'")
+    .replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
 }
 
 /**
@@ -38,14 +42,23 @@ const MAX_UNAUTHENTICATED_BODY = 64 * 1024;
  */
 export async function sendUnauthorized(req: IncomingMessage, res: ServerResponse, reason: string): Promise<void> {
   const text = JSON.stringify(rpcError(await soleRequestId(req), RPC_ERRORS.unauthorized, reason));
-  res.writeHead(401, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'www-authenticate': bearerChallenge(req.headers.authorization, reason) });
+  res.writeHead(401, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'www-authenticate': bearerChallenge(req.headers.authorization, reason),
+  });
   res.end(text);
 }
 
 async function soleRequestId(req: IncomingMessage): Promise<JsonRpcId> {
   // Node refuses a request with both Content-Length and chunked encoding: the body is this long.
   const length = Number(req.headers['content-length']);
-  if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'] ?? null) || !(length > 0 && length <= MAX_UNAUTHENTICATED_BODY)) return null;
+  if (
+    req.method !== 'POST' ||
+    !isJsonContentType(req.headers['content-type'] ?? null) ||
+    !(length > 0 && length <= MAX_UNAUTHENTICATED_BODY)
+  )
+    return null;
   let message: unknown;
   try {
     const chunks: Buffer[] = [];

@@ -31,7 +31,10 @@ export interface UsageLog {
  * the proxy's CPU at 50 ms). Rows still queued when the process dies are lost (at most `flushMs`
  * worth); the daily token budgets do not wait for them (they are charged at once, in chat-limits).
  */
-export function createUsageLog(db: Pick<Database, 'prisma' | 'sql'>, options: { flushMs?: number; maxBatch?: number } = {}): UsageLog {
+export function createUsageLog(
+  db: Pick<Database, 'prisma' | 'sql'>,
+  options: { flushMs?: number; maxBatch?: number } = {},
+): UsageLog {
   const { prisma, sql } = db;
   const flushMs = options.flushMs ?? 250;
   const maxBatch = options.maxBatch ?? 500;
@@ -90,7 +93,10 @@ export function createUsageLog(db: Pick<Database, 'prisma' | 'sql'>, options: { 
     },
     flush,
     async totalSince(subject, since) {
-      const result = await prisma.chatUsage.aggregate({ where: { subject, createdAt: { gte: since } }, _sum: { totalTokens: true } });
+      const result = await prisma.chatUsage.aggregate({
+        where: { subject, createdAt: { gte: since } },
+        _sum: { totalTokens: true },
+      });
       return result._sum.totalTokens ?? 0;
     },
   };

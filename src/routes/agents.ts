@@ -36,12 +36,24 @@ export function agentRoutes(deps: AgentRouteDeps): Router {
   router.post('/api/agents', write, async (req, res) => {
     const { agent, token } = await deps.agents.create(req.bearer!.subject, req.body);
     res.setHeader('Cache-Control', 'no-store');
-    res.status(201).json({ success: true, code: 'CREATED', message: 'Agent created; store its token now, it is not shown again.', data: { agent, token } });
+    res
+      .status(201)
+      .json({
+        success: true,
+        code: 'CREATED',
+        message: 'Agent created; store its token now, it is not shown again.',
+        data: { agent, token },
+      });
   });
   router.post('/api/agents/:id/token', write, async (req, res) => {
     const { agent, token } = await deps.agents.rotateToken(req.bearer!.subject, String(req.params['id']));
     res.setHeader('Cache-Control', 'no-store');
-    res.json({ success: true, code: 'SUCCESS', message: 'New token issued; the previous one no longer works. Store it now, it is not shown again.', data: { agent, token } });
+    res.json({
+      success: true,
+      code: 'SUCCESS',
+      message: 'New token issued; the previous one no longer works. Store it now, it is not shown again.',
+      data: { agent, token },
+    });
   });
   router.post('/api/agents/:id/revoke', write, async (req, res) => {
     const agent = await deps.agents.revoke(req.bearer!.subject, String(req.params['id']));
@@ -60,14 +72,21 @@ export function agentRoutes(deps: AgentRouteDeps): Router {
  */
 function countedWrites(deps: AgentRouteDeps) {
   const check = checkBearerOrSession(deps.verify, deps.session, 'agents:write');
-  const limiter = (name: string) => createRateLimiter({ policy: { name, limit: deps.writesPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log });
+  const limiter = (name: string) =>
+    createRateLimiter({
+      policy: { name, limit: deps.writesPerMinute, windowSeconds: 60 },
+      redis: deps.redis,
+      keyPrefix: deps.keyPrefix,
+      log: deps.log,
+    });
   const perAccount = limiter('agents');
   const perClient = limiter('agents-refused');
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
       await check(req);
     } catch (error) {
-      if (error instanceof AuthError || error instanceof ForbiddenError) await enforceRateLimit(perClient, clientAddress(req, deps.trustProxy), res);
+      if (error instanceof AuthError || error instanceof ForbiddenError)
+        await enforceRateLimit(perClient, clientAddress(req, deps.trustProxy), res);
       throw error;
     }
     await enforceRateLimit(perAccount, req.bearer!.subject, res);
