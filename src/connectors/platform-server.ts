@@ -86,14 +86,12 @@ export function createPlatformServer(options: PlatformServerOptions) {
       { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sdk.jsonSchemaValidator },
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools
-        .catalog()
-        .map((t) => ({
-          name: t.name,
-          description: t.description,
-          inputSchema: { type: 'object' as const, ...t.inputSchema },
-          annotations: t.annotations,
-        })),
+      tools: tools.catalog().map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: { type: 'object' as const, ...t.inputSchema },
+        annotations: t.annotations,
+      })),
     }));
     // Every tools/call reaches `call`, which answers an unknown tool or bad arguments in-band: each
     // gets a receipt, as on any other connector (and as `platform__<tool>` on /mcp).

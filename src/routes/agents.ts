@@ -36,14 +36,12 @@ export function agentRoutes(deps: AgentRouteDeps): Router {
   router.post('/api/agents', write, async (req, res) => {
     const { agent, token } = await deps.agents.create(req.bearer!.subject, req.body);
     res.setHeader('Cache-Control', 'no-store');
-    res
-      .status(201)
-      .json({
-        success: true,
-        code: 'CREATED',
-        message: 'Agent created; store its token now, it is not shown again.',
-        data: { agent, token },
-      });
+    res.status(201).json({
+      success: true,
+      code: 'CREATED',
+      message: 'Agent created; store its token now, it is not shown again.',
+      data: { agent, token },
+    });
   });
   router.post('/api/agents/:id/token', write, async (req, res) => {
     const { agent, token } = await deps.agents.rotateToken(req.bearer!.subject, String(req.params['id']));

@@ -67,12 +67,10 @@ export function createSourceInspector(options: {
         };
       const findings = [...archiveFindings, ...(await scanOffThread(root, report.manifest, options.denyList))];
       // What the package page lists: each command's id and summary (cut short; they are publisher text).
-      const commands = (report.commands ?? [])
-        .slice(0, 200)
-        .map((c) => ({
-          id: String(c.id).slice(0, 128),
-          summary: String(c.summary ?? c.description ?? '').slice(0, 500),
-        }));
+      const commands = (report.commands ?? []).slice(0, 200).map((c) => ({
+        id: String(c.id).slice(0, 128),
+        summary: String(c.summary ?? c.description ?? '').slice(0, 500),
+      }));
       return { gateProblems: [], surfaceChecked: true, findings, risk: verdictOf(findings), commands };
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -121,28 +121,24 @@ async function startExactUpstream(): Promise<{ url: string; close(): void }> {
           .end(answer({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete' }));
       // Plaza's probe lists tools in 2026-07-28 after a discover that offers it.
       if (message.method === 'tools/list')
-        return void res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(
-            answer({
-              tools: [{ name: 'echo', description: 'Echoes its arguments.', inputSchema: { type: 'object' } }],
-              resultType: 'complete',
-            }),
-          );
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(
+          answer({
+            tools: [{ name: 'echo', description: 'Echoes its arguments.', inputSchema: { type: 'object' } }],
+            resultType: 'complete',
+          }),
+        );
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(answer({ content: [{ type: 'text', text: JSON.stringify(seen) }], resultType: 'complete' }));
     }
     if (message.method === 'initialize') {
-      return void res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          answer({
-            protocolVersion: '2025-06-18',
-            capabilities: { tools: {} },
-            serverInfo: { name: 'exact', version: '1' },
-          }),
-        );
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(
+        answer({
+          protocolVersion: '2025-06-18',
+          capabilities: { tools: {} },
+          serverInfo: { name: 'exact', version: '1' },
+        }),
+      );
     }
     if (message.method === 'tools/list') {
       return void res
@@ -759,15 +755,13 @@ describe('plaza mcp connect against a gateway that refuses with a status', () =>
       if (message.method !== 'initialize') versions.push(req.headers['mcp-protocol-version'] as string | undefined);
       if (message.id === undefined) return void res.writeHead(202).end();
       if (message.method === 'initialize') {
-        return void res
-          .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': `s${requests}` })
-          .end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: message.id,
-              result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'fake', version: '1' } },
-            }),
-          );
+        return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': `s${requests}` }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: message.id,
+            result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'fake', version: '1' } },
+          }),
+        );
       }
       requests++;
       res.writeHead(status, headers).end(body(message.id));
