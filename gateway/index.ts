@@ -4,7 +4,7 @@
  */
 export type { AggregateOptions, CatalogConnector, CatalogTool, LocalProvider, ToolCatalog } from './aggregate.ts';
 export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
-export type { AgentAuthenticator, AgentIdentity, AginCard } from './identity/agin-card.ts';
+export type { AgentAuthenticator, AgentIdentity, AginCard, GatewayEndpoint } from './identity/agin-card.ts';
 export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';
 export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } from './identity/assertion.ts';
 export type { CardTextRefusal } from './identity/card-text.ts';
@@ -25,7 +25,7 @@ export type { SharedCalls } from './shared-calls.ts';
 export type { TaskCall, TaskDirectory } from './task-directory.ts';
 export type { GatewayPath } from './telemetry.ts';
 export { CALL_METRICS, CALL_SPAN_NAME, GATEWAY_TELEMETRY_SCOPE, traceCall, traceCallEnd, traceUpstreamStart } from './telemetry.ts';
-export { bearerChallenge, sendUnauthorized } from './unauthorized.ts';
+export { bearerChallenge, InsufficientScopeError, sendUnauthorized } from './unauthorized.ts';
 export type { UpstreamNotification } from './upstream-client.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './upstream-http.ts';
 export { createUpstreamHttp } from './upstream-http.ts';

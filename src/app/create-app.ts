@@ -17,7 +17,7 @@ import { createSigningKeyStore } from '../keys/index.ts';
 import { type Logger, requestLogger } from '../log/index.ts';
 import { createMarketplace, createProbeHostBudget, type Marketplace } from '../marketplace/index.ts';
 import { buildOpenApiDocument, openApiRoutes } from '../openapi/index.ts';
-import { pageFormRoutes, pageRoutes } from '../pages/index.ts';
+import { consentRoutes, pageFormRoutes, pageRoutes } from '../pages/index.ts';
 import { createRateLimiter, createRedisClient } from '../rate-limit/index.ts';
 import { accountRoutes } from '../routes/account.ts';
 import { agentRoutes } from '../routes/agents.ts';
@@ -25,12 +25,14 @@ import { agpkContractRoutes } from '../routes/agpk-contract.ts';
 import { healthRoutes } from '../routes/health.ts';
 import { jwksRoutes } from '../routes/jwks.ts';
 import { marketplaceRoutes } from '../routes/marketplace.ts';
+import { oauthRoutes } from '../routes/oauth.ts';
 import { receiptRoutes } from '../routes/receipts.ts';
-import { setSessionCookies } from '../routes/session-auth.ts';
+import { cookieNames, setSessionCookies } from '../routes/session-auth.ts';
 import { TOKEN_API_AUDIENCE, tokenApiRoutes } from '../routes/token-api.ts';
 import { createBearerVerifier, createGuestTokens } from '../tokens/index.ts';
 import { createWebsite, websiteBodyErrors, websiteOpenApiOptions, websiteRoutes } from '../website/index.ts';
 import { createGatewayHandlers } from './gateway.ts';
+import { createOAuthServer } from './oauth-server.ts';
 import { createSelfService } from './self-service.ts';
 
 /** What the app is built from; tests build as many isolated apps as they like. */
@@ -90,7 +92,8 @@ export function createPlaza(deps: AppDeps): Plaza {
     ),
   });
   const openApi = buildOpenApiDocument(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' }));
-  const agents = createAgentService({ prisma: db.prisma, clock });
+  const oauth = config.oauth.enabled ? createOAuthServer({ config, db, clock, keys, log }) : undefined;
+  const agents = createAgentService({ prisma: db.prisma, clock, ...(oauth ? { accessTokens: oauth.accessTokens } : {}) });
   const verify = createBearerVerifier({ guestTokens: createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE }), accounts });
   const selfService = createSelfService({ config, db, log, clock, accounts, redis });
   const gateway = createGatewayHandlers({ config, db, clock, keys, agents, receipts: receiptWriter, onCall: (endpointId) => marketplace.recordDemand(endpointId), onToolsChanged: (endpointId) => marketplace.refreshTools(endpointId), platformTools: selfService.platformTools, redis, log });
@@ -129,6 +132,11 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.all('/mcp/p/:provider', (req, res, next) => {
     gateway.passthrough(req, res, String(req.params['provider'])).catch(next);
   });
+  if (oauth) {
+    // Before the JSON body reader: the provider and the consent form read their own bodies.
+    app.use(oauthRoutes({ issuer: config.publicBaseUrl, resources: oauth.resources, handle: oauth.server.handle }));
+    app.use(consentRoutes({ provider: oauth.server.provider, agents, sessions: selfService.sessions, sessionCookie: cookieNames(https).session, siteOrigin: new URL(config.publicBaseUrl).origin, defaultResource: oauth.resources.resourceOf({}) }));
+  }
   const emailSignIn = { signIn: selfService.signIn, startSession: (res: express.Response, session: NewSession) => setSessionCookies(res, session, https), siteOrigin: new URL(config.publicBaseUrl).origin };
   app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn }));
   app.use(jsonBody(config.bodyLimitBytes));
@@ -183,6 +191,7 @@ export function createPlaza(deps: AppDeps): Plaza {
       await receiptWriter.close().catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
       await marketplace.close().catch(() => undefined);
       await gateway.close().catch(() => undefined);
+      await oauth?.close().catch(() => undefined);
       await selfService.close().catch(() => undefined);
       await redis?.quit().catch(() => undefined);
     },

@@ -140,7 +140,9 @@ describe('bad input against plaza serve', () => {
       for (const path of ['/mcp', '/mcp/p/recorder', '/mcp/p/platform']) {
         const none = await fetch(`${plaza.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
         expect(none.status, path).toBe(401);
-        expect(none.headers.get('www-authenticate'), path).toBe('Bearer realm="plaza"');
+        // The Protected Resource Metadata of the endpoint, under PUBLIC_BASE_URL (default http://localhost:$PORT): where an OAuth client starts (issue 34).
+        const metadata = `resource_metadata="${plaza.url.replace('127.0.0.1', 'localhost')}/.well-known/oauth-protected-resource${path}"`;
+        expect(none.headers.get('www-authenticate'), path).toBe(`Bearer realm="plaza", ${metadata}`);
         for (const [token, reason] of [
           // The body's "agt_…" is written "agt_..." there: error_description is printable ASCII without " and \.
           ['agt_nope', 'Invalid agent credential: the gateway takes an agent token (agt_...), from POST /api/agents.'],
@@ -149,7 +151,7 @@ describe('bad input against plaza serve', () => {
         ]) {
           const bad = await rpc(path, token!, { jsonrpc: '2.0', id: 1, method: 'ping' });
           expect(bad.status, path).toBe(401);
-          expect(bad.headers.get('www-authenticate'), path).toBe(`Bearer realm="plaza", error="invalid_token", error_description="${reason}"`);
+          expect(bad.headers.get('www-authenticate'), path).toBe(`Bearer realm="plaza", ${metadata}, error="invalid_token", error_description="${reason}"`);
         }
       }
     });

@@ -27,11 +27,21 @@ function maybeSignedIn() {
   return document.cookie.split(';').some((pair) => /^\s*(__Host-)?plaza_csrf=/.test(pair));
 }
 
+/**
+ * Where to go once signed in: the `next` path this page was opened with (the consent page of an
+ * MCP client's sign-in sends the visitor here), only ever a path on this site.
+ */
+const nextPath = (() => {
+  const next = new URLSearchParams(location.search).get('next') || '';
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '';
+})();
+
 async function start() {
   // Signed out, the session route would answer 401 (an error in the console on every visit):
   // asking which sign-in methods exist says as much about whether accounts are on.
   const res = maybeSignedIn() ? await requestJson('GET', '/api/auth/session').catch(() => null) : await requestJson('GET', '/api/auth/options').catch(() => null);
   if (res?.ok && res.body?.account) {
+    if (nextPath) return location.assign(nextPath);
     csrf = res.body.session?.csrf_token || '';
     document.getElementById('who').textContent = fill(text.signedInAs, { email: res.body.account.email });
     // Changing a password asks for the current one; setting the first one does not.
@@ -60,7 +70,7 @@ document.getElementById('signin-form').addEventListener('submit', async (event) 
     return email.focus();
   }
   fieldError(email, '');
-  const res = await requestJson('POST', '/api/auth/email/register-link', { email: email.value.trim(), next: '/account' });
+  const res = await requestJson('POST', '/api/auth/email/register-link', { email: email.value.trim(), next: nextPath || '/account' });
   if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
   if (res.status === 404) return say(message, text.unavailable, 'warn');
   if (!res.ok) return fieldError(email, refusal(res, text.refusedEmail));

@@ -1,0 +1,279 @@
+/**
+ * MCP authorization end to end (issue 34) with the official SDK v2 client's OAuth support: a client
+ * with no token connects to a real Plaza's `/mcp/p/<provider>` and `/mcp`, gets the 401 challenge
+ * naming the Protected Resource Metadata, discovers Plaza as its authorization server, registers by
+ * a Client ID Metadata Document (served by the test over HTTPS on loopback) or by Dynamic Client
+ * Registration, and the test drives the consent page over plain HTTP with a signed-in session
+ * (first sent to sign in, then back): a new agent is created and approved. The client then lists
+ * and calls a provider's tool; the provider sees the new agent's AGIN card, the receipt names it,
+ * refresh works, and after the agent is revoked its access and refresh tokens are refused.
+ */
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+import { Client, type OAuthClientMetadata, type OAuthClientProvider, type StoredOAuthClientInformation, type StoredOAuthTokens, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createAccountService, createSessionService } from '../../src/accounts/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { createTestTls } from '../support/agpk.ts';
+import { freePort } from '../support/cli.ts';
+import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { trustCa } from '../support/sources.ts';
+
+const REDIRECT = 'http://127.0.0.1:49999/callback';
+
+/** The OAuth client side of an MCP client, kept in memory; the authorization URL is recorded, not opened. */
+class MemoryOAuthProvider implements OAuthClientProvider {
+  info: StoredOAuthClientInformation | undefined;
+  saved: StoredOAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+  readonly clientMetadataUrl: string | undefined;
+  constructor(clientMetadataUrl?: string) {
+    this.clientMetadataUrl = clientMetadataUrl;
+  }
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'Test MCP client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: StoredOAuthClientInformation) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: StoredOAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/** A browser's cookies for one site, enough for the authorization and consent redirects. */
+class CookieJar {
+  private readonly cookies = new Map<string, string>();
+  header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+  set(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+  take(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      const name = pair!.slice(0, at).trim();
+      const value = pair!.slice(at + 1).trim();
+      if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+}
+
+describe('MCP authorization with the SDK v2 client', () => {
+  let plaza: TestPlaza;
+  let upstream: SdkUpstream;
+  let cimd: { server: Server; url: string };
+  let untrust: () => void;
+  let apiKey = '';
+  let accountId = '';
+  let session = { token: '', csrfToken: '' };
+
+  beforeAll(async () => {
+    const tls = await createTestTls();
+    untrust = trustCa(tls.caCert);
+    const port = await freePort();
+    [plaza, upstream] = await Promise.all([
+      startTestPlaza('pglite', { port, env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }),
+      startSdkUpstream(),
+    ]);
+    const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+      if (req.url === '/client.json') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ client_id: `${cimd.url}/client.json`, client_name: 'CIMD test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }));
+        return;
+      }
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cimd = { server, url: `https://localhost:${(server.address() as AddressInfo).port}` };
+
+    const accounts = createAccountService({ prisma: plaza.db.prisma, clock: systemClock });
+    const created = await accounts.createAccount({ email: 'holder@example.com' });
+    apiKey = created.apiKey;
+    accountId = created.account.id;
+    session = await createSessionService({ prisma: plaza.db.prisma, clock: systemClock }).create(accountId);
+
+    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'echoes', url: upstream.url, registered_by: 'holder@example.com', agin_support: true, summary: 'Echo provider for the OAuth test.' }),
+    });
+    expect(listed.status).toBe(201);
+    const { id } = (await listed.json()) as { id: string };
+    let status = 'registered';
+    for (let i = 0; i < 100 && status !== 'healthy'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = ((await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as { status: string }).status;
+    }
+    expect(status).toBe('healthy');
+  }, 60_000);
+
+  afterAll(async () => {
+    await new Promise<void>((resolve) => cimd?.server.close(() => resolve()));
+    await upstream?.close();
+    await plaza?.close();
+    untrust?.();
+  });
+
+  /**
+   * What the user does in the browser: opens the authorization URL, is sent to sign in when the
+   * browser holds no session, and on the consent page creates an agent named `agentName` and allows.
+   * Returns the callback URL the client is redirected to.
+   */
+  async function approve(authorizationUrl: URL, agentName: string): Promise<URL> {
+    const jar = new CookieJar();
+    const get = async (url: string) => {
+      const res = await fetch(new URL(url, plaza.url), { redirect: 'manual', headers: { cookie: jar.header(), accept: 'text/html' } });
+      jar.take(res);
+      return res;
+    };
+    const toConsent = await get(authorizationUrl.href);
+    expect(toConsent.status).toBe(303);
+    const consentPath = toConsent.headers.get('location')!;
+    expect(consentPath).toMatch(/^\/connect\/[\w-]+$/);
+    // Not signed in: sent to sign in, and back here afterwards.
+    const signIn = await get(consentPath);
+    expect(signIn.status).toBe(303);
+    expect(signIn.headers.get('location')).toBe(`/account?next=${encodeURIComponent(consentPath)}`);
+    jar.set('plaza_session', session.token);
+    const page = await get(consentPath);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const text = await page.text();
+    expect(text).toContain('127.0.0.1:49999');
+    const post = await fetch(new URL(consentPath, plaza.url), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: plaza.url, accept: 'text/html' },
+      body: new URLSearchParams({ csrf_token: session.csrfToken, decision: 'approve', agent: 'new', display_name: agentName, owner_context: 'oauth-test' }).toString(),
+    });
+    jar.take(post);
+    expect(post.status).toBe(303);
+    let next = post.headers.get('location')!;
+    for (let hop = 0; hop < 5 && !next.startsWith(REDIRECT); hop++) {
+      const res = await get(next);
+      expect([302, 303]).toContain(res.status);
+      next = res.headers.get('location')!;
+    }
+    expect(next.startsWith(REDIRECT)).toBe(true);
+    return new URL(next);
+  }
+
+  /** Connects with the provider's tokens when it has them; with none, runs the whole flow first. */
+  async function connect(provider: MemoryOAuthProvider, path: string, agentName: string): Promise<Client> {
+    const url = new URL(`${plaza.url}${path}`);
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    const client = new Client({ name: 'oauth-test', version: '1' });
+    if (!provider.saved) {
+      await expect(client.connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+      expect(provider.authorizationUrl).toBeDefined();
+      const callback = await approve(provider.authorizationUrl!, agentName);
+      expect(callback.searchParams.get('iss')).toBe(plaza.config.publicBaseUrl);
+      await first.finishAuth(callback.searchParams);
+      expect((provider.tokens() as StoredOAuthTokens | undefined)?.access_token).toBeTruthy();
+    }
+    const connected = new Client({ name: 'oauth-test', version: '1' });
+    await connected.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+    return connected;
+  }
+
+  async function agentsOfAccount(): Promise<Array<{ id: string; agin_id: string; display_name: string; status: string }>> {
+    const res = await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${apiKey}` } });
+    return ((await res.json()) as { data: { agents: Array<{ id: string; agin_id: string; display_name: string; status: string }> } }).data.agents;
+  }
+
+  it('answers an MCP request without a token 401 naming the Protected Resource Metadata, which names Plaza as authorization server', async () => {
+    const res = await fetch(`${plaza.url}/mcp/p/echoes`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect(res.status).toBe(401);
+    const metadataUrl = `${plaza.url}/.well-known/oauth-protected-resource/mcp/p/echoes`;
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer realm="plaza", resource_metadata="${metadataUrl}"`);
+    const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
+    expect(metadata).toMatchObject({ resource: `${plaza.url}/mcp/p/echoes`, authorization_servers: [plaza.url], scopes_supported: ['mcp'] });
+    const as = (await (await fetch(`${plaza.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    expect(as).toMatchObject({ issuer: plaza.url, code_challenge_methods_supported: ['S256'], authorization_response_iss_parameter_supported: true, client_id_metadata_document_supported: true, response_types_supported: ['code'] });
+    expect(as['registration_endpoint']).toBe(`${plaza.url}/oauth/register`);
+  });
+
+  it('signs a client in by its metadata document: it calls a provider as a new agent, which the provider sees and the receipt names', async () => {
+    const provider = new MemoryOAuthProvider(`${cimd.url}/client.json`);
+    const client = await connect(provider, '/mcp/p/echoes', 'CIMD agent');
+    expect(provider.info?.client_id).toBe(`${cimd.url}/client.json`);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+    const result = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+    await client.close();
+    const agent = (await agentsOfAccount()).find((a) => a.display_name === 'CIMD agent');
+    expect(agent).toMatchObject({ status: 'active' });
+    const platform = (result._meta as { platform: { agin_id: string; call_id: string } }).platform;
+    expect(platform.agin_id).toBe(agent!.agin_id);
+    const seen = upstream.seen.filter((s) => s.body?.method === 'tools/call').at(-1);
+    expect(seen?.body.params._meta.platform).toMatchObject({ agin_id: agent!.agin_id, display_name: 'CIMD agent', owner_context: 'oauth-test' });
+    const receipt = (await (await fetch(`${plaza.url}/api/receipts/${platform.call_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { data: { receipt: Record<string, unknown> } };
+    expect(receipt.data.receipt).toMatchObject({ agin_id: agent!.agin_id, tool: 'echo', provider: 'echoes', status: 'ok' });
+  });
+
+  it('registers an older client by DCR; its token works on /mcp only, refreshes, and dies with its agent', async () => {
+    const provider = new MemoryOAuthProvider();
+    const client = await connect(provider, '/mcp', 'DCR agent');
+    expect(provider.info?.client_id).toBeTruthy();
+    expect(provider.info?.client_id).not.toContain('https://');
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echoes__echo');
+    await client.close();
+    const access = provider.saved!.access_token;
+    const refresh = provider.saved!.refresh_token!;
+    expect(refresh).toBeTruthy();
+
+    // Bound to /mcp: refused on a provider's endpoint.
+    const elsewhere = await fetch(`${plaza.url}/mcp/p/echoes`, { method: 'POST', headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.headers.get('www-authenticate')).toContain('error="invalid_token"');
+
+    // Refresh: a new pair, the old refresh token spent.
+    const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: refresh, client_id: provider.info!.client_id });
+    expect(refreshed.status).toBe(200);
+    const pair = refreshed.body as { access_token: string; refresh_token: string };
+    expect(pair.refresh_token).not.toBe(refresh);
+    provider.saved = { ...provider.saved!, access_token: pair.access_token, refresh_token: pair.refresh_token };
+    const again = await connect(provider, '/mcp', 'DCR agent');
+    await again.close();
+
+    // Revoking the agent ends both tokens.
+    const agent = (await agentsOfAccount()).find((a) => a.display_name === 'DCR agent')!;
+    const revoked = await fetch(`${plaza.url}/api/agents/${agent.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+    expect(revoked.status).toBe(200);
+    const refused = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${pair.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect(refused.status).toBe(401);
+    const noRefresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: pair.refresh_token, client_id: provider.info!.client_id });
+    expect(noRefresh.status).toBe(400);
+    expect(noRefresh.body).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  async function tokenRequest(params: Record<string, string>): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(`${plaza.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+    return { status: res.status, body: await res.json() };
+  }
+});
