@@ -7,6 +7,7 @@ import type { Clock } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
 import { type AuthorizationServer, createAccessTokenVerifier, createAuthorizationServer, createGatewayResources, type GatewayResources } from '../oauth/index.ts';
+import { oauthErrorPage } from '../pages/index.ts';
 
 /** The authorization server wired to Plaza: its storage, keys, guarded fetch, and the agent service's view of its tokens. */
 export interface OAuthServer {
@@ -44,6 +45,7 @@ export function createOAuthServer(deps: { config: Config; db: Database; clock: C
     cimdMaxBytes: config.oauth.cimdMaxBytes,
     accessTokenTtlS: config.oauth.accessTokenTtlS,
     behindProxy: config.trustProxy !== false,
+    errorPage: oauthErrorPage,
     log: deps.log,
   });
   const verifier = createAccessTokenVerifier(server, resources);

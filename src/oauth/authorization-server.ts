@@ -33,6 +33,8 @@ export interface AuthorizationServerOptions {
   cimdMaxBytes: number;
   /** Access token lifetime in seconds. */
   accessTokenTtlS: number;
+  /** The HTML of the page shown when the browser cannot be sent back to the client. */
+  errorPage: (request: { acceptLanguage: string | undefined; cookie: string | undefined }, out: { error?: string; error_description?: string }) => string;
   /** Express's `trust proxy` is on: X-Forwarded-Proto/Host are believed. */
   behindProxy: boolean;
   log: Logger;
@@ -139,10 +141,23 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
         return options.fetch(url instanceof Request ? url.url : url, rest);
       },
       fetchResponseBodyLimits: { 'client_id metadata document': options.cimdMaxBytes },
+      renderError: (ctx, out) => {
+        ctx.type = 'html';
+        ctx.set('Cache-Control', 'no-store');
+        ctx.set('Content-Security-Policy', "default-src 'self'; frame-ancestors 'none'; form-action 'none'; object-src 'none'; base-uri 'none'");
+        ctx.body = options.errorPage({ acceptLanguage: ctx.get('accept-language') || undefined, cookie: ctx.get('cookie') || undefined }, out as { error?: string; error_description?: string });
+      },
     };
     const provider = new Provider(issuer, configuration);
     provider.proxy = options.behindProxy;
     provider.on('server_error', (_ctx: KoaContextWithOIDC, error: Error) => options.log.error({ err: error }, 'oauth: server error'));
+    // What the client is told is generic ("metadata document fetch failed"); the operator's log
+    // says why (too large, too slow, a private address), which the provider keeps as the cause.
+    const refused = (what: string) => (_ctx: KoaContextWithOIDC, error: Error & { error_description?: string }) =>
+      options.log.info({ oauthError: error.message, description: error.error_description, cause: causeText(error.cause) }, `oauth: ${what} refused`);
+    provider.on('authorization.error', refused('authorization'));
+    provider.on('grant.error', refused('token request'));
+    provider.on('registration_create.error', refused('registration'));
     return provider;
   }
 
@@ -160,4 +175,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       await callback(req, res);
     },
   };
+}
+
+/** The message of an error's cause chain (a fetch failure's SsrfError, a timeout), for the log. */
+function causeText(cause: unknown): string | undefined {
+  const parts: string[] = [];
+  for (let c = cause, depth = 0; c instanceof Error && depth < 4; c = c.cause, depth++) parts.push(c.message);
+  return parts.length > 0 ? parts.join(': ') : undefined;
 }

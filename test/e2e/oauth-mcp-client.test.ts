@@ -19,6 +19,7 @@ import { systemClock } from '../../src/kernel/index.ts';
 import { createTestTls } from '../support/agpk.ts';
 import { freePort } from '../support/cli.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import { approveInBrowser } from '../support/oauth.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { trustCa } from '../support/sources.ts';
 
@@ -60,27 +61,6 @@ class MemoryOAuthProvider implements OAuthClientProvider {
   }
   codeVerifier() {
     return this.verifier;
-  }
-}
-
-/** A browser's cookies for one site, enough for the authorization and consent redirects. */
-class CookieJar {
-  private readonly cookies = new Map<string, string>();
-  header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-  set(name: string, value: string): void {
-    this.cookies.set(name, value);
-  }
-  take(res: Response): void {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const at = pair!.indexOf('=');
-      const name = pair!.slice(0, at).trim();
-      const value = pair!.slice(at + 1).trim();
-      if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
   }
 }
 
@@ -140,50 +120,6 @@ describe('MCP authorization with the SDK v2 client', () => {
     untrust?.();
   });
 
-  /**
-   * What the user does in the browser: opens the authorization URL, is sent to sign in when the
-   * browser holds no session, and on the consent page creates an agent named `agentName` and allows.
-   * Returns the callback URL the client is redirected to.
-   */
-  async function approve(authorizationUrl: URL, agentName: string): Promise<URL> {
-    const jar = new CookieJar();
-    const get = async (url: string) => {
-      const res = await fetch(new URL(url, plaza.url), { redirect: 'manual', headers: { cookie: jar.header(), accept: 'text/html' } });
-      jar.take(res);
-      return res;
-    };
-    const toConsent = await get(authorizationUrl.href);
-    expect(toConsent.status).toBe(303);
-    const consentPath = toConsent.headers.get('location')!;
-    expect(consentPath).toMatch(/^\/connect\/[\w-]+$/);
-    // Not signed in: sent to sign in, and back here afterwards.
-    const signIn = await get(consentPath);
-    expect(signIn.status).toBe(303);
-    expect(signIn.headers.get('location')).toBe(`/account?next=${encodeURIComponent(consentPath)}`);
-    jar.set('plaza_session', session.token);
-    const page = await get(consentPath);
-    expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
-    const text = await page.text();
-    expect(text).toContain('127.0.0.1:49999');
-    const post = await fetch(new URL(consentPath, plaza.url), {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: plaza.url, accept: 'text/html' },
-      body: new URLSearchParams({ csrf_token: session.csrfToken, decision: 'approve', agent: 'new', display_name: agentName, owner_context: 'oauth-test' }).toString(),
-    });
-    jar.take(post);
-    expect(post.status).toBe(303);
-    let next = post.headers.get('location')!;
-    for (let hop = 0; hop < 5 && !next.startsWith(REDIRECT); hop++) {
-      const res = await get(next);
-      expect([302, 303]).toContain(res.status);
-      next = res.headers.get('location')!;
-    }
-    expect(next.startsWith(REDIRECT)).toBe(true);
-    return new URL(next);
-  }
-
   /** Connects with the provider's tokens when it has them; with none, runs the whole flow first. */
   async function connect(provider: MemoryOAuthProvider, path: string, agentName: string): Promise<Client> {
     const url = new URL(`${plaza.url}${path}`);
@@ -192,7 +128,7 @@ describe('MCP authorization with the SDK v2 client', () => {
     if (!provider.saved) {
       await expect(client.connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
       expect(provider.authorizationUrl).toBeDefined();
-      const callback = await approve(provider.authorizationUrl!, agentName);
+      const callback = await approveInBrowser(plaza.url, provider.authorizationUrl!, REDIRECT, { session, agent: 'new', displayName: agentName, ownerContext: 'oauth-test' });
       expect(callback.searchParams.get('iss')).toBe(plaza.config.publicBaseUrl);
       await first.finishAuth(callback.searchParams);
       expect((provider.tokens() as StoredOAuthTokens | undefined)?.access_token).toBeTruthy();
@@ -217,6 +153,36 @@ describe('MCP authorization with the SDK v2 client', () => {
     const as = (await (await fetch(`${plaza.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
     expect(as).toMatchObject({ issuer: plaza.url, code_challenge_methods_supported: ['S256'], authorization_response_iss_parameter_supported: true, client_id_metadata_document_supported: true, response_types_supported: ['code'] });
     expect(as['registration_endpoint']).toBe(`${plaza.url}/oauth/register`);
+  });
+
+  it('shows the consent page only to a signed-in holder, unframeable, naming the client, where the answer goes, the endpoint and scopes', async () => {
+    const provider = new MemoryOAuthProvider(`${cimd.url}/client.json`);
+    const client = new Client({ name: 'oauth-test', version: '1' });
+    await expect(client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedError);
+    const toConsent = await fetch(provider.authorizationUrl!, { redirect: 'manual' });
+    const cookies = toConsent.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const consentPath = toConsent.headers.get('location')!;
+    const page = await fetch(new URL(consentPath, plaza.url), { headers: { cookie: `${cookies}; plaza_session=${session.token}`, 'accept-language': 'zh-CN' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    const text = await page.text();
+    expect(text).toContain('<html lang="zh-CN">');
+    expect(text).toContain('CIMD test client');
+    expect(text).toContain(`位于 ${new URL(cimd.url).host} 的元数据文档`);
+    expect(text).toContain('<code>127.0.0.1:49999</code>');
+    expect(text).toContain(`<code>${plaza.url}/mcp</code>`);
+    // Another site's post, or one without the session's CSRF token, is refused.
+    for (const [origin, csrf] of [['https://evil.example', session.csrfToken], [plaza.url, 'wrong']]) {
+      const post = await fetch(new URL(consentPath, plaza.url), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: `${cookies}; plaza_session=${session.token}`, 'content-type': 'application/x-www-form-urlencoded', origin: origin! },
+        body: new URLSearchParams({ csrf_token: csrf!, decision: 'approve', agent: 'new', display_name: 'Forged' }).toString(),
+      });
+      expect(post.status).toBe(403);
+    }
+    expect((await agentsOfAccount()).map((a) => a.display_name)).not.toContain('Forged');
   });
 
   it('signs a client in by its metadata document: it calls a provider as a new agent, which the provider sees and the receipt names', async () => {
