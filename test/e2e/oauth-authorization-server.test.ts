@@ -218,3 +218,22 @@ describe('the authorization server, checked by oauth4webapi', () => {
     }
   });
 });
+
+describe('PLAZA_OAUTH=0', () => {
+  let plaza: TestPlaza;
+  beforeAll(async () => {
+    plaza = await startTestPlaza('pglite', { env: { PLAZA_OAUTH: '0', PLAZA_BACKGROUND: '0' } });
+  }, 60_000);
+  afterAll(async () => {
+    await plaza?.close();
+  });
+
+  it('offers no OAuth: the 401 names no metadata, and the OAuth routes are not there', async () => {
+    const res = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="plaza"');
+    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/oauth/register', '/connect/x']) {
+      expect((await fetch(`${plaza.url}${path}`)).status, path).toBe(404);
+    }
+  });
+});
