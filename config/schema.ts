@@ -181,6 +181,8 @@ export const EnvSchema = z.object({
     .describe('largest Client ID Metadata Document Plaza reads from a client\'s `client_id` URL (larger: the client is refused)'),
   PLAZA_OAUTH_CIMD_TIMEOUT_MS: int(100, 30_000).default(2_500)
     .describe('longest Plaza waits for a Client ID Metadata Document (connect, headers and body)'),
+  PLAZA_RATE_LIMIT_OAUTH_PER_MIN: int(1, 1_000_000).default(60)
+    .describe('OAuth client registrations and authorization requests (each of which may fetch a client metadata document) per client address per minute; the token endpoint is not counted'),
 });
 
 /**
@@ -299,6 +301,8 @@ export interface Config {
     /** PLAZA_OAUTH_CIMD_MAX_BYTES and PLAZA_OAUTH_CIMD_TIMEOUT_MS: bounds of a client metadata document fetch. */
     cimdMaxBytes: number;
     cimdTimeoutMs: number;
+    /** PLAZA_RATE_LIMIT_OAUTH_PER_MIN: registrations and authorization requests per client address per minute. */
+    requestsPerMinute: number;
   };
   receipts: {
     /** RECEIPTS_DURABILITY: `sync` answers after the receipt is committed (or spooled); `async` at once. */

@@ -18,7 +18,7 @@ import { type Logger, requestLogger } from '../log/index.ts';
 import { createMarketplace, createProbeHostBudget, type Marketplace } from '../marketplace/index.ts';
 import { buildOpenApiDocument, openApiRoutes } from '../openapi/index.ts';
 import { consentRoutes, pageFormRoutes, pageRoutes } from '../pages/index.ts';
-import { createRateLimiter, createRedisClient } from '../rate-limit/index.ts';
+import { createRateLimiter, createRedisClient, rateLimit } from '../rate-limit/index.ts';
 import { accountRoutes } from '../routes/account.ts';
 import { agentRoutes } from '../routes/agents.ts';
 import { agpkContractRoutes } from '../routes/agpk-contract.ts';
@@ -134,7 +134,8 @@ export function createPlaza(deps: AppDeps): Plaza {
   });
   if (oauth) {
     // Before the JSON body reader: the provider and the consent form read their own bodies.
-    app.use(oauthRoutes({ issuer: config.publicBaseUrl, resources: oauth.resources, handle: oauth.server.handle }));
+    const limit = rateLimit(createRateLimiter({ policy: { name: 'oauth', limit: config.oauth.requestsPerMinute, windowSeconds: 60 }, redis, keyPrefix: config.rateLimits.keyPrefix, log }), { trustProxy: config.trustProxy !== false });
+    app.use(oauthRoutes({ issuer: config.publicBaseUrl, resources: oauth.resources, handle: oauth.server.handle, limit }));
     app.use(consentRoutes({ provider: oauth.server.provider, agents, sessions: selfService.sessions, sessionCookie: cookieNames(https).session, siteOrigin: new URL(config.publicBaseUrl).origin, defaultResource: oauth.resources.resourceOf({}) }));
   }
   const emailSignIn = { signIn: selfService.signIn, startSession: (res: express.Response, session: NewSession) => setSessionCookies(res, session, https), siteOrigin: new URL(config.publicBaseUrl).origin };

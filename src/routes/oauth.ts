@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { type Response, Router } from 'express';
+import { type NextFunction, type Request, type Response, Router } from 'express';
 
 import type { GatewayResources } from '../oauth/index.ts';
 import { MCP_SCOPE } from '../oauth/index.ts';
 
 /** The paths the authorization server (oidc-provider) answers itself. */
 const PROVIDER_PATH = /^\/(?:oauth\/|\.well-known\/openid-configuration(?:[?]|$))/;
+
+/** Registrations and authorization requests: each may make Plaza fetch a client's metadata document, or store a client. */
+const COUNTED_PATH = /^\/oauth\/(?:register|authorize)(?:[/?]|$)/;
 
 /**
  * MCP authorization's HTTP surface: Protected Resource Metadata (RFC 9728) for `/mcp` and each
@@ -18,6 +21,8 @@ export function oauthRoutes(deps: {
   issuer: string;
   resources: GatewayResources;
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** The per-client limit of registrations and authorization requests (429 past it). */
+  limit: (req: Request, res: Response, next: NextFunction) => Promise<void>;
 }): Router {
   const router = Router();
   const metadata = (resource: string) => ({
@@ -46,6 +51,7 @@ export function oauthRoutes(deps: {
   });
   router.use(async (req, res, next) => {
     if (!PROVIDER_PATH.test(req.url)) return next();
+    if (COUNTED_PATH.test(req.url)) await deps.limit(req, res, () => undefined);
     await deps.handle(req, res);
   });
   return router;

@@ -219,13 +219,30 @@ describe('the authorization server, checked by oauth4webapi', () => {
   });
 });
 
-describe('PLAZA_OAUTH=0', () => {
+describe('PLAZA_OAUTH=0, and the OAuth request limit', () => {
   let plaza: TestPlaza;
+  let limited: TestPlaza;
   beforeAll(async () => {
-    plaza = await startTestPlaza('pglite', { env: { PLAZA_OAUTH: '0', PLAZA_BACKGROUND: '0' } });
+    [plaza, limited] = await Promise.all([
+      startTestPlaza('pglite', { env: { PLAZA_OAUTH: '0', PLAZA_BACKGROUND: '0' } }),
+      startTestPlaza('pglite', { env: { PLAZA_RATE_LIMIT_OAUTH_PER_MIN: '2', PLAZA_BACKGROUND: '0' } }),
+    ]);
   }, 60_000);
   afterAll(async () => {
-    await plaza?.close();
+    await Promise.all([plaza?.close(), limited?.close()]);
+  });
+
+  it('answers a client address past PLAZA_RATE_LIMIT_OAUTH_PER_MIN registrations and authorization requests 429, and never counts the token endpoint', async () => {
+    const register = () => fetch(`${limited.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', application_type: 'native' }) });
+    expect((await register()).status).toBe(201);
+    expect((await fetch(`${limited.url}/oauth/authorize?client_id=x`, { redirect: 'manual' })).status).toBe(400);
+    const third = await register();
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    for (let i = 0; i < 3; i++) {
+      const token = await fetch(`${limited.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&refresh_token=nope&client_id=nope' });
+      expect(token.status).not.toBe(429);
+    }
   });
 
   it('offers no OAuth: the 401 names no metadata, and the OAuth routes are not there', async () => {
