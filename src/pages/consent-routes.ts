@@ -71,7 +71,8 @@ export function consentRoutes(deps: ConsentDeps): Router {
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Content-Security-Policy', consentCsp(redirectOrigin));
     res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Referrer-Policy', 'no-referrer');
+    // Not no-referrer: with it a browser posts the form with `Origin: null`, which the post refuses.
+    res.setHeader('Referrer-Policy', 'same-origin');
     res.send(layout({ locale, copy, section: 'account', title, path: req.path, body }).value);
   }
 
