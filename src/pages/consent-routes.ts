@@ -98,7 +98,6 @@ export function consentRoutes(deps: ConsentDeps): Router {
   async function view(provider: Provider, details: Awaited<ReturnType<Provider['interactionDetails']>>, session: SessionPrincipal, extra: Pick<ConsentView, 'error' | 'values'>): Promise<ConsentView> {
     const params = details.params as Record<string, unknown>;
     const client = await provider.Client.find(String(params['client_id']));
-    const resource = typeof params['resource'] === 'string' ? params['resource'] : deps.defaultResource;
     const logo = client?.['logoUri'];
     return {
       uid: details.uid,
@@ -110,11 +109,18 @@ export function consentRoutes(deps: ConsentDeps): Router {
         documentHost: (client as { clientIdMetadataDocument?: boolean } | undefined)?.clientIdMetadataDocument ? new URL(String(params['client_id'])).host : undefined,
       },
       redirectHost: URL.canParse(String(params['redirect_uri'])) ? new URL(String(params['redirect_uri'])).host : '',
-      resource,
+      resource: requestedResources(params).join(' '),
       scopes: typeof params['scope'] === 'string' ? params['scope'].split(' ').filter(Boolean) : [],
       agents: await deps.agents.list(session.accountId),
       ...extra,
     };
+  }
+
+  /** The resources the request names (RFC 8707 allows several), or the default one. */
+  function requestedResources(params: Record<string, unknown>): string[] {
+    const named = params['resource'];
+    const list = (Array.isArray(named) ? named : [named]).filter((r): r is string => typeof r === 'string' && r !== '');
+    return list.length > 0 ? list : [deps.defaultResource];
   }
 
   router.get('/connect/:uid', async (req, res) => {
@@ -177,13 +183,12 @@ export function consentRoutes(deps: ConsentDeps): Router {
     }
     const params = details.params as Record<string, unknown>;
     const clientId = String(params['client_id']);
-    const resource = typeof params['resource'] === 'string' ? params['resource'] : deps.defaultResource;
     const requested = new Set(typeof params['scope'] === 'string' ? params['scope'].split(' ') : []);
     const grant = new provider.Grant({ accountId: agentId, clientId });
     // `mcp` is granted on the resource, and as a provider scope too (see the provider's `scopes`).
     const oidcScopes = ['openid', 'offline_access', 'mcp'].filter((s) => requested.has(s));
     if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
-    grant.addResourceScope(resource, 'mcp');
+    for (const resource of requestedResources(params)) grant.addResourceScope(resource, 'mcp');
     const grantId = await grant.save();
     await provider.interactionFinished(req, res, { login: { accountId: agentId }, consent: { grantId } }, { mergeWithLastSubmission: false });
   });

@@ -74,7 +74,7 @@ describe('the authorization server, checked by oauth4webapi', () => {
   });
 
   /** An authorization request of `client` (PKCE S256, state) the holder approves as a new agent; returns the callback and verifier. */
-  async function authorize(options: { resource?: string; redirectUri?: string; clientId?: string } = {}): Promise<{ callback: URL; verifier: string; state: string }> {
+  async function authorize(options: { resource?: string | string[]; redirectUri?: string; clientId?: string } = {}): Promise<{ callback: URL; verifier: string; state: string }> {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(as.authorization_endpoint!);
@@ -86,8 +86,8 @@ describe('the authorization server, checked by oauth4webapi', () => {
       state,
       code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
-      resource: options.resource ?? `${plaza.url}/mcp`,
     }).toString();
+    for (const resource of [options.resource ?? `${plaza.url}/mcp`].flat()) url.searchParams.append('resource', resource);
     const callback = await approveInBrowser(plaza.url, url, options.redirectUri ?? REDIRECT, { session, agent: 'new', displayName: 'Strict agent' });
     return { callback, verifier, state };
   }
@@ -157,6 +157,16 @@ describe('the authorization server, checked by oauth4webapi', () => {
     const refused = await fetch(url, { redirect: 'manual' });
     expect(refused.status).toBe(303);
     expect(new URL(refused.headers.get('location')!).searchParams.get('error')).toBe('invalid_target');
+  });
+
+  it('grants each resource a request names (RFC 8707 allows several); a token is then asked for one of them', async () => {
+    const [alpha, beta] = [`${plaza.url}/mcp/p/alpha`, `${plaza.url}/mcp/p/beta`];
+    const { callback, verifier, state } = await authorize({ resource: [alpha, beta] });
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await redeem(callback, verifier, state, beta));
+    const onBeta = await gateway('/mcp/p/beta', tokens.access_token);
+    // Past the credential check: the provider is not listed (404), not a refused token (401).
+    expect(onBeta.status).toBe(404);
+    expect((await gateway('/mcp/p/alpha', tokens.access_token)).status).toBe(401);
   });
 
   it('refuses an expired access token', async () => {

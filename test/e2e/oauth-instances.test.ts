@@ -4,13 +4,15 @@
  * consent, token) crosses both instances and works, since its records live in the database and the
  * cookie keys derive from the secret the instances share; the token works on both; revoking the
  * agent on one ends the token on the other within 5 s. A token granted without the `mcp` scope is
- * answered 403 insufficient_scope, naming the scope to ask for.
+ * answered 403 insufficient_scope, naming the scope to ask for. Runs on PGlite and, when
+ * TEST_DATABASE_URL is set, PostgreSQL (with TEST_REDIS_URL's Redis when set).
  */
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService, createSessionService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { BACKENDS } from '../support/databases.ts';
 import { approveInBrowser } from '../support/oauth.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from '../support/round-robin-proxy.ts';
@@ -18,7 +20,7 @@ import { type RoundRobinProxy, startRoundRobinProxy } from '../support/round-rob
 const REDIRECT = 'http://127.0.0.1:49997/cb';
 const insecure = { [oauth.allowInsecureRequests]: true };
 
-describe('MCP authorization on two instances behind a balancer', () => {
+describe.each(BACKENDS)('MCP authorization on two instances behind a balancer, on %s', (backend) => {
   const backends: string[] = [];
   let proxy: RoundRobinProxy;
   let a: TestPlaza;
@@ -30,9 +32,11 @@ describe('MCP authorization on two instances behind a balancer', () => {
 
   beforeAll(async () => {
     proxy = await startRoundRobinProxy(backends);
-    const env = { PUBLIC_BASE_URL: proxy.url, PLAZA_BACKGROUND: '0' };
-    a = await startTestPlaza('pglite', { env });
-    b = await startTestPlaza('pglite', { env, db: a.db });
+    // With PostgreSQL, Redis too when there is one (shared limits), as in production.
+    const redis: Record<string, string> = backend === 'postgres' && process.env['TEST_REDIS_URL'] ? { REDIS_URL: process.env['TEST_REDIS_URL'] } : {};
+    const env = { PUBLIC_BASE_URL: proxy.url, PLAZA_BACKGROUND: '0', ...redis };
+    a = await startTestPlaza(backend, { env });
+    b = await startTestPlaza(backend, { env, db: a.db });
     backends.push(a.url, b.url);
     const account = await createAccountService({ prisma: a.db.prisma, clock: systemClock }).createAccount({ email: 'two@example.com' });
     apiKey = account.apiKey;
