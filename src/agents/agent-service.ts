@@ -127,6 +127,11 @@ export interface AgentService extends AgentAuthenticator {
   rotateToken(accountId: string, agentId: string): Promise<{ agent: AgentView; token: string }>;
   /** Revokes an agent of the account and all its credentials, OAuth grants and tokens included. */
   revoke(accountId: string, agentId: string): Promise<AgentView>;
+  /**
+   * Drops this instance's cached credential checks of the agent, after one of its credentials was
+   * ended elsewhere (an OAuth client disconnected): other instances let go within the cache's TTL.
+   */
+  forget(agentId: string): void;
 }
 
 type AgentRow = {
@@ -251,6 +256,8 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       forget(agentId);
       return toView(updated);
     },
+
+    forget,
 
     resourceMetadataUrl: options.accessTokens ? (endpoint) => options.accessTokens?.resourceMetadataUrl(endpoint) : undefined,
 

@@ -157,7 +157,7 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(agpkContractRoutes({ dir: AGPK_CONTRACT_DIR }));
   app.use(accountRoutes({ accounts }));
   app.use(jwksRoutes({ keys }));
-  app.use(agentRoutes({ agents, verify, session: { sessions: selfService.sessions, https }, writesPerMinute: config.agents.writesPerMinute, trustProxy: config.trustProxy !== false, redis, keyPrefix: config.rateLimits.keyPrefix, log }));
+  app.use(agentRoutes({ agents, verify, session: { sessions: selfService.sessions, https }, writesPerMinute: config.agents.writesPerMinute, trustProxy: config.trustProxy !== false, redis, keyPrefix: config.rateLimits.keyPrefix, log, clients: oauth?.clients }));
 
   app.use(
     marketplaceRoutes({

@@ -6,7 +6,7 @@ import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
-import { type AuthorizationServer, createAccessTokenVerifier, createAuthorizationServer, createGatewayResources, type GatewayResources } from '../oauth/index.ts';
+import { type AuthorizationServer, type ConnectedClients, createAccessTokenVerifier, createAuthorizationServer, createConnectedClients, createGatewayResources, type GatewayResources } from '../oauth/index.ts';
 import { oauthErrorPage } from '../pages/index.ts';
 
 /** The authorization server wired to Plaza: its storage, keys, guarded fetch, and the agent service's view of its tokens. */
@@ -14,6 +14,8 @@ export interface OAuthServer {
   server: AuthorizationServer;
   resources: GatewayResources;
   accessTokens: AgentAccessTokens;
+  /** The clients connected to each agent, for the Account page. */
+  clients: ConnectedClients;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export function createOAuthServer(deps: { config: Config; db: Database; clock: C
     server,
     resources,
     accessTokens: { looksLikeAccessToken: verifier.looksLikeAccessToken, verify: verifier.verify, resourceMetadataUrl: (endpoint) => resources.metadataUrlOf(endpoint) },
+    clients: createConnectedClients({ prisma: db.prisma, clock }),
     close: () => guarded.close(),
   };
 }

@@ -4,7 +4,7 @@
  * through the link a real SMTP server receives, comes back to the consent page (no serious axe
  * violations), creates an agent and allows; the redirect reaches the client's loopback address
  * (through the page's CSP), the client redeems the code and calls the provider, which sees the new
- * agent's AGIN card.
+ * agent's AGIN card. The Account page then lists the client under the agent; Disconnect ends its token.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -132,8 +132,6 @@ describeWithBrowser('MCP client sign-in in the browser', () => {
     await page.getByRole('button', { name: 'Allow' }).click();
     for (let i = 0; i < 100 && !callback; i++) await new Promise((r) => setTimeout(r, 50));
     expect(callback?.searchParams.get('code')).toBeTruthy();
-    expect(errors).toEqual([]);
-    await context.close();
     await new Promise<void>((resolve) => listener.close(() => resolve()));
 
     await first.finishAuth(callback!.searchParams);
@@ -144,5 +142,20 @@ describeWithBrowser('MCP client sign-in in the browser', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'echo: from the browser flow' }]);
     const seen = upstream.seen.filter((s) => s.body?.method === 'tools/call').at(-1);
     expect(seen?.body.params._meta.platform).toMatchObject({ display_name: 'Laptop assistant', owner_context: 'lee-at-home' });
+
+    // The Account page lists the client under the agent, and Disconnect ends its tokens.
+    await page.goto(`${plaza.url}/account`);
+    const connected = page.locator('#agent-list .connected-clients li').first();
+    await connected.waitFor();
+    await expect(connected.textContent()).resolves.toContain('Connected: Browser test client');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Disconnect Browser test client from Laptop assistant' }).click();
+    await page.locator('#account-message', { hasText: 'Browser test client is disconnected' }).waitFor();
+    await page.locator('#agent-list .connected-clients').waitFor({ state: 'detached' });
+    expect(errors).toEqual([]);
+    await context.close();
+    const refused = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${provider.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const status = refused.status;
+    expect(status).toBe(401);
   });
 });

@@ -202,6 +202,33 @@ describe('MCP authorization with the SDK v2 client', () => {
     expect(receipt.data.receipt).toMatchObject({ agin_id: agent!.agin_id, tool: 'echo', provider: 'echoes', status: 'ok' });
   });
 
+  it('lists an agent\'s connected clients to its account only, and "disconnect" ends the client\'s tokens', async () => {
+    const provider = new MemoryOAuthProvider(`${cimd.url}/client.json`);
+    const client = await connect(provider, '/mcp', 'Disconnect agent');
+    await client.close();
+    const agent = (await agentsOfAccount()).find((a) => a.display_name === 'Disconnect agent')!;
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const listed = (await (await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, { headers: auth })).json()) as { data: { clients: Array<Record<string, unknown>> } };
+    expect(listed.data.clients).toEqual([expect.objectContaining({ client_id: `${cimd.url}/client.json`, identified_by: 'document', resources: [`${plaza.url}/mcp`] })]);
+    const grantId = listed.data.clients[0]!['grant_id'] as string;
+
+    const other = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'other@example.com' });
+    const foreign = await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, { headers: { authorization: `Bearer ${other.apiKey}` } });
+    expect(foreign.status).toBe(404);
+    const foreignDisconnect = await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, { method: 'POST', headers: { authorization: `Bearer ${other.apiKey}` } });
+    expect(foreignDisconnect.status).toBe(404);
+
+    const disconnected = await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, { method: 'POST', headers: auth });
+    expect(disconnected.status).toBe(200);
+    // At once on this instance (its cached check is dropped), on the others within the cache's 2 s.
+    const refused = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${provider.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect(refused.status).toBe(401);
+    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.info!.client_id })).status).toBe(400);
+    const after = (await (await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, { headers: auth })).json()) as { data: { clients: unknown[] } };
+    expect(after.data.clients).toEqual([]);
+    expect((await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, { method: 'POST', headers: auth })).status).toBe(404);
+  });
+
   it('registers an older client by DCR; its token works on /mcp only, refreshes, and dies with its agent', async () => {
     const provider = new MemoryOAuthProvider();
     const client = await connect(provider, '/mcp', 'DCR agent');

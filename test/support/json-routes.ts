@@ -20,6 +20,8 @@ export interface FuzzContext {
   agentToRevoke: string;
   /** An agent whose token the fuzzing may replace over and over (never revoked). */
   agentToRotate: string;
+  /** An OAuth grant of `agentToRotate` (a client approved on the consent page), for its disconnect route. */
+  grantToDisconnect: string;
   keyToDelete: string;
   callId: string;
   sourceId: string;
@@ -212,6 +214,24 @@ export const JSON_ROUTES: JsonRoute[] = [
     surface: 'token',
     kind: 'json',
     fuzz: () => ({ body: near({ display_name: text(150, 1), owner_context: text(250, 1) }, ['display_name']), good: { auth: 'api-key', body: '{"display_name":"Fuzz"}' }, bad: { auth: 'guest', body: '{"display_name":"Fuzz"}' } }),
+  },
+  {
+    method: 'GET',
+    path: '/api/agents/:id/clients',
+    surface: 'token',
+    kind: 'json',
+    fuzz: (ctx) => ({ params: { id: fc.constantFrom(ctx.agentToRotate, ctx.agentToRevoke, 'agt_nope') }, good: { auth: 'api-key', params: { id: ctx.agentToRotate } }, bad: { auth: 'guest', params: { id: ctx.agentToRotate } } }),
+  },
+  {
+    method: 'POST',
+    path: '/api/agents/:id/clients/:grant/disconnect',
+    surface: 'token',
+    kind: 'json',
+    fuzz: (ctx) => ({
+      params: { id: fc.constantFrom(ctx.agentToRotate, 'agt_nope'), grant: fc.constantFrom(ctx.grantToDisconnect, 'nope', '') },
+      good: { auth: 'session', params: { id: ctx.agentToRotate, grant: ctx.grantToDisconnect } },
+      bad: { auth: 'session-no-csrf', params: { id: ctx.agentToRotate, grant: ctx.grantToDisconnect } },
+    }),
   },
   {
     method: 'POST',

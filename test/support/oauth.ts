@@ -39,6 +39,8 @@ export interface Approval {
   ownerContext?: string;
   /** `approve` (default) or `deny`. */
   decision?: 'approve' | 'deny';
+  /** The Origin the consent form is posted from: PUBLIC_BASE_URL's (default: `plazaUrl`'s). */
+  origin?: string;
 }
 
 /**
@@ -68,7 +70,7 @@ export async function approveInBrowser(plazaUrl: string, authorizationUrl: URL, 
   const post = await fetch(new URL(consentPath, plazaUrl), {
     method: 'POST',
     redirect: 'manual',
-    headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: new URL(plazaUrl).origin, accept: 'text/html' },
+    headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: approval.origin ?? new URL(plazaUrl).origin, accept: 'text/html' },
     body: new URLSearchParams({
       csrf_token: approval.session.csrfToken,
       decision: approval.decision ?? 'approve',

@@ -173,9 +173,9 @@ const agentToken = document.getElementById('agent-token');
 async function loadAgents() {
   const res = await requestJson('GET', '/api/agents');
   if (!res.ok) return agentList.replaceChildren(el('li', {}, text.failed));
+  const agents = res.body.data.agents.filter((a) => !a.public);
   agentList.replaceChildren(
-    ...res.body.data.agents
-      .filter((a) => !a.public)
+    ...agents
       .map((a) =>
         el(
           'li',
@@ -185,9 +185,45 @@ async function loadAgents() {
           el('code', {}, a.agin_id),
           ` · ${a.agent_principal} · ${a.owner_context} · ${a.status} `,
           a.status === 'active' ? el('button', { type: 'button', class: 'link new-token', 'aria-label': fill(text.newAgentTokenFor, { name: a.display_name }) }, text.newAgentToken) : '',
+          a.status === 'active' ? el('ul', { class: 'connected-clients', 'aria-label': fill(text.connectedClientsOf, { name: a.display_name }) }) : '',
         ),
       ),
   );
+  await Promise.all(agents.filter((a) => a.status === 'active').map((a) => loadClients(a)));
+}
+
+/**
+ * The MCP clients signed in as an agent (OAuth grants), each with Disconnect. Absent when Plaza
+ * offers no OAuth (the route answers 404): then nothing is shown.
+ */
+async function loadClients(agent) {
+  const item = [...agentList.querySelectorAll('li[data-agent-id]')].find((li) => li.dataset.agentId === agent.id);
+  const list = item?.querySelector('ul.connected-clients');
+  if (!list) return;
+  const res = await requestJson('GET', `/api/agents/${encodeURIComponent(agent.id)}/clients`);
+  if (!res.ok) return list.remove();
+  list.replaceChildren(
+    ...res.body.data.clients.map((c) => {
+      const name = c.client_name || clientHost(c.client_id);
+      return el(
+        'li',
+        { 'data-grant-id': c.grant_id },
+        fill(text.connectedClient, { client: name, since: c.connected_at.slice(0, 10) }),
+        ' ',
+        el('button', { type: 'button', class: 'link disconnect', 'data-client': name, 'aria-label': fill(text.disconnectFor, { client: name, name: agent.display_name }) }, text.disconnect),
+      );
+    }),
+  );
+  if (list.children.length === 0) list.remove();
+}
+
+/** The host of a client id that is a metadata document URL, else the id itself. */
+function clientHost(clientId) {
+  try {
+    return new URL(clientId).host || clientId;
+  } catch {
+    return clientId;
+  }
 }
 
 /** Shows an agent's gateway token, which the server returns only in this answer. */
@@ -218,6 +254,18 @@ document.getElementById('agent-form').addEventListener('submit', async (event) =
   if (!res.ok) return say(message, refusal(res), 'error');
   name.value = '';
   showAgentToken(res.body.data.agent, res.body.data.token);
+  await loadAgents();
+});
+
+agentList.addEventListener('click', async (event) => {
+  const button = event.target.closest('button.disconnect');
+  if (!button) return;
+  const agentId = button.closest('li[data-agent-id]').dataset.agentId;
+  const grantId = button.closest('li[data-grant-id]').dataset.grantId;
+  say(message, '');
+  const res = await requestJson('POST', `/api/agents/${encodeURIComponent(agentId)}/clients/${encodeURIComponent(grantId)}/disconnect`, {}, { 'x-csrf-token': csrf });
+  if (!res.ok) return say(message, refusal(res), 'error');
+  say(message, fill(text.disconnected, { client: button.dataset.client }));
   await loadAgents();
 });
 
