@@ -1,5 +1,6 @@
 import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
+import { errors } from 'oidc-provider';
 
 import type { SessionPrincipal, SessionService } from '../accounts/index.ts';
 import type { AgentService } from '../agents/index.ts';
@@ -89,9 +90,10 @@ export function consentRoutes(deps: ConsentDeps): Router {
     try {
       const details = await provider.interactionDetails(req, res);
       return details.uid === uid ? { provider, details } : undefined;
-    } catch {
-      // No interaction cookie, or an expired interaction: oidc-provider's SessionNotFound.
-      return undefined;
+    } catch (error) {
+      // No interaction cookie, or an expired interaction; anything else (the database) is a 5xx.
+      if (error instanceof errors.SessionNotFound) return undefined;
+      throw error;
     }
   }
 
