@@ -14,10 +14,11 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService, createSessionService } from '../../src/accounts/index.ts';
+import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestTls } from '../support/agpk.ts';
 import { freePort } from '../support/cli.ts';
-import { approveInBrowser } from '../support/oauth.ts';
+import { approveInBrowser, CookieJar } from '../support/oauth.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { trustCa } from '../support/sources.ts';
 
@@ -118,6 +119,37 @@ describe('the authorization server, checked by oauth4webapi', () => {
     expect(tokens.expires_in).toBe(900);
     expect(tokens.scope).toBe('mcp');
     expect((await gateway('/mcp', tokens.access_token)).status).toBe(200);
+  });
+
+  it('on the consent page: refuses another account\'s agent and a card text the agent service refuses, in the page; a decline sends access_denied', async () => {
+    const other = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'someone-else@example.com' });
+    const foreignAgent = await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(other.account.id, { display_name: 'Not yours' });
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({ client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'mcp', state: 's1', code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), code_challenge_method: 'S256' }).toString();
+    const jar = new CookieJar();
+    const start = await fetch(url, { redirect: 'manual' });
+    jar.take(start);
+    const consent = new URL(start.headers.get('location')!, plaza.url);
+    jar.set('plaza_session', session.token);
+    const post = async (fields: Record<string, string>) => {
+      const res = await fetch(consent, { method: 'POST', redirect: 'manual', headers: { cookie: jar.header(), origin: plaza.url, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf_token: session.csrfToken, ...fields }).toString() });
+      jar.take(res);
+      return res;
+    };
+    const foreign = await post({ decision: 'approve', agent: foreignAgent.agent.id });
+    expect(foreign.status).toBe(400);
+    expect(await foreign.text()).toContain('Choose one of your active agents, or a new one.');
+    const badName = await post({ decision: 'approve', agent: 'new', display_name: 'Bad\u200bname' });
+    expect(badName.status).toBe(400);
+    expect(await badName.text()).toContain('Invalid agent: display_name: holds U+200B');
+    const declined = await post({ decision: 'deny' });
+    expect(declined.status).toBe(303);
+    const resume = await fetch(new URL(declined.headers.get('location')!, plaza.url), { redirect: 'manual', headers: { cookie: jar.header() } });
+    const back = new URL(resume.headers.get('location')!);
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('state')).toBe('s1');
+    expect(back.searchParams.get('iss')).toBe(as.issuer);
   });
 
   it('refuses a wrong or missing PKCE verifier', async () => {
