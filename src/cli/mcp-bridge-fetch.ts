@@ -166,10 +166,10 @@ export function notificationStreamReconnection(initialDelayMs = 1_000) {
  * bridge answers any of them still unanswered, rather than leave the client to its own timeout
  * (an event the SDK cannot parse is only reported to onerror).
  */
-export function boundedFetch(ended: (ids: Array<string | number>, why: string) => void, maxEventBytes = MAX_EVENT_BYTES): typeof fetch {
+export function boundedFetch(ended: (ids: Array<string | number>, why: string) => void, maxEventBytes = MAX_EVENT_BYTES, inner: typeof fetch = fetch): typeof fetch {
   return async (input, given) => {
     const init = withEnvelopeHeaders(given);
-    const res = await fetch(input, init).catch((error: unknown) => {
+    const res = await inner(input, init).catch((error: unknown) => {
       throw unreachable(input, error);
     });
     if (init?.method === 'GET' && refusedForGood(res.status)) {

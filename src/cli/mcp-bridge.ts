@@ -9,6 +9,8 @@ import { boundedFetch, notificationStreamReconnection } from './mcp-bridge-fetch
 import { type BridgeAnswer, bridgeError, type ClientMessage, INVALID_REQUEST, lineWriter, readClientLine, readLines } from './mcp-bridge-input.ts';
 import { providerWarning } from './mcp-bridge-provider.ts';
 import { GatewayRefusal } from './mcp-bridge-refusal.ts';
+import { browserLogin } from './oauth-login.ts';
+import { createTokenRenewal, renewingFetch } from './oauth-renewal.ts';
 
 function fail(message: string): never {
   process.stderr.write(`plaza: ${message}\n`);
@@ -60,7 +62,12 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   if (provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(provider)) fail(`not a provider slug: ${provider}`);
   const base = (options.url ?? stored.url).replace(/\/+$/, '');
   const target = new URL(options.all ? `${base}/mcp` : `${base}/mcp/p/${provider}`);
-  const headers: Record<string, string> = { authorization: `Bearer ${stored.token}` };
+  // A browser sign-in's token is bound to the endpoint it was issued for, and renewed as it expires.
+  if (stored.oauth && stored.oauth.resource !== target.href) {
+    fail(`the stored sign-in is for ${stored.oauth.resource}, not ${target.href}: run \`plaza agents login --browser ${options.all ? '--all' : `--provider ${provider}`}\` (or bridge to that endpoint).`);
+  }
+  const renewal = stored.oauth ? createTokenRenewal(file, { ...stored, oauth: stored.oauth }) : undefined;
+  const headers: Record<string, string> = renewal ? {} : { authorization: `Bearer ${stored.token}` };
   if (options.upstreamTokenEnv) {
     const value = env[options.upstreamTokenEnv];
     if (!value) fail(`environment variable ${options.upstreamTokenEnv} is empty`);
@@ -91,7 +98,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       }
     }, 100).unref();
   };
-  const open = () => new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout, maxEventBytes), reconnectionOptions: notificationStreamReconnection(reconnectMs) });
+  const inner = renewal ? renewingFetch(renewal, fetch) : fetch;
+  const open = () => new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout, maxEventBytes, inner), reconnectionOptions: notificationStreamReconnection(reconnectMs) });
   let upstream = open();
   const write = lineWriter(process.stdout);
   let stopReading = () => {};
@@ -432,15 +440,43 @@ function notPlazaMessage(base: string, status: number): string {
   return `${base}/mcp answered HTTP ${status}, not as Plaza's gateway does: ${base} is not a Plaza base URL. Nothing stored; the stored credential is unchanged.${hint}`;
 }
 
+/**
+ * `plaza agents login --browser`: the browser sign-in for one gateway endpoint (`--provider` or
+ * `--all`), stored with what renews it; the URL is printed on stderr (and opened unless --no-open).
+ */
+async function loginInBrowser(options: { token?: string; provider?: string; all?: boolean; open: boolean; url: string }, env: Record<string, string | undefined>): Promise<void> {
+  if (options.token) fail('pass either --token or --browser, not both.');
+  if (!options.all === !options.provider) fail('with --browser, name the endpoint to sign in for: --provider <provider> (for `plaza mcp connect <provider>`) or --all (for `plaza mcp connect --all`).');
+  if (options.provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(options.provider)) fail(`not a provider slug: ${options.provider}`);
+  if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) fail(`not an http(s) URL: ${options.url}`);
+  const base = options.url.replace(/\/+$/, '');
+  const resource = options.all ? `${base}/mcp` : `${base}/mcp/p/${options.provider}`;
+  let signedIn: Awaited<ReturnType<typeof browserLogin>>;
+  try {
+    signedIn = await browserLogin({ resource, open: options.open, timeoutMs: 10 * 60_000, say: (line) => process.stderr.write(`${line}\n`) });
+  } catch (error) {
+    fail(`sign-in failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const file = credentialFile(env);
+  saveCredential(file, { url: base, token: signedIn.token, oauth: signedIn.oauth });
+  process.stdout.write(`${JSON.stringify({ stored: file, url: base, resource, verified: true })}\n`);
+}
+
 /** `plaza agents login` and `plaza mcp connect`. */
 export function registerAgentCommands(program: Command, env: Record<string, string | undefined>): void {
   const agents = program.commands.find((c) => c.name() === 'agents') ?? program.command('agents').description('agent credentials for the gateway');
   agents
     .command('login')
-    .description('store an agent credential (file, mode 0600) for `plaza mcp connect`')
-    .requiredOption('--token <token>', 'the agent token from POST /api/agents')
+    .description('store an agent credential (file, mode 0600) for `plaza mcp connect`: an agent token, or sign in through the browser')
+    .option('--token <token>', 'the agent token from POST /api/agents')
+    .option('--browser', 'sign in through the browser instead (MCP authorization): pick or create the agent on Plaza\'s consent page')
+    .option('--provider <provider>', 'with --browser: the provider `plaza mcp connect <provider>` bridges to (the sign-in is for its endpoint)')
+    .option('--all', 'with --browser: sign in for /mcp, which `plaza mcp connect --all` bridges to')
+    .option('--no-open', 'with --browser: print the sign-in URL without opening a browser')
     .option('--url <url>', 'Plaza base URL', 'http://localhost:8080')
-    .action(async (options: { token: string; url: string }) => {
+    .action(async (options: { token?: string; browser?: boolean; provider?: string; all?: boolean; open: boolean; url: string }) => {
+      if (options.browser) return loginInBrowser(options, env);
+      if (!options.token) fail('pass --token <agent token>, or --browser to sign in through the browser.');
       if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) {
         // An agent's id has the same prefix; its token is the longer secret shown once at creation.
         fail(
