@@ -5,7 +5,7 @@ import { errors } from 'oidc-provider';
 import type { SessionPrincipal, SessionService } from '../accounts/index.ts';
 import type { AgentService } from '../agents/index.ts';
 import { readCookie } from '../http/index.ts';
-import { AuthError, digestsEqual, hashSecret, ValidationError } from '../kernel/index.ts';
+import { AuthError, digestsEqual, ForbiddenError, hashSecret, ValidationError } from '../kernel/index.ts';
 import { consentBody, type ConsentView } from './consent.ts';
 import { pageCopy } from './copy.ts';
 import { html } from './html.ts';
@@ -65,7 +65,12 @@ export function consentRoutes(deps: ConsentDeps): Router {
     }
   }
 
-  function send(req: Request, res: Response, body: ReturnType<typeof html>, title: string, status: number, redirectOrigin?: string): void {
+  /**
+   * Sends the page. A refusal (4xx) goes to a client that did not ask for HTML as the site's JSON
+   * error instead, as every other page route answers one: `message` is what it says.
+   */
+  function send(req: Request, res: Response, body: ReturnType<typeof html>, title: string, status: number, redirectOrigin?: string, message = title): void {
+    if (status >= 400 && !(req.get('accept') ?? '').includes('text/html')) throw status === 403 ? new ForbiddenError(message) : new ValidationError(message);
     const locale = pageLocale(req, res);
     const copy = pageCopy(locale);
     res.status(status).type('html');
@@ -79,7 +84,7 @@ export function consentRoutes(deps: ConsentDeps): Router {
 
   function expired(req: Request, res: Response): void {
     const c = pageCopy(pageLocale(req, res)).connect;
-    send(req, res, html`<h1>${c.expiredTitle}</h1><p>${c.expired}</p>`, c.expiredTitle, 400);
+    send(req, res, html`<h1>${c.expiredTitle}</h1><p>${c.expired}</p>`, c.expiredTitle, 400, undefined, c.expired);
   }
 
   /** The interaction this browser holds for `uid` (its cookie), or undefined when there is none. */
@@ -145,7 +150,7 @@ export function consentRoutes(deps: ConsentDeps): Router {
     const c = pageCopy(pageLocale(req, res)).connect;
     const origin = req.get('origin');
     if (origin !== undefined && origin !== deps.siteOrigin) {
-      send(req, res, html`<h1>${c.expiredTitle}</h1><p role="alert">${c.crossSite}</p>`, c.expiredTitle, 403);
+      send(req, res, html`<h1>${c.expiredTitle}</h1><p role="alert">${c.crossSite}</p>`, c.expiredTitle, 403, undefined, c.crossSite);
       return;
     }
     const found = await interaction(req, res);
@@ -155,7 +160,7 @@ export function consentRoutes(deps: ConsentDeps): Router {
     const field = (name: string) => (typeof body[name] === 'string' ? body[name].slice(0, 512) : '');
     const csrf = field('csrf_token');
     if (!session || !csrf || !digestsEqual(hashSecret(csrf), hashSecret(session.csrfToken))) {
-      send(req, res, html`<h1>${c.expiredTitle}</h1><p role="alert">${c.crossSite}</p>`, c.expiredTitle, 403);
+      send(req, res, html`<h1>${c.expiredTitle}</h1><p role="alert">${c.crossSite}</p>`, c.expiredTitle, 403, undefined, c.crossSite);
       return;
     }
     const { provider, details } = found;
@@ -166,7 +171,7 @@ export function consentRoutes(deps: ConsentDeps): Router {
     const values = { agent: field('agent'), display_name: field('display_name'), owner_context: field('owner_context') };
     const again = async (error: string) => {
       const shown = await view(provider, details, session, { error, values });
-      send(req, res, consentBody(pageCopy(pageLocale(req, res)), shown), c.title.replace('{client}', shown.client.name ?? shown.client.id), 400, originOf(details.params['redirect_uri']));
+      send(req, res, consentBody(pageCopy(pageLocale(req, res)), shown), c.title.replace('{client}', shown.client.name ?? shown.client.id), 400, originOf(details.params['redirect_uri']), error);
     };
     let agentId: string;
     if (values.agent === 'new') {

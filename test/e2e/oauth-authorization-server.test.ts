@@ -131,8 +131,8 @@ describe('the authorization server, checked by oauth4webapi', () => {
     jar.take(start);
     const consent = new URL(start.headers.get('location')!, plaza.url);
     jar.set('plaza_session', session.token);
-    const post = async (fields: Record<string, string>) => {
-      const res = await fetch(consent, { method: 'POST', redirect: 'manual', headers: { cookie: jar.header(), origin: plaza.url, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf_token: session.csrfToken, ...fields }).toString() });
+    const post = async (fields: Record<string, string>, accept = 'text/html') => {
+      const res = await fetch(consent, { method: 'POST', redirect: 'manual', headers: { cookie: jar.header(), origin: plaza.url, 'content-type': 'application/x-www-form-urlencoded', accept }, body: new URLSearchParams({ csrf_token: session.csrfToken, ...fields }).toString() });
       jar.take(res);
       return res;
     };
@@ -142,6 +142,10 @@ describe('the authorization server, checked by oauth4webapi', () => {
     const badName = await post({ decision: 'approve', agent: 'new', display_name: 'Bad\u200bname' });
     expect(badName.status).toBe(400);
     expect(await badName.text()).toContain('Invalid agent: display_name: holds U+200B');
+    // A client that does not ask for HTML gets the site's JSON error, as on every page route.
+    const asJson = await post({ decision: 'approve', agent: 'new', display_name: '' }, 'application/json');
+    expect(asJson.status).toBe(400);
+    expect(await asJson.json()).toMatchObject({ success: false, code: 'bad_request', message: 'Give the new agent a display name, or choose one of your agents.' });
     const declined = await post({ decision: 'deny' });
     expect(declined.status).toBe(303);
     const resume = await fetch(new URL(declined.headers.get('location')!, plaza.url), { redirect: 'manual', headers: { cookie: jar.header() } });
