@@ -35,7 +35,7 @@ export interface AuthorizationServerOptions {
   accessTokenTtlS: number;
   /** The HTML of the page shown when the browser cannot be sent back to the client. */
   errorPage: (request: { acceptLanguage: string | undefined; cookie: string | undefined }, out: { error?: string; error_description?: string }) => string;
-  /** Express's `trust proxy` is on: X-Forwarded-Proto/Host are believed. */
+  /** Express's `trust proxy` is on: a client's X-Forwarded-For is kept (the provider's idea of its address). */
   behindProxy: boolean;
   log: Logger;
 }
@@ -62,6 +62,7 @@ const REFRESH_TTL_S = 30 * 86_400;
  */
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
   const { issuer, resources, prisma, clock } = options;
+  const issuerUrl = new URL(issuer);
   let built: Promise<Provider> | undefined;
 
   async function build(): Promise<Provider> {
@@ -149,7 +150,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       },
     };
     const provider = new Provider(issuer, configuration);
-    provider.proxy = options.behindProxy;
+    // Believed only because handle() sets the forwarded host and scheme itself (the issuer's).
+    provider.proxy = true;
     provider.on('server_error', (_ctx: KoaContextWithOIDC, error: Error) => options.log.error({ err: error }, 'oauth: server error'));
     // What the client is told is generic ("metadata document fetch failed"); the operator's log
     // says why (too large, too slow, a private address), which the provider keeps as the cause.
@@ -172,6 +174,13 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     async handle(req, res) {
       const p = await provider();
       callback ??= p.callback();
+      // oidc-provider builds its endpoint URLs from the request's host and scheme: they are pinned
+      // to the issuer's, so the metadata names the issuer's endpoints whatever Host a request
+      // carried (another name of this machine, a forged header) and behind a TLS-ending proxy.
+      req.headers.host = issuerUrl.host;
+      req.headers['x-forwarded-host'] = issuerUrl.host;
+      req.headers['x-forwarded-proto'] = issuerUrl.protocol.slice(0, -1);
+      if (!options.behindProxy) delete req.headers['x-forwarded-for'];
       await callback(req, res);
     },
   };

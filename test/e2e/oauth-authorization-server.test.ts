@@ -265,17 +265,33 @@ describe('the authorization server, checked by oauth4webapi', () => {
   });
 });
 
-describe('PLAZA_OAUTH=0, and the OAuth request limit', () => {
+describe('PLAZA_OAUTH=0, the OAuth request limit, and the issuer\'s endpoints', () => {
   let plaza: TestPlaza;
   let limited: TestPlaza;
+  let named: TestPlaza;
   beforeAll(async () => {
-    [plaza, limited] = await Promise.all([
+    const port = await freePort();
+    [plaza, limited, named] = await Promise.all([
       startTestPlaza('pglite', { env: { PLAZA_OAUTH: '0', PLAZA_BACKGROUND: '0' } }),
       startTestPlaza('pglite', { env: { PLAZA_RATE_LIMIT_OAUTH_PER_MIN: '2', PLAZA_BACKGROUND: '0' } }),
+      // PUBLIC_BASE_URL names the machine as users reach it; requests come in under another name.
+      startTestPlaza('pglite', { port, env: { PUBLIC_BASE_URL: `https://plaza.example:${port}`, PLAZA_BACKGROUND: '0' } }),
     ]);
   }, 60_000);
   afterAll(async () => {
-    await Promise.all([plaza?.close(), limited?.close()]);
+    await Promise.all([plaza?.close(), limited?.close(), named?.close()]);
+  });
+
+  it('names the issuer\'s endpoints in its metadata whatever Host and scheme a request came with', async () => {
+    for (const headers of [{}, { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }]) {
+      for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+        const metadata = (await (await fetch(`${named.url}${path}`, { headers })).json()) as Record<string, unknown>;
+        expect(metadata['issuer']).toBe(named.config.publicBaseUrl);
+        for (const name of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'jwks_uri']) {
+          expect(String(metadata[name]), `${path} ${name}`).toMatch(new RegExp(`^${named.config.publicBaseUrl.replace(/[.]/g, '\\.')}/oauth/`));
+        }
+      }
+    }
   });
 
   it('answers a client address past PLAZA_RATE_LIMIT_OAUTH_PER_MIN registrations and authorization requests 429, and never counts the token endpoint', async () => {
