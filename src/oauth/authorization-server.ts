@@ -6,7 +6,7 @@ import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'o
 import type { FetchLike } from '../../probes/index.ts';
 import type { PrismaClient } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
-import type { SigningKeyStore } from '../keys/index.ts';
+import type { ActiveSigningKey, SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createRecordAdapterFactory } from './record-adapter.ts';
 import { type GatewayResources, MCP_SCOPE } from './resources.ts';
@@ -63,10 +63,9 @@ const REFRESH_TTL_S = 30 * 86_400;
 export function createAuthorizationServer(options: AuthorizationServerOptions): AuthorizationServer {
   const { issuer, resources, prisma, clock } = options;
   const issuerUrl = new URL(issuer);
-  let built: Promise<Provider> | undefined;
+  let built: { kid: string; provider: Promise<Provider>; callback?: ReturnType<Provider['callback']> } | undefined;
 
-  async function build(): Promise<Provider> {
-    const key = await options.keys.activeKey(OAUTH_KEY_PURPOSE);
+  async function build(key: ActiveSigningKey): Promise<Provider> {
     const privateJwk = { ...key.privateKeyObject.export({ format: 'jwk' }), kid: key.kid, alg: 'EdDSA', use: 'sig' };
     const cookieKey = Buffer.from(hkdfSync('sha256', await options.sharedSecret(), Buffer.alloc(0), 'plaza oauth cookies', 32)).toString('base64url');
     const configuration: Configuration = {
@@ -107,7 +106,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
         token: '/oauth/token',
         registration: '/oauth/register',
         revocation: '/oauth/revoke',
-        jwks: '/oauth/jwks',
+        // Plaza's own JWKS, which keeps a rotated key published while what it signed is valid.
+        jwks: '/.well-known/jwks.json',
         end_session: '/oauth/session/end',
         userinfo: '/oauth/userinfo',
         introspection: '/oauth/introspect',
@@ -163,17 +163,27 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     return provider;
   }
 
-  const provider = () => {
-    built ??= build();
-    built.catch(() => (built = undefined));
+  /**
+   * The provider for the `oauth` key active now: rebuilt when the key store's active key changes
+   * (a rotation, seen within the store's cache time), which loses nothing (its state is in the
+   * database) but the per-instance cache of client metadata documents.
+   */
+  async function current(): Promise<NonNullable<typeof built>> {
+    const key = await options.keys.activeKey(OAUTH_KEY_PURPOSE);
+    if (built?.kid !== key.kid) {
+      const next: NonNullable<typeof built> = { kid: key.kid, provider: build(key) };
+      next.provider.catch(() => {
+        if (built === next) built = undefined;
+      });
+      built = next;
+    }
     return built;
-  };
-  let callback: ReturnType<Provider['callback']> | undefined;
+  }
   return {
-    provider,
+    provider: async () => (await current()).provider,
     async handle(req, res) {
-      const p = await provider();
-      callback ??= p.callback();
+      const entry = await current();
+      const callback = (entry.callback ??= (await entry.provider).callback());
       // oidc-provider builds its endpoint URLs from the request's host and scheme: they are pinned
       // to the issuer's, so the metadata names the issuer's endpoints whatever Host a request
       // carried (another name of this machine, a forged header) and behind a TLS-ending proxy.

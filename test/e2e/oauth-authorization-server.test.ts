@@ -287,9 +287,10 @@ describe('PLAZA_OAUTH=0, the OAuth request limit, and the issuer\'s endpoints', 
       for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
         const metadata = (await (await fetch(`${named.url}${path}`, { headers })).json()) as Record<string, unknown>;
         expect(metadata['issuer']).toBe(named.config.publicBaseUrl);
-        for (const name of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'jwks_uri']) {
+        for (const name of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint']) {
           expect(String(metadata[name]), `${path} ${name}`).toMatch(new RegExp(`^${named.config.publicBaseUrl.replace(/[.]/g, '\\.')}/oauth/`));
         }
+        expect(metadata['jwks_uri']).toBe(`${named.config.publicBaseUrl}/.well-known/jwks.json`);
       }
     }
   });

@@ -7,6 +7,7 @@
  * answered 403 insufficient_scope, naming the scope to ask for. Runs on PGlite and, when
  * TEST_DATABASE_URL is set, PostgreSQL (with TEST_REDIS_URL's Redis when set).
  */
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -94,6 +95,11 @@ describe.each(BACKENDS)('MCP authorization on two instances behind a balancer, o
   it('answers a token granted without the mcp scope 403 insufficient_scope, naming the scope and the metadata', async () => {
     const granted = await tokens('openid', 'Scopeless agent');
     expect(granted.access_token).toBeTruthy();
+    // Its ID token is signed with the `oauth` key of Plaza's key store, published in Plaza's JWKS.
+    expect(as.jwks_uri).toBe(`${proxy.url}/.well-known/jwks.json`);
+    const { payload, protectedHeader } = await jwtVerify(granted.id_token!, createRemoteJWKSet(new URL(as.jwks_uri!)), { issuer: proxy.url, audience: client.client_id });
+    expect(protectedHeader).toMatchObject({ alg: 'EdDSA', kid: expect.stringMatching(/^oauth_/) });
+    expect(payload.sub).toMatch(/^agt_/);
     const res = await ping(proxy.url, granted.access_token);
     expect(res.status).toBe(403);
     expect(res.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer realm="plaza", resource_metadata="${proxy.url}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="mcp", error_description="`));
