@@ -15,7 +15,7 @@
  * and, with BENCH_DATABASE_URL, on a fresh PostgreSQL database; wall µs and CPU µs per batch.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,7 +23,7 @@ import { promisify } from 'node:util';
 import { createPostgresDatabase } from '../test/support/databases.ts';
 import { completion, startChatPlaza } from './chat-proxy.ts';
 import { callEcho, closeLoadPool, type Gateway, initialize, startGateway, startUpstream, type Target } from './gateway.ts';
-import { cpuSeconds, loadLoop, median, ROOT, spawnReady } from './lib.ts';
+import { checkout, cpuSeconds, loadLoop, median, ROOT, spawnReady } from './lib.ts';
 
 const REF = process.argv[2];
 const MODE = process.argv[3] ?? 'gateway';
@@ -35,21 +35,6 @@ interface Side {
   name: string;
   pid: number;
   send: () => Promise<boolean>;
-}
-
-/**
- * A worktree of `ref` that can run: this tree's node_modules, and a Prisma client generated from
- * `ref`'s own schema (this tree's would name columns `ref`'s migrations never made); a ref without
- * the generate script gets a copy of this tree's client.
- */
-function checkout(ref: string, dir: string): string {
-  const tree = join(dir, 'tree');
-  execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', tree, ref], { stdio: 'ignore' });
-  symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
-  const generate = join(tree, 'scripts/prisma-generate.mjs');
-  if (existsSync(generate)) execFileSync(process.execPath, [generate], { cwd: tree, stdio: 'ignore' });
-  else cpSync(join(ROOT, 'src/db/generated'), join(tree, 'src/db/generated'), { recursive: true });
-  return tree;
 }
 
 async function alternate(sides: Side[]): Promise<Record<string, { rps: number[]; cpu_us: number[] }>> {

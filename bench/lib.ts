@@ -1,7 +1,7 @@
 /** Shared helpers of the benchmarks: child servers, autocannon runs, result files. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 
@@ -195,4 +195,20 @@ export async function spawnReady<T>(command: string, args: string[], env: NodeJS
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * A worktree of `ref` (in `dir`/tree) that can run: this tree's node_modules, and a Prisma client
+ * generated from `ref`'s own schema (this tree's would name columns `ref`'s migrations never
+ * made); a ref without the generate script gets a copy of this tree's client. The caller removes
+ * it (`git worktree remove --force`).
+ */
+export function checkout(ref: string, dir: string): string {
+  const tree = join(dir, 'tree');
+  execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', tree, ref], { stdio: 'ignore' });
+  symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
+  const generate = join(tree, 'scripts/prisma-generate.mjs');
+  if (existsSync(generate)) execFileSync(process.execPath, [generate], { cwd: tree, stdio: 'ignore' });
+  else cpSync(join(ROOT, 'src/db/generated'), join(tree, 'src/db/generated'), { recursive: true });
+  return tree;
 }

@@ -11,6 +11,7 @@ import { benchAgpk } from './agpk.ts';
 import { benchChatProxy } from './chat-proxy.ts';
 import { benchGateway } from './gateway.ts';
 import { benchHealthThroughput } from './health-throughput.ts';
+import { benchHeldAnswers } from './held-answers.ts';
 import { machine } from './lib.ts';
 import { benchMcpBridge } from './mcp-bridge.ts';
 import { benchProbeRound } from './probe-round.ts';
@@ -31,6 +32,7 @@ const benches: [string, () => Promise<Record<string, unknown>>][] = [
   ['tool-search', async () => ({ rows: await benchToolSearch() })],
   ['probe-round', async () => ({ rows: await benchProbeRound() })],
   ['soak', benchSoak],
+  ['held-answers', benchHeldAnswers],
 ];
 
 const args = process.argv.slice(2);

@@ -32,6 +32,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(variable, issue?.message ?? 'invalid value');
   }
   const e = parsed.data;
+  if (e.PLAZA_GATEWAY_HELD_BYTES_PER_AGENT > e.PLAZA_GATEWAY_HELD_BYTES_TOTAL) {
+    throw new ConfigError('PLAZA_GATEWAY_HELD_BYTES_PER_AGENT', `must not exceed PLAZA_GATEWAY_HELD_BYTES_TOTAL (${e.PLAZA_GATEWAY_HELD_BYTES_TOTAL})`);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -95,7 +98,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     auth: { requestsPerMinute: e.PLAZA_RATE_LIMIT_AUTH_PER_MIN },
     agents: { writesPerMinute: e.PLAZA_RATE_LIMIT_AGENTS_PER_MIN },
     oauth: { enabled: e.PLAZA_OAUTH, accessTokenTtlS: e.PLAZA_OAUTH_ACCESS_TOKEN_TTL_S, cimdMaxBytes: e.PLAZA_OAUTH_CIMD_MAX_BYTES, cimdTimeoutMs: e.PLAZA_OAUTH_CIMD_TIMEOUT_MS, requestsPerMinute: e.PLAZA_RATE_LIMIT_OAUTH_PER_MIN },
-    gateway: { timeoutMs: e.PLAZA_GATEWAY_TIMEOUT_MS, maxResponseBytes: e.PLAZA_GATEWAY_MAX_RESPONSE_BYTES },
+    gateway: {
+      timeoutMs: e.PLAZA_GATEWAY_TIMEOUT_MS,
+      maxResponseBytes: e.PLAZA_GATEWAY_MAX_RESPONSE_BYTES,
+      heldBytesPerAgent: e.PLAZA_GATEWAY_HELD_BYTES_PER_AGENT,
+      heldBytesTotal: e.PLAZA_GATEWAY_HELD_BYTES_TOTAL,
+      writeTimeoutMs: e.PLAZA_GATEWAY_WRITE_TIMEOUT_MS,
+    },
     receipts: {
       durability: e.RECEIPTS_DURABILITY,
       spoolDir: resolve(e.PLAZA_RECEIPTS_SPOOL_DIR ?? join(e.PLAZA_DATA_DIR, 'spool')),

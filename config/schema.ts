@@ -154,6 +154,12 @@ export const EnvSchema = z.object({
     .meta(doc('longest an upstream call or stream may take', 'Gateway and receipts')),
   PLAZA_GATEWAY_MAX_RESPONSE_BYTES: int(1024, 1024 * 1024 * 1024).default(32 * 1024 * 1024)
     .meta(doc('largest upstream answer relayed (a POST\'s whole answer; one event of a GET notification stream)', 'Gateway and receipts')),
+  PLAZA_GATEWAY_HELD_BYTES_PER_AGENT: int(1024, 64 * 1024 * 1024 * 1024).default(32 * 1024 * 1024)
+    .describe('most bytes of answers held in memory for one agent\'s clients that have not read them yet (`/mcp` and `/mcp/p/…` together); past it the agent\'s new calls are refused in-band and an answer that does not fit is not delivered'),
+  PLAZA_GATEWAY_HELD_BYTES_TOTAL: int(1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024)
+    .describe('the same for all agents of the instance (at least the per-agent figure)'),
+  PLAZA_GATEWAY_WRITE_TIMEOUT_MS: int(100, 3_600_000).default(30_000)
+    .describe('a client that takes nothing of its answer for this long has its connection closed (the answer is not delivered; the call\'s receipt stands)'),
   // Package sources, accounts and e-mail (docs/sources.md).
   SMTP_URL: url(['smtp:', 'smtps:']).optional()
     .meta(doc('`smtp://user:pass@host:587` or `smtps://…`: send system e-mail; unset keeps it in the outbox table', 'Package sources, accounts, e-mail')),
@@ -272,6 +278,12 @@ export interface Config {
     timeoutMs: number;
     /** PLAZA_GATEWAY_MAX_RESPONSE_BYTES: largest upstream answer relayed. */
     maxResponseBytes: number;
+    /** PLAZA_GATEWAY_HELD_BYTES_PER_AGENT: most answer bytes held for one agent's clients that have not read them yet. */
+    heldBytesPerAgent: number;
+    /** PLAZA_GATEWAY_HELD_BYTES_TOTAL: the same for all agents of this instance. */
+    heldBytesTotal: number;
+    /** PLAZA_GATEWAY_WRITE_TIMEOUT_MS: longest a client may take nothing of its answer before its connection is closed. */
+    writeTimeoutMs: number;
   };
   /** Package source registry and its worker (docs/sources.md). */
   sources: {

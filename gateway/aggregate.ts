@@ -3,12 +3,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallToolRequestSchema, type CallToolResult, CallToolResultSchema, ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
+import { type AnswerHold, createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS, heldAnswerDropped, type HeldAnswers } from './held-answers.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders } from './identity/stamp.ts';
+import { guardDrain, writeHeldAnswer } from './internal/answer-writer.ts';
 import { callAnswer, MAX_JSON_DEPTH, parseJson, rawJsonText, RECEIPT_UNRECORDED, RPC_ERRORS, rpcError, STORAGE_RETRY_AFTER_S, STORAGE_UNAVAILABLE, storageUnavailable } from './internal/json-rpc.ts';
+import { callSecrets } from './internal/receipt-redaction.ts';
 import type { Connector } from './passthrough.ts';
-import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
+import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import { BODY_REFUSED, readMessageBody } from './request-body.ts';
 import { describeIssues, loadServerSdk, serveOnce } from './server-sdk.ts';
 import { traceCall, traceUpstreamStart } from './telemetry.ts';
@@ -86,6 +89,10 @@ export interface AggregateOptions {
   clock: Clock;
   serverInfo?: { name: string; version: string };
   onCall?: (endpointId: string) => void;
+  /** The answer bytes this instance may hold (shared with the passthrough); default limits of its own. */
+  held?: HeldAnswers;
+  /** How long a client may take nothing of its answer before its connection is closed (see guardDrain). */
+  writeTimeoutMs?: number;
 }
 
 /**
@@ -117,6 +124,12 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
+}
+
+/** Runs `then` when `res` closes, at once when it closed already. */
+function whenClosed(res: ServerResponse, then: () => void): void {
+  if (res.closed) then();
+  else res.once('close', then);
 }
 
 /** A number, or a raw JSON number (past 2^53) as the nearest number; else undefined. */
@@ -178,7 +191,19 @@ function refusedMessages(body: unknown): string | undefined {
  */
 export function createAggregate(options: AggregateOptions) {
   const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
-  async function callTool(identity: AgentIdentity, req: IncomingMessage, params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> }, extra: { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void> }): Promise<CallToolResult> {
+  const held = options.held ?? createHeldAnswers(DEFAULT_HELD_ANSWER_LIMITS);
+  const writeTimeoutMs = options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
+  async function callTool(
+    identity: AgentIdentity,
+    req: IncomingMessage,
+    params: { name: string; arguments?: unknown; _meta?: Record<string, unknown> },
+    extra: {
+      signal: AbortSignal;
+      sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void>;
+      /** Where the answer's bytes are counted while it is read (held-answers). */
+      hold?: AnswerHold;
+    },
+  ): Promise<CallToolResult> {
     const split = params.name.indexOf(TOOL_NAME_SEPARATOR);
     const provider = split > 0 ? params.name.slice(0, split) : '';
     const tool = split > 0 ? params.name.slice(split + TOOL_NAME_SEPARATOR.length) : '';
@@ -240,6 +265,9 @@ export function createAggregate(options: AggregateOptions) {
     if (connector.taskOnlyTools?.has(tool)) {
       return refuse(`tool ${params.name} runs only as a task (execution.taskSupport "required"), which /mcp does not relay: call it as a task on /mcp/p/${provider}; nothing was called`);
     }
+    // An agent (or an instance) holding as many unread answers as it may gets no more until some are read.
+    const busy = held.refusal(identity.agentId);
+    if (busy) return refuse(`${busy}; nothing was called`);
     const call: CallContext = { callId: newId('call', options.clock.now()), identity, provider, tool, startedAt: options.clock.now(), secrets: callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]) };
     traceCall(call, 'aggregate');
     options.onCall?.(connector.endpointId);
@@ -262,6 +290,7 @@ export function createAggregate(options: AggregateOptions) {
         params: upstreamParams,
         headers,
         signal: extra.signal,
+        onBytes: extra.hold ? (size) => (extra.hold!.set(size) ? undefined : heldAnswerDropped(held.limits)) : undefined,
         // /mcp keeps no session with the agent that an upstream's request could be relayed in and
         // answered back through (see docs/decisions/gateway.md,
         // "/mcp answers an upstream's requests itself"); a passthrough keeps one.
@@ -278,6 +307,8 @@ export function createAggregate(options: AggregateOptions) {
           }
         },
       });
+      // Read whole: it will be delivered (or its connection cut), not let go for another.
+      if (extra.hold && !extra.hold.keep() && !extra.signal.aborted) throw new UpstreamCallError(heldAnswerDropped(held.limits));
       const answer = callAnswer(response);
       const valid = 'result' in answer ? CallToolResultSchema.safeParse(answer.result) : undefined;
       if ('error' in answer) {
@@ -392,7 +423,19 @@ export function createAggregate(options: AggregateOptions) {
         ...(t.meta ? { _meta: t.meta } : {}),
       })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(identity, req, request.params as never, extra as never));
+    let guarded = false;
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      // The SDK writes the answer: its bytes stay counted until the response closes, and a client
+      // that takes none of them is cut after the write timeout.
+      const hold = held.open(identity.agentId);
+      whenClosed(res, () => hold.release());
+      try {
+        return await callTool(identity, req, request.params as never, { ...(extra as never as { signal: AbortSignal; sendNotification: never }), hold });
+      } finally {
+        if (!guarded) guardDrain(res, writeTimeoutMs);
+        guarded = true;
+      }
+    });
     await serveOnce(sdk, server, req, res, parsedBody);
   };
 
@@ -400,10 +443,12 @@ export function createAggregate(options: AggregateOptions) {
     const controller = new AbortController();
     const onClose = () => controller.abort();
     res.on('close', onClose);
+    const hold = held.open(identity.agentId);
+    whenClosed(res, () => hold.release());
     try {
-      const result = await callTool(identity, req, call.params, { signal: controller.signal, sendNotification: async () => undefined });
+      const result = await callTool(identity, req, call.params, { signal: controller.signal, sendNotification: async () => undefined, hold });
       const valid = CallToolResultSchema.safeParse(result);
-      if (valid.success) sendJson(res, 200, { jsonrpc: '2.0', id: call.id, result: valid.data });
+      if (valid.success) writeHeldAnswer(res, { status: 200, headers: { 'content-type': 'application/json' }, text: JSON.stringify({ jsonrpc: '2.0', id: call.id, result: valid.data }) }, hold, writeTimeoutMs);
       else sendJson(res, 200, rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`));
     } catch (error) {
       // As the SDK's server answers a handler that throws (a receipt that could not be recorded no longer does: see receipted).

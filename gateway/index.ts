@@ -4,6 +4,8 @@
  */
 export type { AggregateOptions, CatalogConnector, CatalogTool, LocalProvider, ToolCatalog } from './aggregate.ts';
 export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
+export type { AnswerHold, HeldAnswerLimits, HeldAnswers } from './held-answers.ts';
+export { createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS } from './held-answers.ts';
 export type { AgentAuthenticator, AgentIdentity, AginCard, GatewayEndpoint } from './identity/agin-card.ts';
 export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';
 export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } from './identity/assertion.ts';

@@ -1,10 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { AuthError, type Clock, nestsDeeperThan, newId } from '../src/kernel/index.ts';
+import { AuthError, type Clock, createSseParser, formatSseEvent, nestsDeeperThan, newId, type SseEvent } from '../src/kernel/index.ts';
+import { AnswerDroppedError, type AnswerHold, createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS, type HeldAnswers } from './held-answers.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import { guardDrain, writeHeldAnswer } from './internal/answer-writer.ts';
 import { type CallEventId, createCallEventIds, looksLikeCallEventId, readCallEventId } from './internal/call-event-ids.ts';
 import { callIdKey, type CallInFlight, callKey, createCallsInFlight } from './internal/calls-in-flight.ts';
 import {
@@ -27,11 +29,11 @@ import {
   storageUnavailable,
   toolErrorResult,
 } from './internal/json-rpc.ts';
-import { createSseParser, formatSseEvent, type SseEvent } from './internal/sse.ts';
+import { callSecrets } from './internal/receipt-redaction.ts';
 import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
 import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskResultRequest } from './internal/task-results.ts';
 import { describeUpstreamFailure as describeFailure, drainRest, readBodyText, UpstreamTooLargeError } from './internal/upstream-exchange.ts';
-import { type CallContext, callSecrets, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
+import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import type { SharedCalls } from './shared-calls.ts';
 import type { TaskDirectory } from './task-directory.ts';
@@ -78,6 +80,10 @@ export interface PassthroughOptions {
   sharedCalls?: SharedCalls;
   /** Task-augmented calls, so their results name the call and its tool (without it, every creator is unknown). */
   tasks?: TaskDirectory;
+  /** The answer bytes this instance may hold (shared with `/mcp`); default limits of its own. */
+  held?: HeldAnswers;
+  /** How long a client may take nothing of its answer before its connection is closed (see guardDrain). */
+  writeTimeoutMs?: number;
 }
 
 /** The passthrough handler, and how a server that stops ends its open notification streams. */
@@ -190,6 +196,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   const maxRequest = options.maxRequestBytes ?? 4 * 1024 * 1024;
   const maxResponse = options.maxResponseBytes ?? 16 * 1024 * 1024;
   const timeoutMs = options.upstreamTimeoutMs ?? 60_000;
+  const held = options.held ?? createHeldAnswers(DEFAULT_HELD_ANSWER_LIMITS);
+  const writeTimeoutMs = options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
 
   async function authenticate(req: IncomingMessage, provider: string): Promise<AgentIdentity> {
     const header = req.headers.authorization ?? '';
@@ -395,6 +403,22 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         body = JSON.stringify(Array.isArray(parsed) ? messages : messages[0]);
       }
 
+      // An agent (or an instance) holding as many unread answers as it may gets no more until some
+      // are read: the POST's requests are answered in-band, nothing goes upstream (a call is receipted as refused).
+      const busy = awaited.size > 0 ? held.refusal(identity.agentId) : undefined;
+      if (busy !== undefined) {
+        if (call) await finish(call, { refused: busy });
+        const answers = [...awaited].map((id) =>
+          call && id === call.callId ? stampToolError(toolErrorResult(callRpcId ?? null, `${busy}; nothing was called.`), call) : rpcError(taskResults.get(String(id))?.callerId ?? id, RPC_ERRORS.internal, `${busy}; nothing was sent.`),
+        );
+        sendJson(res, 200, batch ? answers : answers[0]);
+        return;
+      }
+      /** The bytes of this request's answer Plaza holds, from the first read upstream until its client took them. */
+      const hold = held.open(identity.agentId);
+      whenClosed(res, () => hold.release());
+      /** A whole JSON answer, held and written as held-answers has it. */
+      const sendHeld = (status: number, text: string, headers: Record<string, string>) => writeHeldAnswer(res, { status, headers: { 'content-type': 'application/json', ...headers }, text }, hold, writeTimeoutMs);
       /** The answer to a tasks/result of this POST, receipted (see answerTaskResult), or DROPPED; other messages as they are. */
       const answerTask = async (message: unknown): Promise<unknown> => {
         if (taskResults.size === 0 || !isResponse(message) || typeof message.id !== 'string') return message;
@@ -739,7 +763,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
                   },
                 }
               : undefined;
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed, failedRequests, resume);
+          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed, failedRequests, hold, resume);
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -750,10 +774,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
 
       let text: string;
       try {
-        text = await readBodyText(upstream, maxResponse);
+        text = await readBodyText(upstream, maxResponse, (size) => {
+          if (!hold.set(size)) throw new AnswerDroppedError(held.limits);
+        });
+        // Read whole: it will be delivered (or its connection cut), not let go for another.
+        if (!hold.keep() && !res.closed) throw new AnswerDroppedError(held.limits);
       } catch (error) {
         clearTimeout(timer);
-        const why = error instanceof UpstreamTooLargeError ? error.message : cancelled ? CALLER_CANCELLED : describeFailure(error);
+        const why = error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError ? error.message : cancelled ? CALLER_CANCELLED : describeFailure(error);
         if (call) {
           await finish(call, { failure: why });
           sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
@@ -800,12 +828,15 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         if (taskResults.size > 0) {
           // A task's result never passes unreceipted, nor inside an answer too deep to look into.
           if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: its answer nests deeper than ${MAX_JSON_DEPTH} levels.`), responseHeaders);
-          else sendAnswers(res, 200, await answerTasks(parsed), responseHeaders);
+          else {
+            const answers = await answerTasks(parsed);
+            if (answers === DROPPED) endUnanswered(res, responseHeaders);
+            else sendHeld(200, JSON.stringify(answers), responseHeaders);
+          }
           return;
         }
         // Nothing to stamp: the upstream's JSON goes on as it came.
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...responseHeaders });
-        res.end(text);
+        sendHeld(200, text, responseHeaders);
         return;
       }
       if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
@@ -829,10 +860,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         const why = errorForNone(kept) ?? 'the upstream answered without a result for the call';
         await finish(call, { failure: why });
         const answers = [...(Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m) && m.id !== null), ...others, failedCall(call, callRpcId, why)];
-        sendJson(res, 200, batch ? answers : answers.at(-1), responseHeaders);
+        sendHeld(200, JSON.stringify(batch ? answers : answers.at(-1)), responseHeaders);
         return;
       }
-      sendJson(res, 200, others.length > 0 ? [...(Array.isArray(answered) ? answered : [answered]), ...others] : answered, responseHeaders);
+      sendHeld(200, JSON.stringify(others.length > 0 ? [...(Array.isArray(answered) ? answered : [answered]), ...others] : answered), responseHeaders);
     } catch (error) {
       if (error instanceof HttpFailure) {
         // A 413 leaves the rest of the body unread: the connection cannot be reused.
@@ -910,6 +941,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     resumed: boolean,
     /** The errors for the POST's other requests still unanswered when the stream ends. */
     failedRequests: (ids: Iterable<JsonRpcId>, why: string) => JsonRpcResponse[],
+    /** Where the bytes read and not yet taken by the client are counted: past its limits, the stream ends as one too large. */
+    hold: AnswerHold,
     /**
      * A POST's: how its stream is opened again upstream from an event id (a GET with Last-Event-ID),
      * the signal that ends the POST (its timeout, its caller gone or cancelling), and how the
@@ -931,6 +964,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     };
     const headTimer = endsWithAnswers ? setTimeout(flush, HEADERS_HOLD_MS) : undefined;
     if (!endsWithAnswers) flush();
+    // A client that takes nothing of what was written for the write timeout is cut (its stream with it).
+    guardDrain(res, writeTimeoutMs);
     let parser = createSseParser();
     let decoder = new TextDecoder();
     let answered = false;
@@ -998,6 +1033,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     let stream = upstream;
     let failure: string | undefined;
     let size = 0;
+    /** Bytes read upstream that may still wait in the parser as the start of an event (see hold). */
+    let unsettled = 0;
     let resumes = 0;
     let failedResumes = 0;
     for (;;) {
@@ -1010,6 +1047,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           // nothing more is read until the client has taken what was written (or left), so a stream
           // nobody reads costs a socket's buffers, not the upstream's whole output in memory.
           if (res.writableNeedDrain) await drainedOrClosed(res, stream.body);
+          // What is held now: the start of an event still in the parser, events not yet written, and
+          // what waits in the response for the client (the rest has left).
+          hold.set(unsettled + pending.length + res.writableLength);
           const next = await chunks.next();
           if (next.done) {
             await emit(parser.end());
@@ -1024,7 +1064,16 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
             tooLarge = true;
             throw new UpstreamTooLargeError(maxResponse);
           }
+          unsettled += next.value.length;
+          if (!hold.set(unsettled + pending.length + res.writableLength)) {
+            stream.discard();
+            tooLarge = true;
+            throw new AnswerDroppedError(held.limits);
+          }
           const events = parser.push(decoder.decode(next.value, { stream: true }));
+          // An event ended in this read: every byte before it has left the parser as events, and at
+          // most this read's bytes begin the next one.
+          if (events.length > 0) unsettled = next.value.length;
           if (!endsWithAnswers && events.length > 0) size = 0;
           await emit(events);
           if (endsWithAnswers && awaited.size === 0) {
@@ -1033,7 +1082,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           }
         }
       } catch (error) {
-        failure = error instanceof UpstreamTooLargeError ? error.message : describeFailure(error);
+        failure = error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError ? error.message : describeFailure(error);
       }
       // A call's stream the upstream ended before the call's answer, once it had given an event id,
       // is resumable (SEP-1699: a server may close it to have its client poll): the gateway resumes

@@ -3,6 +3,7 @@ import { hash } from 'node:crypto';
 import type { ReceiptInput } from '../receipts/index.ts';
 import type { AgentIdentity } from './identity/agin-card.ts';
 import { rawJsonText } from './internal/json-rpc.ts';
+import { clip, redactReceipt } from './internal/receipt-redaction.ts';
 import { traceCallEnd } from './telemetry.ts';
 
 /**
@@ -37,38 +38,6 @@ export interface CallContext {
    * quotes it. Never stored itself.
    */
   secrets?: readonly string[] | undefined;
-}
-
-/** Shortest credential part taken out of receipts: shorter ones would blank ordinary words. */
-const MIN_SECRET_LENGTH = 6;
-
-/**
- * What a receipt must not hold of the caller's X-PLATFORM-Upstream-Authorization header: its value
- * and, past an auth scheme (`Bearer …`), the credential alone. Undefined without the header.
- */
-export function callSecrets(header: string | string[] | undefined): string[] | undefined {
-  const values = (Array.isArray(header) ? header : [header]).filter((v): v is string => typeof v === 'string').map((v) => v.trim());
-  const secrets = values.flatMap((v) => [v, v.replace(/^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+/, '')]).filter((v) => v.length >= MIN_SECRET_LENGTH);
-  // Longest first, so a whole value goes before the credential inside it.
-  return secrets.length > 0 ? [...new Set(secrets)].sort((a, b) => b.length - a.length) : undefined;
-}
-
-const REGEXP_SYNTAX = /[\\^$.*+?()[\]{}|/-]/g;
-
-/**
- * `text` with every secret of the call replaced, before anything is cut from it: as sent, in any
- * letter case (a provider's message may lower-case what it quotes), and base64-encoded (standard
- * or URL-safe, with or without padding), as providers echo a token in an error or a task id.
- */
-function withoutSecrets(text: string, secrets: readonly string[] | undefined): string {
-  if (!secrets) return text;
-  const forms = secrets.flatMap((secret) => {
-    const bytes = Buffer.from(secret);
-    return [secret, bytes.toString('base64'), bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url')];
-  });
-  // Longest first, so a whole value goes before the credential inside it.
-  const pattern = [...new Set(forms)].sort((a, b) => b.length - a.length).map((form) => form.replace(REGEXP_SYNTAX, '\\$&'));
-  return text.replace(new RegExp(pattern.join('|'), 'gi'), '[credential removed]');
 }
 
 function canonical(value: unknown): string {
@@ -141,11 +110,11 @@ export function receiptFor(
     const task = kind === 'call' ? createdTask(result) : undefined;
     const inputs = inputRequests(result);
     text = isError
-      ? `tool error: ${withoutSecrets(summary ?? 'no message', call.secrets).slice(0, 200)}`
+      ? `tool error: ${clip(summary ?? 'no message', 200, call.secrets)}`
       : inputs
-        ? `input required: the provider asks the client for ${inputs.length} input${inputs.length === 1 ? '' : 's'} (${withoutSecrets([...new Set(inputs)].join(', '), call.secrets).slice(0, 120)}); the client calls again with them`
+        ? `input required: the provider asks the client for ${inputs.length} input${inputs.length === 1 ? '' : 's'} (${clip([...new Set(inputs)].join(', '), 120, call.secrets)}); the client calls again with them`
         : task
-        ? `task created: ${withoutSecrets(task.taskId, call.secrets).slice(0, 200)} (${withoutSecrets(task.status, call.secrets).slice(0, 40)}); its result comes with tasks/result`
+        ? `task created: ${clip(task.taskId, 200, call.secrets)} (${clip(task.status, 40, call.secrets)}); its result comes with tasks/result`
         : `ok: ${items} content item${items === 1 ? '' : 's'}`;
     // A task that failed or was cancelled as it was created is no success.
     if (task && (task.status === 'failed' || task.status === 'cancelled')) status = 'error';
@@ -153,15 +122,15 @@ export function receiptFor(
     digestOf = withoutMeta;
   } else if ('error' in outcome) {
     status = 'error';
-    text = `provider's json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${withoutSecrets(String(outcome.error.message), call.secrets).slice(0, 200)}`;
+    text = `provider's json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${clip(String(outcome.error.message), 200, call.secrets)}`;
     digestOf = { error: { code: outcome.error.code, message: outcome.error.message } };
   } else if ('refused' in outcome) {
     status = 'error';
-    text = `refused by Plaza: ${withoutSecrets(outcome.refused, call.secrets).slice(0, 200)}`;
+    text = `refused by Plaza: ${clip(outcome.refused, 200, call.secrets)}`;
     digestOf = { refused: outcome.refused };
   } else {
     status = 'error';
-    text = `upstream failure: ${withoutSecrets(outcome.failure, call.secrets).slice(0, 200)}`;
+    text = `upstream failure: ${clip(outcome.failure, 200, call.secrets)}`;
     digestOf = { failure: outcome.failure };
   }
   return {
@@ -189,6 +158,16 @@ function digestedReceipt(call: CallContext, outcome: Parameters<typeof receiptFo
 }
 
 /**
+ * The one step every receipt takes to its sink: whatever built it, no text of it holds the
+ * call's secrets (see receipt-redaction). Returns the receipt as stored.
+ */
+async function store(sink: ReceiptSink, call: CallContext, receipt: CallReceipt): Promise<CallReceipt> {
+  const stored = redactReceipt(receipt, call.secrets);
+  await sink.record(stored);
+  return stored;
+}
+
+/**
  * Records the receipt of a task's result as it goes back to the caller (tasks/result, MCP tasks):
  * under `delivery`'s own call id and tool, with an outcome that names the task and the call that
  * created it (`callId`, when known). No span: the creating call had its own. Rethrows when the
@@ -202,11 +181,10 @@ export async function recordTaskResult(
   now: number,
 ): Promise<CallReceipt> {
   const receipt = digestedReceipt(delivery, outcome, now, 'task result');
-  const which = task.taskId === undefined ? 'result of a tasks/result without a task id' : `result of task ${task.taskId.slice(0, 200)}`;
+  const which = task.taskId === undefined ? 'result of a tasks/result without a task id' : `result of task ${clip(task.taskId, 200, delivery.secrets)}`;
   const creator = task.callId === undefined ? 'its creating call unknown to Plaza (not a call of this agent in this session)' : `created by call ${task.callId}`;
   receipt.outcome = `${which}, ${creator}: ${receipt.outcome}`;
-  await sink.record(receipt);
-  return receipt;
+  return store(sink, delivery, receipt);
 }
 
 /**
@@ -219,9 +197,9 @@ export async function recordCall(
   outcome: Parameters<typeof receiptFor>[1],
   now: number,
 ): Promise<CallReceipt> {
-  const receipt = digestedReceipt(call, outcome, now);
+  let receipt = digestedReceipt(call, outcome, now);
   try {
-    await sink.record(receipt);
+    receipt = await store(sink, call, receipt);
   } catch (error) {
     traceCallEnd(call, receipt, false);
     throw error;

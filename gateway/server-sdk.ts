@@ -67,8 +67,9 @@ export async function serveOnce(sdk: ServerSdk, server: Server, req: IncomingMes
   answerInvalidParams(server);
   const transport = new sdk.StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   res.on('close', () => {
-    void transport.close();
-    void server.close();
+    // Closing after the response ended: a failure there leaves nothing to undo and no one to tell.
+    void transport.close().catch(() => undefined);
+    void server.close().catch(() => undefined);
   });
   await server.connect(transport);
   await transport.handleRequest(req, res, parsedBody);

@@ -1,5 +1,5 @@
+import { createSseParser } from '../src/kernel/index.ts';
 import { isRequest, isResponse, type JsonRpcResponse, parseJson, rawJsonText } from './internal/json-rpc.ts';
-import { createSseParser } from './internal/sse.ts';
 import { describeUpstreamFailure as describe, drainRest } from './internal/upstream-exchange.ts';
 import type { UpstreamHttp, UpstreamHttpResponse } from './upstream-http.ts';
 
@@ -36,6 +36,11 @@ export interface UpstreamRequest {
    */
   onRequest?: (r: UpstreamServerRequest, sessionId: string | null) => void;
   maxBytes: number;
+  /**
+   * Told the size of the answer read so far, after every read; a text it returns fails the call with
+   * it (the gateway may hold no more of this answer: see held-answers), and reading stops.
+   */
+  onBytes?: (size: number) => string | undefined;
 }
 
 /** The upstream forgot the session (HTTP 404): open a new one and retry. */
@@ -108,6 +113,11 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
     if (size > request.maxBytes) {
       res.discard();
       throw new UpstreamCallError(`the upstream answer exceeds ${request.maxBytes} bytes`);
+    }
+    const refused = request.onBytes?.(size);
+    if (refused !== undefined) {
+      res.discard();
+      throw new UpstreamCallError(refused);
     }
     return decoder.decode(chunk.value, { stream: true });
   };

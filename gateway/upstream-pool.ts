@@ -36,6 +36,8 @@ export interface PooledCall {
    * elicitation) are refused, in words for the upstream (and the agent it may tell), by method.
    */
   refusal?: (method: string) => string;
+  /** Told the size of the call's answer read so far (see UpstreamRequest.onBytes). */
+  onBytes?: (size: number) => string | undefined;
 }
 
 /**
@@ -154,6 +156,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
             // In the session the call went in: the answer's Mcp-Session-Id is the same one.
             onRequest: (r) => answer(call.url, sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion), r, call.refusal),
             maxBytes,
+            onBytes: call.onBytes,
           }).catch((error: unknown) => {
             if (signal.aborted) stopped = signal;
             throw error;

@@ -1,9 +1,10 @@
-import { InitializeResultSchema, SUPPORTED_PROTOCOL_VERSIONS, ToolAnnotationsSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ToolAnnotationsSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 import { nestsDeeperThan, storableJson, storableText } from '../src/kernel/index.ts';
 import type { GuardedRequest } from './guarded-request.ts';
-import { createProbeSession, PROBE_PROTOCOL_VERSION, ProbeProtocolError } from './internal/streamable-http.ts';
+import { discover, fallsBack, type Handshake, initialize, newestFirst } from './internal/handshake.ts';
+import { createProbeSession, ProbeProtocolError, type ProbeSession } from './internal/streamable-http.ts';
 import { keptIcons, keptMeta } from './internal/tool-icons.ts';
 import { SsrfError } from './ssrf.ts';
 import type { ToolIcon } from './tool-icon.ts';
@@ -30,11 +31,19 @@ export interface ProbedTool {
   callerIdentity: string | null;
 }
 
-/** What one probe saw. `ok` means initialize and every tools/list page succeeded. */
+/** What one probe saw. `ok` means a handshake (server/discover or initialize) and every tools/list page succeeded. */
 export interface ProbeOutcome {
   ok: boolean;
   latencyMs: number;
+  /** The revision the probe spoke (2026-07-28 after server/discover, else what initialize negotiated). */
   protocolVersion: string | null;
+  /**
+   * The MCP revisions the server offers, newest first: server/discover's list, and the revision
+   * initialize negotiated when the server answers it too. Empty when the probe failed.
+   */
+  revisions: string[];
+  /** The server's capabilities (server/discover's when it answered, else initialize's); null when the probe failed. */
+  capabilities: Record<string, unknown> | null;
   serverInfo: Record<string, unknown> | null;
   tools: ProbedTool[];
   /** Why the probe failed, for the probe record and the listing (never an upstream body). */
@@ -167,10 +176,59 @@ function probeErrorText(error: unknown): string {
 /** The probe record's error for an endpoint that asks for credentials. */
 const AUTH_REQUIRED = 'The endpoint needs credentials (HTTP 401): callers send their own through the gateway as X-PLATFORM-Upstream-Authorization.';
 
+/** The outcome of a probe that failed, with `error` and what goes with it. */
+function failed(latencyMs: number, fields: Pick<ProbeOutcome, 'error'> & Partial<ProbeOutcome>): ProbeOutcome {
+  return { ok: false, latencyMs, protocolVersion: null, revisions: [], capabilities: null, serverInfo: null, tools: [], ...fields };
+}
+
+/** Reads every tools/list page (following `nextCursor`) up to the limits; the tools kept and those left out. */
+async function listTools(session: ProbeSession, limits: ProbeLimits): Promise<{ tools: ProbedTool[]; leftOut: string[] }> {
+  const tools: ProbedTool[] = [];
+  const seen = new Set<string>();
+  const leftOut: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < limits.maxPages; page++) {
+    const result = await session.request('tools/list', cursor === undefined ? {} : { cursor }, ToolsPageSchema);
+    for (const raw of result.tools) {
+      const tool = normaliseTool(raw);
+      if (tool && 'leftOut' in tool) leftOut.push(tool.leftOut);
+      else if (tool && !seen.has(tool.name) && tools.length < limits.maxTools) {
+        seen.add(tool.name);
+        tools.push(tool);
+      }
+    }
+    cursor = result.nextCursor;
+    if (cursor === undefined || cursor === '') break;
+  }
+  return { tools, leftOut };
+}
+
 /**
- * Probes one MCP endpoint over streamable HTTP: initialize (version negotiated as the SDK's
- * client does), the initialized notification, then tools/list following `nextCursor` over every
- * page, then DELETE of the session. Never throws; a failure is an outcome with `ok: false`.
+ * Whether a server that answered server/discover also answers initialize, and with which revision:
+ * undefined when it refuses (a 2026-only server), so the catalog lists only what the server offers.
+ * Failures that say nothing of the revision (no answer, the host's budget spent) fail the probe.
+ */
+async function sessionRevision(open: () => ProbeSession): Promise<string | undefined> {
+  const session = open();
+  try {
+    return (await initialize(session)).protocolVersion;
+  } catch (error) {
+    if (fallsBack(error)) return undefined;
+    throw error;
+  } finally {
+    await session.terminate().catch(() => undefined);
+  }
+}
+
+/**
+ * Probes one MCP endpoint over streamable HTTP in the revision it speaks: `server/discover` in
+ * 2026-07-28 first (stateless: `_meta` and MCP headers on every request), then tools/list over
+ * every page, then `initialize` once to learn whether it serves the earlier revisions too. When
+ * server/discover gets an answer that is not one (an error, a 4xx or 5xx status, a result not in
+ * its shape or offering no revision the probe speaks), the probe falls back to the handshake
+ * before 2026-07-28: initialize (version negotiated as the SDK's client does), the initialized
+ * notification, tools/list over every page, then DELETE of the session. Never throws; a failure
+ * is an outcome with `ok: false`.
  */
 export async function probeEndpoint(url: string, send: GuardedRequest, limits: ProbeLimits, now: () => number): Promise<ProbeOutcome> {
   const started = now();
@@ -181,49 +239,38 @@ export async function probeEndpoint(url: string, send: GuardedRequest, limits: P
   const onAbort = () => deadline.abort(limits.signal?.reason);
   if (limits.signal?.aborted) onAbort();
   else limits.signal?.addEventListener('abort', onAbort, { once: true });
-  const session = createProbeSession(url, send, deadline.signal);
+  const open = () => createProbeSession(url, send, deadline.signal);
+  // Each revision on a session of its own: nothing a stateless answer set leaks into the fallback.
+  let session = open();
   try {
-    const init = await session.request(
-      'initialize',
-      { protocolVersion: PROBE_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'plaza-prober', version: '1.0.0' } },
-      InitializeResultSchema,
-    );
-    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion)) throw new Error(`Server's protocol version is not supported: ${init.protocolVersion.slice(0, 40)}`);
-    session.setProtocolVersion(init.protocolVersion);
-    await session.notify('notifications/initialized');
-    const tools: ProbedTool[] = [];
-    const seen = new Set<string>();
-    /** Tools left out of the catalog, named in the probe's note. */
-    const leftOut: string[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < limits.maxPages; page++) {
-      const result = await session.request('tools/list', cursor === undefined ? {} : { cursor }, ToolsPageSchema);
-      for (const raw of result.tools) {
-        const tool = normaliseTool(raw);
-        if (tool && 'leftOut' in tool) leftOut.push(tool.leftOut);
-        else if (tool && !seen.has(tool.name) && tools.length < limits.maxTools) {
-          seen.add(tool.name);
-          tools.push(tool);
-        }
-      }
-      cursor = result.nextCursor;
-      if (cursor === undefined || cursor === '') break;
+    let handshake: Handshake;
+    let stateless = true;
+    try {
+      handshake = await discover(session);
+    } catch (error) {
+      if (!fallsBack(error)) throw error;
+      stateless = false;
+      await session.terminate().catch(() => undefined);
+      session = open();
+      handshake = await initialize(session);
+      await session.notify('notifications/initialized');
     }
-    const info = init.serverInfo;
+    const { tools, leftOut } = await listTools(session, limits);
+    const older = stateless ? await sessionRevision(open) : undefined;
     return {
       ok: true,
       latencyMs: now() - started,
-      protocolVersion: init.protocolVersion,
-      serverInfo: storableJson({ name: info.name, version: info.version, ...(info.title ? { title: info.title } : {}) }) as Record<string, unknown>,
+      protocolVersion: handshake.protocolVersion,
+      revisions: newestFirst(older === undefined ? handshake.revisions : [...handshake.revisions, older]),
+      capabilities: handshake.capabilities,
+      serverInfo: handshake.serverInfo,
       tools,
       error: leftOut.length === 0 ? null : leftOutNote(leftOut),
     };
   } catch (error) {
-    if (error instanceof ProbeProtocolError && error.bearerChallenge) {
-      return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: AUTH_REQUIRED, authRequired: true };
-    }
+    if (error instanceof ProbeProtocolError && error.bearerChallenge) return failed(now() - started, { error: AUTH_REQUIRED, authRequired: true });
     const refused = findSsrfError(error);
-    return { ok: false, latencyMs: now() - started, protocolVersion: null, serverInfo: null, tools: [], error: describeProbeError(error), ...(refused?.address ? { logDetail: `resolved to ${refused.address}` } : {}) };
+    return failed(now() - started, { error: describeProbeError(error), ...(refused?.address ? { logDetail: `resolved to ${refused.address}` } : {}) });
   } finally {
     // Let the server drop its session; a server that cannot is not our failure.
     await session.terminate().catch(() => undefined);

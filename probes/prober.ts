@@ -99,7 +99,7 @@ export function createProber(options: ProberOptions): Prober {
         probeEndpoint(target.url, send, { timeoutMs, maxPages: 50, maxTools: 1_000, signal: closing.signal }, () => clock.now()),
       );
     } catch (error) {
-      outcome = { ok: false, latencyMs: clock.now() - startedAt, protocolVersion: null, serverInfo: null, tools: [], error: String(error) };
+      outcome = { ok: false, latencyMs: clock.now() - startedAt, protocolVersion: null, revisions: [], capabilities: null, serverInfo: null, tools: [], error: String(error) };
     }
     // A probe cut short by its host's budget says nothing about the endpoint: it is put off to when
     // the budget has room again (spread, so the put-off probes of one host do not return at once).

@@ -10,6 +10,11 @@ export interface SourceTarget {
   status: 'registered' | 'healthy' | 'dropped';
   /** Failed attempts so far in the current state (retries, dead re-probes). */
   attempts: number;
+  /**
+   * The previous lease ended without an outcome: the instance working the source stopped (a
+   * crash, a kill) in the middle of it. Such a check is not simply run again (see the worker).
+   */
+  abandoned: boolean;
 }
 
 /** One scan finding; `severity` high means the source may not be listed. */
@@ -48,6 +53,8 @@ export interface SourceStore {
   claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<SourceTarget[]>;
   /** Leases one source now, whatever its schedule; undefined when it is leased elsewhere or final. */
   claimOne(id: string, owner: string, now: number, leaseMs: number): Promise<SourceTarget | undefined>;
+  /** Extends a lease still held by `owner` (a long check is not taken for an abandoned one). */
+  renew(id: string, owner: string, until: number): Promise<void>;
   /** Marks the stage a source is in while the worker runs it (for the list view). */
   markStage(id: string, owner: string, stage: string): Promise<void>;
   /** Records the outcome, moves the state, releases the lease; returns the new status. */

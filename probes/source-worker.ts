@@ -101,8 +101,35 @@ export function createSourceWorker(options: SourceWorkerOptions): SourceWorker {
     return { kind: 'passed', steps, findings: inspection.findings, risk: inspection.risk, commands: inspection.commands };
   }
 
+  /**
+   * What a check cut short by the end of its instance (see SourceTarget.abandoned) comes to. A
+   * first check is not run again: if the archive is what stopped the instance, running it again
+   * stops the next one, and the one after (issue 31). It fails (register again to retry). A
+   * re-probe (of bytes that passed before) is tried again later, backing off.
+   */
+  function abandonedOutcome(target: SourceTarget): SourceOutcome {
+    const now = clock.now();
+    if (target.status !== 'registered') {
+      return { kind: 'retry', reason: 'the last re-probe did not finish (the instance working it stopped)', retryAt: now + Math.min(options.recheckMs * 2 ** target.attempts, 24 * 3600_000) };
+    }
+    const reason = 'the check did not finish: the Plaza instance working it stopped while checking it, and a check that may stop it is not run again; register the source again to retry';
+    return { kind: 'failed', steps: [], stage: 'command-surface', reason, findings: [], risk: null };
+  }
+
   async function work(target: SourceTarget): Promise<SourceRunResult> {
+    if (target.abandoned) {
+      const outcome = abandonedOutcome(target);
+      log.warn({ source_id: target.id, package_id: target.packageId, version: target.version, outcome: outcome.kind }, 'package source check was abandoned by a stopped instance');
+      const status = await store.record(owner, target, outcome, clock.now());
+      return { id: target.id, status, outcome: outcome.kind };
+    }
     const dir = await mkdtemp(join(tmpdir(), 'plaza-source-'));
+    // A check may outlast its lease (a slow origin, a long scan): held while it runs, so only a
+    // stopped instance leaves an expired lease behind.
+    const renew = setInterval(() => {
+      store.renew(target.id, owner, clock.now() + leaseMs).catch((error: unknown) => log.warn({ err: error, source_id: target.id }, 'source lease not renewed'));
+    }, leaseMs / 3);
+    renew.unref();
     let outcome: SourceOutcome;
     try {
       outcome = await evaluate(target, dir);
@@ -118,6 +145,7 @@ export function createSourceWorker(options: SourceWorkerOptions): SourceWorker {
             ? { kind: 'retry', reason: 'internal error while checking; will retry', retryAt: clock.now() + delay }
             : { kind: 'failed', steps: [], stage: 'command-surface', reason: `internal error while checking, ${target.attempts + 1} times; register the source again to retry`, findings: [], risk: null };
     } finally {
+      clearInterval(renew);
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }
     const status = await store.record(owner, target, outcome, clock.now());

@@ -169,9 +169,9 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
     return replaying;
   }
 
-  const retry = setInterval(() => void replaySpool(), retryIntervalMs);
+  const retry = setInterval(() => void replaySpool(), retryIntervalMs); // eslint-disable-line @typescript-eslint/no-floating-promises -- replaySpool catches, logs and answers 0
   retry.unref();
-  void replaySpool();
+  void replaySpool(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
 
   return {
     write(receipt) {

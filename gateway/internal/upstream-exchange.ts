@@ -1,7 +1,10 @@
 import type { UpstreamHttpResponse } from '../upstream-http.ts';
 
-/** Reads a whole body as text, refusing more than `limit` bytes. */
-export async function readBodyText(response: UpstreamHttpResponse, limit: number): Promise<string> {
+/**
+ * Reads a whole body as text, refusing more than `limit` bytes. `onBytes` is told the size read so
+ * far after every read, and may throw to stop reading: the body is then discarded and its error passes.
+ */
+export async function readBodyText(response: UpstreamHttpResponse, limit: number, onBytes?: (size: number) => void): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of response.body) {
@@ -9,6 +12,12 @@ export async function readBodyText(response: UpstreamHttpResponse, limit: number
     if (size > limit) {
       response.discard();
       throw new UpstreamTooLargeError(limit);
+    }
+    try {
+      onBytes?.(size);
+    } catch (error) {
+      response.discard();
+      throw error;
     }
     chunks.push(chunk);
   }
@@ -28,7 +37,7 @@ const DRAIN_BYTES = 64 * 1024;
 export function drainRest(chunks: AsyncIterator<Buffer>, res: UpstreamHttpResponse): void {
   const timer = setTimeout(() => res.discard(), DRAIN_MS);
   timer.unref();
-  void (async () => {
+  void (async () => { // eslint-disable-line @typescript-eslint/no-floating-promises -- its whole body is in try/catch/finally
     let size = 0;
     try {
       for (;;) {

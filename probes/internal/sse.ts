@@ -1,4 +1,4 @@
-import { createLineSplitter } from '../../src/kernel/index.ts';
+import { createSseParser as createEventStreamParser } from '../../src/kernel/index.ts';
 
 /** One server-sent event (https://html.spec.whatwg.org/multipage/server-sent-events.html). */
 export interface SseEvent {
@@ -15,43 +15,25 @@ export interface SseParser {
 }
 
 /**
- * Parses `text/event-stream` as the HTML standard describes: lines end in CRLF, LF or CR; a blank
- * line dispatches the event; `data:` lines join with "\n"; comments and `retry:` are skipped; an
- * event cut off by the end of the stream is never dispatched (the caller just stops pushing).
+ * Parses `text/event-stream` as the HTML standard describes, on the kernel's parser (line ends,
+ * byte-order mark, fields) with the standard's dispatch rules on top: the event name defaults to
+ * "message"; an event without data is not dispatched; the last `id:` carries over to later events
+ * and an id holding a NUL is ignored; comments and `retry:` are skipped; an event cut off by the
+ * end of the stream is never dispatched (the caller just stops pushing). One difference from the
+ * standard, which no server makes matter: an event with two ids, the last holding a NUL, leaves
+ * the last id as it was before that event, where the standard takes the event's first id.
  */
 export function createSseParser(): SseParser {
-  const lines = createLineSplitter();
-  let first = true;
-  let data: string[] = [];
-  let event = '';
+  const events = createEventStreamParser();
   let lastId: string | undefined;
-
-  function line(text: string, out: SseEvent[]): void {
-    if (text === '') {
-      if (data.length > 0) out.push({ event: event === '' ? 'message' : event, data: data.join('\n'), id: lastId });
-      data = [];
-      event = '';
-      return;
-    }
-    if (text.startsWith(':')) return;
-    const colon = text.indexOf(':');
-    const field = colon === -1 ? text : text.slice(0, colon);
-    let value = colon === -1 ? '' : text.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') data.push(value);
-    else if (field === 'event') event = value;
-    else if (field === 'id' && !value.includes('\0')) lastId = value;
-  }
-
   return {
     push(text) {
       const out: SseEvent[] = [];
-      if (text === '') return out;
-      if (first) {
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-        first = false;
+      for (const event of events.push(text)) {
+        if (event.id !== undefined && !event.id.includes('\0')) lastId = event.id;
+        if (event.data === undefined) continue;
+        out.push({ event: event.event || 'message', data: event.data, id: lastId });
       }
-      for (const l of lines.push(text)) line(l, out);
       return out;
     },
   };

@@ -38,6 +38,12 @@ export interface ProbeSession {
   notify(method: string, params?: Record<string, unknown>): Promise<void>;
   /** Sets the negotiated version, sent as `mcp-protocol-version` from then on. */
   setProtocolVersion(version: string): void;
+  /**
+   * Speaks a stateless revision (2026-07-28 on) from now on: every request carries `envelope` in
+   * `params._meta`, and the `mcp-protocol-version` and `mcp-method` headers; a result whose
+   * `resultType` is present and not `complete` is refused (a probe asks nothing that needs input).
+   */
+  useStateless(version: string, envelope: Record<string, unknown>): void;
   readonly sessionId: string | undefined;
   /** Ends the server's session (DELETE), if it gave one; 405 counts as done. */
   terminate(): Promise<void>;
@@ -53,6 +59,8 @@ export interface ProbeSession {
 export function createProbeSession(url: string, send: GuardedRequest, signal: AbortSignal): ProbeSession {
   let sessionId: string | undefined;
   let protocolVersion: string | undefined;
+  /** The per-request `_meta` of a stateless revision; undefined while speaking a session revision. */
+  let envelope: Record<string, unknown> | undefined;
   let nextId = 0;
 
   const headers = (extra: Record<string, string>) => {
@@ -64,8 +72,8 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
   // Redirects are not followed: the gateway calls the listed URL and follows none (identity
   // headers and the AGIN assertion are bound to it), so an endpoint that only answers after a
   // redirect would look healthy here while every call through Plaza failed.
-  const post = <T>(message: JSONRPCMessage, read: (response: GuardedResponse) => Promise<T>) =>
-    send(url, { method: 'POST', headers: headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }), body: JSON.stringify(message), signal, redirect: 'manual' }, async (response) => {
+  const post = <T>(message: JSONRPCMessage, read: (response: GuardedResponse) => Promise<T>, extra: Record<string, string> = {}) =>
+    send(url, { method: 'POST', headers: headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra }), body: JSON.stringify(message), signal, redirect: 'manual' }, async (response) => {
       const given = response.header('mcp-session-id');
       if (given) sessionId = given;
       if (response.status >= 300 && response.status <= 399) throw redirectError(url, response);
@@ -90,7 +98,11 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
   return {
     async request<S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S): Promise<z.output<S>> {
       const id = nextId++;
-      const message = await post({ jsonrpc: '2.0', id, method, params }, async (response) => {
+      // A stateless revision names the method in a header (the server checks it against the body)
+      // and carries the version and client capabilities in every request's _meta.
+      const stateless: Record<string, string> = envelope !== undefined ? { 'mcp-method': method } : {};
+      const sent = envelope !== undefined ? { ...params, _meta: { ...(params['_meta'] as Record<string, unknown> | undefined), ...envelope } } : params;
+      const message = await post({ jsonrpc: '2.0', id, method, params: sent }, async (response) => {
         const type = mediaType(response.header('content-type'));
         if (response.status === 202) throw new ProbeProtocolError('The endpoint accepted a request without answering it (HTTP 202).', 202);
         if (type === 'application/json') {
@@ -115,9 +127,15 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
           throw new ProbeProtocolError('The event stream ended without a response to the request.');
         }
         throw new ProbeProtocolError(`Unexpected content type: ${type.slice(0, 100) || 'none'}.`);
-      });
+      }, stateless);
       if ('error' in message) throw McpError.fromError(message.error.code, message.error.message, message.error.data);
-      const result = schema.safeParse((message as { result: unknown }).result);
+      const raw = (message as { result: unknown }).result;
+      const resultType = raw !== null && typeof raw === 'object' ? (raw as { resultType?: unknown }).resultType : undefined;
+      // Absent reads as complete, as for the revisions before 2026-07-28: lenient, as the probe is.
+      if (envelope !== undefined && resultType !== undefined && resultType !== 'complete') {
+        throw new ProbeProtocolError(`The ${method} result is not complete (resultType ${JSON.stringify(String(resultType).slice(0, 40))}).`);
+      }
+      const result = schema.safeParse(raw);
       if (!result.success) throw new ProbeProtocolError(`Invalid ${method} result: ${describeIssue(result.error.issues[0])}.`);
       return result.data as z.output<S>;
     },
@@ -127,6 +145,10 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
     },
     setProtocolVersion(version) {
       protocolVersion = version;
+    },
+    useStateless(version, meta) {
+      protocolVersion = version;
+      envelope = meta;
     },
     get sessionId() {
       return sessionId;

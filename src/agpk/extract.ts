@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -40,20 +40,41 @@ export function reject(message: string): AgpkError {
   return new AgpkError('bad_request', `unsafe archive: ${message}`, { problems: [{ file: '(archive)', path: '', message }] });
 }
 
-/** Normalises an entry path, refusing absolute paths, `..`, NUL and empty names. */
+/**
+ * Longest name of one path component, in bytes: NAME_MAX of ext4, XFS, btrfs and ZFS. A PAX header
+ * lets a tar entry carry any length; the write of a longer one fails with ENAMETOOLONG.
+ */
+export const MAX_NAME_BYTES = 255;
+/**
+ * Longest entry path, in bytes: macOS allows 1024 for a whole path, and under Linux's 4096 this
+ * leaves room for the folder a package is extracted into.
+ */
+export const MAX_PATH_BYTES = 1024;
+
+/** A path as messages show it: a PAX name may be a megabyte long, and messages are stored and mailed. */
+const shown = (path: string): string => (path.length > 80 ? `${path.slice(0, 80)}…` : path);
+
+/** Normalises an entry path, refusing absolute paths, `..`, NUL, empty and over-long names. */
 function safePath(raw: string): string {
   if (raw.includes('\0')) throw reject(`entry name contains a NUL byte`);
-  if (raw.startsWith('/') || raw.startsWith('\\') || /^[A-Za-z]:/.test(raw)) throw reject(`absolute path "${raw}"`);
-  if (raw.split(/[\\/]/).includes('..')) throw reject(`path "${raw}" contains ".."`);
+  if (raw.startsWith('/') || raw.startsWith('\\') || /^[A-Za-z]:/.test(raw)) throw reject(`absolute path "${shown(raw)}"`);
+  if (raw.split(/[\\/]/).includes('..')) throw reject(`path "${shown(raw)}" contains ".."`);
   const normal = posix.normalize(raw).replace(/\/+$/, '');
   if (normal === '' || normal === '.') throw reject(`empty entry name`);
-  return normal.replace(/^\.\//, '');
+  const path = normal.replace(/^\.\//, '');
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw reject(`the path "${shown(path)}" is over ${MAX_PATH_BYTES} bytes long`);
+  const long = path.split('/').find((part) => Buffer.byteLength(part) > MAX_NAME_BYTES);
+  if (long !== undefined) throw reject(`"${shown(path)}" has a name of ${Buffer.byteLength(long)} bytes, over the ${MAX_NAME_BYTES} a file system holds`);
+  return path;
 }
 
 /** What the entry checks remember across one archive. */
 export interface ScanState {
   seen: Set<string>;
-  /** Paths in lower case: two names that differ only in case collide on macOS and Windows. */
+  /**
+   * Paths in lower case and Unicode NFC: two names that differ only in case, or in how an accent is
+   * encoded, are one file on macOS (and the first in case on Windows).
+   */
   folded: Set<string>;
   files: Set<string>;
   /** Directories, named by an entry or implied by a path inside them. */
@@ -75,8 +96,8 @@ export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimit
   if (state.entries > limits.maxEntries) throw reject(`more than ${limits.maxEntries} entries`);
   if (state.seen.has(path)) throw reject(`duplicate entry "${path}"`);
   state.seen.add(path);
-  const folded = path.toLowerCase();
-  if (state.folded.has(folded)) throw reject(`"${path}" differs from another entry only in case`);
+  const folded = path.normalize('NFC').toLowerCase();
+  if (state.folded.has(folded)) throw reject(`"${path}" differs from another entry only in case or Unicode form`);
   state.folded.add(folded);
   const parts = path.split('/');
   for (let i = 1; i < parts.length; i++) {
@@ -119,11 +140,19 @@ export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimit
  * A gzipped archive is inflated here (zlib, in 16 KiB steps), not by tar: at the end-of-archive
  * blocks inflating stops, so data appended after them (padding, or a gzip bomb that tar would
  * inflate, buffer and recopy) costs nothing. The file is still read to its end when hashed.
+ * Aborting `stop` ends the parse with its reason (work an entry started failed later).
  */
-export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) => void, hash?: Hash): Promise<void> {
+export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) => void, hash?: Hash, stop?: AbortSignal): Promise<void> {
+  if (stop?.aborted) throw stop.reason;
   const parser = new Parser({ strict: true });
   const input = createReadStream(archive, { highWaterMark: 1 << 20 });
   let failure: unknown;
+  const onStop = () => {
+    if (failure !== undefined) return;
+    failure = stop!.reason;
+    parser.abort(failure instanceof Error ? failure : new Error(String(failure)));
+  };
+  stop?.addEventListener('abort', onStop, { once: true });
   parser.on('entry', (entry: ReadEntry) => {
     if (failure !== undefined) {
       entry.resume();
@@ -197,6 +226,7 @@ export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) 
       input.on('error', reject_);
     });
   } finally {
+    stop?.removeEventListener('abort', onStop);
     input.destroy();
     gunzip?.destroy();
   }
@@ -226,44 +256,78 @@ export async function safeExtract(archive: string, dest: string, limits: Extract
 
   await mkdir(dest, { recursive: false });
   const state = newScanState();
-  const writes: Promise<unknown>[] = [];
+  // A write is watched from the moment it starts: the first failure stops the parse. A write
+  // that failed while later entries were still read, with nobody awaiting it yet, once ended the
+  // whole process (issue 31).
+  const stop = new AbortController();
+  const fail = (path: string, error: unknown) => {
+    if (!stop.signal.aborted) stop.abort(writeFailure(path, error));
+  };
+  const streams = new Set<WriteStream>();
+  const writes: Promise<void>[] = [];
   try {
-    await parseArchive(archive, (entry) => {
-      const action = inspect(entry, state, limits);
-      const target = join(dest, ...action.parts);
-      if (action.kind === 'dir') {
-        mkdirSync(target, { recursive: true, mode: 0o755 });
-        entry.resume();
-        return;
-      }
-      mkdirSync(join(dest, ...action.parts.slice(0, -1)), { recursive: true, mode: 0o755 });
-      if (entry.size <= SMALL_FILE) {
-        // Small files are collected and written in one call: far cheaper than a stream per file.
-        const chunks: Buffer[] = [];
-        entry.on('data', (c: Buffer) => chunks.push(c));
-        writes.push(
-          new Promise<void>((resolve, reject_) => {
-            entry.on('end', () => {
-              try {
-                writeFileSync(target, Buffer.concat(chunks), { flag: 'wx', mode: action.mode });
-                resolve();
-              } catch (error) {
-                reject_(error as Error);
-              }
-            });
-          }),
-        );
-        return;
-      }
-      const out = createWriteStream(target, { flags: 'wx', mode: action.mode });
-      entry.pipe(out);
-      writes.push(finished(out));
-    });
+    await parseArchive(
+      archive,
+      (entry) => {
+        const action = inspect(entry, state, limits);
+        const target = join(dest, ...action.parts);
+        try {
+          mkdirSync(action.kind === 'dir' ? target : join(dest, ...action.parts.slice(0, -1)), { recursive: true, mode: 0o755 });
+        } catch (error) {
+          throw writeFailure(action.path, error);
+        }
+        if (action.kind === 'dir') {
+          entry.resume();
+          return;
+        }
+        if (entry.size <= SMALL_FILE) {
+          // Small files are collected and written in one call: far cheaper than a stream per file.
+          const chunks: Buffer[] = [];
+          entry.on('data', (c: Buffer) => chunks.push(c));
+          entry.on('end', () => {
+            try {
+              writeFileSync(target, Buffer.concat(chunks), { flag: 'wx', mode: action.mode });
+            } catch (error) {
+              fail(action.path, error);
+            }
+          });
+          return;
+        }
+        const out = createWriteStream(target, { flags: 'wx', mode: action.mode });
+        streams.add(out);
+        entry.pipe(out);
+        writes.push(finished(out).then(() => void streams.delete(out), (error: unknown) => fail(action.path, error)));
+      },
+      undefined,
+      stop.signal,
+    );
     await Promise.all(writes);
+    if (stop.signal.aborted) throw stop.signal.reason;
   } catch (error) {
-    await Promise.allSettled(writes);
+    // An aborted parse may never end the entry a stream was fed from: the streams are cut, so
+    // their watchers (which never reject) settle.
+    for (const out of streams) out.destroy();
+    await Promise.all(writes);
     await rm(dest, { recursive: true, force: true });
     throw error;
   }
   return { entries: state.entries, bytes: state.total, sha256 };
+}
+
+/** fs error codes that an entry's own name or place causes: the archive is at fault, not the machine. */
+const ENTRY_ERRORS = new Set(['ENAMETOOLONG', 'EILSEQ', 'EINVAL', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ELOOP']);
+
+/**
+ * An entry that could not be written: a name the file system refuses is an unsafe archive
+ * (`bad_request`, like every other refusal); a full disk or a missing permission is the
+ * machine's (`internal`), so a package source is not blamed for it.
+ */
+function writeFailure(path: string, error: unknown): AgpkError {
+  if (error instanceof AgpkError) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && ENTRY_ERRORS.has(code)) {
+    const message = `"${shown(path)}" cannot be written on this file system (${code})`;
+    return new AgpkError('bad_request', `unsafe archive: ${message}`, { problems: [{ file: '(archive)', path: '', message }], cause: error });
+  }
+  return new AgpkError('internal', `extracting "${shown(path)}" failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

@@ -58,6 +58,8 @@ export interface Plaza {
    * does not wait out its drain time for streams that never end (their clients open them again).
    */
   endStreams(): void;
+  /** Bytes of gateway answers held for clients that have not read them yet (in all, or one agent's). */
+  heldAnswerBytes(agentId?: string): number;
   /** Flushes receipts and releases clients and timers (not the database, which the caller owns). */
   close(): Promise<void>;
 }
@@ -188,6 +190,7 @@ export function createPlaza(deps: AppDeps): Plaza {
     marketplace,
     redis,
     endStreams: () => gateway.endStreams(),
+    heldAnswerBytes: (agentId) => gateway.heldAnswerBytes(agentId),
     async close() {
       await receiptWriter.close().catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
       await marketplace.close().catch(() => undefined);

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { createAggregate, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, type ReceiptSink, RPC_ERRORS, rpcError, unsupportedEncoding } from '../../gateway/index.ts';
+import { createAggregate, createHeldAnswers, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, type ReceiptSink, RPC_ERRORS, rpcError, unsupportedEncoding } from '../../gateway/index.ts';
 import { createGuardedAgent } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
@@ -23,6 +23,8 @@ export interface GatewayHandlers {
   passthrough(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void>;
   /** Ends the open notification streams and refuses new ones: the server is stopping. */
   endStreams(): void;
+  /** Bytes of answers this instance holds for clients that have not read them yet (in all, or one agent's). */
+  heldAnswerBytes(agentId?: string): number;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,9 @@ export function createGatewayHandlers(deps: {
     const key = await keys.activeKey(ASSERTION_KEY_PURPOSE);
     return { kid: key.kid, privateKey: key.privateKey, keyObject: key.privateKeyObject };
   };
+  // One count for both entry points: an agent's unread answers add up wherever it asked for them.
+  const held = createHeldAnswers({ perAgent: config.gateway.heldBytesPerAgent, total: config.gateway.heldBytesTotal });
+  const writeTimeoutMs = config.gateway.writeTimeoutMs;
   const platform = deps.platformTools ? createPlatformServer({ tools: deps.platformTools, agents, receipts, clock }) : undefined;
   const aggregate = createAggregate({
     local: platform?.local,
@@ -69,6 +74,8 @@ export function createGatewayHandlers(deps: {
     clock,
     serverInfo: { name: 'plaza', version: '1' },
     onCall: deps.onCall,
+    held,
+    writeTimeoutMs,
   });
   // The sealing key lives in the database; load it once, retry on the next request if that failed.
   let passthrough: Promise<ReturnType<typeof createPassthrough>> | undefined;
@@ -90,6 +97,8 @@ export function createGatewayHandlers(deps: {
         onToolsChanged: deps.onToolsChanged,
         sharedCalls,
         tasks: createTaskDirectory({ db, clock }),
+        held,
+        writeTimeoutMs,
       }),
     );
     passthrough.catch(() => (passthrough = undefined));
@@ -108,7 +117,10 @@ export function createGatewayHandlers(deps: {
     aggregate: async (req, res) => (encoded(req, res) ? undefined : aggregate(req, res)),
     passthrough: async (req, res, provider) =>
       encoded(req, res) ? undefined : platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider),
-    endStreams: () => void passthrough?.then((handler) => handler.endStreams(), () => undefined),
+    heldAnswerBytes: (agentId) => held.held(agentId),
+    endStreams: () => {
+      if (passthrough) void passthrough.then((handler) => handler.endStreams(), () => undefined).catch((error: unknown) => deps.log.warn({ err: error }, 'could not end the passthrough streams'));
+    },
     close: async () => {
       await sharedCalls?.close();
       await guarded.agent.close();

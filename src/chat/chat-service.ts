@@ -97,12 +97,12 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const refundOnFailure = <T>(work: Promise<T>): Promise<T> =>
         work.catch((error: unknown) => {
           const prompt = countPromptTokens(request.messages);
-          void account(input, admission, model.id, input.signal.aborted && model.backend === 'upstream' ? { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt } : undefined);
+          void account(input, admission, model.id, input.signal.aborted && model.backend === 'upstream' ? { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt } : undefined); // eslint-disable-line @typescript-eslint/no-floating-promises -- account catches and logs
           throw error;
         });
       if (request.stream !== true) {
         const result = await refundOnFailure(backend.complete(call));
-        void account(input, admission, model.id, result.usage);
+        void account(input, admission, model.id, result.usage); // eslint-disable-line @typescript-eslint/no-floating-promises -- account catches and logs
         return { kind: 'json', headers, body: result.body };
       }
       const stream = await refundOnFailure(backend.stream(call));
@@ -115,7 +115,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             stream.start({
               events: (batch) => sink.events(batch),
               end(error) {
-                void account(input, admission, model.id, stream.usage());
+                void account(input, admission, model.id, stream.usage()); // eslint-disable-line @typescript-eslint/no-floating-promises -- account catches and logs
                 sink.end(error);
               },
             }),

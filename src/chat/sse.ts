@@ -1,63 +1,37 @@
-import { createLineSplitter, LineTooLongError } from '../kernel/index.ts';
+import { createSseParser, type SseEvent } from '../kernel/index.ts';
 
-/** Longest event `data` (and line) an upstream may send: chunks are small; 4 MiB is no chunk. */
+/** Longest event (and line) an upstream may send: chunks are small; 4 MiB is no chunk. */
 const MAX_SSE_EVENT_CHARS = 4 * 1024 * 1024;
 
-/** An upstream event larger than {@link MAX_SSE_EVENT_CHARS}. */
-class SseEventTooLargeError extends Error {
-  constructor() {
-    super(`an upstream event exceeds ${MAX_SSE_EVENT_CHARS} characters`);
-    this.name = 'SseEventTooLargeError';
-  }
-}
-
 /**
- * An incremental Server-Sent Events parser: text goes in as it arrives, each complete event's
- * `data` (multi-line data joined with "\n") comes out as soon as its terminating blank line is
- * seen; comments and other fields are skipped. Linear however the text is chunked (the lines come
- * from the kernel's splitter); an event or line past MAX_SSE_EVENT_CHARS throws
+ * An incremental Server-Sent Events parser for model backends' streams: text goes in as it
+ * arrives, each complete event's `data` (multi-line data joined with "\n") comes out as soon as
+ * its terminating blank line is seen; events without data (keep-alive comments) are skipped. The
+ * kernel's parser reads the stream; an event or line past MAX_SSE_EVENT_CHARS throws its
  * SseEventTooLargeError rather than being held.
  */
 export class SseParser {
-  readonly #lines = createLineSplitter({ maxLineLength: MAX_SSE_EVENT_CHARS });
-  #data: string[] = [];
-  #size = 0;
+  readonly #events = createSseParser({ maxEventLength: MAX_SSE_EVENT_CHARS });
+  /** The kernel parser's output: a new array only once an event filled the last one. */
+  #completed: SseEvent[] = [];
 
   /** Feeds `text`; the data of every event it completes is appended to `out`. */
   push(text: string, out: string[]): void {
-    let lines: string[];
-    try {
-      lines = this.#lines.push(text);
-    } catch (error) {
-      if (error instanceof LineTooLongError) throw new SseEventTooLargeError();
-      throw error;
-    }
-    for (const line of lines) this.#line(line, out);
+    this.#take(this.#events.push(text, this.#completed), out);
   }
 
   /** The end of the body: an event still missing its blank line is dispatched. */
   end(out: string[]): void {
-    const rest = this.#lines.end();
-    if (rest !== undefined) this.#line(rest, out);
-    this.#dispatch(out);
+    this.#take(this.#events.end(this.#completed), out);
   }
 
-  #line(line: string, out: string[]): void {
-    if (line === '') {
-      this.#dispatch(out);
-      return;
+  #take(events: SseEvent[], out: string[]): void {
+    if (events.length === 0) return;
+    for (let i = 0; i < events.length; i++) {
+      const data = events[i]!.data;
+      if (data !== undefined) out.push(data);
     }
-    if (!line.startsWith('data:')) return;
-    const value = line.slice(line.charCodeAt(5) === 32 ? 6 : 5);
-    this.#size += value.length + 1;
-    if (this.#size > MAX_SSE_EVENT_CHARS) throw new SseEventTooLargeError();
-    this.#data.push(value);
-  }
-
-  #dispatch(out: string[]): void {
-    if (this.#data.length > 0) out.push(this.#data.length === 1 ? this.#data[0]! : this.#data.join('\n'));
-    this.#data = [];
-    this.#size = 0;
+    this.#completed = [];
   }
 }
 

@@ -82,8 +82,8 @@ export function createUsageLog(db: Pick<Database, 'prisma' | 'sql'>, options: { 
     record(entry) {
       return new Promise<void>((resolve, reject) => {
         queue.push({ entry, resolve, reject });
-        if (queue.length >= maxBatch) void flush();
-        else timer ??= setTimeout(() => void flush(), flushMs).unref();
+        if (queue.length >= maxBatch) void flush(); // eslint-disable-line @typescript-eslint/no-floating-promises -- flush settles each entry, rejecting none of its own
+        else timer ??= setTimeout(() => void flush(), flushMs).unref(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
       });
     },
     flush,

@@ -175,7 +175,7 @@ export function boundedFetch(ended: (ids: Array<string | number>, why: string) =
     if (init?.method === 'GET' && refusedForGood(res.status)) {
       // The SDK reopens a notification stream that fails; one the gateway refuses stays refused
       // (a session it no longer knows, a revoked agent). A 405 is the SDK's "no stream here".
-      void res.body?.cancel().catch(() => undefined);
+      if (res.body) void res.body.cancel().catch(() => undefined);
       // A 404 is a session the gateway no longer knows: the bridge starts a new one with the next
       // request, and its stream with it. Other refusals (a revoked agent: 401) last.
       process.stderr.write(

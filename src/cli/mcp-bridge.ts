@@ -121,10 +121,10 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   let settled: (() => void) | undefined;
   // A client that exits closes our stdout too: writing then fails (EPIPE). The bridge ends the
   // session and exits instead of dying on an unhandled 'error'.
-  process.stdout.on('error', () => void close());
+  process.stdout.on('error', () => void close()); // eslint-disable-line @typescript-eslint/no-floating-promises -- close catches what it awaits, then exits
   const stdinEnded = () => {
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
-    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]).then(() => {
+    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]).then(() => { // eslint-disable-line @typescript-eslint/no-floating-promises -- both only resolve; reply writes, close catches
       // Every request gets an answer (JSON-RPC 2.0): one the gateway has not answered by now is
       // answered by the bridge, which then ends, rather than left without a line.
       for (const id of [...unanswered]) {
@@ -162,17 +162,17 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       batches.delete(id);
       batch.answers.push(message);
       if (--batch.waiting > 0) return;
-      void write(batch.answers).then(() => batch.ids.forEach(answer));
+      void write(batch.answers).then(() => batch.ids.forEach(answer)); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
       return;
     }
-    void write(message).then(() => {
+    void write(message).then(() => { // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
       if (id !== undefined) answer(id);
     });
   };
   /** Says on stderr what the bridge did not pass on, and answers it when JSON-RPC says so. */
   const refuse = (item: Extract<ClientMessage, { kind: 'refused' }>) => {
     process.stderr.write(`plaza: not passed on to the gateway: ${item.why}\n`);
-    if (item.answer) void write(item.answer);
+    if (item.answer) void write(item.answer); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
   };
   /** Members already named on stderr as left off (once each). */
   const droppedNamed = new Set<string>();
@@ -286,8 +286,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     if ('method' in message && message.method === 'notifications/initialized') initialized = message;
     const forward = () => send(message).catch(failed(requestId === undefined ? [] : [requestId]));
     // Callbacks of one promise run in the order they were added: the held messages go in order.
-    if (handshake) void handshake.answered.then(forward);
-    else void forward();
+    if (handshake) void handshake.answered.then(forward); // eslint-disable-line @typescript-eslint/no-floating-promises -- answered only resolves; forward catches (failed answers the client)
+    else void forward(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
     if ('method' in message && message.method === 'initialize' && requestId !== undefined) {
       let release = () => {};
       const answered = new Promise<void>((resolve) => (release = resolve));
@@ -328,11 +328,11 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     if (why !== undefined) {
       process.stderr.write(`plaza: not passed on to the gateway: a batch (${why})\n`);
       for (const id of requestIds) answers.push(bridgeError(id, INVALID_REQUEST, `Invalid Request: ${why}`));
-      if (answers.length > 0) void write(answers);
+      if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
       return;
     }
     if (messages.length === 0) {
-      if (answers.length > 0) void write(answers);
+      if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
       return;
     }
     // 2025-03-26 keeps initialize out of batches; an initialized notification may be in one.
@@ -343,7 +343,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
         unanswered.add(id);
         batches.set(id, batch);
       }
-    } else if (answers.length > 0) void write(answers);
+    } else if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
     void send(messages).catch(failed(requestIds));
   };
   const onLine = (line: string) => {
@@ -355,7 +355,7 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       return onMessage(read.message);
     }
     // Decided once the initialize is answered, when the version is known.
-    if (handshake) void handshake.answered.then(() => onBatch(read.items));
+    if (handshake) void handshake.answered.then(() => onBatch(read.items)); // eslint-disable-line @typescript-eslint/no-floating-promises -- answered only resolves; onBatch's sends are caught (failed answers the client)
     else onBatch(read.items);
   };
   /**
@@ -392,9 +392,11 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   // later (an MCP client starts its servers when it starts).
   const checked = options.all ? headers['x-platform-upstream-provider'] : provider;
   if (checked !== undefined) {
-    void providerWarning({ base, provider: checked, via: options.all ? 'credential' : 'endpoint', credentialEnv: options.upstreamTokenEnv }).then((line) => {
-      if (line !== undefined) process.stderr.write(`plaza: ${line}\n`);
-    });
+    void providerWarning({ base, provider: checked, via: options.all ? 'credential' : 'endpoint', credentialEnv: options.upstreamTokenEnv })
+      .then((line) => {
+        if (line !== undefined) process.stderr.write(`plaza: ${line}\n`);
+      })
+      .catch((error: unknown) => process.stderr.write(`plaza: could not check provider "${checked}": ${(error as Error).message}\n`));
   }
 }
 

@@ -12,7 +12,11 @@ export interface LeasedTable {
   dueColumn: string;
   /** Extra condition a row must meet to be leased (`"status" IN (…)`); none when omitted. */
   workable?: string;
-  /** `RETURNING t."id", …`: what a claim gives back. */
+  /**
+   * `RETURNING t."id", …`: what a claim gives back. `claimed."prior_owner"` is the lease's owner
+   * before this claim (null when the row was free): another owner's means that owner's lease ran
+   * out while it still held the row, so it stopped in the middle of its work.
+   */
   returning: string;
 }
 
@@ -28,10 +32,10 @@ export function claimDueRows<Row>(prisma: PrismaClient, t: LeasedTable, owner: s
   const workable = t.workable ? `${t.workable} AND ` : '';
   return prisma.$queryRawUnsafe<Row[]>(
     `UPDATE ${t.table} t SET "lease_owner" = $1, "lease_until" = $2::timestamptz
-       FROM (SELECT "id" FROM ${t.table}
+       FROM (SELECT "id", "lease_owner" AS "prior_owner" FROM ${t.table}
               WHERE ${workable}${t.dueColumn} <= $3::timestamptz AND ("lease_until" IS NULL OR "lease_until" < $3::timestamptz)
-              ORDER BY ${t.dueColumn}, "id" LIMIT $4 FOR UPDATE SKIP LOCKED) due
-      WHERE t."id" = due."id" ${t.returning}`,
+              ORDER BY ${t.dueColumn}, "id" LIMIT $4 FOR UPDATE SKIP LOCKED) claimed
+      WHERE t."id" = claimed."id" ${t.returning}`,
     owner,
     iso(now + leaseMs),
     iso(now),
@@ -49,10 +53,10 @@ export async function claimRow<Row>(prisma: PrismaClient, t: LeasedTable, id: st
   const workable = t.workable ? `${t.workable} AND ` : '';
   const rows = await prisma.$queryRawUnsafe<Row[]>(
     `UPDATE ${t.table} t SET "lease_owner" = $2, "lease_until" = $3::timestamptz
-       FROM (SELECT "id" FROM ${t.table}
+       FROM (SELECT "id", "lease_owner" AS "prior_owner" FROM ${t.table}
               WHERE "id" = $1 AND ${workable}("lease_until" IS NULL OR "lease_until" < $4::timestamptz OR "lease_owner" = $2)
-              FOR UPDATE${wait ? '' : ' SKIP LOCKED'}) one
-      WHERE t."id" = one."id" ${t.returning}`,
+              FOR UPDATE${wait ? '' : ' SKIP LOCKED'}) claimed
+      WHERE t."id" = claimed."id" ${t.returning}`,
     id,
     owner,
     iso(now + leaseMs),

@@ -82,6 +82,8 @@ export function toEndpoint(row: McpEndpointModel): Endpoint {
     lastProbeOk: row.lastProbeOk,
     lastLatencyMs: row.lastLatencyMs,
     lastError: row.lastError,
+    protocolVersions: Array.isArray(row.protocolVersions) ? row.protocolVersions.filter((v): v is string => typeof v === 'string') : [],
+    capabilities: row.capabilities !== null && typeof row.capabilities === 'object' && !Array.isArray(row.capabilities) ? (row.capabilities as Record<string, unknown>) : null,
     nextProbeAt: row.nextProbeAt,
     createdAt: row.createdAt,
   };

@@ -70,6 +70,7 @@ export function createProbeStore(prisma: PrismaClient): ProbeStore {
       // One statement (data-modifying CTEs) is atomic without an interactive transaction and
       // costs one round trip: record the run, drop vanished tools, upsert the rest, move the
       // health, release our lease (only ours: an expired lease may belong to someone else now).
+      // The revisions and capabilities change only with an answer: a failed probe keeps the last seen.
       await prisma.$executeRawUnsafe(
         `WITH run AS (
            INSERT INTO "probe_runs" ("endpoint_id", "started_at", "ok", "latency_ms", "protocol_version", "server_info", "tool_count", "error")
@@ -92,6 +93,8 @@ export function createProbeStore(prisma: PrismaClient): ProbeStore {
            "status" = $11, "consecutive_failures" = $12::int, "consecutive_successes" = $13::int, "demand_score" = $14::double precision,
            "last_probe_at" = $2::timestamptz, "last_probe_ok" = $3::boolean, "last_latency_ms" = $4::int, "last_error" = $8,
            "next_probe_at" = $15::timestamptz, "tool_count" = CASE WHEN $3::boolean THEN $7::int WHEN $11 = 'auth_required' THEN 0 ELSE "tool_count" END, "updated_at" = now(),
+           "protocol_versions" = CASE WHEN $3::boolean THEN $17::jsonb ELSE "protocol_versions" END,
+           "capabilities" = CASE WHEN $3::boolean THEN $18::jsonb ELSE "capabilities" END,
            "lease_owner" = CASE WHEN "lease_owner" = $16 THEN NULL ELSE "lease_owner" END,
            "lease_until" = CASE WHEN "lease_owner" = $16 THEN NULL ELSE "lease_until" END
          WHERE "id" = $1`,
@@ -111,6 +114,8 @@ export function createProbeStore(prisma: PrismaClient): ProbeStore {
         record.demandScore,
         iso(record.nextProbeAt),
         owner,
+        JSON.stringify(outcome.revisions),
+        outcome.capabilities === null ? null : JSON.stringify(outcome.capabilities),
       );
     },
     async deferProbe(owner, endpointId, nextProbeAt) {

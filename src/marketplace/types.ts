@@ -25,6 +25,10 @@ export interface Endpoint {
   lastProbeOk: boolean | null;
   lastLatencyMs: number | null;
   lastError: string | null;
+  /** The MCP revisions the endpoint offers, newest first, as the last answering probe saw them; [] until one answered. */
+  protocolVersions: string[];
+  /** Its MCP capabilities, as that probe saw them; null until one answered. */
+  capabilities: Record<string, unknown> | null;
   nextProbeAt: Date;
   createdAt: Date;
 }

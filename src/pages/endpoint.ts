@@ -2,7 +2,7 @@ import type { Endpoint, ProbeRunRecord, Tool } from '../marketplace/index.ts';
 import { latencyChart } from './chart.ts';
 import { fill, type PageCopy } from './copy.ts';
 import { excerpt, type Html, html } from './html.ts';
-import { healthBadge } from './marketplace.ts';
+import { healthBadge, revisionsText } from './marketplace.ts';
 
 /** One endpoint: its listing metadata, online tools, and probe history as chart and table. */
 export function endpointBody(endpoint: Endpoint, probes: ProbeRunRecord[], tools: Tool[], copy: PageCopy): Html {
@@ -23,6 +23,8 @@ export function endpointBody(endpoint: Endpoint, probes: ProbeRunRecord[], tools
   ${row(e.aginSupport, endpoint.aginSupport ? e.yes : e.no)}
   ${row(m.credentials, endpoint.requiredCredentials.length === 0 ? m.noCredentials : html`${endpoint.requiredCredentials.map((c, i) => html`${i > 0 ? ', ' : ''}<code>${c.name}</code>${c.description ? html` (${c.description})` : ''}`)}`)}
   ${row(e.gateway, html`<code>/mcp/p/${endpoint.provider}</code>`)}
+  ${row(m.revisions, revisionsText(endpoint, copy))}
+  ${row(m.capabilities, endpoint.capabilities === null ? null : Object.keys(endpoint.capabilities).join(', '))}
 </dl>
 <section aria-labelledby="tools-title">
   <h2 id="tools-title">${m.tools} (${tools.length})</h2>

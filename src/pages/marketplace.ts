@@ -19,6 +19,15 @@ export function healthBadge(health: string, copy: PageCopy): Html {
   return html`<span class="badge badge-${health}">${label}</span>`;
 }
 
+/**
+ * The MCP revisions an endpoint offers, newest first, as one line ("MCP 2026-07-28, 2025-11-25"),
+ * or a note that no probe has got an answer yet.
+ */
+export function revisionsText(endpoint: Endpoint, copy: PageCopy): Html {
+  if (endpoint.protocolVersions.length === 0) return html`<span class="muted">${copy.market.revisionsUnknown}</span>`;
+  return html`MCP ${endpoint.protocolVersions.join(', ')}`;
+}
+
 function credentialNote(endpoint: Endpoint | undefined, copy: PageCopy): Html {
   const credentials = endpoint?.requiredCredentials ?? [];
   if (credentials.length === 0) return html`<p class="muted small">${copy.market.noCredentials}</p>`;
@@ -60,7 +69,7 @@ function endpointTable(endpoints: Endpoint[], copy: PageCopy): Html {
   if (endpoints.length === 0) return html`<div id="endpoint-table"><p>${m.noEndpoints}</p></div>`;
   return html`<div class="table-wrap" id="endpoint-table"><table>
   <caption class="sr-only">${m.endpoints}</caption>
-  <thead><tr><th scope="col">${m.provider}</th><th scope="col">${m.url}</th><th scope="col">${m.registrant}</th><th scope="col">${m.status}</th><th scope="col">${m.tools}</th></tr></thead>
+  <thead><tr><th scope="col">${m.provider}</th><th scope="col">${m.url}</th><th scope="col">${m.registrant}</th><th scope="col">${m.status}</th><th scope="col">${m.tools}</th><th scope="col">${m.revisions}</th></tr></thead>
   <tbody>
   ${endpoints.map(
     (e) => html`<tr>
@@ -69,6 +78,7 @@ function endpointTable(endpoints: Endpoint[], copy: PageCopy): Html {
       <td class="break">${e.registeredBy}</td>
       <td>${healthBadge(e.status, copy)}</td>
       <td>${e.toolCount}</td>
+      <td class="revisions">${revisionsText(e, copy)}</td>
     </tr>`,
   )}
   </tbody>

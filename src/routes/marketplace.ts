@@ -63,6 +63,9 @@ export function renderEndpoint(e: Endpoint): Record<string, unknown> {
       e.lastProbeAt === null
         ? null
         : { at: e.lastProbeAt.toISOString(), ok: e.lastProbeOk, latency_ms: e.lastLatencyMs, error: e.lastError },
+    // What the server offers, from the last probe that got an answer (kept through failed probes).
+    protocol_versions: e.protocolVersions,
+    capabilities: e.capabilities,
     next_probe_at: e.nextProbeAt.toISOString(),
     created_at: e.createdAt.toISOString(),
     links: {

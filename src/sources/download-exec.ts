@@ -3,9 +3,10 @@ import { posix } from 'node:path';
 import { decompression, extraction } from './internal/archive-words.ts';
 import { downloadOutputs } from './internal/download-words.ts';
 import { createFolderSet, resolvePath } from './internal/hook-paths.ts';
+import { createPipeFlow, type PipeFlow } from './internal/pipe-flow.ts';
 import { programActions } from './internal/program-calls.ts';
-import { filesRun, inlineCode, stdinReader } from './internal/run-words.ts';
-import { commandWords, MAX_NESTING, parseCommands, samePath, type ShellCommand, type Substitution } from './internal/shell-words.ts';
+import { filesRun, inlineCode, stdinReader, withoutRedirections } from './internal/run-words.ts';
+import { asValue, byWord, commandWords, MAX_NESTING, parseCommands, samePath, type ShellCommand, type Substitution } from './internal/shell-words.ts';
 import { PROGRAM_MARKS } from './program-rules.ts';
 import type { HookLine, ProgramLanguage } from './read-hook.ts';
 
@@ -15,8 +16,6 @@ const COPIES = /^(?:cp|mv|install|ln)$/;
 const MAX_FOLDER = 256;
 /** Redirections that send a command's standard output to a file. */
 const STDOUT_TO = /^(?:1?>>?|&>>?)$/;
-/** Redirection words the tokenizer gives (each followed by its file or string). */
-const REDIRECTION = /^(?:\d?[<>]>?|&>>?|<<<)$/;
 /** A function definition's first line: `name() {`, `function name {`, `name ()` with `{` on the next line. */
 const FUNCTION_HEADER = /^\s*(?:function\s+([A-Za-z_][\w:.-]*)(?:\s*\(\s*\))?|([A-Za-z_][\w:.-]*)\s*\(\s*\))\s*(?:\{|$)/;
 /** A positional parameter in a function's body: `$1`, `${2}`, `$@`, `$*`, `$#`. */
@@ -63,16 +62,6 @@ function computedName(word: string, subs: readonly Substitution[] | undefined): 
   return name.includes('\0') || /\$[A-Za-z_{]/.test(name) ? word : undefined;
 }
 
-/** A command's words without its redirections and their files (what `sh < f` runs is `sh`). */
-function withoutRedirections(words: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let j = 0; j < words.length; j++) {
-    if (REDIRECTION.test(words[j]!)) j++;
-    else out.push(words[j]!);
-  }
-  return out;
-}
-
 /** Options of `read` and of `mapfile`/`readarray` that take the next word as their value. */
 const READ_VALUED = /^-[adinNptu]$/;
 const MAPFILE_VALUED = /^-[dnOsuCc]$/;
@@ -108,28 +97,6 @@ function refersTo(word: string, names: ReadonlySet<string>): boolean {
   if (names.size === 0 || !word.includes('$')) return false;
   for (const m of word.matchAll(/\$\{?([A-Za-z_]\w*)/g)) if (names.has(m[1]!)) return true;
   return false;
-}
-
-/** A command's substitutions by the word they are in. */
-function byWord(substitutions: readonly Substitution[]): Map<number, Substitution[]> {
-  const out = new Map<number, Substitution[]>();
-  for (const s of substitutions) {
-    const list = out.get(s.word);
-    if (list) list.push(s);
-    else out.set(s.word, [s]);
-  }
-  return out;
-}
-
-/** `word` as the command receives it: the substitutions (`subs`, its own) the shell ran for it stand as a plain placeholder. */
-function asValue(word: string, subs: readonly Substitution[] | undefined): string {
-  let out = '';
-  let from = 0;
-  for (const s of subs ?? []) {
-    out += `${word.slice(from, s.start)}_`;
-    from = s.end;
-  }
-  return subs === undefined ? word : out + word.slice(from);
 }
 
 /** A function body's command with its positional parameters bound to a call's arguments (`$@`, `$*` joined into one word). */
@@ -172,6 +139,23 @@ function bindArguments(command: ShellCommand, args: readonly string[]): ShellCom
  * downloads holds a download. Lines are the hook's own as `readHook` reads them.
  */
 export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
+  return drain(readDownloadRuns(lines, parseCommands));
+}
+
+/** Runs a line-by-line reading (see {@link readDownloadRuns}) to its end. */
+export function drain<T>(reading: Generator<void, T, void>): T {
+  for (;;) {
+    const step = reading.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link downloadedThenRun} one hook line per step: the first `next()` reads no line, each one
+ * after it reads one, and the one that reads the last line answers the runs found. `parse` splits
+ * a text into commands (a cache shared with another reading of the same line saves the work).
+ */
+export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: string) => ShellCommand[]): Generator<void, DownloadRun[], void> {
   // Looked up by name (and folder by component), so each command costs its own words, not the files downloaded so far.
   const downloaded = new Set<string>();
   const unpacked = createFolderSet();
@@ -367,19 +351,20 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   }
 
   /** One line of shell (or the code of a `sh -c`, `eval` or substitution on it); `onLine` keeps one finding per file and line. Answers whether its output carries a download. */
-  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0): boolean {
-    // Whether the command's standard input is a download (the previous command of a pipe carries one).
-    let fed = false;
-    let out = false;
-    const commands = parseCommands(line);
+  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0, hookFlow?: PipeFlow): boolean {
+    const commands = parse(line);
+    if (commands.length === 0) return false;
+    const flow = hookFlow ?? createPipeFlow();
+    const before = flow.out;
     for (const [k, c] of commands.entries()) {
       // A here-document whose body downloads, written to a file: the file holds a download.
       for (const file of writes?.get(k) ?? []) markDownloaded(file);
       if (c.after !== '|') fedCode = [];
-      fed = command(c, c.after === '|' && fed, i, onLine, depth);
-      if (commands[k + 1]?.after !== '|') out ||= fed;
+      // Whether the command's standard input is a download: a pipe from a command or a compound (`{ curl u; } | sh`) that carries one.
+      const out = command(c, flow.enter(c) !== 0, i, onLine, depth);
+      flow.leave(c, out ? 1 : 0, commands[k + 1]);
     }
-    return out;
+    return flow.out !== before;
   }
 
   /** One line of another language's program (`unit`: what that program did on its earlier lines). */
@@ -412,7 +397,7 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   /** Collects a line of a function's definition; answers whether the definition ended on it. */
   function define(text: string, header: boolean): boolean {
     const d = defining!;
-    for (const c of parseCommands(text)) {
+    for (const c of parse(text)) {
       let words = c.words;
       if (d.braces === 0) {
         // The header (`name()`, `function name`), then the `{` the body starts with.
@@ -434,24 +419,28 @@ export function downloadedThenRun(lines: readonly HookLine[]): DownloadRun[] {
   }
 
   let unit = { id: 0, state: newUnit() };
-  lines.forEach((line, i) => {
+  const hookFlow = createPipeFlow();
+  for (const [i, line] of lines.entries()) {
+    yield;
     // Program text split as shell reads `tarfile.open('a.tgz')` as a command `a.tgz`: its shell is what it hands a shell.
     if (line.program) {
       if (line.program.unit !== unit.id) unit = { id: line.program.unit, state: newUnit() };
-      return programLine(line.text, line.program.language, unit.state, i, new Set());
+      programLine(line.text, line.program.language, unit.state, i, new Set());
+      continue;
     }
     // A function's body is read where it is defined (as before calls were followed), with a cd in it kept there, and again at each call.
     const header = defining === undefined ? FUNCTION_HEADER.exec(line.text) : null;
     if (header) defining = { name: header[1] ?? header[2]!, body: [], braces: 0, saved: { cwd, previous, folders } };
     const text = line.evaluated ?? line.text;
-    shellLine(text, i, new Set(), line.evaluated === undefined ? line.writesDownloads : undefined);
+    // The hook's own lines share one flow: a compound spread over lines (`{` … `curl u` … `} | sh`) is followed.
+    shellLine(text, i, new Set(), line.evaluated === undefined ? line.writesDownloads : undefined, 0, hookFlow);
     for (const [name, languages] of line.captures ?? []) captured.set(name, languages);
     if (defining && define(line.text, header !== null)) {
       functions.set(defining.name, defining.body);
       ({ cwd, previous, folders } = defining.saved);
       defining = undefined;
     }
-  });
+  }
   return found;
 }
 

@@ -30,7 +30,8 @@ export function createSourceInspector(options: { schemas: AgpkSchemas; denyList:
       try {
         await safeExtract(archive, root, options.limits);
       } catch (error) {
-        if (!(error instanceof AgpkError)) throw error;
+        // An archive Plaza cannot unpack safely is a finding; a full disk is Plaza's own failure.
+        if (!(error instanceof AgpkError) || error.code !== 'bad_request') throw error;
         const findings: SourceFinding[] = [...archiveFindings, { id: 'archive.unsafe', severity: 'high', file: null, message: error.message }];
         return { gateProblems: [], surfaceChecked: false, findings, risk: 'high', commands: [] };
       }

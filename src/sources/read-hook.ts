@@ -1,5 +1,6 @@
 /**
- * A hook as the scan reads it, one record per line of the hook: comments cut, simple shell
+ * A hook as the scan reads it, one record per line of the hook: comments cut, ANSI-C quoting
+ * (`$'\x63url'`) decoded, aliases defined earlier expanded (see `createShellAliases`), simple shell
  * variables assigned earlier substituted (see `createShellVars`), and here-documents followed —
  * the body of one fed to an interpreter (`bash <<EOF`, `python3 - <<'EOF'`, `cat <<EOF | sh`) is
  * code of that interpreter, the body of one written to a file (`cat > x.sh <<EOF`, `tee x.sh`)
@@ -7,7 +8,9 @@
  */
 import { posix } from 'node:path';
 
+import { plainQuotes } from './internal/ansi-quotes.ts';
 import { filesRun, inlineCode, type Language, languageOf, stdinProgram } from './internal/run-words.ts';
+import { createShellAliases } from './internal/shell-aliases.ts';
 import { createShellVars } from './internal/shell-vars.ts';
 import { commandWords, goesOn, type Heredoc, MAX_NESTING, parseCommands, type ShellCommand, type Substitution } from './internal/shell-words.ts';
 import { PROGRAM_MARKS } from './program-rules.ts';
@@ -42,6 +45,8 @@ export interface HookLine {
   writesDownloads?: Map<number, string[]>;
   /** A line with `eval`, as the code it evaluates is built: variables holding blanks or metacharacters (`c="curl -o t u"`) substituted too. */
   evaluated?: string;
+  /** In the body of a here-document nothing runs (written to a file, or read as data): text, not commands. */
+  data?: true;
   /** How many lines after this one it takes in (one command spread over lines); their own records are empty. */
   span?: number;
   /**
@@ -173,6 +178,7 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
   if (language) return code.map((text) => ({ text, program: { language, unit: 1 } }));
   const size = code.reduce((n, line) => n + line.length + 1, 0);
   const vars = createShellVars(Math.max(MIN_SUBSTITUTION_BUDGET, size));
+  const aliases = createShellAliases(Math.max(MIN_SUBSTITUTION_BUDGET, size));
   const out: HookLine[] = [];
   const top: Context = { queue: [], next: 0 };
   // The bodies being read, outermost first; a line equal to a delimiter ends the outermost such body (its shell reads it verbatim).
@@ -273,8 +279,10 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
       out.push({ text: frame!.quoted ? code[i]! : vars.text(code[i]!), program: { language: reader.language, unit: frame!.unit }, ...(frame!.quoted ? {} : { expandedCode: true as const }) });
     } else {
       const group = i > noJoinUntil ? joined(i) : undefined;
-      const text = group?.text ?? code[i]!;
-      const line: HookLine = { text: vars.line(text), ...(reader?.kind === 'shell' && !frame!.quoted ? { expandedCode: true as const } : {}) };
+      // Read as the shell reads it: `$'…'` decoded, aliases expanded where commands are named, then variables.
+      const text = aliases.expand(plainQuotes(group?.text ?? code[i]!));
+      const line: HookLine = { text: vars.line(text), ...(reader?.kind === 'shell' && !frame!.quoted ? { expandedCode: true as const } : {}), ...(reader?.kind === 'data' ? { data: true as const } : {}) };
+      aliases.record(line.text);
       const evaluated = /\beval\b/.test(text) ? vars.evaluated(text) : line.text;
       if (evaluated !== line.text) line.evaluated = evaluated;
       out.push(line);

@@ -1,10 +1,13 @@
 /**
  * The rules of an install/uninstall hook, read line by line as `readHook` reads it:
- * download-and-execute, privilege escalation, writes outside the install root.
+ * download-and-execute, privilege escalation, writes outside the install root, and what
+ * the behaviour reading finds (reverse shells, persistence, credentials read or sent, decoded code run).
  */
 import type { SourceFinding } from '../../probes/index.ts';
-import { downloadedThenRun } from './download-exec.ts';
+import { type DownloadRun, readDownloadRuns } from './download-exec.ts';
+import { type Behaviour, readBehaviours } from './hook-behaviours.ts';
 import { EXPANDED_DOWNLOAD, INSTALL_RULES } from './install-rules.ts';
+import { createCommandCache } from './internal/command-cache.ts';
 import { inlineCode } from './internal/run-words.ts';
 import { commandWords, MAX_NESTING, parseCommands } from './internal/shell-words.ts';
 import { writesOutsideRoot } from './outside-root.ts';
@@ -65,8 +68,28 @@ export function scanHook(file: string, source: string): SourceFinding[] {
     if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
   }
   for (const i of evaluatedDownloads(hook)) flag(i, `evaluates code in a ${hook[i]!.program!.language} program that downloads`);
+  // The two readings of the hook's commands go line by line together, so each line is parsed once for both.
+  const cache = createCommandCache();
+  const downloadRuns = readDownloadRuns(hook, cache.parse);
+  const behaviourReading = readBehaviours(hook, cache.parse);
+  downloadRuns.next();
+  behaviourReading.next();
+  let runs: DownloadRun[] = [];
+  let behaviours: Behaviour[] = [];
+  for (let i = 0; i < hook.length; i++) {
+    cache.clear();
+    const run = downloadRuns.next();
+    const behaviour = behaviourReading.next();
+    if (run.done) runs = run.value;
+    if (behaviour.done) behaviours = behaviour.value;
+  }
+  cache.clear();
+  for (const b of behaviours) {
+    const at = `${file}:${b.line + 1}`;
+    findings.push({ id: b.id, severity: b.severity, file: at, message: `${at} ${b.what}: ${shown(b.line)}` });
+  }
   const flagged = new Set(findings.filter((f) => f.id === 'install.download-exec').map((f) => f.file));
-  for (const run of downloadedThenRun(hook)) {
+  for (const run of runs) {
     const at = `${file}:${run.line + 1}`;
     if (run.review) {
       findings.push({ id: 'install.dynamic-command', severity: 'medium', file: at, message: `${at} ${run.how!}: ${shown(run.line)}` });

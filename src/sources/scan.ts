@@ -118,14 +118,14 @@ export function scanOffThread(dir: string, manifest: AgpkManifest | undefined, d
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./scan-worker.ts', import.meta.url), { workerData: { dir, manifest, denyList } });
     const timer = setTimeout(() => {
-      void worker.terminate();
+      void worker.terminate(); // eslint-disable-line @typescript-eslint/no-floating-promises -- terminate only fulfils (with the exit code)
       resolve([{ id: 'scan.timeout', severity: 'high', file: null, message: `the scan did not finish within ${Math.round(limitMs / 1000)} s` }]);
     }, limitMs);
     const settle = () => clearTimeout(timer);
     worker.once('message', (findings: SourceFinding[]) => {
       settle();
       resolve(findings);
-      void worker.terminate();
+      void worker.terminate(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
     });
     // A thread that cannot run the scan (a Node that cannot load TypeScript there, say) leaves it
     // to this one, which answers as the scan answers (its findings, or its error).

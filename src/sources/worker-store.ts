@@ -15,15 +15,21 @@ interface TargetRow {
   trust: string;
   status: string;
   attempts: number;
+  /** The lease's owner before this claim (row-leases.ts). */
+  prior_owner: string | null;
 }
 
 const SOURCES: LeasedTable = {
   table: '"package_sources"',
   dueColumn: '"next_check_at"',
   workable: `"status" IN ('registered', 'healthy', 'dropped')`,
-  returning: 'RETURNING t."id", t."package_id", t."version", t."download_uri", t."sha256", t."trust", t."status", t."attempts"',
+  returning: 'RETURNING t."id", t."package_id", t."version", t."download_uri", t."sha256", t."trust", t."status", t."attempts", claimed."prior_owner"',
 };
-const toTarget = (r: TargetRow): SourceTarget => ({
+/**
+ * A lease that ended while its owner still held it (another owner's: ours was a result we could
+ * not store) means that owner stopped in the middle of the check.
+ */
+const toTarget = (r: TargetRow, owner: string): SourceTarget => ({
   id: r.id,
   packageId: r.package_id,
   version: r.version,
@@ -32,6 +38,7 @@ const toTarget = (r: TargetRow): SourceTarget => ({
   trust: r.trust === 'known-user' ? 'known-user' : 'risky-unknown',
   status: r.status as SourceTarget['status'],
   attempts: Number(r.attempts),
+  abandoned: r.prior_owner !== null && r.prior_owner !== owner,
 });
 
 /** Called after a known user's source was rejected (the registrant gets a system e-mail). */
@@ -108,12 +115,16 @@ export function createSourceStore(deps: { prisma: PrismaClient; recheckMs: numbe
 
   return {
     async claimDue(owner, now, leaseMs, limit) {
-      return (await claimDueRows<TargetRow>(prisma, SOURCES, owner, now, leaseMs, limit)).map(toTarget);
+      return (await claimDueRows<TargetRow>(prisma, SOURCES, owner, now, leaseMs, limit)).map((r) => toTarget(r, owner));
     },
 
     async claimOne(id, owner, now, leaseMs) {
       const row = await claimRow<TargetRow>(prisma, SOURCES, id, owner, now, leaseMs, false);
-      return row ? toTarget(row) : undefined;
+      return row ? toTarget(row, owner) : undefined;
+    },
+
+    async renew(id, owner, until) {
+      await prisma.packageSource.updateMany({ where: { id, leaseOwner: owner }, data: { leaseUntil: new Date(until) } });
     },
 
     async markStage(id, owner, stage) {

@@ -95,6 +95,8 @@ async function startExactUpstream(): Promise<{ url: string; close(): void }> {
         return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error }));
       }
       if (message.method === 'server/discover') return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete' }));
+      // Plaza's probe lists tools in 2026-07-28 after a discover that offers it.
+      if (message.method === 'tools/list') return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({ tools: [{ name: 'echo', description: 'Echoes its arguments.', inputSchema: { type: 'object' } }], resultType: 'complete' }));
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer({ content: [{ type: 'text', text: JSON.stringify(seen) }], resultType: 'complete' }));
     }
     if (message.method === 'initialize') {

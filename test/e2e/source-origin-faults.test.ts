@@ -3,9 +3,12 @@
  * origin (test CA) that redirects in a loop, streams an endless body, serves other bytes than the
  * registered sha256, or changes the bytes after the source went healthy. Each source ends in a
  * non-healthy state with a reason, within bounded time, and an endless body is cut near the size limit.
+ * An archive holding a name no file system can hold is discarded with a finding, and the server
+ * (which it used to end, issue 31) keeps answering, with no inspection folder left in its TMPDIR.
  */
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,7 +16,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createTestTls } from '../support/agpk.ts';
+import { createTestTls, rawArchive } from '../support/agpk.ts';
 import { type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { buildPackage } from '../support/sources.ts';
 
@@ -26,6 +29,8 @@ describe('package origin faults', () => {
   const other: { sha256: string; bytes: Buffer } = { sha256: '', bytes: Buffer.alloc(0) };
   let driftServesOther = false;
   let endlessSent = 0;
+  const longName = rawArchive([{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: 'n'.repeat(300) } }]);
+  let tmp = '';
 
   beforeAll(async () => {
     const root = mkdtempSync(join(tmpdir(), 'plaza-origin-faults-'));
@@ -52,6 +57,8 @@ describe('package origin faults', () => {
           res.on('error', () => undefined);
           return pump();
         }
+        case '/long-name.agpk':
+          return res.writeHead(200, { 'content-length': String(longName.length) }).end(longName);
         case '/mismatch.agpk':
           return res.writeHead(200, { 'content-length': String(other.bytes.length) }).end(other.bytes);
         case '/drift.agpk': {
@@ -68,7 +75,9 @@ describe('package origin faults', () => {
       url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
       close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
     };
+    tmp = mkdtempSync(join(tmpdir(), 'plaza-origin-tmp-'));
     plaza = await startPlazaServer({
+      TMPDIR: tmp,
       PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-origin-data-')),
       PLAZA_ALLOW_PRIVATE_TARGETS: '1',
       PLAZA_SOURCES_MAX_BYTES: String(MAX_BYTES),
@@ -134,5 +143,15 @@ describe('package origin faults', () => {
     expect(drifted.reason).toMatch(/drift/i);
     const listed = (await (await fetch(`${plaza.url}/share/v1/agpk/sources`)).json()) as any;
     expect(JSON.stringify(listed)).not.toContain('com.example.origin');
+  }, 60_000);
+
+  it('discards an archive with a 300-byte name with a finding, and goes on serving', async () => {
+    const id = await register('com.example.longname', '/long-name.agpk', createHash('sha256').update(longName).digest('hex'));
+    const source = await waitFor(id, ['discarded', 'rejected', 'healthy'], 30_000);
+    expect(source.status, JSON.stringify(source)).toBe('discarded');
+    expect(source.findings).toContainEqual(expect.objectContaining({ id: 'archive.unsafe', severity: 'high', message: expect.stringMatching(/has a name of 300 bytes/) }));
+    expect(plaza.child.exitCode).toBeNull();
+    expect((await fetch(`${plaza.url}/health`)).status).toBe(200);
+    expect(readdirSync(tmp).filter((name) => name.startsWith('plaza-inspect-') || name.startsWith('plaza-source-'))).toEqual([]);
   }, 60_000);
 });

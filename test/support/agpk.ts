@@ -19,13 +19,28 @@ export async function tempDir(prefix = 'agpk-test-'): Promise<{ path: string; di
   return { path, dispose: () => rm(path, { recursive: true, force: true }) };
 }
 
-/** One hand-made archive entry: header fields plus (optional) content. */
-export type RawEntry = UstarFields & { content?: string | Buffer };
+/**
+ * One hand-made archive entry: header fields plus (optional) content. `pax` puts a PAX extended
+ * header before it (`path` there overrides the ustar name, so a name of any length is legal tar).
+ */
+export type RawEntry = UstarFields & { content?: string | Buffer; pax?: Record<string, string> };
+
+/** One PAX record: `<length> <key>=<value>\n`, the length counting its own digits. */
+function paxRecord(key: string, value: string): string {
+  const body = ` ${key}=${value}\n`;
+  let length = Buffer.byteLength(body) + 1;
+  while (String(length).length + Buffer.byteLength(body) !== length) length++;
+  return `${length}${body}`;
+}
 
 /** Builds a gzipped tar from raw entries; `size` defaults to the content length. */
 export function rawArchive(entries: RawEntry[]): Buffer {
   const parts: Buffer[] = [];
   for (const e of entries) {
+    if (e.pax) {
+      const records = Buffer.from(Object.entries(e.pax).map(([k, v]) => paxRecord(k, v)).join(''));
+      parts.push(ustarHeader({ path: 'PaxHeader', type: 'x', mode: 0o644, size: records.length }), records, padding(records.length));
+    }
     const content = e.content === undefined ? Buffer.alloc(0) : Buffer.from(e.content);
     parts.push(ustarHeader({ ...e, size: e.size ?? content.length }));
     if (content.length > 0) parts.push(content, padding(content.length));

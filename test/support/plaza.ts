@@ -24,6 +24,8 @@ export interface TestPlaza {
   config: Config;
   log: Logger;
   marketplace: Marketplace;
+  /** The gateway's count of answer bytes held for clients that have not read them (in all, or one agent's). */
+  heldAnswerBytes(agentId?: string): number;
   /** Every JSON log line written so far. */
   logLines(): string[];
   close(): Promise<void>;
@@ -56,6 +58,7 @@ export async function startTestPlaza(
     config,
     log,
     marketplace: plaza.marketplace,
+    heldAnswerBytes: (agentId) => plaza.heldAnswerBytes(agentId),
     logLines: () => [...lines],
     async close() {
       await server.stop(1_000);

@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
+import type { SourceFinding } from '../../probes/index.ts';
 import type { AgpkManifest } from '../../src/agpk/index.ts';
 import { loadDenyList, scanPackageDir } from '../../src/sources/index.ts';
 
@@ -13,6 +14,11 @@ const deny = loadDenyList(undefined);
 
 /** Scans a package of LICENSE and `files` (path → content); the folder is removed afterwards. */
 export async function scanFindings(files: Record<string, string>, manifest?: AgpkManifest): Promise<string[]> {
+  return (await scanDetailed(files, manifest)).map((f) => `${f.id}@${f.file}`);
+}
+
+/** {@link scanFindings} as the scan answers them (severity and message too). */
+export async function scanDetailed(files: Record<string, string>, manifest?: AgpkManifest): Promise<SourceFinding[]> {
   const dir = await mkdtemp(join(tmpdir(), 'scan-pkg-'));
   try {
     await writeFile(join(dir, 'LICENSE'), 'MIT');
@@ -20,10 +26,15 @@ export async function scanFindings(files: Record<string, string>, manifest?: Agp
       await mkdir(dirname(join(dir, path)), { recursive: true });
       await writeFile(join(dir, path), content);
     }
-    return (await scanPackageDir(dir, manifest, deny)).map((f) => `${f.id}@${f.file}`);
+    return await scanPackageDir(dir, manifest, deny);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The findings of an INSTALL hook of these lines as `id:severity@INSTALL:n` (line n of `lines` is INSTALL:n+1). */
+export async function installSeverities(...lines: string[]): Promise<string[]> {
+  return (await scanDetailed({ INSTALL: ['#!/bin/sh', ...lines, ''].join('\n') })).map((f) => `${f.id}:${f.severity}@${f.file}`);
 }
 
 /** The findings of an INSTALL hook of these lines (after `#!/bin/sh`, so line n of `lines` is INSTALL:n+1). */

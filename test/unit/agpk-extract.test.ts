@@ -1,12 +1,14 @@
 /**
  * Safe extraction of AGPK archives: hostile archives built by hand are refused with a precise
  * message before anything is written — `..`, absolute paths, symlinks, devices, hard links, a file
- * inside a file, names differing only in case, a 10 GB declared size (header only), 100,000
- * entries — setuid bits never survive, and data after the end-of-archive blocks is never inflated.
+ * inside a file, names differing only in case or Unicode form, names over 255 bytes (PAX), a 10 GB
+ * declared size (header only), 100,000 entries — setuid bits never survive, data after the
+ * end-of-archive blocks is never inflated, and a name the file system refuses only as it is
+ * written is an unsafe-archive error the caller sees (issue 31: it used to end the process).
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -64,11 +66,38 @@ describe('safeExtract', () => {
     ['a character device', [{ path: 'dev', type: '3', mode: 0o644 }], 'unsafe archive: device file "dev"'],
     ['a FIFO', [{ path: 'pipe', type: '6', mode: 0o644 }], 'unsafe archive: FIFO "pipe"'],
     ['a duplicate entry', [file('a'), file('a')], 'unsafe archive: duplicate entry "a"'],
+    // A PAX header lets a name be any length: the write of it failed (ENAMETOOLONG) unobserved and
+    // ended the process (issue 31). Now the header check refuses it before anything is written.
+    ['a 300-byte file name (PAX)', [file('agpk.json', '{}'), { ...file('long'), pax: { path: 'n'.repeat(300) } }], `unsafe archive: "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds`],
+    ['a 256-byte folder name (PAX)', [{ ...file('long'), pax: { path: `payload/${'d'.repeat(256)}/a.txt` } }], 'has a name of 256 bytes, over the 255'],
+    ['a 1025-byte path of short names (PAX)', [{ ...file('long'), pax: { path: `${'p/'.repeat(511)}abc` } }], 'is over 1024 bytes long'],
+    // The message is stored with a source's findings and mailed: a megabyte-long name is cut.
+    ['a 100 KB absolute name (PAX)', [{ ...file('x'), pax: { path: `/${'a'.repeat(100_000)}` } }], `unsafe archive: absolute path "/${'a'.repeat(79)}…"`],
+    ['two names differing only in Unicode form', [file('caf\u00e9.md'), file('cafe\u0301.md')], 'differs from another entry only in case or Unicode form'],
   ])('refuses %s and writes nothing', async (_name, entries, message) => {
     const { dest, result } = await extract(rawArchive(entries));
     await expect(result).rejects.toThrow(message);
     expect(existsSync(dest)).toBe(false);
     expect(existsSync(join(tmp.path, 'evil.txt'))).toBe(false);
+  });
+
+  // Names the header check lets through can still be refused by the file system (here: too long
+  // under a deep folder). The refusal is an unsafe archive, seen by the caller; before, the write's
+  // rejection went unobserved while later entries were read, and the process ended (issue 31).
+  it.each([
+    ['a small file', 1],
+    ['a streamed file', 4 * 1024 * 1024 + 1],
+  ])('turns a write the file system refuses (%s) into an unsafe-archive error and leaves nothing', async (_what, size) => {
+    let deep = join(tmp.path, `deep${++n}`);
+    while (Buffer.byteLength(deep) < 3_500) deep = join(deep, 'd'.repeat(250));
+    await mkdir(deep, { recursive: true });
+    const folder = `${'e'.repeat(250)}/${'f'.repeat(250)}`;
+    const name = 'g'.repeat(4_096 - Buffer.byteLength(join(deep, 'out', folder)));
+    const path = join(tmp.path, `w${n}.agpk`);
+    await writeFile(path, rawArchive([file('agpk.json', '{}'), { ...file('x'), content: Buffer.alloc(size, 1), pax: { path: `${folder}/${name}` } }, file('z.txt')]));
+    const dest = join(deep, 'out');
+    await expect(safeExtract(path, dest)).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^unsafe archive: "e+…" cannot be written on this file system \(ENAMETOOLONG\)$/) });
+    expect(existsSync(dest)).toBe(false);
   });
 
   it('stops reading at the end-of-archive blocks: a gzip bomb appended after them is never inflated', async () => {
@@ -112,6 +141,7 @@ describe('validate of an archive (read in one pass, nothing written)', () => {
       [[file('../evil.txt')], /\.\./],
       [[{ path: 'link', type: '1', mode: 0o644, linkpath: 'a.txt' } as RawEntry], /hard link/],
       [[file('/etc/passwd')], /absolute path/],
+      [[{ ...file('long'), pax: { path: 'n'.repeat(300) } }], /has a name of 300 bytes/],
     ] as const) {
       const path = join(tmp.path, `v${++n}.agpk`);
       await writeFile(path, rawArchive([...entries]));

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { receiptFor } from '../../gateway/index.ts';
-import { callSecrets } from '../../gateway/receipt-sink.ts';
+import { type CallReceipt, receiptFor, recordCall } from '../../gateway/index.ts';
+import { callSecrets } from '../../gateway/internal/receipt-redaction.ts';
 
 const SECRET = 'SuperSecretToken123';
 const call = {
@@ -38,6 +38,20 @@ describe('receipt outcomes without the caller’s credential', () => {
   it('keeps text that only looks like regular-expression syntax', () => {
     const odd = { ...call, secrets: callSecrets('Bearer a.b*c(d)[e]|f') };
     expect(receiptFor(odd as never, { failure: 'a.b*c(d)[e]|f and aXbbc(d)[e]|f' }, 10).outcome).toBe('upstream failure: [credential removed] and aXbbc(d)[e]|f');
+  });
+});
+
+describe('the receipt as stored', () => {
+  it('holds no credential in any text, however the call came to carry it (tool, provider, a long task id cut to length)', async () => {
+    const stored: CallReceipt[] = [];
+    const sink = { record: async (receipt: CallReceipt) => void stored.push(receipt) };
+    const odd = { ...call, tool: `lookup-${SECRET}`, provider: `crm-${SECRET.toUpperCase()}` };
+    // A task id whose credential straddles the 200 characters a receipt keeps of it.
+    const taskId = `${'x'.repeat(190)}${SECRET}`;
+    await recordCall(sink, odd as never, { result: { task: { taskId, status: 'working' } } }, 10);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ tool: 'lookup-[credential removed]', provider: 'crm-[credential removed]' });
+    expect(JSON.stringify(stored[0]).toLowerCase()).not.toContain(SECRET.slice(0, 10).toLowerCase());
   });
 });
 

@@ -96,6 +96,8 @@ describe('endpointBody', () => {
     lastProbeOk: false,
     lastLatencyMs: null,
     lastError: 'refused',
+    protocolVersions: ['2026-07-28', '2025-11-25'],
+    capabilities: { tools: { listChanged: true }, resources: {} },
     nextProbeAt: new Date(0),
     createdAt: new Date(0),
   };
@@ -104,6 +106,21 @@ describe('endpointBody', () => {
     expect(endpointBody(endpoint, [], [], pageCopy('en')).value).toContain('None is online now; the last probe that reached this endpoint found 13.');
     expect(endpointBody(endpoint, [], [], pageCopy('zh-CN')).value).toContain('发现 13 个');
     expect(endpointBody({ ...endpoint, toolCount: 0 }, [], [], pageCopy('en')).value).not.toContain('tools-offline');
+  });
+
+  it('shows the MCP revisions and capabilities the endpoint offers, or that no probe has said yet', () => {
+    const page = endpointBody(endpoint, [], [], pageCopy('en')).value;
+    expect(page).toContain('<dt>MCP revisions</dt><dd>MCP 2026-07-28, 2025-11-25</dd>');
+    expect(page).toContain('<dt>MCP capabilities</dt><dd>tools, resources</dd>');
+    const unknown = endpointBody({ ...endpoint, protocolVersions: [], capabilities: null }, [], [], pageCopy('en')).value;
+    expect(unknown).toContain('<dt>MCP revisions</dt><dd><span class="muted">not known yet</span></dd>');
+    expect(unknown).not.toContain('MCP capabilities');
+  });
+
+  it('is listed in the marketplace table with a column of the MCP revisions it offers', () => {
+    const page = marketplaceBody({ q: '', provider: '', tools: { items: [], nextCursor: null }, endpoints: [endpoint] }, pageCopy('en')).value;
+    expect(page).toContain('<th scope="col">MCP revisions</th>');
+    expect(page).toContain('<td class="revisions">MCP 2026-07-28, 2025-11-25</td>');
   });
 });
 

@@ -18,7 +18,8 @@ describe('hook scan: shell variables', () => {
   });
 
   it('sees a write outside the root through a variable set on an earlier line', async () => {
-    expect(await installFindings('D=$HOME/.ssh', 'cp payload/key "$D/authorized_keys"')).toEqual(['install.outside-root@INSTALL:3']);
+    // authorized_keys lets whoever holds the key log in again later: persistence too.
+    expect(await installFindings('D=$HOME/.ssh', 'cp payload/key "$D/authorized_keys"')).toEqual(['install.outside-root@INSTALL:3', 'install.persistence@INSTALL:3']);
   });
 
   it('sees a variable built from another, and one exported', async () => {

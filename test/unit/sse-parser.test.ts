@@ -1,14 +1,14 @@
 /**
- * Pins the prober's event-stream parser (probes/internal/sse.ts) to the HTML standard's rules:
- * any line ending, even split across chunks; multi-line data; comments, event names and ids; a
- * byte-order mark; and no event for a block the stream never finished. Also the gateway's relay
- * parser (which keeps comments, ids and retry to pass them on) and the line splitter both share.
+ * The one event-stream parser (src/kernel/sse.ts: line ends of every kind and multi-byte
+ * characters cut between chunks, byte-order mark, comments, retry, size limit, the end of a stream
+ * mid-event), the line splitter under it, and the two readers on top of it: the prober's
+ * (probes/internal/sse.ts, the HTML standard's dispatch rules) and the chat proxy's (data only).
  */
 import { describe, expect, it } from 'vitest';
 
-import { createSseParser as createRelayParser, formatSseEvent } from '../../gateway/internal/sse.ts';
 import { createSseParser } from '../../probes/internal/sse.ts';
-import { createLineSplitter } from '../../src/kernel/index.ts';
+import { SseParser as ChatSseParser } from '../../src/chat/sse.ts';
+import { createLineSplitter, createSseParser as createKernelParser, formatSseEvent, SseEventTooLargeError } from '../../src/kernel/index.ts';
 
 const all = (chunks: string[]) => {
   const parser = createSseParser();
@@ -44,9 +44,9 @@ describe('createSseParser', () => {
   });
 });
 
-describe('the gateway relay parser (gateway/internal/sse.ts)', () => {
-  const relay = (chunks: string[]) => {
-    const parser = createRelayParser();
+describe('the kernel parser (src/kernel/sse.ts)', () => {
+  const relay = (chunks: string[], options?: { maxEventLength?: number }) => {
+    const parser = createKernelParser(options);
     return [...chunks.flatMap((c) => parser.push(c)), ...parser.end()];
   };
 
@@ -59,8 +59,66 @@ describe('the gateway relay parser (gateway/internal/sse.ts)', () => {
     expect(whole.map(formatSseEvent).join('')).toBe(': hi\nevent: message\nid: 7\nretry: 10\ndata: {"a":\ndata: 1}\n\n:keep-alive\n\ndata: x\ndata: y\n\n');
   });
 
-  it('dispatches a last event the stream ended without a blank line', () => {
+  it('reads multi-byte characters cut between chunks, as a streaming decoder hands them on', () => {
+    const bytes = new TextEncoder().encode('data: é€😀\r\n\r\ndata: ok\r\r');
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const decoder = new TextDecoder();
+      const parser = createKernelParser();
+      const events = [...parser.push(decoder.decode(bytes.subarray(0, cut), { stream: true })), ...parser.push(decoder.decode(bytes.subarray(cut), { stream: true })), ...parser.push(decoder.decode()), ...parser.end()];
+      expect(events, `cut at byte ${cut}`).toEqual([{ data: 'é€😀' }, { data: 'ok' }]);
+    }
+  });
+
+  it('drops a leading byte-order mark, only the first', () => {
+    expect(relay(['', '\uFEFFdata: a\n\n\uFEFFdata: b\n\n'])).toEqual([{ data: 'a' }, {}]);
+    expect(relay(['\uFEFF', ': c\n\n'])).toEqual([{ comments: [' c'] }]);
+  });
+
+  it('completes at the end of the stream an event missing its blank line, with or without a last line end', () => {
     expect(relay(['data: one\n\ndata: tw', 'o'])).toEqual([{ data: 'one' }, { data: 'two' }]);
+    expect(relay(['data: one\n\nid: 2\ndata: two\r\n'])).toEqual([{ data: 'one' }, { id: '2', data: 'two' }]);
+    expect(relay(['data: one\n\n'])).toEqual([{ data: 'one' }]);
+  });
+
+  it('keeps a field without a colon as an empty value, strips one leading space, ignores unknown fields', () => {
+    expect(relay(['data\ndata:  two\nretry\nfoo: bar\nevent:x\n\nfoo\n\n'])).toEqual([{ data: '\n two', retry: '', event: 'x' }, {}]);
+  });
+
+  it('refuses a line, or an event, past maxEventLength, and holds nothing of it', () => {
+    const limit = 1000;
+    expect(relay([`data: ${'x'.repeat(994)}\n\n`], { maxEventLength: limit })).toEqual([{ data: 'x'.repeat(994) }]);
+    expect(() => relay([`data: ${'x'.repeat(995)}`], { maxEventLength: limit })).toThrow(SseEventTooLargeError);
+    const parser = createKernelParser({ maxEventLength: limit });
+    expect(() => {
+      for (let i = 0; i < 200; i++) parser.push('data: 123456789\n');
+    }).toThrow(SseEventTooLargeError);
+    const comments = createKernelParser({ maxEventLength: limit });
+    expect(() => {
+      for (let i = 0; i < 200; i++) comments.push(': keep-alive\n');
+    }).toThrow(SseEventTooLargeError);
+    // Blank lines between them: every event on its own is within the limit.
+    const many = createKernelParser({ maxEventLength: limit });
+    for (let i = 0; i < 200; i++) expect(many.push(': keep-alive\ndata: 123456789\n\n')).toHaveLength(1);
+  });
+});
+
+describe('the chat proxy reader (src/chat/sse.ts)', () => {
+  it('passes on only the data of each event, the last one at the end of the body', () => {
+    const parser = new ChatSseParser();
+    const out: string[] = [];
+    parser.push('\uFEFF: OPENROUTER PROCESSING\n\ndata: {"a":1}\n\nevent: x\nid: 1\n\ndata: [DO', out);
+    expect(out).toEqual(['{"a":1}']);
+    parser.push('NE]', out);
+    parser.end(out);
+    expect(out).toEqual(['{"a":1}', '[DONE]']);
+  });
+
+  it('refuses an event past 4 MiB', () => {
+    const parser = new ChatSseParser();
+    const line = `data: ${'x'.repeat(1024 * 1024)}\n`;
+    expect(() => {
+      for (let i = 0; i < 5; i++) parser.push(line, []);
+    }).toThrow(SseEventTooLargeError);
   });
 });
 

@@ -151,3 +151,16 @@ export function inlineCode(words: readonly string[]): InlineCode | undefined {
   const code = flag < 0 ? undefined : words[flag + 1];
   return code === undefined ? undefined : { language, code, at: flag + 1 };
 }
+
+/** Redirection words the tokenizer gives (each followed by its file or string). */
+export const REDIRECTION = /^(?:\d?[<>]>?|&>>?|<<<)$/;
+
+/** A command's words without its redirections and their files (what `sh < f` runs is `sh`). */
+export function withoutRedirections(words: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let j = 0; j < words.length; j++) {
+    if (REDIRECTION.test(words[j]!)) j++;
+    else out.push(words[j]!);
+  }
+  return out;
+}

@@ -16,6 +16,9 @@
  * is vetted). Arrays of plain words (`a=(x y)`, `a+=(z)`, also over lines) are recorded, and
  * `${a[@]}`, `${a[*]}`, `${a[n]}`, `$a`, `${#a[@]}` read as the shell reads them (`"${a[@]}"` one
  * word per element); an array with a word holding blanks or metacharacters is not guessed.
+ * An unquoted `$IFS`/`${IFS}` reads as a blank (its expansion is split away: `curl${IFS}u`), and
+ * once the hook sets IFS to other characters (`IFS=,`) an unquoted expansion is split at them too
+ * (`c=curl,-fsSL,u; $c` is three words); an assignment's value is not split.
  */
 import { shellCommands, substitutionEnd } from './shell-words.ts';
 
@@ -157,6 +160,19 @@ export function createShellVars(budget: number): ShellVars {
     }
   }
 
+  // The pattern of the last IFS value asked about, kept while IFS holds it.
+  let splitting: { ifs: string; pattern: RegExp | undefined } | undefined;
+  /** The characters other than blanks the hook set IFS to (`IFS=,`), as a pattern: the shell splits an unquoted expansion at them too. */
+  function splitters(): RegExp | undefined {
+    const ifs = vars.get('IFS') ?? strings.get('IFS');
+    if (ifs === undefined) return undefined;
+    if (splitting?.ifs !== ifs) {
+      const chars = [...new Set(ifs.replace(/\s/g, ''))].map((c) => `\\u{${c.codePointAt(0)!.toString(16)}}`).join('');
+      splitting = { ifs, pattern: chars === '' ? undefined : new RegExp(`[${chars}]`, 'gu') };
+    }
+    return splitting.pattern;
+  }
+
   /** The text standing for the reference at `text[at]` (a `$`) and its end, if it is known and affordable. */
   function lookup(text: string, at: number, mode: Mode, double: boolean): [value: string, end: number] | undefined {
     BRACED.lastIndex = at + 1;
@@ -164,6 +180,12 @@ export function createShellVars(budget: number): ShellVars {
     let words: string[] | undefined;
     let end: number;
     let all = false;
+    // Split where it stands (outside double quotes, not an assignment's value, which is not split).
+    const split = mode === 'line' && !double && text[at - 1] !== '=';
+    // `$IFS`, `${IFS}` unquoted: whatever IFS holds, the expansion splits away, so it reads as a blank (`curl${IFS}u`).
+    if (split && (braced ? braced[2] === 'IFS' && !braced[1] && braced[3] === undefined && braced[4] === undefined : text.startsWith('IFS', at + 1) && !/\w/.test(text[at + 4] ?? ''))) {
+      return [' ', braced ? BRACED.lastIndex : at + 4];
+    }
     if (braced) {
       end = BRACED.lastIndex;
       words = expand(braced[1]!, braced[2]!, braced[3], braced[4], braced[5] ?? '', mode);
@@ -183,7 +205,9 @@ export function createShellVars(budget: number): ShellVars {
     const value = words.join(all && double ? '" "' : ' ');
     if (value.length > left || (mode !== 'evaluated' && words.some((w) => UNSPLITTABLE.test(w)))) return undefined;
     left -= value.length;
-    return [value, end];
+    // `IFS=,` then `$c` of `c=curl,-fsSL,u`: the shell splits it into three words.
+    const ifs = split ? splitters() : undefined;
+    return [ifs === undefined ? value : value.replace(ifs, ' '), end];
   }
 
   function assign(name: string, value: string | undefined): void {
@@ -258,7 +282,7 @@ export function createShellVars(budget: number): ShellVars {
    */
   function substitute(text: string, mode: Mode): string {
     const line = mode !== 'text';
-    if (vars.size === 0 && arrays.size === 0 && !text.includes('${') && (mode === 'text' || mode === 'inner' || (mode === 'line' ? !text.includes('=') : strings.size === 0))) return text;
+    if (vars.size === 0 && arrays.size === 0 && !text.includes('${') && (mode === 'text' || mode === 'inner' || (mode === 'line' ? !text.includes('=') && !text.includes('$IFS') : strings.size === 0))) return text;
     let out = '';
     let from = 0;
     /**

@@ -4,13 +4,14 @@
  * A command substitution (`$(…)`, `` `…` ``) or process substitution (`<(…)`, `>(…)`) stays whole
  * in its word, in double quotes too, and its code is given beside the command, to be read in turn.
  */
-import { findActions } from './run-words.ts';
+import { ansiQuoteEnd } from './ansi-quotes.ts';
+import { findActions, REDIRECTION } from './run-words.ts';
 
 /** How deep the scan reads substitutions, `eval`s, `sh -c` codes and function calls inside each other. */
 export const MAX_NESTING = 4;
 
-/** Characters that are part of a word wherever they are (all but blanks, quotes, redirections, separators, and a `$` that opens `$(`). */
-const ORDINARY = /(?:[^\s"'<>&;|()`$]|\$(?!\())+/y;
+/** Characters that are part of a word wherever they are (all but blanks, quotes, redirections, separators, and a `$` that opens `$(` or `$"`). */
+const ORDINARY = /(?:[^\s"'<>&;|()`$]|\$(?![("]))+/y;
 /** Text in double quotes up to its end, a backslash, a backtick or a `$`. */
 const DOUBLE_QUOTED = /[^"\\`$]+/y;
 /** `${NAME}`, read as `$NAME`. */
@@ -88,6 +89,7 @@ export function goesOn(line: string, stack: string[]): 'backslash' | 'open' | un
       if (i === line.length - 1) return 'backslash';
       i++;
     } else if (top === '"') i = inDoubleQuotes(line, i, stack);
+    else if (c === '$' && line[i + 1] === "'") i = ansiQuoteEnd(line, i + 2);
     else if (c === "'") i = singleQuoteEnd(line, i);
     else if (c === '"') stack.push('"');
     else if (c === '`') {
@@ -135,6 +137,9 @@ export interface ShellCommand {
   substitutions: Substitution[];
   /** A command a `find` before it runs on the files it finds (see foundRuns), not words of the line. */
   found?: true;
+  /** How many subshells (`(`) open right before it, and close (`)`) right after it: `( a; b ) | sh` feeds `sh` what both print. */
+  opens?: number;
+  closes?: number;
 }
 
 /**
@@ -186,6 +191,9 @@ export function parseCommands(line: string): ShellCommand[] {
   let opening: { strip: boolean } | undefined;
   // Inside an array assignment's parentheses (`a=(x y)`): one word up to its `)`, blanks read as one space.
   let array = false;
+  // Subshells opened since the last command (an empty `()`, a function's, opens none), and the last command of the line itself.
+  let opens = 0;
+  let last: ShellCommand | undefined;
   /** Text of the word as written (`${NAME}` read as `$NAME`); substitutions are added by `substitution`. */
   const append = (text: string): void => {
     word = (word ?? '') + (text.includes('${') ? text.replace(/\$\{(\w+)\}/g, '$$$1') : text);
@@ -203,13 +211,23 @@ export function parseCommands(line: string): ShellCommand[] {
   };
   const endCommand = (separator: string): void => {
     endWord();
-    if (words.length > 0 || heredocs.length > 0) commands.push({ words, after, heredocs, substitutions });
+    const ended = words.length > 0 || heredocs.length > 0;
+    if (ended) {
+      commands.push((last = { words, after, heredocs, substitutions, ...(opens > 0 ? { opens } : {}) }));
+      opens = 0;
+    }
     if (words.length > 0) commands.push(...foundRuns(words, substitutions));
     words = [];
     heredocs = [];
     substitutions = [];
     opening = undefined;
-    after = separator;
+    if (separator === '(') opens++;
+    else if (separator === ')') {
+      if (opens > 0) opens--;
+      else if (last) last.closes = (last.closes ?? 0) + 1;
+    }
+    // A parenthesis alone is no separator between two commands: `a | ( b )` still pipes a into b.
+    if (ended || (separator !== '(' && separator !== ')')) after = separator;
   };
   /** Reads the substitution opened at `i` (`$(`, a backtick, `<(`, `>(`) into the word; answers the index of its last character. */
   const substitution = (i: number, kind: Substitution['kind']): number => {
@@ -253,6 +271,12 @@ export function parseCommands(line: string): ShellCommand[] {
       quote = c;
       quoted = true;
       word ??= '';
+    } else if (c === '$' && line[i + 1] === '"') {
+      // `$"…"` is a double-quoted (translated) string; `$'…'` was decoded into a plain one by plainQuotes.
+      quote = '"';
+      quoted = true;
+      word ??= '';
+      i++;
     } else if (c === '`') {
       i = substitution(i, '`');
     } else if (c === '$' && line[i + 1] === '(') {
@@ -290,6 +314,10 @@ export function parseCommands(line: string): ShellCommand[] {
       words.push('&>');
       i++;
       if (line[i + 1] === '>') i++;
+    } else if (c === '|' && line[i + 1] === '&') {
+      // `|&` pipes standard error too: a pipe.
+      i++;
+      endCommand('|');
     } else if (SEPARATORS.has(c)) {
       // `||` and `&&` are one separator, so a command after `||` is not read as fed by a pipe.
       const double = (c === '|' || c === '&') && line[i + 1] === c;
@@ -351,7 +379,7 @@ const RUNNERS = new Map<string, { valued: RegExp; operands: number }>([
 
 /**
  * The command's own words: leading keywords, `NAME=value` assignments and runners (with their
- * options and operands, see RUNNERS) dropped. A runner given nothing to run stays the command.
+ * options and operands, see RUNNERS) dropped. A runner given nothing to run (or only redirections) stays the command.
  */
 export function commandWords(words: readonly string[]): string[] {
   let i = 0;
@@ -372,10 +400,33 @@ export function commandWords(words: readonly string[]): string[] {
       j += runner.valued.test(words[j]!) ? 2 : 1;
     }
     j += runner.operands;
-    if (j >= words.length) break;
+    // `env > f`, `exec 3<>/dev/tcp/h/p`: a runner given only redirections runs nothing; they are its own.
+    if (j >= words.length || REDIRECTION.test(words[j]!)) break;
     i = j;
   }
   return words.slice(i);
+}
+
+/** A command's substitutions by the word they are in. */
+export function byWord(substitutions: readonly Substitution[]): Map<number, Substitution[]> {
+  const out = new Map<number, Substitution[]>();
+  for (const s of substitutions) {
+    const list = out.get(s.word);
+    if (list) list.push(s);
+    else out.set(s.word, [s]);
+  }
+  return out;
+}
+
+/** `word` as the command receives it: the substitutions (`subs`, its own) the shell ran for it stand as a plain placeholder. */
+export function asValue(word: string, subs: readonly Substitution[] | undefined): string {
+  let out = '';
+  let from = 0;
+  for (const s of subs ?? []) {
+    out += `${word.slice(from, s.start)}_`;
+    from = s.end;
+  }
+  return subs === undefined ? word : out + word.slice(from);
 }
 
 /** A path as the scan compares it: `./x` and `x` are the same file. */

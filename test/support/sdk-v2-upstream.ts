@@ -1,0 +1,71 @@
+/**
+ * A provider on the MCP SDK v2 (`@modelcontextprotocol/server`), which speaks revision 2026-07-28:
+ * `createMcpHandler` behind a plain Node HTTP server, either 2026-only (`legacy: 'reject'`) or
+ * with the SDK's stateless fallback for clients of the earlier revisions (`legacy: 'stateless'`).
+ * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors.
+ */
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { createMcpHandler, Server } from '@modelcontextprotocol/server';
+
+/** One request the provider received: its JSON-RPC method (or HTTP verb), MCP headers and `_meta`. */
+export interface SeenV2 {
+  method: string;
+  headers: IncomingHttpHeaders;
+  meta: Record<string, unknown> | undefined;
+  params: Record<string, unknown> | undefined;
+  /** The HTTP status it was answered with. */
+  status: number;
+}
+
+/** A running SDK v2 provider. */
+export interface SdkV2Upstream {
+  url: string;
+  seen: SeenV2[];
+  close(): Promise<void>;
+}
+
+/** Starts an SDK v2 provider whose tools/list answers `pages`, one page per cursor. */
+export async function startSdkV2Upstream(options: { legacy: 'reject' | 'stateless'; pages: { name: string; description?: string }[][]; name?: string }): Promise<SdkV2Upstream> {
+  const factory = () => {
+    const server = new Server({ name: options.name ?? 'sdk-v2-upstream', version: '2.4.0' }, { capabilities: { tools: { listChanged: true }, resources: {} } });
+    server.setRequestHandler('tools/list', (request) => {
+      const index = Number(request.params?.cursor ?? 0);
+      const tools = (options.pages[index] ?? []).map((t) => ({ inputSchema: { type: 'object' as const }, ...t }));
+      return { tools, ...(index + 1 < options.pages.length ? { nextCursor: String(index + 1) } : {}) };
+    });
+    server.setRequestHandler('resources/list', () => ({ resources: [] }));
+    return server;
+  };
+  const handler = createMcpHandler(factory, { legacy: options.legacy });
+  const seen: SeenV2[] = [];
+  const server = createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    let body: { method?: string; params?: Record<string, unknown> } | undefined;
+    try {
+      body = raw === '' ? undefined : (JSON.parse(raw) as typeof body);
+    } catch {
+      body = undefined;
+    }
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+    const response = await handler.fetch(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, ...(req.method === 'POST' ? { body: raw } : {}) }));
+    seen.push({ method: body?.method ?? req.method ?? '', headers: req.headers, meta: body?.params?.['_meta'] as Record<string, unknown> | undefined, params: body?.params, status: response.status });
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    seen,
+    async close() {
+      await handler.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
