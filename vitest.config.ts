@@ -10,7 +10,13 @@ import { TEST_NODE_ARGS } from './test/support/node-flags.ts';
 // Each of them loads the same large module graph (Express, Prisma, PGlite, the MCP SDK); with the
 // cache they skip most of its parsing and compiling. NODE_COMPILE_CACHE set by the caller wins;
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off. Measured in bench/README.md ("the test suite's CPU").
-process.env['NODE_COMPILE_CACHE'] ??= join(import.meta.dirname, 'node_modules', '.cache', 'plaza', 'node-compile-cache');
+process.env['NODE_COMPILE_CACHE'] ??= join(
+  import.meta.dirname,
+  'node_modules',
+  '.cache',
+  'plaza',
+  'node-compile-cache',
+);
 enableCompileCache(process.env['NODE_COMPILE_CACHE']);
 
 // Three projects: `unit` (pure code, fast), `integration` (in-process HTTP against PGlite, and

@@ -22,7 +22,15 @@ import { promisify } from 'node:util';
 
 import { createPostgresDatabase } from '../test/support/databases.ts';
 import { completion, startChatPlaza } from './chat-proxy.ts';
-import { callEcho, closeLoadPool, type Gateway, initialize, startGateway, startUpstream, type Target } from './gateway.ts';
+import {
+  callEcho,
+  closeLoadPool,
+  type Gateway,
+  initialize,
+  startGateway,
+  startUpstream,
+  type Target,
+} from './gateway.ts';
 import { checkout, cpuSeconds, loadLoop, median, ROOT, spawnReady } from './lib.ts';
 
 const REF = process.argv[2];
@@ -51,7 +59,11 @@ async function alternate(sides: Side[]): Promise<Record<string, { rps: number[];
   return rows;
 }
 
-async function gatewaySides(trees: Record<string, string>, dir: string, stops: Array<() => Promise<void>>): Promise<Side[]> {
+async function gatewaySides(
+  trees: Record<string, string>,
+  dir: string,
+  stops: Array<() => Promise<void>>,
+): Promise<Side[]> {
   const upstreamName = process.env['AB_UPSTREAM'] ?? 'everything';
   const upstream = await startUpstream(upstreamName);
   stops.push(() => upstream.stop());
@@ -64,15 +76,31 @@ async function gatewaySides(trees: Record<string, string>, dir: string, stops: A
       await gateway.dispose?.();
     });
     const auth = { authorization: `Bearer ${gateway.child.info.token}` };
-    const pass: Target = { url: `${gateway.url}/mcp/p/${upstreamName}`, headers: await initialize(`${gateway.url}/mcp/p/${upstreamName}`, auth), tool: 'echo' };
-    const agg: Target = { url: `${gateway.url}/mcp`, headers: { ...auth, 'mcp-protocol-version': '2025-06-18' }, tool: `${upstreamName}__echo` };
-    sides.push({ name: `${name} passthrough`, pid: gateway.child.child.pid!, send: () => callEcho(pass, gateway.calls) });
+    const pass: Target = {
+      url: `${gateway.url}/mcp/p/${upstreamName}`,
+      headers: await initialize(`${gateway.url}/mcp/p/${upstreamName}`, auth),
+      tool: 'echo',
+    };
+    const agg: Target = {
+      url: `${gateway.url}/mcp`,
+      headers: { ...auth, 'mcp-protocol-version': '2025-06-18' },
+      tool: `${upstreamName}__echo`,
+    };
+    sides.push({
+      name: `${name} passthrough`,
+      pid: gateway.child.child.pid!,
+      send: () => callEcho(pass, gateway.calls),
+    });
     sides.push({ name: `${name} aggregate`, pid: gateway.child.child.pid!, send: () => callEcho(agg, gateway.calls) });
   }
   return sides;
 }
 
-async function chatSides(trees: Record<string, string>, dir: string, stops: Array<() => Promise<void>>): Promise<Side[]> {
+async function chatSides(
+  trees: Record<string, string>,
+  dir: string,
+  stops: Array<() => Promise<void>>,
+): Promise<Side[]> {
   const upstream = await spawnReady<number>(process.execPath, ['bench/fixtures/openai-upstream.mjs'], { PORT: '0' });
   stops.push(() => upstream.stop());
   const sides: Side[] = [];
@@ -80,7 +108,11 @@ async function chatSides(trees: Record<string, string>, dir: string, stops: Arra
   for (const [name, root] of Object.entries(trees)) {
     const plaza = await startChatPlaza(root, mkdtempSync(join(dir, `${name}-`)), port++, upstream.info);
     stops.unshift(() => plaza.stop());
-    const token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
+    const token = (
+      (await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as {
+        data: { token: string };
+      }
+    ).data.token;
     const url = `${plaza.url}/api/v1/chat/completions`;
     sides.push({ name, pid: plaza.child.pid!, send: async () => (await completion(url, token)).ok });
   }
@@ -88,7 +120,9 @@ async function chatSides(trees: Record<string, string>, dir: string, stops: Arra
 }
 
 /** Per round, tree, database and batch size: one run of the append fixture (fresh database each). */
-async function receiptRows(trees: Record<string, string>): Promise<Record<string, { batch_us: number[]; cpu_us: number[] }>> {
+async function receiptRows(
+  trees: Record<string, string>,
+): Promise<Record<string, { batch_us: number[]; cpu_us: number[] }>> {
   const batches = Number(process.env['AB_BATCHES'] ?? 1000);
   if (!(Number.isInteger(batches) && batches >= 1)) throw new Error('AB_BATCHES must be a whole number >= 1');
   const base = process.env['BENCH_DATABASE_URL'];
@@ -100,7 +134,17 @@ async function receiptRows(trees: Record<string, string>): Promise<Record<string
         for (const size of [1, 10]) {
           const created = store === 'postgres' ? await createPostgresDatabase(base, 'plaza_bench_ab') : undefined;
           try {
-            const { stdout } = await promisify(execFile)(process.execPath, ['bench/fixtures/receipts-append.ts', trees[name]!, created?.url ?? 'pglite', String(size), String(batches)], { cwd: ROOT });
+            const { stdout } = await promisify(execFile)(
+              process.execPath,
+              [
+                'bench/fixtures/receipts-append.ts',
+                trees[name]!,
+                created?.url ?? 'pglite',
+                String(size),
+                String(batches),
+              ],
+              { cwd: ROOT },
+            );
             const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { batch_us: number; cpu_us: number };
             const row = (rows[`${name} ${store} batch ${size}`] ??= { batch_us: [], cpu_us: [] });
             row.batch_us.push(result.batch_us);
@@ -115,8 +159,15 @@ async function receiptRows(trees: Record<string, string>): Promise<Record<string
   return rows;
 }
 
-if (!REF || !['gateway', 'chat', 'receipts'].includes(MODE) || !(Number.isInteger(ROUNDS) && ROUNDS >= 1) || !(DURATION_S > 0)) {
-  console.error('usage: node --import tsx bench/ab.ts <git-ref> [gateway|chat|receipts] (AB_ROUNDS a whole number >= 1, AB_DURATION_S > 0)');
+if (
+  !REF ||
+  !['gateway', 'chat', 'receipts'].includes(MODE) ||
+  !(Number.isInteger(ROUNDS) && ROUNDS >= 1) ||
+  !(DURATION_S > 0)
+) {
+  console.error(
+    'usage: node --import tsx bench/ab.ts <git-ref> [gateway|chat|receipts] (AB_ROUNDS a whole number >= 1, AB_DURATION_S > 0)',
+  );
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'plaza-ab-'));
@@ -127,13 +178,25 @@ try {
   const trees = { [REF]: tree, this: ROOT };
   if (MODE === 'receipts') {
     const rows = await receiptRows(trees);
-    const summary = Object.fromEntries(Object.entries(rows).map(([name, r]) => [name, { ...r, median_batch_us: median(r.batch_us), median_cpu_us: median(r.cpu_us) }]));
+    const summary = Object.fromEntries(
+      Object.entries(rows).map(([name, r]) => [
+        name,
+        { ...r, median_batch_us: median(r.batch_us), median_cpu_us: median(r.cpu_us) },
+      ]),
+    );
     console.log(JSON.stringify({ ref: REF, mode: MODE, rounds: ROUNDS, sides: summary }, null, 2));
   } else {
     const sides = MODE === 'chat' ? await chatSides(trees, dir, stops) : await gatewaySides(trees, dir, stops);
     const rows = await alternate(sides);
-    const summary = Object.fromEntries(Object.entries(rows).map(([name, r]) => [name, { ...r, median_rps: median(r.rps), median_cpu_us: median(r.cpu_us) }]));
-    console.log(JSON.stringify({ ref: REF, mode: MODE, rounds: ROUNDS, duration_s: DURATION_S, sides: summary }, null, 2));
+    const summary = Object.fromEntries(
+      Object.entries(rows).map(([name, r]) => [
+        name,
+        { ...r, median_rps: median(r.rps), median_cpu_us: median(r.cpu_us) },
+      ]),
+    );
+    console.log(
+      JSON.stringify({ ref: REF, mode: MODE, rounds: ROUNDS, duration_s: DURATION_S, sides: summary }, null, 2),
+    );
   }
 } finally {
   for (const stop of stops) await stop().catch(() => undefined);

@@ -20,7 +20,16 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 
-import { downloadArchive, loadAgpkSchemas, packPackage, scaffoldPackage, sha256File, validatePackageDir, validateTarget, writeDigests } from '../src/agpk/index.ts';
+import {
+  downloadArchive,
+  loadAgpkSchemas,
+  packPackage,
+  scaffoldPackage,
+  sha256File,
+  validatePackageDir,
+  validateTarget,
+  writeDigests,
+} from '../src/agpk/index.ts';
 import { createTestTls } from '../test/support/agpk.ts';
 import { saveResult } from './lib.ts';
 
@@ -90,7 +99,9 @@ async function benchPack(root: string): Promise<Record<string, unknown>> {
     archive_mb: Number((packed.bytes / 2 ** 20).toFixed(1)),
     entries: packed.entries,
     validate_ok: archiveReport.ok && dirReport.ok,
-    validate_problems: [...archiveReport.problems, ...dirReport.problems].slice(0, 3).map((p) => `${p.file} ${p.path}: ${p.message}`),
+    validate_problems: [...archiveReport.problems, ...dirReport.problems]
+      .slice(0, 3)
+      .map((p) => `${p.file} ${p.path}: ${p.message}`),
     profile_digests_ms: Math.round(digestsMs),
     profile_gzip_level1_of_tar_ms: Math.round(gzip1Ms),
     profile_gzip_level6_of_tar_ms: Math.round(gzip6Ms),
@@ -134,7 +145,13 @@ async function benchHash(root: string): Promise<Record<string, unknown>> {
   const url = `https://localhost:${(server.address() as AddressInfo).port}/big.agpk`;
   let downloadMs: number;
   try {
-    const [download, ms] = await timed(() => downloadArchive(url, join(root, 'downloaded.agpk'), { ca: tls.caCert, expectedSha256: systemDigest, maxBytes: 4 * 1024 ** 3 }));
+    const [download, ms] = await timed(() =>
+      downloadArchive(url, join(root, 'downloaded.agpk'), {
+        ca: tls.caCert,
+        expectedSha256: systemDigest,
+        maxBytes: 4 * 1024 ** 3,
+      }),
+    );
     if (download.sha256 !== systemDigest) throw new Error('download digest differs');
     downloadMs = ms;
   } finally {

@@ -39,7 +39,11 @@ if (CLIENT !== 'fetch' && CLIENT !== 'undici') throw new Error(`BENCH_CLIENT mus
 const REFERENCE = process.env['BENCH_REFERENCE'] !== '0';
 const agent = new Agent({ connections: 64 });
 
-const BODY = JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say what Plaza does.' }] });
+const BODY = JSON.stringify({
+  model: 'bench-model',
+  stream: true,
+  messages: [{ role: 'user', content: 'Say what Plaza does.' }],
+});
 
 /** One streamed completion: ms to the first body chunk, and whether it ended with [DONE]. */
 export function completion(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
@@ -48,7 +52,11 @@ export function completion(url: string, token: string | undefined): Promise<{ fi
 
 async function completionFetch(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
   const started = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: BODY });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: BODY,
+  });
   const reader = res.body!.getReader();
   let firstMs = -1;
   let text = '';
@@ -70,7 +78,13 @@ function completionUndici(url: string, token: string | undefined): Promise<{ fir
     let firstMs = -1;
     let text = '';
     agent.dispatch(
-      { origin, path: pathname, method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: BODY },
+      {
+        origin,
+        path: pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: BODY,
+      },
       {
         onRequestStart() {},
         onResponseStart(_controller, statusCode) {
@@ -106,10 +120,15 @@ function cpuMicros(pid: number): number {
 async function measuredLoad(url: string, token: string | undefined, pids: Record<string, number>) {
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMicros(pid)]));
   const self = process.cpuUsage();
-  const result = await loadLoop({ connections: 32, durationS: DURATION_S, send: async () => (await completion(url, token)).ok });
+  const result = await loadLoop({
+    connections: 32,
+    durationS: DURATION_S,
+    send: async () => (await completion(url, token)).ok,
+  });
   const used = process.cpuUsage(self);
   const cpu: Record<string, number> = { loadgen: Math.round((used.user + used.system) / result.requests) };
-  for (const [name, pid] of Object.entries(pids)) cpu[name] = Math.round((cpuMicros(pid) - before[name]!) / result.requests);
+  for (const [name, pid] of Object.entries(pids))
+    cpu[name] = Math.round((cpuMicros(pid) - before[name]!) / result.requests);
   return { ...result, cpu };
 }
 
@@ -130,7 +149,11 @@ async function firstChunkP50(url: string, token: string | undefined): Promise<nu
 export function startChatPlaza(root: string, dir: string, port: number, upstreamPort: number) {
   return spawnServer(
     process.execPath,
-    [...(process.env['BENCH_PLAZA_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean), join(root, 'bin/plaza.mjs'), 'serve'],
+    [
+      ...(process.env['BENCH_PLAZA_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean),
+      join(root, 'bin/plaza.mjs'),
+      'serve',
+    ],
     {
       PLAZA_DATA_DIR: dir,
       PORT: String(port),
@@ -156,22 +179,51 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-chat-'));
   const plaza = await startChatPlaza('.', dir, PLAZA_PORT, upstream.info);
   const proxied = `${plaza.url}/api/v1/chat/completions`;
-  const references: Array<{ label: string; url: string; token: string; child: Awaited<ReturnType<typeof spawnReady<{ port: number; token?: string }>>>; ratios: number[]; cpu: Record<string, number>[] }> = [];
+  const references: Array<{
+    label: string;
+    url: string;
+    token: string;
+    child: Awaited<ReturnType<typeof spawnReady<{ port: number; token?: string }>>>;
+    ratios: number[];
+    cpu: Record<string, number>[];
+  }> = [];
   if (REFERENCE) {
-    for (const [label, fixture] of [['bare', 'bare-chat-proxy.mjs'], ['essentials', 'essential-chat-proxy.mjs']] as const) {
-      const child = await spawnReady<{ port: number; token?: string }>(process.execPath, [`bench/fixtures/${fixture}`], { UPSTREAM_URL: `http://127.0.0.1:${upstream.info}`, TOKEN: 'bench-reference', PORT: '0' });
-      references.push({ label, url: `http://127.0.0.1:${child.info.port}/v1/chat/completions`, token: child.info.token ?? 'bench-reference', child, ratios: [], cpu: [] });
+    for (const [label, fixture] of [
+      ['bare', 'bare-chat-proxy.mjs'],
+      ['essentials', 'essential-chat-proxy.mjs'],
+    ] as const) {
+      const child = await spawnReady<{ port: number; token?: string }>(
+        process.execPath,
+        [`bench/fixtures/${fixture}`],
+        { UPSTREAM_URL: `http://127.0.0.1:${upstream.info}`, TOKEN: 'bench-reference', PORT: '0' },
+      );
+      references.push({
+        label,
+        url: `http://127.0.0.1:${child.info.port}/v1/chat/completions`,
+        token: child.info.token ?? 'bench-reference',
+        child,
+        ratios: [],
+        cpu: [],
+      });
     }
   }
   try {
-    const token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
+    const token = (
+      (await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as {
+        data: { token: string };
+      }
+    ).data.token;
     // Warm every path: sequential calls, then a c=32 phase each, so that the rounds measure
     // compiled code (the first c=32 seconds of a fresh process cost up to twice the CPU per
     // completion while V8 optimises, and Plaza has more code to optimise than the references).
     await firstChunkP50(direct, undefined);
     await firstChunkP50(proxied, token);
     for (const r of references) await firstChunkP50(r.url, r.token);
-    for (const [url, bearer] of [[direct, undefined], [proxied, token], ...references.map((r) => [r.url, r.token] as const)] as const) {
+    for (const [url, bearer] of [
+      [direct, undefined],
+      [proxied, token],
+      ...references.map((r) => [r.url, r.token] as const),
+    ] as const) {
       await loadLoop({ connections: 32, durationS: WARMUP_S, send: async () => (await completion(url, bearer)).ok });
     }
     const directFirst: number[] = [];
@@ -192,7 +244,10 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
       cpuDirect.push(d.cpu);
       cpuProxied.push(p.cpu);
       for (const ref of references) {
-        const r = await measuredLoad(ref.url, ref.token, { upstream: upstream.child.pid!, reference: ref.child.child.pid! });
+        const r = await measuredLoad(ref.url, ref.token, {
+          upstream: upstream.child.pid!,
+          reference: ref.child.child.pid!,
+        });
         ref.ratios.push(r.requestsPerSec / d.requestsPerSec);
         rates[rates.length - 1]![`reference_${ref.label}`] = Math.round(r.requestsPerSec);
         ref.cpu.push(r.cpu);
@@ -205,7 +260,8 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
       const stats = (await (await fetch(new URL('/stats', essentials.url))).json()) as { usage_rows: number };
       if (!(stats.usage_rows > 0)) throw new Error('the essentials reference wrote no usage rows');
     }
-    const medianCpu = (rows: Record<string, number>[]) => Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k]!))]));
+    const medianCpu = (rows: Record<string, number>[]) =>
+      Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k]!))]));
     const cpuPerRequest = { direct: medianCpu(cpuDirect), proxied: medianCpu(cpuProxied) };
     const sum = (row: Record<string, number>) => Object.values(row).reduce((a, b) => a + b, 0);
     const p50Direct = percentile(directFirst, 50);

@@ -44,7 +44,9 @@ const HIGH = 32;
  * Node flags of the gateway child: by default those `npm start` gives `plaza serve` (a 32 MB young
  * generation); e.g. add `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes.
  */
-const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
+const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16')
+  .split(' ')
+  .filter(Boolean);
 const PROTOCOL_VERSION = '2025-06-18';
 
 /** The load generator's connection pool (keep-alive); one per run, closed by closeLoadPool. */
@@ -65,7 +67,10 @@ export interface Target {
 
 let sequence = 0;
 
-async function post(target: Target, body: unknown): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+async function post(
+  target: Target,
+  body: unknown,
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
   const res = await request(target.url, {
     method: 'POST',
     dispatcher: (dispatcher ??= new Agent({ connections: 128, keepAliveTimeout: 60_000, pipelining: 1 })),
@@ -78,7 +83,12 @@ async function post(target: Target, body: unknown): Promise<{ status: number; he
 /** Initializes an MCP session at `url` (directly or through the gateway); returns the headers to reuse. */
 export async function initialize(url: string, headers: Record<string, string>): Promise<Record<string, string>> {
   const target = { url, headers, tool: '' };
-  const init = await post(target, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'plaza-bench', version: '1' } } });
+  const init = await post(target, {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'plaza-bench', version: '1' } },
+  });
   if (init.status !== 200) throw new Error(`initialize at ${url} answered ${init.status}: ${init.text.slice(0, 200)}`);
   const session = init.headers['mcp-session-id'];
   const out: Record<string, string> = { ...headers, 'mcp-protocol-version': PROTOCOL_VERSION };
@@ -92,7 +102,12 @@ export async function initialize(url: string, headers: Record<string, string>): 
 export async function callEcho(target: Target, counter: { calls: number }): Promise<boolean> {
   const n = ++sequence;
   counter.calls++;
-  const res = await post(target, { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: target.tool, arguments: { message: `m${n}` } } });
+  const res = await post(target, {
+    jsonrpc: '2.0',
+    id: n,
+    method: 'tools/call',
+    params: { name: target.tool, arguments: { message: `m${n}` } },
+  });
   return res.status === 200 && res.text.includes(`Echo: m${n}`) && !res.text.includes('"isError":true');
 }
 
@@ -102,15 +117,25 @@ function run(target: Target, connections: number, durationS: number, counter: { 
 
 export async function startUpstream(name: string): Promise<ReadyChild<{ port: number }> & { url: string }> {
   if (name === 'mini') {
-    const child = await spawnReady<{ port: number }>(process.execPath, ['bench/fixtures/mini-upstream.mjs'], { PORT: '0' });
+    const child = await spawnReady<{ port: number }>(process.execPath, ['bench/fixtures/mini-upstream.mjs'], {
+      PORT: '0',
+    });
     return { ...child, url: `http://127.0.0.1:${child.info.port}/mcp` };
   }
   if (name === 'everything') {
     // server-everything logs "listening on port N" on stderr; pick the port ourselves.
     const port = 18_200 + Math.floor(Math.random() * 500);
     const require = createRequire(import.meta.url);
-    const entry = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
-    const child = await spawnReady<{ port: number }>(process.execPath, ['--input-type=module', '-e', everythingWrapper(entry, port)], {});
+    const entry = join(
+      dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
+      'dist',
+      'index.js',
+    );
+    const child = await spawnReady<{ port: number }>(
+      process.execPath,
+      ['--input-type=module', '-e', everythingWrapper(entry, port)],
+      {},
+    );
     return { ...child, url: `http://127.0.0.1:${port}/mcp` };
   }
   throw new Error(`unknown upstream ${name}`);
@@ -162,14 +187,33 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
   for (const g of gateways) {
     if (g.reference) {
       const url = `${g.url}/mcp/p/${name}`;
-      targets.push({ key: `reference_${g.label}`, target: { url, headers: await initialize(url, {}), tool: 'echo' }, counter: g.calls, pid: g.child.child.pid! });
+      targets.push({
+        key: `reference_${g.label}`,
+        target: { url, headers: await initialize(url, {}), tool: 'echo' },
+        counter: g.calls,
+        pid: g.child.child.pid!,
+      });
       continue;
     }
     const auth = { authorization: `Bearer ${g.child.info.token}` };
     const passUrl = `${g.url}/mcp/p/${name}`;
     const pid = g.child.child.pid!;
-    targets.push({ key: `passthrough_${g.label}`, target: { url: passUrl, headers: await initialize(passUrl, auth), tool: 'echo' }, counter: g.calls, pid });
-    targets.push({ key: `aggregate_${g.label}`, target: { url: `${g.url}/mcp`, headers: { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION }, tool: `${name}__echo` }, counter: g.calls, pid });
+    targets.push({
+      key: `passthrough_${g.label}`,
+      target: { url: passUrl, headers: await initialize(passUrl, auth), tool: 'echo' },
+      counter: g.calls,
+      pid,
+    });
+    targets.push({
+      key: `aggregate_${g.label}`,
+      target: {
+        url: `${g.url}/mcp`,
+        headers: { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION },
+        tool: `${name}__echo`,
+      },
+      counter: g.calls,
+      pid,
+    });
   }
 
   // Warm every path (JIT, keep-alive connections, the pool's upstream session).
@@ -191,14 +235,33 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
     }
     const base = summarise([before, await run(direct, c, DURATION_S, none)]);
     const d = (out['direct'] ??= {});
-    if (c === 1) Object.assign(d, { c1_p50_ms: round3(base.p50Ms), c1_p99_ms: round3(base.p99Ms), errors: base.errors });
-    else Object.assign(d, { [`c${c}_rps`]: Math.round(base.requestsPerSec), [`c${c}_p99_ms`]: round3(base.p99Ms), errors: Number(d['errors'] ?? 0) + base.errors });
+    if (c === 1)
+      Object.assign(d, { c1_p50_ms: round3(base.p50Ms), c1_p99_ms: round3(base.p99Ms), errors: base.errors });
+    else
+      Object.assign(d, {
+        [`c${c}_rps`]: Math.round(base.requestsPerSec),
+        [`c${c}_p99_ms`]: round3(base.p99Ms),
+        errors: Number(d['errors'] ?? 0) + base.errors,
+      });
     for (const [key, r] of Object.entries(via)) {
       const o = (out[key] ??= { errors: 0 });
       o['errors'] = Number(o['errors']) + r.errors;
       const cpu = Math.round(cpuPerCall[key] ?? Number.NaN);
-      if (c === 1) Object.assign(o, { c1_p50_ms: r.p50Ms, c1_p99_ms: r.p99Ms, added_p50_ms: round3(r.p50Ms - base.p50Ms), added_p99_ms: round3(r.p99Ms - base.p99Ms), c1_gateway_cpu_us_per_call: cpu });
-      else Object.assign(o, { [`c${c}_rps`]: Math.round(r.requestsPerSec), [`c${c}_p99_ms`]: r.p99Ms, throughput_ratio: round3(r.requestsPerSec / base.requestsPerSec), [`c${c}_gateway_cpu_us_per_call`]: cpu });
+      if (c === 1)
+        Object.assign(o, {
+          c1_p50_ms: r.p50Ms,
+          c1_p99_ms: r.p99Ms,
+          added_p50_ms: round3(r.p50Ms - base.p50Ms),
+          added_p99_ms: round3(r.p99Ms - base.p99Ms),
+          c1_gateway_cpu_us_per_call: cpu,
+        });
+      else
+        Object.assign(o, {
+          [`c${c}_rps`]: Math.round(r.requestsPerSec),
+          [`c${c}_p99_ms`]: r.p99Ms,
+          throughput_ratio: round3(r.requestsPerSec / base.requestsPerSec),
+          [`c${c}_gateway_cpu_us_per_call`]: cpu,
+        });
     }
   }
   return out;
@@ -209,9 +272,19 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
  * `postgres[-async]`, the latter in a fresh database under BENCH_DATABASE_URL). `root` is the tree
  * whose fixture runs (bench/ab.ts runs another commit's).
  */
-export async function startGateway(label: string, providers: Record<string, string>, dir: string, root = '.'): Promise<Gateway> {
+export async function startGateway(
+  label: string,
+  providers: Record<string, string>,
+  dir: string,
+  root = '.',
+): Promise<Gateway> {
   const [store, durability] = label.split('-');
-  const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), DATA_DIR: join(dir, label), RECEIPTS: store === 'memory' ? 'memory' : (durability ?? RECEIPTS), PORT: '0' };
+  const env: NodeJS.ProcessEnv = {
+    PROVIDERS: JSON.stringify(providers),
+    DATA_DIR: join(dir, label),
+    RECEIPTS: store === 'memory' ? 'memory' : (durability ?? RECEIPTS),
+    PORT: '0',
+  };
   let dispose: (() => Promise<void>) | undefined;
   if (store === 'postgres') {
     const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL']!, 'plaza_bench_gw');
@@ -220,9 +293,15 @@ export async function startGateway(label: string, providers: Record<string, stri
   }
   // Run as that tree's `plaza serve` runs: types stripped by Node where its bin/plaza.mjs does so
   // (and this Node can), else through tsx's loader (older commits, for bench/ab.ts).
-  const native = process.features.typescript && readFileSync(join(root, 'bin/plaza.mjs'), 'utf8').includes('process.features.typescript');
+  const native =
+    process.features.typescript &&
+    readFileSync(join(root, 'bin/plaza.mjs'), 'utf8').includes('process.features.typescript');
   const loader = native ? [] : ['--import', 'tsx'];
-  const child = await spawnReady<{ port: number; token: string }>(process.execPath, [...GATEWAY_NODE_ARGS, ...loader, join(root, 'bench/fixtures/gateway-server.ts')], env);
+  const child = await spawnReady<{ port: number; token: string }>(
+    process.execPath,
+    [...GATEWAY_NODE_ARGS, ...loader, join(root, 'bench/fixtures/gateway-server.ts')],
+    env,
+  );
   return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose };
 }
 
@@ -235,7 +314,11 @@ async function startReference(label: string, providers: Record<string, string>):
     env['DATABASE_URL'] = created.url;
     dispose = created.drop;
   }
-  const child = await spawnReady<{ port: number; token: string }>(process.execPath, ['bench/fixtures/bare-gateway.mjs'], env);
+  const child = await spawnReady<{ port: number; token: string }>(
+    process.execPath,
+    ['bench/fixtures/bare-gateway.mjs'],
+    env,
+  );
   return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose, reference: true };
 }
 
@@ -247,17 +330,34 @@ export async function benchGateway(): Promise<Record<string, unknown>> {
   try {
     for (const name of UPSTREAMS) upstreams.push(await startUpstream(name));
     const providers = Object.fromEntries(UPSTREAMS.map((name, i) => [name, upstreams[i]!.url]));
-    const labels = [...GATEWAYS, ...(process.env['BENCH_DATABASE_URL'] && !GATEWAYS.some((g) => g.startsWith('postgres')) ? ['postgres', 'postgres-async'] : [])];
+    const labels = [
+      ...GATEWAYS,
+      ...(process.env['BENCH_DATABASE_URL'] && !GATEWAYS.some((g) => g.startsWith('postgres'))
+        ? ['postgres', 'postgres-async']
+        : []),
+    ];
     for (const label of labels) gateways.push(await startGateway(label, providers, dir));
-    const references = process.env['BENCH_REFERENCE'] === '0' ? [] : ['bare', ...(process.env['BENCH_DATABASE_URL'] ? ['bare-postgres'] : [])];
+    const references =
+      process.env['BENCH_REFERENCE'] === '0'
+        ? []
+        : ['bare', ...(process.env['BENCH_DATABASE_URL'] ? ['bare-postgres'] : [])];
     for (const label of references) gateways.push(await startReference(label, providers));
     const results: Record<string, unknown> = {};
     for (const name of UPSTREAMS) results[name] = await benchUpstream(name, providers[name]!, gateways);
     const receipts: Record<string, unknown> = {};
     for (const g of gateways.filter((g) => !g.reference)) {
-      const stats = (await (await fetch(`${g.url}/stats`)).json()) as { receipts_in_database: number; memory_receipts: number; record_failures: number };
+      const stats = (await (await fetch(`${g.url}/stats`)).json()) as {
+        receipts_in_database: number;
+        memory_receipts: number;
+        record_failures: number;
+      };
       const stored = g.label === 'memory' ? stats.memory_receipts : stats.receipts_in_database;
-      receipts[g.label] = { calls: g.calls.calls, receipts: stored, equal: stored === g.calls.calls, record_failures: stats.record_failures };
+      receipts[g.label] = {
+        calls: g.calls.calls,
+        receipts: stored,
+        equal: stored === g.calls.calls,
+        record_failures: stats.record_failures,
+      };
     }
     const figures = {
       duration_s_per_phase: DURATION_S,

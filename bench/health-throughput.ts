@@ -15,8 +15,18 @@ const CONNECTIONS = 32;
 /** Runs the /health throughput benchmark and returns its figures. */
 export async function benchHealthThroughput(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-health-'));
-  const hello = await spawnServer(process.execPath, ['bench/fixtures/hello-express.mjs'], { PORT: '18091' }, 'http://127.0.0.1:18091/health');
-  const plaza = await spawnServer(process.execPath, ['bin/plaza.mjs', 'serve'], { PLAZA_DATA_DIR: dir, PORT: '18092', HOST: '127.0.0.1', LOG_LEVEL: 'warn', MCP_REGISTRY_URL: 'off' }, 'http://127.0.0.1:18092/health');
+  const hello = await spawnServer(
+    process.execPath,
+    ['bench/fixtures/hello-express.mjs'],
+    { PORT: '18091' },
+    'http://127.0.0.1:18091/health',
+  );
+  const plaza = await spawnServer(
+    process.execPath,
+    ['bin/plaza.mjs', 'serve'],
+    { PLAZA_DATA_DIR: dir, PORT: '18092', HOST: '127.0.0.1', LOG_LEVEL: 'warn', MCP_REGISTRY_URL: 'off' },
+    'http://127.0.0.1:18092/health',
+  );
   try {
     // Warm both, then alternate so drift on a shared machine hits both alike.
     await load(`${hello.url}/health`, { connections: CONNECTIONS, durationS: 2 });

@@ -30,7 +30,10 @@ const LOAD_S = Number(process.env['BENCH_HELD_S'] ?? 20);
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:')) ?? '';
+  const line =
+    readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:')) ?? '';
   return Math.round(Number(/(\d+)/.exec(line)?.[1] ?? 0) / 1024);
 }
 
@@ -65,11 +68,17 @@ async function startProvider(): Promise<{ base: string; server: Server }> {
       }
       const result =
         request.method === 'initialize'
-          ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'big-answers', version: '1' } }
+          ? {
+              protocolVersion: '2025-06-18',
+              capabilities: { tools: {} },
+              serverInfo: { name: 'big-answers', version: '1' },
+            }
           : request.method === 'tools/list'
             ? { tools: [{ name: 'big', description: 'A large answer.', inputSchema: { type: 'object' } }] }
             : {};
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
     });
   });
   server.listen(0, '127.0.0.1');
@@ -78,7 +87,10 @@ async function startProvider(): Promise<{ base: string; server: Server }> {
 }
 
 /** `plaza serve` of `tree` as `npm start` runs it, on a fresh data folder. */
-async function startPlaza(tree: string, dataDir: string): Promise<{ child: ChildProcess; url: string; env: NodeJS.ProcessEnv }> {
+async function startPlaza(
+  tree: string,
+  dataDir: string,
+): Promise<{ child: ChildProcess; url: string; env: NodeJS.ProcessEnv }> {
   const port = await freePort();
   const env = {
     PATH: process.env['PATH'] ?? '',
@@ -96,32 +108,57 @@ async function startPlaza(tree: string, dataDir: string): Promise<{ child: Child
   };
   // Node's flags as `npm start` gives them (BENCH_HELD_NODE_ARGS replaces them).
   const nodeArgs = (process.env['BENCH_HELD_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, 'bin/plaza.mjs', 'serve'], { cwd: tree, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, 'bin/plaza.mjs', 'serve'], {
+    cwd: tree,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   await waitHealthy(`http://127.0.0.1:${port}/health`, 120_000);
   return { child, url: `http://127.0.0.1:${port}`, env };
 }
 
 async function postJson(url: string, key: string | undefined, body: unknown): Promise<any> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(body),
+  });
   return res.json();
 }
 
 async function listHealthy(plazaUrl: string, provider: string, url: string): Promise<void> {
-  const { id } = (await postJson(`${plazaUrl}/api/mcp/listings`, undefined, { provider, url, registered_by: 'ops@example.com', agin_support: true, summary: `Large answers (${provider}).` })) as { id: string };
+  const { id } = (await postJson(`${plazaUrl}/api/mcp/listings`, undefined, {
+    provider,
+    url,
+    registered_by: 'ops@example.com',
+    agin_support: true,
+    summary: `Large answers (${provider}).`,
+  })) as { id: string };
   for (let i = 0; i < 600; i++) {
-    if (((await (await fetch(`${plazaUrl}/api/mcp/endpoints/${id}`)).json()) as { status: string }).status === 'healthy') return;
+    if (
+      ((await (await fetch(`${plazaUrl}/api/mcp/endpoints/${id}`)).json()) as { status: string }).status === 'healthy'
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${provider} did not become healthy`);
 }
 
 /** A raw client that sends one tools/call and reads nothing until `readAll`. */
-function silentClient(port: number, path: string, token: string, name: string, id: number): Promise<{ socket: Socket; readAll(): Promise<number> }> {
+function silentClient(
+  port: number,
+  path: string,
+  token: string,
+  name: string,
+  id: number,
+): Promise<{ socket: Socket; readAll(): Promise<number> }> {
   const text = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
       socket.pause();
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      );
       resolve({
         socket,
         // Bytes received until the connection ends, or 10 s without any (a connection kept open).
@@ -155,10 +192,21 @@ async function measure(tree: string, label: string): Promise<Record<string, unkn
   const provider = await startProvider();
   const plaza = await startPlaza(tree, dataDir);
   try {
-    const created = await promisify(execFile)(process.execPath, ['bin/plaza.mjs', 'accounts', 'create', '--email', 'held@example.com'], { cwd: tree, env: plaza.env });
+    const created = await promisify(execFile)(
+      process.execPath,
+      ['bin/plaza.mjs', 'accounts', 'create', '--email', 'held@example.com'],
+      { cwd: tree, env: plaza.env },
+    );
     const apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
     const tokens: string[] = [];
-    for (let i = 0; i < CLIENTS; i++) tokens.push(((await postJson(`${plaza.url}/api/agents`, apiKey, { display_name: `Silent ${i}` })) as { data: { token: string } }).data.token);
+    for (let i = 0; i < CLIENTS; i++)
+      tokens.push(
+        (
+          (await postJson(`${plaza.url}/api/agents`, apiKey, { display_name: `Silent ${i}` })) as {
+            data: { token: string };
+          }
+        ).data.token,
+      );
     await listHealthy(plaza.url, 'bigjson', `${provider.base}/json/mcp`);
     await listHealthy(plaza.url, 'bigsse', `${provider.base}/sse/mcp`);
     await new Promise((r) => setTimeout(r, 2_000));
@@ -175,7 +223,9 @@ async function measure(tree: string, label: string): Promise<Record<string, unkn
       { path: '/mcp/p/bigjson', name: 'big' },
       { path: '/mcp/p/bigsse', name: 'big' },
     ];
-    const clients = await Promise.all(tokens.map((token, i) => silentClient(port, targets[i % 3]!.path, token, targets[i % 3]!.name, i + 1)));
+    const clients = await Promise.all(
+      tokens.map((token, i) => silentClient(port, targets[i % 3]!.path, token, targets[i % 3]!.name, i + 1)),
+    );
     const samples: number[] = [];
     let healthOk = 0;
     let healthAsked = 0;

@@ -32,9 +32,19 @@ export async function waitHealthy(url: string, timeoutMs = 60_000): Promise<numb
 }
 
 /** Spawns `command args` with `env` and waits for `healthUrl`. */
-export async function spawnServer(command: string, args: string[], env: NodeJS.ProcessEnv, healthUrl: string): Promise<BenchServer> {
+export async function spawnServer(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  healthUrl: string,
+): Promise<BenchServer> {
   // Own process group, so stopping `npm start` also stops the server npm started.
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'], detached: true });
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
   await waitHealthy(healthUrl);
   return {
     child,
@@ -69,7 +79,12 @@ export interface LoadResult {
 
 /** Runs autocannon against `url`. */
 export async function load(url: string, options: { connections: number; durationS: number }): Promise<LoadResult> {
-  const result = await autocannon({ url, connections: options.connections, duration: options.durationS, pipelining: 1 });
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.durationS,
+    pipelining: 1,
+  });
   return {
     requestsPerSec: result.requests.average,
     p50Ms: result.latency.p50,
@@ -89,7 +104,10 @@ export function machine(): string {
 export function saveResult(name: string, data: Record<string, unknown>): void {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   const file = join(ROOT, 'bench', 'results', `${name}.json`);
-  writeFileSync(file, `${JSON.stringify({ name, date: new Date().toISOString(), machine: machine(), ...data }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ name, date: new Date().toISOString(), machine: machine(), ...data }, null, 2)}\n`,
+  );
   process.stdout.write(`wrote ${file}\n`);
 }
 
@@ -117,7 +135,11 @@ export interface LoopResult extends LoadResult {
  * checks): `connections` workers each await `send(worker)` back to back for `durationS` seconds.
  * `send` throws (or returns false) on a failed request; latencies are those of the answered ones.
  */
-export async function loadLoop(options: { connections: number; durationS: number; send: (worker: number) => Promise<boolean> }): Promise<LoopResult> {
+export async function loadLoop(options: {
+  connections: number;
+  durationS: number;
+  send: (worker: number) => Promise<boolean>;
+}): Promise<LoopResult> {
   const latencies: number[] = [];
   let errors = 0;
   const started = performance.now();
@@ -165,12 +187,24 @@ export interface ReadyChild<T> {
 }
 
 /** Spawns `command args` and waits for its `ready <json>` stdout line (stderr is passed on). */
-export async function spawnReady<T>(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ReadyChild<T>> {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function spawnReady<T>(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 60_000,
+): Promise<ReadyChild<T>> {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = once(child, 'exit');
   const info = await new Promise<T>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not get ready within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${args.join(' ')} did not get ready within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const line = /^ready (.*)$/m.exec(out);

@@ -71,14 +71,24 @@ async function startGateway() {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     for (const done of arrived.splice(0)) done(text.length);
-    const message = JSON.parse(text) as { id?: number; method: string; params?: { clientInfo?: { name: string }; protocolVersion?: string; arguments?: { bytes: number; as: string; sink?: boolean } } };
+    const message = JSON.parse(text) as {
+      id?: number;
+      method: string;
+      params?: {
+        clientInfo?: { name: string };
+        protocolVersion?: string;
+        arguments?: { bytes: number; as: string; sink?: boolean };
+      };
+    };
     if (message.id === undefined) return void res.writeHead(202).end();
     const head = `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`;
     if (message.method === 'initialize') {
       const id = `s${++next}`;
       sessions.set(message.params!.clientInfo!.name, id);
       res.setHeader('mcp-session-id', id);
-      return answer(res, 'application/json', [`${head}{"protocolVersion":"${message.params!.protocolVersion}","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"bench","version":"1"}}}`]);
+      return answer(res, 'application/json', [
+        `${head}{"protocolVersion":"${message.params!.protocolVersion}","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"bench","version":"1"}}}`,
+      ]);
     }
     const args = message.params?.arguments;
     if (message.method !== 'tools/call' || !args || args.sink) return answer(res, 'application/json', [`${head}{}}`]);
@@ -101,7 +111,8 @@ async function startGateway() {
     push(client: string, bytes: number) {
       const stream = streams.get(sessions.get(client)!);
       if (!stream) throw new Error(`${client} has no notification stream open`);
-      const head = 'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"';
+      const head =
+        'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"';
       const tail = '"}}\n\n';
       stream.write(Buffer.from(`${head}${filler(bytes - head.length - tail.length)}${tail}`));
     },
@@ -164,7 +175,8 @@ async function timeLine(r: Relay, bytes: number, trigger: () => void): Promise<{
   trigger();
   const length = await Promise.race([line, r.exited.then(() => -1)]);
   const wall = performance.now() - t0;
-  if (length < bytes / 2) throw new Error(`${r.name} wrote a line of ${length} bytes for ${bytes}: ${r.stderr().slice(-500)}`);
+  if (length < bytes / 2)
+    throw new Error(`${r.name} wrote a line of ${length} bytes for ${bytes}: ${r.stderr().slice(-500)}`);
   return { wall, cpu: (r.cpu() - cpu0) * 1000 };
 }
 
@@ -185,23 +197,44 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
       const r = relay(name, process.execPath, [...NODE_ARGS, bin, 'mcp', 'connect', 'bench'], env);
       children.push(r);
       const initialized = r.nextLine();
-      r.write(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } } }));
-      await Promise.race([initialized, r.exited.then(() => Promise.reject(new Error(`${name} exited before it answered initialize`)))]);
+      r.write(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } },
+        }),
+      );
+      await Promise.race([
+        initialized,
+        r.exited.then(() => Promise.reject(new Error(`${name} exited before it answered initialize`))),
+      ]);
       r.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
     }
     // The baseline's session is opened here; its child keeps the GET stream of it open.
     const init = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'baseline', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'baseline', version: '1' } },
+      }),
     });
     await init.text();
-    const baseline = relay('baseline', process.execPath, [join(ROOT, 'bench', 'fixtures', 'relay-baseline.mjs'), endpoint, init.headers.get('mcp-session-id')!], {});
+    const baseline = relay(
+      'baseline',
+      process.execPath,
+      [join(ROOT, 'bench', 'fixtures', 'relay-baseline.mjs'), endpoint, init.headers.get('mcp-session-id')!],
+      {},
+    );
     children.unshift(baseline);
     await baseline.nextLine();
     // Every child's notification stream is open before the first push.
     for (let i = 0; i < 500 && gateway.streams.size < children.length; i++) await new Promise((r) => setTimeout(r, 20));
-    if (gateway.streams.size < children.length) throw new Error(`only ${gateway.streams.size} of ${children.length} notification streams opened`);
+    if (gateway.streams.size < children.length)
+      throw new Error(`only ${gateway.streams.size} of ${children.length} notification streams opened`);
 
     let id = 0;
     const paths: Record<string, (r: Relay, bytes: number) => () => void> = {
@@ -210,14 +243,28 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
       'GET stream notification': (r, bytes) => () => gateway.push(r === baseline ? 'baseline' : r.name, bytes),
     };
     function callFor(r: Relay, bytes: number, as: string): () => void {
-      const message = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'big', arguments: { bytes, as } } });
+      const message = JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name: 'big', arguments: { bytes, as } },
+      });
       if (r !== baseline) return () => r.write(message);
-      return () => r.write(JSON.stringify({ url: endpoint, headers: { 'mcp-session-id': gateway.sessions.get('baseline') }, body: message }));
+      return () =>
+        r.write(
+          JSON.stringify({
+            url: endpoint,
+            headers: { 'mcp-session-id': gateway.sessions.get('baseline') },
+            body: message,
+          }),
+        );
     }
     const rows: Record<string, unknown>[] = [];
     for (const mib of SIZES) {
       for (const [path, trigger] of Object.entries(paths)) {
-        const times = new Map<string, { wall: number[]; cpu: number[] }>(children.map((c) => [c.name, { wall: [], cpu: [] }]));
+        const times = new Map<string, { wall: number[]; cpu: number[] }>(
+          children.map((c) => [c.name, { wall: [], cpu: [] }]),
+        );
         for (let round = 0; round < ROUNDS; round++) {
           for (const r of round % 2 ? [...children].reverse() : children) {
             const t = await timeLine(r, mib * MiB, trigger(r, mib * MiB));
@@ -232,7 +279,10 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
         }
         row['bridge_mib_per_s'] = Number(((mib * 1000) / median(times.get('bridge')!.wall)).toFixed(1));
         row['ratio'] = Number((median(times.get('bridge')!.wall) / median(times.get('baseline')!.wall)).toFixed(2));
-        if (old) row['old_ratio'] = Number((median(times.get('old bridge')!.wall) / median(times.get('baseline')!.wall)).toFixed(2));
+        if (old)
+          row['old_ratio'] = Number(
+            (median(times.get('old bridge')!.wall) / median(times.get('baseline')!.wall)).toFixed(2),
+          );
         rows.push(row);
         console.log(JSON.stringify(row));
       }
@@ -242,14 +292,31 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
     // (A line is at most 10 MiB, MAX_LINE_BYTES: 8 MiB stands in for 16.)
     for (const mib of [...new Set(SIZES.map((m) => Math.min(m, 8)))]) {
       const argument = filler(mib * MiB - 200);
-      const line = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'big', arguments: { sink: true, text: argument } } });
-      const times = new Map<string, number[]>([['baseline', []], ...bridges.map((b): [string, number[]] => [b.name, []])]);
+      const line = JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name: 'big', arguments: { sink: true, text: argument } },
+      });
+      const times = new Map<string, number[]>([
+        ['baseline', []],
+        ...bridges.map((b): [string, number[]] => [b.name, []]),
+      ]);
       for (let round = 0; round < ROUNDS; round++) {
         for (const r of children) {
           const body = gateway.nextBody();
           const answered = r === baseline ? undefined : r.nextLine();
           const t0 = performance.now();
-          if (r === baseline) void fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': gateway.sessions.get('baseline')! }, body: line }).then((res) => res.text());
+          if (r === baseline)
+            void fetch(endpoint, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                'mcp-session-id': gateway.sessions.get('baseline')!,
+              },
+              body: line,
+            }).then((res) => res.text());
           else r.write(line);
           await body;
           times.get(r.name)!.push(performance.now() - t0);
@@ -259,13 +326,19 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
       const row: Record<string, unknown> = { mib, path: 'stdin line to the gateway' };
       for (const [name, t] of times) row[`${name}_ms`] = Math.round(median(t));
       row['ratio'] = Number((median(times.get('bridge')!) / median(times.get('baseline')!)).toFixed(2));
-      if (old) row['old_ratio'] = Number((median(times.get('old bridge')!) / median(times.get('baseline')!)).toFixed(2));
+      if (old)
+        row['old_ratio'] = Number((median(times.get('old bridge')!) / median(times.get('baseline')!)).toFixed(2));
       rows.push(row);
       console.log(JSON.stringify(row));
     }
     // A line past the 10 MiB limit: read to its end and refused (answered with an error), not sent.
     for (const mib of SIZES.filter((m) => m > 10)) {
-      const line = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'big', arguments: { sink: true, text: filler(mib * MiB) } } });
+      const line = JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name: 'big', arguments: { sink: true, text: filler(mib * MiB) } },
+      });
       const row: Record<string, unknown> = { mib, path: 'stdin line past the limit, refused' };
       for (const r of children.filter((c) => c !== baseline)) {
         const times: number[] = [];
@@ -281,7 +354,12 @@ export async function benchMcpBridge(old?: string): Promise<Record<string, unkno
       rows.push(row);
       console.log(JSON.stringify(row));
     }
-    const figures = { rounds: ROUNDS, load_start: Number(loadStart.toFixed(2)), load_end: Number(loadavg()[0]!.toFixed(2)), rows };
+    const figures = {
+      rounds: ROUNDS,
+      load_start: Number(loadStart.toFixed(2)),
+      load_end: Number(loadavg()[0]!.toFixed(2)),
+      rows,
+    };
     saveResult('mcp-bridge', figures);
     return figures;
   } finally {

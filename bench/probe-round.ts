@@ -26,7 +26,11 @@ const ENDPOINTS = Number(process.env['BENCH_ENDPOINTS'] ?? 1_000);
 const GLOBAL = Number(process.env['BENCH_GLOBAL'] ?? 16);
 const PROVIDER_MODE = process.env['BENCH_PROVIDER'] === 'inprocess' ? 'inprocess' : 'child';
 
-const tools = Array.from({ length: 10 }, (_, i) => ({ name: `tool_${i}`, description: `Tool number ${i}.`, inputSchema: { type: 'object' } }));
+const tools = Array.from({ length: 10 }, (_, i) => ({
+  name: `tool_${i}`,
+  description: `Tool number ${i}.`,
+  inputSchema: { type: 'object' },
+}));
 
 const PROVIDER_ARG = '--probe-round-provider';
 const ROUND_ARG = '--probe-round-backend';
@@ -47,9 +51,15 @@ async function startProvider(): Promise<{ port: number; close(): void }> {
     if (message.id === undefined) return res.writeHead(202).end();
     const result =
       message.method === 'initialize'
-        ? { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bench', version: '1' } }
+        ? {
+            protocolVersion: message.params?.protocolVersion ?? '2025-06-18',
+            capabilities: { tools: {} },
+            serverInfo: { name: 'bench', version: '1' },
+          }
         : { tools };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
   });
   server.listen(0, '0.0.0.0');
   await once(server, 'listening');
@@ -81,7 +91,10 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
     peakRss = Math.max(peakRss, m.rss);
     peakHeap = Math.max(peakHeap, m.heapTotal);
     peakExternal = Math.max(peakExternal, m.external);
-    peakNewSpace = Math.max(peakNewSpace, getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0);
+    peakNewSpace = Math.max(
+      peakNewSpace,
+      getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0,
+    );
   }, 50);
   const rssBefore = process.memoryUsage().rss;
   const started = performance.now();
@@ -93,7 +106,23 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
   const heapAfterGcMb = Math.round(process.memoryUsage().heapUsed / 1e6);
   const healthy = results.filter((r) => r.status === 'healthy').length;
   const [row] = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "mcp_tools"`);
-  return { backend, endpoints: ENDPOINTS, probed: results.length, healthy, tools: row?.n, round_s: Number(seconds.toFixed(2)), rss_before_mb: Math.round(rssBefore / 1e6), peak_rss_mb: Math.round(peakRss / 1e6), peak_heap_total_mb: Math.round(peakHeap / 1e6), peak_external_mb: Math.round(peakExternal / 1e6), peak_new_space_mb: Math.round(peakNewSpace / 1e6), heap_after_gc_mb: heapAfterGcMb, provider: PROVIDER_MODE, global_concurrency: GLOBAL, target: '<= 60 s, < 300 MB' };
+  return {
+    backend,
+    endpoints: ENDPOINTS,
+    probed: results.length,
+    healthy,
+    tools: row?.n,
+    round_s: Number(seconds.toFixed(2)),
+    rss_before_mb: Math.round(rssBefore / 1e6),
+    peak_rss_mb: Math.round(peakRss / 1e6),
+    peak_heap_total_mb: Math.round(peakHeap / 1e6),
+    peak_external_mb: Math.round(peakExternal / 1e6),
+    peak_new_space_mb: Math.round(peakNewSpace / 1e6),
+    heap_after_gc_mb: heapAfterGcMb,
+    provider: PROVIDER_MODE,
+    global_concurrency: GLOBAL,
+    target: '<= 60 s, < 300 MB',
+  };
 }
 
 /** One round on `backend` in this process (a fresh one: see benchProbeRound). */
@@ -130,15 +159,26 @@ async function roundIn(backend: 'pglite' | 'postgres', port: number | undefined)
 export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
   const provider = PROVIDER_MODE === 'inprocess' ? undefined : await startProviderProcess();
   const backends = (['pglite', 'postgres'] as const).filter((b) =>
-    b === 'pglite' ? process.env['BENCH_ONLY'] !== 'postgres' : Boolean(process.env['BENCH_DATABASE_URL']) && process.env['BENCH_ONLY'] !== 'pglite',
+    b === 'pglite'
+      ? process.env['BENCH_ONLY'] !== 'postgres'
+      : Boolean(process.env['BENCH_DATABASE_URL']) && process.env['BENCH_ONLY'] !== 'pglite',
   );
   const rows: Record<string, unknown>[] = [];
   try {
     for (const backend of backends) {
       // The round runs with `npm start`'s Node flags (a 32 MB young generation) unless given others.
-      const flags = process.execArgv.some((a) => a.startsWith('--max-semi-space-size')) ? [] : ['--max-semi-space-size=16'];
-      const execArgv = [...flags, ...process.execArgv, ...(process.execArgv.includes('--expose-gc') ? [] : ['--expose-gc'])];
-      const child = fork(import.meta.filename, [ROUND_ARG, backend, String(provider?.port ?? '')], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const flags = process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))
+        ? []
+        : ['--max-semi-space-size=16'];
+      const execArgv = [
+        ...flags,
+        ...process.execArgv,
+        ...(process.execArgv.includes('--expose-gc') ? [] : ['--expose-gc']),
+      ];
+      const child = fork(import.meta.filename, [ROUND_ARG, backend, String(provider?.port ?? '')], {
+        execArgv,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       const [row] = (await once(child, 'message')) as [Record<string, unknown>];
       rows.push(row);
       if (child.exitCode === null) await once(child, 'exit');

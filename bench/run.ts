@@ -47,7 +47,9 @@ if (unknown.length > 0) {
 const started = new Date();
 const loadStart = loadavg();
 const runs = new Map<string, BenchRun>();
-console.log(`machine: ${machine()}  date: ${started.toISOString()}  load: ${loadStart.map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `machine: ${machine()}  date: ${started.toISOString()}  load: ${loadStart.map((l) => l.toFixed(2)).join(' ')}`,
+);
 for (const [name, run] of tableOnly ? [] : benches) {
   if (only.length > 0 && !only.includes(name)) continue;
   console.log(`\n## ${name}`);
@@ -57,7 +59,8 @@ for (const [name, run] of tableOnly ? [] : benches) {
     const figures = await run();
     entry.result = { name, date: new Date().toISOString(), machine: machine(), ...figures };
     // Flat figures read best as a table; nested ones (per upstream, per route) as JSON.
-    if (Object.values(figures).some((v) => typeof v === 'object' && v !== null)) console.log(JSON.stringify(figures, null, 2));
+    if (Object.values(figures).some((v) => typeof v === 'object' && v !== null))
+      console.log(JSON.stringify(figures, null, 2));
     else console.table(figures);
   } catch (error) {
     // One benchmark failing must not cost the others' figures; the table says it failed.
@@ -68,6 +71,13 @@ for (const [name, run] of tableOnly ? [] : benches) {
   entry.loadEnd = loadavg()[0]!;
 }
 
-const summary = buildSummary({ machine: machine(), started, finished: new Date(), loadStart, loadEnd: loadavg(), runs });
+const summary = buildSummary({
+  machine: machine(),
+  started,
+  finished: new Date(),
+  loadStart,
+  loadEnd: loadavg(),
+  runs,
+});
 writeFileSync(SUMMARY_FILE, summary);
 console.log(`\n${summary}\nwrote ${SUMMARY_FILE}`);

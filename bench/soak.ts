@@ -41,8 +41,13 @@ const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 /** RSS and its anon / file-backed parts in MB, from /proc/<pid>/status. */
 function rss(pid: number): { rss: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(/^(\S+):\s+(\d+)/m.exec(status.split('\n').find((l) => l.startsWith(`${key}:`)) ?? '')?.[2] ?? 0);
-  return { rss: Math.round(kb('VmRSS') / 1024), anon: Math.round(kb('RssAnon') / 1024), file: Math.round(kb('RssFile') / 1024) };
+  const kb = (key: string) =>
+    Number(/^(\S+):\s+(\d+)/m.exec(status.split('\n').find((l) => l.startsWith(`${key}:`)) ?? '')?.[2] ?? 0);
+  return {
+    rss: Math.round(kb('VmRSS') / 1024),
+    anon: Math.round(kb('RssAnon') / 1024),
+    file: Math.round(kb('RssFile') / 1024),
+  };
 }
 
 /**
@@ -97,11 +102,15 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<SoakServer> {
   const port = await freePort();
   // Node's flags as `npm start` gives them (BENCH_SOAK_NODE_ARGS replaces them), plus the bench's probe.
   const nodeArgs = (process.env['BENCH_SOAK_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', './bench/fixtures/soak-memory.mjs', 'bin/plaza.mjs', 'serve'], {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--expose-gc', '--import', './bench/fixtures/soak-memory.mjs', 'bin/plaza.mjs', 'serve'],
+    {
+      cwd: ROOT,
+      env: { ...env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
+  );
   const exited = once(child, 'exit');
   let nextId = 0;
   const pending = new Map<number, (answer: MemoryAnswer) => void>();
@@ -136,12 +145,22 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<SoakServer> {
 
 /** The 8-worker mixed traffic; returns the loop's result and the failures. */
 async function traffic(base: string) {
-  const token = ((await (await fetch(`${base}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
-  const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const token = (
+    (await (await fetch(`${base}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }
+  ).data.token;
+  const json = (body: unknown) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const chat = (stream: boolean) => ({
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ model: 'plaza-assistant', stream, messages: [{ role: 'user', content: 'Which plan fits a team of ten agents?' }] }),
+    body: JSON.stringify({
+      model: 'plaza-assistant',
+      stream,
+      messages: [{ role: 'user', content: 'Which plan fits a team of ten agents?' }],
+    }),
   });
   let n = 0;
   const requests: [string, RequestInit?][] = [
@@ -164,7 +183,10 @@ async function traffic(base: string) {
     send: async () => {
       const i = n++;
       // Every 25th request is a new lead: the database grows as it would.
-      const [path, init] = i % 25 === 0 ? ['/api/leads', json({ email: `soak-${i}@example.com`, scenario: 'developer' })] : requests[i % requests.length]!;
+      const [path, init] =
+        i % 25 === 0
+          ? ['/api/leads', json({ email: `soak-${i}@example.com`, scenario: 'developer' })]
+          : requests[i % requests.length]!;
       const res = await fetch(`${base}${path}`, init);
       await res.arrayBuffer();
       if (res.status >= 400) {
@@ -197,14 +219,26 @@ async function soak(backend: Backend): Promise<Record<string, unknown>> {
     CHAT_TOKENS_PER_DAY_PER_IP: '1000000000',
     GUEST_TOKEN_RPM_PER_IP: unlimited,
   };
-  const database = backend === 'postgres' ? await createPostgresDatabase(process.env['BENCH_DATABASE_URL'], 'plaza_bench_soak') : undefined;
+  const database =
+    backend === 'postgres'
+      ? await createPostgresDatabase(process.env['BENCH_DATABASE_URL'], 'plaza_bench_soak')
+      : undefined;
   if (database) env['DATABASE_URL'] = database.url;
   const loadStart = loadavg();
   const server = await startServer(env);
   const pid = server.child.pid!;
   try {
     const samples: { t: number; rss: number; anon: number; file: number }[] = [];
-    const minutes: { t: number; rss_mb: number; anon_mb: number; wasm_rss_mb: number; heap_total_mb: number; heap_used_mb: number; external_mb: number; array_buffers_mb: number }[] = [];
+    const minutes: {
+      t: number;
+      rss_mb: number;
+      anon_mb: number;
+      wasm_rss_mb: number;
+      heap_total_mb: number;
+      heap_used_mb: number;
+      external_mb: number;
+      array_buffers_mb: number;
+    }[] = [];
     let warmGc: MemoryAnswer | undefined;
     let warmWasm = 0;
     const snapshots: string[] = [];
@@ -221,10 +255,23 @@ async function soak(backend: Backend): Promise<Record<string, unknown>> {
           if (t === WARM_S) [warmGc, warmWasm] = [m, wasmRssMb(pid)];
           if (t % 60 === 0) {
             const u = m.before;
-            minutes.push({ t, rss_mb: r.rss, anon_mb: r.anon, wasm_rss_mb: wasmRssMb(pid), heap_total_mb: mb(u.heapTotal), heap_used_mb: mb(u.heapUsed), external_mb: mb(u.external), array_buffers_mb: mb(u.arrayBuffers) });
+            minutes.push({
+              t,
+              rss_mb: r.rss,
+              anon_mb: r.anon,
+              wasm_rss_mb: wasmRssMb(pid),
+              heap_total_mb: mb(u.heapTotal),
+              heap_used_mb: mb(u.heapUsed),
+              external_mb: mb(u.external),
+              array_buffers_mb: mb(u.arrayBuffers),
+            });
           }
         }
-        if (SNAPSHOTS.includes(t)) snapshots.push((await server.memory({ gc: true, snapshot: join(SNAPSHOT_DIR, `soak-${backend}-${t}s.heapsnapshot`) })).snapshot!);
+        if (SNAPSHOTS.includes(t))
+          snapshots.push(
+            (await server.memory({ gc: true, snapshot: join(SNAPSHOT_DIR, `soak-${backend}-${t}s.heapsnapshot`) }))
+              .snapshot!,
+          );
       });
     }, SAMPLE_S * 1000);
     const { result, failures } = await traffic(server.url);
@@ -282,15 +329,24 @@ function keptRows(ran: Backend[]): Record<string, unknown>[] {
   const previous = readResult('soak');
   if (!previous) return [];
   const { name: _name, date, machine: savedOn, rows, ...flat } = previous;
-  const list = Array.isArray(rows) ? (rows as Record<string, unknown>[]) : 'rss_growth_pct' in flat ? [{ backend: 'pglite', date, machine: savedOn, ...flat }] : [];
-  return list.filter((row) => !ran.includes(row['backend'] as Backend)).map((row) => ({ ...row, kept_from: row['kept_from'] ?? row['date'] ?? date }));
+  const list = Array.isArray(rows)
+    ? (rows as Record<string, unknown>[])
+    : 'rss_growth_pct' in flat
+      ? [{ backend: 'pglite', date, machine: savedOn, ...flat }]
+      : [];
+  return list
+    .filter((row) => !ran.includes(row['backend'] as Backend))
+    .map((row) => ({ ...row, kept_from: row['kept_from'] ?? row['date'] ?? date }));
 }
 
 /** Runs the soak on each backend and returns its figures. */
 export async function benchSoak(): Promise<Record<string, unknown>> {
   const only = process.env['BENCH_ONLY'];
-  const backends: Backend[] = (['pglite', 'postgres'] as const).filter((b) => (only ? only === b : b === 'pglite' || Boolean(process.env['BENCH_DATABASE_URL'])));
-  if (backends.includes('postgres') && !process.env['BENCH_DATABASE_URL']) throw new Error('BENCH_ONLY=postgres needs BENCH_DATABASE_URL');
+  const backends: Backend[] = (['pglite', 'postgres'] as const).filter((b) =>
+    only ? only === b : b === 'pglite' || Boolean(process.env['BENCH_DATABASE_URL']),
+  );
+  if (backends.includes('postgres') && !process.env['BENCH_DATABASE_URL'])
+    throw new Error('BENCH_ONLY=postgres needs BENCH_DATABASE_URL');
   const rows: Record<string, unknown>[] = [];
   for (const backend of backends) rows.push(await soak(backend));
   const figures = { rows: [...rows, ...keptRows(backends)] };

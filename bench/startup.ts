@@ -12,7 +12,12 @@ const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 
 async function timeStart(dataDir: string, port: number): Promise<number> {
   const started = performance.now();
-  const server = await spawnServer('npm', ['start', '--silent'], { PLAZA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MCP_REGISTRY_URL: 'off' }, `http://127.0.0.1:${port}/health`);
+  const server = await spawnServer(
+    'npm',
+    ['start', '--silent'],
+    { PLAZA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', MCP_REGISTRY_URL: 'off' },
+    `http://127.0.0.1:${port}/health`,
+  );
   const elapsed = performance.now() - started;
   await server.stop();
   return elapsed;
@@ -28,7 +33,12 @@ export async function benchStartup(): Promise<Record<string, number>> {
     restart.push(await timeStart(dir, 18_080));
     rmSync(dir, { recursive: true, force: true });
   }
-  const figures = { runs: RUNS, fresh_folder_ms: Math.round(median(fresh)), existing_folder_ms: Math.round(median(restart)), target_ms: 5000 };
+  const figures = {
+    runs: RUNS,
+    fresh_folder_ms: Math.round(median(fresh)),
+    existing_folder_ms: Math.round(median(restart)),
+    target_ms: 5000,
+  };
   saveResult('startup', figures);
   return figures;
 }

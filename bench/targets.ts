@@ -61,12 +61,17 @@ function soakRows(result: BenchResult): Record<string, unknown>[] {
   return list.length > 0 || num(result, 'rss_growth_pct') === undefined ? list : [{ backend: 'pglite', ...result }];
 }
 
-function perBackend(read: (row: Record<string, unknown>) => Omit<Figure, 'variant' | 'date'>, list = rows): (result: BenchResult) => Figure[] {
+function perBackend(
+  read: (row: Record<string, unknown>) => Omit<Figure, 'variant' | 'date'>,
+  list = rows,
+): (result: BenchResult) => Figure[] {
   return (result) =>
     list(result).map((row) => ({
       variant: String(row['backend'] ?? '?'),
       ...read(row),
-      ...(typeof row['kept_from'] === 'string' ? { date: row['kept_from'], machine: typeof row['machine'] === 'string' ? row['machine'] : undefined } : {}),
+      ...(typeof row['kept_from'] === 'string'
+        ? { date: row['kept_from'], machine: typeof row['machine'] === 'string' ? row['machine'] : undefined }
+        : {}),
     }));
 }
 
@@ -89,7 +94,12 @@ const latencyGateways = (g: string) => !syncReceipts(g);
  * Gateway figures per upstream and receipt store; the passthrough (`/mcp/p/<provider>`) and the
  * aggregate (`/mcp`) are both held to the target, so the row's value is the worse of the two.
  */
-function gatewayFigures(field: string, worse: 'max' | 'min', which: (gateway: string) => boolean, withReference = false): (result: BenchResult) => Figure[] {
+function gatewayFigures(
+  field: string,
+  worse: 'max' | 'min',
+  which: (gateway: string) => boolean,
+  withReference = false,
+): (result: BenchResult) => Figure[] {
   return (result) => {
     const gateways = (Array.isArray(result['gateways']) ? (result['gateways'] as string[]) : []).filter(which);
     const upstreams = Object.keys(result).filter((k) => at(result, k, 'direct') !== undefined);
@@ -127,8 +137,16 @@ export const TARGETS: Target[] = [
     limit: 5,
     unit: 's',
     figures: (r) => [
-      { variant: 'fresh data folder', value: seconds(num(r, 'fresh_folder_ms')), detail: `median of ${num(r, 'runs') ?? '?'}` },
-      { variant: 'existing data folder', value: seconds(num(r, 'existing_folder_ms')), detail: `median of ${num(r, 'runs') ?? '?'}` },
+      {
+        variant: 'fresh data folder',
+        value: seconds(num(r, 'fresh_folder_ms')),
+        detail: `median of ${num(r, 'runs') ?? '?'}`,
+      },
+      {
+        variant: 'existing data folder',
+        value: seconds(num(r, 'existing_folder_ms')),
+        detail: `median of ${num(r, 'runs') ?? '?'}`,
+      },
     ],
   },
   {
@@ -137,7 +155,9 @@ export const TARGETS: Target[] = [
     compare: '>=',
     limit: 0.8,
     unit: '',
-    figures: (r) => [{ value: num(r, 'ratio'), detail: `${num(r, 'plaza_health_rps')} vs ${num(r, 'baseline_express_rps')} req/s` }],
+    figures: (r) => [
+      { value: num(r, 'ratio'), detail: `${num(r, 'plaza_health_rps')} vs ${num(r, 'baseline_express_rps')} req/s` },
+    ],
   },
   {
     bench: 'website',
@@ -158,11 +178,37 @@ export const TARGETS: Target[] = [
     compare: '<=',
     limit: 5,
     unit: 'ms',
-    figures: (r) => [{ value: num(r, 'classify_p99_ms'), detail: `p50 ${num(r, 'classify_p50_ms')} ms over ${num(r, 'classifications')} prompts` }],
+    figures: (r) => [
+      {
+        value: num(r, 'classify_p99_ms'),
+        detail: `p50 ${num(r, 'classify_p50_ms')} ms over ${num(r, 'classifications')} prompts`,
+      },
+    ],
   },
-  { bench: 'gateway', name: 'added latency p50, c=1', compare: '<=', limit: 1, unit: 'ms', figures: gatewayFigures('added_p50_ms', 'max', latencyGateways) },
-  { bench: 'gateway', name: 'added latency p99, c=1', compare: '<=', limit: 5, unit: 'ms', figures: gatewayFigures('added_p99_ms', 'max', latencyGateways) },
-  { bench: 'gateway', name: 'throughput vs direct, c=32', compare: '>=', limit: 0.7, unit: '', figures: gatewayFigures('throughput_ratio', 'min', syncReceipts, true) },
+  {
+    bench: 'gateway',
+    name: 'added latency p50, c=1',
+    compare: '<=',
+    limit: 1,
+    unit: 'ms',
+    figures: gatewayFigures('added_p50_ms', 'max', latencyGateways),
+  },
+  {
+    bench: 'gateway',
+    name: 'added latency p99, c=1',
+    compare: '<=',
+    limit: 5,
+    unit: 'ms',
+    figures: gatewayFigures('added_p99_ms', 'max', latencyGateways),
+  },
+  {
+    bench: 'gateway',
+    name: 'throughput vs direct, c=32',
+    compare: '>=',
+    limit: 0.7,
+    unit: '',
+    figures: gatewayFigures('throughput_ratio', 'min', syncReceipts, true),
+  },
   {
     bench: 'gateway',
     name: 'receipts == calls',
@@ -185,7 +231,12 @@ export const TARGETS: Target[] = [
     compare: '<=',
     limit: 2,
     unit: 'ms',
-    figures: (r) => [{ value: num(r, 'added_first_chunk_p50_ms'), detail: `${num(r, 'first_chunk_p50_proxied_ms')} vs ${num(r, 'first_chunk_p50_direct_ms')} ms direct; added p99 ${num(r, 'added_first_chunk_p99_ms')} ms` }],
+    figures: (r) => [
+      {
+        value: num(r, 'added_first_chunk_p50_ms'),
+        detail: `${num(r, 'first_chunk_p50_proxied_ms')} vs ${num(r, 'first_chunk_p50_direct_ms')} ms direct; added p99 ${num(r, 'added_first_chunk_p99_ms')} ms`,
+      },
+    ],
   },
   {
     bench: 'chat-proxy',
@@ -198,7 +249,12 @@ export const TARGETS: Target[] = [
       const bare = num(r, 'reference_bare_ratio_c32') ?? num(r, 'reference_ratio_c32');
       const essentials = num(r, 'reference_essentials_ratio_c32');
       const referenceDetail = `${bare === undefined ? '' : `; a bare reference proxy ${bare}`}${essentials === undefined ? '' : `, one doing the essentials ${essentials}`}`;
-      return [{ value: num(r, 'throughput_ratio_c32'), detail: `req/s proxied/direct per round: ${rounds.map((x) => `${x.proxied}/${x.direct}`).join(', ')}${referenceDetail}` }];
+      return [
+        {
+          value: num(r, 'throughput_ratio_c32'),
+          detail: `req/s proxied/direct per round: ${rounds.map((x) => `${x.proxied}/${x.direct}`).join(', ')}${referenceDetail}`,
+        },
+      ];
     },
   },
   {
@@ -222,7 +278,10 @@ export const TARGETS: Target[] = [
     compare: '<=',
     limit: 5,
     unit: 'ms',
-    figures: perBackend((row) => ({ value: num(row, 'p50_ms'), detail: `${num(row, 'samples')} searches, ${num(row, 'tools')} tools` })),
+    figures: perBackend((row) => ({
+      value: num(row, 'p50_ms'),
+      detail: `${num(row, 'samples')} searches, ${num(row, 'tools')} tools`,
+    })),
   },
   {
     bench: 'tool-search',
@@ -230,7 +289,10 @@ export const TARGETS: Target[] = [
     compare: '<=',
     limit: 20,
     unit: 'ms',
-    figures: perBackend((row) => ({ value: num(row, 'p99_ms'), detail: `${num(row, 'samples')} searches, ${num(row, 'tools')} tools` })),
+    figures: perBackend((row) => ({
+      value: num(row, 'p99_ms'),
+      detail: `${num(row, 'samples')} searches, ${num(row, 'tools')} tools`,
+    })),
   },
   {
     bench: 'probe-round',
@@ -238,7 +300,10 @@ export const TARGETS: Target[] = [
     compare: '<=',
     limit: 60,
     unit: 's',
-    figures: perBackend((row) => ({ value: num(row, 'round_s'), detail: `${num(row, 'healthy')}/${num(row, 'probed')} healthy, ${num(row, 'tools')} tools` })),
+    figures: perBackend((row) => ({
+      value: num(row, 'round_s'),
+      detail: `${num(row, 'healthy')}/${num(row, 'probed')} healthy, ${num(row, 'tools')} tools`,
+    })),
   },
   {
     bench: 'probe-round',
@@ -246,7 +311,10 @@ export const TARGETS: Target[] = [
     compare: '<',
     limit: 300,
     unit: 'MB',
-    figures: perBackend((row) => ({ value: num(row, 'peak_rss_mb'), detail: `${num(row, 'rss_before_mb')} MB before the round, heap after GC ${num(row, 'heap_after_gc_mb')} MB` })),
+    figures: perBackend((row) => ({
+      value: num(row, 'peak_rss_mb'),
+      detail: `${num(row, 'rss_before_mb')} MB before the round, heap after GC ${num(row, 'heap_after_gc_mb')} MB`,
+    })),
   },
   {
     bench: 'agpk',
@@ -280,13 +348,20 @@ export const TARGETS: Target[] = [
     compare: '<',
     limit: 10,
     unit: '%',
-    figures: perBackend((row) => ({
-      value: num(row, 'rss_growth_pct'),
-      detail:
-        `${num(row, 'rss_warm_mb')} → ${num(row, 'rss_end_mb')} MB over ${num(row, 'soak_s')} s, ${num(row, 'requests_per_s')} req/s, ${num(row, 'failures')} failures` +
-        (num(row, 'heap_after_gc_warm_mb') !== undefined ? `; live heap after a full GC ${num(row, 'heap_after_gc_warm_mb')} → ${num(row, 'heap_after_gc_end_mb')} MB` : '') +
-      (Array.isArray(row['load_avg_start']) ? `; load ${at(row, 'load_avg_start', '0')} → ${at(row, 'load_avg_end', '0')}` : ''),
-    }), soakRows),
+    figures: perBackend(
+      (row) => ({
+        value: num(row, 'rss_growth_pct'),
+        detail:
+          `${num(row, 'rss_warm_mb')} → ${num(row, 'rss_end_mb')} MB over ${num(row, 'soak_s')} s, ${num(row, 'requests_per_s')} req/s, ${num(row, 'failures')} failures` +
+          (num(row, 'heap_after_gc_warm_mb') !== undefined
+            ? `; live heap after a full GC ${num(row, 'heap_after_gc_warm_mb')} → ${num(row, 'heap_after_gc_end_mb')} MB`
+            : '') +
+          (Array.isArray(row['load_avg_start'])
+            ? `; load ${at(row, 'load_avg_start', '0')} → ${at(row, 'load_avg_end', '0')}`
+            : ''),
+      }),
+      soakRows,
+    ),
   },
   {
     bench: 'soak',
@@ -296,8 +371,15 @@ export const TARGETS: Target[] = [
     unit: '%',
     figures: perBackend((row) => {
       const [warm, peak] = [num(row, 'rss_warm_mb'), num(row, 'rss_peak_mb')];
-      const byMinute = Array.isArray(row['rss_by_minute_mb']) ? ` by minute ${(row['rss_by_minute_mb'] as number[]).join(', ')}` : '';
-      return { value: num(row, 'rss_peak_growth_pct') ?? (warm && peak ? Number((((peak - warm) / warm) * 100).toFixed(1)) : undefined), detail: `${warm} → peak ${peak} MB;${byMinute}` };
+      const byMinute = Array.isArray(row['rss_by_minute_mb'])
+        ? ` by minute ${(row['rss_by_minute_mb'] as number[]).join(', ')}`
+        : '';
+      return {
+        value:
+          num(row, 'rss_peak_growth_pct') ??
+          (warm && peak ? Number((((peak - warm) / warm) * 100).toFixed(1)) : undefined),
+        detail: `${warm} → peak ${peak} MB;${byMinute}`,
+      };
     }, soakRows),
   },
 ];

@@ -13,9 +13,74 @@ import { createLogger } from '../src/log/index.ts';
 import { createPostgresDatabase } from '../test/support/databases.ts';
 import { saveResult } from './lib.ts';
 
-const VERBS = ['get', 'list', 'create', 'update', 'delete', 'search', 'send', 'book', 'cancel', 'fetch', 'sync', 'export', 'import', 'convert', 'translate', 'summarize', 'schedule', 'approve', 'render', 'query'];
-const NOUNS = ['weather', 'invoice', 'ticket', 'order', 'customer', 'room', 'flight', 'hotel', 'report', 'file', 'image', 'email', 'calendar', 'event', 'task', 'issue', 'repo', 'payment', 'shipment', 'contact', 'lead', 'note', 'document', 'map', 'route', 'price', 'stock', 'news', 'recipe', 'song'];
-const QUERIES = ['weather', 'book room', 'invoice', 'get', 'send email', 'translate document', 'prov-4242', 'flight hotel', 'stock price', 'nothingmatches', 'cancel shipment', 'summarize report'];
+const VERBS = [
+  'get',
+  'list',
+  'create',
+  'update',
+  'delete',
+  'search',
+  'send',
+  'book',
+  'cancel',
+  'fetch',
+  'sync',
+  'export',
+  'import',
+  'convert',
+  'translate',
+  'summarize',
+  'schedule',
+  'approve',
+  'render',
+  'query',
+];
+const NOUNS = [
+  'weather',
+  'invoice',
+  'ticket',
+  'order',
+  'customer',
+  'room',
+  'flight',
+  'hotel',
+  'report',
+  'file',
+  'image',
+  'email',
+  'calendar',
+  'event',
+  'task',
+  'issue',
+  'repo',
+  'payment',
+  'shipment',
+  'contact',
+  'lead',
+  'note',
+  'document',
+  'map',
+  'route',
+  'price',
+  'stock',
+  'news',
+  'recipe',
+  'song',
+];
+const QUERIES = [
+  'weather',
+  'book room',
+  'invoice',
+  'get',
+  'send email',
+  'translate document',
+  'prov-4242',
+  'flight hotel',
+  'stock price',
+  'nothingmatches',
+  'cancel shipment',
+  'summarize report',
+];
 const SAMPLES = Number(process.env['BENCH_SAMPLES'] ?? 600);
 
 const sqlArray = (words: string[]) => `ARRAY[${words.map((w) => `'${w}'`).join(',')}]`;
@@ -45,8 +110,17 @@ async function measure(backend: string, db: Database): Promise<Record<string, un
   const seeded = performance.now();
   await seed(db);
   const seedMs = Math.round(performance.now() - seeded);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', PLAZA_BACKGROUND: '0', MCP_REGISTRY_URL: '' });
-  const server = await startServer(createApp({ config, db, log: createLogger({ level: 'silent' }) }), { port: 0, host: '127.0.0.1' });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    PLAZA_BACKGROUND: '0',
+    MCP_REGISTRY_URL: '',
+  });
+  const server = await startServer(createApp({ config, db, log: createLogger({ level: 'silent' }) }), {
+    port: 0,
+    host: '127.0.0.1',
+  });
   try {
     const timings: number[] = [];
     const perQuery = new Map<string, number[]>();
@@ -54,7 +128,9 @@ async function measure(backend: string, db: Database): Promise<Record<string, un
     // SQL search meanwhile) has finished; the figures are the steady state.
     const warmUntil = performance.now() + 5_000;
     for (let w = 0; w < 60 || performance.now() < warmUntil; w++) {
-      const res = await fetch(`${server.url}/api/mcp/tools?q=${encodeURIComponent(QUERIES[w % QUERIES.length]!)}&limit=20`);
+      const res = await fetch(
+        `${server.url}/api/mcp/tools?q=${encodeURIComponent(QUERIES[w % QUERIES.length]!)}&limit=20`,
+      );
       await res.arrayBuffer();
     }
     for (let i = 60; i < SAMPLES + 60; i++) {
@@ -71,9 +147,29 @@ async function measure(backend: string, db: Database): Promise<Record<string, un
     }
     timings.sort((a, b) => a - b);
     if (process.env['BENCH_VERBOSE']) {
-      for (const [q, list] of perQuery) console.log(backend, JSON.stringify(q), 'median', percentile(list.sort((a, b) => a - b), 50), 'max', percentile(list, 100));
+      for (const [q, list] of perQuery)
+        console.log(
+          backend,
+          JSON.stringify(q),
+          'median',
+          percentile(
+            list.sort((a, b) => a - b),
+            50,
+          ),
+          'max',
+          percentile(list, 100),
+        );
     }
-    return { backend, tools: 100_000, endpoints: 10_000, seed_ms: seedMs, samples: timings.length, p50_ms: percentile(timings, 50), p99_ms: percentile(timings, 99), target: 'p50 <= 5, p99 <= 20' };
+    return {
+      backend,
+      tools: 100_000,
+      endpoints: 10_000,
+      seed_ms: seedMs,
+      samples: timings.length,
+      p50_ms: percentile(timings, 50),
+      p99_ms: percentile(timings, 99),
+      target: 'p50 <= 5, p99 <= 20',
+    };
   } finally {
     await server.stop(1_000);
   }

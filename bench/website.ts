@@ -40,7 +40,9 @@ const PROMPTS = [
 
 /** Times `n` classifications (prompts cycled, each made unique by a suffix) and returns p50/p99 in ms. */
 function benchClassifier(n: number): Record<string, number> {
-  const index = buildIntentIndex(loadWebsiteContent({ sources: websiteContentSources, baseUrl: 'https://plaza.example' }));
+  const index = buildIntentIndex(
+    loadWebsiteContent({ sources: websiteContentSources, baseUrl: 'https://plaza.example' }),
+  );
   for (let i = 0; i < 500; i++) classifyIntent(index, PROMPTS[i % PROMPTS.length]!);
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -62,8 +64,18 @@ function benchClassifier(n: number): Record<string, number> {
 export async function benchWebsite(): Promise<Record<string, unknown>> {
   const classifier = benchClassifier(CLASSIFICATIONS);
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-website-'));
-  const hello = await spawnServer(process.execPath, ['bench/fixtures/hello-express.mjs'], { PORT: '18093' }, 'http://127.0.0.1:18093/health');
-  const plaza = await spawnServer(process.execPath, ['bin/plaza.mjs', 'serve'], { PLAZA_DATA_DIR: dir, PORT: '18094', HOST: '127.0.0.1', LOG_LEVEL: 'warn', MCP_REGISTRY_URL: 'off' }, 'http://127.0.0.1:18094/health');
+  const hello = await spawnServer(
+    process.execPath,
+    ['bench/fixtures/hello-express.mjs'],
+    { PORT: '18093' },
+    'http://127.0.0.1:18093/health',
+  );
+  const plaza = await spawnServer(
+    process.execPath,
+    ['bin/plaza.mjs', 'serve'],
+    { PLAZA_DATA_DIR: dir, PORT: '18094', HOST: '127.0.0.1', LOG_LEVEL: 'warn', MCP_REGISTRY_URL: 'off' },
+    'http://127.0.0.1:18094/health',
+  );
   try {
     const options = { connections: CONNECTIONS, durationS: DURATION_S };
     await load(`${hello.url}/health`, { connections: CONNECTIONS, durationS: 1 });

@@ -33,7 +33,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const e = parsed.data;
   if (e.PLAZA_GATEWAY_HELD_BYTES_PER_AGENT > e.PLAZA_GATEWAY_HELD_BYTES_TOTAL) {
-    throw new ConfigError('PLAZA_GATEWAY_HELD_BYTES_PER_AGENT', `must not exceed PLAZA_GATEWAY_HELD_BYTES_TOTAL (${e.PLAZA_GATEWAY_HELD_BYTES_TOTAL})`);
+    throw new ConfigError(
+      'PLAZA_GATEWAY_HELD_BYTES_PER_AGENT',
+      `must not exceed PLAZA_GATEWAY_HELD_BYTES_TOTAL (${e.PLAZA_GATEWAY_HELD_BYTES_TOTAL})`,
+    );
   }
   return {
     port: e.PORT,
@@ -44,7 +47,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     agpk: {
-      home: resolve(e.AGPK_HOME ?? join(env.XDG_DATA_HOME?.trim() || join(env.HOME?.trim() || homedir(), '.local', 'share'), 'plaza', 'agpk')),
+      home: resolve(
+        e.AGPK_HOME ??
+          join(env.XDG_DATA_HOME?.trim() || join(env.HOME?.trim() || homedir(), '.local', 'share'), 'plaza', 'agpk'),
+      ),
       shareUrl: (e.PLAZA_SHARE_URL ?? e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     },
     logLevel: e.LOG_LEVEL,
@@ -61,7 +67,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       probeBaseIntervalS: e.PLAZA_PROBE_BASE_INTERVAL_S,
       allowPrivateTargets: e.PLAZA_ALLOW_PRIVATE_TARGETS,
       // Set but empty means off (the loader otherwise treats empty as unset, i.e. the default).
-      registryUrl: env.MCP_REGISTRY_URL !== undefined && env.MCP_REGISTRY_URL.trim() === '' ? undefined : e.MCP_REGISTRY_URL === 'off' ? undefined : e.MCP_REGISTRY_URL,
+      registryUrl:
+        env.MCP_REGISTRY_URL !== undefined && env.MCP_REGISTRY_URL.trim() === ''
+          ? undefined
+          : e.MCP_REGISTRY_URL === 'off'
+            ? undefined
+            : e.MCP_REGISTRY_URL,
       listingWritesPerMinute: e.PLAZA_RATE_LIMIT_LISTINGS_PER_MIN,
       probeHostRequestsPerMinute: e.PLAZA_PROBE_HOST_REQUESTS_PER_MIN,
     },
@@ -97,7 +108,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     auth: { requestsPerMinute: e.PLAZA_RATE_LIMIT_AUTH_PER_MIN },
     agents: { writesPerMinute: e.PLAZA_RATE_LIMIT_AGENTS_PER_MIN },
-    oauth: { enabled: e.PLAZA_OAUTH, accessTokenTtlS: e.PLAZA_OAUTH_ACCESS_TOKEN_TTL_S, cimdMaxBytes: e.PLAZA_OAUTH_CIMD_MAX_BYTES, cimdTimeoutMs: e.PLAZA_OAUTH_CIMD_TIMEOUT_MS, requestsPerMinute: e.PLAZA_RATE_LIMIT_OAUTH_PER_MIN },
+    oauth: {
+      enabled: e.PLAZA_OAUTH,
+      accessTokenTtlS: e.PLAZA_OAUTH_ACCESS_TOKEN_TTL_S,
+      cimdMaxBytes: e.PLAZA_OAUTH_CIMD_MAX_BYTES,
+      cimdTimeoutMs: e.PLAZA_OAUTH_CIMD_TIMEOUT_MS,
+      requestsPerMinute: e.PLAZA_RATE_LIMIT_OAUTH_PER_MIN,
+    },
     gateway: {
       timeoutMs: e.PLAZA_GATEWAY_TIMEOUT_MS,
       maxResponseBytes: e.PLAZA_GATEWAY_MAX_RESPONSE_BYTES,
@@ -125,7 +142,11 @@ function parseAliases(value: string | undefined): Record<string, string> {
   const aliases: Record<string, string> = {};
   for (const pair of splitList(value)) {
     const [name, target, ...rest] = pair.split('=').map((part) => part.trim());
-    if (!name || !target || rest.length > 0) throw new ConfigError('LLM_MODEL_ALIASES', `expected name=model pairs separated by commas, got ${JSON.stringify(pair)}`);
+    if (!name || !target || rest.length > 0)
+      throw new ConfigError(
+        'LLM_MODEL_ALIASES',
+        `expected name=model pairs separated by commas, got ${JSON.stringify(pair)}`,
+      );
     aliases[name] = target;
   }
   return aliases;

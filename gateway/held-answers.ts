@@ -61,8 +61,10 @@ interface Entry {
 
 /** Counts the bytes held by the answers in flight, per agent and in all; throws on bad limits. */
 export function createHeldAnswers(limits: HeldAnswerLimits): HeldAnswers {
-  if (!(Number.isSafeInteger(limits.perAgent) && limits.perAgent > 0)) throw new TypeError('perAgent must be a whole number of bytes > 0');
-  if (!(Number.isSafeInteger(limits.total) && limits.total > 0)) throw new TypeError('total must be a whole number of bytes > 0');
+  if (!(Number.isSafeInteger(limits.perAgent) && limits.perAgent > 0))
+    throw new TypeError('perAgent must be a whole number of bytes > 0');
+  if (!(Number.isSafeInteger(limits.total) && limits.total > 0))
+    throw new TypeError('total must be a whole number of bytes > 0');
   const byAgent = new Map<string, number>();
   let total = 0;
   /** Answers being read (holding bytes): the ones makeRoom may let go. */
@@ -86,7 +88,9 @@ export function createHeldAnswers(limits: HeldAnswerLimits): HeldAnswers {
     let overAgent = (byAgent.get(entry.agentId) ?? 0) + delta - limits.perAgent;
     let overTotal = total + delta - limits.total;
     if (overAgent <= 0 && overTotal <= 0) return true;
-    const behind = [...reading].filter((e) => e !== entry && e.bytes > 0 && e.bytes < entry.bytes).sort((a, b) => a.bytes - b.bytes);
+    const behind = [...reading]
+      .filter((e) => e !== entry && e.bytes > 0 && e.bytes < entry.bytes)
+      .sort((a, b) => a.bytes - b.bytes);
     const chosen: Entry[] = [];
     for (const e of behind) {
       if (overAgent <= 0 && overTotal <= 0) break;
@@ -114,7 +118,8 @@ export function createHeldAnswers(limits: HeldAnswerLimits): HeldAnswers {
       if (mine >= limits.perAgent) {
         return `Plaza holds ${mine} bytes of this agent's answers that its connections have not read yet (at most ${limits.perAgent}): read those answers or close their connections, then call again`;
       }
-      if (total >= limits.total) return `Plaza holds as many unread answers as it may (${limits.total} bytes for all agents); call again in a moment`;
+      if (total >= limits.total)
+        return `Plaza holds as many unread answers as it may (${limits.total} bytes for all agents); call again in a moment`;
       return undefined;
     },
     open(agentId) {

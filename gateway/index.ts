@@ -12,7 +12,14 @@ export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } 
 export type { CardTextRefusal } from './identity/card-text.ts';
 export { cardText, cardTextDropping, RESERVED_OWNER_CONTEXTS, reservedOwnerContext } from './identity/card-text.ts';
 export type { PlatformCallMeta, PlatformResultMeta } from './identity/stamp.ts';
-export { IDENTITY_HEADERS, receiptHint, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from './identity/stamp.ts';
+export {
+  IDENTITY_HEADERS,
+  receiptHint,
+  stampCallParams,
+  stampResult,
+  UPSTREAM_AUTHORIZATION_HEADER,
+  upstreamHeaders,
+} from './identity/stamp.ts';
 export { RPC_ERRORS, rpcError } from './json-rpc-errors.ts';
 export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions } from './passthrough.ts';
 export { createPassthrough, MAX_TASK_RESULTS_PER_POST } from './passthrough.ts';
@@ -26,7 +33,14 @@ export { createSessionSealer } from './session-sealer.ts';
 export type { SharedCalls } from './shared-calls.ts';
 export type { TaskCall, TaskDirectory } from './task-directory.ts';
 export type { GatewayPath } from './telemetry.ts';
-export { CALL_METRICS, CALL_SPAN_NAME, GATEWAY_TELEMETRY_SCOPE, traceCall, traceCallEnd, traceUpstreamStart } from './telemetry.ts';
+export {
+  CALL_METRICS,
+  CALL_SPAN_NAME,
+  GATEWAY_TELEMETRY_SCOPE,
+  traceCall,
+  traceCallEnd,
+  traceUpstreamStart,
+} from './telemetry.ts';
 export { bearerChallenge, InsufficientScopeError, sendUnauthorized } from './unauthorized.ts';
 export type { UpstreamNotification } from './upstream-client.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './upstream-http.ts';

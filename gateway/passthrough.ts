@@ -1,13 +1,41 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { AuthError, type Clock, createSseParser, formatSseEvent, nestsDeeperThan, newId, type SseEvent } from '../src/kernel/index.ts';
-import { AnswerDroppedError, type AnswerHold, createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS, type HeldAnswers } from './held-answers.ts';
+import {
+  AuthError,
+  type Clock,
+  createSseParser,
+  formatSseEvent,
+  nestsDeeperThan,
+  newId,
+  type SseEvent,
+} from '../src/kernel/index.ts';
+import {
+  AnswerDroppedError,
+  type AnswerHold,
+  createHeldAnswers,
+  DEFAULT_HELD_ANSWER_LIMITS,
+  DEFAULT_WRITE_TIMEOUT_MS,
+  type HeldAnswers,
+} from './held-answers.ts';
 import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
-import { IDENTITY_HEADERS, stampCallParams, stampResult, UPSTREAM_AUTHORIZATION_HEADER, UPSTREAM_PROVIDER_HEADER, upstreamHeaders, withoutPlatformMeta } from './identity/stamp.ts';
+import {
+  IDENTITY_HEADERS,
+  stampCallParams,
+  stampResult,
+  UPSTREAM_AUTHORIZATION_HEADER,
+  UPSTREAM_PROVIDER_HEADER,
+  upstreamHeaders,
+  withoutPlatformMeta,
+} from './identity/stamp.ts';
 import { guardDrain, writeHeldAnswer } from './internal/answer-writer.ts';
-import { type CallEventId, createCallEventIds, looksLikeCallEventId, readCallEventId } from './internal/call-event-ids.ts';
+import {
+  type CallEventId,
+  createCallEventIds,
+  looksLikeCallEventId,
+  readCallEventId,
+} from './internal/call-event-ids.ts';
 import { callIdKey, type CallInFlight, callKey, createCallsInFlight } from './internal/calls-in-flight.ts';
 import {
   BODY_CUT,
@@ -30,10 +58,33 @@ import {
   toolErrorResult,
 } from './internal/json-rpc.ts';
 import { callSecrets } from './internal/receipt-redaction.ts';
-import { MAX_FAILED_RESUMES, MAX_RESUMES, pause, reopenStream, resumeDelay, resumePoint } from './internal/stream-resume.ts';
-import { answerTaskResult, rememberCreatedTask, takeTaskResults, type TaskResultRequest } from './internal/task-results.ts';
-import { describeUpstreamFailure as describeFailure, drainRest, readBodyText, UpstreamTooLargeError } from './internal/upstream-exchange.ts';
-import { type CallContext, MAX_TOOL_NAME_LENGTH, type receiptFor, type ReceiptSink, recordCall } from './receipt-sink.ts';
+import {
+  MAX_FAILED_RESUMES,
+  MAX_RESUMES,
+  pause,
+  reopenStream,
+  resumeDelay,
+  resumePoint,
+} from './internal/stream-resume.ts';
+import {
+  answerTaskResult,
+  rememberCreatedTask,
+  takeTaskResults,
+  type TaskResultRequest,
+} from './internal/task-results.ts';
+import {
+  describeUpstreamFailure as describeFailure,
+  drainRest,
+  readBodyText,
+  UpstreamTooLargeError,
+} from './internal/upstream-exchange.ts';
+import {
+  type CallContext,
+  MAX_TOOL_NAME_LENGTH,
+  type receiptFor,
+  type ReceiptSink,
+  recordCall,
+} from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
 import type { SharedCalls } from './shared-calls.ts';
 import type { TaskDirectory } from './task-directory.ts';
@@ -124,7 +175,21 @@ export const MAX_TASK_RESULTS_PER_POST = 100;
  * and `expect`: the gateway has read the whole body already, and an upstream asked for
  * `100-continue` may refuse it (undici does).
  */
-const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'accept-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'expect', 'mcp-session-id']);
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'accept-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'expect',
+  'mcp-session-id',
+]);
 
 /** A failure answered at the HTTP level (before any upstream call). */
 class HttpFailure extends Error {
@@ -154,9 +219,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
  * credential for that one).
  */
 function upstreamCredentialProblem(req: IncomingMessage, provider: string): string | undefined {
-  if (req.headers[UPSTREAM_AUTHORIZATION_HEADER] === undefined && req.headers[UPSTREAM_PROVIDER_HEADER] === undefined) return undefined;
+  if (req.headers[UPSTREAM_AUTHORIZATION_HEADER] === undefined && req.headers[UPSTREAM_PROVIDER_HEADER] === undefined)
+    return undefined;
   const distinct = req.headersDistinct;
-  if ((distinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1) return 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.';
+  if ((distinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1)
+    return 'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.';
   const named = distinct[UPSTREAM_PROVIDER_HEADER];
   if (named === undefined) return undefined;
   if (named.length > 1 || named[0]!.trim() !== provider) {
@@ -216,7 +283,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
    * Stamps the response to a tracked call (under the caller's id again) and records its receipt;
    * other messages pass unchanged.
    */
-  async function onUpstreamMessage(message: unknown, call: CallContext | undefined, callRpcId: JsonRpcId | undefined): Promise<unknown> {
+  async function onUpstreamMessage(
+    message: unknown,
+    call: CallContext | undefined,
+    callRpcId: JsonRpcId | undefined,
+  ): Promise<unknown> {
     if (!call || !isResponse(message) || message.id !== call.callId) return message;
     const answer = callAnswer(message);
     if ('malformed' in answer) {
@@ -252,7 +323,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       } catch (error) {
         // readBody throws only HttpFailure: 413 (the rest unread), 400 cut short or not UTF-8.
         const failure = error as HttpFailure;
-        sendJson(res, failure.status, rpcError(null, failure.code, failure.message), failure.status === 413 ? { connection: 'close' } : {});
+        sendJson(
+          res,
+          failure.status,
+          rpcError(null, failure.code, failure.message),
+          failure.status === 413 ? { connection: 'close' } : {},
+        );
         return;
       }
       try {
@@ -294,7 +370,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const presented = req.headers['mcp-session-id'];
       if (typeof presented === 'string' && presented !== '') {
         const claims = options.sealer.open(presented);
-        if (!claims || claims.provider !== provider || claims.agentId !== identity.agentId) throw new HttpFailure(404, SESSION_GONE);
+        if (!claims || claims.provider !== provider || claims.agentId !== identity.agentId)
+          throw new HttpFailure(404, SESSION_GONE);
         upstreamSession = claims.upstreamSessionId;
       }
 
@@ -305,7 +382,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // Only the stream's own agent, on its connector and in its session, resumes a call's
         // stream: any other GET presenting one of its ids (read off a log, a proxy, a shared
         // transcript) is refused, neither answered for the call nor sent upstream, where it names nothing.
-        const resumingCall = readCallEventId(lastEventId, options.sealer.sign, { provider, agentId: identity.agentId, upstreamSession });
+        const resumingCall = readCallEventId(lastEventId, options.sealer.sign, {
+          provider,
+          agentId: identity.agentId,
+          upstreamSession,
+        });
         if (!resumingCall) throw new HttpFailure(400, FOREIGN_EVENT_ID);
         // The call may still run: its stream broke where this instance cannot see it (another
         // instance relays it, or has not yet noticed the broken connection). It is ended first —
@@ -314,7 +395,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         answerEndedCall(res, resumingCall, identity);
         return;
       }
-      if (method === 'GET' && stopping) throw new HttpFailure(503, 'Plaza is shutting down; open the stream again in a moment.', RPC_ERRORS.internal);
+      if (method === 'GET' && stopping)
+        throw new HttpFailure(503, 'Plaza is shutting down; open the stream again in a moment.', RPC_ERRORS.internal);
 
       let body: string | undefined;
       /** Whether the POST is a batch (its answers go back as one). */
@@ -339,57 +421,102 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         } catch {
           throw new HttpFailure(400, 'Request body is not valid JSON.', RPC_ERRORS.parseError);
         }
-        if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) throw new HttpFailure(400, `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+        if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
+          throw new HttpFailure(400, `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
         batch = Array.isArray(parsed);
         let messages = Array.isArray(parsed) ? parsed : [parsed];
         // Only JSON-RPC 2.0 messages go upstream: anything else (null, numbers, an empty batch)
         // is the caller's mistake, answered here, never the upstream's to choke on.
-        const wellFormed = (m: unknown) => typeof m === 'object' && m !== null && (m as { jsonrpc?: unknown }).jsonrpc === '2.0' && (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
-        if (messages.length === 0 || !messages.every(wellFormed)) throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
+        const wellFormed = (m: unknown) =>
+          typeof m === 'object' &&
+          m !== null &&
+          (m as { jsonrpc?: unknown }).jsonrpc === '2.0' &&
+          (typeof (m as { method?: unknown }).method === 'string' || isResponse(m));
+        if (messages.length === 0 || !messages.every(wellFormed))
+          throw new HttpFailure(400, 'Request body is not a JSON-RPC 2.0 message or batch.');
         // Sent on, a variant would be what a case-insensitive provider reads (see caseVariantMember).
         const variant = messages.map(caseVariantMember).find((v) => v !== undefined);
-        if (variant !== undefined) throw new HttpFailure(400, `Member ${JSON.stringify(variant.slice(0, 64))} differs from an MCP member name only in letter case; send each member once, under its exact name.`);
+        if (variant !== undefined)
+          throw new HttpFailure(
+            400,
+            `Member ${JSON.stringify(variant.slice(0, 64))} differs from an MCP member name only in letter case; send each member once, under its exact name.`,
+          );
         for (const m of messages) {
           if (!isRequest(m)) continue;
           // MCP: a string or an integer, never null. One past 2^53 (kept raw by parseJson) would not
           // match its answer's id, which JavaScript reads rounded.
-          if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) throw new HttpFailure(400, 'Request ids must be strings or integers (at most 2^53 - 1).');
+          if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id))
+            throw new HttpFailure(400, 'Request ids must be strings or integers (at most 2^53 - 1).');
           // Answers are matched to requests by id: two alike would let one take the other's place.
           if (awaited.has(m.id)) throw new HttpFailure(400, 'Request ids must be unique within a batch.');
           awaited.add(m.id);
         }
         if (messages.some((m) => !isRequest(m) && (m as { method?: unknown }).method === 'tools/call')) {
-          throw new HttpFailure(400, 'tools/call must be a request with an id: a notification gets no answer and no receipt.');
+          throw new HttpFailure(
+            400,
+            'tools/call must be a request with an id: a notification gets no answer and no receipt.',
+          );
         }
         const calls = messages.filter((m) => isRequest(m) && m.method === 'tools/call');
         if (calls.length > 1) throw new HttpFailure(400, 'Send one tools/call per request.');
         // Each task result delivered costs a receipt: one POST may not ask for an unbounded number.
-        const taskFetches = messages.reduce<number>((n, m) => n + (isRequest(m) && m.method === 'tasks/result' ? 1 : 0), 0);
-        if (taskFetches > MAX_TASK_RESULTS_PER_POST) throw new HttpFailure(400, `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).`);
+        const taskFetches = messages.reduce<number>(
+          (n, m) => n + (isRequest(m) && m.method === 'tasks/result' ? 1 : 0),
+          0,
+        );
+        if (taskFetches > MAX_TASK_RESULTS_PER_POST)
+          throw new HttpFailure(
+            400,
+            `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).`,
+          );
         const target = calls[0];
         messages = messages.map((m) => {
           if (m === target) return m;
           const message = withoutPlatformMeta(m);
           const cancel = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
-          if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined) return message;
+          if (cancel.method !== 'notifications/cancelled' || cancel.id !== undefined || upstreamSession === undefined)
+            return message;
           // A call another instance relays is cancelled there (passed on). Sent on as it is,
           // the message names no request upstream and is ignored there.
-          const inCall = inFlight.cancelling(callKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId));
+          const inCall = inFlight.cancelling(
+            callKey(provider, identity.agentId, upstreamSession, cancel.params?.requestId),
+          );
           if (!inCall) return message;
           inCall.cancelSent();
           cancelling.push(inCall);
           return { ...cancel, params: { ...cancel.params, requestId: inCall.upstreamId } };
         });
-        taskResults = await takeTaskResults(messages, { provider, agentId: identity.agentId, upstreamSession, awaited, tasks: options.tasks, clock: options.clock });
+        taskResults = await takeTaskResults(messages, {
+          provider,
+          agentId: identity.agentId,
+          upstreamSession,
+          awaited,
+          tasks: options.tasks,
+          clock: options.clock,
+        });
         if (target && isRequest(target)) {
           const params = (target.params ?? {}) as { name?: unknown };
           // Under the call's id when it came alone (in a batch the whole POST is refused).
           const about = batch ? null : target.id;
-          if (typeof params.name !== 'string') throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams, about);
+          if (typeof params.name !== 'string')
+            throw new HttpFailure(400, 'tools/call needs params.name.', RPC_ERRORS.invalidParams, about);
           if (params.name.length === 0 || params.name.length > MAX_TOOL_NAME_LENGTH) {
-            throw new HttpFailure(400, `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`, RPC_ERRORS.invalidParams, about);
+            throw new HttpFailure(
+              400,
+              `tools/call params.name must be 1 to ${MAX_TOOL_NAME_LENGTH} characters.`,
+              RPC_ERRORS.invalidParams,
+              about,
+            );
           }
-          call = { callId: newId('call', options.clock.now()), identity, provider, tool: params.name, startedAt: options.clock.now(), upstreamSession, secrets };
+          call = {
+            callId: newId('call', options.clock.now()),
+            identity,
+            provider,
+            tool: params.name,
+            startedAt: options.clock.now(),
+            upstreamSession,
+            secrets,
+          };
           callRpcId = target.id;
           // Upstream the call goes under its call id: answers are matched to requests by id, so a
           // caller reusing an id in one session (two POSTs at once) cannot get another call's answer.
@@ -409,7 +536,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       if (busy !== undefined) {
         if (call) await finish(call, { refused: busy });
         const answers = [...awaited].map((id) =>
-          call && id === call.callId ? stampToolError(toolErrorResult(callRpcId ?? null, `${busy}; nothing was called.`), call) : rpcError(taskResults.get(String(id))?.callerId ?? id, RPC_ERRORS.internal, `${busy}; nothing was sent.`),
+          call && id === call.callId
+            ? stampToolError(toolErrorResult(callRpcId ?? null, `${busy}; nothing was called.`), call)
+            : rpcError(taskResults.get(String(id))?.callerId ?? id, RPC_ERRORS.internal, `${busy}; nothing was sent.`),
         );
         sendJson(res, 200, batch ? answers : answers[0]);
         return;
@@ -418,14 +547,29 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const hold = held.open(identity.agentId);
       whenClosed(res, () => hold.release());
       /** A whole JSON answer, held and written as held-answers has it. */
-      const sendHeld = (status: number, text: string, headers: Record<string, string>) => writeHeldAnswer(res, { status, headers: { 'content-type': 'application/json', ...headers }, text }, hold, writeTimeoutMs);
+      const sendHeld = (status: number, text: string, headers: Record<string, string>) =>
+        writeHeldAnswer(
+          res,
+          { status, headers: { 'content-type': 'application/json', ...headers }, text },
+          hold,
+          writeTimeoutMs,
+        );
       /** The answer to a tasks/result of this POST, receipted (see answerTaskResult), or DROPPED; other messages as they are. */
       const answerTask = async (message: unknown): Promise<unknown> => {
         if (taskResults.size === 0 || !isResponse(message) || typeof message.id !== 'string') return message;
         const request = taskResults.get(message.id);
         if (!request) return message;
         // A cancelled request gets no answer.
-        return request.cancelled ? DROPPED : answerTaskResult(message, request, { receipts: options.receipts, clock: options.clock, identity, provider, arrivedAt, secrets });
+        return request.cancelled
+          ? DROPPED
+          : answerTaskResult(message, request, {
+              receipts: options.receipts,
+              clock: options.clock,
+              identity,
+              provider,
+              arrivedAt,
+              secrets,
+            });
       };
       /** A JSON answer without a call, its tasks/result answers receipted: the messages to send, or DROPPED for none. */
       const answerTasks = async (parsed: unknown): Promise<unknown> => {
@@ -481,11 +625,20 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       };
       /** Sends the upstream a notifications/cancelled for its request `requestId`, in this session. */
       const noticeUpstream = (requestId: string, reason: string) => {
-        const notice = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
+        const notice = JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId, reason },
+        });
         const noticeHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json' };
         delete noticeHeaders[IDENTITY_HEADERS.callId];
         delete noticeHeaders[IDENTITY_HEADERS.assertion];
-        http(connector.url, { method: 'POST', headers: noticeHeaders, body: notice, signal: AbortSignal.timeout(timeoutMs) }).then(
+        http(connector.url, {
+          method: 'POST',
+          headers: noticeHeaders,
+          body: notice,
+          signal: AbortSignal.timeout(timeoutMs),
+        }).then(
           (answer) => answer.discard(),
           () => undefined,
         );
@@ -520,7 +673,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           entry.cancel();
         };
         const releases = [inFlight.add(callIdKey(call.callId), entry, fromElsewhere)];
-        if (upstreamSession !== undefined) releases.push(inFlight.add(callKey(provider, identity.agentId, upstreamSession, callRpcId), entry, fromElsewhere));
+        if (upstreamSession !== undefined)
+          releases.push(
+            inFlight.add(callKey(provider, identity.agentId, upstreamSession, callRpcId), entry, fromElsewhere),
+          );
         whenClosed(res, () => releases.forEach((release) => release()));
       }
       /** Every request this POST still waited for was a tasks/result the caller cancelled: it ends with no answer. */
@@ -544,10 +700,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
               controller.abort(new DOMException(CALLER_CANCELLED, 'AbortError'));
             },
           };
-          const release = inFlight.add(callKey(provider, identity.agentId, upstreamSession, request.callerId), entry, () => {
-            noticeUpstream(request.resultCallId, CALLER_CANCELLED);
-            entry.cancel();
-          });
+          const release = inFlight.add(
+            callKey(provider, identity.agentId, upstreamSession, request.callerId),
+            entry,
+            () => {
+              noticeUpstream(request.resultCallId, CALLER_CANCELLED);
+              entry.cancel();
+            },
+          );
           releases.push(release);
         }
         whenClosed(res, () => releases.forEach((release) => release()));
@@ -582,16 +742,25 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       };
       /** The ids of this POST's requests (upstream ids) that `answers` holds no answer for. */
       const unanswered = (answers: unknown): JsonRpcId[] => {
-        const ids = new Set((Array.isArray(answers) ? answers : [answers]).filter((m) => isResponse(m)).map((m) => (m as JsonRpcResponse).id));
+        const ids = new Set(
+          (Array.isArray(answers) ? answers : [answers])
+            .filter((m) => isResponse(m))
+            .map((m) => (m as JsonRpcResponse).id),
+        );
         return [...asked].filter((id) => !ids.has(id));
       };
       /** The provider's error for no request (id null) among `answers`, as the reason requests went unanswered. */
       const errorForNone = (answers: unknown): string | undefined => {
-        const anonymous = (Array.isArray(answers) ? answers : [answers]).find((m) => isResponse(m) && m.id === null && m.error !== undefined) as JsonRpcResponse | undefined;
+        const anonymous = (Array.isArray(answers) ? answers : [answers]).find(
+          (m) => isResponse(m) && m.id === null && m.error !== undefined,
+        ) as JsonRpcResponse | undefined;
         const message = anonymous?.error?.message;
-        return anonymous ? `the upstream answered an error for no request${typeof message === 'string' ? ` (${message.slice(0, 200)})` : ''}` : undefined;
+        return anonymous
+          ? `the upstream answered an error for no request${typeof message === 'string' ? ` (${message.slice(0, 200)})` : ''}`
+          : undefined;
       };
-      const whyUnanswered = (answers: unknown): string => errorForNone(answers) ?? 'the upstream answered without answering it';
+      const whyUnanswered = (answers: unknown): string =>
+        errorForNone(answers) ?? 'the upstream answered without answering it';
       let upstream: UpstreamHttpResponse;
       if (call) traceUpstreamStart(call);
       try {
@@ -620,7 +789,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       if (upstreamSessionOut) {
         // The same upstream session the caller presented: its sealed id stands (no new seal per call).
         responseHeaders['mcp-session-id'] =
-          upstreamSessionOut === upstreamSession && typeof presented === 'string' ? presented : options.sealer.seal({ provider, agentId: identity.agentId, upstreamSessionId: upstreamSessionOut });
+          upstreamSessionOut === upstreamSession && typeof presented === 'string'
+            ? presented
+            : options.sealer.seal({ provider, agentId: identity.agentId, upstreamSessionId: upstreamSessionOut });
       }
       const version = upstream.header('mcp-protocol-version');
       if (version) responseHeaders['mcp-protocol-version'] = version;
@@ -638,17 +809,23 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // A session the upstream forgot (it restarted) is a 404, which tells a client to start a
         // new one. Servers built on the SDK's example (server-everything among them) say 400
         // "No valid session ID provided" instead, and a client that gets it is stuck for good.
-        const sessionGone = upstreamSession !== undefined && (upstream.status === 404 || (upstream.status === 400 && forgotSession(text)));
+        const sessionGone =
+          upstreamSession !== undefined &&
+          (upstream.status === 404 || (upstream.status === 400 && forgotSession(text)));
         // A provider that wants a credential of its own (or refuses the one sent) says 401 with
         // its own WWW-Authenticate. Neither goes to the caller as such: the caller's Authorization
         // is its Plaza credential, and a client that ran the provider's authorization flow would
         // replace it. The caller is told where the provider's credential goes instead.
-        const credential = upstream.status === 401 ? credentialRefusal(provider, headers['authorization'] !== undefined) : undefined;
+        const credential =
+          upstream.status === 401 ? credentialRefusal(provider, headers['authorization'] !== undefined) : undefined;
         if (call) {
           const said = upstreamErrorMessage(text);
           const why = sessionGone
             ? 'the upstream no longer knows the session (initialize a new one)'
-            : (credential ?? (ok ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it` : `the upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}`));
+            : (credential ??
+              (ok
+                ? `the upstream accepted the call (HTTP ${upstream.status}) without answering it`
+                : `the upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}`));
           await finish(call, { failure: why });
           // The transport's own refusals keep their status, as the spec has them (400 for an
           // unsupported MCP-Protocol-Version, 404 for a forgotten session, 406 and 415 for what the
@@ -662,14 +839,27 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           return;
         }
         if (credential) {
-          sendJson(res, 403, rpcError(null, RPC_ERRORS.invalidRequest, `${credential[0]!.toUpperCase()}${credential.slice(1)}.`), responseHeaders);
+          sendJson(
+            res,
+            403,
+            rpcError(null, RPC_ERRORS.invalidRequest, `${credential[0]!.toUpperCase()}${credential.slice(1)}.`),
+            responseHeaders,
+          );
           return;
         }
         // An upstream failing (5xx) or redirecting (not followed) is no answer from the MCP server:
         // the POST's requests get JSON-RPC errors saying so. (A task's result coming with such a
         // status is still receipted and passed on, below.)
-        if (method === 'POST' && (upstream.status >= 500 || (upstream.status >= 300 && upstream.status < 400)) && !(taskResults.size > 0 && type.startsWith('application/json') && text)) {
-          failRequest(`the upstream answered HTTP ${upstream.status}${upstreamErrorMessage(text) ? ` (${upstreamErrorMessage(text)})` : ''}`, responseHeaders, 502);
+        if (
+          method === 'POST' &&
+          (upstream.status >= 500 || (upstream.status >= 300 && upstream.status < 400)) &&
+          !(taskResults.size > 0 && type.startsWith('application/json') && text)
+        ) {
+          failRequest(
+            `the upstream answered HTTP ${upstream.status}${upstreamErrorMessage(text) ? ` (${upstreamErrorMessage(text)})` : ''}`,
+            responseHeaders,
+            502,
+          );
           return;
         }
         // Method not allowed (405), accepted notifications (202), other refusals: the client needs
@@ -683,7 +873,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           }
           const said = upstreamErrorMessage(text);
           const code = upstream.status >= 500 ? RPC_ERRORS.internal : RPC_ERRORS.invalidRequest;
-          sendJson(res, upstream.status, rpcError(null, code, `The upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}.`), responseHeaders);
+          sendJson(
+            res,
+            upstream.status,
+            rpcError(null, code, `The upstream answered HTTP ${upstream.status}${said ? ` (${said})` : ''}.`),
+            responseHeaders,
+          );
         };
         if (type.startsWith('application/json') && text && taskResults.size > 0) {
           // A task's result is receipted whatever status comes with it, or not passed on at all.
@@ -693,7 +888,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           } catch {
             refusal = undefined;
           }
-          const asAsked = refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH) ? DROPPED : onlyAsked(refusal, asked);
+          const asAsked =
+            refusal === undefined || nestsDeeperThan(refusal, MAX_JSON_DEPTH) ? DROPPED : onlyAsked(refusal, asked);
           if (asAsked === DROPPED) passStatus();
           else sendAnswers(res, upstream.status, await answerTasks(asAsked), responseHeaders);
         } else if (type.startsWith('application/json') && text) {
@@ -741,7 +937,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           const resumed = method === 'GET' && typeof req.headers['last-event-id'] === 'string';
           // A POST's stream is resumed in the session it went in (or the one its answer opened).
           const resumeHeaders = (lastEventId: string): Record<string, string> => {
-            const out: Record<string, string> = { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId };
+            const out: Record<string, string> = {
+              ...headers,
+              accept: 'text/event-stream',
+              'last-event-id': lastEventId,
+            };
             delete out['content-type'];
             delete out[IDENTITY_HEADERS.callId];
             delete out[IDENTITY_HEADERS.assertion];
@@ -752,7 +952,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           const resume =
             method === 'POST'
               ? {
-                  open: (lastEventId: string) => http(connector.url, { method: 'GET', headers: resumeHeaders(lastEventId), signal: controller.signal }),
+                  open: (lastEventId: string) =>
+                    http(connector.url, {
+                      method: 'GET',
+                      headers: resumeHeaders(lastEventId),
+                      signal: controller.signal,
+                    }),
                   signal: controller.signal,
                   // The provider may still be working on the call the gateway no longer waits for. (Not
                   // tellUpstream: a tasks/result beside it is not the caller's to lose, and gets its error.)
@@ -763,7 +968,22 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
                   },
                 }
               : undefined;
-          await relayEventStream(upstream, res, responseHeaders, call, callRpcId, awaited, () => cancelled, connector.endpointId, answeredUpstream, answerTask, resumed, failedRequests, hold, resume);
+          await relayEventStream(
+            upstream,
+            res,
+            responseHeaders,
+            call,
+            callRpcId,
+            awaited,
+            () => cancelled,
+            connector.endpointId,
+            answeredUpstream,
+            answerTask,
+            resumed,
+            failedRequests,
+            hold,
+            resume,
+          );
         } finally {
           clearTimeout(timer);
           clearInterval(recheck);
@@ -781,7 +1001,12 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         if (!hold.keep() && !res.closed) throw new AnswerDroppedError(held.limits);
       } catch (error) {
         clearTimeout(timer);
-        const why = error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError ? error.message : cancelled ? CALLER_CANCELLED : describeFailure(error);
+        const why =
+          error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError
+            ? error.message
+            : cancelled
+              ? CALLER_CANCELLED
+              : describeFailure(error);
         if (call) {
           await finish(call, { failure: why });
           sendJson(res, 200, failedCall(call, callRpcId, why), responseHeaders);
@@ -827,7 +1052,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         }
         if (taskResults.size > 0) {
           // A task's result never passes unreceipted, nor inside an answer too deep to look into.
-          if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) sendJson(res, 200, rpcError(null, RPC_ERRORS.internal, `Upstream failed: its answer nests deeper than ${MAX_JSON_DEPTH} levels.`), responseHeaders);
+          if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
+            sendJson(
+              res,
+              200,
+              rpcError(
+                null,
+                RPC_ERRORS.internal,
+                `Upstream failed: its answer nests deeper than ${MAX_JSON_DEPTH} levels.`,
+              ),
+              responseHeaders,
+            );
           else {
             const answers = await answerTasks(parsed);
             if (answers === DROPPED) endUnanswered(res, responseHeaders);
@@ -850,7 +1085,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         kept === DROPPED
           ? DROPPED
           : Array.isArray(kept)
-            ? (await Promise.all(firstAnswers(kept).map(async (m) => answerTask(await stampOrFail(m, call, callRpcId))))).filter((m) => m !== DROPPED)
+            ? (
+                await Promise.all(
+                  firstAnswers(kept).map(async (m) => answerTask(await stampOrFail(m, call, callRpcId))),
+                )
+              ).filter((m) => m !== DROPPED)
             : await answerTask(await stampOrFail(kept, call, callRpcId));
       const missing = unanswered(kept === DROPPED ? [] : kept);
       const others = failedRequests(missing, whyUnanswered(kept));
@@ -859,16 +1098,32 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         // the POST's other requests (a JSON answer holds nothing else the caller could use).
         const why = errorForNone(kept) ?? 'the upstream answered without a result for the call';
         await finish(call, { failure: why });
-        const answers = [...(Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m) && m.id !== null), ...others, failedCall(call, callRpcId, why)];
+        const answers = [
+          ...(Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m) && m.id !== null),
+          ...others,
+          failedCall(call, callRpcId, why),
+        ];
         sendHeld(200, JSON.stringify(batch ? answers : answers.at(-1)), responseHeaders);
         return;
       }
-      sendHeld(200, JSON.stringify(others.length > 0 ? [...(Array.isArray(answered) ? answered : [answered]), ...others] : answered), responseHeaders);
+      sendHeld(
+        200,
+        JSON.stringify(
+          others.length > 0 ? [...(Array.isArray(answered) ? answered : [answered]), ...others] : answered,
+        ),
+        responseHeaders,
+      );
     } catch (error) {
       if (error instanceof HttpFailure) {
         // A 413 leaves the rest of the body unread: the connection cannot be reused.
         const extra: Record<string, string> =
-          error.status === 503 ? { 'retry-after': STORAGE_RETRY_AFTER_S } : error.status === 413 ? { connection: 'close' } : error.status === 405 ? { allow: 'GET, POST, DELETE' } : {};
+          error.status === 503
+            ? { 'retry-after': STORAGE_RETRY_AFTER_S }
+            : error.status === 413
+              ? { connection: 'close' }
+              : error.status === 405
+                ? { allow: 'GET, POST, DELETE' }
+                : {};
         if (!res.headersSent) sendJson(res, error.status, rpcError(error.id, error.code, error.message), extra);
         return;
       }
@@ -908,10 +1163,20 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   function answerEndedCall(res: ServerResponse, resuming: CallEventId, identity: AgentIdentity): void {
     const why = `Call failed: the connection to the caller was lost before the result reached it, and a call's stream cannot be resumed; its receipt (${resuming.callId}) says how the call ended.`;
     // A caller's id too long to name in an event id leaves nothing to answer under but null.
-    const failed = resuming.callerId === null ? rpcError(null, RPC_ERRORS.invalidRequest, why) : toolErrorResult(resuming.callerId, why);
-    const answer = failed.result === undefined ? failed : { ...failed, result: stampResult(failed.result, identity, resuming.callId) };
+    const failed =
+      resuming.callerId === null
+        ? rpcError(null, RPC_ERRORS.invalidRequest, why)
+        : toolErrorResult(resuming.callerId, why);
+    const answer =
+      failed.result === undefined
+        ? failed
+        : { ...failed, result: stampResult(failed.result, identity, resuming.callId) };
     const text = formatSseEvent({ event: 'message', data: JSON.stringify(answer) });
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(text);
   }
 
@@ -948,7 +1213,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
      * the signal that ends the POST (its timeout, its caller gone or cancelling), and how the
      * upstream is told that the gateway gave up resuming (its requests are cancelled there).
      */
-    resume?: { open: (lastEventId: string) => Promise<UpstreamHttpResponse>; signal: AbortSignal; abandon: (why: string) => void },
+    resume?: {
+      open: (lastEventId: string) => Promise<UpstreamHttpResponse>;
+      signal: AbortSignal;
+      abandon: (why: string) => void;
+    },
   ): Promise<void> {
     const head = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers };
     const endsWithAnswers = awaited.size > 0;
@@ -991,7 +1260,15 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     /** The upstream's last event id on this POST's stream, and its last `retry`: where and when a resume starts. */
     let lastEventId: string | undefined;
     let retry: string | undefined;
-    const callEventId = call && callRpcId !== undefined ? createCallEventIds(options.sealer.sign, { provider: call.provider, agentId: call.identity.agentId, upstreamSession: call.upstreamSession }, call.callId, callRpcId) : undefined;
+    const callEventId =
+      call && callRpcId !== undefined
+        ? createCallEventIds(
+            options.sealer.sign,
+            { provider: call.provider, agentId: call.identity.agentId, upstreamSession: call.upstreamSession },
+            call.callId,
+            callRpcId,
+          )
+        : undefined;
     const emit = async (events: SseEvent[]) => {
       for (const event of events) {
         if (event.id !== undefined) {
@@ -1013,7 +1290,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
             // Not JSON: pass through untouched; the client decides.
           }
           // An event may hold a batch (protocol 2025-03-26): each of its messages is looked at.
-          const out = Array.isArray(message) ? (await Promise.all(message.map(relayed))).filter((m) => m !== DROPPED) : await relayed(message);
+          const out = Array.isArray(message)
+            ? (await Promise.all(message.map(relayed))).filter((m) => m !== DROPPED)
+            : await relayed(message);
           if (out === DROPPED || (Array.isArray(out) && out.length === 0 && (message as unknown[]).length > 0)) {
             // Its event id still moves the caller's resume point past it.
             if (event.id !== undefined) pending += formatSseEvent({ id: event.id });
@@ -1022,7 +1301,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           if (Array.isArray(out)) {
             // Written again only when something in it changed; then without what nests too deep
             // to be written (a provider's junk beside the answers, which pass as for one message).
-            if (out.length !== (message as unknown[]).length || out.some((m, i) => m !== (message as unknown[])[i])) event.data = JSON.stringify(out.filter((m) => !nestsDeeperThan(m, MAX_JSON_DEPTH)));
+            if (out.length !== (message as unknown[]).length || out.some((m, i) => m !== (message as unknown[])[i]))
+              event.data = JSON.stringify(out.filter((m) => !nestsDeeperThan(m, MAX_JSON_DEPTH)));
           } else if (out !== message) event.data = JSON.stringify(out);
         }
         pending += formatSseEvent(event);
@@ -1082,7 +1362,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
           }
         }
       } catch (error) {
-        failure = error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError ? error.message : describeFailure(error);
+        failure =
+          error instanceof UpstreamTooLargeError || error instanceof AnswerDroppedError
+            ? error.message
+            : describeFailure(error);
       }
       // A call's stream the upstream ended before the call's answer, once it had given an event id,
       // is resumable (SEP-1699: a server may close it to have its client poll): the gateway resumes
@@ -1091,7 +1374,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       // (A POST without a call — a tasks/result, say — is not resumed: its requests get their
       // errors, and its client asks again.)
       if (!call || answered || !resume || resume.signal.aborted || tooLarge || lastEventId === undefined) break;
-      const closed = failure === undefined ? 'the upstream closed the stream before the result' : `the stream from the upstream broke before the result (${failure})`;
+      const closed =
+        failure === undefined
+          ? 'the upstream closed the stream before the result'
+          : `the stream from the upstream broke before the result (${failure})`;
       if (resumes >= MAX_RESUMES) {
         failure = `${closed} ${resumes + 1} times; Plaza stopped resuming it`;
         resume.abandon(failure);
@@ -1129,13 +1415,17 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const why = cancelled() ? CALLER_CANCELLED : (failure ?? 'the upstream closed the stream before the result');
       await finish(call, { failure: why });
       // A cancelled request gets no answer (the caller has stopped waiting for one).
-      if (!cancelled()) pending += formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(call, callRpcId, why)) });
+      if (!cancelled())
+        pending += formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(call, callRpcId, why)) });
     }
     // The POST's other requests the stream ended without answering get an error each, in-band
     // (also when it ended because the call beside them was cancelled).
     if (endsWithAnswers && awaited.size > 0) {
-      const why = cancelled() ? 'the call sent with it was cancelled, which ended the request upstream' : (failure ?? 'the upstream closed the stream before answering');
-      for (const error of failedRequests(awaited, why)) pending += formatSseEvent({ event: 'message', data: JSON.stringify(error) });
+      const why = cancelled()
+        ? 'the call sent with it was cancelled, which ended the request upstream'
+        : (failure ?? 'the upstream closed the stream before answering');
+      for (const error of failedRequests(awaited, why))
+        pending += formatSseEvent({ event: 'message', data: JSON.stringify(error) });
     }
     clearTimeout(headTimer);
     if (flushTimer) clearImmediate(flushTimer);
@@ -1171,7 +1461,11 @@ function whenClosed(res: ServerResponse, then: () => void): void {
  * so that the relay goes on to record and end the call rather than wait for a reader.
  */
 function drainedOrClosed(res: ServerResponse, body: UpstreamHttpResponse['body']): Promise<void> {
-  const stream = body as unknown as { destroyed?: boolean; on?: (event: string, listener: () => void) => void; off?: (event: string, listener: () => void) => void };
+  const stream = body as unknown as {
+    destroyed?: boolean;
+    on?: (event: string, listener: () => void) => void;
+    off?: (event: string, listener: () => void) => void;
+  };
   if (res.destroyed || stream.destroyed === true) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -1194,7 +1488,12 @@ function endUnanswered(res: ServerResponse, headers: Record<string, string>): vo
     res.end();
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-length': '0', ...headers });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'content-length': '0',
+    ...headers,
+  });
   res.end();
 }
 

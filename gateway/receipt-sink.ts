@@ -61,7 +61,13 @@ export function resultDigest(value: unknown): string {
 function firstText(result: Record<string, unknown>): string | undefined {
   const content = result['content'];
   if (!Array.isArray(content)) return undefined;
-  const text = content.find((c): c is { type: 'text'; text: string } => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'text' && typeof (c as { text?: unknown }).text === 'string');
+  const text = content.find(
+    (c): c is { type: 'text'; text: string } =>
+      typeof c === 'object' &&
+      c !== null &&
+      (c as { type?: unknown }).type === 'text' &&
+      typeof (c as { text?: unknown }).text === 'string',
+  );
   return text?.text;
 }
 
@@ -70,7 +76,9 @@ function createdTask(result: Record<string, unknown>): { taskId: string; status:
   const task = result['task'];
   if (task === null || typeof task !== 'object') return undefined;
   const { taskId, status } = task as { taskId?: unknown; status?: unknown };
-  return typeof taskId === 'string' && taskId !== '' ? { taskId, status: typeof status === 'string' ? status : 'unknown' } : undefined;
+  return typeof taskId === 'string' && taskId !== ''
+    ? { taskId, status: typeof status === 'string' ? status : 'unknown' }
+    : undefined;
 }
 
 /**
@@ -82,7 +90,11 @@ function inputRequests(result: Record<string, unknown>): string[] | undefined {
   if (result['resultType'] !== 'input_required') return undefined;
   const requests = result['inputRequests'];
   if (requests === null || typeof requests !== 'object') return [];
-  return Object.values(requests).map((r) => (r !== null && typeof r === 'object' && typeof (r as { method?: unknown }).method === 'string' ? (r as { method: string }).method : 'unknown'));
+  return Object.values(requests).map((r) =>
+    r !== null && typeof r === 'object' && typeof (r as { method?: unknown }).method === 'string'
+      ? (r as { method: string }).method
+      : 'unknown',
+  );
 }
 
 /**
@@ -93,7 +105,8 @@ function inputRequests(result: Record<string, unknown>): string[] | undefined {
  */
 export function receiptFor(
   call: CallContext,
-  outcome: { result: unknown } | { error: { code: number; message: string } } | { failure: string } | { refused: string },
+  outcome:
+    { result: unknown } | { error: { code: number; message: string } } | { failure: string } | { refused: string },
   now: number,
   /** A task's result (tasks/result) creates no task, whatever its fields look like. */
   kind: 'call' | 'task result' = 'call',
@@ -102,7 +115,10 @@ export function receiptFor(
   let text: string;
   let digestOf: unknown;
   if ('result' in outcome) {
-    const result = (typeof outcome.result === 'object' && outcome.result !== null ? outcome.result : {}) as Record<string, unknown>;
+    const result = (typeof outcome.result === 'object' && outcome.result !== null ? outcome.result : {}) as Record<
+      string,
+      unknown
+    >;
     const isError = result['isError'] === true;
     status = isError ? 'error' : 'ok';
     const summary = firstText(result);
@@ -114,8 +130,8 @@ export function receiptFor(
       : inputs
         ? `input required: the provider asks the client for ${inputs.length} input${inputs.length === 1 ? '' : 's'} (${clip([...new Set(inputs)].join(', '), 120, call.secrets)}); the client calls again with them`
         : task
-        ? `task created: ${clip(task.taskId, 200, call.secrets)} (${clip(task.status, 40, call.secrets)}); its result comes with tasks/result`
-        : `ok: ${items} content item${items === 1 ? '' : 's'}`;
+          ? `task created: ${clip(task.taskId, 200, call.secrets)} (${clip(task.status, 40, call.secrets)}); its result comes with tasks/result`
+          : `ok: ${items} content item${items === 1 ? '' : 's'}`;
     // A task that failed or was cancelled as it was created is no success.
     if (task && (task.status === 'failed' || task.status === 'cancelled')) status = 'error';
     const { _meta: _ignored, ...withoutMeta } = result;
@@ -149,11 +165,23 @@ export function receiptFor(
 }
 
 /** The receipt of a call, or — the call ran — of its failure when its answer cannot be digested. */
-function digestedReceipt(call: CallContext, outcome: Parameters<typeof receiptFor>[1], now: number, kind?: Parameters<typeof receiptFor>[3]): CallReceipt {
+function digestedReceipt(
+  call: CallContext,
+  outcome: Parameters<typeof receiptFor>[1],
+  now: number,
+  kind?: Parameters<typeof receiptFor>[3],
+): CallReceipt {
   try {
     return receiptFor(call, outcome, now, kind);
   } catch (error) {
-    return receiptFor(call, { failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})` }, now, kind);
+    return receiptFor(
+      call,
+      {
+        failure: `Plaza could not digest the upstream's answer (${error instanceof Error ? error.message : String(error)})`,
+      },
+      now,
+      kind,
+    );
   }
 }
 
@@ -181,8 +209,14 @@ export async function recordTaskResult(
   now: number,
 ): Promise<CallReceipt> {
   const receipt = digestedReceipt(delivery, outcome, now, 'task result');
-  const which = task.taskId === undefined ? 'result of a tasks/result without a task id' : `result of task ${clip(task.taskId, 200, delivery.secrets)}`;
-  const creator = task.callId === undefined ? 'its creating call unknown to Plaza (not a call of this agent in this session)' : `created by call ${task.callId}`;
+  const which =
+    task.taskId === undefined
+      ? 'result of a tasks/result without a task id'
+      : `result of task ${clip(task.taskId, 200, delivery.secrets)}`;
+  const creator =
+    task.callId === undefined
+      ? 'its creating call unknown to Plaza (not a call of this agent in this session)'
+      : `created by call ${task.callId}`;
   receipt.outcome = `${which}, ${creator}: ${receipt.outcome}`;
   return store(sink, delivery, receipt);
 }

@@ -41,9 +41,19 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | u
  * MAX_BODY_BYTES 413, not UTF-8 or not JSON 400 `-32700`. Undefined for any other request (the
  * transport answers it); BODY_REFUSED once the request is answered.
  */
-export async function readMessageBody(req: IncomingMessage, res: ServerResponse, parse: (text: string) => unknown): Promise<{ body: unknown } | typeof BODY_REFUSED | undefined> {
+export async function readMessageBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  parse: (text: string) => unknown,
+): Promise<{ body: unknown } | typeof BODY_REFUSED | undefined> {
   const accept = req.headers.accept ?? '';
-  if (req.method !== 'POST' || !accept.includes('application/json') || !accept.includes('text/event-stream') || !isJsonContentType(req.headers['content-type'] ?? null)) return undefined;
+  if (
+    req.method !== 'POST' ||
+    !accept.includes('application/json') ||
+    !accept.includes('text/event-stream') ||
+    !isJsonContentType(req.headers['content-type'] ?? null)
+  )
+    return undefined;
   const text = await readBody(req, MAX_BODY_BYTES);
   if (text === null) {
     // The client cut its request short: its mistake (or its leaving), not Plaza's failure.
@@ -56,7 +66,9 @@ export async function readMessageBody(req: IncomingMessage, res: ServerResponse,
   }
   if (text === undefined) {
     // The rest of the body is not read: the connection cannot be reused.
-    sendJson(res, 413, rpcError(null, RPC_ERRORS.invalidRequest, bodyTooLarge(MAX_BODY_BYTES)), { connection: 'close' });
+    sendJson(res, 413, rpcError(null, RPC_ERRORS.invalidRequest, bodyTooLarge(MAX_BODY_BYTES)), {
+      connection: 'close',
+    });
     return BODY_REFUSED;
   }
   try {

@@ -22,13 +22,19 @@ export function loadServerSdk(): Promise<ServerSdk> {
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/validation/ajv'),
-  ]).then(([server, http, ajv]) => ({ Server: server.Server, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, jsonSchemaValidator: new ajv.AjvJsonSchemaValidator() }));
+  ]).then(([server, http, ajv]) => ({
+    Server: server.Server,
+    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    jsonSchemaValidator: new ajv.AjvJsonSchemaValidator(),
+  }));
   return sdk;
 }
 
 /** A validator's issues as one line: `params.name: expected string; params.arguments: …`. */
 export function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  const shown = issues.slice(0, 3).map((issue) => `${issue.path.map(String).join('.') || '(message)'}: ${issue.message}`);
+  const shown = issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.map(String).join('.') || '(message)'}: ${issue.message}`);
   return shown.join('; ') + (issues.length > 3 ? ` (and ${issues.length - 3} more)` : '');
 }
 
@@ -52,7 +58,10 @@ export function answerInvalidParams(server: Server): void {
         return handler(request, extra);
       } catch (error) {
         // Thrown with a code rather than as McpError, whose message would repeat the code.
-        if (error instanceof $ZodError) throw Object.assign(new Error(`Invalid params for ${method}: ${describeIssues(error.issues)}`), { code: ErrorCode.InvalidParams });
+        if (error instanceof $ZodError)
+          throw Object.assign(new Error(`Invalid params for ${method}: ${describeIssues(error.issues)}`), {
+            code: ErrorCode.InvalidParams,
+          });
         throw error;
       }
     });
@@ -63,7 +72,13 @@ export function answerInvalidParams(server: Server): void {
  * Answers one HTTP request with `server` (its handlers all set) on a stateless transport of its
  * own, refused params mapped to -32602 (answerInvalidParams); both close when the response does.
  */
-export async function serveOnce(sdk: ServerSdk, server: Server, req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): Promise<void> {
+export async function serveOnce(
+  sdk: ServerSdk,
+  server: Server,
+  req: IncomingMessage,
+  res: ServerResponse,
+  parsedBody?: unknown,
+): Promise<void> {
   answerInvalidParams(server);
   const transport = new sdk.StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   res.on('close', () => {

@@ -42,7 +42,10 @@ export function createSessionSealer(key: Buffer): SessionSealer {
     seal(claims) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', secret, iv);
-      const body = Buffer.concat([cipher.update(JSON.stringify([claims.provider, claims.agentId, claims.upstreamSessionId]), 'utf8'), cipher.final()]);
+      const body = Buffer.concat([
+        cipher.update(JSON.stringify([claims.provider, claims.agentId, claims.upstreamSessionId]), 'utf8'),
+        cipher.final(),
+      ]);
       return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
     },
     open(sessionId) {

@@ -1,4 +1,14 @@
-import { type Attributes, type Counter, type Histogram, type MeterProvider, metrics, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type MeterProvider,
+  metrics,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 
 import type { CallContext, CallReceipt } from './receipt-sink.ts';
 
@@ -35,8 +45,14 @@ function meters() {
     instruments = {
       provider,
       calls: meter.createCounter(CALL_METRICS.calls, { description: 'tools/call requests through the MCP gateway' }),
-      duration: meter.createHistogram(CALL_METRICS.duration, { unit: 'ms', description: 'Whole tools/call latency through the gateway, receipt included' }),
-      upstream: meter.createHistogram(CALL_METRICS.upstreamDuration, { unit: 'ms', description: 'Time from sending a tools/call upstream to its result or failure' }),
+      duration: meter.createHistogram(CALL_METRICS.duration, {
+        unit: 'ms',
+        description: 'Whole tools/call latency through the gateway, receipt included',
+      }),
+      upstream: meter.createHistogram(CALL_METRICS.upstreamDuration, {
+        unit: 'ms',
+        description: 'Time from sending a tools/call upstream to its result or failure',
+      }),
     };
   }
   return instruments;
@@ -86,9 +102,17 @@ export function traceCallEnd(call: CallContext, receipt: CallReceipt, recorded: 
     'plaza.call.latency_ms': receipt.latencyMs,
     ...(upstreamMs === undefined ? {} : { 'plaza.upstream.latency_ms': Math.round(upstreamMs * 1000) / 1000 }),
   });
-  if (outcome === 'error') t.span.setStatus({ code: SpanStatusCode.ERROR, message: recorded ? receipt.outcome : 'receipt could not be recorded' });
+  if (outcome === 'error')
+    t.span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: recorded ? receipt.outcome : 'receipt could not be recorded',
+    });
   t.span.end();
-  const labels: Attributes = { 'plaza.provider': call.provider, 'plaza.outcome': outcome, 'plaza.gateway.path': t.path };
+  const labels: Attributes = {
+    'plaza.provider': call.provider,
+    'plaza.outcome': outcome,
+    'plaza.gateway.path': t.path,
+  };
   const m = meters();
   m.calls.add(1, labels);
   m.duration.record(now - t.started, labels);

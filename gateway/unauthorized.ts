@@ -32,7 +32,11 @@ export interface ChallengeParams {
  * error information). `resource_metadata` (RFC 9728 §5.1) is where an MCP client that speaks OAuth
  * starts its authorization; without it, a client learns only that a bearer token is needed.
  */
-export function bearerChallenge(authorization: string | undefined, reason: string, params: ChallengeParams = {}): string {
+export function bearerChallenge(
+  authorization: string | undefined,
+  reason: string,
+  params: ChallengeParams = {},
+): string {
   const realm = `Bearer realm="plaza"${params.resourceMetadata === undefined ? '' : `, resource_metadata="${params.resourceMetadata}"`}`;
   if (params.insufficientScope !== undefined) {
     return `${realm}, error="insufficient_scope", scope="${challengeText(params.insufficientScope)}", error_description="${challengeText(reason)}"`;
@@ -47,7 +51,11 @@ export function bearerChallenge(authorization: string | undefined, reason: strin
  * as a space, `"` as `'`, anything else left out.
  */
 function challengeText(text: string): string {
-  return text.normalize('NFKD').replace(/\s/g, ' ').replaceAll('"', "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
+  return text
+    .normalize('NFKD')
+    .replace(/\s/g, ' ')
+    .replaceAll('"', "'")
+    .replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
 }
 
 /**
@@ -62,19 +70,33 @@ const MAX_UNAUTHENTICATED_BODY = 64 * 1024;
  * its Content-Length declares at most 64 KiB of JSON; under id null otherwise (no body, a batch,
  * a notification, a larger or unreadable body).
  */
-export async function sendUnauthorized(req: IncomingMessage, res: ServerResponse, refusal: string | AuthError, resourceMetadata?: string): Promise<void> {
+export async function sendUnauthorized(
+  req: IncomingMessage,
+  res: ServerResponse,
+  refusal: string | AuthError,
+  resourceMetadata?: string,
+): Promise<void> {
   const reason = typeof refusal === 'string' ? refusal : refusal.message;
   const insufficientScope = refusal instanceof InsufficientScopeError ? refusal.scope : undefined;
   const text = JSON.stringify(rpcError(await soleRequestId(req), RPC_ERRORS.unauthorized, reason));
   const challenge = bearerChallenge(req.headers.authorization, reason, { resourceMetadata, insufficientScope });
-  res.writeHead(insufficientScope === undefined ? 401 : 403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'www-authenticate': challenge });
+  res.writeHead(insufficientScope === undefined ? 401 : 403, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'www-authenticate': challenge,
+  });
   res.end(text);
 }
 
 async function soleRequestId(req: IncomingMessage): Promise<JsonRpcId> {
   // Node refuses a request with both Content-Length and chunked encoding: the body is this long.
   const length = Number(req.headers['content-length']);
-  if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'] ?? null) || !(length > 0 && length <= MAX_UNAUTHENTICATED_BODY)) return null;
+  if (
+    req.method !== 'POST' ||
+    !isJsonContentType(req.headers['content-type'] ?? null) ||
+    !(length > 0 && length <= MAX_UNAUTHENTICATED_BODY)
+  )
+    return null;
   let message: unknown;
   try {
     const chunks: Buffer[] = [];

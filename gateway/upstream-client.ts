@@ -66,12 +66,19 @@ export class UpstreamCallError extends Error {
  * Sends one JSON-RPC request over streamable HTTP and returns its response, reading either a JSON
  * body or an SSE stream (forwarding notifications as they arrive). Bounded in size and time.
  */
-export async function requestUpstream(http: UpstreamHttp, request: UpstreamRequest): Promise<{ response: JsonRpcResponse; sessionId: string | null }> {
+export async function requestUpstream(
+  http: UpstreamHttp,
+  request: UpstreamRequest,
+): Promise<{ response: JsonRpcResponse; sessionId: string | null }> {
   let res: UpstreamHttpResponse;
   try {
     res = await http(request.url, {
       method: 'POST',
-      headers: { ...request.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        ...request.headers,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify(request.message),
       signal: request.signal,
     });
@@ -146,20 +153,33 @@ export async function requestUpstream(http: UpstreamHttp, request: UpstreamReque
           // JSON (parseJson), which JSON.stringify writes back as sent. Null or an object names no request.
           const id = message.id;
           const raw = rawJsonText(id);
-          const key = typeof id === 'string' ? `s${id}` : typeof id === 'number' ? `n${id}` : raw === undefined ? undefined : `n${raw}`;
+          const key =
+            typeof id === 'string'
+              ? `s${id}`
+              : typeof id === 'number'
+                ? `n${id}`
+                : raw === undefined
+                  ? undefined
+                  : `n${raw}`;
           if (key !== undefined && !asked.has(key)) {
             // Each is a POST back to the upstream: one call may not make Plaza send an unbounded number.
             if (asked.size >= MAX_REQUESTS_PER_CALL) {
               res.discard();
-              throw new UpstreamCallError(`the upstream sent more than ${MAX_REQUESTS_PER_CALL} requests to its client during one call`);
+              throw new UpstreamCallError(
+                `the upstream sent more than ${MAX_REQUESTS_PER_CALL} requests to its client during one call`,
+              );
             }
             asked.add(key);
-            request.onRequest?.({ id: id as string | number, method: message.method, params: message.params }, sessionId);
+            request.onRequest?.(
+              { id: id as string | number, method: message.method, params: message.params },
+              sessionId,
+            );
           }
           continue;
         }
         const m = message as { method?: unknown; id?: unknown; params?: unknown };
-        if (typeof m.method === 'string' && m.id === undefined) request.onNotification?.({ method: m.method, params: m.params });
+        if (typeof m.method === 'string' && m.id === undefined)
+          request.onNotification?.({ method: m.method, params: m.params });
       }
       if (text === undefined) throw new UpstreamCallError('the upstream closed the stream before the result');
     }

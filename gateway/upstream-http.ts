@@ -31,7 +31,9 @@ export type UpstreamHttp = (url: string, init: UpstreamHttpRequest) => Promise<U
  * `checkUrl` runs before every request (e.g. the SSRF guard's check of schemes and IP literals);
  * `dispatcher` is the connection pool (default: undici's global one).
  */
-export function createUpstreamHttp(options: { dispatcher?: Dispatcher; checkUrl?: (url: URL) => void } = {}): UpstreamHttp {
+export function createUpstreamHttp(
+  options: { dispatcher?: Dispatcher; checkUrl?: (url: URL) => void } = {},
+): UpstreamHttp {
   return async (url, init) => {
     const target = new URL(url);
     options.checkUrl?.(target);

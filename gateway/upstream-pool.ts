@@ -1,7 +1,14 @@
 import { hash, randomUUID } from 'node:crypto';
 
 import { RPC_ERRORS } from './internal/json-rpc.ts';
-import { requestUpstream, SessionExpiredError, UPSTREAM_PROTOCOL_VERSION, UpstreamCallError, type UpstreamNotification, type UpstreamServerRequest } from './upstream-client.ts';
+import {
+  requestUpstream,
+  SessionExpiredError,
+  UPSTREAM_PROTOCOL_VERSION,
+  UpstreamCallError,
+  type UpstreamNotification,
+  type UpstreamServerRequest,
+} from './upstream-client.ts';
 import { createUpstreamHttp, type UpstreamHttp } from './upstream-http.ts';
 
 /** Options of createUpstreamPool. */
@@ -51,7 +58,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   const maxBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
   const clientInfo = options.clientInfo ?? { name: 'plaza-gateway', version: '1' };
   const maxSessions = options.maxSessions ?? 1000;
-  if (!(Number.isInteger(maxSessions) && maxSessions >= 1)) throw new TypeError('maxSessions must be a whole number >= 1');
+  if (!(Number.isInteger(maxSessions) && maxSessions >= 1))
+    throw new TypeError('maxSessions must be a whole number >= 1');
   // In least-recently-used order: a session is moved to the end on every use. Keys hold the
   // caller's credential (hashed), so callers choose how many there are: the cap bounds them.
   const sessions = new Map<string, PooledSession>();
@@ -61,9 +69,15 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
    * and one timer, cleared when the work ends: cheaper per call than AbortSignal.timeout + .any,
    * whose composite signals are tracked until collected.
    */
-  async function withDeadline<T>(outer: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async function withDeadline<T>(
+    outer: AbortSignal | undefined,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DOMException('The upstream did not answer in time.', 'TimeoutError')), timeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException('The upstream did not answer in time.', 'TimeoutError')),
+      timeoutMs,
+    );
     const follow = () => controller.abort(outer?.reason);
     if (outer?.aborted) follow();
     else outer?.addEventListener('abort', follow, { once: true });
@@ -75,11 +89,19 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
     }
   }
 
-  async function open(url: string, headers: Record<string, string>): Promise<{ sessionId: string | null; protocolVersion: string }> {
+  async function open(
+    url: string,
+    headers: Record<string, string>,
+  ): Promise<{ sessionId: string | null; protocolVersion: string }> {
     const { response, sessionId } = await withDeadline(undefined, (signal) =>
       requestUpstream(http, {
         url,
-        message: { jsonrpc: '2.0', id: randomUUID(), method: 'initialize', params: { protocolVersion: UPSTREAM_PROTOCOL_VERSION, capabilities: {}, clientInfo } },
+        message: {
+          jsonrpc: '2.0',
+          id: randomUUID(),
+          method: 'initialize',
+          params: { protocolVersion: UPSTREAM_PROTOCOL_VERSION, capabilities: {}, clientInfo },
+        },
         headers,
         signal,
         // MCP allows only a ping before initialization ends; the version is not agreed yet.
@@ -88,10 +110,24 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
       }),
     );
     if (response.error) throw new UpstreamCallError(`the upstream refused initialize: ${response.error.message}`);
-    const protocolVersion = String((response.result as { protocolVersion?: unknown } | undefined)?.protocolVersion ?? UPSTREAM_PROTOCOL_VERSION);
-    const notifyHeaders: Record<string, string> = { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocolVersion };
+    const protocolVersion = String(
+      (response.result as { protocolVersion?: unknown } | undefined)?.protocolVersion ?? UPSTREAM_PROTOCOL_VERSION,
+    );
+    const notifyHeaders: Record<string, string> = {
+      ...headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': protocolVersion,
+    };
     if (sessionId) notifyHeaders['mcp-session-id'] = sessionId;
-    const notified = await withDeadline(undefined, (signal) => http(url, { method: 'POST', headers: notifyHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), signal })).catch((error: unknown) => {
+    const notified = await withDeadline(undefined, (signal) =>
+      http(url, {
+        method: 'POST',
+        headers: notifyHeaders,
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+        signal,
+      }),
+    ).catch((error: unknown) => {
       throw new UpstreamCallError('the upstream failed after initialize', { cause: error });
     });
     notified.discard();
@@ -130,7 +166,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
       .then(async ({ sessionId, protocolVersion }) => {
         if (!sessionId) return;
         const headers = { ...evicted.headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': protocolVersion };
-        const answer = await withDeadline(undefined, (signal) => http(evicted.url, { method: 'DELETE', headers, signal }));
+        const answer = await withDeadline(undefined, (signal) =>
+          http(evicted.url, { method: 'DELETE', headers, signal }),
+        );
         answer.discard();
       })
       .catch(() => undefined);
@@ -154,7 +192,13 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
             signal,
             onNotification: call.onNotification,
             // In the session the call went in: the answer's Mcp-Session-Id is the same one.
-            onRequest: (r) => answer(call.url, sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion), r, call.refusal),
+            onRequest: (r) =>
+              answer(
+                call.url,
+                sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion),
+                r,
+                call.refusal,
+              ),
             maxBytes,
             onBytes: call.onBytes,
           }).catch((error: unknown) => {
@@ -170,14 +214,23 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
       }
       // Plaza stopped waiting (its timeout, or its caller left): MCP has a requestor say so, and
       // the upstream may then stop the work. Only a session names the request to the upstream.
-      if (stopped && s.sessionId) cancel(call.url, sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion), message.id, stopped);
+      if (stopped && s.sessionId)
+        cancel(
+          call.url,
+          sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion),
+          message.id,
+          stopped,
+        );
       throw error;
     }
   }
 
   /** Sends notifications/cancelled for a request Plaza stopped waiting for (best effort). */
   function cancel(url: string, headers: Record<string, string>, requestId: string, stopped: AbortSignal): void {
-    const reason = (stopped.reason as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'Plaza stopped waiting for the answer (timeout).' : 'The caller went away.';
+    const reason =
+      (stopped.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
+        ? 'Plaza stopped waiting for the answer (timeout).'
+        : 'The caller went away.';
     post(url, headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
   }
 
@@ -187,21 +240,40 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
    * (-32601) rather than leave the upstream waiting for its own timeout (see
    * docs/decisions/gateway.md, "/mcp answers an upstream's requests itself").
    */
-  function answer(url: string, headers: Record<string, string>, request: UpstreamServerRequest, refusal?: (method: string) => string): void {
+  function answer(
+    url: string,
+    headers: Record<string, string>,
+    request: UpstreamServerRequest,
+    refusal?: (method: string) => string,
+  ): void {
     const method = request.method.slice(0, 100);
     post(
       url,
       headers,
       request.method === 'ping'
         ? { jsonrpc: '2.0', id: request.id, result: {} }
-        : { jsonrpc: '2.0', id: request.id, error: { code: RPC_ERRORS.methodNotFound, message: refusal?.(method) ?? `Plaza's pooled session does not support ${method}.` } },
+        : {
+            jsonrpc: '2.0',
+            id: request.id,
+            error: {
+              code: RPC_ERRORS.methodNotFound,
+              message: refusal?.(method) ?? `Plaza's pooled session does not support ${method}.`,
+            },
+          },
     );
   }
 
   /** POSTs one message in a session, within the pool's timeout, ignoring the answer (best effort). */
   function post(url: string, headers: Record<string, string>, message: unknown): void {
     const body = JSON.stringify(message);
-    void withDeadline(undefined, (signal) => http(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body, signal }))
+    void withDeadline(undefined, (signal) =>
+      http(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body,
+        signal,
+      }),
+    )
       .then((res) => res.discard())
       .catch(() => undefined);
   }
@@ -217,7 +289,11 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
 }
 
 /** `headers` with the session's id (when the upstream gave one) and protocol version. */
-function sessionHeaders(headers: Record<string, string>, sessionId: string | null, protocolVersion: string): Record<string, string> {
+function sessionHeaders(
+  headers: Record<string, string>,
+  sessionId: string | null,
+  protocolVersion: string,
+): Record<string, string> {
   const out: Record<string, string> = { ...headers, 'mcp-protocol-version': protocolVersion };
   if (sessionId) out['mcp-session-id'] = sessionId;
   return out;

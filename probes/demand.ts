@@ -51,7 +51,8 @@ export function createDemandRecorder(options: DemandRecorderOptions): DemandReco
       if (closed || !(weight > 0)) return;
       pending.set(endpointId, (pending.get(endpointId) ?? 0) + weight);
       if (!timer) {
-        timer = setTimeout(() => void flush(), flushMs); // eslint-disable-line @typescript-eslint/no-floating-promises -- flush catches and logs the store's failures
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- flush catches and logs the store's failures
+        timer = setTimeout(() => void flush(), flushMs);
         timer.unref();
       }
     },

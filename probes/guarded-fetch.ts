@@ -35,7 +35,8 @@ export interface GuardedFetch {
   close(): Promise<void>;
 }
 
-const systemResolver: Resolver = async (hostname) => (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+const systemResolver: Resolver = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
  * A fetch for user-supplied URLs: http(s) only; every address the name resolves to is checked
@@ -49,7 +50,9 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
   const { maxRedirects, timeoutMs, maxBytes } = guardedLimits(options);
 
   const guardedFetch: FetchLike = async (input, init = {}) => {
-    const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+    const signal = init.signal
+      ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)])
+      : AbortSignal.timeout(timeoutMs);
     let url = new URL(String(input));
     let method = (init.method ?? 'GET').toUpperCase();
     let body = init.body;
@@ -57,18 +60,27 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
       checkUrl(url);
       let response;
       try {
-        response = await undiciFetch(url, { ...(init as object), method, body: body as never, redirect: 'manual', signal, dispatcher: agent });
+        response = await undiciFetch(url, {
+          ...(init as object),
+          method,
+          body: body as never,
+          redirect: 'manual',
+          signal,
+          dispatcher: agent,
+        });
       } catch (error) {
         throw findSsrfError(error) ?? error;
       }
       const location = response.headers.get('location');
-      if (response.status < 300 || response.status > 399 || location === null) return limitBody(response, maxBytes) as unknown as Response;
+      if (response.status < 300 || response.status > 399 || location === null)
+        return limitBody(response, maxBytes) as unknown as Response;
       await response.body?.cancel();
       if (hop >= maxRedirects) throw new SsrfError(`Refused: more than ${maxRedirects} redirects.`, 'redirects');
       const next = new URL(location, url);
       // Never down to plain http: what was asked over TLS stays on it (an installer refuses the
       // same redirect, so a source that passed here could not be installed).
-      if (url.protocol === 'https:' && next.protocol !== 'https:') throw new SsrfError(`Refused: a redirect from https to ${next.protocol.replace(':', '')}.`, 'redirects');
+      if (url.protocol === 'https:' && next.protocol !== 'https:')
+        throw new SsrfError(`Refused: a redirect from https to ${next.protocol.replace(':', '')}.`, 'redirects');
       url = next;
       if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
         method = 'GET';
@@ -80,11 +92,16 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
 }
 
 /** The redirect, time and size bounds of a guarded client, defaulted and checked. */
-export function guardedLimits(options: Pick<GuardedFetchOptions, 'maxRedirects' | 'timeoutMs' | 'maxResponseBytes'>): { maxRedirects: number; timeoutMs: number; maxBytes: number } {
+export function guardedLimits(options: Pick<GuardedFetchOptions, 'maxRedirects' | 'timeoutMs' | 'maxResponseBytes'>): {
+  maxRedirects: number;
+  timeoutMs: number;
+  maxBytes: number;
+} {
   const maxRedirects = options.maxRedirects ?? 3;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const maxBytes = options.maxResponseBytes ?? 5 * 1024 * 1024;
-  if (!Number.isInteger(maxRedirects) || maxRedirects < 0) throw new TypeError('maxRedirects must be a non-negative integer');
+  if (!Number.isInteger(maxRedirects) || maxRedirects < 0)
+    throw new TypeError('maxRedirects must be a non-negative integer');
   if (!(timeoutMs > 0) || !(maxBytes > 0)) throw new TypeError('timeoutMs and maxResponseBytes must be positive');
   return { maxRedirects, timeoutMs, maxBytes };
 }
@@ -96,7 +113,9 @@ export function guardedLimits(options: Pick<GuardedFetchOptions, 'maxRedirects' 
  * literals). For callers that use undici's `request` directly (the gateway's upstream calls, which
  * follow no redirects and bound sizes and times themselves); `createGuardedFetch` builds on it.
  */
-export function createGuardedAgent(options: Pick<GuardedFetchOptions, 'allowPrivate' | 'allowAddresses' | 'resolve' | 'timeoutMs' | 'connectTimeoutMs'>): {
+export function createGuardedAgent(
+  options: Pick<GuardedFetchOptions, 'allowPrivate' | 'allowAddresses' | 'resolve' | 'timeoutMs' | 'connectTimeoutMs'>,
+): {
   agent: Agent;
   checkUrl(url: URL): void;
 } {
@@ -107,16 +126,18 @@ export function createGuardedAgent(options: Pick<GuardedFetchOptions, 'allowPriv
   const resolve = options.resolve ?? systemResolver;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
-    resolve(hostname).then(
-      (addresses) => {
-        if (addresses.length === 0) throw new SsrfError(`${hostname} did not resolve to any address.`, 'dns');
-        for (const address of addresses) check(address, hostname);
-        const entries = addresses.map((address) => ({ address, family: isIP(address) }));
-        if (lookupOptions.all) (callback as (e: null, a: typeof entries) => void)(null, entries);
-        else callback(null, entries[0]!.address, entries[0]!.family);
-      },
-      (error: unknown) => callback(error as NodeJS.ErrnoException, '', 0),
-    ).catch((error: unknown) => callback(error as NodeJS.ErrnoException, '', 0));
+    resolve(hostname)
+      .then(
+        (addresses) => {
+          if (addresses.length === 0) throw new SsrfError(`${hostname} did not resolve to any address.`, 'dns');
+          for (const address of addresses) check(address, hostname);
+          const entries = addresses.map((address) => ({ address, family: isIP(address) }));
+          if (lookupOptions.all) (callback as (e: null, a: typeof entries) => void)(null, entries);
+          else callback(null, entries[0]!.address, entries[0]!.family);
+        },
+        (error: unknown) => callback(error as NodeJS.ErrnoException, '', 0),
+      )
+      .catch((error: unknown) => callback(error as NodeJS.ErrnoException, '', 0));
   };
   const agent = new Agent({
     connect: { lookup, timeout: options.connectTimeoutMs ?? 5_000 },
@@ -148,10 +169,15 @@ function limitBody(response: UndiciResponse, maxBytes: number): UndiciResponse {
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         seen += chunk.byteLength;
-        if (seen > maxBytes) controller.error(new SsrfError(`Refused: response larger than ${maxBytes} bytes.`, 'size'));
+        if (seen > maxBytes)
+          controller.error(new SsrfError(`Refused: response larger than ${maxBytes} bytes.`, 'size'));
         else controller.enqueue(chunk);
       },
     }),
   );
-  return new UndiciResponse(limited, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return new UndiciResponse(limited, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }

@@ -37,7 +37,11 @@ export interface GuardedResponse {
  * Sends one request and hands the final response to `read`; what `read` leaves unread is dropped
  * (with its connection) when it returns. The time cap covers reading the body too.
  */
-export type GuardedRequest = <T>(url: string | URL, init: GuardedRequestInit, read: (response: GuardedResponse) => Promise<T>) => Promise<T>;
+export type GuardedRequest = <T>(
+  url: string | URL,
+  init: GuardedRequestInit,
+  read: (response: GuardedResponse) => Promise<T>,
+) => Promise<T>;
 
 /** A guarded request function and the connection pool behind it. */
 export interface GuardedRequester {
@@ -57,7 +61,10 @@ export function createGuardedRequest(options: GuardedFetchOptions): GuardedReque
 
   const request: GuardedRequest = async (input, init, read) => {
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new DOMException(`Request timed out after ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs);
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException(`Request timed out after ${timeoutMs} ms.`, 'TimeoutError')),
+      timeoutMs,
+    );
     const onAbort = () => deadline.abort(init.signal?.reason);
     if (init.signal?.aborted) onAbort();
     else init.signal?.addEventListener('abort', onAbort, { once: true });
@@ -71,19 +78,33 @@ export function createGuardedRequest(options: GuardedFetchOptions): GuardedReque
         await init.beforeSend?.(url);
         let response: Dispatcher.ResponseData;
         try {
-          response = await undiciRequest(url, { method: method as Dispatcher.HttpMethod, headers: init.headers, body: payload, signal: deadline.signal, dispatcher: agent });
+          response = await undiciRequest(url, {
+            method: method as Dispatcher.HttpMethod,
+            headers: init.headers,
+            body: payload,
+            signal: deadline.signal,
+            dispatcher: agent,
+          });
         } catch (error) {
           throw findSsrfError(error) ?? error;
         }
         body = response.body;
         const location = headerValue(response.headers, 'location');
-        if (response.statusCode < 300 || response.statusCode > 399 || location === undefined || init.redirect === 'manual') {
+        if (
+          response.statusCode < 300 ||
+          response.statusCode > 399 ||
+          location === undefined ||
+          init.redirect === 'manual'
+        ) {
           return await read(cappedResponse(response, maxBytes));
         }
         discard(body);
         if (hop >= maxRedirects) throw new SsrfError(`Refused: more than ${maxRedirects} redirects.`, 'redirects');
         url = new URL(location, url);
-        if (response.statusCode === 303 || ((response.statusCode === 301 || response.statusCode === 302) && method === 'POST')) {
+        if (
+          response.statusCode === 303 ||
+          ((response.statusCode === 301 || response.statusCode === 302) && method === 'POST')
+        ) {
           method = 'GET';
           payload = undefined;
         }
@@ -137,7 +158,9 @@ function cappedResponse(response: Dispatcher.ResponseData, maxBytes: number): Gu
           else parts.push(chunk);
         });
         body.once('error', reject);
-        body.once('end', () => resolve(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8')));
+        body.once('end', () =>
+          resolve(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8')),
+        );
       });
     },
   };

@@ -49,7 +49,11 @@ export const DEFAULT_HEALTH_POLICY: HealthPolicy = { degradeAfter: 2, unreachabl
  * and turns healthy after `recoverAfter` good answers; a slow answer counts as bad but never makes
  * an endpoint unreachable, since it did answer.
  */
-export function nextHealth(current: HealthState, verdict: ProbeVerdict, policy: HealthPolicy = DEFAULT_HEALTH_POLICY): HealthState {
+export function nextHealth(
+  current: HealthState,
+  verdict: ProbeVerdict,
+  policy: HealthPolicy = DEFAULT_HEALTH_POLICY,
+): HealthState {
   if (verdict.authRequired) {
     // An answer, not a failure: the endpoint is up and asks for a credential the probe lacks. One
     // that is online with tools keeps them through a blip, as through failures: it turns
@@ -62,7 +66,8 @@ export function nextHealth(current: HealthState, verdict: ProbeVerdict, policy: 
     }
     return { status: 'auth_required', consecutiveFailures: 0, consecutiveSuccesses: 0 };
   }
-  if (verdict.ok && verdict.toolCount === 0) return { status: 'registered', consecutiveFailures: 0, consecutiveSuccesses: 0 };
+  if (verdict.ok && verdict.toolCount === 0)
+    return { status: 'registered', consecutiveFailures: 0, consecutiveSuccesses: 0 };
   if (verdict.ok && !verdict.slow) {
     const successes = current.consecutiveSuccesses + 1;
     const recovering = current.status === 'degraded' || current.status === 'unreachable';
@@ -72,7 +77,12 @@ export function nextHealth(current: HealthState, verdict: ProbeVerdict, policy: 
   const failures = current.consecutiveFailures + 1;
   if (verdict.ok) {
     // Slow but answering with tools.
-    const status = current.status === 'registered' ? 'healthy' : current.status === 'healthy' && failures < policy.degradeAfter ? 'healthy' : 'degraded';
+    const status =
+      current.status === 'registered'
+        ? 'healthy'
+        : current.status === 'healthy' && failures < policy.degradeAfter
+          ? 'healthy'
+          : 'degraded';
     // Once degraded, the count is of failures since the last answer: a slow answer is one, so it
     // starts a new run (slow, slow, slow, fail hid an endpoint that had never stopped answering).
     return { status, consecutiveFailures: status === 'degraded' ? 0 : failures, consecutiveSuccesses: 0 };

@@ -23,7 +23,9 @@ export class HostBudgetError extends Error {
   readonly host: string;
   readonly retryAfterMs: number;
   constructor(host: string, retryAfterMs: number) {
-    super(`Probe requests to ${host} are over the per-host bound; the probe waits ${Math.ceil(retryAfterMs / 1000)} s.`);
+    super(
+      `Probe requests to ${host} are over the per-host bound; the probe waits ${Math.ceil(retryAfterMs / 1000)} s.`,
+    );
     this.name = 'HostBudgetError';
     this.host = host;
     this.retryAfterMs = retryAfterMs;

@@ -90,8 +90,13 @@ const MAX_TOOL_DEPTH = 64;
  * not what MCP allows. /mcp lists every provider's tools in one tools/list, and a client that
  * checks the result (the SDK's does) refuses the whole list for one tool's odd value.
  */
-function mcpShaped(schema: { safeParse(value: unknown): { success: boolean } }, value: unknown): Record<string, unknown> | null {
-  return value !== undefined && schema.safeParse(value).success ? (storableJson(value) as Record<string, unknown>) : null;
+function mcpShaped(
+  schema: { safeParse(value: unknown): { success: boolean } },
+  value: unknown,
+): Record<string, unknown> | null {
+  return value !== undefined && schema.safeParse(value).success
+    ? (storableJson(value) as Record<string, unknown>)
+    : null;
 }
 
 /** A published tool the catalog leaves out, named so the probe can say so. */
@@ -140,9 +145,14 @@ export function normaliseTool(raw: unknown): ProbedTool | LeftOutTool | undefine
  * schema would otherwise make SDK clients refuse /mcp's whole tools/list.
  */
 function leftOutNote(names: string[]): string {
-  const named = names.slice(0, 5).map((n) => JSON.stringify(n.slice(0, 100))).join(', ');
+  const named = names
+    .slice(0, 5)
+    .map((n) => JSON.stringify(n.slice(0, 100)))
+    .join(', ');
   const more = names.length > 5 ? ` and ${names.length - 5} more` : '';
-  return storableText(`Left out ${names.length} tool${names.length === 1 ? '' : 's'} whose inputSchema is not an object schema: ${named}${more}.`);
+  return storableText(
+    `Left out ${names.length} tool${names.length === 1 ? '' : 's'} whose inputSchema is not an object schema: ${named}${more}.`,
+  );
 }
 
 /** A short, caller-safe description of why a probe failed (storable: upstream text can ride along). */
@@ -151,7 +161,8 @@ export function describeProbeError(error: unknown): string {
 }
 
 function findSsrfError(error: unknown): SsrfError | undefined {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof SsrfError) return e;
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    if (e instanceof SsrfError) return e;
   return undefined;
 }
 
@@ -174,15 +185,28 @@ function probeErrorText(error: unknown): string {
 }
 
 /** The probe record's error for an endpoint that asks for credentials. */
-const AUTH_REQUIRED = 'The endpoint needs credentials (HTTP 401): callers send their own through the gateway as X-PLATFORM-Upstream-Authorization.';
+const AUTH_REQUIRED =
+  'The endpoint needs credentials (HTTP 401): callers send their own through the gateway as X-PLATFORM-Upstream-Authorization.';
 
 /** The outcome of a probe that failed, with `error` and what goes with it. */
 function failed(latencyMs: number, fields: Pick<ProbeOutcome, 'error'> & Partial<ProbeOutcome>): ProbeOutcome {
-  return { ok: false, latencyMs, protocolVersion: null, revisions: [], capabilities: null, serverInfo: null, tools: [], ...fields };
+  return {
+    ok: false,
+    latencyMs,
+    protocolVersion: null,
+    revisions: [],
+    capabilities: null,
+    serverInfo: null,
+    tools: [],
+    ...fields,
+  };
 }
 
 /** Reads every tools/list page (following `nextCursor`) up to the limits; the tools kept and those left out. */
-async function listTools(session: ProbeSession, limits: ProbeLimits): Promise<{ tools: ProbedTool[]; leftOut: string[] }> {
+async function listTools(
+  session: ProbeSession,
+  limits: ProbeLimits,
+): Promise<{ tools: ProbedTool[]; leftOut: string[] }> {
   const tools: ProbedTool[] = [];
   const seen = new Set<string>();
   const leftOut: string[] = [];
@@ -230,12 +254,20 @@ async function sessionRevision(open: () => ProbeSession): Promise<string | undef
  * notification, tools/list over every page, then DELETE of the session. Never throws; a failure
  * is an outcome with `ok: false`.
  */
-export async function probeEndpoint(url: string, send: GuardedRequest, limits: ProbeLimits, now: () => number): Promise<ProbeOutcome> {
+export async function probeEndpoint(
+  url: string,
+  send: GuardedRequest,
+  limits: ProbeLimits,
+  now: () => number,
+): Promise<ProbeOutcome> {
   const started = now();
   // One controller and one timer per probe rather than AbortSignal.timeout + any per request: a
   // timeout signal with listeners stays reachable until it fires, and a round makes thousands.
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new DOMException(`Probe timed out after ${limits.timeoutMs} ms.`, 'TimeoutError')), limits.timeoutMs);
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException(`Probe timed out after ${limits.timeoutMs} ms.`, 'TimeoutError')),
+    limits.timeoutMs,
+  );
   const onAbort = () => deadline.abort(limits.signal?.reason);
   if (limits.signal?.aborted) onAbort();
   else limits.signal?.addEventListener('abort', onAbort, { once: true });
@@ -268,9 +300,13 @@ export async function probeEndpoint(url: string, send: GuardedRequest, limits: P
       error: leftOut.length === 0 ? null : leftOutNote(leftOut),
     };
   } catch (error) {
-    if (error instanceof ProbeProtocolError && error.bearerChallenge) return failed(now() - started, { error: AUTH_REQUIRED, authRequired: true });
+    if (error instanceof ProbeProtocolError && error.bearerChallenge)
+      return failed(now() - started, { error: AUTH_REQUIRED, authRequired: true });
     const refused = findSsrfError(error);
-    return failed(now() - started, { error: describeProbeError(error), ...(refused?.address ? { logDetail: `resolved to ${refused.address}` } : {}) });
+    return failed(now() - started, {
+      error: describeProbeError(error),
+      ...(refused?.address ? { logDetail: `resolved to ${refused.address}` } : {}),
+    });
   } finally {
     // Let the server drop its session; a server that cannot is not our failure.
     await session.terminate().catch(() => undefined);

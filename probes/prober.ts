@@ -5,7 +5,7 @@ import { createGuardedRequest, type GuardedRequest } from './guarded-request.ts'
 import { DEFAULT_HEALTH_POLICY, type EndpointStatus, type HealthPolicy, nextHealth } from './health-state.ts';
 import { budgetHost, type HostBudget, HostBudgetError, UNBOUNDED_HOST_BUDGET } from './host-budget.ts';
 import { type ConcurrencyLimits, createHostQueues } from './host-queues.ts';
-import { probeEndpoint,type ProbeOutcome } from './probe-endpoint.ts';
+import { probeEndpoint, type ProbeOutcome } from './probe-endpoint.ts';
 import type { ProbeLog, ProbeStore, ProbeTarget } from './probe-store.ts';
 import { nextProbeDelayMs } from './schedule.ts';
 
@@ -76,7 +76,11 @@ export function createProber(options: ProberOptions): Prober {
   // at a time, and a lease that ran out while its probe was queued let another instance take it.
   const leaseMs = (batch: number) => timeoutMs * (Math.ceil(batch / limits.perHost) + 2) + 5_000;
   const queues = createHostQueues(limits);
-  const guarded = createGuardedRequest({ allowPrivate: options.allowPrivateTargets, resolve: options.resolve, timeoutMs });
+  const guarded = createGuardedRequest({
+    allowPrivate: options.allowPrivateTargets,
+    resolve: options.resolve,
+    timeoutMs,
+  });
   const running = new Set<Promise<unknown>>();
   const closing = new AbortController();
   const hostBudget = options.hostBudget ?? UNBOUNDED_HOST_BUDGET;
@@ -96,10 +100,21 @@ export function createProber(options: ProberOptions): Prober {
     const send: GuardedRequest = (url, init, read) => guarded.request(url, { ...init, beforeSend }, read);
     try {
       outcome = await queues.run(hostOf(target.url), () =>
-        probeEndpoint(target.url, send, { timeoutMs, maxPages: 50, maxTools: 1_000, signal: closing.signal }, () => clock.now()),
+        probeEndpoint(target.url, send, { timeoutMs, maxPages: 50, maxTools: 1_000, signal: closing.signal }, () =>
+          clock.now(),
+        ),
       );
     } catch (error) {
-      outcome = { ok: false, latencyMs: clock.now() - startedAt, protocolVersion: null, revisions: [], capabilities: null, serverInfo: null, tools: [], error: String(error) };
+      outcome = {
+        ok: false,
+        latencyMs: clock.now() - startedAt,
+        protocolVersion: null,
+        revisions: [],
+        capabilities: null,
+        serverInfo: null,
+        tools: [],
+        error: String(error),
+      };
     }
     // A probe cut short by its host's budget says nothing about the endpoint: it is put off to when
     // the budget has room again (spread, so the put-off probes of one host do not return at once).
@@ -107,19 +122,66 @@ export function createProber(options: ProberOptions): Prober {
     if (!outcome.ok && refusedForMs !== undefined) {
       const nextProbeAt = clock.now() + Math.round(refusedForMs * (1 + random()));
       await store.deferProbe(owner, target.id, nextProbeAt);
-      log.debug({ endpoint_id: target.id, provider: target.provider, next_probe_at: new Date(nextProbeAt).toISOString() }, 'probe put off: its host is at the per-host probe bound');
-      return { endpointId: target.id, ok: false, status: target.status, toolCount: 0, latencyMs: outcome.latencyMs, error: outcome.error, deferred: true };
+      log.debug(
+        { endpoint_id: target.id, provider: target.provider, next_probe_at: new Date(nextProbeAt).toISOString() },
+        'probe put off: its host is at the per-host probe bound',
+      );
+      return {
+        endpointId: target.id,
+        ok: false,
+        status: target.status,
+        toolCount: 0,
+        latencyMs: outcome.latencyMs,
+        error: outcome.error,
+        deferred: true,
+      };
     }
-    const health = nextHealth(target, { ok: outcome.ok, toolCount: outcome.tools.length, slow: outcome.latencyMs > slowMs, authRequired: outcome.authRequired === true }, policy);
+    const health = nextHealth(
+      target,
+      {
+        ok: outcome.ok,
+        toolCount: outcome.tools.length,
+        slow: outcome.latencyMs > slowMs,
+        authRequired: outcome.authRequired === true,
+      },
+      policy,
+    );
     const demandScore = target.demandScore / 2;
     const delay = nextProbeDelayMs({ ...health, demandScore }, { baseMs }, random);
-    await store.recordProbe(owner, { endpointId: target.id, startedAt, outcome, health, nextProbeAt: clock.now() + delay, demandScore });
+    await store.recordProbe(owner, {
+      endpointId: target.id,
+      startedAt,
+      outcome,
+      health,
+      nextProbeAt: clock.now() + delay,
+      demandScore,
+    });
     if (health.status !== target.status) {
-      log.info({ endpoint_id: target.id, provider: target.provider, from: target.status, to: health.status, error: outcome.error, detail: outcome.logDetail }, 'endpoint health changed');
+      log.info(
+        {
+          endpoint_id: target.id,
+          provider: target.provider,
+          from: target.status,
+          to: health.status,
+          error: outcome.error,
+          detail: outcome.logDetail,
+        },
+        'endpoint health changed',
+      );
     } else if (outcome.logDetail) {
-      log.debug({ endpoint_id: target.id, provider: target.provider, error: outcome.error, detail: outcome.logDetail }, 'probe refused');
+      log.debug(
+        { endpoint_id: target.id, provider: target.provider, error: outcome.error, detail: outcome.logDetail },
+        'probe refused',
+      );
     }
-    return { endpointId: target.id, ok: outcome.ok, status: health.status, toolCount: outcome.tools.length, latencyMs: outcome.latencyMs, error: outcome.error };
+    return {
+      endpointId: target.id,
+      ok: outcome.ok,
+      status: health.status,
+      toolCount: outcome.tools.length,
+      latencyMs: outcome.latencyMs,
+      error: outcome.error,
+    };
   }
 
   function track<T>(promise: Promise<T>): Promise<T> {

@@ -23,7 +23,11 @@ export interface SchedulePolicy {
  * endpoints wait twice the base, failing ones back off exponentially from a quarter of the base,
  * and every delay gets ±jitter so a fleet does not probe in lock-step.
  */
-export function nextProbeDelayMs(input: ScheduleInput, policy: SchedulePolicy, random: () => number = Math.random): number {
+export function nextProbeDelayMs(
+  input: ScheduleInput,
+  policy: SchedulePolicy,
+  random: () => number = Math.random,
+): number {
   const base = policy.baseMs;
   const min = policy.minMs ?? Math.max(5_000, base / 8);
   const max = policy.maxMs ?? base * 8;

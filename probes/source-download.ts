@@ -19,11 +19,19 @@ export type DownloadResult =
  * (bounded, each hop SSRF-checked) by the guarded fetch. Integrity does not rest on the transport:
  * the caller compares `sha256` with the registered digest.
  */
-export async function downloadSource(uri: string, file: string, fetch: FetchLike, signal?: AbortSignal): Promise<DownloadResult> {
+export async function downloadSource(
+  uri: string,
+  file: string,
+  fetch: FetchLike,
+  signal?: AbortSignal,
+): Promise<DownloadResult> {
   if (!uri.startsWith('https://')) return { ok: false, transient: false, reason: 'download_uri is not an https URL' };
   let response: Response;
   try {
-    response = await fetch(uri, { headers: { accept: 'application/gzip, application/octet-stream, */*' }, ...(signal ? { signal } : {}) });
+    response = await fetch(uri, {
+      headers: { accept: 'application/gzip, application/octet-stream, */*' },
+      ...(signal ? { signal } : {}),
+    });
   } catch (error) {
     if (error instanceof SsrfError) return { ok: false, transient: false, reason: error.message };
     return { ok: false, transient: true, reason: `unreachable: ${describe(error)}` };
@@ -51,7 +59,8 @@ export async function downloadSource(uri: string, file: string, fetch: FetchLike
 }
 
 function findSsrf(error: unknown): SsrfError | undefined {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof SsrfError) return e;
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    if (e instanceof SsrfError) return e;
   return undefined;
 }
 

@@ -39,7 +39,14 @@ export interface PassedStep {
 export type SourceOutcome =
   | { kind: 'passed'; steps: PassedStep[]; findings: SourceFinding[]; risk: RiskVerdict; commands: SourceCommand[] }
   /** A gate failed: a known user's source is rejected (and notified), an anonymous one discarded. */
-  | { kind: 'failed'; steps: PassedStep[]; stage: 'probe' | 'command-surface' | 'scan'; reason: string; findings: SourceFinding[]; risk: RiskVerdict | null }
+  | {
+      kind: 'failed';
+      steps: PassedStep[];
+      stage: 'probe' | 'command-surface' | 'scan';
+      reason: string;
+      findings: SourceFinding[];
+      risk: RiskVerdict | null;
+    }
   /** A transient failure of a first probe: try again at `retryAt`. */
   | { kind: 'retry'; reason: string; retryAt: number }
   /** A re-probe found the link dead: off the discoverable list, checked again at `retryAt`. */

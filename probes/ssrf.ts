@@ -84,7 +84,8 @@ function embeddedIpv4(address: string): string | undefined {
   const g = ipv6Groups(address);
   const v4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 4) && ((g[4] === 0 && (g[5] === 0 || g[5] === 0xffff)) || (g[4] === 0xffff && g[5] === 0))) return v4(g[6]!, g[7]!);
+  if (zeros(0, 4) && ((g[4] === 0 && (g[5] === 0 || g[5] === 0xffff)) || (g[4] === 0xffff && g[5] === 0)))
+    return v4(g[6]!, g[7]!);
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4(g[6]!, g[7]!);
   if (g[0] === 0x2002) return v4(g[1]!, g[2]!);
   return undefined;
@@ -118,8 +119,15 @@ export function assertAddressAllowed(address: string, allowPrivate: boolean, hos
   const reason = classifyAddress(address);
   if (reason === undefined) return;
   if (allowPrivate && allowedWhenPrivate(reason)) return;
-  const what = reason === 'metadata' ? 'a cloud metadata address' : reason === 'reserved' ? 'a reserved address' : `a ${reason} address`;
-  const hint = allowedWhenPrivate(reason) ? ' Only a server run for development allows such targets (its operator sets PLAZA_ALLOW_PRIVATE_TARGETS=1).' : '';
+  const what =
+    reason === 'metadata'
+      ? 'a cloud metadata address'
+      : reason === 'reserved'
+        ? 'a reserved address'
+        : `a ${reason} address`;
+  const hint = allowedWhenPrivate(reason)
+    ? ' Only a server run for development allows such targets (its operator sets PLAZA_ALLOW_PRIVATE_TARGETS=1).'
+    : '';
   if (host === address) throw new SsrfError(`Refused to connect to ${address}: it is ${what}.${hint}`, reason);
   throw new SsrfError(`Refused to connect to ${host}: it resolves to ${what}.${hint}`, reason, address);
 }

@@ -64,11 +64,15 @@ export function checkpointText(head: TreeHead): Buffer {
  * A CheckpointSigner over an Ed25519 key source, e.g. the signing-key store's
  * `activeKey('receipts')`; the key is fetched per signature so rotation takes effect at once.
  */
-export function createJwsCheckpointSigner(activeKey: () => Promise<{ kid: string; privateKey: CryptoKey }>): CheckpointSigner {
+export function createJwsCheckpointSigner(
+  activeKey: () => Promise<{ kid: string; privateKey: CryptoKey }>,
+): CheckpointSigner {
   return {
     async sign(payload) {
       const key = await activeKey();
-      const jws = await new CompactSign(payload).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: CHECKPOINT_TYP }).sign(key.privateKey);
+      const jws = await new CompactSign(payload)
+        .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: CHECKPOINT_TYP })
+        .sign(key.privateKey);
       const [header, , signature] = jws.split('.');
       return { keyId: key.kid, signature: `${header}..${signature}` };
     },
@@ -80,16 +84,24 @@ export function createJwsCheckpointSigner(activeKey: () => Promise<{ kid: string
  * resolves to a reason when it does not hold, undefined when it does (the key id in the JWS header
  * must match the checkpoint's `keyId`).
  */
-export async function checkpointSignatureProblem(checkpoint: Checkpoint, jwks: JSONWebKeySet): Promise<string | undefined> {
+export async function checkpointSignatureProblem(
+  checkpoint: Checkpoint,
+  jwks: JSONWebKeySet,
+): Promise<string | undefined> {
   const parts = checkpoint.signature.split('.');
   if (parts.length !== 3 || parts[1] !== '') return 'signature is not a detached JWS';
-  const named = jwks.keys.find((jwk: unknown) => typeof jwk === 'object' && jwk !== null && (jwk as { kid?: unknown }).kid === checkpoint.keyId);
+  const named = jwks.keys.find(
+    (jwk: unknown) => typeof jwk === 'object' && jwk !== null && (jwk as { kid?: unknown }).kid === checkpoint.keyId,
+  );
   if (named && !isCheckpointKey(named)) return `key ${checkpoint.keyId} is not a receipts key (it has another purpose)`;
   const payload = Buffer.from(checkpointText(checkpoint)).toString('base64url');
   try {
     const keys = createLocalJWKSet({ keys: jwks.keys.filter(isCheckpointKey) });
-    const { protectedHeader } = await compactVerify(`${parts[0]}.${payload}.${parts[2]}`, keys, { algorithms: ['EdDSA'] });
-    if (protectedHeader.kid !== checkpoint.keyId) return `signature key ${String(protectedHeader.kid)} is not the checkpoint's key ${checkpoint.keyId}`;
+    const { protectedHeader } = await compactVerify(`${parts[0]}.${payload}.${parts[2]}`, keys, {
+      algorithms: ['EdDSA'],
+    });
+    if (protectedHeader.kid !== checkpoint.keyId)
+      return `signature key ${String(protectedHeader.kid)} is not the checkpoint's key ${checkpoint.keyId}`;
     if (protectedHeader.typ !== CHECKPOINT_TYP) return 'signature has the wrong typ';
     return undefined;
   } catch (error) {

@@ -77,6 +77,6 @@ export function chainHash(prevHash: string, leaf: string): string {
 
 /** sha256 hex of a value's JSON (or of a string as is): the `resultDigest` the gateway records. */
 export function digestResult(result: unknown): string {
-  const text = typeof result === 'string' ? result : JSON.stringify(result) ?? 'null';
+  const text = typeof result === 'string' ? result : (JSON.stringify(result) ?? 'null');
   return hash('sha256', text, 'hex');
 }

@@ -4,7 +4,14 @@
  * offline verifier. No HTTP here: `src/routes/receipts.ts` and `src/cli/receipts.ts` mount it.
  */
 export type { Checkpoint, CheckpointSigner, TreeHead } from './checkpoint.ts';
-export { CHECKPOINT_KEY_PURPOSE, CHECKPOINT_TYP, checkpointSignatureProblem, checkpointText, createJwsCheckpointSigner, isCheckpointKey } from './checkpoint.ts';
+export {
+  CHECKPOINT_KEY_PURPOSE,
+  CHECKPOINT_TYP,
+  checkpointSignatureProblem,
+  checkpointText,
+  createJwsCheckpointSigner,
+  isCheckpointKey,
+} from './checkpoint.ts';
 export type { ReceiptFilter, ReceiptsDatabase } from './database.ts';
 export type { Receipt, ReceiptInput, ReceiptStatus } from './encoding.ts';
 export { canonicalReceipt, chainHash, digestResult, GENESIS_HASH, receiptLeafHash } from './encoding.ts';
@@ -15,7 +22,14 @@ export { createMerkleTree, EMPTY_ROOT, leafHash, nodeHash, verifyConsistency, ve
 export type { LogDamage, ProvenReceipt, ReceiptLog, ReceiptLogOptions } from './receipt-log.ts';
 export { createReceiptLog } from './receipt-log.ts';
 export type { ExportLine, InclusionProof } from './render.ts';
-export { checkpointFromJson, CheckpointJsonSchema, ExportLineSchema, renderCheckpoint, renderInclusion, renderReceipt } from './render.ts';
+export {
+  checkpointFromJson,
+  CheckpointJsonSchema,
+  ExportLineSchema,
+  renderCheckpoint,
+  renderInclusion,
+  renderReceipt,
+} from './render.ts';
 export type { ReceiptSpool } from './spool.ts';
 export { adoptSpoolFiles, createReceiptSpool } from './spool.ts';
 export type { VerifyFailure, VerifyOptions, VerifyReport } from './verify.ts';

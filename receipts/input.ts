@@ -26,7 +26,14 @@ export const ReceiptInputSchema = z.strictObject({
 }) satisfies z.ZodType<ReceiptInput>;
 
 /** Longest length of each text field; `accountId` may also be null. */
-const TEXT_FIELDS = { callId: 200, aginId: 200, agentPrincipal: 300, accountId: 200, tool: 300, provider: 200 } as const;
+const TEXT_FIELDS = {
+  callId: 200,
+  aginId: 200,
+  agentPrincipal: 300,
+  accountId: 200,
+  tool: 300,
+  provider: 200,
+} as const;
 const KEYS = new Set([...Object.keys(TEXT_FIELDS), 'status', 'outcome', 'latencyMs', 'resultDigest', 'time']);
 const DIGEST = /^[0-9a-f]{64}$/;
 
@@ -45,15 +52,20 @@ export function parseReceiptInput(value: unknown): ReceiptInput {
     const field = v[key];
     if (field === null && key === 'accountId') texts[key] = null;
     else if (typeof field !== 'string') invalid(key, 'expected a string');
-    else if (field.length < 1 || (field.length > max && codePoints(field) > max)) invalid(key, `must be 1 to ${max} characters`);
+    else if (field.length < 1 || (field.length > max && codePoints(field) > max))
+      invalid(key, `must be 1 to ${max} characters`);
     else texts[key] = storableText(field);
   }
   const { status, outcome, latencyMs, resultDigest, time } = v;
   if (status !== 'ok' && status !== 'error') invalid('status', 'must be "ok" or "error"');
-  if (typeof outcome !== 'string' || (outcome.length > 4000 && codePoints(outcome) > 4000)) invalid('outcome', 'must be a string of at most 4000 characters');
-  if (!Number.isSafeInteger(latencyMs) || (latencyMs as number) < 0 || (latencyMs as number) > 2_147_483_647) invalid('latencyMs', 'must be an integer from 0 to 2147483647');
-  if (typeof resultDigest !== 'string' || !DIGEST.test(resultDigest)) invalid('resultDigest', 'must be a sha256 hex digest');
-  if (!Number.isSafeInteger(time) || (time as number) < 0 || (time as number) > 253_402_300_799_999) invalid('time', 'must be an integer from 0 to 253402300799999');
+  if (typeof outcome !== 'string' || (outcome.length > 4000 && codePoints(outcome) > 4000))
+    invalid('outcome', 'must be a string of at most 4000 characters');
+  if (!Number.isSafeInteger(latencyMs) || (latencyMs as number) < 0 || (latencyMs as number) > 2_147_483_647)
+    invalid('latencyMs', 'must be an integer from 0 to 2147483647');
+  if (typeof resultDigest !== 'string' || !DIGEST.test(resultDigest))
+    invalid('resultDigest', 'must be a sha256 hex digest');
+  if (!Number.isSafeInteger(time) || (time as number) < 0 || (time as number) > 253_402_300_799_999)
+    invalid('time', 'must be an integer from 0 to 253402300799999');
   return {
     callId: texts.callId!,
     aginId: texts.aginId!,

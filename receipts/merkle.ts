@@ -72,7 +72,9 @@ export function createMerkleTree(leaves: readonly Buffer[] = []): MerkleTree {
     const n = end - start;
     if (n <= 1) return [];
     const k = splitPoint(n);
-    return index < k ? [...path(index, start, start + k), mth(start + k, end)] : [...path(index - k, start + k, end), mth(start, start + k)];
+    return index < k
+      ? [...path(index, start, start + k), mth(start + k, end)]
+      : [...path(index - k, start + k, end), mth(start, start + k)];
   }
 
   function subproof(m: number, start: number, end: number, complete: boolean): Buffer[] {
@@ -85,7 +87,8 @@ export function createMerkleTree(leaves: readonly Buffer[] = []): MerkleTree {
   }
 
   const checkSize = (size: number): number => {
-    if (!Number.isSafeInteger(size) || size < 0 || size > list.length) throw new RangeError(`tree size ${size} out of range 0..${list.length}`);
+    if (!Number.isSafeInteger(size) || size < 0 || size > list.length)
+      throw new RangeError(`tree size ${size} out of range 0..${list.length}`);
     return size;
   };
 
@@ -102,12 +105,14 @@ export function createMerkleTree(leaves: readonly Buffer[] = []): MerkleTree {
     },
     inclusionProof(index, size = list.length) {
       checkSize(size);
-      if (!Number.isSafeInteger(index) || index < 0 || index >= size) throw new RangeError(`leaf ${index} not in a tree of size ${size}`);
+      if (!Number.isSafeInteger(index) || index < 0 || index >= size)
+        throw new RangeError(`leaf ${index} not in a tree of size ${size}`);
       return path(index, 0, size);
     },
     consistencyProof(first, second) {
       checkSize(second);
-      if (!Number.isSafeInteger(first) || first < 0 || first > second) throw new RangeError(`bad consistency range ${first}..${second}`);
+      if (!Number.isSafeInteger(first) || first < 0 || first > second)
+        throw new RangeError(`bad consistency range ${first}..${second}`);
       if (first === 0 || first === second) return [];
       return subproof(first, 0, second, true);
     },
@@ -121,7 +126,13 @@ const lsb = (n: number): boolean => (n & 1) === 1;
  * leaves, combined with `proof`, gives `root`. Indices are numbers (< 2^53); the bit operations
  * use division so trees beyond 2^31 leaves work too.
  */
-export function verifyInclusion(leaf: Uint8Array, index: number, size: number, proof: readonly Uint8Array[], root: Uint8Array): boolean {
+export function verifyInclusion(
+  leaf: Uint8Array,
+  index: number,
+  size: number,
+  proof: readonly Uint8Array[],
+  root: Uint8Array,
+): boolean {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
   let fn = index;
   let sn = size - 1;
@@ -149,7 +160,13 @@ export function verifyInclusion(leaf: Uint8Array, index: number, size: number, p
  * Checks a consistency proof (RFC 9162 §2.1.4.2): true when the tree of `first` leaves with root
  * `firstRoot` is a prefix of the tree of `second` leaves with root `secondRoot`.
  */
-export function verifyConsistency(first: number, second: number, firstRoot: Uint8Array, secondRoot: Uint8Array, proof: readonly Uint8Array[]): boolean {
+export function verifyConsistency(
+  first: number,
+  second: number,
+  firstRoot: Uint8Array,
+  secondRoot: Uint8Array,
+  proof: readonly Uint8Array[],
+): boolean {
   if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 0 || first > second) return false;
   const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
   if (first === second) return proof.length === 0 && same(firstRoot, secondRoot);

@@ -112,15 +112,25 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
         const rows = await readLog(prisma, lastSeq, PAGE);
         for (const r of rows) {
           const problem =
-            r.prevHash !== head ? 'prev_hash does not link to the previous receipt' : receiptLeafHash(r) !== r.leafHash ? 'leaf_hash does not match the receipt fields' : undefined;
+            r.prevHash !== head
+              ? 'prev_hash does not link to the previous receipt'
+              : receiptLeafHash(r) !== r.leafHash
+                ? 'leaf_hash does not match the receipt fields'
+                : undefined;
           if (problem && !firstDamage) {
             firstDamage = { seq: r.seq, callId: r.callId, problem };
             damageSaidAt = clock.now();
-            log.error({ seq: r.seq.toString(), call_id: r.callId, problem }, 'receipt log damaged: checkpoints stopped');
+            log.error(
+              { seq: r.seq.toString(), call_id: r.callId, problem },
+              'receipt log damaged: checkpoints stopped',
+            );
           }
           tree.append(Buffer.from(/^[0-9a-f]{64}$/.test(r.leafHash) ? r.leafHash : '00'.repeat(32), 'hex'));
           seqs.push(r.seq);
-          head = /^[0-9a-f]{64}$/.test(r.prevHash) && /^[0-9a-f]{64}$/.test(r.leafHash) ? chainHash(r.prevHash, r.leafHash) : GENESIS_HASH;
+          head =
+            /^[0-9a-f]{64}$/.test(r.prevHash) && /^[0-9a-f]{64}$/.test(r.leafHash)
+              ? chainHash(r.prevHash, r.leafHash)
+              : GENESIS_HASH;
           lastSeq = r.seq;
         }
         if (rows.length < PAGE) return;
@@ -156,13 +166,21 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
   async function makeCheckpoint(): Promise<Checkpoint | undefined> {
     await sync();
     const latest = await latestCheckpoint(prisma);
-    if (firstDamage) throw new LogDamagedError(`receipt log damaged at seq ${firstDamage.seq} (${firstDamage.callId}): ${firstDamage.problem}`);
+    if (firstDamage)
+      throw new LogDamagedError(
+        `receipt log damaged at seq ${firstDamage.seq} (${firstDamage.callId}): ${firstDamage.problem}`,
+      );
     if (latest && latest.treeSize >= tree.size) return latest;
     if (tree.size === 0) return undefined;
     if (latest && tree.root(latest.treeSize).toString('hex') !== latest.rootHash) {
       throw new Error(`receipt log no longer matches the signed checkpoint of size ${latest.treeSize}`);
     }
-    const treeHead = { treeSize: tree.size, rootHash: tree.root().toString('hex'), chainHead: head, timestamp: clock.now() };
+    const treeHead = {
+      treeSize: tree.size,
+      rootHash: tree.root().toString('hex'),
+      chainHead: head,
+      timestamp: clock.now(),
+    };
     const signed = await signer.sign(checkpointText(treeHead));
     await saveCheckpoint(prisma, { ...treeHead, ...signed });
     return latestCheckpoint(prisma);
@@ -193,7 +211,11 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
   function prove(r: Receipt, cp: Checkpoint | undefined): InclusionProof | null {
     const index = indexOf(r.seq);
     if (!cp || index < 0 || index >= cp.treeSize || cp.treeSize > tree.size) return null;
-    return { leafIndex: index, treeSize: cp.treeSize, auditPath: tree.inclusionProof(index, cp.treeSize).map((h) => h.toString('hex')) };
+    return {
+      leafIndex: index,
+      treeSize: cp.treeSize,
+      auditPath: tree.inclusionProof(index, cp.treeSize).map((h) => h.toString('hex')),
+    };
   }
 
   return {
@@ -239,17 +261,27 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
       if (cp && cp.treeSize > tree.size) await sync();
       if (cp) yield JSON.stringify({ type: 'checkpoint', ...renderCheckpoint(cp) });
       // Every export says so (whoever's receipt it is): nothing after it will be covered.
-      if (firstDamage) yield JSON.stringify({ type: 'damage', seq: Number(firstDamage.seq), problem: firstDamage.problem });
+      if (firstDamage)
+        yield JSON.stringify({ type: 'damage', seq: Number(firstDamage.seq), problem: firstDamage.problem });
       // Receipts committed after the checkpoint was signed have no proof against it yet. (Without
       // any checkpoint, a damaged log that never had one, every receipt goes out unproven.)
       const covered = cp ? seqs[cp.treeSize - 1] : undefined;
-      const maxSeq = covered !== undefined && (filter.maxSeq === undefined || covered < filter.maxSeq) ? covered : filter.maxSeq;
+      const maxSeq =
+        covered !== undefined && (filter.maxSeq === undefined || covered < filter.maxSeq) ? covered : filter.maxSeq;
       let afterSeq = filter.afterSeq;
       for (;;) {
-        const page = await listReceipts(prisma, { ...filter, afterSeq, ...(maxSeq !== undefined ? { maxSeq } : {}) }, 1_000);
+        const page = await listReceipts(
+          prisma,
+          { ...filter, afterSeq, ...(maxSeq !== undefined ? { maxSeq } : {}) },
+          1_000,
+        );
         for (const r of page) {
           const inclusion = prove(r, cp);
-          yield JSON.stringify({ type: 'receipt', ...renderReceipt(r), inclusion: inclusion ? renderInclusion(inclusion) : null });
+          yield JSON.stringify({
+            type: 'receipt',
+            ...renderReceipt(r),
+            inclusion: inclusion ? renderInclusion(inclusion) : null,
+          });
         }
         if (page.length < 1_000) return;
         afterSeq = page[page.length - 1]!.seq;
@@ -262,7 +294,11 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
         running ??= (async () => {
           if (await acquireLease(prisma, LEASE, owner, clock.now(), intervalMs * 3)) await checkpoint();
         })()
-          .catch((error: unknown) => (error instanceof LogDamagedError ? sayDamageAgain() : log.error({ err: error }, 'receipt checkpoint failed')))
+          .catch((error: unknown) =>
+            error instanceof LogDamagedError
+              ? sayDamageAgain()
+              : log.error({ err: error }, 'receipt checkpoint failed'),
+          )
           .finally(() => {
             running = undefined;
           });

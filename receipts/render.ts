@@ -72,7 +72,11 @@ const ReceiptJsonSchema = z.object({
   leaf_hash: z.string(),
 });
 
-const InclusionJsonSchema = z.object({ leaf_index: z.number().int().min(0), tree_size: z.number().int().min(1), audit_path: z.array(hex) });
+const InclusionJsonSchema = z.object({
+  leaf_index: z.number().int().min(0),
+  tree_size: z.number().int().min(1),
+  audit_path: z.array(hex),
+});
 
 /** JSON of a checkpoint (what {@link renderCheckpoint} writes). */
 export const CheckpointJsonSchema = z.object({

@@ -29,7 +29,10 @@ export interface ReceiptSpool {
 }
 
 /** Opens (creating) the spool folder `dir`. `onBadLine` hears about torn or corrupt lines. */
-export function createReceiptSpool(dir: string, onBadLine: (file: string, line: number) => void = () => undefined): ReceiptSpool {
+export function createReceiptSpool(
+  dir: string,
+  onBadLine: (file: string, line: number) => void = () => undefined,
+): ReceiptSpool {
   let queue: Promise<unknown> = Promise.resolve();
   let counter = 0;
   // Appends and the rename of a replay are serialised so no line lands in a file being replayed.
@@ -65,7 +68,8 @@ export function createReceiptSpool(dir: string, onBadLine: (file: string, line: 
       await ready;
       await serial(async () => {
         const names = await readdir(dir);
-        if (names.includes(ACTIVE)) await rename(join(dir, ACTIVE), join(dir, `receipts.spool.${Date.now()}-${counter++}.replay.jsonl`));
+        if (names.includes(ACTIVE))
+          await rename(join(dir, ACTIVE), join(dir, `receipts.spool.${Date.now()}-${counter++}.replay.jsonl`));
       });
       let replayed = 0;
       for (const name of await replayFiles()) {

@@ -41,27 +41,45 @@ export interface VerifyOptions {
 }
 
 /** Why `checkpoint` (signature checked) does not extend the trusted one; undefined when it does. */
-async function extensionProblem(checkpoint: Checkpoint, jwks: JSONWebKeySet, options: VerifyOptions): Promise<string | undefined> {
+async function extensionProblem(
+  checkpoint: Checkpoint,
+  jwks: JSONWebKeySet,
+  options: VerifyOptions,
+): Promise<string | undefined> {
   const trusted = options.trusted;
   if (!trusted) return undefined;
   const signature = await checkpointSignatureProblem(trusted, jwks);
   if (signature) return `trusted checkpoint ${signature}`;
   const was = `the trusted checkpoint of tree size ${trusted.treeSize}`;
-  if (checkpoint.treeSize < trusted.treeSize) return `checkpoint of tree size ${checkpoint.treeSize} is older than ${was} (the log was cut back, or an old export was served)`;
+  if (checkpoint.treeSize < trusted.treeSize)
+    return `checkpoint of tree size ${checkpoint.treeSize} is older than ${was} (the log was cut back, or an old export was served)`;
   if (checkpoint.treeSize === trusted.treeSize) {
-    return checkpoint.rootHash === trusted.rootHash && checkpoint.chainHead === trusted.chainHead ? undefined : `checkpoint differs from ${was} (the log was rewritten)`;
+    return checkpoint.rootHash === trusted.rootHash && checkpoint.chainHead === trusted.chainHead
+      ? undefined
+      : `checkpoint differs from ${was} (the log was rewritten)`;
   }
   if (trusted.treeSize === 0) return undefined;
   if (!options.consistencyProof) return `no consistency proof from ${was} to tree size ${checkpoint.treeSize}`;
   const proof = await options.consistencyProof(trusted.treeSize, checkpoint.treeSize);
-  if (!Array.isArray(proof) || !proof.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h))) return 'the consistency proof is not a list of hashes';
+  if (!Array.isArray(proof) || !proof.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h)))
+    return 'the consistency proof is not a list of hashes';
   const hex = (h: string) => Buffer.from(h, 'hex');
-  const consistent = verifyConsistency(trusted.treeSize, checkpoint.treeSize, hex(trusted.rootHash), hex(checkpoint.rootHash), proof.map(hex));
+  const consistent = verifyConsistency(
+    trusted.treeSize,
+    checkpoint.treeSize,
+    hex(trusted.rootHash),
+    hex(checkpoint.rootHash),
+    proof.map(hex),
+  );
   return consistent ? undefined : `checkpoint is not consistent with ${was} (the log was rewritten)`;
 }
 
 /** Verifies export lines (JSONL, checkpoint line first) against `jwks`. */
-export async function verifyExport(lines: Iterable<string> | AsyncIterable<string>, jwks: JSONWebKeySet, options: VerifyOptions = {}): Promise<VerifyReport> {
+export async function verifyExport(
+  lines: Iterable<string> | AsyncIterable<string>,
+  jwks: JSONWebKeySet,
+  options: VerifyOptions = {},
+): Promise<VerifyReport> {
   let checkpoint: Checkpoint | undefined;
   let receipts = 0;
   let previous: { leafIndex: number; chain: string; callId: string } | undefined;
@@ -92,7 +110,8 @@ export async function verifyExport(lines: Iterable<string> | AsyncIterable<strin
     if (line.type === 'checkpoint') {
       if (checkpoint) return fail({ line: lineNo, problem: 'more than one checkpoint line' });
       checkpoint = checkpointFromJson(line);
-      if (new Date(checkpoint.timestamp).toISOString() !== line.timestamp) return fail({ line: lineNo, problem: 'checkpoint timestamp is not canonical' });
+      if (new Date(checkpoint.timestamp).toISOString() !== line.timestamp)
+        return fail({ line: lineNo, problem: 'checkpoint timestamp is not canonical' });
       const problem = await checkpointSignatureProblem(checkpoint, jwks);
       if (problem) return fail({ line: lineNo, problem: `checkpoint ${problem}` });
       const extension = await extensionProblem(checkpoint, jwks, options);
@@ -100,17 +119,26 @@ export async function verifyExport(lines: Iterable<string> | AsyncIterable<strin
       continue;
     }
     if (line.type === 'damage') {
-      return fail({ line: lineNo, seq: line.seq, problem: `the server found the log damaged at seq ${line.seq} (${line.problem}): no checkpoint covers it or any receipt after it` });
+      return fail({
+        line: lineNo,
+        seq: line.seq,
+        problem: `the server found the log damaged at seq ${line.seq} (${line.problem}): no checkpoint covers it or any receipt after it`,
+      });
     }
     const at = { line: lineNo, callId: line.call_id, seq: line.seq };
     if (!checkpoint) return fail({ ...at, problem: 'no checkpoint line before the receipts' });
     receipts++;
     const receipt = receiptFromJson(line);
     if (new Date(receipt.time).toISOString() !== line.time) return fail({ ...at, problem: 'time is not canonical' });
-    if (receiptLeafHash(receipt) !== line.leaf_hash) return fail({ ...at, problem: 'leaf_hash does not match the receipt fields (the receipt was altered)' });
+    if (receiptLeafHash(receipt) !== line.leaf_hash)
+      return fail({ ...at, problem: 'leaf_hash does not match the receipt fields (the receipt was altered)' });
     const inclusion = line.inclusion;
     if (!inclusion) return fail({ ...at, problem: 'no inclusion proof (not covered by the checkpoint)' });
-    if (inclusion.tree_size !== checkpoint.treeSize) return fail({ ...at, problem: `inclusion proof is for tree size ${inclusion.tree_size}, the checkpoint has ${checkpoint.treeSize}` });
+    if (inclusion.tree_size !== checkpoint.treeSize)
+      return fail({
+        ...at,
+        problem: `inclusion proof is for tree size ${inclusion.tree_size}, the checkpoint has ${checkpoint.treeSize}`,
+      });
     const proofOk = verifyInclusion(
       Buffer.from(line.leaf_hash, 'hex'),
       inclusion.leaf_index,
@@ -120,18 +148,24 @@ export async function verifyExport(lines: Iterable<string> | AsyncIterable<strin
     );
     if (!proofOk) return fail({ ...at, problem: 'inclusion proof does not lead to the signed checkpoint root' });
     if (!/^[0-9a-f]{64}$/.test(line.prev_hash)) return fail({ ...at, problem: 'prev_hash is not a hash' });
-    if (inclusion.leaf_index === 0 && line.prev_hash !== GENESIS_HASH) return fail({ ...at, problem: 'the first receipt does not start from the genesis hash' });
-    if (previous && previous.leafIndex >= inclusion.leaf_index) return fail({ ...at, problem: 'receipts are not in log order' });
+    if (inclusion.leaf_index === 0 && line.prev_hash !== GENESIS_HASH)
+      return fail({ ...at, problem: 'the first receipt does not start from the genesis hash' });
+    if (previous && previous.leafIndex >= inclusion.leaf_index)
+      return fail({ ...at, problem: 'receipts are not in log order' });
     if (previous && previous.leafIndex === inclusion.leaf_index - 1 && previous.chain !== line.prev_hash) {
       return fail({ ...at, problem: `prev_hash does not link to the previous receipt ${previous.callId}` });
     }
     const chain = chainHash(line.prev_hash, line.leaf_hash);
-    if (inclusion.leaf_index === checkpoint.treeSize - 1 && chain !== checkpoint.chainHead) return fail({ ...at, problem: 'chain hash of the last receipt is not the checkpoint chain head' });
+    if (inclusion.leaf_index === checkpoint.treeSize - 1 && chain !== checkpoint.chainHead)
+      return fail({ ...at, problem: 'chain hash of the last receipt is not the checkpoint chain head' });
     previous = { leafIndex: inclusion.leaf_index, chain, callId: line.call_id };
   }
   // An empty export (an empty log) has nothing to check; receipts without a checkpoint failed above.
   if (!checkpoint && options.trusted && options.trusted.treeSize > 0) {
-    return fail({ line: lineNo, problem: `the export holds no checkpoint, but the trusted checkpoint has tree size ${options.trusted.treeSize}` });
+    return fail({
+      line: lineNo,
+      problem: `the export holds no checkpoint, but the trusted checkpoint has tree size ${options.trusted.treeSize}`,
+    });
   }
   return { ok: true, receipts, checkpoint, failure: undefined };
 }

@@ -77,14 +77,18 @@ interface Pending {
  */
 export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWriter {
   const { db, log, durability } = options;
-  if (durability !== 'sync' && durability !== 'async') throw new TypeError(`durability must be sync or async, not ${String(durability)}`);
+  if (durability !== 'sync' && durability !== 'async')
+    throw new TypeError(`durability must be sync or async, not ${String(durability)}`);
   if (!options.spoolDir) throw new TypeError('spoolDir is required');
   const clock = options.clock ?? systemClock;
   const maxBatch = options.maxBatch ?? 256;
   const maxDelayMs = options.maxDelayMs ?? (durability === 'async' ? 20 : 0);
   const retryIntervalMs = options.retryIntervalMs ?? 1_000;
-  if (!(maxBatch >= 1 && maxDelayMs >= 0 && retryIntervalMs >= 10)) throw new TypeError('invalid receipt writer batching options');
-  const spool = createReceiptSpool(options.spoolDir, (file, line) => log.error({ file, line }, 'unreadable receipt spool line skipped'));
+  if (!(maxBatch >= 1 && maxDelayMs >= 0 && retryIntervalMs >= 10))
+    throw new TypeError('invalid receipt writer batching options');
+  const spool = createReceiptSpool(options.spoolDir, (file, line) =>
+    log.error({ file, line }, 'unreadable receipt spool line skipped'),
+  );
 
   const stats: ReceiptWriterStats = { committed: 0, spooled: 0, replayed: 0, batches: 0, degraded: false };
   let queue: Pending[] = [];
@@ -114,7 +118,10 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
       stats.spooled += receipts.length;
       for (const p of batch) p.resolve();
     } catch (error) {
-      log.error({ err: error, receipts: receipts.length, call_ids: receipts.map((r) => r.callId) }, 'receipts could not be committed nor spooled');
+      log.error(
+        { err: error, receipts: receipts.length, call_ids: receipts.map((r) => r.callId) },
+        'receipts could not be committed nor spooled',
+      );
       for (const p of batch) p.reject(error);
     }
   }
@@ -169,9 +176,11 @@ export function createReceiptWriter(options: ReceiptWriterOptions): ReceiptWrite
     return replaying;
   }
 
-  const retry = setInterval(() => void replaySpool(), retryIntervalMs); // eslint-disable-line @typescript-eslint/no-floating-promises -- replaySpool catches, logs and answers 0
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- replaySpool catches, logs and answers 0
+  const retry = setInterval(() => void replaySpool(), retryIntervalMs);
   retry.unref();
-  void replaySpool(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+  void replaySpool();
 
   return {
     write(receipt) {

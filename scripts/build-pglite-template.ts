@@ -3,4 +3,6 @@ import { pgliteTemplate } from '../src/db/index.ts';
 
 const started = Date.now();
 const blob = await pgliteTemplate();
-process.stdout.write(`plaza: PGlite template ready (${Math.round(blob.size / 1024)} KiB, ${Date.now() - started} ms)\n`);
+process.stdout.write(
+  `plaza: PGlite template ready (${Math.round(blob.size / 1024)} KiB, ${Date.now() - started} ms)\n`,
+);

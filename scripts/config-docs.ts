@@ -53,7 +53,12 @@ export function settingRows(schemas: Array<z.ZodObject> = [EnvSchema, ClientEnvS
       if (description === '') missing.push(name);
       if (typeof meta['group'] === 'string') group = meta['group'];
       const override = meta['defaultText'];
-      rows.push({ name, group, defaultText: typeof override === 'string' ? override : schemaDefault(setting), description });
+      rows.push({
+        name,
+        group,
+        defaultText: typeof override === 'string' ? override : schemaDefault(setting),
+        description,
+      });
     }
   }
   if (missing.length > 0) throw new MissingDescriptionError(missing);
@@ -62,7 +67,7 @@ export function settingRows(schemas: Array<z.ZodObject> = [EnvSchema, ClientEnvS
 
 /** A setting's metadata: its own, or that of the schema it wraps (`.describe()` before `.default()`). */
 function settingMeta(setting: z.ZodType): Record<string, unknown> {
-  for (let schema: z.ZodType | undefined = setting; schema !== undefined; ) {
+  for (let schema: z.ZodType | undefined = setting; schema !== undefined;) {
     const meta = schema.meta();
     if (meta !== undefined) return meta;
     schema = (schema._zod.def as { innerType?: z.ZodType }).innerType;
@@ -82,7 +87,9 @@ function schemaDefault(setting: z.ZodType): string {
 
 /** docs/configuration.md as the schema says it. */
 export function renderConfigurationDoc(rows: SettingRow[] = settingRows()): string {
-  const groups = [...SETTING_GROUPS, ...new Set(rows.map((row) => row.group))].filter((g, i, all) => all.indexOf(g) === i);
+  const groups = [...SETTING_GROUPS, ...new Set(rows.map((row) => row.group))].filter(
+    (g, i, all) => all.indexOf(g) === i,
+  );
   const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
   const lines = [
     '# Configuration',

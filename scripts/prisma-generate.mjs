@@ -3,7 +3,7 @@
 // download: generate does not need the engine, so PRISMA_SCHEMA_ENGINE_BINARY points at a
 // placeholder when none is installed. Called by `npm install` (postinstall) and `npm run generate`.
 import { spawnSync } from 'node:child_process';
-import { chmodSync,existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,7 +13,10 @@ if (!env.PRISMA_SCHEMA_ENGINE_BINARY) {
   const placeholder = join(root, 'node_modules', '.cache', 'plaza', 'schema-engine-placeholder');
   if (!existsSync(placeholder)) {
     mkdirSync(dirname(placeholder), { recursive: true });
-    writeFileSync(placeholder, '#!/bin/sh\necho "schema-engine is not available; Plaza applies migrations itself (plaza migrate)" >&2\nexit 1\n');
+    writeFileSync(
+      placeholder,
+      '#!/bin/sh\necho "schema-engine is not available; Plaza applies migrations itself (plaza migrate)" >&2\nexit 1\n',
+    );
     chmodSync(placeholder, 0o755);
   }
   env.PRISMA_SCHEMA_ENGINE_BINARY = placeholder;

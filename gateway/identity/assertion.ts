@@ -47,7 +47,8 @@ export async function signAssertion(
   input: { card: AginCard; callId: string; audience: string; issuer: string; nowSeconds: number },
 ): Promise<string> {
   let keyObject = key.keyObject ?? keyObjects.get(key.privateKey);
-  if (!keyObject && key.privateKey.extractable) keyObjects.set(key.privateKey, (keyObject = KeyObject.from(key.privateKey)));
+  if (!keyObject && key.privateKey.extractable)
+    keyObjects.set(key.privateKey, (keyObject = KeyObject.from(key.privateKey)));
   const header = b64url(JSON.stringify({ alg: 'EdDSA', kid: key.kid, typ: ASSERTION_TYP }));
   const payload = b64url(
     JSON.stringify({
@@ -64,7 +65,9 @@ export async function signAssertion(
   const signature = keyObject
     ? sign(null, Buffer.from(signingInput), keyObject)
     : // A non-extractable key without its KeyObject (tests, embedders): WebCrypto signs it.
-      Buffer.from(await webcrypto.subtle.sign('Ed25519', key.privateKey as webcrypto.CryptoKey, Buffer.from(signingInput)));
+      Buffer.from(
+        await webcrypto.subtle.sign('Ed25519', key.privateKey as webcrypto.CryptoKey, Buffer.from(signingInput)),
+      );
   return `${signingInput}.${b64url(signature)}`;
 }
 
@@ -72,10 +75,19 @@ export async function signAssertion(
  * Verifies an assertion as a provider would (used by Plaza's tests and offered to providers in
  * docs): signature by a key of the JWKS, `typ`, audience = the provider's URL, not expired.
  */
-export async function verifyAssertion(token: string, keys: JWTVerifyGetKey, expected: { audience: string; issuer: string }): Promise<AssertionClaims> {
+export async function verifyAssertion(
+  token: string,
+  keys: JWTVerifyGetKey,
+  expected: { audience: string; issuer: string },
+): Promise<AssertionClaims> {
   try {
     if (decodeProtectedHeader(token).typ !== ASSERTION_TYP) throw new AuthError('Not an AGIN assertion.');
-    const { payload } = await jwtVerify(token, keys, { audience: expected.audience, issuer: expected.issuer, algorithms: ['EdDSA'], typ: ASSERTION_TYP });
+    const { payload } = await jwtVerify(token, keys, {
+      audience: expected.audience,
+      issuer: expected.issuer,
+      algorithms: ['EdDSA'],
+      typ: ASSERTION_TYP,
+    });
     return payload as unknown as AssertionClaims;
   } catch (error) {
     if (error instanceof AuthError) throw error;

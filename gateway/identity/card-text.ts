@@ -14,7 +14,10 @@
  * other default-ignorable code points (Hangul fillers, which draw nothing) except variation
  * selectors, which emoji and CJK ideographs use and which draw nothing on their own.
  */
-const REFUSED = new RegExp(String.raw`[\p{Cc}\p{Cf}\p{Cn}\p{Co}\p{Cs}\p{Zl}\p{Zp}]|[\p{DI}--[\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]]`, 'v');
+const REFUSED = new RegExp(
+  String.raw`[\p{Cc}\p{Cf}\p{Cn}\p{Co}\p{Cs}\p{Zl}\p{Zp}]|[\p{DI}--[\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]]`,
+  'v',
+);
 
 const KINDS: [RegExp, string][] = [
   [/\p{Cc}/u, 'a control character'],
@@ -34,16 +37,53 @@ const SPACES = /\p{Zs}+/gu;
  * stored.
  */
 const LOOK_ALIKES: Record<string, string> = {
-  а: 'a', ɑ: 'a', α: 'a', '⍺': 'a', ᴀ: 'a',
-  с: 'c', ϲ: 'c', ᴄ: 'c',
-  о: 'o', ο: 'o', օ: 'o', ᴏ: 'o', '0': 'o', σ: 'o',
-  ս: 'u', υ: 'u', ᴜ: 'u', ʋ: 'u',
-  ո: 'n', ռ: 'n', ᴎ: 'n',
-  т: 't', τ: 't', ᴛ: 't',
-  р: 'p', ρ: 'p', ᴘ: 'p',
-  I: 'l', ӏ: 'l', І: 'l', Ι: 'l', ǀ: 'l', '1': 'l', '|': 'l', ʟ: 'l',
+  а: 'a',
+  ɑ: 'a',
+  α: 'a',
+  '⍺': 'a',
+  ᴀ: 'a',
+  с: 'c',
+  ϲ: 'c',
+  ᴄ: 'c',
+  о: 'o',
+  ο: 'o',
+  օ: 'o',
+  ᴏ: 'o',
+  '0': 'o',
+  σ: 'o',
+  ս: 'u',
+  υ: 'u',
+  ᴜ: 'u',
+  ʋ: 'u',
+  ո: 'n',
+  ռ: 'n',
+  ᴎ: 'n',
+  т: 't',
+  τ: 't',
+  ᴛ: 't',
+  р: 'p',
+  ρ: 'p',
+  ᴘ: 'p',
+  I: 'l',
+  ӏ: 'l',
+  І: 'l',
+  Ι: 'l',
+  ǀ: 'l',
+  '1': 'l',
+  '|': 'l',
+  ʟ: 'l',
   ᴢ: 'z',
-  ː: ':', '˸': ':', '։': ':', '׃': ':', '∶': ':', '꞉': ':', '܃': ':', '፡': ':', '᛬': ':', '⁚': ':', ';': ':',
+  ː: ':',
+  '˸': ':',
+  '։': ':',
+  '׃': ':',
+  '∶': ':',
+  '꞉': ':',
+  '܃': ':',
+  '፡': ':',
+  '᛬': ':',
+  '⁚': ':',
+  ';': ':',
 };
 const LOOK_ALIKE = new RegExp(`[${Object.keys(LOOK_ALIKES).join('').replaceAll('|', '\\|')}]`, 'gu');
 
@@ -86,7 +126,11 @@ function refusalIn(value: string): CardTextRefusal | undefined {
   const char = match[0];
   const point = char.codePointAt(0)!;
   const kind = KINDS.find(([test]) => test.test(char))?.[1] ?? 'an invisible character';
-  return { codePoint: `U+${point.toString(16).toUpperCase().padStart(4, '0')}`, position: [...value.slice(0, match.index)].length, kind };
+  return {
+    codePoint: `U+${point.toString(16).toUpperCase().padStart(4, '0')}`,
+    position: [...value.slice(0, match.index)].length,
+    kind,
+  };
 }
 
 /**
@@ -107,5 +151,8 @@ export function reservedOwnerContext(text: string): boolean {
     .normalize('NFKC')
     .replace(LOOK_ALIKE, (char) => LOOK_ALIKES[char]!)
     .replace(/\s*:\s*/gu, ':');
-  return RESERVED_OWNER_CONTEXTS.values.some((value) => skeleton === value) || RESERVED_OWNER_CONTEXTS.prefixes.some((prefix) => skeleton.startsWith(prefix));
+  return (
+    RESERVED_OWNER_CONTEXTS.values.some((value) => skeleton === value) ||
+    RESERVED_OWNER_CONTEXTS.prefixes.some((prefix) => skeleton.startsWith(prefix))
+  );
 }

@@ -62,7 +62,13 @@ export function stampCallParams(params: unknown, card: AginCard, callId: string)
  * on it is dropped (identity in `_meta.platform` is Plaza's to state, on any method).
  */
 export function withoutPlatformMeta<T>(message: T): T {
-  if (!isRecord(message) || !isRecord(message['params']) || !isRecord(message['params']['_meta']) || !('platform' in message['params']['_meta'])) return message;
+  if (
+    !isRecord(message) ||
+    !isRecord(message['params']) ||
+    !isRecord(message['params']['_meta']) ||
+    !('platform' in message['params']['_meta'])
+  )
+    return message;
   const { platform: _dropped, ...meta } = message['params']['_meta'];
   return { ...message, params: { ...message['params'], _meta: meta } };
 }
@@ -70,7 +76,9 @@ export function withoutPlatformMeta<T>(message: T): T {
 /** The advice a result carries to its provider (spec §2.4 `receipt_hint`). */
 export function receiptHint(card: AginCard, callId: string, resultCallId?: string): string {
   const receipts =
-    resultCallId === undefined || resultCallId === callId ? 'a receipt under the same call_id' : `a receipt under the same call_id, and this task result's own under call_id ${resultCallId}`;
+    resultCallId === undefined || resultCallId === callId
+      ? 'a receipt under the same call_id'
+      : `a receipt under the same call_id, and this task result's own under call_id ${resultCallId}`;
   return `Log agin_id ${card.aginId} with call_id ${callId} and the tool outcome; Plaza keeps ${receipts}.`;
 }
 
@@ -79,10 +87,19 @@ export function receiptHint(card: AginCard, callId: string, resultCallId?: strin
  * replacing whatever the upstream put there; a task's result (tasks/result) also gets
  * `result_call_id`, the id its own receipt is kept under.
  */
-export function stampResult(result: unknown, card: AginCard, callId: string, resultCallId?: string): Record<string, unknown> {
+export function stampResult(
+  result: unknown,
+  card: AginCard,
+  callId: string,
+  resultCallId?: string,
+): Record<string, unknown> {
   const base = isRecord(result) ? result : {};
   const meta = isRecord(base['_meta']) ? { ...base['_meta'] } : {};
-  const platform: PlatformResultMeta = { agin_id: card.aginId, call_id: callId, receipt_hint: receiptHint(card, callId, resultCallId) };
+  const platform: PlatformResultMeta = {
+    agin_id: card.aginId,
+    call_id: callId,
+    receipt_hint: receiptHint(card, callId, resultCallId),
+  };
   if (resultCallId !== undefined) platform.result_call_id = resultCallId;
   meta['platform'] = platform;
   return { ...base, _meta: meta };
@@ -94,7 +111,17 @@ export function stampResult(result: unknown, card: AginCard, callId: string, res
  * provider may count quotas or abuse by them. Plaza sends none of its own (see
  * docs/decisions/gateway.md, "Providers get no client-address headers").
  */
-const CLIENT_ADDRESS = new Set(['forwarded', 'via', 'x-real-ip', 'x-client-ip', 'true-client-ip', 'cf-connecting-ip', 'fastly-client-ip', 'x-cluster-client-ip', 'x-original-forwarded-for']);
+const CLIENT_ADDRESS = new Set([
+  'forwarded',
+  'via',
+  'x-real-ip',
+  'x-client-ip',
+  'true-client-ip',
+  'cf-connecting-ip',
+  'fastly-client-ip',
+  'x-cluster-client-ip',
+  'x-original-forwarded-for',
+]);
 
 /** Whether the caller's header `name` (lower case, `_` read as `-`) says where the request came from. */
 function claimsClientAddress(name: string): boolean {
@@ -115,15 +142,28 @@ export function upstreamHeaders(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   const connection = callerHeaders['connection'] ?? findHeader(callerHeaders, 'connection');
-  const hopByHop = new Set(String(connection ?? '').split(',').map((token) => token.trim().toLowerCase().replaceAll('_', '-')));
+  const hopByHop = new Set(
+    String(connection ?? '')
+      .split(',')
+      .map((token) => token.trim().toLowerCase().replaceAll('_', '-')),
+  );
   for (const [rawName, value] of Object.entries(callerHeaders)) {
     const name = rawName.toLowerCase();
     // X_PLATFORM_… and X_FORWARDED_… too: CGI-style servers read `_` and `-` as one.
     const read = name.replaceAll('_', '-');
-    if (value === undefined || read.startsWith('x-platform-') || name === 'authorization' || name === 'cookie' || claimsClientAddress(read) || hopByHop.has(read)) continue;
+    if (
+      value === undefined ||
+      read.startsWith('x-platform-') ||
+      name === 'authorization' ||
+      name === 'cookie' ||
+      claimsClientAddress(read) ||
+      hopByHop.has(read)
+    )
+      continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
-  const thirdParty = callerHeaders[UPSTREAM_AUTHORIZATION_HEADER] ?? findHeader(callerHeaders, UPSTREAM_AUTHORIZATION_HEADER);
+  const thirdParty =
+    callerHeaders[UPSTREAM_AUTHORIZATION_HEADER] ?? findHeader(callerHeaders, UPSTREAM_AUTHORIZATION_HEADER);
   if (typeof thirdParty === 'string' && thirdParty.trim() !== '') out['authorization'] = thirdParty.trim();
   out[IDENTITY_HEADERS.aginId] = card.aginId;
   out[IDENTITY_HEADERS.agentPrincipal] = card.agentPrincipal;
@@ -132,7 +172,10 @@ export function upstreamHeaders(
   return out;
 }
 
-function findHeader(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
+function findHeader(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  name: string,
+): string | undefined {
   for (const [key, value] of Object.entries(headers)) {
     if (key.toLowerCase() === name) return Array.isArray(value) ? value[0] : value;
   }

@@ -48,7 +48,12 @@ export function guardDrain(res: ServerResponse, timeoutMs: number): void {
  * guardDrain when the client takes nothing for `timeoutMs`. Returns at once: the caller's frame
  * (with the answer's parsed form, the upstream's raw text) is let go while the client reads.
  */
-export function writeHeldAnswer(res: ServerResponse, answer: { status: number; headers: Record<string, string | number>; text: string }, hold: AnswerHold, timeoutMs: number): void {
+export function writeHeldAnswer(
+  res: ServerResponse,
+  answer: { status: number; headers: Record<string, string | number>; text: string },
+  hold: AnswerHold,
+  timeoutMs: number,
+): void {
   const { text } = answer;
   const length = Buffer.byteLength(text);
   hold.keep(length);

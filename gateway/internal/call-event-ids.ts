@@ -27,7 +27,9 @@ export interface CallStreamOwner {
 export type Sign = (text: string) => string;
 
 function tagOf(sign: Sign, callId: string, caller: string, owner: CallStreamOwner): string {
-  return sign(JSON.stringify(['call-event-id', callId, caller, owner.provider, owner.agentId, owner.upstreamSession ?? '']));
+  return sign(
+    JSON.stringify(['call-event-id', callId, caller, owner.provider, owner.agentId, owner.upstreamSession ?? '']),
+  );
 }
 
 /**
@@ -38,7 +40,12 @@ function tagOf(sign: Sign, callId: string, caller: string, owner: CallStreamOwne
  * carries a tag binding it to the stream's owner: another agent, connector or session cannot
  * present it as its own (see readCallEventId).
  */
-export function createCallEventIds(sign: Sign, owner: CallStreamOwner, callId: string, callerId: JsonRpcId): () => string {
+export function createCallEventIds(
+  sign: Sign,
+  owner: CallStreamOwner,
+  callId: string,
+  callerId: JsonRpcId,
+): () => string {
   const json = JSON.stringify(callerId);
   const caller = json.length <= MAX_CALLER_ID_JSON ? Buffer.from(json).toString('base64url') : '';
   const tag = tagOf(sign, callId, caller, owner);

@@ -19,7 +19,8 @@ export const BODY_CUT = 'The request body ended before its declared length (the 
  * What a caller is told when Plaza cannot read its own storage (agent credentials, the connector
  * catalog) — a database outage: nothing was called upstream, and retrying shortly is safe.
  */
-export const STORAGE_UNAVAILABLE = 'Plaza cannot reach its database right now, so nothing was called; retry in a few seconds.';
+export const STORAGE_UNAVAILABLE =
+  'Plaza cannot reach its database right now, so nothing was called; retry in a few seconds.';
 /**
  * What a caller is told of a call that ran but whose receipt could be stored nowhere (neither the
  * database nor the spool took it): its result is not given out unreceipted, on either entry point.
@@ -48,10 +49,9 @@ const PROTOCOL_MEMBERS = {
   params: ['name', 'arguments', '_meta', 'task'],
   meta: ['platform', 'progressToken'],
 } as const;
-const FOLDED_MEMBERS = Object.fromEntries(Object.entries(PROTOCOL_MEMBERS).map(([level, names]) => [level, new Map(names.map((n) => [foldCase(n), n]))])) as Record<
-  keyof typeof PROTOCOL_MEMBERS,
-  Map<string, string>
->;
+const FOLDED_MEMBERS = Object.fromEntries(
+  Object.entries(PROTOCOL_MEMBERS).map(([level, names]) => [level, new Map(names.map((n) => [foldCase(n), n]))]),
+) as Record<keyof typeof PROTOCOL_MEMBERS, Map<string, string>>;
 
 /**
  * A member name as a case-insensitive JSON decoder matches it (Go's encoding/json, say: Unicode
@@ -85,11 +85,18 @@ export function caseVariantMember(message: unknown): string | undefined {
   if (!isRecord(message)) return undefined;
   const params = message['params'];
   const meta = isRecord(params) ? params['_meta'] : undefined;
-  return caseVariantIn(message, 'message') ?? (isRecord(params) ? caseVariantIn(params, 'params') : undefined) ?? (isRecord(meta) ? caseVariantIn(meta, 'meta') : undefined);
+  return (
+    caseVariantIn(message, 'message') ??
+    (isRecord(params) ? caseVariantIn(params, 'params') : undefined) ??
+    (isRecord(meta) ? caseVariantIn(meta, 'meta') : undefined)
+  );
 }
 
 /** What Node's JSON offers beyond ES2024's typings: raw JSON text that JSON.stringify writes as is. */
-const rawJson = JSON as unknown as { rawJSON(text: string): object; isRawJSON(value: unknown): value is { rawJSON: string } };
+const rawJson = JSON as unknown as {
+  rawJSON(text: string): object;
+  isRawJSON(value: unknown): value is { rawJSON: string };
+};
 
 /** A run of digits long enough to hold an integer past 2^53 (16 digits or more). */
 const LONG_DIGITS = /\d{16}/;
@@ -104,7 +111,12 @@ const INTEGER = /^-?\d+$/;
 export function parseJson(text: string): unknown {
   if (!LONG_DIGITS.test(text)) return JSON.parse(text);
   return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && INTEGER.test(context.source) ? rawJson.rawJSON(context.source) : value,
+    typeof value === 'number' &&
+    !Number.isSafeInteger(value) &&
+    context?.source !== undefined &&
+    INTEGER.test(context.source)
+      ? rawJson.rawJSON(context.source)
+      : value,
   );
 }
 
@@ -132,13 +144,20 @@ export function callAnswer(
 ): { result: Record<string, unknown> } | { error: { code: number; message: string } } | { malformed: string } {
   const error = (message as { error?: unknown }).error;
   if (error !== undefined) {
-    if (!isRecord(error) || typeof error['code'] !== 'number' || !Number.isFinite(error['code']) || typeof error['message'] !== 'string' || 'result' in message) {
+    if (
+      !isRecord(error) ||
+      typeof error['code'] !== 'number' ||
+      !Number.isFinite(error['code']) ||
+      typeof error['message'] !== 'string' ||
+      'result' in message
+    ) {
       return { malformed: 'the upstream answered a malformed JSON-RPC error' };
     }
     return { error: { code: error['code'], message: error['message'] } };
   }
   if (!isRecord(message.result)) return { malformed: `the upstream answered a ${method} result that is not an object` };
-  if (nestsDeeperThan(message.result, MAX_JSON_DEPTH)) return { malformed: `the upstream's result nests deeper than ${MAX_JSON_DEPTH} levels` };
+  if (nestsDeeperThan(message.result, MAX_JSON_DEPTH))
+    return { malformed: `the upstream's result nests deeper than ${MAX_JSON_DEPTH} levels` };
   return { result: message.result };
 }
 

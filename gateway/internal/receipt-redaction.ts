@@ -17,8 +17,12 @@ export const CREDENTIAL_REMOVED = '[credential removed]';
  * and, past an auth scheme (`Bearer …`), the credential alone. Undefined without the header.
  */
 export function callSecrets(header: string | string[] | undefined): string[] | undefined {
-  const values = (Array.isArray(header) ? header : [header]).filter((v): v is string => typeof v === 'string').map((v) => v.trim());
-  const secrets = values.flatMap((v) => [v, v.replace(/^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+/, '')]).filter((v) => v.length >= MIN_SECRET_LENGTH);
+  const values = (Array.isArray(header) ? header : [header])
+    .filter((v): v is string => typeof v === 'string')
+    .map((v) => v.trim());
+  const secrets = values
+    .flatMap((v) => [v, v.replace(/^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+/, '')])
+    .filter((v) => v.length >= MIN_SECRET_LENGTH);
   // Longest first, so a whole value goes before the credential inside it.
   return secrets.length > 0 ? [...new Set(secrets)].sort((a, b) => b.length - a.length) : undefined;
 }
@@ -36,7 +40,9 @@ function patternOf(secrets: readonly string[]): RegExp {
     return [secret, bytes.toString('base64'), bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url')];
   });
   // Longest first, so a whole value goes before the credential inside it.
-  const alternatives = [...new Set(forms)].sort((a, b) => b.length - a.length).map((form) => form.replace(REGEXP_SYNTAX, '\\$&'));
+  const alternatives = [...new Set(forms)]
+    .sort((a, b) => b.length - a.length)
+    .map((form) => form.replace(REGEXP_SYNTAX, '\\$&'));
   pattern = new RegExp(alternatives.join('|'), 'gi');
   patterns.set(secrets, pattern);
   return pattern;

@@ -57,14 +57,21 @@ export type Reopened = { stream: UpstreamHttpResponse } | { failure: string; ret
  * tried again; any other status ends the resuming (405: the provider does not resume streams,
  * 404: it forgot the session, 400: it does not know the event id).
  */
-export async function reopenStream(open: (lastEventId: string) => Promise<UpstreamHttpResponse>, lastEventId: string): Promise<Reopened> {
+export async function reopenStream(
+  open: (lastEventId: string) => Promise<UpstreamHttpResponse>,
+  lastEventId: string,
+): Promise<Reopened> {
   let answer: UpstreamHttpResponse;
   try {
     answer = await open(lastEventId);
   } catch (error) {
     return { failure: describeUpstreamFailure(error), retryable: true };
   }
-  if (answer.status === 200 && (answer.header('content-type') ?? '').startsWith('text/event-stream')) return { stream: answer };
+  if (answer.status === 200 && (answer.header('content-type') ?? '').startsWith('text/event-stream'))
+    return { stream: answer };
   answer.discard();
-  return { failure: answer.status === 200 ? 'HTTP 200, not an event stream' : `HTTP ${answer.status}`, retryable: answer.status >= 500 || answer.status === 429 };
+  return {
+    failure: answer.status === 200 ? 'HTTP 200, not an event stream' : `HTTP ${answer.status}`,
+    retryable: answer.status >= 500 || answer.status === 429,
+  };
 }

@@ -45,12 +45,24 @@ function createdTaskId(result: unknown): string | undefined {
  * Waited for (so a tasks/result right after finds it), but never long: an unreachable database
  * must not hold the call's answer (the task's results are then receipted with their creator unknown).
  */
-export async function rememberCreatedTask(tasks: TaskDirectory | undefined, call: CallContext, result: unknown): Promise<void> {
+export async function rememberCreatedTask(
+  tasks: TaskDirectory | undefined,
+  call: CallContext,
+  result: unknown,
+): Promise<void> {
   const taskId = createdTaskId(result);
   if (taskId === undefined || !tasks || call.upstreamSession === undefined) return;
-  const remembered = tasks.remember(taskKey(call.provider, call.identity.agentId, call.upstreamSession, taskId), { callId: call.callId, tool: call.tool }).catch(() => undefined);
+  const remembered = tasks
+    .remember(taskKey(call.provider, call.identity.agentId, call.upstreamSession, taskId), {
+      callId: call.callId,
+      tool: call.tool,
+    })
+    .catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([remembered, new Promise<void>((resolve) => (timer = setTimeout(resolve, TASK_REMEMBER_WAIT_MS)))]);
+  await Promise.race([
+    remembered,
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, TASK_REMEMBER_WAIT_MS))),
+  ]);
   clearTimeout(timer);
 }
 
@@ -64,7 +76,14 @@ export async function rememberCreatedTask(tasks: TaskDirectory | undefined, call
  */
 export async function takeTaskResults(
   messages: unknown[],
-  context: { provider: string; agentId: string; upstreamSession: string | undefined; awaited: Set<JsonRpcId>; tasks: TaskDirectory | undefined; clock: Clock },
+  context: {
+    provider: string;
+    agentId: string;
+    upstreamSession: string | undefined;
+    awaited: Set<JsonRpcId>;
+    tasks: TaskDirectory | undefined;
+    clock: Clock;
+  },
 ): Promise<Map<string, TaskResultRequest>> {
   const { provider, agentId, upstreamSession, awaited, tasks, clock } = context;
   const taskResults = new Map<string, TaskResultRequest>();
@@ -72,9 +91,16 @@ export async function takeTaskResults(
   for (const m of messages) {
     if (!isRequest(m) || m.method !== 'tasks/result') continue;
     const taskId = (m.params as { taskId?: unknown } | undefined)?.taskId;
-    const request: TaskResultRequest = { callerId: m.id, resultCallId: newId('call', clock.now()), taskId: typeof taskId === 'string' ? taskId : undefined, creator: undefined, cancelled: false };
+    const request: TaskResultRequest = {
+      callerId: m.id,
+      resultCallId: newId('call', clock.now()),
+      taskId: typeof taskId === 'string' ? taskId : undefined,
+      creator: undefined,
+      cancelled: false,
+    };
     taskResults.set(request.resultCallId, request);
-    if (request.taskId !== undefined && upstreamSession !== undefined) keys.set(request.resultCallId, taskKey(provider, agentId, upstreamSession, request.taskId));
+    if (request.taskId !== undefined && upstreamSession !== undefined)
+      keys.set(request.resultCallId, taskKey(provider, agentId, upstreamSession, request.taskId));
     awaited.delete(m.id);
     awaited.add(request.resultCallId);
     m.id = request.resultCallId;
@@ -99,22 +125,40 @@ export async function takeTaskResults(
 export async function answerTaskResult(
   message: JsonRpcResponse,
   request: TaskResultRequest,
-  context: { receipts: ReceiptSink; clock: Clock; identity: AgentIdentity; provider: string; arrivedAt: number; secrets: readonly string[] | undefined },
+  context: {
+    receipts: ReceiptSink;
+    clock: Clock;
+    identity: AgentIdentity;
+    provider: string;
+    arrivedAt: number;
+    secrets: readonly string[] | undefined;
+  },
 ): Promise<JsonRpcResponse> {
   const { receipts, clock, identity, provider, arrivedAt, secrets } = context;
   const { callerId, resultCallId, taskId, creator } = request;
   const answer = callAnswer(message, 'tasks/result');
   if ('error' in answer && creator === undefined) return { ...message, id: callerId };
-  const delivery: CallContext = { callId: resultCallId, identity, provider, tool: creator?.tool ?? 'tasks/result', startedAt: arrivedAt, secrets };
+  const delivery: CallContext = {
+    callId: resultCallId,
+    identity,
+    provider,
+    tool: creator?.tool ?? 'tasks/result',
+    startedAt: arrivedAt,
+    secrets,
+  };
   const outcome = 'malformed' in answer ? { failure: answer.malformed } : answer;
   const stampedId = creator?.callId ?? resultCallId;
   try {
     await recordTaskResult(receipts, delivery, { taskId, callId: creator?.callId }, outcome, clock.now());
   } catch {
-    const refused = toolErrorResult(callerId, "The task's result arrived but Plaza could not record its receipt; ask for it again with tasks/result.");
+    const refused = toolErrorResult(
+      callerId,
+      "The task's result arrived but Plaza could not record its receipt; ask for it again with tasks/result.",
+    );
     return { ...refused, result: stampResult(refused.result, identity, stampedId) };
   }
   if ('error' in answer) return { ...message, id: callerId };
-  const result = 'result' in answer ? answer.result : toolErrorResult(callerId, `Task result failed: ${answer.malformed}.`).result;
+  const result =
+    'result' in answer ? answer.result : toolErrorResult(callerId, `Task result failed: ${answer.malformed}.`).result;
   return { jsonrpc: '2.0', id: callerId, result: stampResult(result, identity, stampedId, resultCallId) };
 }

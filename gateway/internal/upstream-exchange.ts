@@ -4,7 +4,11 @@ import type { UpstreamHttpResponse } from '../upstream-http.ts';
  * Reads a whole body as text, refusing more than `limit` bytes. `onBytes` is told the size read so
  * far after every read, and may throw to stop reading: the body is then discarded and its error passes.
  */
-export async function readBodyText(response: UpstreamHttpResponse, limit: number, onBytes?: (size: number) => void): Promise<string> {
+export async function readBodyText(
+  response: UpstreamHttpResponse,
+  limit: number,
+  onBytes?: (size: number) => void,
+): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of response.body) {
@@ -37,7 +41,8 @@ const DRAIN_BYTES = 64 * 1024;
 export function drainRest(chunks: AsyncIterator<Buffer>, res: UpstreamHttpResponse): void {
   const timer = setTimeout(() => res.discard(), DRAIN_MS);
   timer.unref();
-  void (async () => { // eslint-disable-line @typescript-eslint/no-floating-promises -- its whole body is in try/catch/finally
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- its whole body is in try/catch/finally
+  void (async () => {
     let size = 0;
     try {
       for (;;) {
@@ -65,7 +70,8 @@ export class UpstreamTooLargeError extends Error {
 /** Why an upstream exchange failed, in words for the caller (never the upstream's body). */
 export function describeUpstreamFailure(error: unknown): string {
   const e = error as { name?: string; message?: string; code?: unknown; cause?: { message?: unknown } };
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return 'the upstream did not answer in time';
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT')
+    return 'the upstream did not answer in time';
   // Timeouts abort with a TimeoutError; an AbortError is the caller's doing.
   if (e.name === 'AbortError') return 'the caller cancelled the call or went away before the upstream answered';
   if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'cannot reach the upstream (connect timeout)';

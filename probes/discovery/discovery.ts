@@ -6,7 +6,11 @@ import { type DiscoveredServer, parseRegistryPage } from './registry-page.ts';
 /** Storage discovery needs (implemented in src/marketplace over the database). */
 export interface DiscoveryStore {
   /** Inserts or updates discovered listings (never touches manual ones); counts what changed. */
-  upsertDiscovered(servers: DiscoveredServer[], registrant: string, now: number): Promise<{ created: number; updated: number }>;
+  upsertDiscovered(
+    servers: DiscoveredServer[],
+    registrant: string,
+    now: number,
+  ): Promise<{ created: number; updated: number }>;
   /** Deletes discovered listings of these registry names (their slugs stay retired); returns how many went. */
   removeDiscovered(registryNames: string[], now: number): Promise<number>;
   /**
@@ -90,18 +94,28 @@ export function createDiscovery(options: DiscoveryOptions): Discovery {
 
   async function pull(): Promise<PullReport> {
     const started = clock.now();
-    const report: PullReport = { pages: 0, created: 0, updated: 0, removed: 0, skipped: 0, nextInMs: 0, rateLimited: false };
+    const report: PullReport = {
+      pages: 0,
+      created: 0,
+      updated: 0,
+      removed: 0,
+      skipped: 0,
+      nextInMs: 0,
+      rateLimited: false,
+    };
     let cursor: string | undefined;
     let retryAfterMs: number | undefined;
-    for (; report.pages < maxPages; ) {
+    for (; report.pages < maxPages;) {
       options.signal?.throwIfAborted();
       const url = new URL(`${base}/v0.1/servers`);
       url.searchParams.set('limit', String(pageLimit));
       if (cursor !== undefined) url.searchParams.set('cursor', cursor);
       if (updatedSince !== undefined) url.searchParams.set('updated_since', updatedSince);
-       const response = await doFetch(url, {
+      const response = await doFetch(url, {
         headers: { accept: 'application/json' },
-        signal: options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+        signal: options.signal
+          ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
+          : AbortSignal.timeout(timeoutMs),
       });
       if (response.status === 429) {
         await response.body?.cancel();

@@ -37,8 +37,16 @@ export interface RegistryPage {
 
 const OFFICIAL = 'io.modelcontextprotocol.registry/official';
 
-const HeaderSchema = z.looseObject({ name: z.string().min(1).max(200), description: z.string().optional(), isRequired: z.boolean().optional() });
-const RemoteSchema = z.looseObject({ type: z.string(), url: z.string().optional(), headers: z.array(HeaderSchema).optional() });
+const HeaderSchema = z.looseObject({
+  name: z.string().min(1).max(200),
+  description: z.string().optional(),
+  isRequired: z.boolean().optional(),
+});
+const RemoteSchema = z.looseObject({
+  type: z.string(),
+  url: z.string().optional(),
+  headers: z.array(HeaderSchema).optional(),
+});
 const EntrySchema = z.looseObject({
   server: z.looseObject({
     name: z.string().min(1).max(300),
@@ -57,7 +65,10 @@ const SLUG_MAX = 63;
 
 /** A provider slug (`^[a-z0-9][a-z0-9-]{1,62}$`) for a registry name; long names keep a hash suffix. */
 export function providerSlugFor(registryName: string): string {
-  let slug = registryName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  let slug = registryName
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   if (slug.length < 2) slug = `server-${slug}`.replace(/-+$/, '');
   if (slug.length > SLUG_MAX) slug = `${slug.slice(0, SLUG_MAX - 9).replace(/-+$/, '')}-${shortHash(registryName)}`;
   return slug;
@@ -97,7 +108,9 @@ export function decideEntry(raw: unknown, allowPrivate = false): RegistryDecisio
   if (official?.isLatest === false) return { kind: 'skip', reason: 'not the latest version' };
   const status = typeof official?.status === 'string' ? official.status : 'active';
   if (status !== 'active') return { kind: 'remove', registryName: server.name, reason: `status ${status}` };
-  const remote = server.remotes?.find((r) => r.type === 'streamable-http' && r.url !== undefined && isConnectableUrl(r.url, allowPrivate));
+  const remote = server.remotes?.find(
+    (r) => r.type === 'streamable-http' && r.url !== undefined && isConnectableUrl(r.url, allowPrivate),
+  );
   if (!remote) return { kind: 'remove', registryName: server.name, reason: 'no connectable streamable-http remote' };
   const summary = storableText((server.description ?? server.title ?? '').slice(0, 2_000));
   const requiredCredentials = (remote.headers ?? []).map((h) => ({
@@ -107,7 +120,13 @@ export function decideEntry(raw: unknown, allowPrivate = false): RegistryDecisio
   }));
   return {
     kind: 'keep',
-    server: { registryName: server.name, provider: providerSlugFor(server.name), url: remote.url!, summary, requiredCredentials },
+    server: {
+      registryName: server.name,
+      provider: providerSlugFor(server.name),
+      url: remote.url!,
+      summary,
+      requiredCredentials,
+    },
   };
 }
 
@@ -115,5 +134,8 @@ export function decideEntry(raw: unknown, allowPrivate = false): RegistryDecisio
 export function parseRegistryPage(body: unknown, allowPrivate = false): RegistryPage {
   const page = PageSchema.parse(body);
   const next = page.metadata?.nextCursor ?? page.metadata?.next_cursor ?? undefined;
-  return { decisions: page.servers.map((entry) => decideEntry(entry, allowPrivate)), nextCursor: next === null || next === '' ? undefined : next };
+  return {
+    decisions: page.servers.map((entry) => decideEntry(entry, allowPrivate)),
+    nextCursor: next === null || next === '' ? undefined : next,
+  };
 }

@@ -56,18 +56,35 @@ export async function discover(session: ProbeSession): Promise<Handshake> {
   const result = await session.request('server/discover', {}, DiscoverResultSchema);
   const offered = result.supportedVersions.filter((v) => REVISION.safeParse(v).success);
   if (!offered.includes(STATELESS_PROTOCOL_VERSION)) {
-    throw new ProbeProtocolError(`server/discover offers no revision the probe speaks (${offered.slice(0, 3).join(', ').slice(0, 60) || 'none'}).`);
+    throw new ProbeProtocolError(
+      `server/discover offers no revision the probe speaks (${offered.slice(0, 3).join(', ').slice(0, 60) || 'none'}).`,
+    );
   }
   const info = result._meta?.['io.modelcontextprotocol/serverInfo'] ?? result.serverInfo;
-  return { protocolVersion: STATELESS_PROTOCOL_VERSION, revisions: newestFirst(offered), serverInfo: info ? keptServerInfo(info) : null, capabilities: keptCapabilities(result.capabilities) };
+  return {
+    protocolVersion: STATELESS_PROTOCOL_VERSION,
+    revisions: newestFirst(offered),
+    serverInfo: info ? keptServerInfo(info) : null,
+    capabilities: keptCapabilities(result.capabilities),
+  };
 }
 
 /** The initialize handshake of the revisions before 2026-07-28 (version negotiated as the SDK's client does). */
 export async function initialize(session: ProbeSession): Promise<Handshake> {
-  const init = await session.request('initialize', { protocolVersion: PROBE_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO }, InitializeResultSchema);
-  if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion)) throw new ProbeProtocolError(`Server's protocol version is not supported: ${init.protocolVersion.slice(0, 40)}`);
+  const init = await session.request(
+    'initialize',
+    { protocolVersion: PROBE_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
+    InitializeResultSchema,
+  );
+  if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion))
+    throw new ProbeProtocolError(`Server's protocol version is not supported: ${init.protocolVersion.slice(0, 40)}`);
   session.setProtocolVersion(init.protocolVersion);
-  return { protocolVersion: init.protocolVersion, revisions: [init.protocolVersion], serverInfo: keptServerInfo(init.serverInfo), capabilities: keptCapabilities(init.capabilities) };
+  return {
+    protocolVersion: init.protocolVersion,
+    revisions: [init.protocolVersion],
+    serverInfo: keptServerInfo(init.serverInfo),
+    capabilities: keptCapabilities(init.capabilities),
+  };
 }
 
 /**
@@ -90,7 +107,11 @@ export function newestFirst(revisions: Iterable<string>): string[] {
 }
 
 function keptServerInfo(info: z.infer<typeof ServerInfoSchema>): Record<string, unknown> {
-  return storableJson({ name: info.name.slice(0, 200), version: info.version.slice(0, 100), ...(info.title ? { title: info.title.slice(0, 200) } : {}) }) as Record<string, unknown>;
+  return storableJson({
+    name: info.name.slice(0, 200),
+    version: info.version.slice(0, 100),
+    ...(info.title ? { title: info.title.slice(0, 200) } : {}),
+  }) as Record<string, unknown>;
 }
 
 /**
@@ -98,7 +119,13 @@ function keptServerInfo(info: z.infer<typeof ServerInfoSchema>): Record<string, 
  * usually a few flags), else their names only, so one server's `experimental` cannot bloat the row.
  */
 function keptCapabilities(capabilities: Record<string, unknown>): Record<string, unknown> {
-  const whole = nestsDeeperThan(capabilities, MAX_CAPABILITIES_DEPTH) ? undefined : (storableJson(capabilities) as Record<string, unknown>);
+  const whole = nestsDeeperThan(capabilities, MAX_CAPABILITIES_DEPTH)
+    ? undefined
+    : (storableJson(capabilities) as Record<string, unknown>);
   if (whole !== undefined && JSON.stringify(whole).length <= MAX_CAPABILITIES_CHARS) return whole;
-  return Object.fromEntries(Object.keys(capabilities).slice(0, 50).map((name) => [storableText(name.slice(0, 100)), {}]));
+  return Object.fromEntries(
+    Object.keys(capabilities)
+      .slice(0, 50)
+      .map((name) => [storableText(name.slice(0, 100)), {}]),
+  );
 }

@@ -72,17 +72,36 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
   // Redirects are not followed: the gateway calls the listed URL and follows none (identity
   // headers and the AGIN assertion are bound to it), so an endpoint that only answers after a
   // redirect would look healthy here while every call through Plaza failed.
-  const post = <T>(message: JSONRPCMessage, read: (response: GuardedResponse) => Promise<T>, extra: Record<string, string> = {}) =>
-    send(url, { method: 'POST', headers: headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra }), body: JSON.stringify(message), signal, redirect: 'manual' }, async (response) => {
-      const given = response.header('mcp-session-id');
-      if (given) sessionId = given;
-      if (response.status >= 300 && response.status <= 399) throw redirectError(url, response);
-      if (response.status < 200 || response.status > 299) {
-        const bearer = response.status === 401 && /(?:^|,)\s*bearer(?:\s|,|$)/i.test(response.header('www-authenticate') ?? '');
-        throw new ProbeProtocolError(`Error POSTing to endpoint (HTTP ${response.status}).`, response.status, bearer);
-      }
-      return read(response);
-    });
+  const post = <T>(
+    message: JSONRPCMessage,
+    read: (response: GuardedResponse) => Promise<T>,
+    extra: Record<string, string> = {},
+  ) =>
+    send(
+      url,
+      {
+        method: 'POST',
+        headers: headers({
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...extra,
+        }),
+        body: JSON.stringify(message),
+        signal,
+        redirect: 'manual',
+      },
+      async (response) => {
+        const given = response.header('mcp-session-id');
+        if (given) sessionId = given;
+        if (response.status >= 300 && response.status <= 399) throw redirectError(url, response);
+        if (response.status < 200 || response.status > 299) {
+          const bearer =
+            response.status === 401 && /(?:^|,)\s*bearer(?:\s|,|$)/i.test(response.header('www-authenticate') ?? '');
+          throw new ProbeProtocolError(`Error POSTing to endpoint (HTTP ${response.status}).`, response.status, bearer);
+        }
+        return read(response);
+      },
+    );
 
   // The SDK's client answers what a server asks mid-stream: ping with an empty result, anything
   // else (sampling, elicitation, roots: capabilities a probe does not declare) with "method not found".
@@ -96,52 +115,70 @@ export function createProbeSession(url: string, send: GuardedRequest, signal: Ab
   };
 
   return {
-    async request<S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S): Promise<z.output<S>> {
+    async request<S extends z.ZodType>(
+      method: string,
+      params: Record<string, unknown>,
+      schema: S,
+    ): Promise<z.output<S>> {
       const id = nextId++;
       // A stateless revision names the method in a header (the server checks it against the body)
       // and carries the version and client capabilities in every request's _meta.
       const stateless: Record<string, string> = envelope !== undefined ? { 'mcp-method': method } : {};
-      const sent = envelope !== undefined ? { ...params, _meta: { ...(params['_meta'] as Record<string, unknown> | undefined), ...envelope } } : params;
-      const message = await post({ jsonrpc: '2.0', id, method, params: sent }, async (response) => {
-        const type = mediaType(response.header('content-type'));
-        if (response.status === 202) throw new ProbeProtocolError('The endpoint accepted a request without answering it (HTTP 202).', 202);
-        if (type === 'application/json') {
-          const body = parseJson(await response.text());
-          for (const raw of Array.isArray(body) ? body : [body]) {
-            const received = parseMessage(raw);
-            if (isAnswerTo(received, id)) return received;
-            answer(received);
-          }
-          throw new ProbeProtocolError('The endpoint answered without a response to the request.');
-        }
-        if (type === 'text/event-stream') {
-          const parser = createSseParser();
-          for await (const chunk of response.chunks()) {
-            for (const event of parser.push(chunk)) {
-              if (event.event !== 'message' || event.data === '') continue;
-              const received = parseMessage(parseJson(event.data));
+      const sent =
+        envelope !== undefined
+          ? { ...params, _meta: { ...(params['_meta'] as Record<string, unknown> | undefined), ...envelope } }
+          : params;
+      const message = await post(
+        { jsonrpc: '2.0', id, method, params: sent },
+        async (response) => {
+          const type = mediaType(response.header('content-type'));
+          if (response.status === 202)
+            throw new ProbeProtocolError('The endpoint accepted a request without answering it (HTTP 202).', 202);
+          if (type === 'application/json') {
+            const body = parseJson(await response.text());
+            for (const raw of Array.isArray(body) ? body : [body]) {
+              const received = parseMessage(raw);
               if (isAnswerTo(received, id)) return received;
               answer(received);
             }
+            throw new ProbeProtocolError('The endpoint answered without a response to the request.');
           }
-          throw new ProbeProtocolError('The event stream ended without a response to the request.');
-        }
-        throw new ProbeProtocolError(`Unexpected content type: ${type.slice(0, 100) || 'none'}.`);
-      }, stateless);
+          if (type === 'text/event-stream') {
+            const parser = createSseParser();
+            for await (const chunk of response.chunks()) {
+              for (const event of parser.push(chunk)) {
+                if (event.event !== 'message' || event.data === '') continue;
+                const received = parseMessage(parseJson(event.data));
+                if (isAnswerTo(received, id)) return received;
+                answer(received);
+              }
+            }
+            throw new ProbeProtocolError('The event stream ended without a response to the request.');
+          }
+          throw new ProbeProtocolError(`Unexpected content type: ${type.slice(0, 100) || 'none'}.`);
+        },
+        stateless,
+      );
       if ('error' in message) throw McpError.fromError(message.error.code, message.error.message, message.error.data);
       const raw = (message as { result: unknown }).result;
-      const resultType = raw !== null && typeof raw === 'object' ? (raw as { resultType?: unknown }).resultType : undefined;
+      const resultType =
+        raw !== null && typeof raw === 'object' ? (raw as { resultType?: unknown }).resultType : undefined;
       // Absent reads as complete, as for the revisions before 2026-07-28: lenient, as the probe is.
       if (envelope !== undefined && resultType !== undefined && resultType !== 'complete') {
-        throw new ProbeProtocolError(`The ${method} result is not complete (resultType ${JSON.stringify(String(resultType).slice(0, 40))}).`);
+        throw new ProbeProtocolError(
+          `The ${method} result is not complete (resultType ${JSON.stringify(String(resultType).slice(0, 40))}).`,
+        );
       }
       const result = schema.safeParse(raw);
-      if (!result.success) throw new ProbeProtocolError(`Invalid ${method} result: ${describeIssue(result.error.issues[0])}.`);
+      if (!result.success)
+        throw new ProbeProtocolError(`Invalid ${method} result: ${describeIssue(result.error.issues[0])}.`);
       return result.data as z.output<S>;
     },
     async notify(method, params) {
       // Read the (normally empty) body so the connection can serve the next request.
-      await post(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }, (response) => response.text());
+      await post(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }, (response) =>
+        response.text(),
+      );
     },
     setProtocolVersion(version) {
       protocolVersion = version;
@@ -207,7 +244,14 @@ function parseJson(text: string): unknown {
  */
 function parseMessage(raw: unknown): JSONRPCMessage {
   const keys = raw !== null && typeof raw === 'object' ? raw : {};
-  const schema = 'method' in keys ? ('id' in keys ? JSONRPCRequestSchema : JSONRPCNotificationSchema) : 'error' in keys ? JSONRPCErrorResponseSchema : JSONRPCResultResponseSchema;
+  const schema =
+    'method' in keys
+      ? 'id' in keys
+        ? JSONRPCRequestSchema
+        : JSONRPCNotificationSchema
+      : 'error' in keys
+        ? JSONRPCErrorResponseSchema
+        : JSONRPCResultResponseSchema;
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new ProbeProtocolError('The endpoint sent something that is not a JSON-RPC message.');
   return parsed.data;

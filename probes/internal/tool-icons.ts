@@ -50,7 +50,12 @@ function keptIcon(value: unknown): ToolIcon | undefined {
   if (mimeType !== undefined && !MIME_TYPE.test(mimeType)) return undefined;
   if (sizes !== undefined && (sizes.length > MAX_ICONS || !sizes.every((s) => SIZE.test(s)))) return undefined;
   // Only MCP's members: anything else a provider put on an icon is not passed on.
-  return { src, ...(mimeType !== undefined ? { mimeType } : {}), ...(sizes !== undefined ? { sizes } : {}), ...(theme !== undefined ? { theme } : {}) };
+  return {
+    src,
+    ...(mimeType !== undefined ? { mimeType } : {}),
+    ...(sizes !== undefined ? { sizes } : {}),
+    ...(theme !== undefined ? { theme } : {}),
+  };
 }
 
 /**

@@ -5,7 +5,14 @@
 import type { PrismaClient } from '../../src/db/index.ts';
 import type { Checkpoint } from '../checkpoint.ts';
 import type { ReceiptFilter, ReceiptsDatabase } from '../database.ts';
-import { chainHash, GENESIS_HASH, type Receipt, type ReceiptInput, receiptLeafHash, type ReceiptStatus } from '../encoding.ts';
+import {
+  chainHash,
+  GENESIS_HASH,
+  type Receipt,
+  type ReceiptInput,
+  receiptLeafHash,
+  type ReceiptStatus,
+} from '../encoding.ts';
 
 interface ReceiptRow {
   seq: string;
@@ -71,7 +78,11 @@ function toReceipt(row: ReceiptRow): Receipt {
 }
 
 /** One row of the INSERT's JSON: a stored row, with its time as ISO text and both hashes set. */
-type ReceiptJsonRow = Omit<ReceiptRow, 'created_at' | 'prev_hash' | 'leaf_hash'> & { created_at: string; prev_hash: string; leaf_hash: string };
+type ReceiptJsonRow = Omit<ReceiptRow, 'created_at' | 'prev_hash' | 'leaf_hash'> & {
+  created_at: string;
+  prev_hash: string;
+  leaf_hash: string;
+};
 
 /**
  * Chains `fresh` onto the head: each row's seq (drawn values in ascending order; values left over
@@ -80,9 +91,11 @@ type ReceiptJsonRow = Omit<ReceiptRow, 'created_at' | 'prev_hash' | 'leaf_hash'>
 function chainRows(fresh: readonly ReceiptInput[], state: ChainHead | undefined): ReceiptJsonRow[] {
   if (!state) throw new Error('the chain head was not read');
   const hasHead = state.head_prev !== null || state.head_leaf !== null;
-  if (hasHead && (!state.head_prev || !state.head_leaf)) throw new Error('the last receipt has no hashes; the log is damaged');
+  if (hasHead && (!state.head_prev || !state.head_leaf))
+    throw new Error('the last receipt has no hashes; the log is damaged');
   const seqs = state.seqs.map((v) => BigInt(v)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  if (seqs.length < fresh.length) throw new Error(`drew ${seqs.length} receipt seq values for ${fresh.length} receipts`);
+  if (seqs.length < fresh.length)
+    throw new Error(`drew ${seqs.length} receipt seq values for ${fresh.length} receipts`);
   return chainFrom(fresh, hasHead ? chainHash(state.head_prev!, state.head_leaf!) : GENESIS_HASH, seqs);
 }
 
@@ -190,7 +203,11 @@ function insertStatement(rows: readonly ReceiptJsonRow[]): string {
  * replay of receipts whose commit did answer), the INSERT fails, nothing is stored, and the batch
  * goes again with the stored call_ids looked up first.
  */
-export async function appendReceipts(db: ReceiptsDatabase, inputs: readonly ReceiptInput[], cache: ChainTipCache = {}): Promise<number> {
+export async function appendReceipts(
+  db: ReceiptsDatabase,
+  inputs: readonly ReceiptInput[],
+  cache: ChainTipCache = {},
+): Promise<number> {
   const first = new Map<string, ReceiptInput>();
   for (const r of inputs) if (!first.has(r.callId)) first.set(r.callId, r);
   const batch = [...first.values()];
@@ -199,7 +216,11 @@ export async function appendReceipts(db: ReceiptsDatabase, inputs: readonly Rece
   cache.tip = undefined;
   try {
     if (tip && !cache.contended) {
-      const rows = chainFrom(batch, tip.next, batch.map((_, i) => tip.seq + BigInt(i + 1)));
+      const rows = chainFrom(
+        batch,
+        tip.next,
+        batch.map((_, i) => tip.seq + BigInt(i + 1)),
+      );
       const [answer] = await db.sql.script(appendAfterTipScript(rows, tip));
       if (Number(answer?.['inserted']) === rows.length) {
         cache.tip = tipOfRows(rows);
@@ -226,7 +247,10 @@ export async function appendReceipts(db: ReceiptsDatabase, inputs: readonly Rece
   }
   return db.sql.transaction(
     async (tx) => {
-      const stored = await tx.query<{ call_id: string }>(`SELECT "call_id" FROM "receipts" WHERE "call_id" = ANY($1::text[])`, [batch.map((r) => r.callId)]);
+      const stored = await tx.query<{ call_id: string }>(
+        `SELECT "call_id" FROM "receipts" WHERE "call_id" = ANY($1::text[])`,
+        [batch.map((r) => r.callId)],
+      );
       const existing = new Set(stored.map((row) => row.call_id));
       const fresh = batch.filter((r) => !existing.has(r.callId));
       if (fresh.length === 0) return 0;
@@ -275,7 +299,10 @@ export async function listReceipts(prisma: PrismaClient, filter: ReceiptFilter, 
 
 /** One receipt by call id. */
 export async function findReceipt(prisma: PrismaClient, callId: string): Promise<Receipt | undefined> {
-  const rows = await prisma.$queryRawUnsafe<ReceiptRow[]>(`SELECT ${COLUMNS} FROM "receipts" WHERE "call_id" = $1`, callId);
+  const rows = await prisma.$queryRawUnsafe<ReceiptRow[]>(
+    `SELECT ${COLUMNS} FROM "receipts" WHERE "call_id" = $1`,
+    callId,
+  );
   return rows[0] ? toReceipt(rows[0]) : undefined;
 }
 
@@ -314,7 +341,13 @@ export async function saveCheckpoint(prisma: PrismaClient, c: Checkpoint): Promi
 }
 
 /** Takes (or renews) the named lease for `owner` until `now + ms`; false when another holds it. */
-export async function acquireLease(prisma: PrismaClient, name: string, owner: string, now: number, ms: number): Promise<boolean> {
+export async function acquireLease(
+  prisma: PrismaClient,
+  name: string,
+  owner: string,
+  now: number,
+  ms: number,
+): Promise<boolean> {
   const rows = await prisma.$queryRawUnsafe<{ owner: string }[]>(
     `INSERT INTO "job_leases" ("name", "owner", "until") VALUES ($1, $2, $3::timestamptz)
      ON CONFLICT ("name") DO UPDATE SET "owner" = EXCLUDED."owner", "until" = EXCLUDED."until"

@@ -1,7 +1,15 @@
 import { z } from 'zod';
 
 import type { PrismaClient } from '../db/index.ts';
-import { AuthError, type Clock, ConflictError, digestsEqual, hashSecret, newId, ValidationError } from '../kernel/index.ts';
+import {
+  AuthError,
+  type Clock,
+  ConflictError,
+  digestsEqual,
+  hashSecret,
+  newId,
+  ValidationError,
+} from '../kernel/index.ts';
 import { mintApiKey, parseApiKey } from './api-keys.ts';
 
 /** An account as the rest of Plaza sees it. */
@@ -37,10 +45,12 @@ export function createAccountService(deps: { prisma: PrismaClient; clock: Clock 
   return {
     async createAccount(input) {
       const parsed = EmailSchema.safeParse(input.email);
-      if (!parsed.success) throw new ValidationError(`Not a valid e-mail address: ${JSON.stringify(input.email)}`, { param: 'email' });
+      if (!parsed.success)
+        throw new ValidationError(`Not a valid e-mail address: ${JSON.stringify(input.email)}`, { param: 'email' });
       const email = parsed.data;
       const name = input.name?.trim() || null;
-      if (name !== null && name.length > 200) throw new ValidationError('Name is longer than 200 characters.', { param: 'name' });
+      if (name !== null && name.length > 200)
+        throw new ValidationError('Name is longer than 200 characters.', { param: 'name' });
       const key = mintApiKey();
       const now = new Date(clock.now());
       const id = newId('acc', clock.now());
@@ -51,12 +61,21 @@ export function createAccountService(deps: { prisma: PrismaClient; clock: Clock 
             email,
             name,
             createdAt: now,
-            apiKeys: { create: { id: newId('key', clock.now()), prefix: key.prefix, hash: key.hash, name: 'default', createdAt: now } },
+            apiKeys: {
+              create: {
+                id: newId('key', clock.now()),
+                prefix: key.prefix,
+                hash: key.hash,
+                name: 'default',
+                createdAt: now,
+              },
+            },
           },
         });
         return { account: toAccount(row), apiKey: key.secret };
       } catch (error) {
-        if ((error as { code?: string }).code === 'P2002') throw new ConflictError(`An account with e-mail ${email} already exists.`, { cause: error });
+        if ((error as { code?: string }).code === 'P2002')
+          throw new ConflictError(`An account with e-mail ${email} already exists.`, { cause: error });
         throw error;
       }
     },
@@ -65,11 +84,15 @@ export function createAccountService(deps: { prisma: PrismaClient; clock: Clock 
       const parsed = parseApiKey(presented);
       if (!parsed) {
         // The credential a caller most often sends here by mistake gets named.
-        if (presented.startsWith('agt_')) throw new AuthError("This is an agent token (agt_…), the gateway's credential; this route takes an account API key (plz_…).");
+        if (presented.startsWith('agt_'))
+          throw new AuthError(
+            "This is an agent token (agt_…), the gateway's credential; this route takes an account API key (plz_…).",
+          );
         throw new AuthError('Invalid API key.');
       }
       const key = await prisma.apiKey.findUnique({ where: { prefix: parsed.prefix }, include: { account: true } });
-      if (!key || key.revokedAt !== null || !digestsEqual(key.hash, hashSecret(presented))) throw new AuthError('Invalid API key.');
+      if (!key || key.revokedAt !== null || !digestsEqual(key.hash, hashSecret(presented)))
+        throw new AuthError('Invalid API key.');
       if (key.account.status !== 'active') throw new AuthError('This account is not active.');
       return { kind: 'account', accountId: key.accountId, keyId: key.id };
     },

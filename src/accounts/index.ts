@@ -9,4 +9,12 @@ export { assertAcceptablePassword, hashPassword, verifyPassword } from './passwo
 export type { NewSession, SessionPrincipal, SessionService } from './sessions.ts';
 export { createSessionService, SESSION_TTL_MS } from './sessions.ts';
 export type { AccountView, SignInDeps, SignInService } from './sign-in.ts';
-export { createSignInService, emailLimitKey, EMAILS_PER_ADDRESS_PER_MINUTE, LINK_TTL_MS, parseEmail, RESET_TTL_MS, safeNext } from './sign-in.ts';
+export {
+  createSignInService,
+  emailLimitKey,
+  EMAILS_PER_ADDRESS_PER_MINUTE,
+  LINK_TTL_MS,
+  parseEmail,
+  RESET_TTL_MS,
+  safeNext,
+} from './sign-in.ts';

@@ -21,23 +21,44 @@ export interface KeyManagement {
   revoke(accountId: string, keyId: string): Promise<ApiKeyView>;
 }
 
-const toView = (r: ApiKeyView): ApiKeyView => ({ id: r.id, name: r.name, prefix: r.prefix, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt, revokedAt: r.revokedAt });
+const toView = (r: ApiKeyView): ApiKeyView => ({
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  createdAt: r.createdAt,
+  lastUsedAt: r.lastUsedAt,
+  revokedAt: r.revokedAt,
+});
 
 /** Creates the key management service. */
 export function createKeyManagement(deps: { prisma: PrismaClient; clock: Clock }): KeyManagement {
   const { prisma, clock } = deps;
   return {
     async list(accountId) {
-      const rows = await prisma.apiKey.findMany({ where: { accountId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+      const rows = await prisma.apiKey.findMany({
+        where: { accountId },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      });
       return rows.map(toView);
     },
     async create(accountId, name) {
       const label = name?.trim() || null;
-      if (label !== null && label.length > 100) throw new ValidationError('name must be at most 100 characters.', { param: 'name' });
+      if (label !== null && label.length > 100)
+        throw new ValidationError('name must be at most 100 characters.', { param: 'name' });
       const active = await prisma.apiKey.count({ where: { accountId, revokedAt: null } });
-      if (active >= MAX_ACTIVE_KEYS) throw new ValidationError(`An account may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first.`);
+      if (active >= MAX_ACTIVE_KEYS)
+        throw new ValidationError(`An account may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first.`);
       const minted = mintApiKey();
-      const row = await prisma.apiKey.create({ data: { id: newId('key', clock.now()), accountId, name: label, prefix: minted.prefix, hash: minted.hash, createdAt: new Date(clock.now()) } });
+      const row = await prisma.apiKey.create({
+        data: {
+          id: newId('key', clock.now()),
+          accountId,
+          name: label,
+          prefix: minted.prefix,
+          hash: minted.hash,
+          createdAt: new Date(clock.now()),
+        },
+      });
       return { key: toView(row), secret: minted.secret };
     },
     async revoke(accountId, keyId) {

@@ -41,15 +41,29 @@ export function createSessionService(deps: { prisma: PrismaClient; clock: Clock 
       const now = clock.now();
       const expiresAt = new Date(now + SESSION_TTL_MS);
       const id = newId('ses', now);
-      await prisma.session.create({ data: { id, accountId, tokenHash: hashSecret(token), csrfToken, createdAt: new Date(now), lastSeenAt: new Date(now), expiresAt } });
+      await prisma.session.create({
+        data: {
+          id,
+          accountId,
+          tokenHash: hashSecret(token),
+          csrfToken,
+          createdAt: new Date(now),
+          lastSeenAt: new Date(now),
+          expiresAt,
+        },
+      });
       return { id, token, csrfToken, expiresAt };
     },
 
     async authenticate(token) {
       if (!/^sess_[0-9a-z]{20,80}$/.test(token)) throw new AuthError('Not signed in.');
-      const row = await prisma.session.findUnique({ where: { tokenHash: hashSecret(token) }, include: { account: { select: { status: true } } } });
+      const row = await prisma.session.findUnique({
+        where: { tokenHash: hashSecret(token) },
+        include: { account: { select: { status: true } } },
+      });
       const now = clock.now();
-      if (!row || row.revokedAt !== null || row.expiresAt.getTime() <= now) throw new AuthError('Your session has ended; sign in again.');
+      if (!row || row.revokedAt !== null || row.expiresAt.getTime() <= now)
+        throw new AuthError('Your session has ended; sign in again.');
       if (row.account.status !== 'active') throw new AuthError('This account is not active.');
       let expiresAt = row.expiresAt;
       // Slide the expiry at most once an hour, so a busy session does not write on every request.
@@ -61,11 +75,17 @@ export function createSessionService(deps: { prisma: PrismaClient; clock: Clock 
     },
 
     async revoke(sessionId) {
-      await prisma.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date(clock.now()) } });
+      await prisma.session.updateMany({
+        where: { id: sessionId, revokedAt: null },
+        data: { revokedAt: new Date(clock.now()) },
+      });
     },
 
     async revokeAll(accountId) {
-      await prisma.session.updateMany({ where: { accountId, revokedAt: null }, data: { revokedAt: new Date(clock.now()) } });
+      await prisma.session.updateMany({
+        where: { accountId, revokedAt: null },
+        data: { revokedAt: new Date(clock.now()) },
+      });
     },
   };
 }

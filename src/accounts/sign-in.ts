@@ -48,16 +48,30 @@ export interface AccountView {
 /** The languages system e-mails are written in (the site's locales). */
 export type MailLocale = 'en' | 'zh-CN';
 
-const MAIL: Record<MailLocale, { signInSubject: string; createSubject: string; signInLead: string; createLead: string; linkFooter: (minutes: number) => string; resetSubject: string; resetLead: string; resetFooter: (minutes: number) => string }> = {
+const MAIL: Record<
+  MailLocale,
+  {
+    signInSubject: string;
+    createSubject: string;
+    signInLead: string;
+    createLead: string;
+    linkFooter: (minutes: number) => string;
+    resetSubject: string;
+    resetLead: string;
+    resetFooter: (minutes: number) => string;
+  }
+> = {
   en: {
     signInSubject: 'Your Plaza sign-in link',
     createSubject: 'Finish creating your Plaza account',
     signInLead: 'Use this link to sign in to Plaza:',
     createLead: 'Use this link to create your Plaza account and sign in:',
-    linkFooter: (minutes) => `The link works once and expires in ${minutes} minutes. If you did not ask for it, ignore this e-mail.`,
+    linkFooter: (minutes) =>
+      `The link works once and expires in ${minutes} minutes. If you did not ask for it, ignore this e-mail.`,
     resetSubject: 'Reset your Plaza password',
     resetLead: 'Someone (hopefully you) asked to reset the password of your Plaza account. Choose a new one here:',
-    resetFooter: (minutes) => `The link works once and expires in ${minutes} minutes. If you did not ask for it, ignore this e-mail; your password stays as it is.`,
+    resetFooter: (minutes) =>
+      `The link works once and expires in ${minutes} minutes. If you did not ask for it, ignore this e-mail; your password stays as it is.`,
   },
   'zh-CN': {
     signInSubject: '您的 Plaza 登录链接',
@@ -67,14 +81,20 @@ const MAIL: Record<MailLocale, { signInSubject: string; createSubject: string; s
     linkFooter: (minutes) => `此链接只能使用一次，${minutes} 分钟后失效。如果您没有申请，请忽略此邮件。`,
     resetSubject: '重置您的 Plaza 密码',
     resetLead: '有人（希望是您）申请重置您的 Plaza 账户密码。请在此设置新密码：',
-    resetFooter: (minutes) => `此链接只能使用一次，${minutes} 分钟后失效。如果您没有申请，请忽略此邮件，您的密码保持不变。`,
+    resetFooter: (minutes) =>
+      `此链接只能使用一次，${minutes} 分钟后失效。如果您没有申请，请忽略此邮件，您的密码保持不变。`,
   },
 };
 
 /** Self-service sign-in: e-mail links, passwords, resets. Every e-mail goes through `send`. */
 export interface SignInService {
   /** Sends a one-time sign-in link (an unknown address gets an account when it is used), in `locale`. */
-  requestLink(input: { email: unknown; name?: string | undefined; next?: string | undefined; locale?: MailLocale | undefined }): Promise<void>;
+  requestLink(input: {
+    email: unknown;
+    name?: string | undefined;
+    next?: string | undefined;
+    locale?: MailLocale | undefined;
+  }): Promise<void>;
   /** Uses a sign-in link token: one time, before it expires. */
   verifyLink(token: unknown): Promise<{ account: AccountView; session: NewSession; next: string }>;
   /** The address a sign-in link token signs in as, without using it; undefined when it cannot be used. */
@@ -98,8 +118,21 @@ export interface SignInDeps {
   publicBaseUrl: string;
 }
 
-type AccountRow = { id: string; email: string; name: string | null; passwordHash: string | null; status: string; createdAt: Date };
-const view = (row: AccountRow): AccountView => ({ id: row.id, email: row.email, name: row.name, hasPassword: row.passwordHash !== null, createdAt: row.createdAt });
+type AccountRow = {
+  id: string;
+  email: string;
+  name: string | null;
+  passwordHash: string | null;
+  status: string;
+  createdAt: Date;
+};
+const view = (row: AccountRow): AccountView => ({
+  id: row.id,
+  email: row.email,
+  name: row.name,
+  hasPassword: row.passwordHash !== null,
+  createdAt: row.createdAt,
+});
 
 // Compared against when the account does not exist, so a wrong e-mail costs as much as a wrong password.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
@@ -109,22 +142,42 @@ export function createSignInService(deps: SignInDeps): SignInService {
   const { prisma, clock, sessions } = deps;
   const base = deps.publicBaseUrl.replace(/\/+$/, '');
 
-  async function issue(purpose: 'email_link' | 'password_reset', email: string, fields: { accountId?: string | null; name?: string | null; next?: string | null }, ttlMs: number): Promise<string> {
+  async function issue(
+    purpose: 'email_link' | 'password_reset',
+    email: string,
+    fields: { accountId?: string | null; name?: string | null; next?: string | null },
+    ttlMs: number,
+  ): Promise<string> {
     const token = `${purpose === 'email_link' ? 'lnk' : 'rst'}_${randomToken(32)}`;
     const now = clock.now();
     await prisma.authToken.create({
-      data: { id: newId('tok', now), purpose, email, accountId: fields.accountId ?? null, name: fields.name ?? null, next: fields.next ?? null, tokenHash: hashSecret(token), createdAt: new Date(now), expiresAt: new Date(now + ttlMs) },
+      data: {
+        id: newId('tok', now),
+        purpose,
+        email,
+        accountId: fields.accountId ?? null,
+        name: fields.name ?? null,
+        next: fields.next ?? null,
+        tokenHash: hashSecret(token),
+        createdAt: new Date(now),
+        expiresAt: new Date(now + ttlMs),
+      },
     });
     return token;
   }
 
   /** Marks a token used in one statement, so two concurrent uses cannot both succeed. */
   async function consume(purpose: string, token: unknown) {
-    if (typeof token !== 'string' || !/^(lnk|rst)_[0-9a-z]{20,80}$/.test(token)) throw new ValidationError('This link is not valid.', { param: 'token' });
+    if (typeof token !== 'string' || !/^(lnk|rst)_[0-9a-z]{20,80}$/.test(token))
+      throw new ValidationError('This link is not valid.', { param: 'token' });
     const now = new Date(clock.now());
     const tokenHash = hashSecret(token);
-    const used = await prisma.authToken.updateMany({ where: { tokenHash, purpose, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
-    if (used.count !== 1) throw new ValidationError('This link has expired or was already used; ask for a new one.', { param: 'token' });
+    const used = await prisma.authToken.updateMany({
+      where: { tokenHash, purpose, usedAt: null, expiresAt: { gt: now } },
+      data: { usedAt: now },
+    });
+    if (used.count !== 1)
+      throw new ValidationError('This link has expired or was already used; ask for a new one.', { param: 'token' });
     return (await prisma.authToken.findUnique({ where: { tokenHash } }))!;
   }
 
@@ -132,7 +185,9 @@ export function createSignInService(deps: SignInDeps): SignInService {
     const existing = await prisma.account.findUnique({ where: { email } });
     if (existing) return existing;
     try {
-      return await prisma.account.create({ data: { id: newId('acc', clock.now()), email, name, createdAt: new Date(clock.now()) } });
+      return await prisma.account.create({
+        data: { id: newId('acc', clock.now()), email, name, createdAt: new Date(clock.now()) },
+      });
     } catch (error) {
       if ((error as { code?: string }).code !== 'P2002') throw error;
       return (await prisma.account.findUnique({ where: { email } }))!;
@@ -144,7 +199,12 @@ export function createSignInService(deps: SignInDeps): SignInService {
       const email = parseEmail(input.email);
       const name = input.name?.trim().slice(0, 200) || null;
       const account = await prisma.account.findUnique({ where: { email } });
-      const token = await issue('email_link', email, { accountId: account?.id ?? null, name, next: safeNext(input.next) }, LINK_TTL_MS);
+      const token = await issue(
+        'email_link',
+        email,
+        { accountId: account?.id ?? null, name, next: safeNext(input.next) },
+        LINK_TTL_MS,
+      );
       const locale = input.locale ?? 'en';
       const t = MAIL[locale];
       // The link opens its page in the language the request was made in.
@@ -172,7 +232,8 @@ export function createSignInService(deps: SignInDeps): SignInService {
 
     async passwordLogin(emailInput, password) {
       const email = parseEmail(emailInput);
-      if (typeof password !== 'string' || password.length === 0 || password.length > 256) throw new ValidationError('password is required.', { param: 'password' });
+      if (typeof password !== 'string' || password.length === 0 || password.length > 256)
+        throw new ValidationError('password is required.', { param: 'password' });
       const account = await prisma.account.findUnique({ where: { email } });
       const ok = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
       if (!account || !ok || account.passwordHash === null) throw new AuthError('Wrong e-mail or password.');
@@ -189,7 +250,13 @@ export function createSignInService(deps: SignInDeps): SignInService {
       await deps.send({
         to: email,
         subject: t.resetSubject,
-        text: [t.resetLead, '', `${base}/reset-password?token=${token}${locale === 'en' ? '' : `&locale=${locale}`}`, '', t.resetFooter(RESET_TTL_MS / 60_000)].join('\n'),
+        text: [
+          t.resetLead,
+          '',
+          `${base}/reset-password?token=${token}${locale === 'en' ? '' : `&locale=${locale}`}`,
+          '',
+          t.resetFooter(RESET_TTL_MS / 60_000),
+        ].join('\n'),
       });
     },
 
@@ -199,7 +266,10 @@ export function createSignInService(deps: SignInDeps): SignInService {
       if (!row.accountId) throw new ValidationError('This link is not valid.', { param: 'token' });
       const passwordHash = await hashPassword(password);
       await prisma.account.update({ where: { id: row.accountId }, data: { passwordHash } });
-      await prisma.authToken.updateMany({ where: { accountId: row.accountId, purpose: 'password_reset', usedAt: null }, data: { usedAt: new Date(clock.now()) } });
+      await prisma.authToken.updateMany({
+        where: { accountId: row.accountId, purpose: 'password_reset', usedAt: null },
+        data: { usedAt: new Date(clock.now()) },
+      });
       await sessions.revokeAll(row.accountId);
     },
 

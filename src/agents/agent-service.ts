@@ -1,8 +1,24 @@
 import { z } from 'zod';
 
-import { type AgentAuthenticator, type AgentIdentity, cardText, cardTextDropping, type GatewayEndpoint, reservedOwnerContext } from '../../gateway/index.ts';
+import {
+  type AgentAuthenticator,
+  type AgentIdentity,
+  cardText,
+  cardTextDropping,
+  type GatewayEndpoint,
+  reservedOwnerContext,
+} from '../../gateway/index.ts';
 import type { PrismaClient } from '../db/index.ts';
-import { AuthError, type Clock, ConflictError, hashSecret, newId, NotFoundError, randomToken, ValidationError } from '../kernel/index.ts';
+import {
+  AuthError,
+  type Clock,
+  ConflictError,
+  hashSecret,
+  newId,
+  NotFoundError,
+  randomToken,
+  ValidationError,
+} from '../kernel/index.ts';
 import { looksLikeAgentToken, mintAgentToken } from './agent-tokens.ts';
 
 /** An agent with its AGIN card, as the API shows it (spec §2.4 field names). */
@@ -27,8 +43,17 @@ const OWNER_CONTEXT_MAX = 200;
  * stored form is checked again by {@link cardFields}.
  */
 export const CreateAgentSchema = z.strictObject({
-  display_name: z.string().trim().min(1, 'display_name must not be empty').max(AGENT_NAME_MAX, `display_name is longer than ${AGENT_NAME_MAX} characters`),
-  owner_context: z.string().trim().min(1).max(OWNER_CONTEXT_MAX, `owner_context is longer than ${OWNER_CONTEXT_MAX} characters`).optional(),
+  display_name: z
+    .string()
+    .trim()
+    .min(1, 'display_name must not be empty')
+    .max(AGENT_NAME_MAX, `display_name is longer than ${AGENT_NAME_MAX} characters`),
+  owner_context: z
+    .string()
+    .trim()
+    .min(1)
+    .max(OWNER_CONTEXT_MAX, `owner_context is longer than ${OWNER_CONTEXT_MAX} characters`)
+    .optional(),
 });
 
 /** The prefix of the owner context Plaza gives an account's agents by default; no other account's agent may use it. */
@@ -50,12 +75,18 @@ function cardField(field: string, value: string, max: number): string {
     );
   }
   if (checked.text === '') throw new ValidationError(`Invalid agent: ${field} must not be empty.`, { param: field });
-  if ([...checked.text].length > max) throw new ValidationError(`Invalid agent: ${field} is longer than ${max} characters (in NFKC form).`, { param: field });
+  if ([...checked.text].length > max)
+    throw new ValidationError(`Invalid agent: ${field} is longer than ${max} characters (in NFKC form).`, {
+      param: field,
+    });
   return checked.text;
 }
 
 /** The card fields of a new agent as stored: normalised, checked, the reserved owner contexts refused. */
-function cardFields(accountId: string, input: z.infer<typeof CreateAgentSchema>): { displayName: string; ownerContext: string } {
+function cardFields(
+  accountId: string,
+  input: z.infer<typeof CreateAgentSchema>,
+): { displayName: string; ownerContext: string } {
   const displayName = cardField('display_name', input.display_name, AGENT_NAME_MAX);
   if (input.owner_context === undefined) return { displayName, ownerContext: defaultOwnerContext(accountId) };
   const ownerContext = cardField('owner_context', input.owner_context, OWNER_CONTEXT_MAX);
@@ -78,14 +109,24 @@ function cardFields(accountId: string, input: z.infer<typeof CreateAgentSchema>)
  * reads as a reserved one other than the agent's own becomes its account's (Plaza's own agents,
  * with no account, keep theirs). So no provider is ever stamped a field that would fail the check.
  */
-export function storedCard(row: { accountId: string | null; aginId: string; displayName: string; ownerContext: string | null }): { displayName: string; ownerContext: string } {
+export function storedCard(row: {
+  accountId: string | null;
+  aginId: string;
+  displayName: string;
+  ownerContext: string | null;
+}): { displayName: string; ownerContext: string } {
   const readable = (value: string) => {
     const checked = cardText(value);
     return 'text' in checked ? checked.text : cardTextDropping(value);
   };
   const displayName = readable(row.displayName) || row.aginId;
   let ownerContext = readable(row.ownerContext ?? '');
-  if (row.accountId !== null && reservedOwnerContext(ownerContext) && ownerContext !== defaultOwnerContext(row.accountId)) ownerContext = defaultOwnerContext(row.accountId);
+  if (
+    row.accountId !== null &&
+    reservedOwnerContext(ownerContext) &&
+    ownerContext !== defaultOwnerContext(row.accountId)
+  )
+    ownerContext = defaultOwnerContext(row.accountId);
   return { displayName, ownerContext };
 }
 
@@ -170,15 +211,26 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   };
 
   /** An OAuth access token: checked for `endpoint` (its audience), then its agent as a pasted token's. */
-  async function authenticateAccessToken(accessTokens: AgentAccessTokens, token: string, endpoint: GatewayEndpoint): Promise<AgentIdentity> {
+  async function authenticateAccessToken(
+    accessTokens: AgentAccessTokens,
+    token: string,
+    endpoint: GatewayEndpoint,
+  ): Promise<AgentIdentity> {
     const key = `${hashSecret(token)} ${endpoint.provider ?? ''}`;
     const cached = cache.get(key);
     if (cached && cached.until > clock.now()) return cached.identity;
     cache.delete(key);
     const { agentId } = await accessTokens.verify(token, endpoint);
     const a = await prisma.agent.findUnique({ where: { id: agentId } });
-    if (a?.status !== 'active') throw new AuthError('Invalid or revoked agent credential: the agent this access token acts as was revoked.');
-    const identity: AgentIdentity = { agentId: a.id, accountId: a.accountId, aginId: a.aginId, agentPrincipal: a.agentPrincipal, ...storedCard(a) };
+    if (a?.status !== 'active')
+      throw new AuthError('Invalid or revoked agent credential: the agent this access token acts as was revoked.');
+    const identity: AgentIdentity = {
+      agentId: a.id,
+      accountId: a.accountId,
+      aginId: a.aginId,
+      agentPrincipal: a.agentPrincipal,
+      ...storedCard(a),
+    };
     if (cache.size > 10_000) cache.clear();
     cache.set(key, { identity, until: clock.now() + ttl });
     return identity;
@@ -192,8 +244,11 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         const field = issue?.path.join('.') || null;
         // The message names the field (a newcomer sends displayName, or nothing at all).
         const unknown = parsed.error.issues.find((i) => i.code === 'unrecognized_keys');
-        const hint = unknown ? `unknown field(s) ${unknown.keys.join(', ')}; an agent takes display_name and owner_context` : undefined;
-        const what = issue === unknown ? hint : `${field ?? 'body'}: ${issue?.message ?? 'invalid'}${hint ? ` (${hint})` : ''}`;
+        const hint = unknown
+          ? `unknown field(s) ${unknown.keys.join(', ')}; an agent takes display_name and owner_context`
+          : undefined;
+        const what =
+          issue === unknown ? hint : `${field ?? 'body'}: ${issue?.message ?? 'invalid'}${hint ? ` (${hint})` : ''}`;
         throw new ValidationError(`Invalid agent: ${what}.`, { param: field, details: parsed.error.issues });
       }
       const { displayName, ownerContext } = cardFields(accountId, parsed.data);
@@ -228,12 +283,17 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         // before it issued: under READ COMMITTED alone, racing rotations each revoked only what
         // was committed when they started and all left their new token live. A revoke updates
         // the row too, so it waits for (or is seen by) a rotation.
-        const locked = await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "agents" WHERE "id" = ${agentId} AND "account_id" = ${accountId} FOR UPDATE`;
+        const locked = await tx.$queryRaw<
+          { id: string }[]
+        >`SELECT "id" FROM "agents" WHERE "id" = ${agentId} AND "account_id" = ${accountId} FOR UPDATE`;
         if (locked.length === 0) throw new NotFoundError(`No agent ${agentId} in this account.`);
         const agent = await tx.agent.findUniqueOrThrow({ where: { id: agentId } });
-        if (agent.status !== 'active') throw new ConflictError(`Agent ${agentId} is revoked; create a new agent instead.`);
+        if (agent.status !== 'active')
+          throw new ConflictError(`Agent ${agentId} is revoked; create a new agent instead.`);
         await tx.agentCredential.updateMany({ where: { agentId, revokedAt: null }, data: { revokedAt: now } });
-        await tx.agentCredential.create({ data: { id: newId('cred', clock.now()), agentId, hash: credential.hash, createdAt: now } });
+        await tx.agentCredential.create({
+          data: { id: newId('cred', clock.now()), agentId, hash: credential.hash, createdAt: now },
+        });
         return agent;
       });
       forget(agentId);
@@ -259,14 +319,22 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     forget,
 
-    resourceMetadataUrl: options.accessTokens ? (endpoint) => options.accessTokens?.resourceMetadataUrl(endpoint) : undefined,
+    resourceMetadataUrl: options.accessTokens
+      ? (endpoint) => options.accessTokens?.resourceMetadataUrl(endpoint)
+      : undefined,
 
     async authenticate(token, endpoint = {}) {
-      if (options.accessTokens?.looksLikeAccessToken(token)) return authenticateAccessToken(options.accessTokens, token, endpoint);
+      if (options.accessTokens?.looksLikeAccessToken(token))
+        return authenticateAccessToken(options.accessTokens, token, endpoint);
       if (!looksLikeAgentToken(token)) {
         // The credential a caller most often sends here by mistake gets named.
-        if (token.startsWith('plz_')) throw new AuthError('This is an account API key (plz_…); the gateway takes an agent token (agt_…): create an agent with POST /api/agents and use its token.');
-        throw new AuthError('Invalid agent credential: the gateway takes an agent token (agt_…), from POST /api/agents.');
+        if (token.startsWith('plz_'))
+          throw new AuthError(
+            'This is an account API key (plz_…); the gateway takes an agent token (agt_…): create an agent with POST /api/agents and use its token.',
+          );
+        throw new AuthError(
+          'Invalid agent credential: the gateway takes an agent token (agt_…), from POST /api/agents.',
+        );
       }
       const hash = hashSecret(token);
       const cached = cache.get(hash);
@@ -277,7 +345,13 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         throw new AuthError('Invalid or revoked agent credential.');
       }
       const a = credential.agent;
-      const identity: AgentIdentity = { agentId: a.id, accountId: a.accountId, aginId: a.aginId, agentPrincipal: a.agentPrincipal, ...storedCard(a) };
+      const identity: AgentIdentity = {
+        agentId: a.id,
+        accountId: a.accountId,
+        aginId: a.aginId,
+        agentPrincipal: a.agentPrincipal,
+        ...storedCard(a),
+      };
       if (cache.size > 10_000) cache.clear();
       cache.set(hash, { identity, until: clock.now() + ttl });
       return identity;

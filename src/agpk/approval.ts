@@ -33,7 +33,11 @@ export interface OperationSummary {
 }
 
 /** Summarises staged packages for approval. */
-export function summarise(action: OperationSummary['action'], order: StagedPackage[], from?: { id: string; version: string }): OperationSummary {
+export function summarise(
+  action: OperationSummary['action'],
+  order: StagedPackage[],
+  from?: { id: string; version: string },
+): OperationSummary {
   return {
     action,
     packages: order.map((s) => ({
@@ -62,13 +66,23 @@ export async function obtainApproval(summary: OperationSummary, approval: Approv
   approval.show?.(summary);
   const names = summary.packages.map((p) => `${p.package_id}@${p.version}`).join(', ');
   if (!approval.approve) {
-    if (!approval.confirm) throw new AgpkError('forbidden', `refused: ${summary.action} of ${names} needs human approval (confirm on a terminal or pass --approve)`);
-    if (!(await approval.confirm(`${summary.action} ${names}? [y/N] `))) throw new AgpkError('forbidden', `${summary.action} declined`);
+    if (!approval.confirm)
+      throw new AgpkError(
+        'forbidden',
+        `refused: ${summary.action} of ${names} needs human approval (confirm on a terminal or pass --approve)`,
+      );
+    if (!(await approval.confirm(`${summary.action} ${names}? [y/N] `)))
+      throw new AgpkError('forbidden', `${summary.action} declined`);
   }
   const unsigned = summary.packages.filter((p) => !p.trusted_signature).map((p) => p.package_id);
   if (summary.action !== 'remove' && unsigned.length > 0 && !approval.yes) {
     const what = `${unsigned.join(', ')} ${unsigned.length === 1 ? 'is' : 'are'} not signed by a trusted key`;
-    if (!approval.confirm) throw new AgpkError('forbidden', `refused: ${what}; a package without a trusted signature needs an explicit -y (or trust its key: --trust-key)`);
-    if (!(await approval.confirm(`${what}. Install anyway? [y/N] `))) throw new AgpkError('forbidden', `${summary.action} declined (unsigned)`);
+    if (!approval.confirm)
+      throw new AgpkError(
+        'forbidden',
+        `refused: ${what}; a package without a trusted signature needs an explicit -y (or trust its key: --trust-key)`,
+      );
+    if (!(await approval.confirm(`${what}. Install anyway? [y/N] `)))
+      throw new AgpkError('forbidden', `${summary.action} declined (unsigned)`);
   }
 }

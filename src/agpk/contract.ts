@@ -22,17 +22,29 @@ export function jsonPath(pointer: string): string {
     .split('/')
     .slice(1)
     .map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : /^[A-Za-z_$][\w$]*$/.test(seg) ? `.${seg}` : `[${JSON.stringify(seg)}]`))
+    .map((seg) =>
+      /^\d+$/.test(seg) ? `[${seg}]` : /^[A-Za-z_$][\w$]*$/.test(seg) ? `.${seg}` : `[${JSON.stringify(seg)}]`,
+    )
     .join('')}`;
 }
 
 /** One ajv error as `{path, message}` with the offending property folded into the path. */
 export function describeAjvError(error: ErrorObject): { path: string; message: string } {
   const params = error.params as Record<string, unknown>;
-  if (error.keyword === 'required') return { path: jsonPath(error.instancePath), message: `missing required property "${String(params.missingProperty)}"` };
-  if (error.keyword === 'const') return { path: jsonPath(error.instancePath), message: `must equal ${JSON.stringify(params.allowedValue)}` };
-  if (error.keyword === 'additionalProperties') return { path: jsonPath(error.instancePath), message: `must NOT have additional property "${String(params.additionalProperty)}"` };
-  if (error.keyword === 'enum') return { path: jsonPath(error.instancePath), message: `must be one of ${JSON.stringify(params.allowedValues)}` };
+  if (error.keyword === 'required')
+    return {
+      path: jsonPath(error.instancePath),
+      message: `missing required property "${String(params.missingProperty)}"`,
+    };
+  if (error.keyword === 'const')
+    return { path: jsonPath(error.instancePath), message: `must equal ${JSON.stringify(params.allowedValue)}` };
+  if (error.keyword === 'additionalProperties')
+    return {
+      path: jsonPath(error.instancePath),
+      message: `must NOT have additional property "${String(params.additionalProperty)}"`,
+    };
+  if (error.keyword === 'enum')
+    return { path: jsonPath(error.instancePath), message: `must be one of ${JSON.stringify(params.allowedValues)}` };
   return { path: jsonPath(error.instancePath), message: error.message ?? 'is invalid' };
 }
 
@@ -47,7 +59,8 @@ export function loadAgpkSchemas(dir: string = CONTRACT_DIR): AgpkSchemas {
     manifest,
     commands,
     compileInput(schema) {
-      if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) throw new Error('input_schema must be a JSON Schema object');
+      if (schema === null || typeof schema !== 'object' || Array.isArray(schema))
+        throw new Error('input_schema must be a JSON Schema object');
       const copy = { ...(schema as Record<string, unknown>) };
       // A package's own $id must not collide with another package's in the shared compiler.
       delete copy.$id;

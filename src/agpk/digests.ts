@@ -38,7 +38,10 @@ export async function walkTree(root: string, exclude: (rel: string) => boolean =
       } else if (st.isFile()) {
         out.push({ path, kind: 'file', mode: st.mode & 0o7777, size: st.size });
       } else {
-        throw new AgpkError('bad_request', `${path}: only regular files and directories may be packed (found a link or special file)`);
+        throw new AgpkError(
+          'bad_request',
+          `${path}: only regular files and directories may be packed (found a link or special file)`,
+        );
       }
     });
     for (const d of dirs) await visit(d);
@@ -93,7 +96,8 @@ function canonical(value: unknown): string {
 export function manifestDigest(manifest: Record<string, unknown>): string {
   const copy = structuredClone(manifest);
   const ahcp = copy.ahcp;
-  if (ahcp !== null && typeof ahcp === 'object' && !Array.isArray(ahcp)) delete (ahcp as Record<string, unknown>).signature;
+  if (ahcp !== null && typeof ahcp === 'object' && !Array.isArray(ahcp))
+    delete (ahcp as Record<string, unknown>).signature;
   return createHash('sha256').update(canonical(copy)).digest('hex');
 }
 

@@ -37,7 +37,9 @@ export interface ExtractResult {
 }
 
 export function reject(message: string): AgpkError {
-  return new AgpkError('bad_request', `unsafe archive: ${message}`, { problems: [{ file: '(archive)', path: '', message }] });
+  return new AgpkError('bad_request', `unsafe archive: ${message}`, {
+    problems: [{ file: '(archive)', path: '', message }],
+  });
 }
 
 /**
@@ -57,14 +59,19 @@ const shown = (path: string): string => (path.length > 80 ? `${path.slice(0, 80)
 /** Normalises an entry path, refusing absolute paths, `..`, NUL, empty and over-long names. */
 function safePath(raw: string): string {
   if (raw.includes('\0')) throw reject(`entry name contains a NUL byte`);
-  if (raw.startsWith('/') || raw.startsWith('\\') || /^[A-Za-z]:/.test(raw)) throw reject(`absolute path "${shown(raw)}"`);
+  if (raw.startsWith('/') || raw.startsWith('\\') || /^[A-Za-z]:/.test(raw))
+    throw reject(`absolute path "${shown(raw)}"`);
   if (raw.split(/[\\/]/).includes('..')) throw reject(`path "${shown(raw)}" contains ".."`);
   const normal = posix.normalize(raw).replace(/\/+$/, '');
   if (normal === '' || normal === '.') throw reject(`empty entry name`);
   const path = normal.replace(/^\.\//, '');
-  if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw reject(`the path "${shown(path)}" is over ${MAX_PATH_BYTES} bytes long`);
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES)
+    throw reject(`the path "${shown(path)}" is over ${MAX_PATH_BYTES} bytes long`);
   const long = path.split('/').find((part) => Buffer.byteLength(part) > MAX_NAME_BYTES);
-  if (long !== undefined) throw reject(`"${shown(path)}" has a name of ${Buffer.byteLength(long)} bytes, over the ${MAX_NAME_BYTES} a file system holds`);
+  if (long !== undefined)
+    throw reject(
+      `"${shown(path)}" has a name of ${Buffer.byteLength(long)} bytes, over the ${MAX_NAME_BYTES} a file system holds`,
+    );
   return path;
 }
 
@@ -87,7 +94,14 @@ export interface ScanState {
 export type Action = { kind: 'dir' | 'file'; path: string; parts: string[]; mode: number };
 
 /** A fresh scan state. */
-export const newScanState = (): ScanState => ({ seen: new Set(), folded: new Set(), files: new Set(), dirs: new Set(), entries: 0, total: 0 });
+export const newScanState = (): ScanState => ({
+  seen: new Set(),
+  folded: new Set(),
+  files: new Set(),
+  dirs: new Set(),
+  entries: 0,
+  total: 0,
+});
 
 /** Checks one entry against every rule and the limits; returns what extracting it means. */
 export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimits): Action {
@@ -114,7 +128,8 @@ export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimit
     case 'ContiguousFile':
       if (state.dirs.has(path)) throw reject(`"${path}" is both a directory and a file`);
       state.files.add(path);
-      if (entry.size > limits.maxFileBytes) throw reject(`"${path}" declares ${entry.size} bytes, over the ${limits.maxFileBytes}-byte file limit`);
+      if (entry.size > limits.maxFileBytes)
+        throw reject(`"${path}" declares ${entry.size} bytes, over the ${limits.maxFileBytes}-byte file limit`);
       state.total += entry.size;
       if (state.total > limits.maxTotalBytes) throw reject(`content exceeds ${limits.maxTotalBytes} bytes`);
       // setuid/setgid/sticky and group/other write bits are dropped: 0755 when executable, else 0644.
@@ -142,7 +157,12 @@ export function inspect(entry: ReadEntry, state: ScanState, limits: ExtractLimit
  * inflate, buffer and recopy) costs nothing. The file is still read to its end when hashed.
  * Aborting `stop` ends the parse with its reason (work an entry started failed later).
  */
-export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) => void, hash?: Hash, stop?: AbortSignal): Promise<void> {
+export async function parseArchive(
+  archive: string,
+  onEntry: (entry: ReadEntry) => void,
+  hash?: Hash,
+  stop?: AbortSignal,
+): Promise<void> {
   if (stop?.aborted) throw stop.reason;
   const parser = new Parser({ strict: true });
   const input = createReadStream(archive, { highWaterMark: 1 << 20 });
@@ -201,7 +221,10 @@ export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) 
           first = false;
           if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
             gunzip = createGunzip({ chunkSize: 1024 * 1024 });
-            gunzip.on('error', (error: Error) => feeding && reject_(reject(`not a readable gzip stream: ${error.message}`)));
+            gunzip.on(
+              'error',
+              (error: Error) => feeding && reject_(reject(`not a readable gzip stream: ${error.message}`)),
+            );
             gunzip.on('end', stopFeeding);
             feed(gunzip);
           }
@@ -240,7 +263,11 @@ export async function parseArchive(archive: string, onEntry: (entry: ReadEntry) 
  * entry count included) without writing anything; only a clean archive is then written.
  * setuid/setgid/sticky bits are dropped; modes become 0644 or 0755. On failure `dest` is removed.
  */
-export async function safeExtract(archive: string, dest: string, limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS): Promise<ExtractResult> {
+export async function safeExtract(
+  archive: string,
+  dest: string,
+  limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
+): Promise<ExtractResult> {
   const scan = newScanState();
   const hash = createHash('sha256');
   await parseArchive(
@@ -272,7 +299,10 @@ export async function safeExtract(archive: string, dest: string, limits: Extract
         const action = inspect(entry, state, limits);
         const target = join(dest, ...action.parts);
         try {
-          mkdirSync(action.kind === 'dir' ? target : join(dest, ...action.parts.slice(0, -1)), { recursive: true, mode: 0o755 });
+          mkdirSync(action.kind === 'dir' ? target : join(dest, ...action.parts.slice(0, -1)), {
+            recursive: true,
+            mode: 0o755,
+          });
         } catch (error) {
           throw writeFailure(action.path, error);
         }
@@ -296,7 +326,12 @@ export async function safeExtract(archive: string, dest: string, limits: Extract
         const out = createWriteStream(target, { flags: 'wx', mode: action.mode });
         streams.add(out);
         entry.pipe(out);
-        writes.push(finished(out).then(() => void streams.delete(out), (error: unknown) => fail(action.path, error)));
+        writes.push(
+          finished(out).then(
+            () => void streams.delete(out),
+            (error: unknown) => fail(action.path, error),
+          ),
+        );
       },
       undefined,
       stop.signal,
@@ -327,7 +362,14 @@ function writeFailure(path: string, error: unknown): AgpkError {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && ENTRY_ERRORS.has(code)) {
     const message = `"${shown(path)}" cannot be written on this file system (${code})`;
-    return new AgpkError('bad_request', `unsafe archive: ${message}`, { problems: [{ file: '(archive)', path: '', message }], cause: error });
+    return new AgpkError('bad_request', `unsafe archive: ${message}`, {
+      problems: [{ file: '(archive)', path: '', message }],
+      cause: error,
+    });
   }
-  return new AgpkError('internal', `extracting "${shown(path)}" failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return new AgpkError(
+    'internal',
+    `extracting "${shown(path)}" failed: ${error instanceof Error ? error.message : String(error)}`,
+    { cause: error },
+  );
 }

@@ -72,9 +72,18 @@ async function commit(ctx: AgpkContext, plan: Plan, replacing?: InstalledPackage
       const entry = { s, dir, hooked: false };
       done.push(entry);
       const upgrading = replacing?.package_id === id;
-      await runHook(dir, id, s.manifest.version, s.manifest.lifecycle, upgrading ? 'upgrade' : 'install', ctx.baseEnv, {
-        ...(upgrading ? { AGPK_PREVIOUS_VERSION: replacing.version, AGPK_PREVIOUS_ROOT: replacing.install_dir } : {}),
-      }, ctx.signal);
+      await runHook(
+        dir,
+        id,
+        s.manifest.version,
+        s.manifest.lifecycle,
+        upgrading ? 'upgrade' : 'install',
+        ctx.baseEnv,
+        {
+          ...(upgrading ? { AGPK_PREVIOUS_VERSION: replacing.version, AGPK_PREVIOUS_ROOT: replacing.install_dir } : {}),
+        },
+        ctx.signal,
+      );
       entry.hooked = true;
       // invoke checks the package's own files against what was installed: a hook that changed
       // them would leave a package no command of which runs. Hooks may add files, not change these.
@@ -82,7 +91,10 @@ async function commit(ctx: AgpkContext, plan: Plan, replacing?: InstalledPackage
       const touched = [...changes.changed, ...changes.missing.map((f) => `${f} (removed)`)];
       if (touched.length > 0) {
         const hook = upgrading ? 'upgrade' : 'install';
-        throw new AgpkError('bad_request', `the ${hook} hook of ${id} changed files the package ships (${touched.slice(0, 5).join(', ')}${touched.length > 5 ? ', …' : ''}); a hook may add files beside them but not change them, since invoke runs only what was installed`);
+        throw new AgpkError(
+          'bad_request',
+          `the ${hook} hook of ${id} changed files the package ships (${touched.slice(0, 5).join(', ')}${touched.length > 5 ? ', …' : ''}); a hook may add files beside them but not change them, since invoke runs only what was installed`,
+        );
       }
     }
     // Past this point the operation completes: an interruption no longer undoes it.
@@ -94,7 +106,9 @@ async function commit(ctx: AgpkContext, plan: Plan, replacing?: InstalledPackage
   } catch (error) {
     for (const { s, dir, hooked } of done.reverse()) {
       if (hooked && replacing?.package_id !== s.manifest.id) {
-        await runHook(dir, s.manifest.id, s.manifest.version, s.manifest.lifecycle, 'uninstall', ctx.baseEnv).catch(() => {});
+        await runHook(dir, s.manifest.id, s.manifest.version, s.manifest.lifecycle, 'uninstall', ctx.baseEnv).catch(
+          () => {},
+        );
       }
       await removeDir(dir);
     }
@@ -138,7 +152,12 @@ export async function installPackages(ctx: AgpkContext, refs: string[], approval
 }
 
 /** Upgrades an installed package to the market's version (or to the archive `file`). */
-export async function upgradePackage(ctx: AgpkContext, packageId: string, approval: Approval, file?: string): Promise<OperationResult> {
+export async function upgradePackage(
+  ctx: AgpkContext,
+  packageId: string,
+  approval: Approval,
+  file?: string,
+): Promise<OperationResult> {
   return ctx.registry.locked(() =>
     withPlan(async (plan) => {
       const { packages } = await ctx.registry.read();
@@ -146,10 +165,24 @@ export async function upgradePackage(ctx: AgpkContext, packageId: string, approv
       if (!current) throw new AgpkError('not_found', `${packageId} is not installed`);
       await preparePlan(ctx, [file ?? packageId], packages, plan);
       const next = plan.order.find((s) => s.manifest.id === packageId);
-      if (!next) throw new AgpkError('bad_request', `the archive holds ${plan.order.map((s) => s.manifest.id).join(', ')}, not ${packageId}`);
+      if (!next)
+        throw new AgpkError(
+          'bad_request',
+          `the archive holds ${plan.order.map((s) => s.manifest.id).join(', ')}, not ${packageId}`,
+        );
       const cmp = compareVersions(next.manifest.version, current.version);
-      if (cmp === 0) return { action: 'upgrade', changed: false, packages: [{ package_id: packageId, version: current.version }], message: `${packageId} ${current.version} is up to date` };
-      if (cmp < 0) throw new AgpkError('conflict', `${next.manifest.version} is older than the installed ${packageId} ${current.version}`);
+      if (cmp === 0)
+        return {
+          action: 'upgrade',
+          changed: false,
+          packages: [{ package_id: packageId, version: current.version }],
+          message: `${packageId} ${current.version} is up to date`,
+        };
+      if (cmp < 0)
+        throw new AgpkError(
+          'conflict',
+          `${next.manifest.version} is older than the installed ${packageId} ${current.version}`,
+        );
       checkPlanConflicts(plan, packages, packageId);
       await obtainApproval(summarise('upgrade', plan.order, { id: packageId, version: current.version }), approval);
       const records = await commit(ctx, plan, current);
@@ -169,13 +202,24 @@ export async function upgradePackage(ctx: AgpkContext, packageId: string, approv
  * UNINSTALL. A failing UNINSTALL stops the removal, unless `force`: then the package is removed
  * anyway and the message says how its hook failed (else a broken hook kept it installed for good).
  */
-export async function removePackage(ctx: AgpkContext, packageId: string, approval: Approval, options: { force?: boolean } = {}): Promise<OperationResult> {
+export async function removePackage(
+  ctx: AgpkContext,
+  packageId: string,
+  approval: Approval,
+  options: { force?: boolean } = {},
+): Promise<OperationResult> {
   return ctx.registry.locked(async () => {
     const data = await ctx.registry.read();
     const current = data.packages[packageId];
     if (!current) throw new AgpkError('not_found', `${packageId} is not installed`);
-    const dependents = Object.values(data.packages).filter((p) => p.depends.includes(packageId)).map((p) => p.package_id);
-    if (dependents.length > 0) throw new AgpkError('conflict', `${packageId} is needed by ${dependents.join(', ')}; remove ${dependents.length === 1 ? 'it' : 'them'} first`);
+    const dependents = Object.values(data.packages)
+      .filter((p) => p.depends.includes(packageId))
+      .map((p) => p.package_id);
+    if (dependents.length > 0)
+      throw new AgpkError(
+        'conflict',
+        `${packageId} is needed by ${dependents.join(', ')}; remove ${dependents.length === 1 ? 'it' : 'them'} first`,
+      );
     await obtainApproval(
       {
         action: 'remove',
@@ -199,13 +243,26 @@ export async function removePackage(ctx: AgpkContext, packageId: string, approva
     );
     let hookFailure: string | undefined;
     try {
-      await runHook(current.install_dir, packageId, current.version, current.lifecycle, 'uninstall', ctx.baseEnv, {}, ctx.signal);
+      await runHook(
+        current.install_dir,
+        packageId,
+        current.version,
+        current.lifecycle,
+        'uninstall',
+        ctx.baseEnv,
+        {},
+        ctx.signal,
+      );
     } catch (error) {
       // Interrupted, the package stays installed, even with force.
       ctx.signal?.throwIfAborted();
       if (!options.force) {
         if (!(error instanceof AgpkError)) throw error;
-        throw new AgpkError(error.code, `${error.message}; ${packageId} stays installed (\`plaza agpk remove ${packageId} --approve --force\` removes it anyway)`, { cause: error, problems: error.problems });
+        throw new AgpkError(
+          error.code,
+          `${error.message}; ${packageId} stays installed (\`plaza agpk remove ${packageId} --approve --force\` removes it anyway)`,
+          { cause: error, problems: error.problems },
+        );
       }
       hookFailure = error instanceof Error ? error.message : String(error);
     }
@@ -213,6 +270,11 @@ export async function removePackage(ctx: AgpkContext, packageId: string, approva
     await ctx.registry.write(data);
     await removeDir(current.install_dir);
     const message = `removed ${packageId} ${current.version}${hookFailure ? ` (forced: its UNINSTALL failed: ${hookFailure})` : ''}`;
-    return { action: 'remove', changed: true, packages: [{ package_id: packageId, version: current.version }], message };
+    return {
+      action: 'remove',
+      changed: true,
+      packages: [{ package_id: packageId, version: current.version }],
+      message,
+    };
   });
 }

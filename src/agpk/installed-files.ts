@@ -20,7 +20,8 @@ export function stampFile(path: string): FileStamp | undefined {
   }
 }
 
-const sameStamp = (a: FileStamp, b: FileStamp) => a.size === b.size && a.mtime_ms === b.mtime_ms && a.ctime_ms === b.ctime_ms;
+const sameStamp = (a: FileStamp, b: FileStamp) =>
+  a.size === b.size && a.mtime_ms === b.mtime_ms && a.ctime_ms === b.ctime_ms;
 
 /**
  * Checks every installed file of `pkg` against the sha256 recorded at install, hashing only the
@@ -31,7 +32,10 @@ const sameStamp = (a: FileStamp, b: FileStamp) => a.size === b.size && a.mtime_m
  * after install (not in the record) are not looked at. See
  * docs/decisions/agpk.md, "An install hook may add files, not change the package's own".
  */
-export async function installedChanges(pkg: Pick<InstalledPackage, 'install_dir' | 'files' | 'file_stats'>, alwaysHash: readonly string[] = []): Promise<InstalledChanges> {
+export async function installedChanges(
+  pkg: Pick<InstalledPackage, 'install_dir' | 'files' | 'file_stats'>,
+  alwaysHash: readonly string[] = [],
+): Promise<InstalledChanges> {
   const changed: string[] = [];
   const missing: string[] = [];
   const pause = breather();

@@ -38,7 +38,8 @@ export interface ListedCommand extends AgentCommand {
 /** Lists installed commands from the registry (no rebuild, spec §3.4), optionally for one package. */
 export async function listCommands(registry: Registry, packageId?: string): Promise<ListedCommand[]> {
   const { packages } = await registry.read();
-  if (packageId !== undefined && !packages[packageId]) throw new AgpkError('not_found', `${packageId} is not installed`);
+  if (packageId !== undefined && !packages[packageId])
+    throw new AgpkError('not_found', `${packageId} is not installed`);
   return Object.values(packages)
     .filter((p) => packageId === undefined || p.package_id === packageId)
     .flatMap((p) => p.commands.map((c) => ({ ...c, package_id: p.package_id, package_version: p.version })))
@@ -56,7 +57,10 @@ function launcher(pkg: InstalledPackage, command: AgentCommand): { file: string;
     case 'process':
       return { file: entry, args: extra };
     default:
-      throw new AgpkError('bad_request', `driver kind "${command.driver.kind}" of ${command.id} is not supported by this host (process, script, node)`);
+      throw new AgpkError(
+        'bad_request',
+        `driver kind "${command.driver.kind}" of ${command.id} is not supported by this host (process, script, node)`,
+      );
   }
 }
 
@@ -69,16 +73,27 @@ function launcher(pkg: InstalledPackage, command: AgentCommand): { file: string;
  * `plaza agpk mcp` is stopping). Never throws for a command that ran and failed: `ok` is false and
  * `exit_code`/`stderr` say why.
  */
-export async function invokeCommand(deps: InvokeDeps, commandId: string, args: unknown, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<InvokeResult> {
+export async function invokeCommand(
+  deps: InvokeDeps,
+  commandId: string,
+  args: unknown,
+  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<InvokeResult> {
   const { packages } = await deps.registry.read();
   const pkg = Object.values(packages).find((p) => p.commands.some((c) => c.id === commandId));
   const command = pkg?.commands.find((c) => c.id === commandId);
-  if (!pkg || !command) throw new AgpkError('not_found', `unknown command id "${commandId}" (see \`plaza agpk list-commands\`)`);
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new AgpkError('bad_request', '--args must be a JSON object');
+  if (!pkg || !command)
+    throw new AgpkError('not_found', `unknown command id "${commandId}" (see \`plaza agpk list-commands\`)`);
+  if (args === null || typeof args !== 'object' || Array.isArray(args))
+    throw new AgpkError('bad_request', '--args must be a JSON object');
   const validate = deps.schemas.compileInput(command.input_schema);
   if (!validate(args)) {
     const problems = (validate.errors ?? []).map((e) => ({ file: '--args', ...describeAjvError(e) }));
-    throw new AgpkError('bad_request', `arguments do not match the input schema of ${commandId}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, { problems });
+    throw new AgpkError(
+      'bad_request',
+      `arguments do not match the input schema of ${commandId}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`,
+      { problems },
+    );
   }
   // Never run code that is not what was installed (`plaza agpk verify` would say MODIFIED).
   const { changed, missing } = await installedChanges(pkg, [command.driver.entry]);
@@ -98,7 +113,13 @@ export async function invokeCommand(deps: InvokeDeps, commandId: string, args: u
     AGPK_PACKAGE_ID: pkg.package_id,
     AGPK_INSTALL_ROOT: pkg.install_dir,
   });
-  const run = await runProcess(file, argv, { cwd: pkg.install_dir, env, input: json, timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+  const run = await runProcess(file, argv, {
+    cwd: pkg.install_dir,
+    env,
+    input: json,
+    timeoutMs,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   let output: unknown = run.stdout;
   if (command.output !== 'text') {
     try {

@@ -15,7 +15,10 @@ import type { RegistryData } from './registry.ts';
  * home, another XDG_DATA_HOME naming the same folder, a moved folder) must not read as "nothing
  * installed" and delete every package.
  */
-export async function removeLeftovers(paths: { tmpDir: string; packagesDir: string }, data: RegistryData): Promise<string[]> {
+export async function removeLeftovers(
+  paths: { tmpDir: string; packagesDir: string },
+  data: RegistryData,
+): Promise<string[]> {
   const removed: string[] = [];
   for (const name of await readdir(paths.tmpDir).catch(() => [])) {
     await rm(join(paths.tmpDir, name), { recursive: true, force: true });

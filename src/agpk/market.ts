@@ -19,8 +19,13 @@ export const MarketSourceSchema = z
     summary: z.string().default(''),
     vendor: z.string().optional(),
     vendor_name: z.string().optional(),
-    download_uri: z.string().refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'download_uri must be an https URL'),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/i, 'sha256 must be 64 hexadecimal characters').transform((v) => v.toLowerCase()),
+    download_uri: z
+      .string()
+      .refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'download_uri must be an https URL'),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/i, 'sha256 must be 64 hexadecimal characters')
+      .transform((v) => v.toLowerCase()),
   })
   .loose();
 
@@ -52,40 +57,64 @@ function get(url: string, options: FetchOptions, redirects = 0): Promise<http.In
   const mod = u.protocol === 'https:' ? https : u.protocol === 'http:' ? http : undefined;
   if (!mod) return Promise.reject(new AgpkError('bad_request', `unsupported URL scheme in ${url}`));
   return new Promise((resolve, reject) => {
-    const req = mod.get(u, { ...(options.ca && u.protocol === 'https:' ? { ca: options.ca } : {}), ...(options.signal ? { signal: options.signal } : {}), timeout: options.timeoutMs ?? 30_000, headers: { accept: '*/*' } }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
-        if (redirects >= 5) return reject(new AgpkError('upstream_failed', `too many redirects fetching ${url}`));
-        const next = new URL(res.headers.location, u);
-        if (u.protocol === 'https:' && next.protocol !== 'https:') return reject(new AgpkError('upstream_failed', `refusing a redirect from https to ${next.protocol}`));
-        return resolve(get(next.toString(), options, redirects + 1));
-      }
-      if (status !== 200) {
-        res.resume();
-        return reject(new AgpkError('upstream_failed', `GET ${url} answered HTTP ${status}`));
-      }
-      resolve(res);
-    });
+    const req = mod.get(
+      u,
+      {
+        ...(options.ca && u.protocol === 'https:' ? { ca: options.ca } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        timeout: options.timeoutMs ?? 30_000,
+        headers: { accept: '*/*' },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400 && res.headers.location) {
+          res.resume();
+          if (redirects >= 5) return reject(new AgpkError('upstream_failed', `too many redirects fetching ${url}`));
+          const next = new URL(res.headers.location, u);
+          if (u.protocol === 'https:' && next.protocol !== 'https:')
+            return reject(new AgpkError('upstream_failed', `refusing a redirect from https to ${next.protocol}`));
+          return resolve(get(next.toString(), options, redirects + 1));
+        }
+        if (status !== 200) {
+          res.resume();
+          return reject(new AgpkError('upstream_failed', `GET ${url} answered HTTP ${status}`));
+        }
+        resolve(res);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (error) => reject(options.signal?.aborted ? options.signal.reason : new AgpkError('upstream_failed', `GET ${url} failed: ${error.message}`, { cause: error })));
+    req.on('error', (error) =>
+      reject(
+        options.signal?.aborted
+          ? options.signal.reason
+          : new AgpkError('upstream_failed', `GET ${url} failed: ${error.message}`, { cause: error }),
+      ),
+    );
   });
 }
 
 /** Adds what to do to a request that failed (not to an interruption, which is no AgpkError). */
 function withHint(error: unknown, hint: string): unknown {
-  return error instanceof AgpkError && error.code === 'upstream_failed' ? new AgpkError('upstream_failed', `${error.message} (${hint})`, { cause: error }) : error;
+  return error instanceof AgpkError && error.code === 'upstream_failed'
+    ? new AgpkError('upstream_failed', `${error.message} (${hint})`, { cause: error })
+    : error;
 }
 
 /** Fetches the healthy source list from the market; entries that do not fit the shape are skipped. */
 export async function fetchMarketSources(shareUrl: string, options: FetchOptions = {}): Promise<MarketSource[]> {
   const url = `${shareUrl.replace(/\/+$/, '')}/share/v1/agpk/sources`;
   const res = await get(url, options).catch((error: unknown) => {
-    throw withHint(error, `is a Plaza running at ${shareUrl}? Start it, or point PLAZA_SHARE_URL at the market's base URL`);
+    throw withHint(
+      error,
+      `is a Plaza running at ${shareUrl}? Start it, or point PLAZA_SHARE_URL at the market's base URL`,
+    );
   });
   const max = options.maxBytes ?? 16 * 1024 * 1024;
   const windowMs = options.stallWindowMs ?? 30_000;
-  const deadline = setTimeout(() => res.destroy(new AgpkError('upstream_failed', `${url} did not answer within ${windowMs} ms`)), windowMs);
+  const deadline = setTimeout(
+    () => res.destroy(new AgpkError('upstream_failed', `${url} did not answer within ${windowMs} ms`)),
+    windowMs,
+  );
   // Bytes, decoded once at the end: a character split between two reads stays whole.
   const chunks: Buffer[] = [];
   let size = 0;
@@ -96,7 +125,9 @@ export async function fetchMarketSources(shareUrl: string, options: FetchOptions
       chunks.push(chunk as Buffer);
     }
   } catch (error) {
-    throw error instanceof AgpkError ? error : new AgpkError('upstream_failed', `GET ${url} failed: ${(error as Error).message}`, { cause: error });
+    throw error instanceof AgpkError
+      ? error
+      : new AgpkError('upstream_failed', `GET ${url} failed: ${(error as Error).message}`, { cause: error });
   } finally {
     clearTimeout(deadline);
   }
@@ -123,9 +154,13 @@ export async function downloadArchive(
   dest: string,
   options: FetchOptions & { expectedSha256: string; onProgress?: (done: number, total: number | null) => void },
 ): Promise<{ sha256: string; bytes: number }> {
-  if (!URL.canParse(uri) || new URL(uri).protocol !== 'https:') throw new AgpkError('bad_request', `download_uri must be an https URL: ${uri}`);
+  if (!URL.canParse(uri) || new URL(uri).protocol !== 'https:')
+    throw new AgpkError('bad_request', `download_uri must be an https URL: ${uri}`);
   const res = await get(uri, options).catch((error: unknown) => {
-    throw withHint(error, "the package's download origin did not serve it; try again later, or install from an archive file");
+    throw withHint(
+      error,
+      "the package's download origin did not serve it; try again later, or install from an archive file",
+    );
   });
   const total = Number(res.headers['content-length']) || null;
   const max = options.maxBytes ?? 2 * 1024 ** 3;
@@ -135,7 +170,12 @@ export async function downloadArchive(
   const windowMs = options.stallWindowMs ?? 30_000;
   const watchdog = setInterval(() => {
     if (windowBytes < MIN_WINDOW_BYTES && bytes < (total ?? Number.POSITIVE_INFINITY)) {
-      res.destroy(new AgpkError('upstream_failed', `download of ${uri} stalled: under ${MIN_WINDOW_BYTES} bytes in ${windowMs} ms`));
+      res.destroy(
+        new AgpkError(
+          'upstream_failed',
+          `download of ${uri} stalled: under ${MIN_WINDOW_BYTES} bytes in ${windowMs} ms`,
+        ),
+      );
     }
     windowBytes = 0;
   }, windowMs);
@@ -154,14 +194,19 @@ export async function downloadArchive(
   } catch (error) {
     await rm(dest, { force: true });
     options.signal?.throwIfAborted();
-    throw error instanceof AgpkError ? error : new AgpkError('upstream_failed', `download of ${uri} failed: ${(error as Error).message}`, { cause: error });
+    throw error instanceof AgpkError
+      ? error
+      : new AgpkError('upstream_failed', `download of ${uri} failed: ${(error as Error).message}`, { cause: error });
   } finally {
     clearInterval(watchdog);
   }
   const sha256 = hash.digest('hex');
   if (sha256 !== options.expectedSha256.toLowerCase()) {
     await rm(dest, { force: true });
-    throw new AgpkError('bad_request', `sha256 mismatch for ${uri}: the market lists ${options.expectedSha256.toLowerCase()}, the download has ${sha256}`);
+    throw new AgpkError(
+      'bad_request',
+      `sha256 mismatch for ${uri}: the market lists ${options.expectedSha256.toLowerCase()}, the download has ${sha256}`,
+    );
   }
   return { sha256, bytes };
 }

@@ -16,7 +16,10 @@ const AGPK_TOOL_NAMES = { invoke: 'agpk.invoke', listCommands: 'agpk.list_comman
 /** Arguments of `agpk.invoke`. */
 const InvokeToolInputSchema = z.strictObject({
   command_id: z.string().min(1).describe('the id of an installed command, as agpk.list_commands shows it'),
-  args: z.record(z.string(), z.unknown()).optional().describe("the command's arguments: a JSON object matching its input_schema (default {})"),
+  args: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("the command's arguments: a JSON object matching its input_schema (default {})"),
 });
 
 /** Arguments of `agpk.list_commands`. */
@@ -32,7 +35,13 @@ const LIST_OUTPUT_SCHEMA = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { id: { type: 'string' }, package_id: { type: 'string' }, package_version: { type: 'string' }, summary: { type: 'string' }, input_schema: { type: 'object' } },
+        properties: {
+          id: { type: 'string' },
+          package_id: { type: 'string' },
+          package_version: { type: 'string' },
+          summary: { type: 'string' },
+          input_schema: { type: 'object' },
+        },
         required: ['id', 'package_id', 'package_version', 'input_schema'],
       },
     },
@@ -51,20 +60,36 @@ export interface AgpkTools {
    * failed or timed out, an unreadable registry — comes back in-band (`isError`), never thrown.
    * `signal` stops a running command (its whole process group).
    */
-  call(name: string, args: Record<string, unknown> | undefined, options?: { signal?: AbortSignal }): Promise<CallToolResult>;
+  call(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options?: { signal?: AbortSignal },
+  ): Promise<CallToolResult>;
 }
 
 /** How much of a failed command's output its error text shows. */
 const SHOWN_OUTPUT_CHARS = 8192;
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
-const failure = (text: string, structured?: Record<string, unknown>): CallToolResult => ({ content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}), isError: true });
+const failure = (text: string, structured?: Record<string, unknown>): CallToolResult => ({
+  content: [{ type: 'text', text }],
+  ...(structured ? { structuredContent: structured } : {}),
+  isError: true,
+});
 
-function parseArgs<T extends z.ZodType>(tool: string, schema: T, args: unknown): { ok: true; value: z.infer<T> } | { ok: false; result: CallToolResult } {
+function parseArgs<T extends z.ZodType>(
+  tool: string,
+  schema: T,
+  args: unknown,
+): { ok: true; value: z.infer<T> } | { ok: false; result: CallToolResult } {
   const parsed = schema.safeParse(args ?? {});
   if (parsed.success) return { ok: true, value: parsed.data };
-  const issues = parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(arguments)'}: ${i.code === 'unrecognized_keys' ? `unknown field(s) ${i.keys.join(', ')}` : i.message}`);
+  const issues = parsed.error.issues.map(
+    (i) =>
+      `${i.path.map(String).join('.') || '(arguments)'}: ${i.code === 'unrecognized_keys' ? `unknown field(s) ${i.keys.join(', ')}` : i.message}`,
+  );
   return { ok: false, result: failure(`invalid arguments for ${tool}: ${issues.join('; ')}`) };
 }
 
@@ -73,12 +98,24 @@ function parseArgs<T extends z.ZodType>(tool: string, schema: T, args: unknown):
  * one that failed or timed out is an error naming how it ended, with its stderr and output.
  */
 function invokeResult(r: InvokeResult): CallToolResult {
-  if (r.ok) return { content: [{ type: 'text', text: asText(r.output) }], ...(isObject(r.output) ? { structuredContent: r.output } : {}) };
-  const how = r.timed_out ? `timed out and was stopped after ${r.duration_ms} ms` : r.exit_code === null ? 'was stopped by a signal' : `failed with exit code ${r.exit_code}`;
+  if (r.ok)
+    return {
+      content: [{ type: 'text', text: asText(r.output) }],
+      ...(isObject(r.output) ? { structuredContent: r.output } : {}),
+    };
+  const how = r.timed_out
+    ? `timed out and was stopped after ${r.duration_ms} ms`
+    : r.exit_code === null
+      ? 'was stopped by a signal'
+      : `failed with exit code ${r.exit_code}`;
   // stderr is already its last 8 KiB; the output's start is shown as much (it is whole in structuredContent).
   const output = asText(r.output).trimEnd();
   const shown = output.length > SHOWN_OUTPUT_CHARS ? `${output.slice(0, SHOWN_OUTPUT_CHARS)}…` : output;
-  const text = [`${r.command_id} (${r.package_id}) ${how}`, ...(r.stderr.trim() ? [`stderr:\n${r.stderr.trimEnd()}`] : []), ...(shown.trim() ? [`output:\n${shown}`] : [])];
+  const text = [
+    `${r.command_id} (${r.package_id}) ${how}`,
+    ...(r.stderr.trim() ? [`stderr:\n${r.stderr.trimEnd()}`] : []),
+    ...(shown.trim() ? [`output:\n${shown}`] : []),
+  ];
   return failure(text.join('\n'), { ...r });
 }
 
@@ -89,7 +126,7 @@ export function createAgpkTools(deps: InvokeDeps): AgpkTools {
       name: AGPK_TOOL_NAMES.invoke,
       title: 'Run an installed AGPK command',
       description:
-        'Runs a command of an AGPK package installed on this machine (plaza agpk invoke). args must match the command\'s input_schema (see agpk.list_commands); a package whose installed files changed since install is refused. Returns the command\'s output; a command that fails or times out is an error with its stderr.',
+        "Runs a command of an AGPK package installed on this machine (plaza agpk invoke). args must match the command's input_schema (see agpk.list_commands); a package whose installed files changed since install is refused. Returns the command's output; a command that fails or times out is an error with its stderr.",
       inputSchema: z.toJSONSchema(InvokeToolInputSchema, { io: 'input' }) as Tool['inputSchema'],
       // A package's command may change things, locally or elsewhere: nothing is promised.
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
@@ -97,7 +134,8 @@ export function createAgpkTools(deps: InvokeDeps): AgpkTools {
     {
       name: AGPK_TOOL_NAMES.listCommands,
       title: 'List installed AGPK commands',
-      description: 'Lists the commands of the AGPK packages installed on this machine (plaza agpk list-commands): id, package, summary and the input_schema agpk.invoke checks args against.',
+      description:
+        'Lists the commands of the AGPK packages installed on this machine (plaza agpk list-commands): id, package, summary and the input_schema agpk.invoke checks args against.',
       inputSchema: z.toJSONSchema(ListCommandsToolInputSchema, { io: 'input' }) as Tool['inputSchema'],
       outputSchema: LIST_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -105,7 +143,11 @@ export function createAgpkTools(deps: InvokeDeps): AgpkTools {
   ];
   const names = new Set(tools.map((t) => t.name));
 
-  async function run(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal | undefined): Promise<CallToolResult> {
+  async function run(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<CallToolResult> {
     if (name === AGPK_TOOL_NAMES.listCommands) {
       const input = parseArgs(name, ListCommandsToolInputSchema, args);
       if (!input.ok) return input.result;
@@ -115,7 +157,9 @@ export function createAgpkTools(deps: InvokeDeps): AgpkTools {
     if (name !== AGPK_TOOL_NAMES.invoke) return failure(`unknown tool ${name}`);
     const input = parseArgs(name, InvokeToolInputSchema, args);
     if (!input.ok) return input.result;
-    return invokeResult(await invokeCommand(deps, input.value.command_id, input.value.args ?? {}, signal ? { signal } : {}));
+    return invokeResult(
+      await invokeCommand(deps, input.value.command_id, input.value.args ?? {}, signal ? { signal } : {}),
+    );
   }
 
   return {
@@ -128,7 +172,13 @@ export function createAgpkTools(deps: InvokeDeps): AgpkTools {
         // The same refusals, in the same words, as `plaza agpk invoke` / `list-commands`; invoke's also
         // as their --json error. Not list_commands': clients check any structuredContent of a tool
         // with an outputSchema against it, errors included (the MCP SDK's client does).
-        if (error instanceof AgpkError) return failure(error.message, name === AGPK_TOOL_NAMES.invoke ? { error: { code: error.code, message: error.message, problems: error.problems } } : undefined);
+        if (error instanceof AgpkError)
+          return failure(
+            error.message,
+            name === AGPK_TOOL_NAMES.invoke
+              ? { error: { code: error.code, message: error.message, problems: error.problems } }
+              : undefined,
+          );
         return failure(`${name} failed: ${error instanceof Error ? error.message : String(error)}`);
       }
     },

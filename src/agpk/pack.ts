@@ -5,7 +5,17 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-import { breather, DIGESTS_FILE, formatDigests, MANIFEST_FILE, manifestDigest, sha256File, SMALL_FILE, type TreeEntry, walkTree } from './digests.ts';
+import {
+  breather,
+  DIGESTS_FILE,
+  formatDigests,
+  MANIFEST_FILE,
+  manifestDigest,
+  sha256File,
+  SMALL_FILE,
+  type TreeEntry,
+  walkTree,
+} from './digests.ts';
 import { AgpkError } from './errors.ts';
 import { writeFileAtomic } from './internal/atomic-write.ts';
 import { gzipBatches } from './internal/gzip-batches.ts';
@@ -34,20 +44,34 @@ export async function readManifest(dir: string): Promise<AgpkManifest> {
   try {
     text = await readFile(join(dir, MANIFEST_FILE), 'utf8');
   } catch {
-    const isDir = await stat(dir).then((s) => s.isDirectory(), () => undefined);
-    const message = isDir === undefined ? `${dir} does not exist` : isDir ? `${MANIFEST_FILE} is missing in ${dir}: is it a package folder? (\`plaza agpk scaffold\` makes one)` : `${dir} is not a folder`;
-    throw new AgpkError('bad_request', message, { problems: [{ file: MANIFEST_FILE, path: '$', message: 'file is missing' }] });
+    const isDir = await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => undefined,
+    );
+    const message =
+      isDir === undefined
+        ? `${dir} does not exist`
+        : isDir
+          ? `${MANIFEST_FILE} is missing in ${dir}: is it a package folder? (\`plaza agpk scaffold\` makes one)`
+          : `${dir} is not a folder`;
+    throw new AgpkError('bad_request', message, {
+      problems: [{ file: MANIFEST_FILE, path: '$', message: 'file is missing' }],
+    });
   }
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
     const message = `not valid JSON (${(error as Error).message})`;
-    throw new AgpkError('bad_request', `${MANIFEST_FILE} is ${message}`, { problems: [{ file: MANIFEST_FILE, path: '$', message }] });
+    throw new AgpkError('bad_request', `${MANIFEST_FILE} is ${message}`, {
+      problems: [{ file: MANIFEST_FILE, path: '$', message }],
+    });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     const message = 'not a JSON object';
-    throw new AgpkError('bad_request', `${MANIFEST_FILE} is ${message}`, { problems: [{ file: MANIFEST_FILE, path: '$', message }] });
+    throw new AgpkError('bad_request', `${MANIFEST_FILE} is ${message}`, {
+      problems: [{ file: MANIFEST_FILE, path: '$', message }],
+    });
   }
   return value as AgpkManifest;
 }
@@ -149,16 +173,29 @@ async function* tarStream(dir: string, entries: TreeEntry[]): AsyncGenerator<Buf
 export async function packPackage(dir: string, options: { output?: string } = {}): Promise<PackResult> {
   const root = resolve(dir);
   const manifest = await readManifest(root);
-  if (typeof manifest.id !== 'string' || typeof manifest.version !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._+~-]*$/.test(`${manifest.id}${manifest.version}`)) {
+  if (
+    typeof manifest.id !== 'string' ||
+    typeof manifest.version !== 'string' ||
+    !/^[A-Za-z0-9][A-Za-z0-9._+~-]*$/.test(`${manifest.id}${manifest.version}`)
+  ) {
     throw new AgpkError('bad_request', 'agpk.json needs a valid "id" and "version" to pack', {
-      problems: [{ file: MANIFEST_FILE, path: '$', message: 'id and version must be non-empty strings of letters, digits and . _ + ~ -' }],
+      problems: [
+        {
+          file: MANIFEST_FILE,
+          path: '$',
+          message: 'id and version must be non-empty strings of letters, digits and . _ + ~ -',
+        },
+      ],
     });
   }
   const output = resolve(options.output ?? join(dirname(root), `${manifest.id}-${manifest.version}.agpk`));
   const outputRel = relative(root, output);
   const inside = !outputRel.startsWith('..') && !outputRel.startsWith(sep);
   await writeDigests(root);
-  const entries = await walkTree(root, (p) => inside && (p === outputRel.split(sep).join('/') || p.startsWith(`${outputRel}.tmp`)));
+  const entries = await walkTree(
+    root,
+    (p) => inside && (p === outputRel.split(sep).join('/') || p.startsWith(`${outputRel}.tmp`)),
+  );
 
   const tmp = `${output}.tmp-${process.pid}`;
   const hash = createHash('sha256');
@@ -171,11 +208,22 @@ export async function packPackage(dir: string, options: { output?: string } = {}
     },
   });
   try {
-    await pipeline(Readable.from(gzipBatches(tarStream(root, entries), { level: GZIP_LEVEL })), tap, createWriteStream(tmp));
+    await pipeline(
+      Readable.from(gzipBatches(tarStream(root, entries), { level: GZIP_LEVEL })),
+      tap,
+      createWriteStream(tmp),
+    );
     await rename(tmp, output);
   } catch (error) {
     await rm(tmp, { force: true });
     throw error;
   }
-  return { package_id: manifest.id, version: manifest.version, archive: output, sha256: hash.digest('hex'), bytes, entries: entries.length };
+  return {
+    package_id: manifest.id,
+    version: manifest.version,
+    archive: output,
+    sha256: hash.digest('hex'),
+    bytes,
+    entries: entries.length,
+  };
 }

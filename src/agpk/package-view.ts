@@ -45,7 +45,10 @@ const KEPT_FILE_BYTES = 8 * 1024 * 1024;
 
 /** A path as the archive names it, or undefined when it would leave the package. */
 function inside(path: string): string | undefined {
-  const normal = posix.normalize(path).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  const normal = posix
+    .normalize(path)
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/+$/, '');
   if (normal === '' || normal === '.') return '';
   return normal.startsWith('../') || normal === '..' || normal.startsWith('/') ? undefined : normal;
 }
@@ -56,7 +59,10 @@ function inside(path: string): string | undefined {
  * file is hashed as it streams by, and the small top-level files the validator parses are kept.
  * Also returns the sha256 of the archive file itself.
  */
-export async function archiveView(archive: string, limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS): Promise<{ view: PackageView; sha256: string }> {
+export async function archiveView(
+  archive: string,
+  limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
+): Promise<{ view: PackageView; sha256: string }> {
   const kinds = new Map<string, EntryKind>();
   const hashes = new Map<string, string>();
   const kept = new Map<string, Buffer>();

@@ -55,7 +55,10 @@ export interface Plan {
 }
 
 async function isFile(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isFile(), () => false);
+  return stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }
 
 /** What a market package_id may be (spec ids, as `scaffold` checks them): no path separator. */
@@ -63,7 +66,10 @@ const PACKAGE_ID = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/;
 
 async function trustedKeyIds(ctx: AgpkContext): Promise<Set<string>> {
   const dir = ctx.registry.trustedKeysDir;
-  const local = await readdir(dir).then((names) => names.filter((n) => n.endsWith('.pem')).map((n) => join(dir, n)), () => []);
+  const local = await readdir(dir).then(
+    (names) => names.filter((n) => n.endsWith('.pem')).map((n) => join(dir, n)),
+    () => [],
+  );
   return loadTrustedKeyIds([...local, ...(ctx.trustedKeyFiles ?? [])]);
 }
 
@@ -73,13 +79,21 @@ async function trustedKeyIds(ctx: AgpkContext): Promise<Set<string>> {
  * signature checked. Throws on the first package that cannot be installed; cleans up after itself
  * only through `plan.scratch` (the caller removes those).
  */
-export async function preparePlan(ctx: AgpkContext, refs: string[], installed: Record<string, InstalledPackage>, plan: Plan): Promise<void> {
+export async function preparePlan(
+  ctx: AgpkContext,
+  refs: string[],
+  installed: Record<string, InstalledPackage>,
+  plan: Plan,
+): Promise<void> {
   let market: MarketSource[] | undefined;
   const trusted = await trustedKeyIds(ctx);
   const staged = new Map<string, StagedPackage>();
 
   const marketEntry = async (id: string): Promise<MarketSource> => {
-    market ??= await fetchMarketSources(ctx.shareUrl, { ...(ctx.ca ? { ca: ctx.ca } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    market ??= await fetchMarketSources(ctx.shareUrl, {
+      ...(ctx.ca ? { ca: ctx.ca } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     const found = market.filter((s) => s.package_id === id).sort((a, b) => compareVersions(b.version, a.version))[0];
     if (!found) {
       // `x.agpk` is a valid package_id, but most likely a file name that was mistyped.
@@ -103,7 +117,13 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
     const file = !fromMarket && (await isFile(ref));
     if (!fromMarket && !file && !PACKAGE_ID.test(ref)) {
       // A path (or anything no package_id can be) is never looked up in the market.
-      const what = await stat(ref).then((s) => (s.isDirectory() ? 'is a folder, not an archive: pack it first (`plaza agpk pack <folder>`)' : 'is not a regular file'), () => 'does not exist');
+      const what = await stat(ref).then(
+        (s) =>
+          s.isDirectory()
+            ? 'is a folder, not an archive: pack it first (`plaza agpk pack <folder>`)'
+            : 'is not a regular file',
+        () => 'does not exist',
+      );
       throw new AgpkError('not_found', `${ref} ${what}; install takes an .agpk archive file or a market package_id`);
     }
     if (file) {
@@ -127,7 +147,11 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
     const label = report.package_id ?? ref;
     if (!report.ok || !report.manifest) {
       const first = report.problems[0];
-      throw new AgpkError('bad_request', `package ${label} is not valid: ${first ? `${first.file} ${first.path}: ${first.message}` : 'invalid'}`, { problems: report.problems });
+      throw new AgpkError(
+        'bad_request',
+        `package ${label} is not valid: ${first ? `${first.file} ${first.path}: ${first.message}` : 'invalid'}`,
+        { problems: report.problems },
+      );
     }
     const manifest = report.manifest;
     if (expectedId !== undefined && manifest.id !== expectedId) {
@@ -135,7 +159,10 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
     }
     const minOs = manifest.lifecycle?.min_os;
     if (minOs !== undefined && compareVersions(ctx.hostVersion, minOs) < 0) {
-      throw new AgpkError('bad_request', `package ${manifest.id} needs host version ${minOs} or newer (this host is ${ctx.hostVersion})`);
+      throw new AgpkError(
+        'bad_request',
+        `package ${manifest.id} needs host version ${minOs} or newer (this host is ${ctx.hostVersion})`,
+      );
     }
     if (staged.has(manifest.id)) throw new AgpkError('conflict', `package ${manifest.id} is requested twice`);
     const files: Record<string, string> = {};
@@ -176,7 +203,8 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
   const visit = (pkg: StagedPackage, path: string[]): void => {
     const id = pkg.manifest.id;
     if (state.get(id) === 'done') return;
-    if (state.get(id) === 'visiting') throw new AgpkError('conflict', `dependency cycle: ${[...path, id].join(' -> ')}`);
+    if (state.get(id) === 'visiting')
+      throw new AgpkError('conflict', `dependency cycle: ${[...path, id].join(' -> ')}`);
     state.set(id, 'visiting');
     for (const dep of pkg.manifest.depends ?? []) {
       const next = staged.get(dep);
@@ -194,14 +222,16 @@ export async function preparePlan(ctx: AgpkContext, refs: string[], installed: R
  */
 export function checkPlanConflicts(plan: Plan, installed: Record<string, InstalledPackage>, replacing?: string): void {
   const present = new Map<string, { conflicts: string[]; commands: string[] }>();
-  for (const [id, p] of Object.entries(installed)) if (id !== replacing) present.set(id, { conflicts: p.conflicts, commands: p.commands.map((c) => c.id) });
+  for (const [id, p] of Object.entries(installed))
+    if (id !== replacing) present.set(id, { conflicts: p.conflicts, commands: p.commands.map((c) => c.id) });
   for (const s of plan.order) {
     const id = s.manifest.id;
     for (const c of s.manifest.conflicts ?? []) {
       if (present.has(c)) throw new AgpkError('conflict', `package ${id} conflicts with installed package ${c}`);
     }
     for (const [otherId, other] of present) {
-      if (other.conflicts.includes(id)) throw new AgpkError('conflict', `installed package ${otherId} conflicts with ${id}`);
+      if (other.conflicts.includes(id))
+        throw new AgpkError('conflict', `installed package ${otherId} conflicts with ${id}`);
       const clash = s.commands.find((c) => other.commands.includes(c.id));
       if (clash) throw new AgpkError('conflict', `command id "${clash.id}" of ${id} is already provided by ${otherId}`);
     }

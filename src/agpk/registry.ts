@@ -87,10 +87,13 @@ export function createRegistry(home: string, options: { lockTimeoutMs?: number }
     }
     try {
       const data = JSON.parse(text) as RegistryData;
-      if (data.registry_version !== 1 || typeof data.packages !== 'object' || data.packages === null) throw new Error('unknown registry_version');
+      if (data.registry_version !== 1 || typeof data.packages !== 'object' || data.packages === null)
+        throw new Error('unknown registry_version');
       return { ...data, packages: byId(data.packages) };
     } catch (error) {
-      throw new AgpkError('internal', `the local registry ${file} is unreadable: ${(error as Error).message}`, { cause: error });
+      throw new AgpkError('internal', `the local registry ${file} is unreadable: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   };
   return {

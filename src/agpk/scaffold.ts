@@ -44,12 +44,21 @@ export function commandPrefix(id: string): string {
  * Creates a package in `dir` (absent or empty) that validates as is: manifest, one `node` command
  * echoing its input, USAGE.md, INSTALL/UNINSTALL hooks, and DIGESTS.
  */
-export async function scaffoldPackage(dir: string, options: ScaffoldOptions): Promise<{ dir: string; files: string[] }> {
-  if (!ID.test(options.id)) throw new AgpkError('bad_request', `invalid --id "${options.id}": letters, digits and . _ + - (max 128)`);
-  if (!VERSION.test(options.version)) throw new AgpkError('bad_request', `invalid --version "${options.version}": letters, digits and . _ + ~ -, starting with a letter or digit (max 64; semantic versioning such as 1.0.0 recommended)`);
+export async function scaffoldPackage(
+  dir: string,
+  options: ScaffoldOptions,
+): Promise<{ dir: string; files: string[] }> {
+  if (!ID.test(options.id))
+    throw new AgpkError('bad_request', `invalid --id "${options.id}": letters, digits and . _ + - (max 128)`);
+  if (!VERSION.test(options.version))
+    throw new AgpkError(
+      'bad_request',
+      `invalid --version "${options.version}": letters, digits and . _ + ~ -, starting with a letter or digit (max 64; semantic versioning such as 1.0.0 recommended)`,
+    );
   if (options.name.trim() === '') throw new AgpkError('bad_request', '--name must not be empty');
   await mkdir(dir, { recursive: true });
-  if ((await readdir(dir)).length > 0) throw new AgpkError('conflict', `${dir} is not empty: scaffold makes a new package in an empty or absent folder`);
+  if ((await readdir(dir)).length > 0)
+    throw new AgpkError('conflict', `${dir} is not empty: scaffold makes a new package in an empty or absent folder`);
 
   const prefix = commandPrefix(options.id);
   const manifest: AgpkManifest = {
@@ -96,5 +105,8 @@ export async function scaffoldPackage(dir: string, options: ScaffoldOptions): Pr
   await chmod(join(dir, 'INSTALL'), 0o755);
   await chmod(join(dir, 'UNINSTALL'), 0o755);
   await writeDigests(dir);
-  return { dir, files: ['agpk.json', 'agent-commands.json', 'USAGE.md', 'payload/echo.mjs', 'INSTALL', 'UNINSTALL', 'DIGESTS'] };
+  return {
+    dir,
+    files: ['agpk.json', 'agent-commands.json', 'USAGE.md', 'payload/echo.mjs', 'INSTALL', 'UNINSTALL', 'DIGESTS'],
+  };
 }

@@ -23,18 +23,23 @@ export interface SignatureCheck {
 
 /** RFC 7638 thumbprint of an Ed25519 public key (base64url of sha256 over {crv,kty,x}). */
 export function keyId(jwk: JWK): string {
-  return createHash('sha256').update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x })).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x }))
+    .digest('base64url');
 }
 
 function publicJwk(key: KeyObject): JWK {
   const pub = key.type === 'public' ? key : createPublicKey(key);
   const jwk = pub.export({ format: 'jwk' }) as JWK;
-  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') throw new AgpkError('bad_request', 'the signing key must be an Ed25519 key');
+  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519')
+    throw new AgpkError('bad_request', 'the signing key must be an Ed25519 key');
   return { kty: jwk.kty, crv: jwk.crv, x: jwk.x };
 }
 
 /** Generates an Ed25519 key pair and writes `<prefix>.key.pem` (0600) and `<prefix>.pub.pem`. */
-export async function generateSigningKey(prefix: string): Promise<{ privateKey: string; publicKey: string; kid: string }> {
+export async function generateSigningKey(
+  prefix: string,
+): Promise<{ privateKey: string; publicKey: string; kid: string }> {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const keyPath = `${prefix}.key.pem`;
   const pubPath = `${prefix}.pub.pem`;
@@ -50,7 +55,11 @@ export async function loadPrivateKey(path: string): Promise<KeyObject> {
     if (key.asymmetricKeyType !== 'ed25519') throw new Error(`a ${key.asymmetricKeyType ?? 'non-asymmetric'} key`);
     return key;
   } catch (error) {
-    throw new AgpkError('bad_request', `cannot use ${path} as an Ed25519 private key: ${(error as Error).message} (pass the <prefix>.key.pem that \`plaza agpk keygen <prefix>\` wrote)`, { cause: error });
+    throw new AgpkError(
+      'bad_request',
+      `cannot use ${path} as an Ed25519 private key: ${(error as Error).message} (pass the <prefix>.key.pem that \`plaza agpk keygen <prefix>\` wrote)`,
+      { cause: error },
+    );
   }
 }
 
@@ -61,7 +70,11 @@ export async function loadTrustedKeyIds(paths: string[]): Promise<Set<string>> {
     try {
       ids.add(keyId(publicJwk(createPublicKey(await readFile(path, 'utf8')))));
     } catch (error) {
-      throw new AgpkError('bad_request', `cannot use ${path} as an Ed25519 public key: ${(error as Error).message} (pass the <prefix>.pub.pem that \`plaza agpk keygen <prefix>\` wrote)`, { cause: error });
+      throw new AgpkError(
+        'bad_request',
+        `cannot use ${path} as an Ed25519 public key: ${(error as Error).message} (pass the <prefix>.pub.pem that \`plaza agpk keygen <prefix>\` wrote)`,
+        { cause: error },
+      );
     }
   }
   return ids;
@@ -71,7 +84,9 @@ export async function loadTrustedKeyIds(paths: string[]): Promise<Set<string>> {
 export async function signDigests(digests: Buffer, key: KeyObject): Promise<{ signature: string; kid: string }> {
   const jwk = publicJwk(key);
   const kid = keyId(jwk);
-  const jws = await new CompactSign(digests).setProtectedHeader({ alg: 'EdDSA', kid, jwk, typ: 'agpk-digests+jws' }).sign(key);
+  const jws = await new CompactSign(digests)
+    .setProtectedHeader({ alg: 'EdDSA', kid, jwk, typ: 'agpk-digests+jws' })
+    .sign(key);
   const [header, , sig] = jws.split('.');
   return { signature: `${header!}..${sig!}`, kid };
 }
@@ -79,12 +94,16 @@ export async function signDigests(digests: Buffer, key: KeyObject): Promise<{ si
 /** Checks `signature` over the DIGESTS bytes with the key it embeds. Never throws. */
 export async function checkSignature(digests: Buffer, signature: string): Promise<SignatureCheck> {
   const parts = signature.split('.');
-  if (parts.length !== 3 || parts[1] !== '') return { valid: false, kid: null, jwk: null, reason: 'not a detached JWS (<protected>..<signature>)' };
+  if (parts.length !== 3 || parts[1] !== '')
+    return { valid: false, kid: null, jwk: null, reason: 'not a detached JWS (<protected>..<signature>)' };
   try {
-    const result = await compactVerify(`${parts[0]!}.${digests.toString('base64url')}.${parts[2]!}`, EmbeddedJWK, { algorithms: ['EdDSA', 'Ed25519'] });
+    const result = await compactVerify(`${parts[0]!}.${digests.toString('base64url')}.${parts[2]!}`, EmbeddedJWK, {
+      algorithms: ['EdDSA', 'Ed25519'],
+    });
     const jwk = result.protectedHeader.jwk as JWK;
     const kid = keyId(jwk);
-    if (result.protectedHeader.kid !== undefined && result.protectedHeader.kid !== kid) return { valid: false, kid, jwk, reason: 'kid does not match the embedded key' };
+    if (result.protectedHeader.kid !== undefined && result.protectedHeader.kid !== kid)
+      return { valid: false, kid, jwk, reason: 'kid does not match the embedded key' };
     return { valid: true, kid, jwk };
   } catch (error) {
     return { valid: false, kid: null, jwk: null, reason: (error as Error).message };

@@ -36,18 +36,32 @@ export async function withPackageDir<T>(
  * Validates a package folder or archive; an archive's report carries its sha256. An archive is
  * read in one streaming pass with the extraction safety checks, without writing it out.
  */
-export async function validateTarget(target: string, schemas: AgpkSchemas, limits?: ExtractLimits): Promise<ValidationReport & { sha256?: string }> {
+export async function validateTarget(
+  target: string,
+  schemas: AgpkSchemas,
+  limits?: ExtractLimits,
+): Promise<ValidationReport & { sha256?: string }> {
   try {
     const st = await stat(target).catch(() => undefined);
     if (!st) throw new AgpkError('not_found', `${target} does not exist`);
-    const { view, sha256 } = st.isDirectory() ? { view: folderView(target), sha256: undefined } : await archiveView(target, limits);
+    const { view, sha256 } = st.isDirectory()
+      ? { view: folderView(target), sha256: undefined }
+      : await archiveView(target, limits);
     const report = await validatePackage(view, schemas);
     delete report.manifest;
     delete report.commands;
     return sha256 === undefined ? report : { ...report, sha256 };
   } catch (error) {
     if (error instanceof AgpkError && error.code === 'bad_request' && error.problems.length > 0) {
-      return { ok: false, package_id: null, version: null, signed: false, signature_kid: null, problems: error.problems, warnings: [] };
+      return {
+        ok: false,
+        package_id: null,
+        version: null,
+        signed: false,
+        signature_kid: null,
+        problems: error.problems,
+        warnings: [],
+      };
     }
     throw error;
   }
@@ -57,7 +71,10 @@ export async function validateTarget(target: string, schemas: AgpkSchemas, limit
  * Signs a package folder (or archive, which is repacked in place): sets `ahcp.signed`, rewrites
  * DIGESTS, signs it with the Ed25519 key and records the JWS in `ahcp.signature`.
  */
-export async function signTarget(target: string, keyPath: string): Promise<{ kid: string; archive?: { path: string; sha256: string } }> {
+export async function signTarget(
+  target: string,
+  keyPath: string,
+): Promise<{ kid: string; archive?: { path: string; sha256: string } }> {
   const key = await loadPrivateKey(keyPath);
   const signDir = async (dir: string): Promise<string> => {
     const manifest = await readManifest(dir);

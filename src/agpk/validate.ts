@@ -1,7 +1,15 @@
 import { type AgpkSchemas, describeAjvError } from './contract.ts';
 import { DIGESTS_FILE, MANIFEST_FILE, parseDigests } from './digests.ts';
 import type { Problem } from './errors.ts';
-import { type AgentCommand, type AgentCommands, type AgpkManifest, EDGE_REQUIRED_COMMANDS, providesCommand, RUNNABLE_DRIVER_KINDS, USAGE_FILES } from './manifest.ts';
+import {
+  type AgentCommand,
+  type AgentCommands,
+  type AgpkManifest,
+  EDGE_REQUIRED_COMMANDS,
+  providesCommand,
+  RUNNABLE_DRIVER_KINDS,
+  USAGE_FILES,
+} from './manifest.ts';
 import { folderView, type PackageView } from './package-view.ts';
 import { checkSignature } from './signing.ts';
 
@@ -40,7 +48,11 @@ async function readJson(view: PackageView, file: string, problems: Problem[], mi
 function checkEdge(manifest: AgpkManifest, commands: AgentCommand[], problems: Problem[]): void {
   const face = manifest.device_face;
   if (face === undefined || face === null || typeof face !== 'object') {
-    problems.push({ file: MANIFEST_FILE, path: '$.device_face', message: 'edge package (capability_domain iot_edge) must declare device_face "agpk.device-face.v1"' });
+    problems.push({
+      file: MANIFEST_FILE,
+      path: '$.device_face',
+      message: 'edge package (capability_domain iot_edge) must declare device_face "agpk.device-face.v1"',
+    });
   } else if (face.read !== true || face.write !== true) {
     problems.push({
       file: MANIFEST_FILE,
@@ -50,19 +62,26 @@ function checkEdge(manifest: AgpkManifest, commands: AgentCommand[], problems: P
   }
   for (const name of EDGE_REQUIRED_COMMANDS) {
     if (!commands.some((c) => typeof c.id === 'string' && providesCommand(c.id, name))) {
-      problems.push({ file: COMMANDS_FILE, path: '$.commands', message: `edge package is missing the required command "${name}"` });
+      problems.push({
+        file: COMMANDS_FILE,
+        path: '$.commands',
+        message: `edge package is missing the required command "${name}"`,
+      });
     }
   }
 }
 
 /** Edit distance (insertions, deletions, substitutions, adjacent swaps) between two short names. */
 function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
       d[i]![j] = best;
     }
   }
@@ -74,13 +93,29 @@ function editDistance(a: string, b: string): number {
  * (`descripton`, `lifecyle`, `instal`, `timeout`): the schemas allow extra fields, so such a typo
  * would otherwise be ignored in silence — a hook that never runs, a default timeout.
  */
-function checkNearMisses(value: unknown, known: readonly string[], file: string, path: string, warnings: Problem[]): void {
+function checkNearMisses(
+  value: unknown,
+  known: readonly string[],
+  file: string,
+  path: string,
+  warnings: Problem[],
+): void {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return;
   for (const key of Object.keys(value)) {
     if (known.includes(key)) continue;
     const lower = key.toLowerCase();
-    const near = known.find((k) => k.toLowerCase() === lower || (lower.length >= 3 && k.startsWith(lower)) || (lower.length >= 4 && editDistance(lower, k.toLowerCase()) <= (k.length >= 8 ? 2 : 1)));
-    if (near) warnings.push({ file, path: `${path}.${key}`, message: `unknown field "${key}" is ignored: did you mean "${near}"?` });
+    const near = known.find(
+      (k) =>
+        k.toLowerCase() === lower ||
+        (lower.length >= 3 && k.startsWith(lower)) ||
+        (lower.length >= 4 && editDistance(lower, k.toLowerCase()) <= (k.length >= 8 ? 2 : 1)),
+    );
+    if (near)
+      warnings.push({
+        file,
+        path: `${path}.${key}`,
+        message: `unknown field "${key}" is ignored: did you mean "${near}"?`,
+      });
   }
 }
 
@@ -90,7 +125,13 @@ function knownFields(schema: unknown): string[] {
   return properties && typeof properties === 'object' ? Object.keys(properties) : [];
 }
 
-async function checkCommands(view: PackageView, schemas: AgpkSchemas, value: unknown, problems: Problem[], warnings: Problem[]): Promise<AgentCommand[]> {
+async function checkCommands(
+  view: PackageView,
+  schemas: AgpkSchemas,
+  value: unknown,
+  problems: Problem[],
+  warnings: Problem[],
+): Promise<AgentCommand[]> {
   if (!schemas.commands(value)) {
     for (const e of schemas.commands.errors ?? []) problems.push({ file: COMMANDS_FILE, ...describeAjvError(e) });
     return ((value as AgentCommands | undefined)?.commands ?? []).filter((c) => c && typeof c === 'object');
@@ -98,18 +139,38 @@ async function checkCommands(view: PackageView, schemas: AgpkSchemas, value: unk
   const commands = (value as AgentCommands).commands;
   const ids = new Set<string>();
   for (const [i, c] of commands.entries()) {
-    if (ids.has(c.id)) problems.push({ file: COMMANDS_FILE, path: `$.commands[${i}].id`, message: `duplicate command id "${c.id}"` });
+    if (ids.has(c.id))
+      problems.push({ file: COMMANDS_FILE, path: `$.commands[${i}].id`, message: `duplicate command id "${c.id}"` });
     ids.add(c.id);
-    checkNearMisses(c, knownFields((schemas.commands.schema as { $defs?: Record<string, unknown> }).$defs?.['command']), COMMANDS_FILE, `$.commands[${i}]`, warnings);
+    checkNearMisses(
+      c,
+      knownFields((schemas.commands.schema as { $defs?: Record<string, unknown> }).$defs?.['command']),
+      COMMANDS_FILE,
+      `$.commands[${i}]`,
+      warnings,
+    );
     const entryKind = await view.kind(c.driver.entry);
-    if (entryKind !== 'file') problems.push({ file: COMMANDS_FILE, path: `$.commands[${i}].driver.entry`, message: `entry "${c.driver.entry}" is not a file in the package` });
+    if (entryKind !== 'file')
+      problems.push({
+        file: COMMANDS_FILE,
+        path: `$.commands[${i}].driver.entry`,
+        message: `entry "${c.driver.entry}" is not a file in the package`,
+      });
     if (!(RUNNABLE_DRIVER_KINDS as readonly string[]).includes(c.driver.kind)) {
-      warnings.push({ file: COMMANDS_FILE, path: `$.commands[${i}].driver.kind`, message: `driver kind "${c.driver.kind}" needs a host that supports it (this one runs ${RUNNABLE_DRIVER_KINDS.join(', ')})` });
+      warnings.push({
+        file: COMMANDS_FILE,
+        path: `$.commands[${i}].driver.kind`,
+        message: `driver kind "${c.driver.kind}" needs a host that supports it (this one runs ${RUNNABLE_DRIVER_KINDS.join(', ')})`,
+      });
     }
     try {
       schemas.compileInput(c.input_schema);
     } catch (error) {
-      problems.push({ file: COMMANDS_FILE, path: `$.commands[${i}].input_schema`, message: `not a valid JSON Schema: ${(error as Error).message}` });
+      problems.push({
+        file: COMMANDS_FILE,
+        path: `$.commands[${i}].input_schema`,
+        message: `not a valid JSON Schema: ${(error as Error).message}`,
+      });
     }
   }
   return commands;
@@ -132,11 +193,18 @@ async function checkDigests(view: PackageView, problems: Problem[]): Promise<Buf
   }
   for (const [path, sha] of actual) {
     const listed = digests.get(path);
-    if (listed === undefined) problems.push({ file: DIGESTS_FILE, path: '$', message: `bad DIGESTS: ${path} is not listed` });
-    else if (listed !== sha) problems.push({ file: path, path: '$', message: `bad DIGESTS: sha256 mismatch for ${path} (DIGESTS ${listed}, file ${sha})` });
+    if (listed === undefined)
+      problems.push({ file: DIGESTS_FILE, path: '$', message: `bad DIGESTS: ${path} is not listed` });
+    else if (listed !== sha)
+      problems.push({
+        file: path,
+        path: '$',
+        message: `bad DIGESTS: sha256 mismatch for ${path} (DIGESTS ${listed}, file ${sha})`,
+      });
   }
   for (const path of digests.keys()) {
-    if (!actual.has(path)) problems.push({ file: DIGESTS_FILE, path: '$', message: `bad DIGESTS: ${path} is listed but missing` });
+    if (!actual.has(path))
+      problems.push({ file: DIGESTS_FILE, path: '$', message: `bad DIGESTS: ${path} is listed but missing` });
   }
   return bytes;
 }
@@ -160,24 +228,47 @@ export async function validatePackage(view: PackageView, schemas: AgpkSchemas): 
     if (schemas.manifest(manifestValue)) manifest = manifestValue as AgpkManifest;
     else for (const e of schemas.manifest.errors ?? []) problems.push({ file: MANIFEST_FILE, ...describeAjvError(e) });
   }
-  const commandsValue = await readJson(view, COMMANDS_FILE, problems, 'missing command surface: agent-commands.json is mandatory');
-  const commands = commandsValue === undefined ? [] : await checkCommands(view, schemas, commandsValue, problems, warnings);
+  const commandsValue = await readJson(
+    view,
+    COMMANDS_FILE,
+    problems,
+    'missing command surface: agent-commands.json is mandatory',
+  );
+  const commands =
+    commandsValue === undefined ? [] : await checkCommands(view, schemas, commandsValue, problems, warnings);
 
   const usage = await Promise.all(USAGE_FILES.map((f) => view.kind(f)));
-  if (!usage.includes('file')) problems.push({ file: USAGE_FILES.join(' or '), path: '$', message: 'missing usage file: USAGE.md or AGENT_CAPABILITIES.md is mandatory' });
-  if ((await view.kind('payload')) !== 'dir') problems.push({ file: 'payload/', path: '$', message: 'missing payload/ folder' });
+  if (!usage.includes('file'))
+    problems.push({
+      file: USAGE_FILES.join(' or '),
+      path: '$',
+      message: 'missing usage file: USAGE.md or AGENT_CAPABILITIES.md is mandatory',
+    });
+  if ((await view.kind('payload')) !== 'dir')
+    problems.push({ file: 'payload/', path: '$', message: 'missing payload/ folder' });
 
   if (manifest) {
     const schema = schemas.manifest.schema as { $defs?: Record<string, unknown> };
     checkNearMisses(manifest, knownFields(schema), MANIFEST_FILE, '$', warnings);
-    checkNearMisses(manifest.lifecycle, knownFields(schema.$defs?.['lifecycle']), MANIFEST_FILE, '$.lifecycle', warnings);
+    checkNearMisses(
+      manifest.lifecycle,
+      knownFields(schema.$defs?.['lifecycle']),
+      MANIFEST_FILE,
+      '$.lifecycle',
+      warnings,
+    );
     for (const hook of ['install', 'upgrade', 'uninstall'] as const) {
       const file = manifest.lifecycle?.[hook];
       if (file !== undefined && (await view.kind(file)) !== 'file') {
-        problems.push({ file: MANIFEST_FILE, path: `$.lifecycle.${hook}`, message: `hook file "${file}" is not in the package` });
+        problems.push({
+          file: MANIFEST_FILE,
+          path: `$.lifecycle.${hook}`,
+          message: `hook file "${file}" is not in the package`,
+        });
       }
     }
-    if (manifest.capability_domain === 'iot_edge' || manifest.device_face !== undefined) checkEdge(manifest, commands, problems);
+    if (manifest.capability_domain === 'iot_edge' || manifest.device_face !== undefined)
+      checkEdge(manifest, commands, problems);
     if (manifest.ahcp?.badge === 'full' && (await view.kind('surface.json')) !== 'file') {
       problems.push({ file: MANIFEST_FILE, path: '$.ahcp.badge', message: 'the Full badge requires surface.json' });
     }
@@ -190,14 +281,27 @@ export async function validatePackage(view: PackageView, schemas: AgpkSchemas): 
   if (manifest && signed) {
     const signature = manifest.ahcp?.signature;
     if (typeof signature !== 'string' || signature === '') {
-      problems.push({ file: MANIFEST_FILE, path: '$.ahcp.signature', message: 'ahcp.signed is true but ahcp.signature is missing' });
+      problems.push({
+        file: MANIFEST_FILE,
+        path: '$.ahcp.signature',
+        message: 'ahcp.signed is true but ahcp.signature is missing',
+      });
     } else if (digests) {
       const check = await checkSignature(digests, signature);
       if (check.valid) kid = check.kid;
-      else problems.push({ file: MANIFEST_FILE, path: '$.ahcp.signature', message: `bad signature: does not verify over DIGESTS (${check.reason ?? 'invalid'})` });
+      else
+        problems.push({
+          file: MANIFEST_FILE,
+          path: '$.ahcp.signature',
+          message: `bad signature: does not verify over DIGESTS (${check.reason ?? 'invalid'})`,
+        });
     }
   } else if (manifest) {
-    warnings.push({ file: MANIFEST_FILE, path: '$.ahcp.signed', message: 'unsigned package: installing it needs an explicit -y from the human' });
+    warnings.push({
+      file: MANIFEST_FILE,
+      path: '$.ahcp.signed',
+      message: 'unsigned package: installing it needs an explicit -y from the human',
+    });
   }
   return {
     ok: problems.length === 0,

@@ -17,7 +17,8 @@ export interface InstalledCheck {
 /** Re-hashes the files of installed packages (all, or one) against the sha256 recorded at install. */
 export async function verifyInstalled(registry: Registry, packageId?: string): Promise<InstalledCheck[]> {
   const { packages } = await registry.read();
-  if (packageId !== undefined && !packages[packageId]) throw new AgpkError('not_found', `${packageId} is not installed`);
+  if (packageId !== undefined && !packages[packageId])
+    throw new AgpkError('not_found', `${packageId} is not installed`);
   const out: InstalledCheck[] = [];
   for (const p of Object.values(packages).sort((a, b) => a.package_id.localeCompare(b.package_id))) {
     if (packageId !== undefined && p.package_id !== packageId) continue;
@@ -28,7 +29,14 @@ export async function verifyInstalled(registry: Registry, packageId?: string): P
       if (actual === undefined) missing.push(path);
       else if (actual !== sha) changed.push(path);
     }
-    out.push({ package_id: p.package_id, version: p.version, ok: changed.length === 0 && missing.length === 0, checked: Object.keys(p.files).length, changed, missing });
+    out.push({
+      package_id: p.package_id,
+      version: p.version,
+      ok: changed.length === 0 && missing.length === 0,
+      checked: Object.keys(p.files).length,
+      changed,
+      missing,
+    });
   }
   return out;
 }

@@ -17,7 +17,14 @@ function compareParts(a: string, b: string, separators: RegExp): number {
     const nx = /^\d+$/.test(x) ? Number(x) : NaN;
     const ny = /^\d+$/.test(y) ? Number(y) : NaN;
     // Semantic versioning: a numeric identifier sorts before an alphanumeric one.
-    const c = !Number.isNaN(nx) && !Number.isNaN(ny) ? nx - ny : !Number.isNaN(nx) ? -1 : !Number.isNaN(ny) ? 1 : byCodeUnits(x, y);
+    const c =
+      !Number.isNaN(nx) && !Number.isNaN(ny)
+        ? nx - ny
+        : !Number.isNaN(nx)
+          ? -1
+          : !Number.isNaN(ny)
+            ? 1
+            : byCodeUnits(x, y);
     if (c !== 0) return Math.sign(c);
   }
   return 0;

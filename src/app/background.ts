@@ -1,5 +1,13 @@
 import type { Config } from '../../config/index.ts';
-import { createDiscovery, createProber, type Discovery, type HostBudget, type Prober, type ProbeStore, type SourceWorker } from '../../probes/index.ts';
+import {
+  createDiscovery,
+  createProber,
+  type Discovery,
+  type HostBudget,
+  type Prober,
+  type ProbeStore,
+  type SourceWorker,
+} from '../../probes/index.ts';
 import type { Database } from '../db/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -36,14 +44,30 @@ const MAIL_TICK_MS = 5_000;
  * `hostBudget`: the marketplace's per-host probe bound, so the loop's probes and the marketplace's
  * own (new listings, tools/list_changed) count in one budget.
  */
-export function startBackgroundWork(deps: { db: Database; config: Config; log: Logger; clock?: Clock; probeStore?: ProbeStore; hostBudget?: HostBudget | undefined }): BackgroundWork {
+export function startBackgroundWork(deps: {
+  db: Database;
+  config: Config;
+  log: Logger;
+  clock?: Clock;
+  probeStore?: ProbeStore;
+  hostBudget?: HostBudget | undefined;
+}): BackgroundWork {
   const { db, config, log } = deps;
   const clock = deps.clock ?? systemClock;
   const settings = config.marketplace;
   if (settings.allowPrivateTargets) {
-    log.warn('PLAZA_ALLOW_PRIVATE_TARGETS is on: probes may reach loopback and private addresses. Development and tests only, never in production.');
+    log.warn(
+      'PLAZA_ALLOW_PRIVATE_TARGETS is on: probes may reach loopback and private addresses. Development and tests only, never in production.',
+    );
   }
-  if (!config.background) return { prober: undefined, discovery: undefined, sourceWorker: undefined, mailer: undefined, stop: async () => undefined };
+  if (!config.background)
+    return {
+      prober: undefined,
+      discovery: undefined,
+      sourceWorker: undefined,
+      mailer: undefined,
+      stop: async () => undefined,
+    };
 
   const prober = createProber({
     store: deps.probeStore ?? createProbeStore(db.prisma),
@@ -55,7 +79,14 @@ export function startBackgroundWork(deps: { db: Database; config: Config; log: L
   });
   const stopping = new AbortController();
   const discovery = settings.registryUrl
-    ? createDiscovery({ store: createDiscoveryStore(db.prisma), clock, log, registryUrl: settings.registryUrl, allowPrivateTargets: settings.allowPrivateTargets, signal: stopping.signal })
+    ? createDiscovery({
+        store: createDiscoveryStore(db.prisma),
+        clock,
+        log,
+        registryUrl: settings.registryUrl,
+        allowPrivateTargets: settings.allowPrivateTargets,
+        signal: stopping.signal,
+      })
     : undefined;
 
   const mailer = createMailer({ prisma: db.prisma, clock, log, smtpUrl: config.mail.smtpUrl, from: config.mail.from });
@@ -90,7 +121,10 @@ export function startBackgroundWork(deps: { db: Database; config: Config; log: L
   loop('sources', SOURCES_TICK_MS, FIRST_PROBE_TICK_MS, () => sourceWorker.runDue());
   if (mailer.mode === 'smtp') loop('mail', MAIL_TICK_MS, FIRST_PROBE_TICK_MS, () => mailer.deliverDue());
   if (discovery) loop('discovery', DISCOVERY_TICK_MS, FIRST_DISCOVERY_TICK_MS, () => discovery.pullIfDue());
-  log.info({ base_interval_s: settings.probeBaseIntervalS, registry: settings.registryUrl ?? 'off' }, 'probe and discovery loops started');
+  log.info(
+    { base_interval_s: settings.probeBaseIntervalS, registry: settings.registryUrl ?? 'off' },
+    'probe and discovery loops started',
+  );
 
   return {
     prober,

@@ -6,12 +6,27 @@ import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter } from '../../receipts/index.ts';
+import {
+  createJwsCheckpointSigner,
+  createReceiptLog,
+  createReceiptWriter,
+  type ReceiptLog,
+  type ReceiptWriter,
+} from '../../receipts/index.ts';
 import { createAccountService, type NewSession } from '../accounts/index.ts';
 import { createAgentService } from '../agents/index.ts';
 import { CONTRACT_DIR as AGPK_CONTRACT_DIR } from '../agpk/index.ts';
 import type { Database } from '../db/index.ts';
-import { answerEtag, apiSecurityHeaders, errorHandler, isApiPath, jsonBody, notFound, requestId, staticHeaders } from '../http/index.ts';
+import {
+  answerEtag,
+  apiSecurityHeaders,
+  errorHandler,
+  isApiPath,
+  jsonBody,
+  notFound,
+  requestId,
+  staticHeaders,
+} from '../http/index.ts';
 import { type Clock, systemClock } from '../kernel/index.ts';
 import { createSigningKeyStore } from '../keys/index.ts';
 import { type Logger, requestLogger } from '../log/index.ts';
@@ -80,9 +95,22 @@ export function createPlaza(deps: AppDeps): Plaza {
   const accounts = createAccountService({ prisma: db.prisma, clock });
   // Checkpoint signatures must stay verifiable for as long as receipts are kept.
   const keys = createSigningKeyStore({ prisma: db.prisma, clock, retentionSeconds: { receipts: Infinity } });
-  const receiptLog = createReceiptLog({ db, log, clock, signer: createJwsCheckpointSigner(() => keys.activeKey('receipts')) });
-  const receiptWriter = createReceiptWriter({ db, log, clock, durability: config.receipts.durability, spoolDir: config.receipts.spoolDir });
-  const redis = config.redisUrl ? createRedisClient(config.redisUrl, log, { commandTimeoutMs: config.redisCommandTimeoutMs }) : undefined;
+  const receiptLog = createReceiptLog({
+    db,
+    log,
+    clock,
+    signer: createJwsCheckpointSigner(() => keys.activeKey('receipts')),
+  });
+  const receiptWriter = createReceiptWriter({
+    db,
+    log,
+    clock,
+    durability: config.receipts.durability,
+    spoolDir: config.receipts.spoolDir,
+  });
+  const redis = config.redisUrl
+    ? createRedisClient(config.redisUrl, log, { commandTimeoutMs: config.redisCommandTimeoutMs })
+    : undefined;
   const website = createWebsite({ config, prisma: db.prisma, clock, log, redis });
   const marketplace = createMarketplace({
     db,
@@ -90,15 +118,39 @@ export function createPlaza(deps: AppDeps): Plaza {
     log,
     settings: config.marketplace,
     hostBudget: createProbeHostBudget(
-      createRateLimiter({ policy: { name: 'probe-host', limit: config.marketplace.probeHostRequestsPerMinute, windowSeconds: 60 }, redis, keyPrefix: config.rateLimits.keyPrefix, log }),
+      createRateLimiter({
+        policy: { name: 'probe-host', limit: config.marketplace.probeHostRequestsPerMinute, windowSeconds: 60 },
+        redis,
+        keyPrefix: config.rateLimits.keyPrefix,
+        log,
+      }),
     ),
   });
   const openApi = buildOpenApiDocument(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' }));
   const oauth = config.oauth.enabled ? createOAuthServer({ config, db, clock, keys, log }) : undefined;
-  const agents = createAgentService({ prisma: db.prisma, clock, ...(oauth ? { accessTokens: oauth.accessTokens } : {}) });
-  const verify = createBearerVerifier({ guestTokens: createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE }), accounts });
+  const agents = createAgentService({
+    prisma: db.prisma,
+    clock,
+    ...(oauth ? { accessTokens: oauth.accessTokens } : {}),
+  });
+  const verify = createBearerVerifier({
+    guestTokens: createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE }),
+    accounts,
+  });
   const selfService = createSelfService({ config, db, log, clock, accounts, redis });
-  const gateway = createGatewayHandlers({ config, db, clock, keys, agents, receipts: receiptWriter, onCall: (endpointId) => marketplace.recordDemand(endpointId), onToolsChanged: (endpointId) => marketplace.refreshTools(endpointId), platformTools: selfService.platformTools, redis, log });
+  const gateway = createGatewayHandlers({
+    config,
+    db,
+    clock,
+    keys,
+    agents,
+    receipts: receiptWriter,
+    onCall: (endpointId) => marketplace.recordDemand(endpointId),
+    onToolsChanged: (endpointId) => marketplace.refreshTools(endpointId),
+    platformTools: selfService.platformTools,
+    redis,
+    log,
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -106,7 +158,10 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.set('etag', answerEtag);
 
   app.use(requestId(app));
-  const logRequest = requestLogger(log, { quietPaths: new Set(['/health']), requestId: (req) => (req as { requestId?: string }).requestId });
+  const logRequest = requestLogger(log, {
+    quietPaths: new Set(['/health']),
+    requestId: (req) => (req as { requestId?: string }).requestId,
+  });
   app.use(logRequest);
   const https = config.publicBaseUrl.startsWith('https:');
   // Pages get helmet's headers, fixed for the app's life: computed once, set directly on each
@@ -122,9 +177,23 @@ export function createPlaza(deps: AppDeps): Plaza {
   const apiHeaders = apiSecurityHeaders({ https });
   app.use((req, res, next) => (isApiPath(req.url) ? apiHeaders : pageHeaders)(req, res, next));
   // CORS: preflights through the cors package; on every other request its fixed headers, set directly.
-  const corsMiddleware = cors({ exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'ETag', 'WWW-Authenticate', 'Mcp-Session-Id', 'MCP-Protocol-Version'], maxAge: 600 });
+  const corsMiddleware = cors({
+    exposedHeaders: [
+      'X-Request-Id',
+      'Retry-After',
+      'RateLimit',
+      'RateLimit-Policy',
+      'ETag',
+      'WWW-Authenticate',
+      'Mcp-Session-Id',
+      'MCP-Protocol-Version',
+    ],
+    maxAge: 600,
+  });
   const corsHeaders = staticHeaders(corsMiddleware);
-  app.use((req, res, next) => (req.method === 'OPTIONS' ? corsMiddleware(req, res, next) : corsHeaders(req, res, next)));
+  app.use((req, res, next) =>
+    req.method === 'OPTIONS' ? corsMiddleware(req, res, next) : corsHeaders(req, res, next),
+  );
   // The hottest GETs first: a load balancer's /health walks no other router.
   app.use(healthRoutes({ db, serviceName: config.telemetry.serviceName }));
   // The gateway reads its own bodies (JSON-RPC, streamed through), so it comes before jsonBody.
@@ -136,15 +205,47 @@ export function createPlaza(deps: AppDeps): Plaza {
   });
   if (oauth) {
     // Before the JSON body reader: the provider and the consent form read their own bodies.
-    const limit = rateLimit(createRateLimiter({ policy: { name: 'oauth', limit: config.oauth.requestsPerMinute, windowSeconds: 60 }, redis, keyPrefix: config.rateLimits.keyPrefix, log }), { trustProxy: config.trustProxy !== false });
-    app.use(oauthRoutes({ issuer: config.publicBaseUrl, resources: oauth.resources, handle: oauth.server.handle, limit }));
-    app.use(consentRoutes({ provider: oauth.server.provider, agents, sessions: selfService.sessions, sessionCookie: cookieNames(https).session, siteOrigin: new URL(config.publicBaseUrl).origin, defaultResource: oauth.resources.resourceOf({}) }));
+    const limit = rateLimit(
+      createRateLimiter({
+        policy: { name: 'oauth', limit: config.oauth.requestsPerMinute, windowSeconds: 60 },
+        redis,
+        keyPrefix: config.rateLimits.keyPrefix,
+        log,
+      }),
+      { trustProxy: config.trustProxy !== false },
+    );
+    app.use(
+      oauthRoutes({ issuer: config.publicBaseUrl, resources: oauth.resources, handle: oauth.server.handle, limit }),
+    );
+    app.use(
+      consentRoutes({
+        provider: oauth.server.provider,
+        agents,
+        sessions: selfService.sessions,
+        sessionCookie: cookieNames(https).session,
+        siteOrigin: new URL(config.publicBaseUrl).origin,
+        defaultResource: oauth.resources.resourceOf({}),
+      }),
+    );
   }
-  const emailSignIn = { signIn: selfService.signIn, startSession: (res: express.Response, session: NewSession) => setSessionCookies(res, session, https), siteOrigin: new URL(config.publicBaseUrl).origin };
+  const emailSignIn = {
+    signIn: selfService.signIn,
+    startSession: (res: express.Response, session: NewSession) => setSessionCookies(res, session, https),
+    siteOrigin: new URL(config.publicBaseUrl).origin,
+  };
   app.use(pageFormRoutes({ website, listings: marketplace.service, passwordReset: selfService.signIn, emailSignIn }));
   app.use(jsonBody(config.bodyLimitBytes));
   // The token API next: a chat completion is the API's heaviest and most frequent call.
-  const tokenApi = tokenApiRoutes({ config, db, log, clock, accounts, keys, redis, session: { sessions: selfService.sessions, https } });
+  const tokenApi = tokenApiRoutes({
+    config,
+    db,
+    log,
+    clock,
+    accounts,
+    keys,
+    redis,
+    session: { sessions: selfService.sessions, https },
+  });
   app.use(tokenApi.router);
   // Plain chat completions skip Express (see the lane), after the same edge as every API request.
   const completionsLane = tokenApi.lane((req, res) => {
@@ -159,7 +260,19 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(agpkContractRoutes({ dir: AGPK_CONTRACT_DIR }));
   app.use(accountRoutes({ accounts }));
   app.use(jwksRoutes({ keys }));
-  app.use(agentRoutes({ agents, verify, session: { sessions: selfService.sessions, https }, writesPerMinute: config.agents.writesPerMinute, trustProxy: config.trustProxy !== false, redis, keyPrefix: config.rateLimits.keyPrefix, log, clients: oauth?.clients }));
+  app.use(
+    agentRoutes({
+      agents,
+      verify,
+      session: { sessions: selfService.sessions, https },
+      writesPerMinute: config.agents.writesPerMinute,
+      trustProxy: config.trustProxy !== false,
+      redis,
+      keyPrefix: config.rateLimits.keyPrefix,
+      log,
+      clients: oauth?.clients,
+    }),
+  );
 
   app.use(
     marketplaceRoutes({
@@ -175,7 +288,15 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.use(...selfService.routes);
   app.use(receiptRoutes({ accounts, receipts: receiptLog, checkpointMaxAgeMs: config.receipts.checkpointIntervalMs }));
   app.use(openApiRoutes({ document: openApi }));
-  app.use(pageRoutes({ website, listings: marketplace.service, packages: selfService.sources, passwordReset: selfService.signIn, emailSignIn }));
+  app.use(
+    pageRoutes({
+      website,
+      listings: marketplace.service,
+      packages: selfService.sources,
+      passwordReset: selfService.signIn,
+      emailSignIn,
+    }),
+  );
   app.use(websiteBodyErrors());
 
   app.use(notFound(app as unknown as Parameters<typeof notFound>[0]));
@@ -192,7 +313,9 @@ export function createPlaza(deps: AppDeps): Plaza {
     endStreams: () => gateway.endStreams(),
     heldAnswerBytes: (agentId) => gateway.heldAnswerBytes(agentId),
     async close() {
-      await receiptWriter.close().catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
+      await receiptWriter
+        .close()
+        .catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
       await marketplace.close().catch(() => undefined);
       await gateway.close().catch(() => undefined);
       await oauth?.close().catch(() => undefined);

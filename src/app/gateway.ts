@@ -3,11 +3,29 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/index.ts';
-import { createAggregate, createHeldAnswers, createPassthrough, createSessionSealer, createUpstreamHttp, createUpstreamPool, type ReceiptSink, RPC_ERRORS, rpcError, unsupportedEncoding } from '../../gateway/index.ts';
+import {
+  createAggregate,
+  createHeldAnswers,
+  createPassthrough,
+  createSessionSealer,
+  createUpstreamHttp,
+  createUpstreamPool,
+  type ReceiptSink,
+  RPC_ERRORS,
+  rpcError,
+  unsupportedEncoding,
+} from '../../gateway/index.ts';
 import { createGuardedAgent } from '../../probes/index.ts';
 import type { ReceiptWriter } from '../../receipts/index.ts';
 import type { AgentService } from '../agents/index.ts';
-import { createConnectorCatalog, createPlatformServer, createTaskDirectory, gatewaySessionKey, PLATFORM_PROVIDER, type PlatformTools } from '../connectors/index.ts';
+import {
+  createConnectorCatalog,
+  createPlatformServer,
+  createTaskDirectory,
+  gatewaySessionKey,
+  PLATFORM_PROVIDER,
+  type PlatformTools,
+} from '../connectors/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
@@ -50,8 +68,13 @@ export function createGatewayHandlers(deps: {
   log: Logger;
 }): GatewayHandlers {
   const { config, db, clock, keys, agents } = deps;
-  const sharedCalls = deps.redis ? createRedisSharedCalls({ redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log: deps.log }) : undefined;
-  const guarded = createGuardedAgent({ allowPrivate: config.marketplace.allowPrivateTargets, timeoutMs: config.gateway.timeoutMs });
+  const sharedCalls = deps.redis
+    ? createRedisSharedCalls({ redis: deps.redis, keyPrefix: config.rateLimits.keyPrefix, log: deps.log })
+    : undefined;
+  const guarded = createGuardedAgent({
+    allowPrivate: config.marketplace.allowPrivateTargets,
+    timeoutMs: config.gateway.timeoutMs,
+  });
   const http = createUpstreamHttp({ dispatcher: guarded.agent, checkUrl: guarded.checkUrl });
   const catalog = createConnectorCatalog({ prisma: db.prisma, clock });
   const receipts: ReceiptSink = { record: (receipt) => deps.receipts.write(receipt) };
@@ -62,13 +85,19 @@ export function createGatewayHandlers(deps: {
   // One count for both entry points: an agent's unread answers add up wherever it asked for them.
   const held = createHeldAnswers({ perAgent: config.gateway.heldBytesPerAgent, total: config.gateway.heldBytesTotal });
   const writeTimeoutMs = config.gateway.writeTimeoutMs;
-  const platform = deps.platformTools ? createPlatformServer({ tools: deps.platformTools, agents, receipts, clock }) : undefined;
+  const platform = deps.platformTools
+    ? createPlatformServer({ tools: deps.platformTools, agents, receipts, clock })
+    : undefined;
   const aggregate = createAggregate({
     local: platform?.local,
     catalog,
     agents,
     receipts,
-    pool: createUpstreamPool({ http, timeoutMs: config.gateway.timeoutMs, maxResponseBytes: config.gateway.maxResponseBytes }),
+    pool: createUpstreamPool({
+      http,
+      timeoutMs: config.gateway.timeoutMs,
+      maxResponseBytes: config.gateway.maxResponseBytes,
+    }),
     assertionKey,
     issuer: config.publicBaseUrl,
     clock,
@@ -109,17 +138,31 @@ export function createGatewayHandlers(deps: {
     const why = unsupportedEncoding(req.headers['content-encoding']);
     if (why === undefined) return false;
     const body = JSON.stringify(rpcError(null, RPC_ERRORS.invalidRequest, why));
-    res.writeHead(415, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.writeHead(415, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
     res.end(body);
     return true;
   };
   return {
     aggregate: async (req, res) => (encoded(req, res) ? undefined : aggregate(req, res)),
     passthrough: async (req, res, provider) =>
-      encoded(req, res) ? undefined : platform && provider === PLATFORM_PROVIDER ? platform.handle(req, res) : (await passthroughHandler())(req, res, provider),
+      encoded(req, res)
+        ? undefined
+        : platform && provider === PLATFORM_PROVIDER
+          ? platform.handle(req, res)
+          : (await passthroughHandler())(req, res, provider),
     heldAnswerBytes: (agentId) => held.held(agentId),
     endStreams: () => {
-      if (passthrough) void passthrough.then((handler) => handler.endStreams(), () => undefined).catch((error: unknown) => deps.log.warn({ err: error }, 'could not end the passthrough streams'));
+      if (passthrough)
+        void passthrough
+          .then(
+            (handler) => handler.endStreams(),
+            () => undefined,
+          )
+          .catch((error: unknown) => deps.log.warn({ err: error }, 'could not end the passthrough streams'));
     },
     close: async () => {
       await sharedCalls?.close();

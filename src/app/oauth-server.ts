@@ -6,7 +6,15 @@ import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
-import { type AuthorizationServer, type ConnectedClients, createAccessTokenVerifier, createAuthorizationServer, createConnectedClients, createGatewayResources, type GatewayResources } from '../oauth/index.ts';
+import {
+  type AuthorizationServer,
+  type ConnectedClients,
+  createAccessTokenVerifier,
+  createAuthorizationServer,
+  createConnectedClients,
+  createGatewayResources,
+  type GatewayResources,
+} from '../oauth/index.ts';
 import { oauthErrorPage } from '../pages/index.ts';
 
 /** The authorization server wired to Plaza: its storage, keys, guarded fetch, and the agent service's view of its tokens. */
@@ -26,7 +34,13 @@ export interface OAuthServer {
  * (loopback and private addresses only with PLAZA_ALLOW_PRIVATE_TARGETS) within the CIMD bounds,
  * no redirects followed.
  */
-export function createOAuthServer(deps: { config: Config; db: Database; clock: Clock; keys: SigningKeyStore; log: Logger }): OAuthServer {
+export function createOAuthServer(deps: {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  keys: SigningKeyStore;
+  log: Logger;
+}): OAuthServer {
   const { config, db, clock } = deps;
   const resources = createGatewayResources(config.publicBaseUrl);
   const guarded = createGuardedFetch({
@@ -54,7 +68,11 @@ export function createOAuthServer(deps: { config: Config; db: Database; clock: C
   return {
     server,
     resources,
-    accessTokens: { looksLikeAccessToken: verifier.looksLikeAccessToken, verify: verifier.verify, resourceMetadataUrl: (endpoint) => resources.metadataUrlOf(endpoint) },
+    accessTokens: {
+      looksLikeAccessToken: verifier.looksLikeAccessToken,
+      verify: verifier.verify,
+      resourceMetadataUrl: (endpoint) => resources.metadataUrlOf(endpoint),
+    },
     clients: createConnectedClients({ prisma: db.prisma, clock }),
     close: () => guarded.close(),
   };

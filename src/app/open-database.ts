@@ -1,5 +1,12 @@
 import type { Config } from '../../config/index.ts';
-import { type Database, DataDirLockedError, openDatabase, pgliteSocketExists, pgliteSocketUrl, readLockOwner } from '../db/index.ts';
+import {
+  type Database,
+  DataDirLockedError,
+  openDatabase,
+  pgliteSocketExists,
+  pgliteSocketUrl,
+  readLockOwner,
+} from '../db/index.ts';
 
 /**
  * Opens the configured database for a role. The server owns an embedded folder (lock + local

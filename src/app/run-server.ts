@@ -22,7 +22,9 @@ export interface RunningPlaza {
 /** The database could not be reached or migrated when the server started (migrations on). */
 export class DatabaseStartError extends Error {
   constructor(description: string, cause: unknown) {
-    super(`cannot use the database (${description}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`cannot use the database (${description}): ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
     this.name = 'DatabaseStartError';
   }
 }
@@ -30,15 +32,27 @@ export class DatabaseStartError extends Error {
 /** Opens storage, migrates (unless disabled), builds the app and listens. */
 export async function runServer(configured: Config, log: Logger): Promise<RunningPlaza> {
   let config = configured;
-  if (config.trustProxy !== false) log.info({ trust_proxy: config.trustProxy }, 'PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For, as the trusted proxies appended them');
+  if (config.trustProxy !== false)
+    log.info(
+      { trust_proxy: config.trustProxy },
+      'PLAZA_TRUST_PROXY is on: client addresses are taken from X-Forwarded-For, as the trusted proxies appended them',
+    );
   const db = await openConfiguredDatabase(config, 'server');
   let releaseSpool = (): void => undefined;
   try {
     // Before migrations and the app: a server on another's spool takes a slot of its own.
     const spool = acquireSpool(config.receipts.spoolDir);
     releaseSpool = spool.release;
-    if (spool.dir !== config.receipts.spoolDir) log.info({ spool_dir: spool.dir }, `another server holds the receipt spool in ${config.receipts.spoolDir}: this one spools to ${spool.dir}`);
-    if (spool.adopted > 0) log.info({ spool_dir: spool.dir, files: spool.adopted }, 'took over receipts spooled by a stopped server; they are replayed with this server\'s own');
+    if (spool.dir !== config.receipts.spoolDir)
+      log.info(
+        { spool_dir: spool.dir },
+        `another server holds the receipt spool in ${config.receipts.spoolDir}: this one spools to ${spool.dir}`,
+      );
+    if (spool.adopted > 0)
+      log.info(
+        { spool_dir: spool.dir, files: spool.adopted },
+        "took over receipts spooled by a stopped server; they are replayed with this server's own",
+      );
     config = { ...config, receipts: { ...config.receipts, spoolDir: spool.dir } };
     // With migrations off, a database that is not up yet is no reason to stop: /health says 503
     // until it is.
@@ -51,14 +65,33 @@ export async function runServer(configured: Config, log: Logger): Promise<Runnin
     const plaza = createPlaza({ config, db, log });
     const server = await startServer(plaza.handler, { port: config.port, host: config.host });
     log.info({ url: server.url, storage: db.description }, `Plaza is listening on ${server.url}`);
-    const background = startBackgroundWork({ db, config, log, probeStore: plaza.marketplace.probeStore, hostBudget: plaza.marketplace.hostBudget });
+    const background = startBackgroundWork({
+      db,
+      config,
+      log,
+      probeStore: plaza.marketplace.probeStore,
+      hostBudget: plaza.marketplace.hostBudget,
+    });
     const owner = `${hostname()}:${process.pid}:${randomToken(4)}`;
     // One instance at a time (a lease) signs checkpoints of the receipt log.
-    const stopCheckpoints = config.background ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner }) : async () => undefined;
+    const stopCheckpoints = config.background
+      ? plaza.receiptLog.startCheckpointing({ intervalMs: config.receipts.checkpointIntervalMs, owner })
+      : async () => undefined;
     // Several instances need one PostgreSQL and one Redis: say so when some lack the Redis of the others.
-    const stopRedisCheck = config.databaseUrl ? watchSharedRedis({ db, redis: plaza.redis, keyPrefix: config.rateLimits.keyPrefix, log, clock: systemClock, owner }) : async () => undefined;
+    const stopRedisCheck = config.databaseUrl
+      ? watchSharedRedis({
+          db,
+          redis: plaza.redis,
+          keyPrefix: config.rateLimits.keyPrefix,
+          log,
+          clock: systemClock,
+          owner,
+        })
+      : async () => undefined;
     // …and one issuer (PUBLIC_BASE_URL), which providers may pin.
-    const stopIssuerCheck = config.databaseUrl ? watchSharedIssuer({ db, issuer: config.publicBaseUrl, log, clock: systemClock }) : async () => undefined;
+    const stopIssuerCheck = config.databaseUrl
+      ? watchSharedIssuer({ db, issuer: config.publicBaseUrl, log, clock: systemClock })
+      : async () => undefined;
     let done: Promise<void> | undefined;
     return {
       server,

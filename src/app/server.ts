@@ -47,10 +47,12 @@ export class ListenError extends Error {
 
 /** Node's status for a request it could not parse (as its default answer has it), and what to say. */
 function clientErrorStatus(code: string | undefined): [number, string, string] {
-  if (code === 'HPE_HEADER_OVERFLOW') return [431, 'Request Header Fields Too Large', 'The request headers are too large.'];
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return [431, 'Request Header Fields Too Large', 'The request headers are too large.'];
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'Request Timeout', 'The request took too long to arrive.'];
   // The client half-closed its connection before the body its Content-Length announced.
-  if (code === 'HPE_INVALID_EOF_STATE') return [400, 'Bad Request', 'The request body ended before the length its Content-Length announced.'];
+  if (code === 'HPE_INVALID_EOF_STATE')
+    return [400, 'Bad Request', 'The request body ended before the length its Content-Length announced.'];
   return [400, 'Bad Request', 'The request is not well-formed HTTP.'];
 }
 
@@ -63,9 +65,14 @@ const REQUEST_LINE = /^[A-Z]{1,16} (\S{1,8192}) HTTP\/1\.[01]\r?\n/;
  * from the request being answered on the connection (a body cut short); undefined when neither
  * tells, e.g. headers that overflowed in a later read than their request line.
  */
-function refusedPath(error: NodeJS.ErrnoException & { rawPacket?: unknown }, inFlightUrl: string | undefined): string | undefined {
+function refusedPath(
+  error: NodeJS.ErrnoException & { rawPacket?: unknown },
+  inFlightUrl: string | undefined,
+): string | undefined {
   const packet = error.rawPacket;
-  const line = Buffer.isBuffer(packet) ? REQUEST_LINE.exec(packet.toString('latin1', 0, Math.min(packet.length, 8_300))) : null;
+  const line = Buffer.isBuffer(packet)
+    ? REQUEST_LINE.exec(packet.toString('latin1', 0, Math.min(packet.length, 8_300)))
+    : null;
   const url = line?.[1] ?? inFlightUrl;
   return url?.split('?', 1)[0];
 }
@@ -79,7 +86,8 @@ function refusedPath(error: NodeJS.ErrnoException & { rawPacket?: unknown }, inF
  * error.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { url?: string } } })._httpMessage;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { url?: string } } })
+    ._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
@@ -104,7 +112,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
 }
 
 /** Listens on `port` (0 picks a free one) and `host`; rejects with a ListenError when it cannot. */
-export async function startServer(handler: RequestListener, options: { port: number; host: string }): Promise<RunningServer> {
+export async function startServer(
+  handler: RequestListener,
+  options: { port: number; host: string },
+): Promise<RunningServer> {
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 }, handler);
   await new Promise<void>((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => reject(new ListenError(error, options.port, options.host));
@@ -148,7 +159,8 @@ export async function startServer(handler: RequestListener, options: { port: num
         const sweep = () => {
           const now = Date.now();
           for (const [socket, state] of connections) {
-            const idle = state.active === undefined ? now - stoppingSince! >= FIRST_REQUEST_GRACE_MS : state.active === 0;
+            const idle =
+              state.active === undefined ? now - stoppingSince! >= FIRST_REQUEST_GRACE_MS : state.active === 0;
             if (idle) socket.destroySoon();
           }
         };

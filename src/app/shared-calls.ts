@@ -40,7 +40,11 @@ export function createRedisSharedCalls(options: { redis: Redis; keyPrefix: strin
     },
 
     cancel(key) {
-      redis.publish(channel, hashOf(key)).catch((error: unknown) => log.warn({ err: error }, 'a cancellation did not reach the instance relaying the call'));
+      redis
+        .publish(channel, hashOf(key))
+        .catch((error: unknown) =>
+          log.warn({ err: error }, 'a cancellation did not reach the instance relaying the call'),
+        );
     },
 
     async close() {

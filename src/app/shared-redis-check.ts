@@ -67,7 +67,9 @@ export function watchSharedRedis(options: SharedRedisCheckOptions): () => Promis
       // Unreachable for now: keep the id last read (Redis down is warned about where it is used).
     }
     // The prefix is hashed too: it is the operator's text, of any length.
-    return mark === undefined ? undefined : `redis-${createHash('sha256').update(`${keyPrefix}\n${mark}`).digest('hex').slice(0, 16)}`;
+    return mark === undefined
+      ? undefined
+      : `redis-${createHash('sha256').update(`${keyPrefix}\n${mark}`).digest('hex').slice(0, 16)}`;
   };
 
   const check = async (): Promise<boolean> => {
@@ -75,7 +77,8 @@ export function watchSharedRedis(options: SharedRedisCheckOptions): () => Promis
     if (here === undefined) return false;
     const now = clock.now();
     // The id changed (Redis lost it and another was set): the old note names no place any more.
-    if (noted !== undefined && noted !== here) await db.prisma.$executeRawUnsafe(`DELETE FROM "job_leases" WHERE "name" = $1`, `${NOTE_PREFIX}${noted}`);
+    if (noted !== undefined && noted !== here)
+      await db.prisma.$executeRawUnsafe(`DELETE FROM "job_leases" WHERE "name" = $1`, `${NOTE_PREFIX}${noted}`);
     await db.prisma.$executeRawUnsafe(
       `INSERT INTO "job_leases" ("name", "owner", "until") VALUES ($1, $2, $3::timestamptz)
        ON CONFLICT ("name") DO UPDATE SET "owner" = EXCLUDED."owner", "until" = EXCLUDED."until"`,
@@ -92,7 +95,13 @@ export function watchSharedRedis(options: SharedRedisCheckOptions): () => Promis
       LEGACY_NONE,
       `${NOTE_PREFIX}none`,
     );
-    const elsewhere = notes.map((n) => (n.name === `${NOTE_PREFIX}none` || n.name === LEGACY_NONE ? 'no REDIS_URL' : redis ? 'another Redis, database number or key prefix' : 'Redis'));
+    const elsewhere = notes.map((n) =>
+      n.name === `${NOTE_PREFIX}none` || n.name === LEGACY_NONE
+        ? 'no REDIS_URL'
+        : redis
+          ? 'another Redis, database number or key prefix'
+          : 'Redis',
+    );
     const seen = elsewhere.join(', ');
     if (seen === warned) return true;
     warned = seen;
@@ -113,7 +122,9 @@ export function watchSharedRedis(options: SharedRedisCheckOptions): () => Promis
         clearTimeout(retry);
         if (!done) retry = setTimeout(() => repeated.runNow(), options.retryMs ?? RETRY_MS).unref();
       })
-      .catch((error: unknown) => log.debug({ err: error }, 'could not compare Redis settings with the other instances')),
+      .catch((error: unknown) =>
+        log.debug({ err: error }, 'could not compare Redis settings with the other instances'),
+      ),
   );
   return async () => {
     clearTimeout(retry);

@@ -14,7 +14,9 @@ export class SpoolDirLockedError extends Error {
   readonly owner: LockOwner;
 
   constructor(dir: string, owner: LockOwner) {
-    super(`The receipt spool in ${dir} and its ${SPOOL_SLOTS - 1} siblings are in use by other Plaza servers (pid ${owner.pid} holds the last, since ${owner.startedAt}).`);
+    super(
+      `The receipt spool in ${dir} and its ${SPOOL_SLOTS - 1} siblings are in use by other Plaza servers (pid ${owner.pid} holds the last, since ${owner.startedAt}).`,
+    );
     this.name = 'SpoolDirLockedError';
     this.owner = owner;
   }

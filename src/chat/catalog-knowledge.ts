@@ -17,7 +17,11 @@ export function catalogKnowledge(prisma: PrismaClient): KnowledgeSource {
           orderBy: [{ endpoint: { demandScore: 'desc' } }, { name: 'asc' }],
           take: MAX_ROWS,
         }),
-        prisma.packageSource.findMany({ where: { status: 'healthy', live: true }, orderBy: { updatedAt: 'desc' }, take: MAX_ROWS }),
+        prisma.packageSource.findMany({
+          where: { status: 'healthy', live: true },
+          orderBy: { updatedAt: 'desc' },
+          take: MAX_ROWS,
+        }),
       ]);
       const docs: KnowledgeDoc[] = tools.map((tool) => ({
         id: `tool:${tool.endpointId}:${tool.name}`,

@@ -3,7 +3,13 @@ import { RateLimiterRedis } from 'rate-limiter-flexible';
 
 import { RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
-import { type CounterState, createRateLimiter, MemoryCounters, type RateLimiter, rateLimitHeaders } from '../rate-limit/index.ts';
+import {
+  type CounterState,
+  createRateLimiter,
+  MemoryCounters,
+  type RateLimiter,
+  rateLimitHeaders,
+} from '../rate-limit/index.ts';
 
 /** The chat endpoint's limits. */
 export interface ChatLimitSettings {
@@ -52,10 +58,25 @@ const HELD_TTL_SECONDS = 15 * 60;
  * and settles with its real usage after the answer: charging only afterwards let concurrent
  * requests (on one instance or several) each pass the check and overspend a budget many times.
  */
-export function createChatLimits(options: { settings: ChatLimitSettings; redis?: Redis | undefined; keyPrefix: string; log: Logger }): ChatLimits {
+export function createChatLimits(options: {
+  settings: ChatLimitSettings;
+  redis?: Redis | undefined;
+  keyPrefix: string;
+  log: Logger;
+}): ChatLimits {
   const { settings, redis, keyPrefix, log } = options;
-  const perSubject = createRateLimiter({ policy: { name: 'chat', limit: settings.rpmPerSubject, windowSeconds: 60 }, redis, keyPrefix, log });
-  const perIp = createRateLimiter({ policy: { name: 'chat-ip', limit: settings.rpmPerIp, windowSeconds: 60 }, redis, keyPrefix, log });
+  const perSubject = createRateLimiter({
+    policy: { name: 'chat', limit: settings.rpmPerSubject, windowSeconds: 60 },
+    redis,
+    keyPrefix,
+    log,
+  });
+  const perIp = createRateLimiter({
+    policy: { name: 'chat-ip', limit: settings.rpmPerIp, windowSeconds: 60 },
+    redis,
+    keyPrefix,
+    log,
+  });
   const budgets = {
     subject: tokenBudget('chat-tokens', settings.tokensPerDayPerSubject),
     ip: tokenBudget('chat-tokens-ip', settings.tokensPerDayPerIp),
@@ -64,7 +85,9 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
   function tokenBudget(name: string, points: number) {
     const opts = { points, duration: DAY_SECONDS, keyPrefix: `${keyPrefix}${name}` };
     const memory = new MemoryCounters({ points, durationSeconds: DAY_SECONDS });
-    const shared = redis ? new RateLimiterRedis({ ...opts, storeClient: redis, rejectIfRedisNotReady: true }) : undefined;
+    const shared = redis
+      ? new RateLimiterRedis({ ...opts, storeClient: redis, rejectIfRedisNotReady: true })
+      : undefined;
     /** This instance's reservations not settled yet, per key. */
     const held = new Map<string, number>();
     /**
@@ -75,8 +98,13 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
     const heldKey = (key: string) => `${keyPrefix}${name}:held:${key}`;
     const holdShared = (key: string, tokens: number) => {
       if (!redis) return;
-      const update = tokens > 0 ? redis.multi().incrby(heldKey(key), tokens).expire(heldKey(key), HELD_TTL_SECONDS).exec() : redis.decrby(heldKey(key), -tokens);
-      update.catch((error: unknown) => log.debug({ err: error, rate_limit: name }, 'could not count a held reservation'));
+      const update =
+        tokens > 0
+          ? redis.multi().incrby(heldKey(key), tokens).expire(heldKey(key), HELD_TTL_SECONDS).exec()
+          : redis.decrby(heldKey(key), -tokens);
+      update.catch((error: unknown) =>
+        log.debug({ err: error, rate_limit: name }, 'could not count a held reservation'),
+      );
     };
     const heldEverywhere = async (key: string): Promise<number> => {
       try {
@@ -100,7 +128,10 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
        * to wait when the budget was used up before them (they are given back then), else 0. When
        * only requests still running (on any instance, with Redis) hold what is missing, the wait is short.
        */
-      async reserve(key: string, tokens: number): Promise<{ wait: number; held: boolean; store: MemoryCounters | RateLimiterRedis }> {
+      async reserve(
+        key: string,
+        tokens: number,
+      ): Promise<{ wait: number; held: boolean; store: MemoryCounters | RateLimiterRedis }> {
         let store: MemoryCounters | RateLimiterRedis = shared ?? memory;
         let res: CounterState;
         try {
@@ -124,13 +155,24 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
           if (store === shared) holdShared(key, tokens);
           return { wait: 0, held: false, store };
         }
-        await Promise.resolve(store.reward(key, tokens)).catch((error: unknown) => log.warn({ err: error, rate_limit: name }, 'could not give back a refused reservation'));
+        await Promise.resolve(store.reward(key, tokens)).catch((error: unknown) =>
+          log.warn({ err: error, rate_limit: name }, 'could not give back a refused reservation'),
+        );
         const heldNow = store === shared ? await heldEverywhere(key) : (held.get(key) ?? 0);
         const onlyHeld = heldNow > 0 && before - heldNow < points;
-        return { wait: onlyHeld ? HELD_RETRY_SECONDS : Math.max(1, Math.ceil(res.msBeforeNext / 1000)), held: onlyHeld, store };
+        return {
+          wait: onlyHeld ? HELD_RETRY_SECONDS : Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+          held: onlyHeld,
+          store,
+        };
       },
       /** Settles a reservation of `reserved` on the store that took it, with what was used. */
-      async settle(store: MemoryCounters | RateLimiterRedis, key: string, reserved: number, used: number): Promise<void> {
+      async settle(
+        store: MemoryCounters | RateLimiterRedis,
+        key: string,
+        reserved: number,
+        used: number,
+      ): Promise<void> {
         hold(key, -reserved);
         if (store === shared) holdShared(key, -reserved);
         const difference = used - reserved;
@@ -140,8 +182,9 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
           store.add(key, difference);
           return;
         }
-        await (difference > 0 ? store.penalty(key, difference) : store.reward(key, -difference)).catch((error: unknown) =>
-          log.warn({ err: error, rate_limit: name, tokens: difference }, 'could not settle a token reservation'),
+        await (difference > 0 ? store.penalty(key, difference) : store.reward(key, -difference)).catch(
+          (error: unknown) =>
+            log.warn({ err: error, rate_limit: name, tokens: difference }, 'could not settle a token reservation'),
         );
       },
     };
@@ -163,16 +206,25 @@ export function createChatLimits(options: { settings: ChatLimitSettings; redis?:
           );
         }
       }
-      const [bySubjectBudget, byIpBudget] = await Promise.all([budgets.subject.reserve(subject, reserve), budgets.ip.reserve(ip, reserve)]);
+      const [bySubjectBudget, byIpBudget] = await Promise.all([
+        budgets.subject.reserve(subject, reserve),
+        budgets.ip.reserve(ip, reserve),
+      ]);
       const settleBoth = (used: number) =>
         Promise.all([
-          bySubjectBudget.wait === 0 ? budgets.subject.settle(bySubjectBudget.store, subject, reserve, used) : undefined,
+          bySubjectBudget.wait === 0
+            ? budgets.subject.settle(bySubjectBudget.store, subject, reserve, used)
+            : undefined,
           byIpBudget.wait === 0 ? budgets.ip.settle(byIpBudget.store, ip, reserve, used) : undefined,
         ]).then(() => undefined);
       if (bySubjectBudget.wait > 0 || byIpBudget.wait > 0) {
         await settleBoth(0);
         const refused = bySubjectBudget.wait > 0 ? bySubjectBudget : byIpBudget;
-        const [wait, what, points] = [refused.wait, refused === bySubjectBudget ? 'this bearer' : 'this address', refused === bySubjectBudget ? budgets.subject.points : budgets.ip.points];
+        const [wait, what, points] = [
+          refused.wait,
+          refused === bySubjectBudget ? 'this bearer' : 'this address',
+          refused === bySubjectBudget ? budgets.subject.points : budgets.ip.points,
+        ];
         const reason = refused.held
           ? `Daily token budget of ${points} tokens for ${what} is held by requests still running; retry after ${wait} s.`
           : `Daily token budget of ${points} tokens used up for ${what}.`;

@@ -48,14 +48,28 @@ export interface ChatServiceOptions {
 /** Creates the chat service. */
 export function createChatService(options: ChatServiceOptions): ChatService {
   const { registry, backends, limits, usage, log, maxTokens } = options;
-  if (registry.list().some((m) => m.backend === 'upstream') && !backends.upstream) throw new Error('Upstream models need an upstream backend');
+  if (registry.list().some((m) => m.backend === 'upstream') && !backends.upstream)
+    throw new Error('Upstream models need an upstream backend');
   const parse = chatRequestParser(maxTokens);
 
   /** Records usage and settles the budgets' reservation; never awaited on the hot path, failures are logged. */
-  async function account(input: ChatInput, admission: ChatAdmission, model: string, used: Usage | undefined): Promise<void> {
+  async function account(
+    input: ChatInput,
+    admission: ChatAdmission,
+    model: string,
+    used: Usage | undefined,
+  ): Promise<void> {
     const { principal } = input;
     await Promise.all([
-      used ? usage.record({ subject: principal.subject, subjectType: principal.kind, model, usage: used, requestId: input.requestId }) : undefined,
+      used
+        ? usage.record({
+            subject: principal.subject,
+            subjectType: principal.kind,
+            model,
+            usage: used,
+            requestId: input.requestId,
+          })
+        : undefined,
       admission.settle(used?.total_tokens ?? 0),
     ]).catch((error: unknown) => log.error({ err: error, request_id: input.requestId }, 'could not record chat usage'));
   }
@@ -85,7 +99,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       if (reserve > limits.largestReservation) {
         const promptTokens = countPromptTokens(request.messages);
         if (promptTokens + perChoice * choices > limits.largestReservation) {
-          throw budgetTooSmall(request, { promptTokens, perChoice, choices, budget: limits.largestReservation, cap: maxTokens });
+          throw budgetTooSmall(request, {
+            promptTokens,
+            perChoice,
+            choices,
+            budget: limits.largestReservation,
+            cap: maxTokens,
+          });
         }
       }
       const admission = await limits.admit(input.principal.subject, input.ip, reserve);
@@ -97,12 +117,21 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const refundOnFailure = <T>(work: Promise<T>): Promise<T> =>
         work.catch((error: unknown) => {
           const prompt = countPromptTokens(request.messages);
-          void account(input, admission, model.id, input.signal.aborted && model.backend === 'upstream' ? { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt } : undefined); // eslint-disable-line @typescript-eslint/no-floating-promises -- account catches and logs
+          // eslint-disable-next-line @typescript-eslint/no-floating-promises -- account catches and logs
+          void account(
+            input,
+            admission,
+            model.id,
+            input.signal.aborted && model.backend === 'upstream'
+              ? { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt }
+              : undefined,
+          );
           throw error;
         });
       if (request.stream !== true) {
         const result = await refundOnFailure(backend.complete(call));
-        void account(input, admission, model.id, result.usage); // eslint-disable-line @typescript-eslint/no-floating-promises -- account catches and logs
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- account catches and logs
+        void account(input, admission, model.id, result.usage);
         return { kind: 'json', headers, body: result.body };
       }
       const stream = await refundOnFailure(backend.stream(call));
@@ -115,7 +144,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             stream.start({
               events: (batch) => sink.events(batch),
               end(error) {
-                void account(input, admission, model.id, stream.usage()); // eslint-disable-line @typescript-eslint/no-floating-promises -- account catches and logs
+                // eslint-disable-next-line @typescript-eslint/no-floating-promises -- account catches and logs
+                void account(input, admission, model.id, stream.usage());
                 sink.end(error);
               },
             }),
@@ -138,7 +168,11 @@ function budgetTooSmall(
   const limit = (request.max_completion_tokens ?? undefined) !== undefined ? 'max_completion_tokens' : 'max_tokens';
   const unset = (request.max_completion_tokens ?? request.max_tokens ?? undefined) === undefined;
   const [param, advice] =
-    promptTokens > budget ? ['messages', 'shorten the messages'] : choices > 1 ? ['n', `lower n or ${limit}`] : [limit, `lower ${limit}`];
+    promptTokens > budget
+      ? ['messages', 'shorten the messages']
+      : choices > 1
+        ? ['n', `lower n or ${limit}`]
+        : [limit, `lower ${limit}`];
   const total = promptTokens + perChoice * choices;
   return new ValidationError(
     `This request may use up to about ${total} tokens (its prompt, about ${promptTokens}, and ${perChoice} for each of its ${choices} ${choices === 1 ? 'choice' : 'choices'}${unset ? `: ${limit} is unset, so ${cap}` : ''}), more than a whole day's token budget of ${budget}; ${advice}.`,

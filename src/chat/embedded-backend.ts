@@ -8,13 +8,15 @@ import type { BackendCall, ChatBackend, CompletionStream, Usage } from './types.
 
 const TEXT = {
   en: {
-    intro: "I'm Plaza's embedded assistant: I answer by searching Plaza's own content (products, plans, MCP tools, packages), without a large language model.",
+    intro:
+      "I'm Plaza's embedded assistant: I answer by searching Plaza's own content (products, plans, MCP tools, packages), without a large language model.",
     found: 'Here is what I found:',
-    none: 'I found nothing about that in Plaza\'s content. You can ask about the MCP marketplace, AGIN identity and receipts, AGPK packages, plans, the website API or the token API.',
+    none: "I found nothing about that in Plaza's content. You can ask about the MCP marketplace, AGIN identity and receipts, AGPK packages, plans, the website API or the token API.",
     more: 'More',
   },
   'zh-CN': {
-    intro: '我是 Plaza 的内置助手：我通过检索 Plaza 自己的内容（产品、方案、MCP 工具、软件包）来回答，没有使用大语言模型。',
+    intro:
+      '我是 Plaza 的内置助手：我通过检索 Plaza 自己的内容（产品、方案、MCP 工具、软件包）来回答，没有使用大语言模型。',
     found: '我找到了以下内容：',
     none: '我在 Plaza 的内容中没有找到相关信息。你可以询问 MCP 市场、AGIN 身份与回执、AGPK 软件包、方案、网站 API 或令牌 API。',
     more: '详情',
@@ -26,11 +28,19 @@ const TEXT = {
  * the question, composed into an answer that says what it is. Deterministic; counts tokens with
  * the documented approximation (src/chat/tokenizer.ts).
  */
-export function createEmbeddedBackend(deps: { knowledge: KnowledgeSource; clock: Clock; defaultMaxTokens: number }): ChatBackend {
+export function createEmbeddedBackend(deps: {
+  knowledge: KnowledgeSource;
+  clock: Clock;
+  defaultMaxTokens: number;
+}): ChatBackend {
   async function answer(call: BackendCall): Promise<{ text: string; finish: 'stop' | 'length'; usage: Usage }> {
     const users = call.request.messages.filter((m) => m.role === 'user').map((m) => m.content);
     const last = users.at(-1) ?? '';
-    const locale: AssistantLocale = /[\p{Script=Han}]/u.test(last) ? 'zh-CN' : /[a-z]{2}/i.test(last) ? 'en' : normaliseLocale(call.locale);
+    const locale: AssistantLocale = /[\p{Script=Han}]/u.test(last)
+      ? 'zh-CN'
+      : /[a-z]{2}/i.test(last)
+        ? 'en'
+        : normaliseLocale(call.locale);
     const docs = await deps.knowledge.documents(locale);
     let hits = search(docs, last);
     // Multi-turn: a short follow-up ("and the price?") is searched together with the previous question.
@@ -80,9 +90,18 @@ export function createEmbeddedBackend(deps: { knowledge: KnowledgeSource; clock:
     async stream(call): Promise<CompletionStream> {
       const { text, finish, usage } = await answer(call);
       const includeUsage = call.request.stream_options?.include_usage === true;
-      const base = { id: `chatcmpl-${randomToken(12)}`, object: 'chat.completion.chunk', created: Math.floor(deps.clock.now() / 1000), model: call.request.model };
+      const base = {
+        id: `chatcmpl-${randomToken(12)}`,
+        object: 'chat.completion.chunk',
+        created: Math.floor(deps.clock.now() / 1000),
+        model: call.request.model,
+      };
       const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
-        JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(includeUsage ? { usage: null } : {}) });
+        JSON.stringify({
+          ...base,
+          choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+          ...(includeUsage ? { usage: null } : {}),
+        });
       // A chunk a batch: the assistant's text streams piece by piece, as a model's would.
       async function* events(): AsyncGenerator<string[]> {
         yield [chunk({ role: 'assistant', content: '' }, null)];
@@ -102,7 +121,9 @@ export function createEmbeddedBackend(deps: { knowledge: KnowledgeSource; clock:
 function compose(locale: AssistantLocale, hits: readonly Hit[]): string {
   const t = TEXT[locale];
   if (hits.length === 0) return `${t.intro}\n\n${t.none}`;
-  const lines = hits.map((hit) => `- **${hit.doc.title}**: ${hit.excerpt}${hit.doc.link ? ` (${t.more}: ${hit.doc.link})` : ''}`);
+  const lines = hits.map(
+    (hit) => `- **${hit.doc.title}**: ${hit.excerpt}${hit.doc.link ? ` (${t.more}: ${hit.doc.link})` : ''}`,
+  );
   return `${t.intro} ${t.found}\n\n${lines.join('\n')}`;
 }
 

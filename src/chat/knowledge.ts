@@ -26,7 +26,10 @@ export function normaliseLocale(tag: string | undefined): AssistantLocale {
 }
 
 /** Several sources read as one; a failing source is skipped so the others still answer. */
-export function combineSources(sources: readonly KnowledgeSource[], onError?: (error: unknown) => void): KnowledgeSource {
+export function combineSources(
+  sources: readonly KnowledgeSource[],
+  onError?: (error: unknown) => void,
+): KnowledgeSource {
   return {
     async documents(locale) {
       const results = await Promise.allSettled(sources.map((source) => source.documents(locale)));
@@ -73,29 +76,54 @@ export function websiteContentSource(root: string): KnowledgeSource {
 
 type Json = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
-const list = (value: unknown): Json[] => (Array.isArray(value) ? value.filter((v): v is Json => v !== null && typeof v === 'object') : []);
+const list = (value: unknown): Json[] =>
+  Array.isArray(value) ? value.filter((v): v is Json => v !== null && typeof v === 'object') : [];
 
 function fromWebsiteContent(content: unknown, locale: string): KnowledgeDoc[] {
   if (content === null || typeof content !== 'object') return [];
   const c = content as Json;
   const docs: KnowledgeDoc[] = [];
   for (const p of list(c['products'])) {
-    docs.push({ id: `product:${str(p['id'])}`, title: `${str(p['name'])} (${str(p['tag'])})`, text: str(p['body']), link: '/api/products' });
+    docs.push({
+      id: `product:${str(p['id'])}`,
+      title: `${str(p['name'])} (${str(p['tag'])})`,
+      text: str(p['body']),
+      link: '/api/products',
+    });
   }
   for (const s of list(c['scenarios'])) {
     const keywords = Array.isArray(s['keywords']) ? s['keywords'].map(str).join(' ') : '';
-    docs.push({ id: `scenario:${str(s['id'])}`, title: str(s['name']), text: `${str(s['headline'])} ${str(s['description'])}`.trim(), keywords, link: '/api/scenarios' });
+    docs.push({
+      id: `scenario:${str(s['id'])}`,
+      title: str(s['name']),
+      text: `${str(s['headline'])} ${str(s['description'])}`.trim(),
+      keywords,
+      link: '/api/scenarios',
+    });
   }
   for (const plan of list(c['plans'])) {
     const cents = plan['priceCents'];
     const price = typeof cents === 'number' ? (cents === 0 ? '0' : (cents / 100).toFixed(2)) : '';
     const features = Array.isArray(plan['features']) ? plan['features'].map(str).filter(Boolean).join('; ') : '';
-    docs.push({ id: `plan:${str(plan['id'])}`, title: locale === 'en' ? `${str(plan['name'])} plan` : str(plan['name']), text: `${price} ${str(plan['currency'])}: ${features}.`, keywords: 'plan price pricing cost 方案 价格', link: '/api/plans' });
+    docs.push({
+      id: `plan:${str(plan['id'])}`,
+      title: locale === 'en' ? `${str(plan['name'])} plan` : str(plan['name']),
+      text: `${price} ${str(plan['currency'])}: ${features}.`,
+      keywords: 'plan price pricing cost 方案 价格',
+      link: '/api/plans',
+    });
   }
   str(c['manifesto'])
     .split(/\n\s*\n/)
     .map((paragraph) => paragraph.trim())
     .filter(Boolean)
-    .forEach((paragraph, index) => docs.push({ id: `manifesto:${index}`, title: locale === 'en' ? 'Manifesto' : '宣言', text: paragraph, link: '/api/manifesto' }));
+    .forEach((paragraph, index) =>
+      docs.push({
+        id: `manifesto:${index}`,
+        title: locale === 'en' ? 'Manifesto' : '宣言',
+        text: paragraph,
+        link: '/api/manifesto',
+      }),
+    );
   return docs.filter((doc) => doc.text.trim() !== '' && doc.title.trim() !== '');
 }

@@ -24,7 +24,11 @@ export interface ModelRegistry {
  * (name -> upstream id). An alias may take over `plaza-assistant` to back the site assistant by
  * the upstream model. Upstream entries exist only when an upstream is configured.
  */
-export function createModelRegistry(options: { upstream: boolean; models: readonly string[]; aliases: Readonly<Record<string, string>> }): ModelRegistry {
+export function createModelRegistry(options: {
+  upstream: boolean;
+  models: readonly string[];
+  aliases: Readonly<Record<string, string>>;
+}): ModelRegistry {
   const entries = new Map<string, ModelEntry>();
   entries.set(EMBEDDED_MODEL, { id: EMBEDDED_MODEL, backend: 'embedded', target: EMBEDDED_MODEL });
   if (options.upstream) {
@@ -39,7 +43,10 @@ export function createModelRegistry(options: { upstream: boolean; models: readon
     resolve(name) {
       const entry = entries.get(name);
       if (!entry) {
-        throw new ValidationError(`The model '${name.slice(0, 200)}' does not exist; GET /api/v1/models lists the available ones.`, { param: 'model' });
+        throw new ValidationError(
+          `The model '${name.slice(0, 200)}' does not exist; GET /api/v1/models lists the available ones.`,
+          { param: 'model' },
+        );
       }
       return entry;
     },

@@ -11,7 +11,9 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hang
 // Chinese function characters: a bigram holding one ("的方" in "的方式") matches by accident.
 const CJK_STOP = new Set([...'的了是我你他她它们吗呢吧么怎在有和与及或这那个一也都就把被对为从到给让']);
 const STOP = new Set(
-  'a an and are as at be but by can do does for from how i in is it me my of on or please tell the to what when where which who why with you your about plaza'.split(' '),
+  'a an and are as at be but by can do does for from how i in is it me my of on or please tell the to what when where which who why with you your about plaza'.split(
+    ' ',
+  ),
 );
 
 /**
@@ -92,7 +94,10 @@ export function search(docs: readonly KnowledgeDoc[], query: string, limit = 3):
 
 /** The two sentences of `text` sharing most terms with the query, in their original order. */
 function excerpt(text: string, queryTerms: readonly string[]): string {
-  const sentences = text.split(/(?<=[.!?])\s+|(?<=[。！？])/u).map((s) => s.trim()).filter(Boolean);
+  const sentences = text
+    .split(/(?<=[.!?])\s+|(?<=[。！？])/u)
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (sentences.length <= 2) return sentences.join(' ');
   const wanted = new Set(queryTerms);
   const ranked = sentences

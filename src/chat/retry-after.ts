@@ -43,7 +43,14 @@ function httpDate(value: string, nowMs: number): number | undefined {
   return undefined;
 }
 
-function utc(year: string, month: string, day: string, hour: string, minute: string, second: string): number | undefined {
+function utc(
+  year: string,
+  month: string,
+  day: string,
+  hour: string,
+  minute: string,
+  second: string,
+): number | undefined {
   const m = MONTHS.indexOf(month.toLowerCase());
   const [y, d, h, min, s] = [year, day, hour, minute, second].map(Number) as [number, number, number, number, number];
   if (m === -1 || d < 1 || d > 31 || h > 23 || min > 59 || s > 60) return undefined;

@@ -12,14 +12,19 @@ export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant'] as const;
 export const MAX_MESSAGES = 256;
 
 const TextPartSchema = z.strictObject({
-  type: z.literal('text', { error: 'plaza-assistant reads text parts only ({"type":"text","text":"…"}); images and other parts need an upstream model' }),
+  type: z.literal('text', {
+    error:
+      'plaza-assistant reads text parts only ({"type":"text","text":"…"}); images and other parts need an upstream model',
+  }),
   text: z.string(),
 });
 
 const MessageSchema = z.strictObject({
   role: z.enum(CHAT_ROLES),
   // OpenAI clients may send text as an array of parts; only text parts are understood.
-  content: z.union([z.string(), z.array(TextPartSchema).min(1)], { error: 'expected a string or an array of text parts ({"type":"text","text":"…"})' }),
+  content: z.union([z.string(), z.array(TextPartSchema).min(1)], {
+    error: 'expected a string or an array of text parts ({"type":"text","text":"…"})',
+  }),
   name: z.string().max(64).optional(),
   // What an answer's message carries when a client pushes it back into the conversation, as
   // OpenAI's guides do: `refusal` (OpenAI's assistant message field; the openai client's
@@ -60,7 +65,9 @@ export function chatRequestSchema(maxTokensCap: number) {
     stream: z.boolean().nullish(),
     // include_obfuscation: OpenAI pads stream events against side channels when true; the embedded
     // assistant adds no padding, which OpenAI allows (it is a client's wish, not a contract).
-    stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).nullish(),
+    stream_options: z
+      .strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() })
+      .nullish(),
     stop: z.union([z.string().max(200), z.array(z.string().max(200)).max(4)]).nullish(),
     presence_penalty: z.number().min(-2).max(2).nullish(),
     frequency_penalty: z.number().min(-2).max(2).nullish(),
@@ -73,11 +80,21 @@ export function chatRequestSchema(maxTokensCap: number) {
     tools: z.array(FunctionToolSchema).max(128).nullish(),
     tool_choice: z
       .unknown()
-      .refine((choice) => choice === 'auto' || choice === 'none', { error: `${ANSWERS_IN_TEXT}: tool_choice "auto" or "none" only; a required tool call needs an upstream model` })
+      .refine((choice) => choice === 'auto' || choice === 'none', {
+        error: `${ANSWERS_IN_TEXT}: tool_choice "auto" or "none" only; a required tool call needs an upstream model`,
+      })
       .nullish(),
     parallel_tool_calls: z.boolean().nullish(),
-    response_format: z.strictObject({ type: z.literal('text', { error: `${ANSWERS_IN_TEXT}: response_format "text" only; JSON output needs an upstream model` }) }).nullish(),
-    logprobs: z.literal(false, { error: 'plaza-assistant gives no log probabilities; logprobs needs an upstream model' }).nullish(),
+    response_format: z
+      .strictObject({
+        type: z.literal('text', {
+          error: `${ANSWERS_IN_TEXT}: response_format "text" only; JSON output needs an upstream model`,
+        }),
+      })
+      .nullish(),
+    logprobs: z
+      .literal(false, { error: 'plaza-assistant gives no log probabilities; logprobs needs an upstream model' })
+      .nullish(),
   });
 }
 
@@ -142,7 +159,9 @@ export function parseChatRequest(body: unknown, maxTokensCap: number, upstream =
  * request cost more than the parse itself. `upstream(model)` tells whether the model named in the
  * body is served by an upstream (it throws for an unknown model).
  */
-export function chatRequestParser(maxTokensCap: number): (body: unknown, upstream: (model: string) => boolean) => ChatRequest {
+export function chatRequestParser(
+  maxTokensCap: number,
+): (body: unknown, upstream: (model: string) => boolean) => ChatRequest {
   const strict = chatRequestSchema(maxTokensCap);
   const loose = upstreamRequestSchema(maxTokensCap);
   return (body, upstream) => {
@@ -156,7 +175,11 @@ export function chatRequestParser(maxTokensCap: number): (body: unknown, upstrea
   };
 }
 
-function parseWith(schema: ReturnType<typeof chatRequestSchema> | ReturnType<typeof upstreamRequestSchema>, body: Record<string, unknown>, maxTokensCap: number): ChatRequest {
+function parseWith(
+  schema: ReturnType<typeof chatRequestSchema> | ReturnType<typeof upstreamRequestSchema>,
+  body: Record<string, unknown>,
+  maxTokensCap: number,
+): ChatRequest {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = innermost(parsed.error.issues[0]!);
@@ -166,11 +189,16 @@ function parseWith(schema: ReturnType<typeof chatRequestSchema> | ReturnType<typ
       issue.code === 'unrecognized_keys'
         ? `Unrecognized request argument supplied: ${param}`
         : `Invalid value for '${param}': ${issue.message}${param.endsWith('max_tokens') ? ` (an integer from 1 to ${maxTokensCap})` : ''}`;
-    throw new ValidationError(message, { param, details: parsed.error.issues.slice(0, 5).map((i) => ({ param: paramOf(i.path), message: i.message })) });
+    throw new ValidationError(message, {
+      param,
+      details: parsed.error.issues.slice(0, 5).map((i) => ({ param: paramOf(i.path), message: i.message })),
+    });
   }
   const messages = parsed.data.messages.map((m: Record<string, unknown>): ChatMessage => {
     const content = messageText(m);
-    return typeof m['name'] === 'string' ? { role: m['role'] as string, content, name: m['name'] } : { role: m['role'] as string, content };
+    return typeof m['name'] === 'string'
+      ? { role: m['role'] as string, content, name: m['name'] }
+      : { role: m['role'] as string, content };
   });
   return { ...(parsed.data as Omit<ChatRequest, 'messages' | 'body'>), messages, body };
 }
@@ -192,7 +220,12 @@ function innermost(issue: z.core.$ZodIssue): z.core.$ZodIssue {
  */
 function messageText(message: Record<string, unknown>): string {
   const { content, tool_calls: toolCalls } = message;
-  let text = typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('') : '';
+  let text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('')
+        : '';
   if (Array.isArray(toolCalls)) {
     for (const call of toolCalls as { function?: { name?: unknown; arguments?: unknown } }[]) {
       if (typeof call?.function?.name === 'string') text += ` ${call.function.name}`;
@@ -206,6 +239,9 @@ function messageText(message: Record<string, unknown>): string {
 export const paramOf = openAiParam;
 
 /** The completion budget of one choice: `max_completion_tokens`, else `max_tokens`, else `fallback`. */
-export function completionBudget(request: Pick<ChatRequest, 'max_tokens' | 'max_completion_tokens'>, fallback: number): number {
+export function completionBudget(
+  request: Pick<ChatRequest, 'max_tokens' | 'max_completion_tokens'>,
+  fallback: number,
+): number {
   return request.max_completion_tokens ?? request.max_tokens ?? fallback;
 }

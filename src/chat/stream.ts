@@ -5,7 +5,11 @@ import type { CompletionStream, StreamControl, StreamSink, Usage } from './types
  * goes to the sink as it comes, paused while the sink asks, and an aborted `signal` ends a paused
  * stream too, so its sink always hears the end.
  */
-export function streamOfBatches(batches: () => AsyncIterable<string[]>, usage: () => Usage | undefined, signal: AbortSignal): CompletionStream {
+export function streamOfBatches(
+  batches: () => AsyncIterable<string[]>,
+  usage: () => Usage | undefined,
+  signal: AbortSignal,
+): CompletionStream {
   return {
     usage,
     start(sink: StreamSink): StreamControl {

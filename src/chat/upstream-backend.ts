@@ -30,7 +30,14 @@ export interface UpstreamOptions {
 export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
   const endpoint = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   if (!URL.canParse(endpoint)) throw new Error(`Invalid LLM_BASE_URL ${options.baseUrl}`);
-  const post = createUpstreamHttp({ endpoint, apiKey: options.apiKey, timeoutMs: options.timeoutMs, completionTimeoutMs: options.completionTimeoutMs ?? 600_000, maxRetries: options.maxRetries, clock: options.clock });
+  const post = createUpstreamHttp({
+    endpoint,
+    apiKey: options.apiKey,
+    timeoutMs: options.timeoutMs,
+    completionTimeoutMs: options.completionTimeoutMs ?? 600_000,
+    maxRetries: options.maxRetries,
+    clock: options.clock,
+  });
 
   return {
     async complete(call) {
@@ -45,7 +52,8 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
       } finally {
         exchange.release();
       }
-      if (body === null || typeof body !== 'object' || !Array.isArray(body['choices'])) throw new UpstreamError('The model backend sent an answer without choices.');
+      if (body === null || typeof body !== 'object' || !Array.isArray(body['choices']))
+        throw new UpstreamError('The model backend sent an answer without choices.');
       const reported = usageOf(body['usage']);
       const usage = reported ?? approximate(call, countTokens(choicesText(body['choices'], 'message')));
       // request_id is Plaza's to give (the response's id for support); an upstream's is dropped.
@@ -76,7 +84,14 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
         finished = true;
         if (wantsUsage) {
           usage ??= approximate(call, content.tokens());
-          out.push(usageChunk(usageOnly, last, call.backendModel, reportedUsage === undefined ? usage : clientUsage(reportedUsage, usage)));
+          out.push(
+            usageChunk(
+              usageOnly,
+              last,
+              call.backendModel,
+              reportedUsage === undefined ? usage : clientUsage(reportedUsage, usage),
+            ),
+          );
         }
         out.push('[DONE]');
         return out;
@@ -142,7 +157,11 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
               continue;
             }
           }
-          if (chunk.usage === null && data.endsWith(NULL_USAGE_END) && data.indexOf('"usage"') === data.length - NULL_USAGE_END.length + 1) {
+          if (
+            chunk.usage === null &&
+            data.endsWith(NULL_USAGE_END) &&
+            data.indexOf('"usage"') === data.length - NULL_USAGE_END.length + 1
+          ) {
             // OpenAI's own form, on every chunk Plaza relays: cut, not serialised again.
             batch[kept++] = `${data.slice(0, -NULL_USAGE_END.length)}}`;
             continue;
@@ -160,7 +179,14 @@ export function createUpstreamBackend(options: UpstreamOptions): ChatBackend {
           let over = false;
           let sinkEnded = false;
           const brokenOff = (error: unknown) =>
-            error === undefined || error instanceof UpstreamError ? error : new UpstreamError(exchange.timedOut() && !call.signal.aborted ? 'The model backend timed out.' : 'The model backend stream broke off.', { cause: error });
+            error === undefined || error instanceof UpstreamError
+              ? error
+              : new UpstreamError(
+                  exchange.timedOut() && !call.signal.aborted
+                    ? 'The model backend timed out.'
+                    : 'The model backend stream broke off.',
+                  { cause: error },
+                );
           /** Ends the exchange and the sink, once: the connection is kept after a finished answer, cut otherwise. */
           const close = (error?: unknown) => {
             if (over) return;
@@ -252,10 +278,12 @@ class CompletionText {
 /** The client's request as it came (top-level nulls left out), for the upstream model, asking for usage when streaming. */
 function upstreamBody(call: BackendCall, stream: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(call.request.body)) if (value !== undefined && value !== null) out[key] = value;
+  for (const [key, value] of Object.entries(call.request.body))
+    if (value !== undefined && value !== null) out[key] = value;
   out['model'] = call.backendModel;
   out['stream'] = stream;
-  if (stream) out['stream_options'] = { ...(out['stream_options'] as Record<string, unknown> | undefined), include_usage: true };
+  if (stream)
+    out['stream_options'] = { ...(out['stream_options'] as Record<string, unknown> | undefined), include_usage: true };
   else delete out['stream_options'];
   return out;
 }
@@ -272,7 +300,8 @@ const FINISHED = /"finish_reason":\s*"/;
 /** Most tokens one count may hold (the usage table's int columns). */
 const MAX_TOKENS = 2_147_483_647;
 
-const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_TOKENS;
+const isCount = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_TOKENS;
 
 /**
  * The upstream's usage when it is believable: whole counts from 0 to 2^31-1, and a total no
@@ -321,7 +350,12 @@ function clientUsage(reported: unknown, usage: Usage): Record<string, unknown> {
  * (`upstream`, its other fields kept) with Plaza's figures, or one under the id, time and model of
  * the stream's `last` chunk.
  */
-function usageChunk(upstream: Record<string, unknown> | undefined, last: string | undefined, model: string, usage: Usage | Record<string, unknown>): string {
+function usageChunk(
+  upstream: Record<string, unknown> | undefined,
+  last: string | undefined,
+  model: string,
+  usage: Usage | Record<string, unknown>,
+): string {
   if (upstream) return JSON.stringify({ ...upstream, choices: [], usage });
   let chunk: Record<string, unknown> = {};
   try {
@@ -330,7 +364,14 @@ function usageChunk(upstream: Record<string, unknown> | undefined, last: string 
     // A chunk that was {…}-shaped but no JSON (passed on as it came): the defaults below.
   }
   const { id = `chatcmpl-${randomToken(12)}`, created = Math.floor(Date.now() / 1000) } = chunk;
-  return JSON.stringify({ id, object: 'chat.completion.chunk', created, model: chunk['model'] ?? model, choices: [], usage });
+  return JSON.stringify({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: chunk['model'] ?? model,
+    choices: [],
+    usage,
+  });
 }
 
 function approximate(call: BackendCall, tokens: number): Usage {

@@ -39,7 +39,12 @@ const MAX_ERROR_MESSAGE = 1_000;
 const PAUSE_AT_EVENTS = 64;
 /** Largest non-streamed answer read from the model backend (an answer is text; 16 MiB is no answer). */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
-const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'PLAZA_STREAM_TIMEOUT']);
+const TIMEOUTS = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'PLAZA_STREAM_TIMEOUT',
+]);
 /**
  * A pooled connection the upstream closed while it sat idle, seen when the request is written:
  * undici's socket error on a connection that had already carried an answer (bytes read before
@@ -102,7 +107,10 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamPost {
           if (attempt === options.maxRetries) attempt--;
           continue;
         }
-        lastError = new UpstreamError(TIMEOUTS.has(code) ? 'The model backend timed out.' : 'The model backend could not be reached.', { cause: error });
+        lastError = new UpstreamError(
+          TIMEOUTS.has(code) ? 'The model backend timed out.' : 'The model backend could not be reached.',
+          { cause: error },
+        );
         continue;
       }
       pooled = true;
@@ -226,9 +234,13 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     }
     if (body === null || typeof body !== 'object') return undefined;
     const error = typeof body.error === 'object' && body.error !== null ? (body.error as typeof body) : body;
-    const message = typeof error.message === 'string' ? error.message : typeof body.error === 'string' ? body.error : undefined;
+    const message =
+      typeof error.message === 'string' ? error.message : typeof body.error === 'string' ? body.error : undefined;
     if (message === undefined || message.trim() === '') return undefined;
-    return { message: message.length > MAX_ERROR_MESSAGE ? `${message.slice(0, MAX_ERROR_MESSAGE)}…` : message, param: typeof error.param === 'string' ? error.param : null };
+    return {
+      message: message.length > MAX_ERROR_MESSAGE ? `${message.slice(0, MAX_ERROR_MESSAGE)}…` : message,
+      param: typeof error.param === 'string' ? error.param : null,
+    };
   }
 
   /** After `[DONE]`: the rest is read and discarded, so the connection goes back to the pool. */
@@ -240,7 +252,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   /** The stream has lasted `streamLimitMs`. */
   tooLong(): void {
-    this.#fail(Object.assign(new Error(`the model backend's stream lasted ${this.#streamLimitMs} ms`), { code: 'PLAZA_STREAM_TIMEOUT' }));
+    this.#fail(
+      Object.assign(new Error(`the model backend's stream lasted ${this.#streamLimitMs} ms`), {
+        code: 'PLAZA_STREAM_TIMEOUT',
+      }),
+    );
   }
 
   /** Cuts the exchange: the upstream sees its connection close. */
@@ -258,7 +274,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (this.#cut) controller.abort(this.#cut);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     this.status = statusCode;
     if (statusCode < 200 || statusCode >= 300) {
       // Kept (the start of it) only where it may be relayed.
@@ -283,7 +303,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     }
     if (!this.#parser) {
       this.#size += chunk.length;
-      if (this.#size > MAX_JSON_BYTES) return this.#fail(new UpstreamError(`The model backend's answer exceeds ${MAX_JSON_BYTES} bytes.`));
+      if (this.#size > MAX_JSON_BYTES)
+        return this.#fail(new UpstreamError(`The model backend's answer exceeds ${MAX_JSON_BYTES} bytes.`));
       this.#parts.push(chunk);
       return;
     }
@@ -408,15 +429,25 @@ const DEFAULT_RETRY_AFTER_SECONDS = 5;
 /** Longest wait passed on: an upstream's 1e308, or a date years away, is no advice to pass on. */
 const MAX_RETRY_AFTER_SECONDS = 3_600;
 
-function statusError(status: number, retryAfter: number | undefined, detail: { message: string; param: string | null } | undefined): Error {
+function statusError(
+  status: number,
+  retryAfter: number | undefined,
+  detail: { message: string; param: string | null } | undefined,
+): Error {
   if (status === 429) {
     // Whole seconds from 1 (RateLimitError's floor: a date already past, or 0, means "now") to an hour.
-    return new RateLimitError('The model backend is rate limited; retry later.', Math.min(retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS));
+    return new RateLimitError(
+      'The model backend is rate limited; retry later.',
+      Math.min(retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS),
+    );
   }
   if (status === 404) return new ValidationError('The model backend does not serve this model.', { param: 'model' });
   if (CALLERS_FAULT.has(status)) {
-    if (detail) return new ValidationError(`The model backend rejected the request: ${detail.message}`, { param: detail.param });
-    return new ValidationError('The model backend rejected the request (e.g. too long for the model).', { param: 'messages' });
+    if (detail)
+      return new ValidationError(`The model backend rejected the request: ${detail.message}`, { param: detail.param });
+    return new ValidationError('The model backend rejected the request (e.g. too long for the model).', {
+      param: 'messages',
+    });
   }
   // 401/403 mean Plaza's own upstream key is wrong: the caller cannot fix that, so it is a 502.
   return new UpstreamError(`The model backend answered HTTP ${status}.`);
@@ -425,9 +456,13 @@ function statusError(status: number, retryAfter: number | undefined, detail: { m
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

@@ -31,7 +31,10 @@ export interface UsageLog {
  * the proxy's CPU at 50 ms). Rows still queued when the process dies are lost (at most `flushMs`
  * worth); the daily token budgets do not wait for them (they are charged at once, in chat-limits).
  */
-export function createUsageLog(db: Pick<Database, 'prisma' | 'sql'>, options: { flushMs?: number; maxBatch?: number } = {}): UsageLog {
+export function createUsageLog(
+  db: Pick<Database, 'prisma' | 'sql'>,
+  options: { flushMs?: number; maxBatch?: number } = {},
+): UsageLog {
   const { prisma, sql } = db;
   const flushMs = options.flushMs ?? 250;
   const maxBatch = options.maxBatch ?? 500;
@@ -82,13 +85,18 @@ export function createUsageLog(db: Pick<Database, 'prisma' | 'sql'>, options: { 
     record(entry) {
       return new Promise<void>((resolve, reject) => {
         queue.push({ entry, resolve, reject });
-        if (queue.length >= maxBatch) void flush(); // eslint-disable-line @typescript-eslint/no-floating-promises -- flush settles each entry, rejecting none of its own
-        else timer ??= setTimeout(() => void flush(), flushMs).unref(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- flush settles each entry, rejecting none of its own
+        if (queue.length >= maxBatch) void flush();
+        // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+        else timer ??= setTimeout(() => void flush(), flushMs).unref();
       });
     },
     flush,
     async totalSince(subject, since) {
-      const result = await prisma.chatUsage.aggregate({ where: { subject, createdAt: { gte: since } }, _sum: { totalTokens: true } });
+      const result = await prisma.chatUsage.aggregate({
+        where: { subject, createdAt: { gte: since } },
+        _sum: { totalTokens: true },
+      });
       return result._sum.totalTokens ?? 0;
     },
   };

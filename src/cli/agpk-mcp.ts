@@ -25,9 +25,17 @@ export async function serveAgpkMcp(tools: AgpkTools, options: { version: string;
   const stopping = new AbortController();
   // Aborting kills each running command's process group synchronously, as 'exit' requires.
   process.once('exit', () => stopping.abort());
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) process.once(signal, () => process.exit(code));
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)
+    process.once(signal, () => process.exit(code));
 
-  const server = new Server({ name: 'plaza-agpk', version: options.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: 'plaza-agpk', version: options.version },
+    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+  );
   server.onerror = (error) => process.stderr.write(`plaza agpk mcp: ${error.message}\n`);
   // Fixed tools: the installed commands are what agpk.list_commands reads, per call (no list to change).
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list() }));
@@ -36,7 +44,16 @@ export async function serveAgpkMcp(tools: AgpkTools, options: { version: string;
     const { name } = request.params;
     // An unknown tool is a protocol error (MCP tools spec); everything past this is answered in-band.
     // Thrown with a code rather than as McpError, whose message would repeat the code.
-    if (!tools.has(name)) throw Object.assign(new Error(`Unknown tool: ${name} (this server has ${tools.list().map((t) => t.name).join(', ')})`), { code: ErrorCode.InvalidParams });
+    if (!tools.has(name))
+      throw Object.assign(
+        new Error(
+          `Unknown tool: ${name} (this server has ${tools
+            .list()
+            .map((t) => t.name)
+            .join(', ')})`,
+        ),
+        { code: ErrorCode.InvalidParams },
+      );
     // The client's notifications/cancelled aborts extra.signal: the command is stopped, not left running.
     return tools.call(name, request.params.arguments, { signal: AbortSignal.any([extra.signal, stopping.signal]) });
   });
@@ -46,6 +63,8 @@ export async function serveAgpkMcp(tools: AgpkTools, options: { version: string;
   // their answers are written, and the process ends on its own once nothing is left to do.
   const ended = new Promise<void>((resolve) => process.stdin.once('end', resolve));
   await server.connect(new StdioServerTransport());
-  process.stderr.write(`plaza agpk mcp: serving agpk.invoke and agpk.list_commands for the packages in ${options.home}\n`);
+  process.stderr.write(
+    `plaza agpk mcp: serving agpk.invoke and agpk.list_commands for the packages in ${options.home}\n`,
+  );
   await ended;
 }

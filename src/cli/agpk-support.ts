@@ -58,7 +58,8 @@ export async function interruptible<T>(body: (signal: AbortSignal) => Promise<T>
 }
 
 function hostVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }
 
 /** Prints `value` as JSON with --json, else the human text. */
@@ -75,7 +76,8 @@ export async function run(json: boolean, body: (agpk: Agpk) => Promise<number | 
     const usage = error instanceof UsageError || error instanceof ConfigError;
     const interrupted = error instanceof InterruptedError ? error.signal : undefined;
     const problems = error instanceof agpk.AgpkError ? error.problems : [];
-    const code = error instanceof agpk.AgpkError ? error.code : usage ? 'usage' : interrupted ? 'interrupted' : 'internal';
+    const code =
+      error instanceof agpk.AgpkError ? error.code : usage ? 'usage' : interrupted ? 'interrupted' : 'internal';
     const message = error instanceof Error ? error.message : String(error);
     if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message, problems } }, null, 2)}\n`);
     else {
@@ -113,7 +115,11 @@ async function ask(question: string): Promise<boolean> {
 }
 
 /** The AGPK context of a command: registry, schemas, market, host version, progress on a TTY. */
-export function context(agpk: Agpk, env: Env, options: { trustKey?: string[]; json: boolean; signal?: AbortSignal }): AgpkContext {
+export function context(
+  agpk: Agpk,
+  env: Env,
+  options: { trustKey?: string[]; json: boolean; signal?: AbortSignal },
+): AgpkContext {
   const { home, shareUrl } = settings(env);
   const tty = interactive() && !options.json;
   return {

@@ -4,7 +4,20 @@
  */
 import type { Command } from 'commander';
 
-import { approval, collect, context, type Env, EXIT, interruptible, jsonOption, out, parseArgs, run, settings, UsageError } from './agpk-support.ts';
+import {
+  approval,
+  collect,
+  context,
+  type Env,
+  EXIT,
+  interruptible,
+  jsonOption,
+  out,
+  parseArgs,
+  run,
+  settings,
+  UsageError,
+} from './agpk-support.ts';
 
 /** Adds the `agpk` command group to `program` (inheriting its exit and help settings). */
 export function registerAgpkCommands(program: Command, env: Env): Command {
@@ -28,7 +41,9 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
 
   agpk
     .command('pack <dir>')
-    .description('write DIGESTS and a deterministic .agpk archive; prints its sha256; exit 0 only when the archive validates')
+    .description(
+      'write DIGESTS and a deterministic .agpk archive; prints its sha256; exit 0 only when the archive validates',
+    )
     .option('-o, --output <file>', 'archive path (default: <parent>/<id>-<version>.agpk)')
     .addOption(jsonOption())
     .action((dir: string, o: { output?: string; json?: boolean }) =>
@@ -58,12 +73,16 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
         const r = await a.validateTarget(target, a.loadAgpkSchemas());
         out(!!o.json, r, () =>
           [
-            r.ok ? `valid: ${r.package_id ?? '?'} ${r.version ?? '?'}${r.sha256 ? ` sha256 ${r.sha256}` : ''}` : `invalid: ${r.problems.length} problem(s)`,
+            r.ok
+              ? `valid: ${r.package_id ?? '?'} ${r.version ?? '?'}${r.sha256 ? ` sha256 ${r.sha256}` : ''}`
+              : `invalid: ${r.problems.length} problem(s)`,
             ...r.problems.map((p) => `  error   ${p.file} ${p.path}: ${p.message}`),
             ...r.warnings.map((p) => `  warning ${p.file} ${p.path}: ${p.message}`),
             // A folder edited since `pack` (or `scaffold`) wrote its DIGESTS: say how to refresh them.
             ...(r.sha256 === undefined && r.problems.some((p) => p.message.startsWith('bad DIGESTS: '))
-              ? [`  hint    files changed since DIGESTS was written: \`plaza agpk pack ${target}\` writes it anew (sign again before, if the package is signed), then validate the archive`]
+              ? [
+                  `  hint    files changed since DIGESTS was written: \`plaza agpk pack ${target}\` writes it anew (sign again before, if the package is signed), then validate the archive`,
+                ]
               : []),
           ].join('\n'),
         );
@@ -78,7 +97,11 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .action((prefix: string, o: { json?: boolean }) =>
       run(!!o.json, async (a) => {
         const r = await a.generateSigningKey(prefix);
-        out(!!o.json, { ok: true, ...r }, () => `private key ${r.privateKey}\npublic key  ${r.publicKey}\nkid ${r.kid}`);
+        out(
+          !!o.json,
+          { ok: true, ...r },
+          () => `private key ${r.privateKey}\npublic key  ${r.publicKey}\nkid ${r.kid}`,
+        );
       }),
     );
 
@@ -90,7 +113,11 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .action((target: string, o: { key: string; json?: boolean }) =>
       run(!!o.json, async (a) => {
         const r = await a.signTarget(target, o.key);
-        out(!!o.json, { ok: true, ...r }, () => `signed (kid ${r.kid})${r.archive ? `\n${r.archive.path}\nsha256 ${r.archive.sha256}` : ''}`);
+        out(
+          !!o.json,
+          { ok: true, ...r },
+          () => `signed (kid ${r.kid})${r.archive ? `\n${r.archive.path}\nsha256 ${r.archive.sha256}` : ''}`,
+        );
       }),
     );
 
@@ -102,18 +129,37 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .action((target: string, o: { trustKey?: string[]; json?: boolean }) =>
       run(!!o.json, async (a) => {
         const ctx = context(a, env, { json: !!o.json, ...(o.trustKey ? { trustKey: o.trustKey } : {}) });
-        const local = await import('node:fs/promises').then((fs) => fs.readdir(ctx.registry.trustedKeysDir).catch(() => [] as string[]));
-        const trusted = await a.loadTrustedKeyIds([...local.filter((n) => n.endsWith('.pem')).map((n) => `${ctx.registry.trustedKeysDir}/${n}`), ...(o.trustKey ?? [])]);
+        const local = await import('node:fs/promises').then((fs) =>
+          fs.readdir(ctx.registry.trustedKeysDir).catch(() => [] as string[]),
+        );
+        const trusted = await a.loadTrustedKeyIds([
+          ...local.filter((n) => n.endsWith('.pem')).map((n) => `${ctx.registry.trustedKeysDir}/${n}`),
+          ...(o.trustKey ?? []),
+        ]);
         const r = await a.withPackageDir(target, async (dir) => {
           const { readFile } = await import('node:fs/promises');
           const manifest = await a.readManifest(dir);
           const signature = manifest.ahcp?.signature;
-          if (manifest.ahcp?.signed !== true || typeof signature !== 'string') return { signed: false, valid: false, trusted: false, kid: null, reason: 'unsigned package' };
-          const check = await a.checkSignature(await readFile(`${dir}/DIGESTS`).catch(() => Buffer.alloc(0)), signature);
-          return { signed: true, valid: check.valid, trusted: check.valid && check.kid !== null && trusted.has(check.kid), kid: check.kid, reason: check.reason ?? null };
+          if (manifest.ahcp?.signed !== true || typeof signature !== 'string')
+            return { signed: false, valid: false, trusted: false, kid: null, reason: 'unsigned package' };
+          const check = await a.checkSignature(
+            await readFile(`${dir}/DIGESTS`).catch(() => Buffer.alloc(0)),
+            signature,
+          );
+          return {
+            signed: true,
+            valid: check.valid,
+            trusted: check.valid && check.kid !== null && trusted.has(check.kid),
+            kid: check.kid,
+            reason: check.reason ?? null,
+          };
         });
         const ok = r.valid && r.trusted;
-        out(!!o.json, { ok, ...r }, () => (ok ? `signature valid, trusted key ${r.kid ?? ''}` : `signature ${r.signed ? (r.valid ? `valid but key ${r.kid ?? ''} is not trusted` : `INVALID: ${r.reason ?? ''}`) : 'missing (unsigned package)'}`));
+        out(!!o.json, { ok, ...r }, () =>
+          ok
+            ? `signature valid, trusted key ${r.kid ?? ''}`
+            : `signature ${r.signed ? (r.valid ? `valid but key ${r.kid ?? ''} is not trusted` : `INVALID: ${r.reason ?? ''}`) : 'missing (unsigned package)'}`,
+        );
         return ok ? EXIT.ok : EXIT.failure;
       }),
     );
@@ -144,7 +190,9 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
         const { shareUrl } = settings(env);
         const ranked = a.rankSources(await a.fetchMarketSources(shareUrl), o.query);
         out(!!o.json, { ok: true, query: o.query, options: ranked }, () =>
-          ranked.length === 0 ? 'no matches' : ranked.map((s) => `${s.package_id}  ${s.version}  ${s.name} — ${s.summary}`).join('\n'),
+          ranked.length === 0
+            ? 'no matches'
+            : ranked.map((s) => `${s.package_id}  ${s.version}  ${s.name} — ${s.summary}`).join('\n'),
         );
       }),
     );
@@ -161,7 +209,13 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
   installLike('install <packages...>', 'install packages from archive files or the market (by package_id)').action(
     (refs: string[], o: { approve?: boolean; yes?: boolean; trustKey?: string[]; json?: boolean }) =>
       run(!!o.json, async (a) => {
-        const r = await interruptible((signal) => a.installPackages(context(a, env, { json: !!o.json, signal, ...(o.trustKey ? { trustKey: o.trustKey } : {}) }), refs, approval({ ...o, json: !!o.json })));
+        const r = await interruptible((signal) =>
+          a.installPackages(
+            context(a, env, { json: !!o.json, signal, ...(o.trustKey ? { trustKey: o.trustKey } : {}) }),
+            refs,
+            approval({ ...o, json: !!o.json }),
+          ),
+        );
         out(!!o.json, { ok: true, ...r }, () => r.message);
       }),
   );
@@ -170,7 +224,14 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .option('--file <archive>', 'upgrade from this archive instead of the market')
     .action((id: string, o: { approve?: boolean; yes?: boolean; trustKey?: string[]; file?: string; json?: boolean }) =>
       run(!!o.json, async (a) => {
-        const r = await interruptible((signal) => a.upgradePackage(context(a, env, { json: !!o.json, signal, ...(o.trustKey ? { trustKey: o.trustKey } : {}) }), id, approval({ ...o, json: !!o.json }), o.file));
+        const r = await interruptible((signal) =>
+          a.upgradePackage(
+            context(a, env, { json: !!o.json, signal, ...(o.trustKey ? { trustKey: o.trustKey } : {}) }),
+            id,
+            approval({ ...o, json: !!o.json }),
+            o.file,
+          ),
+        );
         out(!!o.json, { ok: true, ...r }, () => r.message);
       }),
     );
@@ -183,7 +244,11 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .addOption(jsonOption())
     .action((id: string, o: { approve?: boolean; force?: boolean; json?: boolean }) =>
       run(!!o.json, async (a) => {
-        const r = await interruptible((signal) => a.removePackage(context(a, env, { json: !!o.json, signal }), id, approval({ ...o, json: !!o.json }), { force: !!o.force }));
+        const r = await interruptible((signal) =>
+          a.removePackage(context(a, env, { json: !!o.json, signal }), id, approval({ ...o, json: !!o.json }), {
+            force: !!o.force,
+          }),
+        );
         out(!!o.json, { ok: true, ...r }, () => r.message);
       }),
     );
@@ -197,8 +262,22 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
         const { packages } = await context(a, env, { json: !!o.json }).registry.read();
         const rows = Object.values(packages)
           .sort((x, y) => x.package_id.localeCompare(y.package_id))
-          .map((p) => ({ package_id: p.package_id, name: p.name, version: p.version, signed: p.signature.signed, trusted: p.signature.trusted, source: p.source, installed_at: p.installed_at, install_dir: p.install_dir, commands: p.commands.length }));
-        out(!!o.json, { ok: true, packages: rows }, () => (rows.length === 0 ? 'no packages installed' : rows.map((p) => `${p.package_id}  ${p.version}  ${p.name}`).join('\n')));
+          .map((p) => ({
+            package_id: p.package_id,
+            name: p.name,
+            version: p.version,
+            signed: p.signature.signed,
+            trusted: p.signature.trusted,
+            source: p.source,
+            installed_at: p.installed_at,
+            install_dir: p.install_dir,
+            commands: p.commands.length,
+          }));
+        out(!!o.json, { ok: true, packages: rows }, () =>
+          rows.length === 0
+            ? 'no packages installed'
+            : rows.map((p) => `${p.package_id}  ${p.version}  ${p.name}`).join('\n'),
+        );
       }),
     );
 
@@ -210,7 +289,11 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .action((o: { packageId?: string; json?: boolean }) =>
       run(!!o.json, async (a) => {
         const commands = await a.listCommands(context(a, env, { json: !!o.json }).registry, o.packageId);
-        out(!!o.json, { ok: true, commands }, () => (commands.length === 0 ? 'no commands' : commands.map((c) => `${c.id}  (${c.package_id}, ${c.driver.kind})  ${c.summary ?? ''}`).join('\n')));
+        out(!!o.json, { ok: true, commands }, () =>
+          commands.length === 0
+            ? 'no commands'
+            : commands.map((c) => `${c.id}  (${c.package_id}, ${c.driver.kind})  ${c.summary ?? ''}`).join('\n'),
+        );
       }),
     );
 
@@ -223,9 +306,15 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
     .action((id: string, o: { args: string; timeoutMs?: string; json?: boolean }) =>
       run(!!o.json, async (a) => {
         const timeout = o.timeoutMs === undefined ? undefined : Number(o.timeoutMs);
-        if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) throw new UsageError('--timeout-ms must be a positive integer');
+        if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0))
+          throw new UsageError('--timeout-ms must be a positive integer');
         const ctx = context(a, env, { json: true });
-        const r = await a.invokeCommand(ctx, id, parseArgs(o.args), timeout === undefined ? {} : { timeoutMs: timeout });
+        const r = await a.invokeCommand(
+          ctx,
+          id,
+          parseArgs(o.args),
+          timeout === undefined ? {} : { timeoutMs: timeout },
+        );
         process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
         return r.ok ? EXIT.ok : EXIT.failure;
       }),
@@ -233,7 +322,9 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
 
   agpk
     .command('mcp')
-    .description('serve agpk.invoke and agpk.list_commands to an MCP client over stdio (runs installed commands; installs nothing)')
+    .description(
+      'serve agpk.invoke and agpk.list_commands to an MCP client over stdio (runs installed commands; installs nothing)',
+    )
     .action(() =>
       // Errors go to stderr: stdout carries the protocol.
       run(false, async (a) => {
@@ -251,10 +342,17 @@ export function registerAgpkCommands(program: Command, env: Env): Command {
       run(!!o.json, async (a) => {
         const results = await a.verifyInstalled(context(a, env, { json: !!o.json }).registry, id);
         const ok = results.every((r) => r.ok);
-        out(!!o.json, { ok, packages: results }, () =>
-          results
-            .map((r) => (r.ok ? `ok       ${r.package_id} ${r.version} (${r.checked} files)` : `MODIFIED ${r.package_id} ${r.version}${r.changed.map((f) => `\n  changed ${f}`).join('')}${r.missing.map((f) => `\n  missing ${f}`).join('')}`))
-            .join('\n') || 'no packages installed',
+        out(
+          !!o.json,
+          { ok, packages: results },
+          () =>
+            results
+              .map((r) =>
+                r.ok
+                  ? `ok       ${r.package_id} ${r.version} (${r.checked} files)`
+                  : `MODIFIED ${r.package_id} ${r.version}${r.changed.map((f) => `\n  changed ${f}`).join('')}${r.missing.map((f) => `\n  missing ${f}`).join('')}`,
+              )
+              .join('\n') || 'no packages installed',
         );
         return ok ? EXIT.ok : EXIT.failure;
       }),

@@ -9,7 +9,10 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-async function withDatabase<T>(config: Config, fn: (db: Awaited<ReturnType<typeof openConfiguredDatabase>>) => Promise<T>): Promise<T> {
+async function withDatabase<T>(
+  config: Config,
+  fn: (db: Awaited<ReturnType<typeof openConfiguredDatabase>>) => Promise<T>,
+): Promise<T> {
   let db;
   try {
     db = await openConfiguredDatabase(config, 'command');
@@ -27,7 +30,11 @@ async function withDatabase<T>(config: Config, fn: (db: Awaited<ReturnType<typeo
 export async function runMigrate(config: Config): Promise<void> {
   const report = await withDatabase(config, (db) =>
     // A database that is not there (or refuses us) is one line, as `plaza serve` says it.
-    migrate(db.sql).catch((error: unknown) => fail(`cannot use the database (${db.description}): ${error instanceof Error ? error.message : String(error)}\nCheck DATABASE_URL (or PLAZA_DATA_DIR) and that the database is up.`)),
+    migrate(db.sql).catch((error: unknown) =>
+      fail(
+        `cannot use the database (${db.description}): ${error instanceof Error ? error.message : String(error)}\nCheck DATABASE_URL (or PLAZA_DATA_DIR) and that the database is up.`,
+      ),
+    ),
   );
   process.stdout.write(`${JSON.stringify({ applied: report.applied, already_applied: report.alreadyApplied })}\n`);
 }
@@ -37,7 +44,9 @@ export async function createAccount(config: Config, options: { email: string; na
   await withDatabase(config, async (db) => {
     await migrate(db.sql);
     try {
-      const { account, apiKey } = await createAccountService({ prisma: db.prisma, clock: systemClock }).createAccount(options);
+      const { account, apiKey } = await createAccountService({ prisma: db.prisma, clock: systemClock }).createAccount(
+        options,
+      );
       process.stdout.write(`${JSON.stringify({ account_id: account.id, email: account.email, api_key: apiKey })}\n`);
     } catch (error) {
       if (error instanceof PlazaError) fail(error.message);

@@ -53,13 +53,17 @@ export function loadCredential(file: string): StoredCredential | undefined {
  * Reads the stored credential, saying why there is none: no file (`missing`), or a file that
  * cannot be read or holds no credential (`problem`, in words, naming the file).
  */
-export function readCredential(file: string): { credential: StoredCredential } | { missing: true } | { problem: string } {
+export function readCredential(
+  file: string,
+): { credential: StoredCredential } | { missing: true } | { problem: string } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { missing: true };
-    return { problem: `the credential file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+    return {
+      problem: `the credential file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    };
   }
   let parsed: Partial<StoredCredential> | null;
   try {
@@ -67,10 +71,29 @@ export function readCredential(file: string): { credential: StoredCredential } |
   } catch {
     return { problem: `the credential file ${file} is not JSON` };
   }
-  if (typeof parsed?.url !== 'string' || typeof parsed.token !== 'string') return { problem: `the credential file ${file} holds no url and token` };
+  if (typeof parsed?.url !== 'string' || typeof parsed.token !== 'string')
+    return { problem: `the credential file ${file} holds no url and token` };
   const oauth = parsed.oauth;
   if (oauth === undefined) return { credential: { url: parsed.url, token: parsed.token } };
-  const valid = typeof oauth === 'object' && oauth !== null && ['resource', 'issuer', 'clientId', 'refreshToken'].every((k) => typeof (oauth as unknown as Record<string, unknown>)[k] === 'string') && typeof oauth.expiresAt === 'number';
+  const valid =
+    typeof oauth === 'object' &&
+    oauth !== null &&
+    ['resource', 'issuer', 'clientId', 'refreshToken'].every(
+      (k) => typeof (oauth as unknown as Record<string, unknown>)[k] === 'string',
+    ) &&
+    typeof oauth.expiresAt === 'number';
   if (!valid) return { problem: `the credential file ${file} holds an unreadable sign-in (oauth)` };
-  return { credential: { url: parsed.url, token: parsed.token, oauth: { resource: oauth.resource, issuer: oauth.issuer, clientId: oauth.clientId, refreshToken: oauth.refreshToken, expiresAt: oauth.expiresAt } } };
+  return {
+    credential: {
+      url: parsed.url,
+      token: parsed.token,
+      oauth: {
+        resource: oauth.resource,
+        issuer: oauth.issuer,
+        clientId: oauth.clientId,
+        refreshToken: oauth.refreshToken,
+        expiresAt: oauth.expiresAt,
+      },
+    },
+  };
 }

@@ -9,7 +9,12 @@ export function unreachable(input: string | URL | Request, error: unknown): unkn
   const url = input instanceof Request ? input.url : String(input);
   // localhost tried on ::1 and 127.0.0.1 fails with an AggregateError: a code, an empty message.
   const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const why = typeof cause?.message === 'string' && cause.message ? cause.message : typeof cause?.code === 'string' ? cause.code : error.message;
+  const why =
+    typeof cause?.message === 'string' && cause.message
+      ? cause.message
+      : typeof cause?.code === 'string'
+        ? cause.code
+        : error.message;
   return new TypeError(`cannot reach ${url}: ${why}`, { cause: error });
 }
 

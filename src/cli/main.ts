@@ -48,7 +48,9 @@ export async function main(argv: string[], env: Record<string, string | undefine
     .description('run the Plaza server (embedded storage unless DATABASE_URL is set)')
     .action(async () => {
       const config = configOrExit(env);
-      const telemetry = config.telemetry.enabled ? await (await import('../telemetry/index.ts')).startTelemetry(config.telemetry) : undefined;
+      const telemetry = config.telemetry.enabled
+        ? await (await import('../telemetry/index.ts')).startTelemetry(config.telemetry)
+        : undefined;
       const { serve } = await import('./serve.ts');
       await serve(config, telemetry);
     });

@@ -64,7 +64,11 @@ export function eventSizeGuard(max: number): (chunk: Uint8Array) => void {
 }
 
 /** `body` read through `inspect` (which may throw to break it off); `onEnd` learns how it ended. */
-function guardedBody(body: ReadableStream<Uint8Array>, inspect: (chunk: Uint8Array) => void, onEnd: (error?: Error) => void): ReadableStream<Uint8Array> {
+function guardedBody(
+  body: ReadableStream<Uint8Array>,
+  inspect: (chunk: Uint8Array) => void,
+  onEnd: (error?: Error) => void,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -94,7 +98,9 @@ function requestIds(body: unknown): Array<string | number> {
     const parsed: unknown = JSON.parse(body);
     return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((m) => {
       const message = m as { method?: unknown; id?: unknown };
-      return typeof message?.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number') ? [message.id] : [];
+      return typeof message?.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number')
+        ? [message.id]
+        : [];
     });
   } catch {
     return [];
@@ -109,7 +115,11 @@ const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
  * blanks, otherwise its UTF-8 in base64 between `=?base64?` and `?=` (MCP 2026-07-28's rule).
  */
 export function mcpHeaderValue(value: string): string {
-  const plain = value !== '' && value === value.trim() && !(value.startsWith('=?base64?') && value.endsWith('?=')) && /^[\t\x20-\x7e]*$/.test(value);
+  const plain =
+    value !== '' &&
+    value === value.trim() &&
+    !(value.startsWith('=?base64?') && value.endsWith('?=')) &&
+    /^[\t\x20-\x7e]*$/.test(value);
   return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
@@ -122,13 +132,24 @@ export function mcpHeaderValue(value: string): string {
  */
 export function withEnvelopeHeaders(init: RequestInit | undefined): RequestInit | undefined {
   if (init?.method !== 'POST' || typeof init.body !== 'string') return init;
-  let message: { method?: unknown; id?: unknown; params?: { name?: unknown; uri?: unknown; _meta?: Record<string, unknown> } };
+  let message: {
+    method?: unknown;
+    id?: unknown;
+    params?: { name?: unknown; uri?: unknown; _meta?: Record<string, unknown> };
+  };
   try {
     message = JSON.parse(init.body) as typeof message;
   } catch {
     return init;
   }
-  if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof message.method !== 'string' || message.id === undefined) return init;
+  if (
+    message === null ||
+    typeof message !== 'object' ||
+    Array.isArray(message) ||
+    typeof message.method !== 'string' ||
+    message.id === undefined
+  )
+    return init;
   const version = message.params?._meta?.[PROTOCOL_VERSION_META_KEY];
   if (typeof version !== 'string') return init;
   const headers = new Headers(init.headers);
@@ -157,7 +178,12 @@ function refusedForGood(status: number): boolean {
  * notification for the rest of its session.
  */
 export function notificationStreamReconnection(initialDelayMs = 1_000) {
-  return { initialReconnectionDelay: initialDelayMs, maxReconnectionDelay: Math.max(initialDelayMs, 10_000), reconnectionDelayGrowFactor: 1.5, maxRetries: Number.POSITIVE_INFINITY };
+  return {
+    initialReconnectionDelay: initialDelayMs,
+    maxReconnectionDelay: Math.max(initialDelayMs, 10_000),
+    reconnectionDelayGrowFactor: 1.5,
+    maxRetries: Number.POSITIVE_INFINITY,
+  };
 }
 
 /**
@@ -166,7 +192,11 @@ export function notificationStreamReconnection(initialDelayMs = 1_000) {
  * bridge answers any of them still unanswered, rather than leave the client to its own timeout
  * (an event the SDK cannot parse is only reported to onerror).
  */
-export function boundedFetch(ended: (ids: Array<string | number>, why: string) => void, maxEventBytes = MAX_EVENT_BYTES, inner: typeof fetch = fetch): typeof fetch {
+export function boundedFetch(
+  ended: (ids: Array<string | number>, why: string) => void,
+  maxEventBytes = MAX_EVENT_BYTES,
+  inner: typeof fetch = fetch,
+): typeof fetch {
   return async (input, given) => {
     const init = withEnvelopeHeaders(given);
     const res = await inner(input, init).catch((error: unknown) => {
@@ -203,7 +233,12 @@ export function boundedFetch(ended: (ids: Array<string | number>, why: string) =
       };
       body = guardedBody(res.body, bounded, (error) => {
         if (ids.length === 0) return;
-        ended(ids, error ? `the gateway's answer broke off: ${error.message}` : "the gateway's answer ended without a response to this request");
+        ended(
+          ids,
+          error
+            ? `the gateway's answer broke off: ${error.message}`
+            : "the gateway's answer ended without a response to this request",
+        );
       });
     } else {
       // The GET stream of server notifications may run for days: no total, but no endless event.

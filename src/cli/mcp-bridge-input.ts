@@ -38,7 +38,11 @@ export type ClientMessage =
 export type ClientLine = ClientMessage | { kind: 'batch'; items: ClientMessage[] };
 
 /** The members JSON-RPC 2.0 names; any other is left off what goes to the gateway. */
-const MEMBERS = { request: ['jsonrpc', 'id', 'method', 'params'], notification: ['jsonrpc', 'method', 'params'], response: ['jsonrpc', 'id', 'result', 'error'] };
+const MEMBERS = {
+  request: ['jsonrpc', 'id', 'method', 'params'],
+  notification: ['jsonrpc', 'method', 'params'],
+  response: ['jsonrpc', 'id', 'result', 'error'],
+};
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
@@ -65,7 +69,9 @@ function only(message: Record<string, unknown>, kept: string[]): { message: JSON
 }
 
 function refused(why: string, id: BridgeAnswer['id'] | undefined): ClientMessage {
-  return id === undefined ? { kind: 'refused', why } : { kind: 'refused', why, answer: bridgeError(id, INVALID_REQUEST, `Invalid Request: ${why}`) };
+  return id === undefined
+    ? { kind: 'refused', why }
+    : { kind: 'refused', why, answer: bridgeError(id, INVALID_REQUEST, `Invalid Request: ${why}`) };
 }
 
 /** Reads one parsed message (or one element of a batch). */
@@ -79,18 +85,28 @@ export function readClientMessage(value: unknown): ClientMessage {
   if (value['jsonrpc'] !== '2.0') return refused('"jsonrpc" must be "2.0"', isResponse ? undefined : readable);
   if (isResponse) {
     // An id past 2^53 may answer a request of the gateway's (the bridge passes those on as written).
-    if (typeof id !== 'string' && !Number.isSafeInteger(id) && !isBigInteger(id)) return refused(`a response whose id ${idText(id)} answers no request`, undefined);
-    if ('result' in value && 'error' in value) return refused(`the response to ${idText(id)} holds both "result" and "error"`, undefined);
+    if (typeof id !== 'string' && !Number.isSafeInteger(id) && !isBigInteger(id))
+      return refused(`a response whose id ${idText(id)} answers no request`, undefined);
+    if ('result' in value && 'error' in value)
+      return refused(`the response to ${idText(id)} holds both "result" and "error"`, undefined);
     return { kind: 'message', ...only(value, MEMBERS.response) };
   }
   if (typeof method !== 'string') return refused('"method" must be a string', readable);
-  if ('params' in value && (typeof value['params'] !== 'object' || value['params'] === null || rawJson.isRawJSON(value['params']))) return refused('"params" must be an object or an array', readable);
+  if (
+    'params' in value &&
+    (typeof value['params'] !== 'object' || value['params'] === null || rawJson.isRawJSON(value['params']))
+  )
+    return refused('"params" must be an object or an array', readable);
   if (!('id' in value)) return { kind: 'message', ...only(value, MEMBERS.notification) };
   if (id === null) return refused('MCP request ids are strings or integers, never null', null);
   if (isBigInteger(id)) {
-    return refused(`the request id ${idText(id)} is past 2^53 - 1, the largest integer JSON-RPC peers read exactly: its answer would come back under another id`, id as BridgeAnswer['id']);
+    return refused(
+      `the request id ${idText(id)} is past 2^53 - 1, the largest integer JSON-RPC peers read exactly: its answer would come back under another id`,
+      id as BridgeAnswer['id'],
+    );
   }
-  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return refused(`the request id ${idText(id)} is neither a string nor an integer`, readable);
+  if (typeof id !== 'string' && !Number.isSafeInteger(id))
+    return refused(`the request id ${idText(id)} is neither a string nor an integer`, readable);
   return { kind: 'message', ...only(value, MEMBERS.request) };
 }
 
@@ -105,7 +121,11 @@ export function readClientLine(line: string): ClientLine | undefined {
   try {
     value = parseLossless(line);
   } catch {
-    return { kind: 'refused', why: 'the line is not JSON', answer: bridgeError(null, PARSE_ERROR, 'Parse error: the line is not JSON') };
+    return {
+      kind: 'refused',
+      why: 'the line is not JSON',
+      answer: bridgeError(null, PARSE_ERROR, 'Parse error: the line is not JSON'),
+    };
   }
   if (!Array.isArray(value)) return readClientMessage(value);
   if (value.length === 0) return refused('an empty batch holds no message', null);

@@ -15,7 +15,10 @@ import { randomBytes } from 'node:crypto';
  */
 
 /** Node's JSON beyond ES2024's typings: raw JSON text that JSON.stringify writes as it is. */
-export const rawJson = JSON as unknown as { rawJSON(text: string): object; isRawJSON(value: unknown): value is { rawJSON: string } };
+export const rawJson = JSON as unknown as {
+  rawJSON(text: string): object;
+  isRawJSON(value: unknown): value is { rawJSON: string };
+};
 
 /**
  * Text that may hold a number JSON.parse changes: 16 or more digits in a row (a dot among them
@@ -53,7 +56,9 @@ export function keepsValue(source: string, value: number): boolean {
 export function parseLossless(text: string): unknown {
   if (!MAYBE_CHANGED.test(text)) return JSON.parse(text);
   return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && context?.source !== undefined && !keepsValue(context.source, value) ? rawJson.rawJSON(context.source) : value,
+    typeof value === 'number' && context?.source !== undefined && !keepsValue(context.source, value)
+      ? rawJson.rawJSON(context.source)
+      : value,
   );
 }
 

@@ -44,7 +44,10 @@ export async function providerWarning(check: ProviderCheck): Promise<string | un
     return `could not check provider "${provider}" with ${base} (${(error as Error).message}); starting anyway`;
   }
   const subject = via === 'credential' ? `--upstream-provider ${provider}: ` : '';
-  const outcome = via === 'credential' ? `the credential in ${check.credentialEnv} goes to no provider` : 'every request through this bridge fails';
+  const outcome =
+    via === 'credential'
+      ? `the credential in ${check.credentialEnv} goes to no provider`
+      : 'every request through this bridge fails';
   if (statuses.length === 0) {
     // Plaza's own provider is served by the gateway itself, never listed. (Loaded only here: the
     // marketplace module takes a good half second to load, for one name.)
@@ -57,7 +60,8 @@ export async function providerWarning(check: ProviderCheck): Promise<string | un
     if (via === 'credential') {
       return `warning: ${subject}provider "${provider}" answers only callers with a credential of their own, so its tools are not on /mcp and ${outcome}: bridge to it alone (plaza mcp connect ${provider} --upstream-token-env ${check.credentialEnv})`;
     }
-    if (check.credentialEnv === undefined) return `warning: provider "${provider}" answers only callers with a credential of their own: pass --upstream-token-env <NAME>, the variable holding yours`;
+    if (check.credentialEnv === undefined)
+      return `warning: provider "${provider}" answers only callers with a credential of their own: pass --upstream-token-env <NAME>, the variable holding yours`;
     return undefined;
   }
   return `warning: ${subject}provider "${provider}" is listed on ${base} but not online (${[...new Set(statuses)].join(', ')}): ${outcome} until Plaza's probe finds it up`;

@@ -12,7 +12,9 @@ import { parseLossless } from './mcp-bridge-numbers.ts';
  */
 
 /** A JSON-RPC response as the gateway answers: under a request's id, or under null (it could not tell which). */
-type GatewayAnswer = { jsonrpc: '2.0'; id: string | number | null } & ({ result: unknown } | { error: { code: number; message: string; data?: unknown } });
+type GatewayAnswer = { jsonrpc: '2.0'; id: string | number | null } & (
+  { result: unknown } | { error: { code: number; message: string; data?: unknown } }
+);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -44,10 +46,13 @@ export function gatewayAnswers(body: string): GatewayAnswer[] {
  */
 export function statusMeaning(status: number, retryAfter: string | null): string {
   const retry = retryAfter !== null && /^\d+$/.test(retryAfter) ? `retry in ${retryAfter} s` : 'retry in a moment';
-  if (status === 401) return 'the gateway refused the agent credential (401): run `plaza agents login --token <agent token>` to store a valid one';
+  if (status === 401)
+    return 'the gateway refused the agent credential (401): run `plaza agents login --token <agent token>` to store a valid one';
   if (status === 403) return 'the gateway, or a proxy in front of it, refused the request (403)';
-  if (status === 404) return 'nothing answers at this gateway address (404): is the stored URL (or --url) the base URL of a Plaza?';
-  if (status === 408 || status === 504) return `the gateway, or a proxy in front of it, timed out (${status}): ${retry}`;
+  if (status === 404)
+    return 'nothing answers at this gateway address (404): is the stored URL (or --url) the base URL of a Plaza?';
+  if (status === 408 || status === 504)
+    return `the gateway, or a proxy in front of it, timed out (${status}): ${retry}`;
   if (status === 413) return 'the message is larger than the gateway takes (413)';
   if (status === 429) return `the gateway, or a proxy in front of it, limits this agent's rate (429): ${retry}`;
   if (status === 502 || status === 503) return `the gateway is unavailable (${status}): ${retry}`;

@@ -6,7 +6,15 @@ import type { Command } from 'commander';
 import { ClientEnvSchema } from '../../config/index.ts';
 import { credentialFile, readCredential, saveCredential } from './credential-store.ts';
 import { boundedFetch, notificationStreamReconnection } from './mcp-bridge-fetch.ts';
-import { type BridgeAnswer, bridgeError, type ClientMessage, INVALID_REQUEST, lineWriter, readClientLine, readLines } from './mcp-bridge-input.ts';
+import {
+  type BridgeAnswer,
+  bridgeError,
+  type ClientMessage,
+  INVALID_REQUEST,
+  lineWriter,
+  readClientLine,
+  readLines,
+} from './mcp-bridge-input.ts';
 import { providerWarning } from './mcp-bridge-provider.ts';
 import { GatewayRefusal } from './mcp-bridge-refusal.ts';
 import { browserLogin } from './oauth-login.ts';
@@ -22,7 +30,10 @@ function fail(message: string): never {
  * config/schema.ts's ClientEnvSchema; the default when unset or empty); anything else ends the
  * command with exit code 2, naming the variable.
  */
-function intSetting(env: Record<string, string | undefined>, name: 'PLAZA_MCP_CONNECT_DRAIN_MS' | 'PLAZA_MCP_CONNECT_RECONNECT_MS' | 'PLAZA_MCP_CONNECT_MAX_EVENT_BYTES'): number {
+function intSetting(
+  env: Record<string, string | undefined>,
+  name: 'PLAZA_MCP_CONNECT_DRAIN_MS' | 'PLAZA_MCP_CONNECT_RECONNECT_MS' | 'PLAZA_MCP_CONNECT_MAX_EVENT_BYTES',
+): number {
   const schema = ClientEnvSchema.shape[name];
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return schema.parse(undefined);
@@ -46,7 +57,11 @@ function duration(ms: number): string {
  * The agent credential comes from the credential store; only the third-party credential may come
  * from the environment (named by --upstream-token-env), as spec §2.7 asks.
  */
-async function connect(provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; upstreamProvider?: string; url?: string }, env: Record<string, string | undefined>): Promise<void> {
+async function connect(
+  provider: string | undefined,
+  options: { all?: boolean; upstreamTokenEnv?: string; upstreamProvider?: string; url?: string },
+  env: Record<string, string | undefined>,
+): Promise<void> {
   const file = credentialFile(env);
   const read = readCredential(file);
   // Named with the file looked at: MCP clients start the bridge with few environment variables,
@@ -56,7 +71,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       `no agent credential in ${file}: run \`plaza agents login --token <agent token>\` first. (If you logged in with PLAZA_CREDENTIALS_FILE or XDG_CONFIG_HOME set, set the same in this server's "env" in your MCP client's config: clients start it with few environment variables.)`,
     );
   }
-  if ('problem' in read) fail(`${read.problem}: run \`plaza agents login --token <agent token>\` to store the credential again.`);
+  if ('problem' in read)
+    fail(`${read.problem}: run \`plaza agents login --token <agent token>\` to store the credential again.`);
   const stored = read.credential;
   if (!options.all && !provider) fail('name a provider (plaza mcp connect <provider>) or pass --all.');
   if (provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(provider)) fail(`not a provider slug: ${provider}`);
@@ -64,7 +80,9 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   const target = new URL(options.all ? `${base}/mcp` : `${base}/mcp/p/${provider}`);
   // A browser sign-in's token is bound to the endpoint it was issued for, and renewed as it expires.
   if (stored.oauth && stored.oauth.resource !== target.href) {
-    fail(`the stored sign-in is for ${stored.oauth.resource}, not ${target.href}: run \`plaza agents login --browser ${options.all ? '--all' : `--provider ${provider}`}\` (or bridge to that endpoint).`);
+    fail(
+      `the stored sign-in is for ${stored.oauth.resource}, not ${target.href}: run \`plaza agents login --browser ${options.all ? '--all' : `--provider ${provider}`}\` (or bridge to that endpoint).`,
+    );
   }
   const renewal = stored.oauth ? createTokenRenewal(file, { ...stored, oauth: stored.oauth }) : undefined;
   const headers: Record<string, string> = renewal ? {} : { authorization: `Bearer ${stored.token}` };
@@ -74,9 +92,13 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     headers['x-platform-upstream-authorization'] = /^[A-Za-z]+ /.test(value) ? value : `Bearer ${value}`;
     // On /mcp the credential goes to the one provider it is for, never to every provider listed.
     const scope = options.upstreamProvider ?? provider;
-    if (options.all && !scope) fail('with --all, name the provider the credential is for: --upstream-provider <provider> (it goes to that provider only).');
+    if (options.all && !scope)
+      fail(
+        'with --all, name the provider the credential is for: --upstream-provider <provider> (it goes to that provider only).',
+      );
     if (scope && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(scope)) fail(`not a provider slug: ${scope}`);
-    if (!options.all && scope !== provider) fail(`--upstream-provider ${scope} differs from the provider bridged to (${provider}).`);
+    if (!options.all && scope !== provider)
+      fail(`--upstream-provider ${scope} differs from the provider bridged to (${provider}).`);
     headers['x-platform-upstream-provider'] = scope!;
   } else if (options.upstreamProvider) {
     fail('--upstream-provider names whose credential --upstream-token-env holds; pass both.');
@@ -99,7 +121,12 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     }, 100).unref();
   };
   const inner = renewal ? renewingFetch(renewal, fetch) : fetch;
-  const open = () => new StreamableHTTPClientTransport(target, { requestInit: { headers }, fetch: boundedFetch(endedWithout, maxEventBytes, inner), reconnectionOptions: notificationStreamReconnection(reconnectMs) });
+  const open = () =>
+    new StreamableHTTPClientTransport(target, {
+      requestInit: { headers },
+      fetch: boundedFetch(endedWithout, maxEventBytes, inner),
+      reconnectionOptions: notificationStreamReconnection(reconnectMs),
+    });
   let upstream = open();
   const write = lineWriter(process.stdout);
   let stopReading = () => {};
@@ -121,14 +148,24 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   let settled: (() => void) | undefined;
   // A client that exits closes our stdout too: writing then fails (EPIPE). The bridge ends the
   // session and exits instead of dying on an unhandled 'error'.
-  process.stdout.on('error', () => void close()); // eslint-disable-line @typescript-eslint/no-floating-promises -- close catches what it awaits, then exits
+  // eslint-disable-next-line @typescript-eslint/no-floating-promises -- close catches what it awaits, then exits
+  process.stdout.on('error', () => void close());
   const stdinEnded = () => {
     const answered = unanswered.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve));
-    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]).then(() => { // eslint-disable-line @typescript-eslint/no-floating-promises -- both only resolve; reply writes, close catches
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- both only resolve; reply writes, close catches
+    void Promise.race([answered, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]).then(() => {
       // Every request gets an answer (JSON-RPC 2.0): one the gateway has not answered by now is
       // answered by the bridge, which then ends, rather than left without a line.
       for (const id of [...unanswered]) {
-        if (!arrived.has(id)) reply({ jsonrpc: '2.0', id, error: { code: -32603, message: `the bridge is ending (its client closed stdin) and the gateway had not answered within ${duration(drainMs)}` } });
+        if (!arrived.has(id))
+          reply({
+            jsonrpc: '2.0',
+            id,
+            error: {
+              code: -32603,
+              message: `the bridge is ending (its client closed stdin) and the gateway had not answered within ${duration(drainMs)}`,
+            },
+          });
       }
       return close();
     });
@@ -156,23 +193,29 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
    * batch is answered as one array (JSON-RPC 2.0 §6).
    */
   const reply = (message: JSONRPCMessage | BridgeAnswer) => {
-    const id = !('method' in message) && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : undefined;
+    const id =
+      !('method' in message) && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number')
+        ? message.id
+        : undefined;
     const batch = id === undefined ? undefined : batches.get(id);
     if (batch && id !== undefined) {
       batches.delete(id);
       batch.answers.push(message);
       if (--batch.waiting > 0) return;
-      void write(batch.answers).then(() => batch.ids.forEach(answer)); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      void write(batch.answers).then(() => batch.ids.forEach(answer));
       return;
     }
-    void write(message).then(() => { // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    void write(message).then(() => {
       if (id !== undefined) answer(id);
     });
   };
   /** Says on stderr what the bridge did not pass on, and answers it when JSON-RPC says so. */
   const refuse = (item: Extract<ClientMessage, { kind: 'refused' }>) => {
     process.stderr.write(`plaza: not passed on to the gateway: ${item.why}\n`);
-    if (item.answer) void write(item.answer); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    if (item.answer) void write(item.answer);
   };
   /** Members already named on stderr as left off (once each). */
   const droppedNamed = new Set<string>();
@@ -180,7 +223,9 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     const fresh = names.filter((name) => !droppedNamed.has(name));
     if (fresh.length === 0) return;
     for (const name of fresh) droppedNamed.add(name);
-    process.stderr.write(`plaza: passed on without the member(s) JSON-RPC 2.0 does not name: ${fresh.map((name) => JSON.stringify(name)).join(', ')}\n`);
+    process.stderr.write(
+      `plaza: passed on without the member(s) JSON-RPC 2.0 does not name: ${fresh.map((name) => JSON.stringify(name)).join(', ')}\n`,
+    );
   };
   // The client's initialize and initialized messages, to open a new gateway session with (below).
   let initialize: JSONRPCMessage | undefined;
@@ -215,8 +260,15 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       const answered = new Promise<JSONRPCMessage>((resolve) => own.set(id, resolve));
       try {
         await fresh.start();
-        await fresh.send({ ...(initialize as { method: string; params?: Record<string, unknown> }), jsonrpc: '2.0', id });
-        const answer = await Promise.race([answered, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref())]);
+        await fresh.send({
+          ...(initialize as { method: string; params?: Record<string, unknown> }),
+          jsonrpc: '2.0',
+          id,
+        });
+        const answer = await Promise.race([
+          answered,
+          new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref()),
+        ]);
         if (!answer) throw new Error('the gateway did not answer its initialize within 30 s');
         if ('error' in answer) throw new Error(`the gateway refused it: ${answer.error.message}`);
         agreeOn(fresh, answer);
@@ -225,7 +277,9 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
         if (fresh.sessionId) void fresh.terminateSession().catch(() => undefined);
         void fresh.close().catch(() => undefined);
         const why = error instanceof Error ? error.message : String(error);
-        process.stderr.write(`plaza: gateway: the session had ended, and a new one could not be opened (${why}); the next message tries again\n`);
+        process.stderr.write(
+          `plaza: gateway: the session had ended, and a new one could not be opened (${why}); the next message tries again\n`,
+        );
         throw new RenewalFailed(why);
       } finally {
         own.delete(id);
@@ -233,7 +287,9 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       const stale = upstream;
       upstream = fresh;
       retire(stale);
-      process.stderr.write('plaza: gateway: the session had ended (the provider or Plaza restarted); a new one is open\n');
+      process.stderr.write(
+        'plaza: gateway: the session had ended (the provider or Plaza restarted); a new one is open\n',
+      );
     })().finally(() => (renewing = undefined)));
   /** Sends on `transport`, counting it in flight there. */
   const sendOn = async (transport: typeof upstream, message: JSONRPCMessage | JSONRPCMessage[]) => {
@@ -257,7 +313,14 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     try {
       await sendOn(via, message);
     } catch (error) {
-      if (!(error instanceof GatewayRefusal) || error.status !== 404 || initialize === undefined || message === initialize || closing) throw error;
+      if (
+        !(error instanceof GatewayRefusal) ||
+        error.status !== 404 ||
+        initialize === undefined ||
+        message === initialize ||
+        closing
+      )
+        throw error;
       // Sent in a session already replaced (its 404 came after the new one opened): not again.
       if (upstream === via || renewing) await renew();
       await sendOn(upstream, message);
@@ -286,8 +349,10 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     if ('method' in message && message.method === 'notifications/initialized') initialized = message;
     const forward = () => send(message).catch(failed(requestId === undefined ? [] : [requestId]));
     // Callbacks of one promise run in the order they were added: the held messages go in order.
-    if (handshake) void handshake.answered.then(forward); // eslint-disable-line @typescript-eslint/no-floating-promises -- answered only resolves; forward catches (failed answers the client)
-    else void forward(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- answered only resolves; forward catches (failed answers the client)
+    if (handshake) void handshake.answered.then(forward);
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+    else void forward();
     if ('method' in message && message.method === 'initialize' && requestId !== undefined) {
       let release = () => {};
       const answered = new Promise<void>((resolve) => (release = resolve));
@@ -328,11 +393,13 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
     if (why !== undefined) {
       process.stderr.write(`plaza: not passed on to the gateway: a batch (${why})\n`);
       for (const id of requestIds) answers.push(bridgeError(id, INVALID_REQUEST, `Invalid Request: ${why}`));
-      if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      if (answers.length > 0) void write(answers);
       return;
     }
     if (messages.length === 0) {
-      if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      if (answers.length > 0) void write(answers);
       return;
     }
     // 2025-03-26 keeps initialize out of batches; an initialized notification may be in one.
@@ -343,7 +410,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
         unanswered.add(id);
         batches.set(id, batch);
       }
-    } else if (answers.length > 0) void write(answers); // eslint-disable-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- write only resolves (its message is JSON read from JSON)
+    } else if (answers.length > 0) void write(answers);
     void send(messages).catch(failed(requestIds));
   };
   const onLine = (line: string) => {
@@ -355,7 +423,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       return onMessage(read.message);
     }
     // Decided once the initialize is answered, when the version is known.
-    if (handshake) void handshake.answered.then(() => onBatch(read.items)); // eslint-disable-line @typescript-eslint/no-floating-promises -- answered only resolves; onBatch's sends are caught (failed answers the client)
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- answered only resolves; onBatch's sends are caught (failed answers the client)
+    if (handshake) void handshake.answered.then(() => onBatch(read.items));
     else onBatch(read.items);
   };
   /**
@@ -374,7 +443,8 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
       const answered = !('method' in message) && 'id' in message ? message.id : undefined;
       const mine = typeof answered === 'string' ? own.get(answered) : undefined;
       if (mine) return mine(message);
-      if (answered !== undefined && initialize && 'id' in initialize && answered === initialize.id) agreeOn(transport, message);
+      if (answered !== undefined && initialize && 'id' in initialize && answered === initialize.id)
+        agreeOn(transport, message);
       if (answered !== undefined && unanswered.has(answered)) arrived.add(answered);
       reply(message);
     };
@@ -384,7 +454,12 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   await upstream.start();
   stopReading = readLines(process.stdin, {
     onLine,
-    onOversize: () => refuse({ kind: 'refused', why: `a line longer than ${MAX_LINE_BYTES} bytes`, answer: bridgeError(null, INVALID_REQUEST, `Invalid Request: a message longer than ${MAX_LINE_BYTES} bytes`) }),
+    onOversize: () =>
+      refuse({
+        kind: 'refused',
+        why: `a line longer than ${MAX_LINE_BYTES} bytes`,
+        answer: bridgeError(null, INVALID_REQUEST, `Invalid Request: a message longer than ${MAX_LINE_BYTES} bytes`),
+      }),
     onEnd: stdinEnded,
     maxLineBytes: MAX_LINE_BYTES,
   });
@@ -392,11 +467,18 @@ async function connect(provider: string | undefined, options: { all?: boolean; u
   // later (an MCP client starts its servers when it starts).
   const checked = options.all ? headers['x-platform-upstream-provider'] : provider;
   if (checked !== undefined) {
-    void providerWarning({ base, provider: checked, via: options.all ? 'credential' : 'endpoint', credentialEnv: options.upstreamTokenEnv })
+    void providerWarning({
+      base,
+      provider: checked,
+      via: options.all ? 'credential' : 'endpoint',
+      credentialEnv: options.upstreamTokenEnv,
+    })
       .then((line) => {
         if (line !== undefined) process.stderr.write(`plaza: ${line}\n`);
       })
-      .catch((error: unknown) => process.stderr.write(`plaza: could not check provider "${checked}": ${(error as Error).message}\n`));
+      .catch((error: unknown) =>
+        process.stderr.write(`plaza: could not check provider "${checked}": ${(error as Error).message}\n`),
+      );
   }
 }
 
@@ -409,7 +491,9 @@ const MAX_LINE_BYTES = 10 * 1024 * 1024;
 class RenewalFailed extends Error {
   override readonly name = 'RenewalFailed';
   constructor(why: string) {
-    super(`the gateway session had ended (HTTP 404: the provider or Plaza restarted, or the session expired) and a new one could not be opened: ${why}. The next request tries again.`);
+    super(
+      `the gateway session had ended (HTTP 404: the provider or Plaza restarted, or the session expired) and a new one could not be opened: ${why}. The next request tries again.`,
+    );
   }
 }
 
@@ -438,7 +522,9 @@ const UNDECIDED_STATUSES = new Set([403, 408, 429]);
 function notPlazaMessage(base: string, status: number): string {
   const url = new URL(base);
   const endpoint = /\/mcp(\/p\/[^/]*)?$/.exec(url.pathname);
-  const hint = endpoint ? ` Pass the base URL, without the gateway path: --url ${url.origin}${url.pathname.slice(0, endpoint.index)}` : ' Pass the base URL of Plaza (the address its pages are served from).';
+  const hint = endpoint
+    ? ` Pass the base URL, without the gateway path: --url ${url.origin}${url.pathname.slice(0, endpoint.index)}`
+    : ' Pass the base URL of Plaza (the address its pages are served from).';
   return `${base}/mcp answered HTTP ${status}, not as Plaza's gateway does: ${base} is not a Plaza base URL. Nothing stored; the stored credential is unchanged.${hint}`;
 }
 
@@ -446,16 +532,29 @@ function notPlazaMessage(base: string, status: number): string {
  * `plaza agents login --browser`: the browser sign-in for one gateway endpoint (`--provider` or
  * `--all`), stored with what renews it; the URL is printed on stderr (and opened unless --no-open).
  */
-async function loginInBrowser(options: { token?: string; provider?: string; all?: boolean; open: boolean; url: string }, env: Record<string, string | undefined>): Promise<void> {
+async function loginInBrowser(
+  options: { token?: string; provider?: string; all?: boolean; open: boolean; url: string },
+  env: Record<string, string | undefined>,
+): Promise<void> {
   if (options.token) fail('pass either --token or --browser, not both.');
-  if (!options.all === !options.provider) fail('with --browser, name the endpoint to sign in for: --provider <provider> (for `plaza mcp connect <provider>`) or --all (for `plaza mcp connect --all`).');
-  if (options.provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(options.provider)) fail(`not a provider slug: ${options.provider}`);
-  if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) fail(`not an http(s) URL: ${options.url}`);
+  if (!options.all === !options.provider)
+    fail(
+      'with --browser, name the endpoint to sign in for: --provider <provider> (for `plaza mcp connect <provider>`) or --all (for `plaza mcp connect --all`).',
+    );
+  if (options.provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(options.provider))
+    fail(`not a provider slug: ${options.provider}`);
+  if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol))
+    fail(`not an http(s) URL: ${options.url}`);
   const base = options.url.replace(/\/+$/, '');
   const resource = options.all ? `${base}/mcp` : `${base}/mcp/p/${options.provider}`;
   let signedIn: Awaited<ReturnType<typeof browserLogin>>;
   try {
-    signedIn = await browserLogin({ resource, open: options.open, timeoutMs: 10 * 60_000, say: (line) => process.stderr.write(`${line}\n`) });
+    signedIn = await browserLogin({
+      resource,
+      open: options.open,
+      timeoutMs: 10 * 60_000,
+      say: (line) => process.stderr.write(`${line}\n`),
+    });
   } catch (error) {
     fail(`sign-in failed: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -466,52 +565,79 @@ async function loginInBrowser(options: { token?: string; provider?: string; all?
 
 /** `plaza agents login` and `plaza mcp connect`. */
 export function registerAgentCommands(program: Command, env: Record<string, string | undefined>): void {
-  const agents = program.commands.find((c) => c.name() === 'agents') ?? program.command('agents').description('agent credentials for the gateway');
+  const agents =
+    program.commands.find((c) => c.name() === 'agents') ??
+    program.command('agents').description('agent credentials for the gateway');
   agents
     .command('login')
-    .description('store an agent credential (file, mode 0600) for `plaza mcp connect`: an agent token, or sign in through the browser')
+    .description(
+      'store an agent credential (file, mode 0600) for `plaza mcp connect`: an agent token, or sign in through the browser',
+    )
     .option('--token <token>', 'the agent token from POST /api/agents')
-    .option('--browser', 'sign in through the browser instead (MCP authorization): pick or create the agent on Plaza\'s consent page')
-    .option('--provider <provider>', 'with --browser: the provider `plaza mcp connect <provider>` bridges to (the sign-in is for its endpoint)')
+    .option(
+      '--browser',
+      "sign in through the browser instead (MCP authorization): pick or create the agent on Plaza's consent page",
+    )
+    .option(
+      '--provider <provider>',
+      'with --browser: the provider `plaza mcp connect <provider>` bridges to (the sign-in is for its endpoint)',
+    )
     .option('--all', 'with --browser: sign in for /mcp, which `plaza mcp connect --all` bridges to')
     .option('--no-open', 'with --browser: print the sign-in URL without opening a browser')
     .option('--url <url>', 'Plaza base URL', 'http://localhost:8080')
-    .action(async (options: { token?: string; browser?: boolean; provider?: string; all?: boolean; open: boolean; url: string }) => {
-      if (options.browser) return loginInBrowser(options, env);
-      if (!options.token) fail('pass --token <agent token>, or --browser to sign in through the browser.');
-      if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) {
-        // An agent's id has the same prefix; its token is the longer secret shown once at creation.
-        fail(
-          /^agt_[0-9a-z]{20,32}$/.test(options.token)
-            ? "that is an agent's id, not its token: pass the `token` that POST /api/agents answered (agt_<13 characters>_<40 characters>, shown once)."
-            : 'that is not an agent token (agt_<13 characters>_<40 characters>, shown once when the agent is created).',
+    .action(
+      async (options: {
+        token?: string;
+        browser?: boolean;
+        provider?: string;
+        all?: boolean;
+        open: boolean;
+        url: string;
+      }) => {
+        if (options.browser) return loginInBrowser(options, env);
+        if (!options.token) fail('pass --token <agent token>, or --browser to sign in through the browser.');
+        if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) {
+          // An agent's id has the same prefix; its token is the longer secret shown once at creation.
+          fail(
+            /^agt_[0-9a-z]{20,32}$/.test(options.token)
+              ? "that is an agent's id, not its token: pass the `token` that POST /api/agents answered (agt_<13 characters>_<40 characters>, shown once)."
+              : 'that is not an agent token (agt_<13 characters>_<40 characters>, shown once when the agent is created).',
+          );
+        }
+        if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol))
+          fail(`not an http(s) URL: ${options.url}`);
+        const base = options.url.replace(/\/+$/, '');
+        // The gateway checks the credential before anything else: GET /mcp answers 405 to an agent
+        // it knows (the aggregate offers no stream) and 401 to any other. A token the gateway
+        // refuses is not stored; one that cannot be checked now (Plaza not running) is, with a word.
+        const checked = await fetch(`${base}/mcp`, {
+          headers: { authorization: `Bearer ${options.token}`, accept: 'text/event-stream' },
+          signal: AbortSignal.timeout(5_000),
+        }).then(
+          async (res) => {
+            await res.body?.cancel().catch(() => undefined);
+            return res.status;
+          },
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
         );
-      }
-      if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) fail(`not an http(s) URL: ${options.url}`);
-      const base = options.url.replace(/\/+$/, '');
-      // The gateway checks the credential before anything else: GET /mcp answers 405 to an agent
-      // it knows (the aggregate offers no stream) and 401 to any other. A token the gateway
-      // refuses is not stored; one that cannot be checked now (Plaza not running) is, with a word.
-      const checked = await fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${options.token}`, accept: 'text/event-stream' }, signal: AbortSignal.timeout(5_000) }).then(
-        async (res) => {
-          await res.body?.cancel().catch(() => undefined);
-          return res.status;
-        },
-        (error: unknown) => (error instanceof Error ? error.message : String(error)),
-      );
-      if (checked === 401) fail(`${base} refuses this agent token (revoked, or from another Plaza): nothing stored.`);
-      // Any other answer below 500 came from a server that is up but is not Plaza's gateway at
-      // this URL (most often a URL ending in /mcp, which the bridge appends itself): storing it
-      // would replace a good credential with one every bridge request fails on.
-      // A proxy's refusal or rate limit in front of a real Plaza (403, 408, 429) says nothing of the
-      // URL: the token is stored unchecked, as when Plaza cannot be reached.
-      if (typeof checked === 'number' && checked !== 405 && checked < 500 && !UNDECIDED_STATUSES.has(checked)) fail(notPlazaMessage(base, checked));
-      const verified = checked === 405;
-      if (!verified) process.stderr.write(`plaza: could not check the token with ${base} (${typeof checked === 'number' ? `HTTP ${checked}` : checked}); stored unchecked\n`);
-      const file = credentialFile(env);
-      saveCredential(file, { url: base, token: options.token });
-      process.stdout.write(`${JSON.stringify({ stored: file, url: options.url, verified })}\n`);
-    });
+        if (checked === 401) fail(`${base} refuses this agent token (revoked, or from another Plaza): nothing stored.`);
+        // Any other answer below 500 came from a server that is up but is not Plaza's gateway at
+        // this URL (most often a URL ending in /mcp, which the bridge appends itself): storing it
+        // would replace a good credential with one every bridge request fails on.
+        // A proxy's refusal or rate limit in front of a real Plaza (403, 408, 429) says nothing of the
+        // URL: the token is stored unchecked, as when Plaza cannot be reached.
+        if (typeof checked === 'number' && checked !== 405 && checked < 500 && !UNDECIDED_STATUSES.has(checked))
+          fail(notPlazaMessage(base, checked));
+        const verified = checked === 405;
+        if (!verified)
+          process.stderr.write(
+            `plaza: could not check the token with ${base} (${typeof checked === 'number' ? `HTTP ${checked}` : checked}); stored unchecked\n`,
+          );
+        const file = credentialFile(env);
+        saveCredential(file, { url: base, token: options.token });
+        process.stdout.write(`${JSON.stringify({ stored: file, url: options.url, verified })}\n`);
+      },
+    );
 
   program
     .command('mcp')
@@ -522,5 +648,10 @@ export function registerAgentCommands(program: Command, env: Record<string, stri
     .option('--upstream-token-env <NAME>', 'environment variable holding your third-party credential for the provider')
     .option('--upstream-provider <provider>', 'with --all: the one provider the credential is sent to')
     .option('--url <url>', 'override the stored Plaza base URL')
-    .action((provider: string | undefined, options: { all?: boolean; upstreamTokenEnv?: string; upstreamProvider?: string; url?: string }) => connect(provider, options, env));
+    .action(
+      (
+        provider: string | undefined,
+        options: { all?: boolean; upstreamTokenEnv?: string; upstreamProvider?: string; url?: string },
+      ) => connect(provider, options, env),
+    );
 }

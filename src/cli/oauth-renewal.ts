@@ -21,7 +21,10 @@ export interface TokenRenewal {
 }
 
 /** Creates the renewal for the credential stored in `file`. */
-export function createTokenRenewal(file: string, stored: StoredCredential & { oauth: NonNullable<StoredCredential['oauth']> }): TokenRenewal {
+export function createTokenRenewal(
+  file: string,
+  stored: StoredCredential & { oauth: NonNullable<StoredCredential['oauth']> },
+): TokenRenewal {
   let credential = stored;
   let running: Promise<string> | undefined;
 
@@ -35,7 +38,12 @@ export function createTokenRenewal(file: string, stored: StoredCredential & { oa
     try {
       // Another bridge may have renewed meanwhile: its token is taken, not renewed again.
       const read = readCredential(file);
-      if ('credential' in read && read.credential.oauth?.resource === credential.oauth.resource && read.credential.token !== refused && read.credential.oauth.expiresAt - EARLY_MS > Date.now()) {
+      if (
+        'credential' in read &&
+        read.credential.oauth?.resource === credential.oauth.resource &&
+        read.credential.token !== refused &&
+        read.credential.oauth.expiresAt - EARLY_MS > Date.now()
+      ) {
         credential = read.credential as typeof credential;
         return credential.token;
       }
@@ -76,7 +84,9 @@ export function renewingFetch(renewal: TokenRenewal, inner: typeof fetch): typeo
     try {
       renewed = await renewal.renew(token);
     } catch (error) {
-      process.stderr.write(`plaza: the sign-in could not be renewed (${error instanceof Error ? error.message : String(error)}): run \`plaza agents login --browser\` again\n`);
+      process.stderr.write(
+        `plaza: the sign-in could not be renewed (${error instanceof Error ? error.message : String(error)}): run \`plaza agents login --browser\` again\n`,
+      );
       return res;
     }
     await res.body?.cancel().catch(() => undefined);

@@ -6,7 +6,9 @@ import { OUTBOX_STATUSES } from '../mail/index.ts';
 
 /** `plaza outbox list`: the stored system e-mails (the outbox when no SMTP server is configured). */
 export function registerOutboxCommands(program: Command, env: Record<string, string | undefined>): void {
-  const outbox = program.command('outbox').description('system e-mails kept by Plaza (sent, queued, or held when SMTP_URL is unset)');
+  const outbox = program
+    .command('outbox')
+    .description('system e-mails kept by Plaza (sent, queued, or held when SMTP_URL is unset)');
   outbox
     .command('list')
     .description('list stored e-mails, newest first')
@@ -35,10 +37,22 @@ export function registerOutboxCommands(program: Command, env: Record<string, str
         const entries = await listOutbox(db.prisma, { limit, status: options.status });
         for (const e of entries) {
           if (options.json) {
-            const row = { id: e.id, to: e.to, subject: e.subject, status: e.status, attempts: e.attempts, last_error: e.lastError, created_at: e.createdAt.toISOString(), sent_at: e.sentAt?.toISOString() ?? null, text: e.text };
+            const row = {
+              id: e.id,
+              to: e.to,
+              subject: e.subject,
+              status: e.status,
+              attempts: e.attempts,
+              last_error: e.lastError,
+              created_at: e.createdAt.toISOString(),
+              sent_at: e.sentAt?.toISOString() ?? null,
+              text: e.text,
+            };
             process.stdout.write(`${JSON.stringify(row)}\n`);
           } else {
-            process.stdout.write(`${e.createdAt.toISOString()}  ${e.status.padEnd(7)}  ${e.to}  ${e.subject}\n${e.text.replace(/^/gm, '    ')}\n\n`);
+            process.stdout.write(
+              `${e.createdAt.toISOString()}  ${e.status.padEnd(7)}  ${e.to}  ${e.subject}\n${e.text.replace(/^/gm, '    ')}\n\n`,
+            );
           }
         }
         if (!options.json && entries.length === 0) process.stdout.write('(no e-mails)\n');

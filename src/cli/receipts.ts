@@ -50,13 +50,18 @@ async function fetchOk(url: string, headers: Record<string, string>, signal: Abo
       .json()
       .then((body) => (body as { message?: unknown } | null)?.message)
       .catch(() => undefined);
-    throw new Error(`GET ${url} answered ${res.status}${typeof said === 'string' && said !== '' ? `: ${said.slice(0, 300)}` : ''}`);
+    throw new Error(
+      `GET ${url} answered ${res.status}${typeof said === 'string' && said !== '' ? `: ${said.slice(0, 300)}` : ''}`,
+    );
   }
   return res;
 }
 
 /** The lines of a stream, each at most MAX_LINE characters; `onChunk` is told of every chunk. */
-async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, onChunk: () => void = () => undefined): AsyncGenerator<string> {
+async function* linesOf(
+  chunks: AsyncIterable<Uint8Array | string>,
+  onChunk: () => void = () => undefined,
+): AsyncGenerator<string> {
   const splitter = createLineSplitter({ maxLineLength: MAX_LINE });
   const decoder = new StringDecoder('utf8');
   let number = 0;
@@ -72,13 +77,16 @@ async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, onChunk: () 
     const last = splitter.end();
     if (last !== undefined) yield last;
   } catch (error) {
-    if (error instanceof LineTooLongError) throw new Error(`line ${number + 1} of the export is longer than ${MAX_LINE} characters`, { cause: error });
+    if (error instanceof LineTooLongError)
+      throw new Error(`line ${number + 1} of the export is longer than ${MAX_LINE} characters`, { cause: error });
     throw error;
   }
 }
 
 async function loadJwks(source: string, idleMs: number): Promise<{ keys: never[] }> {
-  const text = isUrl(source) ? await (await fetchOk(source, {}, AbortSignal.timeout(idleMs))).text() : await readFile(source, 'utf8');
+  const text = isUrl(source)
+    ? await (await fetchOk(source, {}, AbortSignal.timeout(idleMs))).text()
+    : await readFile(source, 'utf8');
   const jwks = JSON.parse(text) as { keys?: unknown };
   if (!Array.isArray(jwks.keys)) throw new Error(`${source} is not a JWK Set`);
   return jwks as { keys: never[] };
@@ -110,31 +118,46 @@ async function loadTrusted(path: string): Promise<Checkpoint> {
     );
   })) as { data?: { checkpoint?: unknown } } | null;
   const parsed = CheckpointJsonSchema.safeParse(json?.data?.checkpoint ?? json);
-  if (!parsed.success) throw new UsageError(`${path} holds no checkpoint (an earlier export, or a --save-checkpoint file)`);
+  if (!parsed.success)
+    throw new UsageError(`${path} holds no checkpoint (an earlier export, or a --save-checkpoint file)`);
   return checkpointFromJson(parsed.data);
 }
 
 /** Where consistency proofs come from: the server (--url) or the --consistency file. */
-function consistencySource(options: VerifyOptions, base: string | undefined, idleMs: number): ((first: number, second: number) => Promise<string[]>) | undefined {
+function consistencySource(
+  options: VerifyOptions,
+  base: string | undefined,
+  idleMs: number,
+): ((first: number, second: number) => Promise<string[]>) | undefined {
   const file = options.consistency;
   if (file !== undefined) {
     return async (first, second) => {
       const json = (await readJsonFile(file)) as { data?: unknown } | null;
       const body = (json?.data ?? json) as { first?: unknown; second?: unknown; consistency_path?: unknown } | null;
       if (body?.first !== first || body.second !== second) {
-        throw new Error(`${file} is not the consistency proof from tree size ${first} to ${second} (GET /api/receipts/checkpoints/consistency?first=${first}&second=${second})`);
+        throw new Error(
+          `${file} is not the consistency proof from tree size ${first} to ${second} (GET /api/receipts/checkpoints/consistency?first=${first}&second=${second})`,
+        );
       }
       return body.consistency_path as string[];
     };
   }
   if (base === undefined) return undefined;
   return async (first, second) => {
-    const res = await fetchOk(`${base}/api/receipts/checkpoints/consistency?first=${first}&second=${second}`, {}, AbortSignal.timeout(idleMs));
+    const res = await fetchOk(
+      `${base}/api/receipts/checkpoints/consistency?first=${first}&second=${second}`,
+      {},
+      AbortSignal.timeout(idleMs),
+    );
     return ((await res.json()) as { data?: { consistency_path?: string[] } }).data?.consistency_path ?? [];
   };
 }
 
-async function exportLines(options: VerifyOptions, base: string | undefined, idleMs: number): Promise<AsyncIterable<string>> {
+async function exportLines(
+  options: VerifyOptions,
+  base: string | undefined,
+  idleMs: number,
+): Promise<AsyncIterable<string>> {
   // Opened here, so a missing or unreadable file is the command's error, said in one line (a
   // stream opened lazily would throw it at nobody).
   if (base === undefined) return linesOf((await open(options.file!, 'r')).createReadStream());
@@ -172,8 +195,10 @@ async function verify(options: VerifyOptions): Promise<number> {
   const jwksSource = options.jwks ?? (base !== undefined ? `${base}/.well-known/jwks.json` : undefined);
   if (!jwksSource) throw new UsageError('--file needs --jwks <file or URL> to check the checkpoint signature');
   const idleMs = options.timeoutMs === undefined ? DEFAULT_IDLE_MS : Number(options.timeoutMs);
-  if (!Number.isInteger(idleMs) || idleMs < 1 || idleMs > 3_600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 1 to 3600000');
-  if (options.consistency !== undefined && (base !== undefined || options.trusted === undefined)) throw new UsageError('--consistency goes with --file and --trusted');
+  if (!Number.isInteger(idleMs) || idleMs < 1 || idleMs > 3_600_000)
+    throw new UsageError('--timeout-ms must be a whole number of milliseconds from 1 to 3600000');
+  if (options.consistency !== undefined && (base !== undefined || options.trusted === undefined))
+    throw new UsageError('--consistency goes with --file and --trusted');
 
   const { renderCheckpoint, verifyExport } = await import('../../receipts/index.ts');
   const trusted = options.trusted === undefined ? undefined : await loadTrusted(options.trusted);
@@ -182,10 +207,15 @@ async function verify(options: VerifyOptions): Promise<number> {
   const lines = await exportLines(options, base, idleMs);
   const jwks = await loadJwks(jwksSource, idleMs);
   const consistencyProof = consistencySource(options, base, idleMs);
-  const report = await verifyExport(lines, jwks, { ...(trusted ? { trusted } : {}), ...(consistencyProof ? { consistencyProof } : {}) });
+  const report = await verifyExport(lines, jwks, {
+    ...(trusted ? { trusted } : {}),
+    ...(consistencyProof ? { consistencyProof } : {}),
+  });
   if (report.ok && !report.checkpoint && base === undefined) {
     // Offline nothing says the log is empty: an export of one with receipts always holds a checkpoint.
-    process.stderr.write('plaza receipts verify: FAILED: the export holds no checkpoint, so nothing in it could be verified (an export of a log with receipts always holds one)\n');
+    process.stderr.write(
+      'plaza receipts verify: FAILED: the export holds no checkpoint, so nothing in it could be verified (an export of a log with receipts always holds one)\n',
+    );
     return EXIT.failure;
   }
   if (report.ok && !report.checkpoint && base !== undefined) {
@@ -193,14 +223,17 @@ async function verify(options: VerifyOptions): Promise<number> {
     const latest = await fetchOrSay(`${base}/api/receipts/checkpoints/latest`, { signal: AbortSignal.timeout(idleMs) });
     await latest.body?.cancel();
     if (latest.status !== 404) {
-      process.stderr.write(`plaza receipts verify: FAILED: the export holds no checkpoint, but the server's latest checkpoint answered ${latest.status}\n`);
+      process.stderr.write(
+        `plaza receipts verify: FAILED: the export holds no checkpoint, but the server's latest checkpoint answered ${latest.status}\n`,
+      );
       return EXIT.failure;
     }
   }
   if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (report.ok) {
     const cp = report.checkpoint;
-    if (cp && options.saveCheckpoint !== undefined) await writeFile(options.saveCheckpoint, `${JSON.stringify({ type: 'checkpoint', ...renderCheckpoint(cp) })}\n`);
+    if (cp && options.saveCheckpoint !== undefined)
+      await writeFile(options.saveCheckpoint, `${JSON.stringify({ type: 'checkpoint', ...renderCheckpoint(cp) })}\n`);
     if (!options.json) {
       const extends_ = trusted ? `, which extends the trusted checkpoint of tree size ${trusted.treeSize}` : '';
       process.stdout.write(
@@ -212,7 +245,12 @@ async function verify(options: VerifyOptions): Promise<number> {
     return EXIT.ok;
   }
   const f = report.failure!;
-  const where = f.callId !== undefined ? ` at receipt ${f.callId} (seq ${f.seq ?? '?'}, line ${f.line})` : f.line > 0 ? ` at line ${f.line}` : '';
+  const where =
+    f.callId !== undefined
+      ? ` at receipt ${f.callId} (seq ${f.seq ?? '?'}, line ${f.line})`
+      : f.line > 0
+        ? ` at line ${f.line}`
+        : '';
   process.stderr.write(`plaza receipts verify: FAILED${where}: ${f.problem}\n`);
   return EXIT.failure;
 }
@@ -224,17 +262,32 @@ export function registerReceiptsCommands(program: Command, env: Env): void {
     .command('verify')
     .description('verify a receipts export: leaf hashes, inclusion proofs, chain links and the checkpoint signature')
     .option('--url <base>', 'Plaza base URL to fetch the export from (needs --key)')
-    .option('--key <api key>', 'account API key for --url (default: $PLAZA_API_KEY, which keeps it out of process lists)')
+    .option(
+      '--key <api key>',
+      'account API key for --url (default: $PLAZA_API_KEY, which keeps it out of process lists)',
+    )
     .option('--file <export.jsonl>', 'an export file (from GET /api/receipts/export)')
-    .option('--jwks <url or file>', 'the JWK Set with the checkpoint key (default with --url: <base>/.well-known/jwks.json)')
+    .option(
+      '--jwks <url or file>',
+      'the JWK Set with the checkpoint key (default with --url: <base>/.well-known/jwks.json)',
+    )
     .option('--json', 'print the report as JSON')
     .option('--timeout-ms <ms>', 'longest silence of the server before giving up (default 30000)')
-    .option('--trusted <file>', 'a checkpoint verified before (an earlier export or --save-checkpoint file): the log must extend it')
-    .option('--consistency <file>', 'with --file and --trusted: the answer of GET /api/receipts/checkpoints/consistency?first=<trusted size>&second=<export size>')
+    .option(
+      '--trusted <file>',
+      'a checkpoint verified before (an earlier export or --save-checkpoint file): the log must extend it',
+    )
+    .option(
+      '--consistency <file>',
+      'with --file and --trusted: the answer of GET /api/receipts/checkpoints/consistency?first=<trusted size>&second=<export size>',
+    )
     .option('--save-checkpoint <file>', 'write the verified checkpoint here (for --trusted next time)')
     .action(async (options: VerifyOptions) => {
       try {
-        process.exitCode = await verify({ ...options, key: options.key ?? (env['PLAZA_API_KEY']?.trim() || undefined) });
+        process.exitCode = await verify({
+          ...options,
+          key: options.key ?? (env['PLAZA_API_KEY']?.trim() || undefined),
+        });
       } catch (error) {
         process.stderr.write(`plaza receipts verify: ${error instanceof Error ? error.message : String(error)}\n`);
         process.exitCode = error instanceof UsageError ? EXIT.usage : EXIT.failure;

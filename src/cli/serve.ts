@@ -24,11 +24,15 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
       process.exit(1);
     }
     if (error instanceof SpoolDirLockedError) {
-      process.stderr.write(`plaza: ${error.message}\nGive this instance another PLAZA_DATA_DIR (or PLAZA_RECEIPTS_SPOOL_DIR) (docs/scale-out.md).\n`);
+      process.stderr.write(
+        `plaza: ${error.message}\nGive this instance another PLAZA_DATA_DIR (or PLAZA_RECEIPTS_SPOOL_DIR) (docs/scale-out.md).\n`,
+      );
       process.exit(1);
     }
     if (error instanceof DatabaseStartError) {
-      process.stderr.write(`plaza: ${error.message}\nCheck DATABASE_URL (or PLAZA_DATA_DIR) and that the database is up.\n`);
+      process.stderr.write(
+        `plaza: ${error.message}\nCheck DATABASE_URL (or PLAZA_DATA_DIR) and that the database is up.\n`,
+      );
       process.exit(1);
     }
     if (error instanceof ListenError) {
@@ -69,8 +73,11 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
 /** What to tell the operator when the server cannot listen on its port and host. */
 function describeListenError(error: ListenError): string {
   const where = `${error.host}:${error.port}`;
-  if (error.code === 'EADDRINUSE') return `cannot listen on ${where}: the port is in use by another program. Stop it or set PORT to another port.`;
-  if (error.code === 'EACCES') return `cannot listen on ${where}: not allowed to use that port. Set PORT to 1024 or above.`;
-  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return `cannot listen on ${where}: HOST is not an address of this machine. Set HOST to one of its addresses, or to 0.0.0.0 for all of them.`;
+  if (error.code === 'EADDRINUSE')
+    return `cannot listen on ${where}: the port is in use by another program. Stop it or set PORT to another port.`;
+  if (error.code === 'EACCES')
+    return `cannot listen on ${where}: not allowed to use that port. Set PORT to 1024 or above.`;
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN')
+    return `cannot listen on ${where}: HOST is not an address of this machine. Set HOST to one of its addresses, or to 0.0.0.0 for all of them.`;
   return `${error.message}.`;
 }

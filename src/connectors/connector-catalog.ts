@@ -52,16 +52,34 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
   async function readConnector(provider: string, statuses: string[]): Promise<CatalogConnector | undefined> {
     const rows = await prisma.mcpEndpoint.findMany({
       where: { provider, status: { in: statuses } },
-      select: { id: true, url: true, provider: true, status: true, lastProbeAt: true, tools: { where: TASK_ONLY, select: { name: true } } },
+      select: {
+        id: true,
+        url: true,
+        provider: true,
+        status: true,
+        lastProbeAt: true,
+        tools: { where: TASK_ONLY, select: { name: true } },
+      },
       orderBy: [{ lastProbeAt: 'desc' }],
       take: 10,
     });
     // The best state wins, the one probed most recently among equals (the sort is stable).
     const best = rows.sort((a, b) => (RANK[a.status] ?? 9) - (RANK[b.status] ?? 9))[0];
-    return best ? { provider: best.provider, url: best.url, endpointId: best.id, taskOnlyTools: new Set(best.tools.map((t) => t.name)) } : undefined;
+    return best
+      ? {
+          provider: best.provider,
+          url: best.url,
+          endpointId: best.id,
+          taskOnlyTools: new Set(best.tools.map((t) => t.name)),
+        }
+      : undefined;
   }
 
-  async function lookUp(cache: typeof online, provider: string, statuses: string[]): Promise<CatalogConnector | undefined> {
+  async function lookUp(
+    cache: typeof online,
+    provider: string,
+    statuses: string[],
+  ): Promise<CatalogConnector | undefined> {
     // No provider slug holds a NUL, and PostgreSQL refuses one in a query: the gateway took
     // that failure for a database outage and answered 503.
     if (provider.includes('\u0000') || RESERVED_PROVIDERS.has(provider)) return undefined;
@@ -79,7 +97,9 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
     byProvider: (provider) => lookUp(online, provider, ONLINE),
     routable: (provider) => lookUp(routable, provider, ROUTABLE),
     // Routable but not online: its only endpoints are auth_required.
-    needsCredential: async (provider) => (await lookUp(routable, provider, ROUTABLE)) !== undefined && (await lookUp(online, provider, ONLINE)) === undefined,
+    needsCredential: async (provider) =>
+      (await lookUp(routable, provider, ROUTABLE)) !== undefined &&
+      (await lookUp(online, provider, ONLINE)) === undefined,
 
     onlineTools(): Promise<CatalogTool[]> {
       if (cached && cached.until > clock.now()) return cached.tools;

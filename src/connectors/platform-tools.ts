@@ -7,7 +7,13 @@ import { isPlazaError, RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
 import type { RateLimiter } from '../rate-limit/index.ts';
-import { parseSourceBody, registrationLimitKey, renderSource, SourceBodySchema, type SourceService } from '../sources/index.ts';
+import {
+  parseSourceBody,
+  registrationLimitKey,
+  renderSource,
+  SourceBodySchema,
+  type SourceService,
+} from '../sources/index.ts';
 
 /** The provider name of Plaza's own MCP tools (`/mcp/p/platform`, `platform__<tool>` on `/mcp`). */
 export const PLATFORM_PROVIDER = 'platform';
@@ -55,14 +61,23 @@ export function createPlatformTools(deps: PlatformToolDeps): PlatformTools {
   /** The agent's limit, then the address's: as on the HTTP routes, no inbox gets more than its share. */
   const limitAgent = async (identity: AgentIdentity, email: unknown) => {
     const decision = await deps.limiter.consume(`agent:${identity.aginId}`);
-    if (!decision.allowed) throw new RateLimitError(`Too many account requests from this agent; retry after ${decision.resetSeconds} s.`, decision.resetSeconds);
+    if (!decision.allowed)
+      throw new RateLimitError(
+        `Too many account requests from this agent; retry after ${decision.resetSeconds} s.`,
+        decision.resetSeconds,
+      );
     const perAddress = await deps.perEmailLimiter.consume(emailLimitKey(email));
-    if (!perAddress.allowed) throw new RateLimitError(`Too many requests for this e-mail address; retry after ${perAddress.resetSeconds} s.`, perAddress.resetSeconds);
+    if (!perAddress.allowed)
+      throw new RateLimitError(
+        `Too many requests for this e-mail address; retry after ${perAddress.resetSeconds} s.`,
+        perAddress.resetSeconds,
+      );
   };
   const list: PlatformTool[] = [
     {
       name: 'account_auth_options',
-      description: 'Which sign-in methods Plaza offers (e-mail link, password) and how its e-mail is delivered. Mirrors GET /api/auth/options.',
+      description:
+        'Which sign-in methods Plaza offers (e-mail link, password) and how its e-mail is delivered. Mirrors GET /api/auth/options.',
       input: z.strictObject({}),
       run: async () => ({ methods: { email_link: true, password: true }, email_delivery: deps.emailDelivery }),
     },
@@ -70,21 +85,32 @@ export function createPlatformTools(deps: PlatformToolDeps): PlatformTools {
       name: 'account_register_link',
       description:
         'E-mails a one-time sign-in link to an address; an unknown address gets an account when the link is used. Takes no password. Mirrors POST /api/auth/email/register-link; rate limited.',
-      input: z.strictObject({ email: EmailArg, name: z.string().max(200).optional().describe('display name for a new account') }),
+      input: z.strictObject({
+        email: EmailArg,
+        name: z.string().max(200).optional().describe('display name for a new account'),
+      }),
       run: async (identity, args) => {
         await limitAgent(identity, args['email']);
         await deps.signIn.requestLink({ email: args['email'], name: args['name'] as string | undefined });
-        return { status: 'sent', message: 'If the address can receive e-mail, a sign-in link is on its way. It works once and expires in 15 minutes.' };
+        return {
+          status: 'sent',
+          message:
+            'If the address can receive e-mail, a sign-in link is on its way. It works once and expires in 15 minutes.',
+        };
       },
     },
     {
       name: 'account_password_reset',
-      description: 'Asks for a password reset e-mail for an account that has a password. Answers the same whether or not the address exists. Takes no password. Mirrors POST /api/auth/password/reset/request.',
+      description:
+        'Asks for a password reset e-mail for an account that has a password. Answers the same whether or not the address exists. Takes no password. Mirrors POST /api/auth/password/reset/request.',
       input: z.strictObject({ email: EmailArg }),
       run: async (identity, args) => {
         await limitAgent(identity, args['email']);
         await deps.signIn.requestPasswordReset(args['email']);
-        return { status: 'sent', message: 'If an account with a password uses this address, a reset link is on its way.' };
+        return {
+          status: 'sent',
+          message: 'If an account with a password uses this address, a reset link is on its way.',
+        };
       },
     },
     {
@@ -103,7 +129,10 @@ export function createPlatformTools(deps: PlatformToolDeps): PlatformTools {
           );
         }
         const body = parseSourceBody(args, deps.allowPrivateTargets);
-        const { source, created } = await deps.sources.register(body, { trust: 'known-user', accountId: identity.accountId! });
+        const { source, created } = await deps.sources.register(body, {
+          trust: 'known-user',
+          accountId: identity.accountId!,
+        });
         return { source: renderSource(source), status: source.status, created };
       },
     },
@@ -118,18 +147,34 @@ export function createPlatformTools(deps: PlatformToolDeps): PlatformTools {
         name: t.name,
         description: t.description,
         inputSchema: z.toJSONSchema(t.input, { io: 'input' }) as Record<string, unknown>,
-        annotations: { platform: { requires_agin: true, caller_identity: 'Acts for the account that owns the calling agent (AGIN card).' } },
+        annotations: {
+          platform: {
+            requires_agin: true,
+            caller_identity: 'Acts for the account that owns the calling agent (AGIN card).',
+          },
+        },
       })),
     async call(identity, name, args) {
       const tool = byName.get(name);
       if (!tool) return { content: [{ type: 'text', text: `Unknown tool ${name}.` }], isError: true };
       if (tool.name === 'agpk.source.register' && !identity.accountId) {
-        return { content: [{ type: 'text', text: 'This agent belongs to no account: register the source with an agent of your account, or through POST /api/agpk/sources.' }], isError: true };
+        return {
+          content: [
+            {
+              type: 'text',
+              text: 'This agent belongs to no account: register the source with an agent of your account, or through POST /api/agpk/sources.',
+            },
+          ],
+          isError: true,
+        };
       }
       try {
         const parsed = parseOrThrow(tool.input, args, 'arguments');
         const result = await tool.run(identity, parsed as Record<string, unknown>);
-        return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
+        return {
+          content: [{ type: 'text', text: JSON.stringify(result) }],
+          structuredContent: result as Record<string, unknown>,
+        };
       } catch (error) {
         if (isPlazaError(error)) return { content: [{ type: 'text', text: error.message }], isError: true };
         deps.log.error({ err: error, tool: name }, 'platform tool failed');

@@ -13,14 +13,23 @@ const PURPOSE = 'gateway-session';
  * other). Where rows from an earlier race exist, every instance takes the oldest.
  */
 export async function gatewaySessionKey(prisma: PrismaClient, clock: Clock): Promise<Buffer> {
-  const oldest = { where: { purpose: PURPOSE, retiredAt: null }, orderBy: [{ createdAt: 'asc' as const }, { kid: 'asc' as const }] };
+  const oldest = {
+    where: { purpose: PURPOSE, retiredAt: null },
+    orderBy: [{ createdAt: 'asc' as const }, { kid: 'asc' as const }],
+  };
   let row = await prisma.signingKey.findFirst(oldest);
   row ??= await prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`plaza.signing_keys.${PURPOSE}`}))::text AS locked`;
     const existing = await tx.signingKey.findFirst(oldest);
     if (existing) return existing;
     return tx.signingKey.create({
-      data: { kid: newId('gsk', clock.now()), purpose: PURPOSE, publicJwk: {}, privateJwk: { kty: 'oct', k: randomBytes(32).toString('base64url') }, createdAt: new Date(clock.now()) },
+      data: {
+        kid: newId('gsk', clock.now()),
+        purpose: PURPOSE,
+        publicJwk: {},
+        privateJwk: { kty: 'oct', k: randomBytes(32).toString('base64url') },
+        createdAt: new Date(clock.now()),
+      },
     });
   });
   const k = (row?.privateJwk as { k?: unknown } | null)?.k;

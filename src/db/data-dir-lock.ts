@@ -17,7 +17,9 @@ export class DataDirLockedError extends Error {
   readonly owner: LockOwner;
 
   constructor(dir: string, owner: LockOwner) {
-    super(`The embedded database in ${dir} is in use by another Plaza process (pid ${owner.pid}, since ${owner.startedAt}).`);
+    super(
+      `The embedded database in ${dir} is in use by another Plaza process (pid ${owner.pid}, since ${owner.startedAt}).`,
+    );
     this.name = 'DataDirLockedError';
     this.owner = owner;
   }

@@ -44,7 +44,9 @@ const SOCKET_NAME = '.s.PGSQL.5432';
 
 /** Opens the database described by `target`. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
-  return target.kind === 'postgres' ? openPostgres(target.url, target.poolMax) : openPglite(target.dataDir, target.owner ?? false);
+  return target.kind === 'postgres'
+    ? openPostgres(target.url, target.poolMax)
+    : openPglite(target.dataDir, target.owner ?? false);
 }
 
 async function openPostgres(url: string, poolMax = 10): Promise<Database> {

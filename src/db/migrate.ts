@@ -93,7 +93,9 @@ export async function migrate(pool: SqlPool, migrations: Migration[] = readMigra
         const done = applied.get(migration.name);
         if (done) {
           if (done.checksum !== migration.checksum) {
-            throw new MigrationError(`Migration ${migration.name} was modified after it was applied (checksum differs).`);
+            throw new MigrationError(
+              `Migration ${migration.name} was modified after it was applied (checksum differs).`,
+            );
           }
           report.alreadyApplied.push(migration.name);
           continue;

@@ -53,7 +53,10 @@ export async function pgliteTemplate(): Promise<Blob> {
 export async function pgliteTemplateFile(): Promise<string> {
   const migrations = readMigrations();
   // Keyed by PGlite's version and the migrations baked in: a new migration makes a new template.
-  const key = createHash('sha256').update(migrations.map((m) => `${m.name}:${m.checksum}`).join('\n')).digest('hex').slice(0, 12);
+  const key = createHash('sha256')
+    .update(migrations.map((m) => `${m.name}:${m.checksum}`).join('\n'))
+    .digest('hex')
+    .slice(0, 12);
   const path = join(cacheDir(), `pglite-template-${pgliteVersion()}-${key}.tar.gz`);
   if (existsSync(path)) return path;
   const db = await PGlite.create('memory://');

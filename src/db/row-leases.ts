@@ -28,7 +28,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * `FOR UPDATE SKIP LOCKED`: instances claiming at once never wait on each other and never get
  * the same row.
  */
-export function claimDueRows<Row>(prisma: PrismaClient, t: LeasedTable, owner: string, now: number, leaseMs: number, limit: number): Promise<Row[]> {
+export function claimDueRows<Row>(
+  prisma: PrismaClient,
+  t: LeasedTable,
+  owner: string,
+  now: number,
+  leaseMs: number,
+  limit: number,
+): Promise<Row[]> {
   const workable = t.workable ? `${t.workable} AND ` : '';
   return prisma.$queryRawUnsafe<Row[]>(
     `UPDATE ${t.table} t SET "lease_owner" = $1, "lease_until" = $2::timestamptz
@@ -49,7 +56,15 @@ export function claimDueRows<Row>(prisma: PrismaClient, t: LeasedTable, owner: s
  * short row lock held by someone else (a concurrent update) and re-checks the lease as it is then;
  * without it a locked row counts as held (SKIP LOCKED).
  */
-export async function claimRow<Row>(prisma: PrismaClient, t: LeasedTable, id: string, owner: string, now: number, leaseMs: number, wait: boolean): Promise<Row | undefined> {
+export async function claimRow<Row>(
+  prisma: PrismaClient,
+  t: LeasedTable,
+  id: string,
+  owner: string,
+  now: number,
+  leaseMs: number,
+  wait: boolean,
+): Promise<Row | undefined> {
   const workable = t.workable ? `${t.workable} AND ` : '';
   const rows = await prisma.$queryRawUnsafe<Row[]>(
     `UPDATE ${t.table} t SET "lease_owner" = $2, "lease_until" = $3::timestamptz

@@ -5,7 +5,10 @@ export function readCookie(header: string | undefined, name: string): string | u
     const index = pair.indexOf('=');
     if (index < 0) continue;
     if (pair.slice(0, index).trim() === name) {
-      const value = pair.slice(index + 1).trim().replace(/^"(.*)"$/, '$1');
+      const value = pair
+        .slice(index + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
       try {
         return decodeURIComponent(value);
       } catch {

@@ -18,7 +18,9 @@ interface RouteLayer {
 function methodsAt(stack: readonly RouteLayer[], path: string, out: Set<string>): Set<string> {
   for (const layer of stack) {
     if (layer.route) {
-      if (layer.match(path)) for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') out.add(method.toUpperCase());
+      if (layer.match(path))
+        for (const [method, on] of Object.entries(layer.route.methods))
+          if (on && method !== '_all') out.add(method.toUpperCase());
     } else if (layer.handle?.stack && layer.match(path)) {
       const mount = layer.path ?? '';
       methodsAt(layer.handle.stack, path.slice(mount === '/' ? 0 : mount.length) || '/', out);
@@ -40,7 +42,12 @@ export function notFound(app?: { router?: { stack?: RouteLayer[] } }) {
     if (allowed.size > 0 && !allowed.has(req.method)) {
       const list = [...allowed].sort();
       res.setHeader('Allow', list.join(', '));
-      next(new PlazaError('method_not_allowed', `${req.method} is not allowed on ${req.path}; it takes ${list.join(', ')}.`));
+      next(
+        new PlazaError(
+          'method_not_allowed',
+          `${req.method} is not allowed on ${req.path}; it takes ${list.join(', ')}.`,
+        ),
+      );
       return;
     }
     next(new NotFoundError(`No route for ${req.method} ${req.path}`));
@@ -57,7 +64,13 @@ export const MCP_PATH = /^\/mcp(?:[/?]|$)/i;
  * Returns the status and body still to send, or undefined when the answer had already started (a
  * stream), which is then destroyed: all that can be done.
  */
-export function startErrorAnswer(error: unknown, surface: Surface, requestId: string, res: ServerResponse, log: Logger): ErrorResponse | undefined {
+export function startErrorAnswer(
+  error: unknown,
+  surface: Surface,
+  requestId: string,
+  res: ServerResponse,
+  log: Logger,
+): ErrorResponse | undefined {
   const rendered = renderError(normaliseError(error), surface, requestId);
   if (rendered.status >= 500) log.error({ err: error, request_id: requestId }, 'request failed');
   else log.debug({ err: error, request_id: requestId }, 'request rejected');
@@ -83,7 +96,10 @@ export function errorHandler(log: Logger) {
       // The gateway's endpoints answer in JSON-RPC's shape, whoever refused the request.
       const code = rendered.status >= 500 ? -32603 : rendered.status === 401 ? -32001 : -32600;
       // Sent as text: res.json would add the website's request_id, which no JSON-RPC message has.
-      res.status(rendered.status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message: rendered.body['message'] } }));
+      res
+        .status(rendered.status)
+        .type('application/json')
+        .send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message: rendered.body['message'] } }));
       return;
     }
     res.status(rendered.status).json(rendered.body);
@@ -93,11 +109,14 @@ export function errorHandler(log: Logger) {
 /** A framework's 4xx (body-parser, serve-static) as the PlazaError it means; other values as they are. */
 export function normaliseError(error: unknown): unknown {
   if (error instanceof PlazaError) return error;
-  const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status ?? (error as { statusCode?: unknown } | null)?.statusCode;
+  const status =
+    (error as { status?: unknown; statusCode?: unknown } | null)?.status ??
+    (error as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 404) return new NotFoundError('Not found', { cause: error });
     // body-parser answers 413 for a form with too many fields too: that is no size problem.
-    if ((error as { type?: unknown }).type === 'parameters.too.many') return new ValidationError('The form has too many fields.', { cause: error });
+    if ((error as { type?: unknown }).type === 'parameters.too.many')
+      return new ValidationError('The form has too many fields.', { cause: error });
     if (status === 413) return new PlazaError('payload_too_large', 'Request body is too large.', { cause: error });
     if (status === 415) return new PlazaError('unsupported_media_type', 'Unsupported content type.', { cause: error });
     // Express could not decode a path parameter (`%ff`).

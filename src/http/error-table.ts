@@ -32,7 +32,12 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorRow>> = {
   method_not_allowed: { status: 405, tokenCode: 'METHOD_NOT_ALLOWED', openaiType: 'invalid_request_error' },
   conflict: { status: 409, tokenCode: 'CONFLICT', openaiType: 'conflict_error' },
   payload_too_large: { status: 413, tokenCode: 'BAD_REQUEST', openaiType: 'invalid_request_error', tokenStatus: 400 },
-  unsupported_media_type: { status: 415, tokenCode: 'BAD_REQUEST', openaiType: 'invalid_request_error', tokenStatus: 400 },
+  unsupported_media_type: {
+    status: 415,
+    tokenCode: 'BAD_REQUEST',
+    openaiType: 'invalid_request_error',
+    tokenStatus: 400,
+  },
   rate_limited: { status: 429, tokenCode: 'RATE_LIMITED', openaiType: 'rate_limit_error' },
   internal: { status: 500, tokenCode: 'INTERNAL_ERROR', openaiType: 'api_error' },
   upstream_failed: { status: 502, tokenCode: 'INTERNAL_ERROR', openaiType: 'api_error' },
@@ -44,7 +49,12 @@ export function surfaceOf(path: string): Surface {
   // As Express routes: case-insensitively, with or without a trailing slash.
   const p = path.toLowerCase();
   const trimmed = p.replace(/\/+$/, '');
-  if (p.startsWith('/api/v1/') || trimmed === '/api/auth/guest-token' || trimmed === '/api/agents' || p.startsWith('/api/agents/')) {
+  if (
+    p.startsWith('/api/v1/') ||
+    trimmed === '/api/auth/guest-token' ||
+    trimmed === '/api/agents' ||
+    p.startsWith('/api/agents/')
+  ) {
     return 'token';
   }
   return 'website';

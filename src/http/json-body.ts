@@ -13,7 +13,8 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * they would become U+FFFD and be stored as if the client had sent them.
  */
 function refuseInvalidUtf8(req: unknown, res: unknown, buf: Buffer, encoding: string | null): void {
-  if ((encoding === null || /^utf-?8$/i.test(encoding)) && !isUtf8(buf)) throw new ValidationError('Request body is not valid UTF-8.', { code: 'invalid_json' });
+  if ((encoding === null || /^utf-?8$/i.test(encoding)) && !isUtf8(buf))
+    throw new ValidationError('Request body is not valid UTF-8.', { code: 'invalid_json' });
   refuseNulInJson(req, res, buf, encoding);
 }
 
@@ -45,13 +46,23 @@ export function isPlainJsonRequest(req: IncomingMessage): boolean {
  * content-type parsing were ~8% of a streamed chat completion's CPU.
  */
 export function jsonBody(limitBytes: number) {
-  const parse = express.json({ limit: limitBytes, strict: false, type: ['application/json', 'application/*+json'], verify: refuseInvalidUtf8 });
+  const parse = express.json({
+    limit: limitBytes,
+    strict: false,
+    type: ['application/json', 'application/*+json'],
+    verify: refuseInvalidUtf8,
+  });
   const failed = (error: unknown, next: NextFunction) => next(bodyFailure(error, limitBytes));
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!METHODS_WITH_BODY.has(req.method) || !hasBody(req)) return next();
     const type = req.headers['content-type'];
-    if (!(type === 'application/json' || type === 'application/json; charset=utf-8') && !req.is(['application/json', 'application/*+json'])) {
-      return next(new PlazaError('unsupported_media_type', 'Request bodies must be JSON: send Content-Type: application/json.'));
+    if (
+      !(type === 'application/json' || type === 'application/json; charset=utf-8') &&
+      !req.is(['application/json', 'application/*+json'])
+    ) {
+      return next(
+        new PlazaError('unsupported_media_type', 'Request bodies must be JSON: send Content-Type: application/json.'),
+      );
     }
     if (plainUtf8(req)) {
       readPlainJson(req, limitBytes, (error) => (error === undefined ? next() : failed(error, next)));
@@ -71,9 +82,14 @@ export function jsonBody(limitBytes: number) {
 export function bodyFailure(error: unknown, limitBytes: number): PlazaError {
   if (error instanceof PlazaError) return error;
   const type = (error as { type?: string }).type;
-  if (type === 'entity.too.large') return new PlazaError('payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes.`, { cause: error });
-  if (type === 'entity.parse.failed') return new ValidationError('Request body is not valid JSON.', { code: 'invalid_json', cause: error });
-  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new PlazaError('unsupported_media_type', 'Request body must be UTF-8 JSON.', { cause: error });
+  if (type === 'entity.too.large')
+    return new PlazaError('payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes.`, {
+      cause: error,
+    });
+  if (type === 'entity.parse.failed')
+    return new ValidationError('Request body is not valid JSON.', { code: 'invalid_json', cause: error });
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported')
+    return new PlazaError('unsupported_media_type', 'Request body must be UTF-8 JSON.', { cause: error });
   return new ValidationError('Request body could not be read.', { cause: error });
 }
 
@@ -100,7 +116,11 @@ function bodyError(type: string, message: string): Error {
  * not JSON is `entity.parse.failed`. On a failure the rest of the request is read off first, so
  * the answer does not meet a client still sending.
  */
-export function readPlainJson(req: IncomingMessage & { body?: unknown }, limitBytes: number, done: (error?: unknown) => void): void {
+export function readPlainJson(
+  req: IncomingMessage & { body?: unknown },
+  limitBytes: number,
+  done: (error?: unknown) => void,
+): void {
   const declared = req.headers['content-length'];
   const length = declared === undefined ? undefined : Number(declared);
   const tooLarge = () => bodyError('entity.too.large', 'request entity too large');
@@ -130,7 +150,8 @@ export function readPlainJson(req: IncomingMessage & { body?: unknown }, limitBy
   }
   function onEnd(): void {
     if (refusal) return finish(refusal);
-    if (length !== undefined && received !== length) return finish(bodyError('request.size.invalid', 'request size did not match content length'));
+    if (length !== undefined && received !== length)
+      return finish(bodyError('request.size.invalid', 'request size did not match content length'));
     const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts, received);
     parts = [];
     try {

@@ -71,5 +71,8 @@ export function refuseNulInJson(req: unknown, _res: unknown, buf: Buffer, encodi
   const url = (req as { url?: unknown } | undefined)?.url;
   const token = typeof url === 'string' && surfaceOf(url.split('?', 1)[0]!) === 'token';
   const field = (token ? openAiParam(path) : path.join('.')).replaceAll('\u0000', '\\u0000');
-  throw new ValidationError(`Invalid request body: ${field === '' ? '' : `${field}: `}must not contain NUL control characters (\\u0000).`, { param: field === '' ? null : field });
+  throw new ValidationError(
+    `Invalid request body: ${field === '' ? '' : `${field}: `}must not contain NUL control characters (\\u0000).`,
+    { param: field === '' ? null : field },
+  );
 }

@@ -18,7 +18,13 @@ export function requestId(app: Express) {
   const json = app.response.json;
   app.response.json = function jsonWithRequestId(this: Response, body?: unknown) {
     const id = this.req.requestId;
-    if (id !== undefined && body !== null && typeof body === 'object' && !Array.isArray(body) && !('request_id' in body)) {
+    if (
+      id !== undefined &&
+      body !== null &&
+      typeof body === 'object' &&
+      !Array.isArray(body) &&
+      !('request_id' in body)
+    ) {
       return json.call(this, { ...(body as Record<string, unknown>), request_id: id });
     }
     return json.call(this, body);

@@ -8,7 +8,9 @@ type Middleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unk
  * wire without the per-request work of a dozen small header middlewares. Throws at start-up if
  * the middleware did anything but set or remove headers synchronously.
  */
-export function staticHeaders(middleware: Middleware): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+export function staticHeaders(
+  middleware: Middleware,
+): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   const set = new Map<string, string | number | readonly string[]>();
   const removed = new Set<string>();
   let called = false;
@@ -24,10 +26,14 @@ export function staticHeaders(middleware: Middleware): (req: IncomingMessage, re
     },
     getHeader: () => undefined,
   };
-  middleware({ headers: {}, method: 'GET', url: '/' } as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => {
-    if (error) throw error;
-    called = true;
-  });
+  middleware(
+    { headers: {}, method: 'GET', url: '/' } as IncomingMessage,
+    recorder as unknown as ServerResponse,
+    (error?: unknown) => {
+      if (error) throw error;
+      called = true;
+    },
+  );
   if (!called) throw new Error('staticHeaders: the middleware did not finish synchronously');
   const headers = [...set];
   const remove = [...removed];
@@ -45,7 +51,9 @@ export function staticHeaders(middleware: Middleware): (req: IncomingMessage, re
  * X-Download-Options, …), which mean nothing to an API client and which every client must still
  * read: on a streamed chat completion they cost the caller ~20% more CPU to parse (bench/README).
  */
-export function apiSecurityHeaders(options: { https: boolean }): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+export function apiSecurityHeaders(options: {
+  https: boolean;
+}): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   const headers: Array<[string, string]> = [
     ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
     ['X-Content-Type-Options', 'nosniff'],

@@ -2,7 +2,8 @@ import { storableText } from './text.ts';
 
 /** True when `value` nests arrays and objects deeper than `limit` levels; walks without recursion. */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: Array<{ value: object; depth: number }> = typeof value === 'object' && value !== null ? [{ value, depth: 1 }] : [];
+  const stack: Array<{ value: object; depth: number }> =
+    typeof value === 'object' && value !== null ? [{ value, depth: 1 }] : [];
   for (let top = stack.pop(); top; top = stack.pop()) {
     if (top.depth > limit) return true;
     for (const child of Array.isArray(top.value) ? top.value : Object.values(top.value)) {

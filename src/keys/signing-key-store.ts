@@ -78,7 +78,8 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
   const cacheTtlMs = options.cacheTtlMs ?? 60_000;
   const defaultRetention = options.defaultRetentionSeconds ?? 86_400;
   for (const [purpose, seconds] of Object.entries(options.retentionSeconds ?? {})) {
-    if (!PURPOSE.test(purpose) || !(seconds >= 0)) throw new Error(`Invalid retention for signing-key purpose ${purpose}`);
+    if (!PURPOSE.test(purpose) || !(seconds >= 0))
+      throw new Error(`Invalid retention for signing-key purpose ${purpose}`);
   }
   const retentionMs = (purpose: string): number => (options.retentionSeconds?.[purpose] ?? defaultRetention) * 1000;
   const published = (row: Pick<KeyRow, 'purpose' | 'retiredAt'>, now: number): boolean =>
@@ -90,7 +91,14 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
   async function toActive(row: KeyRow): Promise<ActiveSigningKey> {
     const privateKey = (await importJWK(row.privateJwk as JWK, 'EdDSA')) as CryptoKey;
     const privateKeyObject = createPrivateKey({ key: row.privateJwk as JsonWebKey, format: 'jwk' });
-    return { kid: row.kid, purpose: row.purpose, alg: 'EdDSA', privateKey, privateKeyObject, publicJwk: publicJwkOf(row) };
+    return {
+      kid: row.kid,
+      purpose: row.purpose,
+      alg: 'EdDSA',
+      privateKey,
+      privateKeyObject,
+      publicJwk: publicJwkOf(row),
+    };
   }
 
   /** Newest unretired key; extra unretired ones (lost creation races) are retired, still published. */
@@ -117,7 +125,10 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
       await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`plaza.signing_keys.${purpose}`}))::text AS locked`;
       const now = new Date(clock.now());
       if (mode === 'if-absent') {
-        const existing = await tx.signingKey.findFirst({ where: { purpose, retiredAt: null }, orderBy: [{ createdAt: 'desc' }, { kid: 'desc' }] });
+        const existing = await tx.signingKey.findFirst({
+          where: { purpose, retiredAt: null },
+          orderBy: [{ createdAt: 'desc' }, { kid: 'desc' }],
+        });
         if (existing) return existing;
       } else {
         await tx.signingKey.updateMany({ where: { purpose, retiredAt: null }, data: { retiredAt: now } });
@@ -159,7 +170,13 @@ export function createSigningKeyStore(options: SigningKeyStoreOptions): SigningK
       let key: PublishedKey | undefined;
       if (row && isSigningRow(row) && published(row, now)) {
         const jwk = publicJwkOf(row);
-        key = { kid: row.kid, purpose: row.purpose, key: (await importJWK(jwk, 'EdDSA')) as CryptoKey, jwk, retiredAt: row.retiredAt };
+        key = {
+          kid: row.kid,
+          purpose: row.purpose,
+          key: (await importJWK(jwk, 'EdDSA')) as CryptoKey,
+          jwk,
+          retiredAt: row.retiredAt,
+        };
       }
       // Unknown kids are remembered briefly too, so forged kids cannot make every request a query.
       if (byKid.size >= NEGATIVE_CACHE_MAX) byKid.clear();

@@ -22,7 +22,7 @@ function redactPart(part: string): string {
   const eq = part.indexOf('=');
   if (eq === -1) return part;
   if (SECRET_NAME.test(part.slice(0, eq))) return `${part.slice(0, eq + 1)}[redacted]`;
-  for (let k = part.indexOf('?', eq + 1); k !== -1; ) {
+  for (let k = part.indexOf('?', eq + 1); k !== -1;) {
     const next = part.indexOf('=', k + 1);
     if (next === -1) return part;
     // Every `?` up to `next` starts a name ending there; the one from `k` holds them all.

@@ -59,7 +59,10 @@ interface DueRow {
 export function createMailer(options: MailerOptions): Mailer {
   const { prisma, clock, log } = options;
   if (!options.from.trim()) throw new TypeError('MAIL_FROM must not be empty');
-  const smtp = options.transport === undefined && options.smtpUrl !== undefined ? nodemailer.createTransport(options.smtpUrl) : undefined;
+  const smtp =
+    options.transport === undefined && options.smtpUrl !== undefined
+      ? nodemailer.createTransport(options.smtpUrl)
+      : undefined;
   const transport: MailTransport | undefined =
     options.transport ??
     (smtp
@@ -90,7 +93,10 @@ export function createMailer(options: MailerOptions): Mailer {
       const attempts = Number(row.attempts) + 1;
       try {
         await transport({ from: options.from, to: row.to, subject: row.subject, text: row.text });
-        await prisma.outboundEmail.update({ where: { id: row.id }, data: { status: 'sent', attempts, sentAt: new Date(clock.now()), lastError: null } });
+        await prisma.outboundEmail.update({
+          where: { id: row.id },
+          data: { status: 'sent', attempts, sentAt: new Date(clock.now()), lastError: null },
+        });
         sent++;
       } catch (error) {
         const delay = RETRY_DELAYS_MS[attempts - 1];
@@ -98,7 +104,10 @@ export function createMailer(options: MailerOptions): Mailer {
         log.warn({ email_id: row.id, attempts, owner }, `sending an e-mail failed: ${message}`);
         await prisma.outboundEmail.update({
           where: { id: row.id },
-          data: delay === undefined ? { status: 'failed', attempts, lastError: message } : { status: 'queued', attempts, lastError: message, nextAttemptAt: new Date(clock.now() + delay) },
+          data:
+            delay === undefined
+              ? { status: 'failed', attempts, lastError: message }
+              : { status: 'queued', attempts, lastError: message, nextAttemptAt: new Date(clock.now() + delay) },
         });
       }
     }
@@ -110,7 +119,14 @@ export function createMailer(options: MailerOptions): Mailer {
     async enqueue(message) {
       const id = newId('mail', clock.now());
       await prisma.outboundEmail.create({
-        data: { id, to: message.to, subject: message.subject.slice(0, 300), text: message.text, status: mode === 'smtp' ? 'queued' : 'outbox', nextAttemptAt: new Date(clock.now()) },
+        data: {
+          id,
+          to: message.to,
+          subject: message.subject.slice(0, 300),
+          text: message.text,
+          status: mode === 'smtp' ? 'queued' : 'outbox',
+          nextAttemptAt: new Date(clock.now()),
+        },
       });
       if (mode === 'smtp' && !closed) {
         const run = deliverDue()

@@ -17,11 +17,24 @@ export interface OutboxEntry {
 }
 
 /** The newest stored e-mails (every status: outbox, queued, sent, failed), newest first. */
-export async function listOutbox(prisma: PrismaClient, options: { limit: number; status?: string | undefined }): Promise<OutboxEntry[]> {
+export async function listOutbox(
+  prisma: PrismaClient,
+  options: { limit: number; status?: string | undefined },
+): Promise<OutboxEntry[]> {
   const rows = await prisma.outboundEmail.findMany({
     where: options.status === undefined ? {} : { status: options.status },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: options.limit,
   });
-  return rows.map((r) => ({ id: r.id, to: r.to, subject: r.subject, text: r.text, status: r.status, attempts: r.attempts, lastError: r.lastError, createdAt: r.createdAt, sentAt: r.sentAt }));
+  return rows.map((r) => ({
+    id: r.id,
+    to: r.to,
+    subject: r.subject,
+    text: r.text,
+    status: r.status,
+    attempts: r.attempts,
+    lastError: r.lastError,
+    createdAt: r.createdAt,
+    sentAt: r.sentAt,
+  }));
 }

@@ -1,4 +1,13 @@
-import { createDemandRecorder, createProber, DISCOVERY_LEASE, type HostBudget, type ProbeLog, type Prober, type ProbeStore, type Resolver } from '../../probes/index.ts';
+import {
+  createDemandRecorder,
+  createProber,
+  DISCOVERY_LEASE,
+  type HostBudget,
+  type ProbeLog,
+  type Prober,
+  type ProbeStore,
+  type Resolver,
+} from '../../probes/index.ts';
 import type { Database } from '../db/index.ts';
 import type { Clock } from '../kernel/index.ts';
 import { createDiscoveryStore } from './discovery-store.ts';
@@ -87,14 +96,18 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
     clock,
     allowPrivateTargets: settings.allowPrivateTargets,
     probeSoon(endpointId) {
-      prober.probeNow(endpointId).catch((error: unknown) => log.warn({ err: error, endpoint_id: endpointId }, 'first probe failed to run'));
+      prober
+        .probeNow(endpointId)
+        .catch((error: unknown) => log.warn({ err: error, endpoint_id: endpointId }, 'first probe failed to run'));
     },
     recordDemand: (endpointId) => demand.recordDemand(endpointId),
     noteUnmetSearch() {
       const now = clock.now();
       if (now - lastUnmet < UNMET_SEARCH_THROTTLE_MS) return;
       lastUnmet = now;
-      discoveryStore.pullSooner(DISCOVERY_LEASE, now + 60_000).catch((error: unknown) => log.debug({ err: error }, 'could not signal discovery'));
+      discoveryStore
+        .pullSooner(DISCOVERY_LEASE, now + 60_000)
+        .catch((error: unknown) => log.debug({ err: error }, 'could not signal discovery'));
     },
     listingsRemoved: () => searchIndex.markStale(),
   });
@@ -107,9 +120,14 @@ export function createMarketplace(deps: MarketplaceDeps): Marketplace {
     refreshTools(endpointId) {
       const now = clock.now();
       if (now - (refreshed.get(endpointId) ?? -Infinity) < TOOLS_CHANGED_THROTTLE_MS) return;
-      if (refreshed.size >= 10_000) for (const [id, at] of refreshed) if (now - at >= TOOLS_CHANGED_THROTTLE_MS) refreshed.delete(id);
+      if (refreshed.size >= 10_000)
+        for (const [id, at] of refreshed) if (now - at >= TOOLS_CHANGED_THROTTLE_MS) refreshed.delete(id);
       refreshed.set(endpointId, now);
-      prober.probeNow(endpointId).catch((error: unknown) => log.warn({ err: error, endpoint_id: endpointId }, 'probe after tools/list_changed failed to run'));
+      prober
+        .probeNow(endpointId)
+        .catch((error: unknown) =>
+          log.warn({ err: error, endpoint_id: endpointId }, 'probe after tools/list_changed failed to run'),
+        );
     },
     async close() {
       await demand.close();

@@ -9,7 +9,11 @@ export function encodeCursor(value: unknown[]): string {
 export function decodeCursor(cursor: string, arity: number): (string | number)[] {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === arity && value.every((v) => (typeof v === 'string' && !v.includes('\u0000')) || Number.isSafeInteger(v))) {
+    if (
+      Array.isArray(value) &&
+      value.length === arity &&
+      value.every((v) => (typeof v === 'string' && !v.includes('\u0000')) || Number.isSafeInteger(v))
+    ) {
       return value as (string | number)[];
     }
   } catch {

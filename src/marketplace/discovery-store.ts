@@ -32,8 +32,14 @@ export function createDiscoveryStore(prisma: PrismaClient): DiscoveryStore {
     return prisma.$transaction(async (tx) => {
       const rows = await tx.mcpEndpoint.findMany({ where, select: { id: true, provider: true, url: true } });
       if (rows.length === 0) return 0;
-      await retire(tx, rows.map((r) => ({ provider: r.provider, url: r.url, accountId: null })), now);
-      const { count } = await tx.mcpEndpoint.deleteMany({ where: { id: { in: rows.map((r) => r.id) }, source: 'discovered' } });
+      await retire(
+        tx,
+        rows.map((r) => ({ provider: r.provider, url: r.url, accountId: null })),
+        now,
+      );
+      const { count } = await tx.mcpEndpoint.deleteMany({
+        where: { id: { in: rows.map((r) => r.id) }, source: 'discovered' },
+      });
       return count;
     });
   }
@@ -58,7 +64,16 @@ export function createDiscoveryStore(prisma: PrismaClient): DiscoveryStore {
         if (!existing) {
           const provider = await freeProvider(server.provider, server.registryName, server.url);
           await prisma.mcpEndpoint.create({
-            data: { id: newId('mcp', now), provider, url: server.url, source: 'discovered', status: 'registered', nextProbeAt: new Date(now), createdAt: new Date(now), ...data },
+            data: {
+              id: newId('mcp', now),
+              provider,
+              url: server.url,
+              source: 'discovered',
+              status: 'registered',
+              nextProbeAt: new Date(now),
+              createdAt: new Date(now),
+              ...data,
+            },
           });
           created++;
           continue;
@@ -74,7 +89,8 @@ export function createDiscoveryStore(prisma: PrismaClient): DiscoveryStore {
       }
       return { created, updated };
     },
-    removeDiscovered: (registryNames, now) => removeWhere({ registryName: { in: registryNames }, source: 'discovered' }, now),
+    removeDiscovered: (registryNames, now) =>
+      removeWhere({ registryName: { in: registryNames }, source: 'discovered' }, now),
     async acquireLease(name, owner, now, leaseMs) {
       const rows = await prisma.$queryRawUnsafe<{ owner: string }[]>(
         `INSERT INTO "job_leases" ("name", "owner", "until") VALUES ($1, $2, $3::timestamptz)

@@ -73,7 +73,9 @@ export function toEndpoint(row: McpEndpointModel): Endpoint {
     aginSupport: row.aginSupport,
     summary: row.summary,
     audience: row.audience,
-    requiredCredentials: Array.isArray(row.requiredCredentials) ? (row.requiredCredentials as unknown as RequiredCredential[]) : [],
+    requiredCredentials: Array.isArray(row.requiredCredentials)
+      ? (row.requiredCredentials as unknown as RequiredCredential[])
+      : [],
     purpose: row.purpose,
     risk: row.risk,
     status: row.status as EndpointStatus,
@@ -82,8 +84,13 @@ export function toEndpoint(row: McpEndpointModel): Endpoint {
     lastProbeOk: row.lastProbeOk,
     lastLatencyMs: row.lastLatencyMs,
     lastError: row.lastError,
-    protocolVersions: Array.isArray(row.protocolVersions) ? row.protocolVersions.filter((v): v is string => typeof v === 'string') : [],
-    capabilities: row.capabilities !== null && typeof row.capabilities === 'object' && !Array.isArray(row.capabilities) ? (row.capabilities as Record<string, unknown>) : null,
+    protocolVersions: Array.isArray(row.protocolVersions)
+      ? row.protocolVersions.filter((v): v is string => typeof v === 'string')
+      : [],
+    capabilities:
+      row.capabilities !== null && typeof row.capabilities === 'object' && !Array.isArray(row.capabilities)
+        ? (row.capabilities as Record<string, unknown>)
+        : null,
     nextProbeAt: row.nextProbeAt,
     createdAt: row.createdAt,
   };
@@ -145,7 +152,9 @@ export function createEndpointRepository(prisma: PrismaClient): EndpointReposito
       insert(listing, async (tx) => {
         // Only while it still belongs to nobody: an account that claimed it meanwhile keeps it. The
         // slug goes with the URL: agents trust it with credentials for this server.
-        const { count } = await tx.mcpEndpoint.deleteMany({ where: { id: anonymousId, accountId: null, url: listing.url, provider: listing.provider } });
+        const { count } = await tx.mcpEndpoint.deleteMany({
+          where: { id: anonymousId, accountId: null, url: listing.url, provider: listing.provider },
+        });
         if (count === 0) throw new ConflictError('That listing was just changed by someone else.');
         return tx.mcpEndpoint.create({ data: newRow(listing, now) });
       }),
@@ -184,7 +193,11 @@ export function createEndpointRepository(prisma: PrismaClient): EndpointReposito
     },
     count: () => prisma.mcpEndpoint.count(),
     async recentProbes(id, limit) {
-      const rows = await prisma.probeRun.findMany({ where: { endpointId: id }, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }], take: limit });
+      const rows = await prisma.probeRun.findMany({
+        where: { endpointId: id },
+        orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+        take: limit,
+      });
       return rows.map((r) => ({
         startedAt: r.startedAt,
         ok: r.ok,

@@ -5,7 +5,15 @@ export { createDiscoveryStore } from './discovery-store.ts';
 export type { EndpointFilter, EndpointRepository, ListingDetails, NewListing } from './endpoint-repository.ts';
 export { createEndpointRepository } from './endpoint-repository.ts';
 export type { ListingBody, ListingChanges } from './listing-input.ts';
-export { LISTING_TEXT_MAX, ListingBodySchema, ListingChangesSchema, parseListingChanges, parseOrThrow, PROVIDER_SLUG, RESERVED_PROVIDERS } from './listing-input.ts';
+export {
+  LISTING_TEXT_MAX,
+  ListingBodySchema,
+  ListingChangesSchema,
+  parseListingChanges,
+  parseOrThrow,
+  PROVIDER_SLUG,
+  RESERVED_PROVIDERS,
+} from './listing-input.ts';
 export type { Catalog, ListingService, Registration } from './listing-service.ts';
 export { createListingService, ENDPOINT_STATUSES, normaliseListingUrl } from './listing-service.ts';
 export { createProbeHostBudget } from './probe-host-budget.ts';

@@ -15,12 +15,30 @@ const noNul = (value: string) => !value.includes('\u0000');
 // A lone surrogate cannot be stored as written (a json column refuses it outright): refused.
 const wellFormed = (value: string) => value.isWellFormed();
 const WELL_FORMED = 'must be well-formed Unicode (a lone surrogate is not)';
-const text = (max: number) => z.string().max(max, `at most ${max} characters`).refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED);
+const text = (max: number) =>
+  z
+    .string()
+    .max(max, `at most ${max} characters`)
+    .refine(noNul, 'must not contain NUL characters')
+    .refine(wellFormed, WELL_FORMED);
 
 const CredentialSchema = z.union([
-  z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters').refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED).transform((name): { name: string; description?: string; required: boolean } => ({ name, required: true })),
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(100, 'at most 100 characters')
+    .refine(noNul, 'must not contain NUL characters')
+    .refine(wellFormed, WELL_FORMED)
+    .transform((name): { name: string; description?: string; required: boolean } => ({ name, required: true })),
   z.strictObject({
-    name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters').refine(noNul, 'must not contain NUL characters').refine(wellFormed, WELL_FORMED),
+    name: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(100, 'at most 100 characters')
+      .refine(noNul, 'must not contain NUL characters')
+      .refine(wellFormed, WELL_FORMED),
     description: text(500).optional(),
     required: z.boolean().default(true),
   }),
@@ -41,11 +59,16 @@ const CredentialsSchema = z.array(CredentialSchema).max(20, 'at most 20 entries'
 
 /** The body of `POST /api/mcp/listings` (spec §2.1 plus the optional metadata of §2.1). */
 export const ListingBodySchema = z.strictObject({
-  provider: z.string().regex(PROVIDER_SLUG, 'must match ^[a-z0-9][a-z0-9-]{1,62}$ (lower-case letters, digits, dashes)'),
+  provider: z
+    .string()
+    .regex(PROVIDER_SLUG, 'must match ^[a-z0-9][a-z0-9-]{1,62}$ (lower-case letters, digits, dashes)'),
   url: z
     .string()
     .max(2_048, 'at most 2048 characters')
-    .refine((v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol), 'must be an http or https URL'),
+    .refine(
+      (v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol),
+      'must be an http or https URL',
+    ),
   registered_by: RegisteredBySchema,
   agin_support: z.boolean().default(false),
   summary: SummarySchema,
@@ -80,7 +103,10 @@ export function parseListingChanges(value: unknown): ListingChanges {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const fixed = ['provider', 'url'].find((field) => field in value);
     if (fixed) {
-      throw new ValidationError(`Invalid listing change: ${fixed}: cannot be changed; remove the listing (DELETE /api/mcp/listings/:id) and list it again.`, { param: fixed });
+      throw new ValidationError(
+        `Invalid listing change: ${fixed}: cannot be changed; remove the listing (DELETE /api/mcp/listings/:id) and list it again.`,
+        { param: fixed },
+      );
     }
   }
   return parseOrThrow(ListingChangesSchema, value, 'listing change');
@@ -96,7 +122,9 @@ export type ListingBody = z.infer<typeof ListingBodySchema>;
  */
 function decisiveIssues(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   if (issue.code !== 'invalid_union') return [issue];
-  const taken = issue.errors.find((branch) => branch.length > 0 && !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+  const taken = issue.errors.find(
+    (branch) => branch.length > 0 && !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0),
+  );
   if (!taken) return [issue];
   return taken.flatMap((i) => decisiveIssues({ ...i, path: [...issue.path, ...i.path] }));
 }
@@ -106,7 +134,9 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, wha
   // No body is an empty object; a body that is not an object (null, an array, a string) is said as such,
   // not as the missing fields of an empty object.
   if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
-    throw new ValidationError(`Invalid ${what}: must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`);
+    throw new ValidationError(
+      `Invalid ${what}: must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`,
+    );
   }
   const parsed = schema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
@@ -115,6 +145,8 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, wha
     message: i.code === 'unrecognized_keys' ? `unknown field(s): ${i.keys.join(', ')}` : i.message,
   }));
   const first = issues[0];
-  const message = first ? `Invalid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}` : `Invalid ${what}.`;
+  const message = first
+    ? `Invalid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}`
+    : `Invalid ${what}.`;
   throw new ValidationError(message, { details: { issues }, ...(first?.path ? { param: first.path } : {}) });
 }

@@ -13,7 +13,11 @@ export function detailsOfBody(body: ListingBody): ListingDetails {
     aginSupport: body.agin_support,
     summary: body.summary,
     audience: body.audience ?? null,
-    requiredCredentials: body.required_credentials.map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}), required: c.required })),
+    requiredCredentials: body.required_credentials.map((c) => ({
+      name: c.name,
+      ...(c.description ? { description: c.description } : {}),
+      required: c.required,
+    })),
     purpose: body.purpose ?? null,
     risk: body.risk ?? null,
   };
@@ -27,7 +31,11 @@ export function detailsOfChanges(changes: ListingChanges): Partial<ListingDetail
   if (changes.summary !== undefined) out.summary = changes.summary;
   if (changes.audience !== undefined) out.audience = changes.audience;
   if (changes.required_credentials !== undefined) {
-    out.requiredCredentials = changes.required_credentials.map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}), required: c.required }));
+    out.requiredCredentials = changes.required_credentials.map((c) => ({
+      name: c.name,
+      ...(c.description ? { description: c.description } : {}),
+      required: c.required,
+    }));
   }
   if (changes.purpose !== undefined) out.purpose = changes.purpose;
   if (changes.risk !== undefined) out.risk = changes.risk;
@@ -41,7 +49,9 @@ export function textsOf(details: Partial<ListingDetails>): Record<string, string
     audience: details.audience ?? undefined,
     purpose: details.purpose ?? undefined,
     risk: details.risk ?? undefined,
-    ...Object.fromEntries((details.requiredCredentials ?? []).map((c, i) => [`required_credentials.${i}.description`, c.description])),
+    ...Object.fromEntries(
+      (details.requiredCredentials ?? []).map((c, i) => [`required_credentials.${i}.description`, c.description]),
+    ),
   };
 }
 
@@ -50,7 +60,10 @@ export function changedDetails(endpoint: Endpoint, details: Partial<ListingDetai
   const changed: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(details) as [keyof ListingDetails, unknown][]) {
     if (value === undefined) continue;
-    const same = key === 'requiredCredentials' ? JSON.stringify(value) === JSON.stringify(endpoint.requiredCredentials) : value === endpoint[key];
+    const same =
+      key === 'requiredCredentials'
+        ? JSON.stringify(value) === JSON.stringify(endpoint.requiredCredentials)
+        : value === endpoint[key];
     if (!same) changed[key] = value;
   }
   return changed as Partial<ListingDetails>;
@@ -64,5 +77,7 @@ export function assertOwner(endpoint: Endpoint, accountId: string): void {
       `Listing ${endpoint.id} was made anonymously (or found by discovery) and belongs to no account, so it cannot be changed or removed. If the server is yours, ${HOW_TO_OWN}: your listing supersedes it.`,
     );
   }
-  throw new ForbiddenError(`Listing ${endpoint.id} belongs to another account; only that account can change or remove it.`);
+  throw new ForbiddenError(
+    `Listing ${endpoint.id} belongs to another account; only that account can change or remove it.`,
+  );
 }

@@ -4,7 +4,14 @@ import { assertUrlLiterallyAllowed, type EndpointStatus, SsrfError } from '../..
 import { type Clock, ConflictError, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { EndpointFilter, EndpointRepository, ListingDetails } from './endpoint-repository.ts';
 import { type ListingBody, type ListingChanges, RESERVED_PROVIDERS } from './listing-input.ts';
-import { assertOwner, changedDetails, detailsOfBody, detailsOfChanges, HOW_TO_OWN, textsOf } from './listing-ownership.ts';
+import {
+  assertOwner,
+  changedDetails,
+  detailsOfBody,
+  detailsOfChanges,
+  HOW_TO_OWN,
+  textsOf,
+} from './listing-ownership.ts';
 import { assertNoSecrets } from './secret-check.ts';
 import type { ToolRepository } from './tool-repository.ts';
 import type { Endpoint, Page, ProbeRunRecord, Tool } from './types.ts';
@@ -63,7 +70,12 @@ export interface ListingService {
   catalog(limit: number): Promise<Catalog>;
   listEndpoints(filter: EndpointFilter, limit: number, cursor?: string): Promise<Page<Endpoint>>;
   getEndpoint(id: string, probes: number): Promise<{ endpoint: Endpoint; probes: ProbeRunRecord[] }>;
-  searchTools(query: { q?: string | undefined; provider?: string | undefined; limit: number; cursor?: string | undefined }): Promise<Page<Tool>>;
+  searchTools(query: {
+    q?: string | undefined;
+    provider?: string | undefined;
+    limit: number;
+    cursor?: string | undefined;
+  }): Promise<Page<Tool>>;
 }
 
 const ENDPOINT_ID = /^mcp_[0-9a-z]{10,40}$/;
@@ -112,14 +124,18 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
       try {
         assertUrlLiterallyAllowed(url, deps.allowPrivateTargets);
       } catch (error) {
-        if (error instanceof SsrfError) throw new ValidationError(`Invalid listing: url: ${error.message}`, { param: 'url', cause: error });
+        if (error instanceof SsrfError)
+          throw new ValidationError(`Invalid listing: url: ${error.message}`, { param: 'url', cause: error });
         throw error;
       }
       const sameSlug = (existing: Endpoint) => {
         // Under another slug it is a second listing of the same server, which the caller should
         // hear about, not lose.
         if (existing.provider !== body.provider) {
-          throw new ConflictError(`This URL is already listed, as provider "${existing.provider}" (${existing.id}); a server is listed once.`, { param: 'url' });
+          throw new ConflictError(
+            `This URL is already listed, as provider "${existing.provider}" (${existing.id}); a server is listed once.`,
+            { param: 'url' },
+          );
         }
       };
       /**
@@ -132,7 +148,10 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
         if (!existing) return undefined;
         if (existing.accountId !== null) {
           if (existing.accountId !== accountId) {
-            throw new ConflictError(`This URL is already listed (${existing.id}) and belongs to a Plaza account; only that account can change or remove the listing.`, { param: 'url' });
+            throw new ConflictError(
+              `This URL is already listed (${existing.id}) and belongs to a Plaza account; only that account can change or remove the listing.`,
+              { param: 'url' },
+            );
           }
           sameSlug(existing);
           const changes = changedDetails(existing, details);
@@ -152,7 +171,10 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
           return { anonymous: existing };
         }
         if (existing.registeredBy !== details.registeredBy) {
-          throw new ConflictError(`This URL is already listed by another registrant. If the server is yours, ${HOW_TO_OWN}: a listing made by an account supersedes an anonymous one.`, { param: 'url' });
+          throw new ConflictError(
+            `This URL is already listed by another registrant. If the server is yours, ${HOW_TO_OWN}: a listing made by an account supersedes an anonymous one.`,
+            { param: 'url' },
+          );
         }
         sameSlug(existing);
         if (Object.keys(changedDetails(existing, details)).length > 0) {
@@ -171,19 +193,26 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
       const found = await listedAlready();
       if (found && 'endpoint' in found) return found;
       const superseded = found?.anonymous;
-      if (RESERVED_PROVIDERS.has(body.provider)) throw new ConflictError(`Provider slug "${body.provider}" is reserved for Plaza's own tools.`, { param: 'provider' });
+      if (RESERVED_PROVIDERS.has(body.provider))
+        throw new ConflictError(`Provider slug "${body.provider}" is reserved for Plaza's own tools.`, {
+          param: 'provider',
+        });
       // The same listing sent twice at once (a client's retry, several instances) may be stored by
       // the other request between the look-up above and here: it is then answered as stored too.
       const holder = await endpoints.findByProvider(body.provider);
       if (holder && holder.id !== superseded?.id) {
         const answer = await raced();
         if (answer) return answer;
-        throw new ConflictError(`Provider slug "${body.provider}" is already taken by another listing.`, { param: 'provider' });
+        throw new ConflictError(`Provider slug "${body.provider}" is already taken by another listing.`, {
+          param: 'provider',
+        });
       }
       const listing = { provider: body.provider, url: url.href, accountId, ...details };
       let endpoint: Endpoint;
       try {
-        endpoint = superseded ? await endpoints.supersede(superseded.id, listing, clock.now()) : await endpoints.create(listing, clock.now());
+        endpoint = superseded
+          ? await endpoints.supersede(superseded.id, listing, clock.now())
+          : await endpoints.create(listing, clock.now());
       } catch (error) {
         if (error instanceof ConflictError) {
           const answer = await raced();
@@ -239,4 +268,10 @@ export function createListingService(deps: ListingServiceDeps): ListingService {
 }
 
 /** Statuses a caller may filter the endpoint list by. */
-export const ENDPOINT_STATUSES: readonly EndpointStatus[] = ['registered', 'healthy', 'degraded', 'unreachable', 'auth_required'];
+export const ENDPOINT_STATUSES: readonly EndpointStatus[] = [
+  'registered',
+  'healthy',
+  'degraded',
+  'unreachable',
+  'auth_required',
+];

@@ -15,7 +15,8 @@ interface TargetRow {
 const ENDPOINTS: LeasedTable = {
   table: '"mcp_endpoints"',
   dueColumn: '"next_probe_at"',
-  returning: 'RETURNING t."id", t."url", t."provider", t."status", t."consecutive_failures", t."consecutive_successes", t."demand_score"',
+  returning:
+    'RETURNING t."id", t."url", t."provider", t."status", t."consecutive_failures", t."consecutive_successes", t."demand_score"',
 };
 
 function toTarget(row: TargetRow): ProbeTarget {

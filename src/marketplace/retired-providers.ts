@@ -30,7 +30,10 @@ export function mayTakeRetired(retired: SlugBinding, url: string): boolean {
 
 /** The retired binding of `provider`, if any. */
 export async function findRetired(db: Db, provider: string): Promise<SlugBinding | undefined> {
-  const row = await db.retiredProvider.findUnique({ where: { provider }, select: { provider: true, url: true, accountId: true } });
+  const row = await db.retiredProvider.findUnique({
+    where: { provider },
+    select: { provider: true, url: true, accountId: true },
+  });
   return row ?? undefined;
 }
 
@@ -42,7 +45,10 @@ export async function findRetired(db: Db, provider: string): Promise<SlugBinding
 export async function assertSlugNotRetired(db: Db, listing: SlugBinding): Promise<void> {
   const retired = await findRetired(db, listing.provider);
   if (!retired || mayTakeRetired(retired, listing.url)) return;
-  throw new ConflictError(`The provider slug ${JSON.stringify(listing.provider)} was used by a removed listing; slugs are never rebound to another server. Choose another slug.`, { param: 'provider' });
+  throw new ConflictError(
+    `The provider slug ${JSON.stringify(listing.provider)} was used by a removed listing; slugs are never rebound to another server. Choose another slug.`,
+    { param: 'provider' },
+  );
 }
 
 /** Keeps the slugs of listings being removed bound to their URLs (call it in the removing transaction). */

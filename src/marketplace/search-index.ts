@@ -4,7 +4,12 @@ import type { Database } from '../db/index.ts';
 
 /** Words of a text as the search sees them: NFKC, lower case, runs of letters and digits. */
 export function searchWords(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 /**
@@ -33,7 +38,10 @@ export interface ToolSearchIndex {
    * Ranked ids of online tools matching every word of `words` (whole words, or prefixes when
    * `prefix`), at most `need` per tier; undefined until the first load has finished.
    */
-  search(words: string[], options: { prefix: boolean; provider?: string | undefined; need: number }): Promise<RankedIds | undefined>;
+  search(
+    words: string[],
+    options: { prefix: boolean; provider?: string | undefined; need: number },
+  ): Promise<RankedIds | undefined>;
   /** Something changed in this process: the next search catches up first. */
   markStale(): void;
   /** Loads changes now (tests, and the first load at start). */
@@ -123,7 +131,10 @@ const OVERLAP_MS = 2_000;
  * (tools re-read, and re-indexed only when they actually changed), at once after a change made in
  * this process, within `maxAgeMs` otherwise, and reloads whole when endpoints disappeared.
  */
-export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number; now?: () => number } = {}): ToolSearchIndex {
+export function createToolSearchIndex(
+  db: Database,
+  options: { maxAgeMs?: number; now?: () => number } = {},
+): ToolSearchIndex {
   const maxAgeMs = options.maxAgeMs ?? 1_000;
   const now = options.now ?? Date.now;
   const docs: (Doc | undefined)[] = [];
@@ -166,7 +177,12 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
     const entry = { slots: [] as number[], filed: [] as number[][], digest: digestOf(rows) };
     for (const row of rows) {
       const slot = free.pop() ?? docs.length;
-      docs[slot] = { id: row.id, endpointId, provider: row.provider, key: `${row.provider}\u0000${row.name}\u0000${row.id}` };
+      docs[slot] = {
+        id: row.id,
+        endpointId,
+        provider: row.provider,
+        key: `${row.provider}\u0000${row.name}\u0000${row.id}`,
+      };
       size++;
       fileExact(exactName(row.name), slot);
       const name = new Set(searchWords(row.name).map(wordNumber));
@@ -191,7 +207,7 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
     const list = typeof held === 'number' ? [held] : held;
     const key = docs[slot]!.key;
     let lo = 0;
-    for (let hi = list.length; lo < hi; ) {
+    for (let hi = list.length; lo < hi;) {
       const mid = (lo + hi) >>> 1;
       if (docs[list[mid]!]!.key < key) lo = mid + 1;
       else hi = mid;
@@ -268,9 +284,10 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
 
   async function catchUp(): Promise<void> {
     const [counted] = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "mcp_endpoints"`);
-    const changed = await db.sql.query<EndpointRow>(`SELECT "id", "status", "updated_at" FROM "mcp_endpoints" WHERE "updated_at" > $1::timestamptz`, [
-      new Date(Number.isFinite(watermark) ? watermark - OVERLAP_MS : 0).toISOString(),
-    ]);
+    const changed = await db.sql.query<EndpointRow>(
+      `SELECT "id", "status", "updated_at" FROM "mcp_endpoints" WHERE "updated_at" > $1::timestamptz`,
+      [new Date(Number.isFinite(watermark) ? watermark - OVERLAP_MS : 0).toISOString()],
+    );
     const fresh = changed.filter((e) => applied.get(e.id) !== time(e.updated_at));
     const known = new Set(applied.keys());
     for (const e of fresh) known.add(e.id);
@@ -346,7 +363,7 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
         const doc = docs[slot]!;
         if (kept.length === need && doc.key >= kept[need - 1]!.key) continue;
         let lo = 0;
-        for (let hi = kept.length; lo < hi; ) {
+        for (let hi = kept.length; lo < hi;) {
           const mid = (lo + hi) >>> 1;
           if (kept[mid]!.key < doc.key) lo = mid + 1;
           else hi = mid;
@@ -397,10 +414,20 @@ export function createToolSearchIndex(db: Database, options: { maxAgeMs?: number
       // rest, whole provider matches first.
       const held = exactSlots.get(words.join(' '));
       const exact = new Set(held === undefined ? [] : typeof held === 'number' ? [held] : held);
-      const exactA = [...exact].map((slot) => docs[slot]!).filter(ofProvider).slice(0, need);
-      const tierA = [...exactA, ...walk(name, need - exactA.length, (slot, doc) => ofProvider(doc) && !exact.has(slot))];
+      const exactA = [...exact]
+        .map((slot) => docs[slot]!)
+        .filter(ofProvider)
+        .slice(0, need);
+      const tierA = [
+        ...exactA,
+        ...walk(name, need - exactA.length, (slot, doc) => ofProvider(doc) && !exact.has(slot)),
+      ];
       const providerMatches = walk(byProvider, need, (slot, doc) => ofProvider(doc) && !inAll(name, slot));
-      const others = walk(lists('any'), need - providerMatches.length, (slot, doc) => ofProvider(doc) && !inAll(name, slot) && !inAll(byProvider, slot));
+      const others = walk(
+        lists('any'),
+        need - providerMatches.length,
+        (slot, doc) => ofProvider(doc) && !inAll(name, slot) && !inAll(byProvider, slot),
+      );
       return { tierA: tierA.map((d) => d.id), tierB: [...providerMatches, ...others].map((d) => d.id) };
     },
     markStale() {

@@ -1,7 +1,8 @@
 import { ValidationError } from '../kernel/index.ts';
 
 // Query parameter names that carry credentials in practice (api_key, access_token, sig, auth…).
-const SECRET_PARAM = /token|secret|passw|apikey|api[-_]key|credential|bearer|jwt|authorization|(^|[-_.])(key|sig|signature|pwd|auth|session)([-_.]|$)/i;
+const SECRET_PARAM =
+  /token|secret|passw|apikey|api[-_]key|credential|bearer|jwt|authorization|(^|[-_.])(key|sig|signature|pwd|auth|session)([-_.]|$)/i;
 
 // Values that look like a credential wherever they appear in free text.
 const SECRET_TEXT: [RegExp, string][] = [
@@ -16,7 +17,10 @@ const SECRET_TEXT: [RegExp, string][] = [
   // Plaza's own: an account API key, an agent's gateway credential, a browser session.
   [/\b(?:plz|agt)_[0-9a-z]{8,}_[0-9a-z]{16,}/i, 'a Plaza credential'],
   [/\bsess_[0-9a-z]{20,}/i, 'a Plaza session token'],
-  [/\b(?:api[-_ ]?key|access[-_ ]?token|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"'<>]{8,}/i, 'a credential assignment'],
+  [
+    /\b(?:api[-_ ]?key|access[-_ ]?token|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"'<>]{8,}/i,
+    'a credential assignment',
+  ],
 ];
 
 /**
@@ -25,12 +29,19 @@ const SECRET_TEXT: [RegExp, string][] = [
  */
 export function assertNoSecrets(url: URL, texts: Record<string, string | undefined>): void {
   if (url.username !== '' || url.password !== '') {
-    throw new ValidationError('Invalid listing: url: must not contain credentials (user:password@); listings never store secrets.', { param: 'url' });
+    throw new ValidationError(
+      'Invalid listing: url: must not contain credentials (user:password@); listings never store secrets.',
+      { param: 'url' },
+    );
   }
   // Hosted servers often put a caller's key in the path (`/servers/<key>/mcp`): known formats are refused there too.
   const path = safeDecode(url.pathname);
   for (const [pattern, what] of SECRET_TEXT) {
-    if (pattern.test(path)) throw new ValidationError(`Invalid listing: url: its path contains what looks like ${what}; listings never store secrets.`, { param: 'url' });
+    if (pattern.test(path))
+      throw new ValidationError(
+        `Invalid listing: url: its path contains what looks like ${what}; listings never store secrets.`,
+        { param: 'url' },
+      );
   }
   for (const name of url.searchParams.keys()) {
     if (SECRET_PARAM.test(name)) {
@@ -44,9 +55,12 @@ export function assertNoSecrets(url: URL, texts: Record<string, string | undefin
     if (value === undefined) continue;
     for (const [pattern, what] of SECRET_TEXT) {
       if (pattern.test(value)) {
-        throw new ValidationError(`Invalid listing: ${field}: contains what looks like ${what}; listings never store secrets. Name the credential instead.`, {
-          param: field,
-        });
+        throw new ValidationError(
+          `Invalid listing: ${field}: contains what looks like ${what}; listings never store secrets. Name the credential instead.`,
+          {
+            param: field,
+          },
+        );
       }
     }
   }

@@ -52,7 +52,8 @@ function queryWords(q: string): string[] {
 }
 
 function toTool(row: ToolRow): Tool {
-  const object = (value: unknown) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+  const object = (value: unknown) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
   return {
     id: row.id,
     endpointId: row.endpoint_id,
@@ -78,7 +79,12 @@ export interface ToolRepository {
    * Online tools. With `q`: ranked full-text search over name (highest weight), provider and
    * description, ties broken by provider, name, id. Without: ordered by provider, name, id.
    */
-  search(options: { q?: string | undefined; provider?: string | undefined; limit: number; cursor?: string | undefined }): Promise<Page<Tool>>;
+  search(options: {
+    q?: string | undefined;
+    provider?: string | undefined;
+    limit: number;
+    cursor?: string | undefined;
+  }): Promise<Page<Tool>>;
   countOnline(): Promise<number>;
 }
 
@@ -94,7 +100,14 @@ export interface ToolRepository {
  */
 export function createToolRepository(db: Pick<Database, 'prisma' | 'sql'>, index?: ToolSearchIndex): ToolRepository {
   const { prisma } = db;
-  async function tier(which: 'A' | 'B', params: unknown[], where: string[], limit: number, offset: number, exact: string): Promise<ToolRow[]> {
+  async function tier(
+    which: 'A' | 'B',
+    params: unknown[],
+    where: string[],
+    limit: number,
+    offset: number,
+    exact: string,
+  ): Promise<ToolRow[]> {
     const p = [...params, ...(which === 'A' ? [exact] : []), limit, offset];
     const query = `to_tsquery('simple'::regconfig, $${params.length})`;
     // Conditions on the tool alone narrow the candidates; the endpoint's status is checked after.
@@ -161,7 +174,8 @@ export function createToolRepository(db: Pick<Database, 'prisma' | 'sql'>, index
     if (rows.length > limit || list.length > limit + 1 + 4) {
       // Tier A holds `need` ids unless that is all of it, so its length is exact below `need`.
       const consumed = position.offset + limit;
-      if (position.tier === 'A' && consumed < tierA.length) next = consumed <= MAX_SEARCH_OFFSET ? ['A', consumed] : null;
+      if (position.tier === 'A' && consumed < tierA.length)
+        next = consumed <= MAX_SEARCH_OFFSET ? ['A', consumed] : null;
       else {
         const inB = position.tier === 'A' ? consumed - tierA.length : consumed;
         next = inB <= MAX_SEARCH_OFFSET ? ['B', inB] : null;
@@ -170,10 +184,23 @@ export function createToolRepository(db: Pick<Database, 'prisma' | 'sql'>, index
     return { items, nextCursor: next ? encodeCursor([...next, position.mode]) : null };
   }
 
-  async function searchTiers(q: string, baseParams: unknown[], where: string[], limit: number, cursor: string | undefined, provider?: string): Promise<Page<Tool>> {
+  async function searchTiers(
+    q: string,
+    baseParams: unknown[],
+    where: string[],
+    limit: number,
+    cursor: string | undefined,
+    provider?: string,
+  ): Promise<Page<Tool>> {
     const [cursorTier, cursorOffset, mode] = cursor === undefined ? ['A', 0, 0] : decodeCursor(cursor, 3);
     const offset = Number(cursorOffset);
-    if ((cursorTier !== 'A' && cursorTier !== 'B') || (mode !== 0 && mode !== 1) || !Number.isInteger(offset) || offset < 0 || offset > MAX_SEARCH_OFFSET) {
+    if (
+      (cursorTier !== 'A' && cursorTier !== 'B') ||
+      (mode !== 0 && mode !== 1) ||
+      !Number.isInteger(offset) ||
+      offset < 0 ||
+      offset > MAX_SEARCH_OFFSET
+    ) {
       return { items: [], nextCursor: null };
     }
     if (index) {
@@ -215,12 +242,16 @@ export function createToolRepository(db: Pick<Database, 'prisma' | 'sql'>, index
         if (cursor !== undefined) return searchTiers(q, params, where, limit, cursor, provider);
         const whole = await searchTiers(q, params, where, limit, undefined, provider);
         // Nothing for whole words: try them as prefixes ("weath" finds "weather").
-        return whole.items.length > 0 ? whole : searchTiers(q, params, where, limit, encodeCursor(['A', 0, 1]), provider);
+        return whole.items.length > 0
+          ? whole
+          : searchTiers(q, params, where, limit, encodeCursor(['A', 0, 1]), provider);
       }
       if (cursor !== undefined) {
         const [p, n, id] = decodeCursor(cursor, 3).map(String);
         params.push(p, n, id);
-        where.push(`(t."provider", t."name", t."id") > ($${params.length - 2}, $${params.length - 1}, $${params.length})`);
+        where.push(
+          `(t."provider", t."name", t."id") > ($${params.length - 2}, $${params.length - 1}, $${params.length})`,
+        );
       }
       params.push(limit + 1);
       const rows = await prisma.$queryRawUnsafe<ToolRow[]>(
@@ -233,7 +264,10 @@ export function createToolRepository(db: Pick<Database, 'prisma' | 'sql'>, index
       );
       const items = rows.slice(0, limit).map(toTool);
       const last = items.at(-1);
-      return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.provider, last.name, last.id]) : null };
+      return {
+        items,
+        nextCursor: rows.length > limit && last ? encodeCursor([last.provider, last.name, last.id]) : null,
+      };
     },
     async countOnline() {
       const rows = await prisma.$queryRawUnsafe<{ n: number | bigint }[]>(

@@ -19,21 +19,34 @@ export interface AccessTokenVerifier {
 }
 
 /** Creates the verifier over the authorization server's storage. */
-export function createAccessTokenVerifier(server: AuthorizationServer, resources: GatewayResources): AccessTokenVerifier {
+export function createAccessTokenVerifier(
+  server: AuthorizationServer,
+  resources: GatewayResources,
+): AccessTokenVerifier {
   return {
     looksLikeAccessToken: (token) => ACCESS_TOKEN_SHAPE.test(token),
     async verify(token, endpoint) {
       const provider = await server.provider();
       const accessToken = await provider.AccessToken.find(token);
-      if (!accessToken?.accountId) throw new AuthError('Invalid, expired or revoked access token: sign in again (your MCP client starts the OAuth flow anew).');
+      if (!accessToken?.accountId)
+        throw new AuthError(
+          'Invalid, expired or revoked access token: sign in again (your MCP client starts the OAuth flow anew).',
+        );
       const resource = resources.resourceOf(endpoint);
       const audiences = Array.isArray(accessToken.aud) ? accessToken.aud : [accessToken.aud];
       if (!audiences.includes(resource)) {
-        throw new AuthError(`This access token was issued for ${audiences.join(', ')}, not ${resource}: a token is good for the one endpoint it was issued for (RFC 8707); ask for one with resource=${resource}.`);
+        throw new AuthError(
+          `This access token was issued for ${audiences.join(', ')}, not ${resource}: a token is good for the one endpoint it was issued for (RFC 8707); ask for one with resource=${resource}.`,
+        );
       }
-      if (!accessToken.scopes.has(MCP_SCOPE)) throw new InsufficientScopeError(`This access token lacks the "${MCP_SCOPE}" scope the gateway needs: ask for scope=${MCP_SCOPE}.`, MCP_SCOPE);
+      if (!accessToken.scopes.has(MCP_SCOPE))
+        throw new InsufficientScopeError(
+          `This access token lacks the "${MCP_SCOPE}" scope the gateway needs: ask for scope=${MCP_SCOPE}.`,
+          MCP_SCOPE,
+        );
       // A revoked grant (a refresh token used twice, a revoked agent) ends its access tokens at once.
-      if (!accessToken.grantId || !(await provider.Grant.find(accessToken.grantId))) throw new AuthError('This access token\'s grant was revoked: sign in again.');
+      if (!accessToken.grantId || !(await provider.Grant.find(accessToken.grantId)))
+        throw new AuthError("This access token's grant was revoked: sign in again.");
       return { agentId: accessToken.accountId, clientId: accessToken.clientId ?? '' };
     },
   };

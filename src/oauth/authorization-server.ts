@@ -34,7 +34,10 @@ export interface AuthorizationServerOptions {
   /** Access token lifetime in seconds. */
   accessTokenTtlS: number;
   /** The HTML of the page shown when the browser cannot be sent back to the client. */
-  errorPage: (request: { acceptLanguage: string | undefined; cookie: string | undefined }, out: { error?: string; error_description?: string }) => string;
+  errorPage: (
+    request: { acceptLanguage: string | undefined; cookie: string | undefined },
+    out: { error?: string; error_description?: string },
+  ) => string;
   /** Express's `trust proxy` is on: a client's X-Forwarded-For is kept (the provider's idea of its address). */
   behindProxy: boolean;
   log: Logger;
@@ -67,7 +70,9 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
 
   async function build(key: ActiveSigningKey): Promise<Provider> {
     const privateJwk = { ...key.privateKeyObject.export({ format: 'jwk' }), kid: key.kid, alg: 'EdDSA', use: 'sig' };
-    const cookieKey = Buffer.from(hkdfSync('sha256', await options.sharedSecret(), Buffer.alloc(0), 'plaza oauth cookies', 32)).toString('base64url');
+    const cookieKey = Buffer.from(
+      hkdfSync('sha256', await options.sharedSecret(), Buffer.alloc(0), 'plaza oauth cookies', 32),
+    ).toString('base64url');
     const configuration: Configuration = {
       adapter: createRecordAdapterFactory(prisma, clock),
       clients: [],
@@ -85,7 +90,12 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       claims: { openid: ['sub'] },
       responseTypes: ['code'],
       pkce: { required: () => true },
-      clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'EdDSA' },
+      clientDefaults: {
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        id_token_signed_response_alg: 'EdDSA',
+      },
       enabledJWA: { idTokenSigningAlgValues: ['EdDSA'] },
       // Browser-based MCP clients (the Inspector) call the token endpoint from their own origin.
       clientBasedCORS: () => true,
@@ -130,8 +140,16 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
           defaultResource: (_ctx, _client, oneOf) => oneOf ?? resources.resourceOf({}),
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx, resource) => {
-            if (resources.targetOf(resource) === undefined) throw new errors.InvalidTarget(`${resource} is not a Plaza gateway endpoint (${resources.resourceOf({})} or ${resources.resourceOf({ provider: '<provider>' })})`);
-            return { scope: MCP_SCOPE, audience: resource, accessTokenTTL: options.accessTokenTtlS, accessTokenFormat: 'opaque' };
+            if (resources.targetOf(resource) === undefined)
+              throw new errors.InvalidTarget(
+                `${resource} is not a Plaza gateway endpoint (${resources.resourceOf({})} or ${resources.resourceOf({ provider: '<provider>' })})`,
+              );
+            return {
+              scope: MCP_SCOPE,
+              audience: resource,
+              accessTokenTTL: options.accessTokenTtlS,
+              accessTokenFormat: 'opaque',
+            };
           },
         },
       },
@@ -145,18 +163,29 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       renderError: (ctx, out) => {
         ctx.type = 'html';
         ctx.set('Cache-Control', 'no-store');
-        ctx.set('Content-Security-Policy', "default-src 'self'; frame-ancestors 'none'; form-action 'none'; object-src 'none'; base-uri 'none'");
-        ctx.body = options.errorPage({ acceptLanguage: ctx.get('accept-language') || undefined, cookie: ctx.get('cookie') || undefined }, out as { error?: string; error_description?: string });
+        ctx.set(
+          'Content-Security-Policy',
+          "default-src 'self'; frame-ancestors 'none'; form-action 'none'; object-src 'none'; base-uri 'none'",
+        );
+        ctx.body = options.errorPage(
+          { acceptLanguage: ctx.get('accept-language') || undefined, cookie: ctx.get('cookie') || undefined },
+          out as { error?: string; error_description?: string },
+        );
       },
     };
     const provider = new Provider(issuer, configuration);
     // Believed only because handle() sets the forwarded host and scheme itself (the issuer's).
     provider.proxy = true;
-    provider.on('server_error', (_ctx: KoaContextWithOIDC, error: Error) => options.log.error({ err: error }, 'oauth: server error'));
+    provider.on('server_error', (_ctx: KoaContextWithOIDC, error: Error) =>
+      options.log.error({ err: error }, 'oauth: server error'),
+    );
     // What the client is told is generic ("metadata document fetch failed"); the operator's log
     // says why (too large, too slow, a private address), which the provider keeps as the cause.
     const refused = (what: string) => (_ctx: KoaContextWithOIDC, error: Error & { error_description?: string }) =>
-      options.log.info({ oauthError: error.message, description: error.error_description, cause: causeText(error.cause) }, `oauth: ${what} refused`);
+      options.log.info(
+        { oauthError: error.message, description: error.error_description, cause: causeText(error.cause) },
+        `oauth: ${what} refused`,
+      );
     provider.on('authorization.error', refused('authorization'));
     provider.on('grant.error', refused('token request'));
     provider.on('registration_create.error', refused('registration'));

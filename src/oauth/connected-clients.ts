@@ -38,8 +38,15 @@ export function createConnectedClients(deps: { prisma: PrismaClient; clock: Cloc
   return {
     async list(agentId) {
       const now = new Date(clock.now());
-      const grants = await prisma.oAuthRecord.findMany({ where: { kind: 'Grant', agentId, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] }, take: 200 });
-      const clientIds = [...new Set(grants.map((g) => (g.payload as GrantPayload).clientId).filter((id): id is string => typeof id === 'string'))];
+      const grants = await prisma.oAuthRecord.findMany({
+        where: { kind: 'Grant', agentId, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
+        take: 200,
+      });
+      const clientIds = [
+        ...new Set(
+          grants.map((g) => (g.payload as GrantPayload).clientId).filter((id): id is string => typeof id === 'string'),
+        ),
+      ];
       const registered = await prisma.oAuthRecord.findMany({ where: { kind: 'Client', id: { in: clientIds } } });
       const names = new Map(registered.map((c) => [c.id, (c.payload as { client_name?: unknown }).client_name]));
       return grants

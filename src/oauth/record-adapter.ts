@@ -26,7 +26,9 @@ export function createRecordAdapterFactory(prisma: PrismaClient, clock: Clock): 
   };
 
   return (kind: string): Adapter => {
-    const live = (row: { payload: unknown; expiresAt: Date | null; consumedAt: Date | null } | null): AdapterPayload | undefined => {
+    const live = (
+      row: { payload: unknown; expiresAt: Date | null; consumedAt: Date | null } | null,
+    ): AdapterPayload | undefined => {
       if (!row || (row.expiresAt !== null && row.expiresAt.getTime() <= clock.now())) return undefined;
       const payload = row.payload as AdapterPayload;
       return row.consumedAt === null ? payload : { ...payload, consumed: Math.floor(row.consumedAt.getTime() / 1000) };
@@ -36,8 +38,18 @@ export function createRecordAdapterFactory(prisma: PrismaClient, clock: Clock): 
         purge();
         const expiresAt = expiresIn ? new Date(clock.now() + expiresIn * 1000) : null;
         const agentId = AGENT_BOUND.has(kind) && typeof payload.accountId === 'string' ? payload.accountId : null;
-        const data = { payload: payload as object, grantId: payload.grantId ?? null, uid: payload.uid ?? null, agentId, expiresAt };
-        await prisma.oAuthRecord.upsert({ where: { kind_id: { kind, id } }, create: { kind, id, ...data }, update: data });
+        const data = {
+          payload: payload as object,
+          grantId: payload.grantId ?? null,
+          uid: payload.uid ?? null,
+          agentId,
+          expiresAt,
+        };
+        await prisma.oAuthRecord.upsert({
+          where: { kind_id: { kind, id } },
+          create: { kind, id, ...data },
+          update: data,
+        });
       },
       async find(id) {
         if (id.length > 1024 || id.includes('\u0000')) return undefined;
@@ -52,7 +64,10 @@ export function createRecordAdapterFactory(prisma: PrismaClient, clock: Clock): 
         return undefined;
       },
       async consume(id) {
-        await prisma.oAuthRecord.updateMany({ where: { kind, id, consumedAt: null }, data: { consumedAt: new Date(clock.now()) } });
+        await prisma.oAuthRecord.updateMany({
+          where: { kind, id, consumedAt: null },
+          data: { consumedAt: new Date(clock.now()) },
+        });
       },
       async destroy(id) {
         await prisma.oAuthRecord.deleteMany({ where: { kind, id } });

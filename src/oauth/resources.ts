@@ -23,7 +23,8 @@ export function createGatewayResources(base: string): GatewayResources {
   const origin = base.replace(/\/+$/, '');
   const root = new URL(origin);
   const prefix = root.pathname === '/' ? '' : root.pathname;
-  const path = (target: GatewayEndpoint) => `${prefix}/mcp${target.provider === undefined ? '' : `/p/${target.provider}`}`;
+  const path = (target: GatewayEndpoint) =>
+    `${prefix}/mcp${target.provider === undefined ? '' : `/p/${target.provider}`}`;
   return {
     resourceOf: (target) => `${root.origin}${path(target)}`,
     targetOf(resource) {

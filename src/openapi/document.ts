@@ -53,7 +53,10 @@ export interface OpenApiOptions {
 }
 
 /** An OpenAPI 3.0 document as plain JSON. */
-export type OpenApiDocument = Record<string, unknown> & { openapi: string; paths: Record<string, Record<string, unknown>> };
+export type OpenApiDocument = Record<string, unknown> & {
+  openapi: string;
+  paths: Record<string, Record<string, unknown>>;
+};
 
 /**
  * Builds an OpenAPI 3.0.3 document whose schemas are generated from the zod schemas that validate
@@ -88,7 +91,9 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
         tags: op.tags,
         security: [],
         ...(op.parameters?.length ? { parameters: op.parameters } : {}),
-        ...(op.requestBody ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } } } : {}),
+        ...(op.requestBody
+          ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } } }
+          : {}),
         responses,
       },
     };

@@ -69,8 +69,17 @@ export function consentRoutes(deps: ConsentDeps): Router {
    * Sends the page. A refusal (4xx) goes to a client that did not ask for HTML as the site's JSON
    * error instead, as every other page route answers one: `message` is what it says.
    */
-  function send(req: Request, res: Response, body: ReturnType<typeof html>, title: string, status: number, redirectOrigin?: string, message = title): void {
-    if (status >= 400 && !(req.get('accept') ?? '').includes('text/html')) throw status === 403 ? new ForbiddenError(message) : new ValidationError(message);
+  function send(
+    req: Request,
+    res: Response,
+    body: ReturnType<typeof html>,
+    title: string,
+    status: number,
+    redirectOrigin?: string,
+    message = title,
+  ): void {
+    if (status >= 400 && !(req.get('accept') ?? '').includes('text/html'))
+      throw status === 403 ? new ForbiddenError(message) : new ValidationError(message);
     const locale = pageLocale(req, res);
     const copy = pageCopy(locale);
     res.status(status).type('html');
@@ -102,7 +111,12 @@ export function consentRoutes(deps: ConsentDeps): Router {
     }
   }
 
-  async function view(provider: Provider, details: Awaited<ReturnType<Provider['interactionDetails']>>, session: SessionPrincipal, extra: Pick<ConsentView, 'error' | 'values'>): Promise<ConsentView> {
+  async function view(
+    provider: Provider,
+    details: Awaited<ReturnType<Provider['interactionDetails']>>,
+    session: SessionPrincipal,
+    extra: Pick<ConsentView, 'error' | 'values'>,
+  ): Promise<ConsentView> {
     const params = details.params as Record<string, unknown>;
     const client = await provider.Client.find(String(params['client_id']));
     const logo = client?.['logoUri'];
@@ -113,7 +127,9 @@ export function consentRoutes(deps: ConsentDeps): Router {
         id: String(params['client_id']),
         name: typeof client?.['clientName'] === 'string' ? client['clientName'] : undefined,
         logoUri: typeof logo === 'string' && logo.startsWith('https://') ? logo : undefined,
-        documentHost: (client as { clientIdMetadataDocument?: boolean } | undefined)?.clientIdMetadataDocument ? new URL(String(params['client_id'])).host : undefined,
+        documentHost: (client as { clientIdMetadataDocument?: boolean } | undefined)?.clientIdMetadataDocument
+          ? new URL(String(params['client_id'])).host
+          : undefined,
       },
       redirectHost: URL.canParse(String(params['redirect_uri'])) ? new URL(String(params['redirect_uri'])).host : '',
       resource: requestedResources(params).join(' '),
@@ -142,7 +158,14 @@ export function consentRoutes(deps: ConsentDeps): Router {
     }
     const shown = await view(found.provider, found.details, session, {});
     const c = pageCopy(pageLocale(req, res)).connect;
-    send(req, res, consentBody(pageCopy(pageLocale(req, res)), shown), c.title.replace('{client}', shown.client.name ?? shown.client.id), 200, originOf(found.details.params['redirect_uri']));
+    send(
+      req,
+      res,
+      consentBody(pageCopy(pageLocale(req, res)), shown),
+      c.title.replace('{client}', shown.client.name ?? shown.client.id),
+      200,
+      originOf(found.details.params['redirect_uri']),
+    );
   });
 
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
@@ -150,7 +173,15 @@ export function consentRoutes(deps: ConsentDeps): Router {
     const c = pageCopy(pageLocale(req, res)).connect;
     const origin = req.get('origin');
     if (origin !== undefined && origin !== deps.siteOrigin) {
-      send(req, res, html`<h1>${c.expiredTitle}</h1><p role="alert">${c.crossSite}</p>`, c.expiredTitle, 403, undefined, c.crossSite);
+      send(
+        req,
+        res,
+        html`<h1>${c.expiredTitle}</h1><p role="alert">${c.crossSite}</p>`,
+        c.expiredTitle,
+        403,
+        undefined,
+        c.crossSite,
+      );
       return;
     }
     const found = await interaction(req, res);
@@ -160,31 +191,61 @@ export function consentRoutes(deps: ConsentDeps): Router {
     const field = (name: string) => (typeof body[name] === 'string' ? body[name].slice(0, 512) : '');
     const csrf = field('csrf_token');
     if (!session || !csrf || !digestsEqual(hashSecret(csrf), hashSecret(session.csrfToken))) {
-      send(req, res, html`<h1>${c.expiredTitle}</h1><p role="alert">${c.crossSite}</p>`, c.expiredTitle, 403, undefined, c.crossSite);
+      send(
+        req,
+        res,
+        html`<h1>${c.expiredTitle}</h1><p role="alert">${c.crossSite}</p>`,
+        c.expiredTitle,
+        403,
+        undefined,
+        c.crossSite,
+      );
       return;
     }
     const { provider, details } = found;
     if (field('decision') !== 'approve') {
-      await provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The account holder declined the authorization.' }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'The account holder declined the authorization.' },
+        { mergeWithLastSubmission: false },
+      );
       return;
     }
-    const values = { agent: field('agent'), display_name: field('display_name'), owner_context: field('owner_context') };
+    const values = {
+      agent: field('agent'),
+      display_name: field('display_name'),
+      owner_context: field('owner_context'),
+    };
     const again = async (error: string) => {
       const shown = await view(provider, details, session, { error, values });
-      send(req, res, consentBody(pageCopy(pageLocale(req, res)), shown), c.title.replace('{client}', shown.client.name ?? shown.client.id), 400, originOf(details.params['redirect_uri']), error);
+      send(
+        req,
+        res,
+        consentBody(pageCopy(pageLocale(req, res)), shown),
+        c.title.replace('{client}', shown.client.name ?? shown.client.id),
+        400,
+        originOf(details.params['redirect_uri']),
+        error,
+      );
     };
     let agentId: string;
     if (values.agent === 'new') {
       if (values.display_name.trim() === '') return again(c.nameMissing);
       try {
-        const created = await deps.agents.create(session.accountId, { display_name: values.display_name, ...(values.owner_context.trim() ? { owner_context: values.owner_context } : {}) });
+        const created = await deps.agents.create(session.accountId, {
+          display_name: values.display_name,
+          ...(values.owner_context.trim() ? { owner_context: values.owner_context } : {}),
+        });
         agentId = created.agent.id;
       } catch (error) {
         if (error instanceof ValidationError) return again(error.message);
         throw error;
       }
     } else {
-      const mine = (await deps.agents.list(session.accountId)).find((a) => a.id === values.agent && a.status === 'active');
+      const mine = (await deps.agents.list(session.accountId)).find(
+        (a) => a.id === values.agent && a.status === 'active',
+      );
       if (!mine) return again(c.agentUnknown);
       agentId = mine.id;
     }
@@ -197,7 +258,12 @@ export function consentRoutes(deps: ConsentDeps): Router {
     if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
     for (const resource of requestedResources(params)) grant.addResourceScope(resource, 'mcp');
     const grantId = await grant.save();
-    await provider.interactionFinished(req, res, { login: { accountId: agentId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    await provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: agentId }, consent: { grantId } },
+      { mergeWithLastSubmission: false },
+    );
   });
   return router;
 }

@@ -34,7 +34,7 @@ export interface ConsentView {
 export function consentBody(copy: PageCopy, view: ConsentView): Html {
   const c = copy.connect;
   const active = view.agents.filter((a) => a.status === 'active');
-  const chosen = view.values?.agent ?? (active[0]?.id ?? 'new');
+  const chosen = view.values?.agent ?? active[0]?.id ?? 'new';
   const clientName = view.client.name ?? view.client.id;
   return html`
 <h1>${fill(c.title, { client: clientName })}</h1>
@@ -57,7 +57,8 @@ ${view.error ? html`<p class="notice" role="alert" id="connect-error">${view.err
   <fieldset>
     <legend id="connect-agent">${c.agentTitle}</legend>
     ${active.map(
-      (a) => html`<div class="field check"><input type="radio" id="agent-${a.id}" name="agent" value="${a.id}"${chosen === a.id ? html` checked` : ''}><label for="agent-${a.id}">${a.display_name} <span class="muted">(${a.agin_id})</span></label></div>`,
+      (a) =>
+        html`<div class="field check"><input type="radio" id="agent-${a.id}" name="agent" value="${a.id}"${chosen === a.id ? html` checked` : ''}><label for="agent-${a.id}">${a.display_name} <span class="muted">(${a.agin_id})</span></label></div>`,
     )}
     <div class="field check"><input type="radio" id="agent-new" name="agent" value="new"${chosen === 'new' ? html` checked` : ''}><label for="agent-new">${c.newAgent}</label></div>
     <div class="field"><label for="new-name">${c.agentName}</label><input id="new-name" name="display_name" maxlength="${AGENT_NAME_MAX}" value="${view.values?.display_name ?? ''}" aria-describedby="new-name-hint"><p id="new-name-hint" class="hint">${c.agentNameHint}</p></div>

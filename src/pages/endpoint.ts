@@ -8,7 +8,8 @@ import { healthBadge, revisionsText } from './marketplace.ts';
 export function endpointBody(endpoint: Endpoint, probes: ProbeRunRecord[], tools: Tool[], copy: PageCopy): Html {
   const e = copy.endpoint;
   const m = copy.market;
-  const row = (label: string, value: Html | string | null) => (value === null || value === '' ? '' : html`<dt>${label}</dt><dd>${value}</dd>`);
+  const row = (label: string, value: Html | string | null) =>
+    value === null || value === '' ? '' : html`<dt>${label}</dt><dd>${value}</dd>`;
   return html`
 <p><a href="/marketplace">← ${e.back}</a></p>
 <h1>${endpoint.provider} ${healthBadge(endpoint.status, copy)}</h1>
@@ -35,18 +36,21 @@ export function endpointBody(endpoint: Endpoint, probes: ProbeRunRecord[], tools
 </section>
 <section aria-labelledby="history-title">
   <h2 id="history-title">${e.history}</h2>
-  ${probes.length === 0
-    ? html`<p>${e.noProbes}</p>`
-    : html`${latencyChart(probes, e.chartTitle, 'probe-table')}
+  ${
+    probes.length === 0
+      ? html`<p>${e.noProbes}</p>`
+      : html`${latencyChart(probes, e.chartTitle, 'probe-table')}
   <div class="table-wrap"><table id="probe-table">
     <caption class="sr-only">${e.history}</caption>
     <thead><tr><th scope="col">${e.time}</th><th scope="col">${e.ok}</th><th scope="col">${e.latency}</th><th scope="col">${m.tools}</th><th scope="col">${e.error}</th></tr></thead>
     <tbody>
     ${probes.map(
-      (p) => html`<tr><td><time datetime="${p.startedAt.toISOString()}">${p.startedAt.toISOString().replace('T', ' ').slice(0, 19)}</time></td><td>${p.ok ? e.probeOk : e.probeFail}</td><td>${p.latencyMs} ms</td><td>${p.toolCount}</td><td class="break">${p.error ?? ''}</td></tr>`,
+      (p) =>
+        html`<tr><td><time datetime="${p.startedAt.toISOString()}">${p.startedAt.toISOString().replace('T', ' ').slice(0, 19)}</time></td><td>${p.ok ? e.probeOk : e.probeFail}</td><td>${p.latencyMs} ms</td><td>${p.toolCount}</td><td class="break">${p.error ?? ''}</td></tr>`,
     )}
     </tbody>
-  </table></div>`}
+  </table></div>`
+  }
 </section>
 `;
 }

@@ -26,7 +26,8 @@ export function homeBody(catalog: LocaleCatalog, copy: PageCopy, state: HomeForm
   const lead = state.lead ?? { values: {}, errors: {} };
   const value = (name: string) => lead.values[name] ?? '';
   const invalid = (name: string) => (lead.errors[name] ? html` aria-invalid="true"` : '');
-  const error = (name: string) => html`<p id="lead-${name}-error" class="field-error"${lead.errors[name] ? '' : html` hidden`}>${lead.errors[name] ?? ''}</p>`;
+  const error = (name: string) =>
+    html`<p id="lead-${name}-error" class="field-error"${lead.errors[name] ? '' : html` hidden`}>${lead.errors[name] ?? ''}</p>`;
   const answer = intent?.answer;
   return html`
 <section class="hero" aria-labelledby="hero-title">
@@ -43,16 +44,19 @@ export function homeBody(catalog: LocaleCatalog, copy: PageCopy, state: HomeForm
     <p id="intent-prompt-error" class="field-error"${intent?.error ? '' : html` hidden`}>${intent?.error ?? ''}</p>
     <button type="submit">${h.intentSubmit}</button>
   </form>
-  <div id="intent-result" class="result" aria-live="polite">${answer
-    ? html`<h3>${answer.scenario.name}</h3><p class="muted">${answer.scenario.headline}</p><p id="intent-answer">${answer.answer}</p><p><strong>${h.recommended}: </strong>${answer.recommendedProducts.join(' · ')}</p><p><strong>${h.plan}: </strong>${answer.planName}</p>`
-    : ''}</div>
+  <div id="intent-result" class="result" aria-live="polite">${
+    answer
+      ? html`<h3>${answer.scenario.name}</h3><p class="muted">${answer.scenario.headline}</p><p id="intent-answer">${answer.answer}</p><p><strong>${h.recommended}: </strong>${answer.recommendedProducts.join(' · ')}</p><p><strong>${h.plan}: </strong>${answer.planName}</p>`
+      : ''
+  }</div>
 </section>
 
 <section aria-labelledby="products-title">
   <h2 id="products-title">${h.products}</h2>
   <ul class="grid">
     ${catalog.products.map(
-      (p) => html`<li class="card"><p class="tag">${p.tag}</p><h3>${p.name}</h3><p>${p.body}</p><p class="cta">${p.cta}</p></li>`,
+      (p) =>
+        html`<li class="card"><p class="tag">${p.tag}</p><h3>${p.name}</h3><p>${p.body}</p><p class="cta">${p.cta}</p></li>`,
     )}
   </ul>
 </section>

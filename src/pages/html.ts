@@ -45,7 +45,12 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
  * the element, whatever it contains.
  */
 export function jsonData(value: unknown): Html {
-  return new Html(JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029'));
+  return new Html(
+    JSON.stringify(value)
+      .replace(/</g, '\\u003c')
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029'),
+  );
 }
 
 /**

@@ -83,7 +83,8 @@ ${spec.script ? html`<script type="module" src="/assets/${spec.script}"></script
     <nav aria-label="${site.nav}">
       <ul class="nav">
         ${SECTIONS.map(
-          (s) => html`<li><a href="${s.path}"${s.id === spec.section ? html` aria-current="page"` : ''}>${site[s.id]}</a></li>`,
+          (s) =>
+            html`<li><a href="${s.path}"${s.id === spec.section ? html` aria-current="page"` : ''}>${site[s.id]}</a></li>`,
         )}
       </ul>
     </nav>

@@ -14,7 +14,11 @@ export interface MarketplaceView {
 
 /** A health badge: text and colour, never colour alone. */
 export function healthBadge(health: string, copy: PageCopy): Html {
-  const labels: Record<string, string> = { healthy: copy.market.healthy, degraded: copy.market.degraded, auth_required: copy.market.authRequired };
+  const labels: Record<string, string> = {
+    healthy: copy.market.healthy,
+    degraded: copy.market.degraded,
+    auth_required: copy.market.authRequired,
+  };
   const label = labels[health] ?? health;
   return html`<span class="badge badge-${health}">${label}</span>`;
 }
@@ -39,7 +43,10 @@ function credentialNote(endpoint: Endpoint | undefined, copy: PageCopy): Html {
 function toolList(view: MarketplaceView, copy: PageCopy): Html {
   const m = copy.market;
   const byId = new Map(view.endpoints.map((e) => [e.id, e]));
-  const more = new URLSearchParams({ ...(view.q ? { q: view.q } : {}), ...(view.provider ? { provider: view.provider } : {}) });
+  const more = new URLSearchParams({
+    ...(view.q ? { q: view.q } : {}),
+    ...(view.provider ? { provider: view.provider } : {}),
+  });
   const first = new URLSearchParams(more);
   if (view.tools.nextCursor) more.set('cursor', view.tools.nextCursor);
   return html`<div id="tool-results" aria-live="polite">

@@ -9,7 +9,10 @@ import { layout } from './layout.ts';
  * site's look and the visitor's language: what the server said, and that the client must start
  * again. The OAuth error code and description are shown as text, never as markup.
  */
-export function oauthErrorPage(request: { acceptLanguage?: string | undefined; cookie?: string | undefined }, out: { error?: string | undefined; error_description?: string | undefined }): string {
+export function oauthErrorPage(
+  request: { acceptLanguage?: string | undefined; cookie?: string | undefined },
+  out: { error?: string | undefined; error_description?: string | undefined },
+): string {
   const locale = visitorLocale({ cookie: request.cookie, acceptLanguage: request.acceptLanguage });
   const copy = pageCopy(locale);
   const c = copy.connect;

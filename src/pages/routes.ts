@@ -34,25 +34,45 @@ export interface PageDeps {
    * E-mail sign-in links: the page the link opens signs in with one click. `startSession` sets a
    * new session's cookies (the auth routes' own); `siteOrigin` is PUBLIC_BASE_URL's origin.
    */
-  emailSignIn?: { signIn: Pick<SignInService, 'verifyLink' | 'linkAddress'>; startSession: (res: Response, session: NewSession) => void; siteOrigin: string };
+  emailSignIn?: {
+    signIn: Pick<SignInService, 'verifyLink' | 'linkAddress'>;
+    startSession: (res: Response, session: NewSession) => void;
+    siteOrigin: string;
+  };
 }
 
 /** Sends one page of the site in the request's locale, built from that locale's copy. */
-function page(req: Request, res: Response, build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>, status = 200): void {
+function page(
+  req: Request,
+  res: Response,
+  build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>,
+  status = 200,
+): void {
   const locale = pageLocale(req, res);
   const copy = pageCopy(locale);
   send(res, layout({ locale, copy, path: pathWithoutLocale(req), ...build(copy) }), status);
 }
 
 /** A page whose URL holds a one-time token: never stored, and sent as a Referer only as `referrerPolicy` allows. */
-function tokenPage(req: Request, res: Response, referrerPolicy: 'no-referrer' | 'same-origin', build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>, status: number): void {
+function tokenPage(
+  req: Request,
+  res: Response,
+  referrerPolicy: 'no-referrer' | 'same-origin',
+  build: (copy: PageCopy) => Omit<PageSpec, 'locale' | 'copy' | 'path'>,
+  status: number,
+): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Referrer-Policy', referrerPolicy);
   page(req, res, build, status);
 }
 
 /** The page the reset e-mail links to: a form for the new password (no script needed). */
-function resetPage(req: Request, res: Response, state: { token: string; error?: string; done?: boolean }, status = 200): void {
+function resetPage(
+  req: Request,
+  res: Response,
+  state: { token: string; error?: string; done?: boolean },
+  status = 200,
+): void {
   // The token is in the URL: never sent on as a Referer.
   tokenPage(
     req,
@@ -81,7 +101,12 @@ function resetPage(req: Request, res: Response, state: { token: string; error?: 
  * The page a sign-in e-mail links to: one button that posts the token. Opening the link uses
  * nothing up, so a mail scanner that fetches it before its reader does not spend it.
  */
-function signInPage(req: Request, res: Response, state: { token: string; email?: string | undefined; error?: string }, status = 200): void {
+function signInPage(
+  req: Request,
+  res: Response,
+  state: { token: string; email?: string | undefined; error?: string },
+  status = 200,
+): void {
   // The token is in the URL: sent on as a Referer to this site only. (With no-referrer a browser
   // posts the form with `Origin: null`, which the post refuses as another site's.)
   tokenPage(
@@ -187,9 +212,34 @@ function homePage(deps: PageDeps, req: Request, res: Response, state: HomeFormSt
   const locale = pageLocale(req, res);
   const copy = pageCopy(locale);
   const h = copy.home;
-  const data = { text: { intentEmpty: h.intentEmpty, recommended: h.recommended, plan: h.plan, leadReceived: h.leadReceived, emailInvalid: h.emailInvalid, scenarioMissing: h.scenarioMissing, tooMany: h.tooMany, failed: h.failed, sending: h.sending } };
+  const data = {
+    text: {
+      intentEmpty: h.intentEmpty,
+      recommended: h.recommended,
+      plan: h.plan,
+      leadReceived: h.leadReceived,
+      emailInvalid: h.emailInvalid,
+      scenarioMissing: h.scenarioMissing,
+      tooMany: h.tooMany,
+      failed: h.failed,
+      sending: h.sending,
+    },
+  };
   const body = homeBody(deps.website.content.catalog(locale), copy, state);
-  send(res, layout({ locale, copy, path: pathWithoutLocale(req), section: 'home', title: h.title, body, script: 'home.js', data }), status);
+  send(
+    res,
+    layout({
+      locale,
+      copy,
+      path: pathWithoutLocale(req),
+      section: 'home',
+      title: h.title,
+      body,
+      script: 'home.js',
+      data,
+    }),
+    status,
+  );
 }
 
 /**
@@ -199,63 +249,82 @@ function homePage(deps: PageDeps, req: Request, res: Response, state: HomeFormSt
 export function pageFormRoutes(deps: PageDeps): Router {
   const router = Router();
   // Anything but a browser's form post goes on to the JSON body reader and its 4xx answers.
-  router.post('/', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
+  router.post('/', (req, _res, next) =>
+    next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'),
+  );
   // PostgreSQL text cannot hold U+0000: a form field carrying one is refused (it answered 500).
   const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
-    if (buf.includes('%00') || buf.includes(0)) throw new ValidationError('Form fields must not contain NUL characters (%00).');
+    if (buf.includes('%00') || buf.includes(0))
+      throw new ValidationError('Form fields must not contain NUL characters (%00).');
   };
-  router.post('/', express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20, verify }), async (req, res) => {
-    const locale = pageLocale(req, res);
-    const { state, status } = await handleHomeForm(req, deps.website, locale, pageCopy(locale));
-    res.setHeader('Cache-Control', 'no-store');
-    homePage(deps, req, res, state, status);
-  });
+  router.post(
+    '/',
+    express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20, verify }),
+    async (req, res) => {
+      const locale = pageLocale(req, res);
+      const { state, status } = await handleHomeForm(req, deps.website, locale, pageCopy(locale));
+      res.setHeader('Cache-Control', 'no-store');
+      homePage(deps, req, res, state, status);
+    },
+  );
   const reset = deps.passwordReset;
   if (reset) {
     // A browser's form post only; API clients use POST /api/auth/password/reset (JSON answers).
-    router.post('/reset-password', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
-    router.post('/reset-password', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }), async (req, res) => {
-      const form = req.body as Record<string, unknown>;
-      const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
-      try {
-        await reset.resetPassword(token, form['password']);
-      } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        // Said in the page's language: the password's length, or a link that no longer works.
-        const r = pageCopy(pageLocale(req, res)).reset;
-        resetPage(req, res, { token, error: error.param === 'password' ? r.passwordInvalid : r.linkInvalid }, 400);
-        return;
-      }
-      resetPage(req, res, { token, done: true });
-    });
+    router.post('/reset-password', (req, _res, next) =>
+      next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'),
+    );
+    router.post(
+      '/reset-password',
+      express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }),
+      async (req, res) => {
+        const form = req.body as Record<string, unknown>;
+        const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
+        try {
+          await reset.resetPassword(token, form['password']);
+        } catch (error) {
+          if (!(error instanceof ValidationError)) throw error;
+          // Said in the page's language: the password's length, or a link that no longer works.
+          const r = pageCopy(pageLocale(req, res)).reset;
+          resetPage(req, res, { token, error: error.param === 'password' ? r.passwordInvalid : r.linkInvalid }, 400);
+          return;
+        }
+        resetPage(req, res, { token, done: true });
+      },
+    );
   }
   const emailSignIn = deps.emailSignIn;
   if (emailSignIn) {
     // A browser's form post only; API clients use POST /api/auth/email/verify (JSON answers).
-    router.post('/sign-in', (req, _res, next) => next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'));
-    router.post('/sign-in', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }), async (req, res) => {
-      const form = req.body as Record<string, unknown>;
-      const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
-      const copy = pageCopy(pageLocale(req, res)).signIn;
-      // Another site must not sign a visitor into an account of its choosing (login CSRF).
-      if (crossSite(req, emailSignIn.siteOrigin)) {
-        signInPage(req, res, { token, error: copy.crossSite }, 403);
-        return;
-      }
-      let signedIn: Awaited<ReturnType<typeof emailSignIn.signIn.verifyLink>>;
-      try {
-        signedIn = await emailSignIn.signIn.verifyLink(token);
-      } catch (error) {
-        // A used or expired link (400), or an account that is not active (401): said on the page.
-        if (error instanceof ValidationError) signInPage(req, res, { token, error: copy.failed }, 400);
-        else if (error instanceof AuthError) signInPage(req, res, { token, error: error.message }, 401);
-        else throw error;
-        return;
-      }
-      emailSignIn.startSession(res, signedIn.session);
-      res.setHeader('Cache-Control', 'no-store');
-      res.redirect(303, signedIn.next);
-    });
+    router.post('/sign-in', (req, _res, next) =>
+      next(req.is('application/x-www-form-urlencoded') && wantsHtml(req) ? undefined : 'router'),
+    );
+    router.post(
+      '/sign-in',
+      express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, verify }),
+      async (req, res) => {
+        const form = req.body as Record<string, unknown>;
+        const token = typeof form['token'] === 'string' ? form['token'].slice(0, 200) : '';
+        const copy = pageCopy(pageLocale(req, res)).signIn;
+        // Another site must not sign a visitor into an account of its choosing (login CSRF).
+        if (crossSite(req, emailSignIn.siteOrigin)) {
+          signInPage(req, res, { token, error: copy.crossSite }, 403);
+          return;
+        }
+        let signedIn: Awaited<ReturnType<typeof emailSignIn.signIn.verifyLink>>;
+        try {
+          signedIn = await emailSignIn.signIn.verifyLink(token);
+        } catch (error) {
+          // A used or expired link (400), or an account that is not active (401): said on the page.
+          if (error instanceof ValidationError) signInPage(req, res, { token, error: copy.failed }, 400);
+          else if (error instanceof AuthError) signInPage(req, res, { token, error: error.message }, 401);
+          else throw error;
+          return;
+        }
+        emailSignIn.startSession(res, signedIn.session);
+        res.setHeader('Cache-Control', 'no-store');
+        res.redirect(303, signedIn.next);
+      },
+    );
   }
   router.use(pageErrors());
   return router;
@@ -271,7 +340,9 @@ export function pageRoutes(deps: PageDeps): Router {
   const router = Router();
   const assets = express.static(ASSETS_DIR, { index: false, maxAge: '10m', fallthrough: false });
   // Other methods go on to the JSON 404: serve-static would answer them 405 with an empty body.
-  router.use('/assets', (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? assets(req, res, next) : next()));
+  router.use('/assets', (req, res, next) =>
+    req.method === 'GET' || req.method === 'HEAD' ? assets(req, res, next) : next(),
+  );
 
   router.get('/', (req, res) => {
     // A plan button (`/?plan=<id>#lead-title`): the lead form says which plan was chosen and
@@ -281,7 +352,13 @@ export function pageRoutes(deps: PageDeps): Router {
     const plan = catalog.plans.find((p) => p.id === planId);
     const scenario = plan && catalog.scenarios.find((s) => s.planId === plan.id);
     if (!plan) return homePage(deps, req, res);
-    homePage(deps, req, res, { lead: { values: scenario ? { scenario: scenario.id } : {}, errors: {}, note: fill(pageCopy(pageLocale(req, res)).home.planChosen, { plan: plan.name }) } });
+    homePage(deps, req, res, {
+      lead: {
+        values: scenario ? { scenario: scenario.id } : {},
+        errors: {},
+        note: fill(pageCopy(pageLocale(req, res)).home.planChosen, { plan: plan.name }),
+      },
+    });
   });
 
   router.get('/marketplace', async (req, res) => {
@@ -295,8 +372,29 @@ export function pageRoutes(deps: PageDeps): Router {
     ]);
     page(req, res, (copy) => {
       const m = copy.market;
-      const data = { text: { listing: m.listing, listed: m.listed, probeWaiting: m.probeWaiting, probeHealthy: m.probeHealthy, probeFailed: m.probeFailed, probeNoTools: m.probeNoTools, probeAuthRequired: m.probeAuthRequired, viewEndpoint: m.viewEndpoint, conflict: m.conflict, invalid: m.invalid, failed: copy.home.failed, tooMany: copy.home.tooMany } };
-      return { section: 'marketplace', title: m.title, body: marketplaceBody({ q, provider, tools, endpoints: endpoints.items, later: cursor !== undefined }, copy), script: 'marketplace.js', data };
+      const data = {
+        text: {
+          listing: m.listing,
+          listed: m.listed,
+          probeWaiting: m.probeWaiting,
+          probeHealthy: m.probeHealthy,
+          probeFailed: m.probeFailed,
+          probeNoTools: m.probeNoTools,
+          probeAuthRequired: m.probeAuthRequired,
+          viewEndpoint: m.viewEndpoint,
+          conflict: m.conflict,
+          invalid: m.invalid,
+          failed: copy.home.failed,
+          tooMany: copy.home.tooMany,
+        },
+      };
+      return {
+        section: 'marketplace',
+        title: m.title,
+        body: marketplaceBody({ q, provider, tools, endpoints: endpoints.items, later: cursor !== undefined }, copy),
+        script: 'marketplace.js',
+        data,
+      };
     });
   });
 
@@ -306,35 +404,83 @@ export function pageRoutes(deps: PageDeps): Router {
       found = await deps.listings.getEndpoint(String(req.params['id']), 30);
     } catch (error) {
       if (!(error instanceof NotFoundError) || !wantsHtml(req)) throw error;
-      page(req, res, (copy) => ({ section: 'marketplace', title: copy.endpoint.notFound, body: html`<h1>${copy.endpoint.notFound}</h1><p><a href="/marketplace">${copy.endpoint.back}</a></p>` }), 404);
+      page(
+        req,
+        res,
+        (copy) => ({
+          section: 'marketplace',
+          title: copy.endpoint.notFound,
+          body: html`<h1>${copy.endpoint.notFound}</h1><p><a href="/marketplace">${copy.endpoint.back}</a></p>`,
+        }),
+        404,
+      );
       return;
     }
     const { endpoint, probes } = found;
     const tools = await deps.listings.searchTools({ provider: endpoint.provider, limit: 100 });
-    page(req, res, (copy) => ({ section: 'marketplace', title: endpoint.provider, body: endpointBody(endpoint, probes, tools.items, copy) }));
+    page(req, res, (copy) => ({
+      section: 'marketplace',
+      title: endpoint.provider,
+      body: endpointBody(endpoint, probes, tools.items, copy),
+    }));
   });
 
   router.get('/assistant', (req, res) => {
-    page(req, res, (copy) => ({ section: 'assistant', title: copy.assistant.title, body: assistantBody(copy), script: 'assistant.js', data: { text: copy.assistant } }));
+    page(req, res, (copy) => ({
+      section: 'assistant',
+      title: copy.assistant.title,
+      body: assistantBody(copy),
+      script: 'assistant.js',
+      data: { text: copy.assistant },
+    }));
   });
 
   router.get('/receipts', (req, res) => {
-    page(req, res, (copy) => ({ section: 'receipts', title: copy.receipts.title, body: receiptsBody(copy), script: 'receipts.js', data: { text: copy.receipts } }));
+    page(req, res, (copy) => ({
+      section: 'receipts',
+      title: copy.receipts.title,
+      body: receiptsBody(copy),
+      script: 'receipts.js',
+      data: { text: copy.receipts },
+    }));
   });
 
   router.get('/packages', (req, res) => {
-    page(req, res, (copy) => ({ section: 'packages', title: copy.packages.title, body: packagesBody(copy, undefined), script: 'packages.js', data: { text: copy.packages } }));
+    page(req, res, (copy) => ({
+      section: 'packages',
+      title: copy.packages.title,
+      body: packagesBody(copy, undefined),
+      script: 'packages.js',
+      data: { text: copy.packages },
+    }));
   });
 
   router.get('/packages/:id', async (req, res) => {
     const id = String(req.params['id']).slice(0, 128);
-    const known = !id.includes('\u0000') && (!deps.packages || (await deps.packages.list({ packageId: id }, 1, undefined)).items.length > 0);
+    const known =
+      !id.includes('\u0000') &&
+      (!deps.packages || (await deps.packages.list({ packageId: id }, 1, undefined)).items.length > 0);
     if (!known) {
       if (!wantsHtml(req)) throw new NotFoundError('No such package.');
-      page(req, res, (copy) => ({ section: 'packages', title: copy.packages.notFound, body: html`<h1>${copy.packages.notFound}</h1><p><a href="/packages">${copy.packages.title}</a></p>` }), 404);
+      page(
+        req,
+        res,
+        (copy) => ({
+          section: 'packages',
+          title: copy.packages.notFound,
+          body: html`<h1>${copy.packages.notFound}</h1><p><a href="/packages">${copy.packages.title}</a></p>`,
+        }),
+        404,
+      );
       return;
     }
-    page(req, res, (copy) => ({ section: 'packages', title: id, body: packagesBody(copy, id), script: 'packages.js', data: { text: copy.packages } }));
+    page(req, res, (copy) => ({
+      section: 'packages',
+      title: id,
+      body: packagesBody(copy, id),
+      script: 'packages.js',
+      data: { text: copy.packages },
+    }));
   });
 
   router.get('/sign-in', async (req, res) => {
@@ -352,15 +498,31 @@ export function pageRoutes(deps: PageDeps): Router {
   router.get('/account', (req, res) => {
     // The free plan's button (`/account?plan=<id>`) lands here: the page names the plan chosen.
     const planId = text(req.query['plan'], 40);
-    const plan = planId ? deps.website.content.catalog(pageLocale(req, res)).plans.find((p) => p.id === planId) : undefined;
-    page(req, res, (copy) => ({ section: 'account', title: copy.account.title, body: accountBody(copy, plan?.name), script: 'account.js', data: { text: copy.account } }));
+    const plan = planId
+      ? deps.website.content.catalog(pageLocale(req, res)).plans.find((p) => p.id === planId)
+      : undefined;
+    page(req, res, (copy) => ({
+      section: 'account',
+      title: copy.account.title,
+      body: accountBody(copy, plan?.name),
+      script: 'account.js',
+      data: { text: copy.account },
+    }));
   });
 
   // A browser asking for a page that does not exist gets a page that says so; API clients (and
   // every API path) keep the JSON 404.
   router.use((req, res, next) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !wantsHtml(req) || isApiPath(req.path)) return next();
-    page(req, res, (copy) => ({ title: copy.site.notFound, body: html`<h1>${copy.site.notFound}</h1><p>${copy.site.notFoundBody}</p><p><a href="/">${copy.site.notFoundHome}</a></p>` }), 404);
+    page(
+      req,
+      res,
+      (copy) => ({
+        title: copy.site.notFound,
+        body: html`<h1>${copy.site.notFound}</h1><p>${copy.site.notFoundBody}</p><p><a href="/">${copy.site.notFoundHome}</a></p>`,
+      }),
+      404,
+    );
   });
   router.use(pageErrors());
 

@@ -24,7 +24,9 @@ function ipv6Prefix64(address: string): string {
   const [head = '', tail = ''] = address.split('%')[0]!.split('::');
   const left = head === '' ? [] : head.split(':');
   const right = tail === '' ? [] : tail.split(':');
-  const groups = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  const groups = address.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
   return groups
     .slice(0, 4)
     .map((g) => (parseInt(g, 16) || 0).toString(16))

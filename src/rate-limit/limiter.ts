@@ -83,14 +83,21 @@ export interface RateLimiterOptions {
  */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { policy, redis, log } = options;
-  if (!Number.isInteger(policy.limit) || policy.limit < 1) throw new Error(`rate limit ${policy.name}: limit must be a positive integer`);
+  if (!Number.isInteger(policy.limit) || policy.limit < 1)
+    throw new Error(`rate limit ${policy.name}: limit must be a positive integer`);
   if (!Number.isInteger(policy.windowSeconds) || policy.windowSeconds < 1) {
     throw new Error(`rate limit ${policy.name}: windowSeconds must be a positive integer`);
   }
   const keyPrefix = `${options.keyPrefix}${policy.name}`;
   const memory = new MemoryCounters({ points: policy.limit, durationSeconds: policy.windowSeconds });
   const shared = redis
-    ? new RateLimiterRedis({ storeClient: redis, points: policy.limit, duration: policy.windowSeconds, keyPrefix, rejectIfRedisNotReady: true })
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        points: policy.limit,
+        duration: policy.windowSeconds,
+        keyPrefix,
+        rejectIfRedisNotReady: true,
+      })
     : undefined;
   let degraded = false;
   // The first requests after start-up wait (briefly) for the connection instead of being counted
@@ -133,7 +140,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         } catch (error) {
           if (!degraded) {
             degraded = true;
-            log.warn({ rate_limit: policy.name, err: error }, 'Redis unavailable: rate limits fall back to per-instance counts');
+            log.warn(
+              { rate_limit: policy.name, err: error },
+              'Redis unavailable: rate limits fall back to per-instance counts',
+            );
           }
         }
       }

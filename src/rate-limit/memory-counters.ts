@@ -44,7 +44,11 @@ export class MemoryCounters {
       this.#windows.set(key, window);
     }
     window.value += points;
-    return { consumedPoints: window.value, remainingPoints: Math.max(0, this.points - window.value), msBeforeNext: window.expiresAt - now };
+    return {
+      consumedPoints: window.value,
+      remainingPoints: Math.max(0, this.points - window.value),
+      msBeforeNext: window.expiresAt - now,
+    };
   }
 
   /** Counts `points` (rate-limiter-flexible's name, for a store used either way). */

@@ -13,7 +13,15 @@ export function accountRoutes(deps: { accounts: AccountService }): Router {
     res.json({
       success: true,
       code: 'SUCCESS',
-      data: { account: { id: account.id, email: account.email, name: account.name, status: account.status, created_at: account.createdAt.toISOString() } },
+      data: {
+        account: {
+          id: account.id,
+          email: account.email,
+          name: account.name,
+          status: account.status,
+          created_at: account.createdAt.toISOString(),
+        },
+      },
     });
   });
   return router;

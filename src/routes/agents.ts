@@ -39,12 +39,22 @@ export function agentRoutes(deps: AgentRouteDeps): Router {
   router.post('/api/agents', write, async (req, res) => {
     const { agent, token } = await deps.agents.create(req.bearer!.subject, req.body);
     res.setHeader('Cache-Control', 'no-store');
-    res.status(201).json({ success: true, code: 'CREATED', message: 'Agent created; store its token now, it is not shown again.', data: { agent, token } });
+    res.status(201).json({
+      success: true,
+      code: 'CREATED',
+      message: 'Agent created; store its token now, it is not shown again.',
+      data: { agent, token },
+    });
   });
   router.post('/api/agents/:id/token', write, async (req, res) => {
     const { agent, token } = await deps.agents.rotateToken(req.bearer!.subject, String(req.params['id']));
     res.setHeader('Cache-Control', 'no-store');
-    res.json({ success: true, code: 'SUCCESS', message: 'New token issued; the previous one no longer works. Store it now, it is not shown again.', data: { agent, token } });
+    res.json({
+      success: true,
+      code: 'SUCCESS',
+      message: 'New token issued; the previous one no longer works. Store it now, it is not shown again.',
+      data: { agent, token },
+    });
   });
   router.post('/api/agents/:id/revoke', write, async (req, res) => {
     const agent = await deps.agents.revoke(req.bearer!.subject, String(req.params['id']));
@@ -55,21 +65,33 @@ export function agentRoutes(deps: AgentRouteDeps): Router {
     // The OAuth clients an agent is connected to, and "disconnect" (issue 34).
     const read = checkBearerOrSession(deps.verify, deps.session, 'agents:read');
     const ownAgent = async (accountId: string, agentId: string) => {
-      if (agentId.includes('\u0000') || !(await deps.agents.list(accountId)).some((a) => a.id === agentId)) throw new NotFoundError(`No agent ${agentId.slice(0, 64)} in this account.`);
+      if (agentId.includes('\u0000') || !(await deps.agents.list(accountId)).some((a) => a.id === agentId))
+        throw new NotFoundError(`No agent ${agentId.slice(0, 64)} in this account.`);
     };
     router.get('/api/agents/:id/clients', async (req, res) => {
       await read(req);
       const agentId = String(req.params['id']);
       await ownAgent(req.bearer!.subject, agentId);
       const list = await clients.list(agentId);
-      res.json({ success: true, code: 'SUCCESS', message: `${list.length} connected ${list.length === 1 ? 'client' : 'clients'}.`, data: { clients: list } });
+      res.json({
+        success: true,
+        code: 'SUCCESS',
+        message: `${list.length} connected ${list.length === 1 ? 'client' : 'clients'}.`,
+        data: { clients: list },
+      });
     });
     router.post('/api/agents/:id/clients/:grant/disconnect', write, async (req, res) => {
       const agentId = String(req.params['id']);
       await ownAgent(req.bearer!.subject, agentId);
-      if (!(await clients.disconnect(agentId, String(req.params['grant'])))) throw new NotFoundError('No such connected client of this agent.');
+      if (!(await clients.disconnect(agentId, String(req.params['grant']))))
+        throw new NotFoundError('No such connected client of this agent.');
       deps.agents.forget(agentId);
-      res.json({ success: true, code: 'SUCCESS', message: 'Client disconnected: its tokens no longer work (on every instance within 2 s).', data: {} });
+      res.json({
+        success: true,
+        code: 'SUCCESS',
+        message: 'Client disconnected: its tokens no longer work (on every instance within 2 s).',
+        data: {},
+      });
     });
   }
   return router;
@@ -85,14 +107,21 @@ export function agentRoutes(deps: AgentRouteDeps): Router {
  */
 function countedWrites(deps: AgentRouteDeps) {
   const check = checkBearerOrSession(deps.verify, deps.session, 'agents:write');
-  const limiter = (name: string) => createRateLimiter({ policy: { name, limit: deps.writesPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log });
+  const limiter = (name: string) =>
+    createRateLimiter({
+      policy: { name, limit: deps.writesPerMinute, windowSeconds: 60 },
+      redis: deps.redis,
+      keyPrefix: deps.keyPrefix,
+      log: deps.log,
+    });
   const perAccount = limiter('agents');
   const perClient = limiter('agents-refused');
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
       await check(req);
     } catch (error) {
-      if (error instanceof AuthError || error instanceof ForbiddenError) await enforceRateLimit(perClient, clientAddress(req, deps.trustProxy), res);
+      if (error instanceof AuthError || error instanceof ForbiddenError)
+        await enforceRateLimit(perClient, clientAddress(req, deps.trustProxy), res);
       throw error;
     }
     await enforceRateLimit(perAccount, req.bearer!.subject, res);

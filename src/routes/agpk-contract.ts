@@ -29,14 +29,21 @@ export function agpkContractRoutes(deps: { dir: string }): Router {
   for (const name of readdirSync(deps.dir)) {
     if (!/^[a-z0-9.-]+\.(json|md)$/.test(name)) continue;
     const body = readFileSync(join(deps.dir, name));
-    files.set(name, { body, type: contentType(name), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` });
+    files.set(name, {
+      body,
+      type: contentType(name),
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`,
+    });
   }
   if (!files.has('schema.json')) throw new Error(`AGPK contract folder ${deps.dir} has no schema.json`);
 
   const router = Router();
   router.get('/agpk/v1/:file', (req, res) => {
     const file = files.get(req.params.file);
-    if (!file) throw new NotFoundError(`No AGPK contract file ${req.params.file}; see /agpk/v1/ for ${[...files.keys()].join(', ')}`);
+    if (!file)
+      throw new NotFoundError(
+        `No AGPK contract file ${req.params.file}; see /agpk/v1/ for ${[...files.keys()].join(', ')}`,
+      );
     res.setHeader('ETag', file.etag);
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.setHeader('Content-Type', file.type);
@@ -48,7 +55,12 @@ export function agpkContractRoutes(deps: { dir: string }): Router {
     res.status(200).send(file.body);
   });
   router.get(['/agpk/v1', '/agpk/v1/'], (_req, res) => {
-    res.json({ agpk_version: '1.0', files: [...files.keys()].sort().map((name) => ({ name, href: `/agpk/v1/${name}`, content_type: files.get(name)!.type })) });
+    res.json({
+      agpk_version: '1.0',
+      files: [...files.keys()]
+        .sort()
+        .map((name) => ({ name, href: `/agpk/v1/${name}`, content_type: files.get(name)!.type })),
+    });
   });
   return router;
 }

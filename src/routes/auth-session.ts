@@ -3,7 +3,14 @@ import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 
-import { type AccountView, emailLimitKey, type KeyManagement, type NewSession, type SessionService, type SignInService } from '../accounts/index.ts';
+import {
+  type AccountView,
+  emailLimitKey,
+  type KeyManagement,
+  type NewSession,
+  type SessionService,
+  type SignInService,
+} from '../accounts/index.ts';
 import { readCookie } from '../http/index.ts';
 import { ForbiddenError, RateLimitError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -13,12 +20,22 @@ import { visitorLocale } from '../website/index.ts';
 import { checkCsrf, cookieNames, requireSession, setSessionCookies } from './session-auth.ts';
 
 const Email = z.string().max(320, 'at most 320 characters');
-const RegisterLinkSchema = z.strictObject({ email: Email, name: z.string().max(200, 'at most 200 characters').optional(), next: z.string().max(512).optional() });
+const RegisterLinkSchema = z.strictObject({
+  email: Email,
+  name: z.string().max(200, 'at most 200 characters').optional(),
+  next: z.string().max(512).optional(),
+});
 const EmailOnlySchema = z.strictObject({ email: Email });
 const TokenSchema = z.strictObject({ token: z.string().min(1).max(200) });
 const LoginSchema = z.strictObject({ email: Email, password: z.string().max(256, 'at most 256 characters') });
-const ResetSchema = z.strictObject({ token: z.string().min(1).max(200), password: z.string().max(256, 'at most 256 characters') });
-const SetPasswordSchema = z.strictObject({ password: z.string().max(256, 'at most 256 characters'), current_password: z.string().max(256).optional() });
+const ResetSchema = z.strictObject({
+  token: z.string().min(1).max(200),
+  password: z.string().max(256, 'at most 256 characters'),
+});
+const SetPasswordSchema = z.strictObject({
+  password: z.string().max(256, 'at most 256 characters'),
+  current_password: z.string().max(256).optional(),
+});
 const NewKeySchema = z.strictObject({ name: z.string().max(100, 'at most 100 characters').optional() });
 const VerifyQuerySchema = z.strictObject({ token: z.string().min(1).max(200) });
 
@@ -39,8 +56,15 @@ export interface AuthRouteDeps {
   log: Logger;
 }
 
-const renderAccount = (a: AccountView) => ({ id: a.id, email: a.email, name: a.name, has_password: a.hasPassword, created_at: a.createdAt.toISOString() });
-const SENT_LINK = 'If the address can receive e-mail, a sign-in link is on its way. It works once and expires in 15 minutes.';
+const renderAccount = (a: AccountView) => ({
+  id: a.id,
+  email: a.email,
+  name: a.name,
+  has_password: a.hasPassword,
+  created_at: a.createdAt.toISOString(),
+});
+const SENT_LINK =
+  'If the address can receive e-mail, a sign-in link is on its way. It works once and expires in 15 minutes.';
 const SENT_RESET = 'If an account with a password uses this address, a reset link is on its way.';
 
 /**
@@ -53,10 +77,22 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   const { signIn, sessions, keys } = deps;
   const names = cookieNames(deps.https);
   const limiterOptions = { redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log };
-  const perClient = rateLimit(createRateLimiter({ policy: { name: 'auth', limit: deps.requestsPerMinute, windowSeconds: 60 }, ...limiterOptions }), { trustProxy: deps.trustProxy });
+  const perClient = rateLimit(
+    createRateLimiter({
+      policy: { name: 'auth', limit: deps.requestsPerMinute, windowSeconds: 60 },
+      ...limiterOptions,
+    }),
+    { trustProxy: deps.trustProxy },
+  );
   const perEmailLimiter = deps.perEmailLimiter;
   // Session, logout and key routes cost nothing to abuse but a database read: a looser limit.
-  const perClientAccount = rateLimit(createRateLimiter({ policy: { name: 'account', limit: deps.requestsPerMinute * 6, windowSeconds: 60 }, ...limiterOptions }), { trustProxy: deps.trustProxy });
+  const perClientAccount = rateLimit(
+    createRateLimiter({
+      policy: { name: 'account', limit: deps.requestsPerMinute * 6, windowSeconds: 60 },
+      ...limiterOptions,
+    }),
+    { trustProxy: deps.trustProxy },
+  );
   const session = requireSession(sessions, deps.https);
 
   const router = Router();
@@ -64,8 +100,12 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   const limitEmail = async (res: Response, email: unknown) => {
     const decision = await perEmailLimiter.consume(emailLimitKey(email));
     if (!decision.allowed) {
-      for (const [name, value] of Object.entries(rateLimitHeaders(perEmailLimiter.policy, decision))) res.setHeader(name, value);
-      throw new RateLimitError(`Too many requests for this e-mail address; retry after ${decision.resetSeconds} s.`, decision.resetSeconds);
+      for (const [name, value] of Object.entries(rateLimitHeaders(perEmailLimiter.policy, decision)))
+        res.setHeader(name, value);
+      throw new RateLimitError(
+        `Too many requests for this e-mail address; retry after ${decision.resetSeconds} s.`,
+        decision.resetSeconds,
+      );
     }
   };
 
@@ -77,13 +117,22 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   });
 
   router.get('/api/auth/options', perClientAccount, (req, res) => {
-    res.json({ methods: { email_link: true, password: true }, email_delivery: deps.emailDelivery, request_id: req.requestId });
+    res.json({
+      methods: { email_link: true, password: true },
+      email_delivery: deps.emailDelivery,
+      request_id: req.requestId,
+    });
   });
 
   router.post('/api/auth/email/register-link', perClient, async (req, res) => {
     const body = parseOrThrow(RegisterLinkSchema, req.body, 'request');
     await limitEmail(res, body.email);
-    await signIn.requestLink({ email: body.email, name: body.name, next: body.next, locale: visitorLocale({ cookie: req.get('cookie'), acceptLanguage: req.get('accept-language') }) });
+    await signIn.requestLink({
+      email: body.email,
+      name: body.name,
+      next: body.next,
+      locale: visitorLocale({ cookie: req.get('cookie'), acceptLanguage: req.get('accept-language') }),
+    });
     res.status(202).json({ status: 'sent', message: SENT_LINK, request_id: req.requestId });
   });
 
@@ -121,7 +170,10 @@ export function authSessionRoutes(deps: AuthRouteDeps): Router {
   router.post('/api/auth/password/reset/request', perClient, async (req, res) => {
     const body = parseOrThrow(EmailOnlySchema, req.body, 'request');
     await limitEmail(res, body.email);
-    await signIn.requestPasswordReset(body.email, visitorLocale({ cookie: req.get('cookie'), acceptLanguage: req.get('accept-language') }));
+    await signIn.requestPasswordReset(
+      body.email,
+      visitorLocale({ cookie: req.get('cookie'), acceptLanguage: req.get('accept-language') }),
+    );
     res.status(202).json({ status: 'sent', message: SENT_RESET, request_id: req.requestId });
   });
 

@@ -52,10 +52,15 @@ export function requireBearerOrSession(verify: BearerVerifier, fallback: Session
  * count a refused credential against the client address): sets `req.bearer`, or throws
  * AuthError (401) or ForbiddenError (403: a guest, a write without the session's CSRF header).
  */
-export function checkBearerOrSession(verify: BearerVerifier, fallback: SessionFallback | undefined, scope: string): (req: Request) => Promise<void> {
+export function checkBearerOrSession(
+  verify: BearerVerifier,
+  fallback: SessionFallback | undefined,
+  scope: string,
+): (req: Request) => Promise<void> {
   const cookieName = fallback ? cookieNames(fallback.https).session : '';
   return async (req) => {
-    const cookie = fallback && req.get('authorization') === undefined ? readCookie(req.get('cookie'), cookieName) : undefined;
+    const cookie =
+      fallback && req.get('authorization') === undefined ? readCookie(req.get('cookie'), cookieName) : undefined;
     if (!fallback || !cookie) {
       const principal = await verify(req.get('authorization'));
       requireScope(principal, scope);
@@ -66,6 +71,11 @@ export function checkBearerOrSession(verify: BearerVerifier, fallback: SessionFa
     checkCsrf(req, session);
     req.accountSession = session;
     req.actingAccountId = session.accountId;
-    req.bearer = { kind: 'account', subject: session.accountId, scopes: [...ACCOUNT_SCOPES], credentialId: session.sessionId };
+    req.bearer = {
+      kind: 'account',
+      subject: session.accountId,
+      scopes: [...ACCOUNT_SCOPES],
+      credentialId: session.sessionId,
+    };
   };
 }

@@ -51,7 +51,11 @@ export function healthRoutes(deps: { db: Database; serviceName: string }): Route
     if (up && Date.now() >= upUntil) upUntil = Date.now() + UP_CACHE_MS;
     const body = `${up ? answers.up : answers.down}${JSON.stringify(req.requestId)}}`;
     // Written directly: no ETag to compute for an answer that must not be cached.
-    res.writeHead(up ? 200 : 503, { 'Cache-Control': 'no-store', 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+    res.writeHead(up ? 200 : 503, {
+      'Cache-Control': 'no-store',
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+    });
     res.end(body);
   });
   return router;

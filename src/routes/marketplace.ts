@@ -19,7 +19,13 @@ import {
 import { clientAddress, createRateLimiter, enforceRateLimit } from '../rate-limit/index.ts';
 import { accountApiKey } from './account-key.ts';
 
-const limit = (max: number, fallback: number) => z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`).default(fallback);
+const limit = (max: number, fallback: number) =>
+  z.coerce
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(max, `must be at most ${max}`)
+    .default(fallback);
 const cursor = z.string().min(1).max(512, 'is not a cursor of this API');
 const provider = z.string().regex(PROVIDER_SLUG, 'must be a provider slug (^[a-z0-9][a-z0-9-]{1,62}$)');
 
@@ -133,7 +139,13 @@ export interface MarketplaceRouteDeps {
  * host), so an unbounded stream of anonymous listings would aim Plaza's traffic at third parties.
  */
 function countedListingWrites(deps: MarketplaceRouteDeps) {
-  const limiter = (name: string) => createRateLimiter({ policy: { name, limit: deps.writesPerMinute, windowSeconds: 60 }, redis: deps.redis, keyPrefix: deps.keyPrefix, log: deps.log });
+  const limiter = (name: string) =>
+    createRateLimiter({
+      policy: { name, limit: deps.writesPerMinute, windowSeconds: 60 },
+      redis: deps.redis,
+      keyPrefix: deps.keyPrefix,
+      log: deps.log,
+    });
   // One pair of counters for every write route: a change or a removal spends the same budget.
   const perClient = limiter('listings');
   const perAccount = limiter('listings-account');
@@ -165,7 +177,9 @@ export function marketplaceRoutes(deps: MarketplaceRouteDeps): Router {
     const body = parseOrThrow(ListingBodySchema, req.body, 'listing');
     const { endpoint, created, updated, supersedes } = await service.register(body, req.actingAccountId ?? null);
     if (created) res.setHeader('Location', `/api/mcp/endpoints/${endpoint.id}`);
-    res.status(created ? 201 : 200).json({ ...renderEndpoint(endpoint), created, updated, ...(supersedes ? { supersedes } : {}) });
+    res
+      .status(created ? 201 : 200)
+      .json({ ...renderEndpoint(endpoint), created, updated, ...(supersedes ? { supersedes } : {}) });
   });
 
   router.patch('/api/mcp/listings/:id', account, async (req, res) => {

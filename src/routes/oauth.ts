@@ -38,7 +38,9 @@ export function oauthRoutes(deps: {
   };
   // The root document describes /mcp, the gateway's main resource: a client that looks only there
   // (RFC 9728's fallback) connects to /mcp.
-  router.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'], (_req, res) => sendMetadata(res, deps.resources.resourceOf({})));
+  router.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'], (_req, res) =>
+    sendMetadata(res, deps.resources.resourceOf({})),
+  );
   router.get('/.well-known/oauth-protected-resource/mcp/p/:provider', (req, res, next) => {
     const resource = deps.resources.resourceOf({ provider: String(req.params['provider']) });
     if (deps.resources.targetOf(resource) === undefined) return next();

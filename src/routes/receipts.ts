@@ -1,7 +1,13 @@
 import { Router } from 'express';
 import { z } from 'zod';
 
-import { type ReceiptFilter, type ReceiptLog, renderCheckpoint, renderInclusion, renderReceipt } from '../../receipts/index.ts';
+import {
+  type ReceiptFilter,
+  type ReceiptLog,
+  renderCheckpoint,
+  renderInclusion,
+  renderReceipt,
+} from '../../receipts/index.ts';
 import type { AccountService } from '../accounts/index.ts';
 import { drainedOrClosed } from '../http/index.ts';
 import { NotFoundError, ValidationError } from '../kernel/index.ts';
@@ -11,12 +17,10 @@ import { requireApiKey } from './auth.ts';
 const noNul = (v: string) => !v.includes('\u0000');
 const text = z.string().min(1).max(300).refine(noNul, 'must not contain NUL characters');
 // An offset can move a four-digit year out of 1..9999, which PostgreSQL refuses (it answered 500).
-const when = z.iso
-  .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
-  .refine((v) => {
-    const year = new Date(v).getUTCFullYear();
-    return year >= 1 && year <= 9999;
-  }, 'must be in the years 1 to 9999 (UTC)');
+const when = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).refine((v) => {
+  const year = new Date(v).getUTCFullYear();
+  return year >= 1 && year <= 9999;
+}, 'must be in the years 1 to 9999 (UTC)');
 const FilterShape = {
   agin_id: text.optional(),
   tool: text.optional(),
@@ -33,7 +37,12 @@ const ListQuerySchema = z.strictObject({
     // Checks run on, so this sees what the regex refused too: only digits reach BigInt.
     .refine((v) => !/^\d+$/.test(v) || BigInt(v) <= 9_223_372_036_854_775_807n, 'is not a cursor of this API')
     .optional(),
-  limit: z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(500, 'must be at most 500').default(100),
+  limit: z.coerce
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(500, 'must be at most 500')
+    .default(100),
 });
 const ExportQuerySchema = z.strictObject(FilterShape);
 const size = z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(Number.MAX_SAFE_INTEGER);
@@ -48,7 +57,10 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
     message: i.code === 'unrecognized_keys' ? `unknown parameter(s): ${i.keys.join(', ')}` : i.message,
   }));
   const first = issues[0]!;
-  throw new ValidationError(`Invalid query: ${first.path ? `${first.path}: ` : ''}${first.message}`, { details: { issues }, ...(first.path ? { param: first.path } : {}) });
+  throw new ValidationError(`Invalid query: ${first.path ? `${first.path}: ` : ''}${first.message}`, {
+    details: { issues },
+    ...(first.path ? { param: first.path } : {}),
+  });
 }
 
 function filterOf(accountId: string, q: z.infer<typeof ExportQuerySchema> & { cursor?: string }): ReceiptFilter {
@@ -59,7 +71,8 @@ function filterOf(accountId: string, q: z.infer<typeof ExportQuerySchema> & { cu
   if (q.status !== undefined) filter.status = q.status;
   if (q.since !== undefined) filter.since = new Date(q.since);
   if (q.until !== undefined) filter.until = new Date(q.until);
-  if (filter.since && filter.until && filter.since > filter.until) throw new ValidationError('Invalid query: since is after until', { param: 'since' });
+  if (filter.since && filter.until && filter.since > filter.until)
+    throw new ValidationError('Invalid query: since is after until', { param: 'since' });
   if (q.cursor !== undefined) filter.afterSeq = BigInt(q.cursor);
   return filter;
 }
@@ -70,7 +83,11 @@ function filterOf(accountId: string, q: z.infer<typeof ExportQuerySchema> & { cu
  * the latest signed checkpoint and consistency proofs between tree sizes (public: they reveal
  * only tree sizes and hashes).
  */
-export function receiptRoutes(deps: { accounts: AccountService; receipts: ReceiptLog; checkpointMaxAgeMs: number }): Router {
+export function receiptRoutes(deps: {
+  accounts: AccountService;
+  receipts: ReceiptLog;
+  checkpointMaxAgeMs: number;
+}): Router {
   const { receipts } = deps;
   const router = Router();
   const auth = requireApiKey(deps.accounts);
@@ -79,7 +96,11 @@ export function receiptRoutes(deps: { accounts: AccountService; receipts: Receip
     parse(z.strictObject({}), req.query);
     const checkpoint = await receipts.freshCheckpoint(deps.checkpointMaxAgeMs);
     if (!checkpoint) throw new NotFoundError('No receipt checkpoint yet.');
-    res.json({ success: true, code: 'SUCCESS', data: { checkpoint: renderCheckpoint(checkpoint), jwks_url: '/.well-known/jwks.json' } });
+    res.json({
+      success: true,
+      code: 'SUCCESS',
+      data: { checkpoint: renderCheckpoint(checkpoint), jwks_url: '/.well-known/jwks.json' },
+    });
   });
 
   router.get('/api/receipts/checkpoints/consistency', async (req, res) => {
@@ -95,7 +116,10 @@ export function receiptRoutes(deps: { accounts: AccountService; receipts: Receip
     const lines = receipts.exportLines(filter);
     // The first line is produced before any byte is sent, so a failing checkpoint still gets a JSON error.
     const first = await lines.next();
-    res.status(200).type('application/x-ndjson').setHeader('Content-Disposition', 'attachment; filename="receipts.jsonl"');
+    res
+      .status(200)
+      .type('application/x-ndjson')
+      .setHeader('Content-Disposition', 'attachment; filename="receipts.jsonl"');
     if (!first.done) res.write(`${first.value}\n`);
     for await (const line of lines) {
       if (res.destroyed) break;
@@ -107,7 +131,11 @@ export function receiptRoutes(deps: { accounts: AccountService; receipts: Receip
   router.get('/api/receipts', auth, async (req, res) => {
     const query = parse(ListQuerySchema, req.query);
     const page = await receipts.list(filterOf(req.principal!.accountId, query), query.limit);
-    res.json({ success: true, code: 'SUCCESS', data: { receipts: page.receipts.map(renderReceipt), count: page.receipts.length, next_cursor: page.nextCursor } });
+    res.json({
+      success: true,
+      code: 'SUCCESS',
+      data: { receipts: page.receipts.map(renderReceipt), count: page.receipts.length, next_cursor: page.nextCursor },
+    });
   });
 
   router.get('/api/receipts/:call_id', auth, async (req, res) => {
@@ -129,4 +157,3 @@ export function receiptRoutes(deps: { accounts: AccountService; receipts: Receip
 
   return router;
 }
-

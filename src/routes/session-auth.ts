@@ -1,6 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
 
-import { type AccountService, bearerToken, type NewSession, SESSION_TTL_MS, type SessionPrincipal, type SessionService } from '../accounts/index.ts';
+import {
+  type AccountService,
+  bearerToken,
+  type NewSession,
+  SESSION_TTL_MS,
+  type SessionPrincipal,
+  type SessionService,
+} from '../accounts/index.ts';
 import { readCookie } from '../http/index.ts';
 import { AuthError, digestsEqual, ForbiddenError, hashSecret } from '../kernel/index.ts';
 
@@ -15,15 +22,29 @@ declare module 'express-serve-static-core' {
 
 /** Cookie names: the `__Host-` prefix (Secure, Path=/, no Domain) whenever Plaza is served over HTTPS. */
 export function cookieNames(https: boolean): { session: string; csrf: string } {
-  return https ? { session: '__Host-plaza_session', csrf: '__Host-plaza_csrf' } : { session: 'plaza_session', csrf: 'plaza_csrf' };
+  return https
+    ? { session: '__Host-plaza_session', csrf: '__Host-plaza_csrf' }
+    : { session: 'plaza_session', csrf: 'plaza_csrf' };
 }
 
 /** Sets a new session's cookies: the HttpOnly session, and the CSRF token the site's scripts read. */
 export function setSessionCookies(res: Response, session: NewSession, https: boolean): void {
   const names = cookieNames(https);
-  res.cookie(names.session, session.token, { httpOnly: true, secure: https, sameSite: 'lax', path: '/', maxAge: SESSION_TTL_MS });
+  res.cookie(names.session, session.token, {
+    httpOnly: true,
+    secure: https,
+    sameSite: 'lax',
+    path: '/',
+    maxAge: SESSION_TTL_MS,
+  });
   // Readable by the site's scripts (double-submit); useless without the HttpOnly session cookie.
-  res.cookie(names.csrf, session.csrfToken, { httpOnly: false, secure: https, sameSite: 'lax', path: '/', maxAge: SESSION_TTL_MS });
+  res.cookie(names.csrf, session.csrfToken, {
+    httpOnly: false,
+    secure: https,
+    sameSite: 'lax',
+    path: '/',
+    maxAge: SESSION_TTL_MS,
+  });
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -33,7 +54,9 @@ export function checkCsrf(req: Request, session: SessionPrincipal): void {
   if (SAFE_METHODS.has(req.method)) return;
   const sent = req.get('x-csrf-token');
   if (!sent || !digestsEqual(hashSecret(sent), hashSecret(session.csrfToken))) {
-    throw new ForbiddenError('Missing or wrong X-CSRF-Token header: send the csrf_token of GET /api/auth/session with cookie-authenticated writes.');
+    throw new ForbiddenError(
+      'Missing or wrong X-CSRF-Token header: send the csrf_token of GET /api/auth/session with cookie-authenticated writes.',
+    );
   }
 }
 

@@ -7,7 +7,16 @@ import { z } from 'zod';
 import type { AccountService, SessionService } from '../accounts/index.ts';
 import { parseOrThrow } from '../marketplace/index.ts';
 import { enforceRateLimit, rateLimit, type RateLimiter } from '../rate-limit/index.ts';
-import { parseSourceBody, registrationLimitKey, renderEvent, renderShareEntry, renderSource, SOURCE_STATUSES, type SourceService, type SourceTrust } from '../sources/index.ts';
+import {
+  parseSourceBody,
+  registrationLimitKey,
+  renderEvent,
+  renderShareEntry,
+  renderSource,
+  SOURCE_STATUSES,
+  type SourceService,
+  type SourceTrust,
+} from '../sources/index.ts';
 import { requireAccountActor } from './session-auth.ts';
 
 // PostgreSQL refuses a NUL in a query parameter (it answered 500).
@@ -18,11 +27,18 @@ const ListQuerySchema = z.strictObject({
   risk: z.enum(['none', 'low', 'medium', 'high']).optional(),
   package_id: z.string().min(1).max(128).refine(noNul, 'must not contain NUL characters').optional(),
   q: z.string().max(200, 'must be at most 200 characters').refine(noNul, 'must not contain NUL characters').optional(),
-  limit: z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
+  limit: z.coerce
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(20),
   cursor: z.string().min(1).max(512).optional(),
   mine: z.enum(['1', 'true']).optional(),
 });
-const ShareQuerySchema = z.strictObject({ q: z.string().max(200, 'must be at most 200 characters').refine(noNul, 'must not contain NUL characters').optional() });
+const ShareQuerySchema = z.strictObject({
+  q: z.string().max(200, 'must be at most 200 characters').refine(noNul, 'must not contain NUL characters').optional(),
+});
 
 /** What the source routes are built from. */
 export interface SourceRouteDeps {
@@ -60,19 +76,36 @@ export function sourceRoutes(deps: SourceRouteDeps): Router {
     const body = parseSourceBody(req.body, deps.allowPrivateTargets);
     const { source, created } = await sources.register(body, { trust, accountId });
     res.setHeader('Location', `/api/agpk/sources/${source.id}`);
-    res.status(created ? 202 : 200).json({ source: renderSource(source), status: source.status, created, request_id: req.requestId });
+    res
+      .status(created ? 202 : 200)
+      .json({ source: renderSource(source), status: source.status, created, request_id: req.requestId });
   };
 
   router.post('/api/agpk/sources', limited, (req, res) => register(req, res, 'risky-unknown', null));
-  router.post('/api/agpk/sources/tool', limited, actor, perAccount, (req, res) => register(req, res, 'known-user', req.actingAccountId!));
+  router.post('/api/agpk/sources/tool', limited, actor, perAccount, (req, res) =>
+    register(req, res, 'known-user', req.actingAccountId!),
+  );
 
   // `?mine=1` (a signed-in user's own registrations) needs the session or an API key; the rest is public.
-  const actorIfMine = (req: Request, res: Response, next: (error?: unknown) => void) => (req.query['mine'] === undefined ? next() : actor(req, res, next));
+  const actorIfMine = (req: Request, res: Response, next: (error?: unknown) => void) =>
+    req.query['mine'] === undefined ? next() : actor(req, res, next);
   router.get('/api/agpk/sources', actorIfMine, async (req, res) => {
     const query = parseOrThrow(ListQuerySchema, req.query, 'query');
-    const filter = { status: query.status, trust: query.trust, risk: query.risk, packageId: query.package_id, q: query.q, accountId: query.mine ? req.actingAccountId : undefined };
+    const filter = {
+      status: query.status,
+      trust: query.trust,
+      risk: query.risk,
+      packageId: query.package_id,
+      q: query.q,
+      accountId: query.mine ? req.actingAccountId : undefined,
+    };
     const page = await sources.list(filter, query.limit, query.cursor);
-    res.json({ sources: page.items.map(renderSource), count: page.items.length, next_cursor: page.nextCursor, request_id: req.requestId });
+    res.json({
+      sources: page.items.map(renderSource),
+      count: page.items.length,
+      next_cursor: page.nextCursor,
+      request_id: req.requestId,
+    });
   });
 
   router.get('/api/agpk/sources/:id', async (req, res) => {
@@ -89,7 +122,10 @@ export function sourceRoutes(deps: SourceRouteDeps): Router {
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', 'public, max-age=30');
     const ifNoneMatch = req.get('if-none-match');
-    if (ifNoneMatch !== undefined && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
+    if (
+      ifNoneMatch !== undefined &&
+      (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))
+    ) {
       res.status(304).end();
       return;
     }

@@ -26,7 +26,14 @@ import {
   websiteContentSource,
 } from '../chat/index.ts';
 import type { Database } from '../db/index.ts';
-import { bodyFailure, hasBody, isPlainJsonRequest, readPlainJson, renderError, startErrorAnswer } from '../http/index.ts';
+import {
+  bodyFailure,
+  hasBody,
+  isPlainJsonRequest,
+  readPlainJson,
+  renderError,
+  startErrorAnswer,
+} from '../http/index.ts';
 import { type Clock, isWellFormedRequestId, newRequestId, NotFoundError, ValidationError } from '../kernel/index.ts';
 import type { SigningKeyStore } from '../keys/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -61,24 +68,51 @@ export const TOKEN_API_AUDIENCE = 'plaza-api';
  * The token API (spec §4.7): `POST /api/auth/guest-token`, `POST /api/v1/chat/completions`,
  * `GET /api/v1/models` (and `/api/v1/models/{id}`), `GET /api/agents`. Errors render in the token shape via the error table.
  */
-export function tokenApiRoutes(deps: TokenApiDeps): { router: Router; lane: (edge: CompletionEdge) => (req: IncomingMessage, res: ServerResponse) => boolean } {
+export function tokenApiRoutes(deps: TokenApiDeps): {
+  router: Router;
+  lane: (edge: CompletionEdge) => (req: IncomingMessage, res: ServerResponse) => boolean;
+} {
   const { config, db, log, clock, accounts, keys, redis } = deps;
-  const guestTokens = createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, alsoIssuer: localInstanceIssuers(config.publicBaseUrl), audience: TOKEN_API_AUDIENCE });
+  const guestTokens = createGuestTokens({
+    keys,
+    clock,
+    issuer: config.publicBaseUrl,
+    alsoIssuer: localInstanceIssuers(config.publicBaseUrl),
+    audience: TOKEN_API_AUDIENCE,
+  });
   const verify = createBearerVerifier({ guestTokens, accounts });
   const knowledge = cachedSource(
     combineSources(
-      [websiteContentSource(deps.contentDir ?? join(import.meta.dirname, '../../config/content')), builtinKnowledge(), catalogKnowledge(db.prisma)],
+      [
+        websiteContentSource(deps.contentDir ?? join(import.meta.dirname, '../../config/content')),
+        builtinKnowledge(),
+        catalogKnowledge(db.prisma),
+      ],
       (error) => log.warn({ err: error }, 'a knowledge source of the embedded assistant failed'),
     ),
     30_000,
     () => clock.now(),
   );
   const upstream = config.llm.baseUrl
-    ? createUpstreamBackend({ baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, timeoutMs: config.llm.timeoutMs, completionTimeoutMs: config.llm.completionTimeoutMs, maxRetries: config.llm.maxRetries, clock })
+    ? createUpstreamBackend({
+        baseUrl: config.llm.baseUrl,
+        apiKey: config.llm.apiKey,
+        timeoutMs: config.llm.timeoutMs,
+        completionTimeoutMs: config.llm.completionTimeoutMs,
+        maxRetries: config.llm.maxRetries,
+        clock,
+      })
     : undefined;
   const chat: ChatService = createChatService({
-    registry: createModelRegistry({ upstream: upstream !== undefined, models: config.llm.models, aliases: config.llm.aliases }),
-    backends: { embedded: createEmbeddedBackend({ knowledge, clock, defaultMaxTokens: Math.min(512, config.tokenApi.maxTokens) }), upstream },
+    registry: createModelRegistry({
+      upstream: upstream !== undefined,
+      models: config.llm.models,
+      aliases: config.llm.aliases,
+    }),
+    backends: {
+      embedded: createEmbeddedBackend({ knowledge, clock, defaultMaxTokens: Math.min(512, config.tokenApi.maxTokens) }),
+      upstream,
+    },
     limits: createChatLimits({ settings: config.tokenApi, redis, keyPrefix: config.rateLimits.keyPrefix, log }),
     usage: createUsageLog(db),
     log,
@@ -94,17 +128,28 @@ export function tokenApiRoutes(deps: TokenApiDeps): { router: Router; lane: (edg
 
   const router = Router();
 
-  router.post('/api/auth/guest-token', rateLimit(guestTokenLimit, { trustProxy: config.trustProxy !== false }), async (req, res) => {
-    // The spec sends an empty JSON body; anything in it is a mistake worth reporting.
-    if (req.body !== undefined && !(isPlainObject(req.body) && Object.keys(req.body).length === 0)) {
-      throw new ValidationError('POST /api/auth/guest-token takes an empty JSON body.', { param: isPlainObject(req.body) ? (Object.keys(req.body)[0] ?? null) : null });
-    }
-    const issued = await guestTokens.issue();
-    res.setHeader('Cache-Control', 'no-store');
-    res.json({ success: true, code: 'SUCCESS', message: 'Guest token issued.', data: issued });
-  });
+  router.post(
+    '/api/auth/guest-token',
+    rateLimit(guestTokenLimit, { trustProxy: config.trustProxy !== false }),
+    async (req, res) => {
+      // The spec sends an empty JSON body; anything in it is a mistake worth reporting.
+      if (req.body !== undefined && !(isPlainObject(req.body) && Object.keys(req.body).length === 0)) {
+        throw new ValidationError('POST /api/auth/guest-token takes an empty JSON body.', {
+          param: isPlainObject(req.body) ? (Object.keys(req.body)[0] ?? null) : null,
+        });
+      }
+      const issued = await guestTokens.issue();
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({ success: true, code: 'SUCCESS', message: 'Guest token issued.', data: issued });
+    },
+  );
 
-  const modelObject = (m: ModelEntry) => ({ id: m.id, object: 'model', created: 0, owned_by: m.backend === 'embedded' ? 'plaza' : 'upstream' });
+  const modelObject = (m: ModelEntry) => ({
+    id: m.id,
+    object: 'model',
+    created: 0,
+    owned_by: m.backend === 'embedded' ? 'plaza' : 'upstream',
+  });
 
   router.get('/api/v1/models', requireBearer(verify), (req, res) => {
     res.json({ object: 'list', data: chat.models(req.bearer!).map(modelObject) });
@@ -114,12 +159,21 @@ export function tokenApiRoutes(deps: TokenApiDeps): { router: Router; lane: (edg
   router.get('/api/v1/models/:model', requireBearer(verify), (req, res) => {
     const name = req.params['model'] ?? '';
     const entry = chat.models(req.bearer!).find((m) => m.id === name);
-    if (!entry) throw new ValidationError(`The model '${name.slice(0, 200)}' does not exist; GET /api/v1/models lists the available ones.`, { param: 'model' });
+    if (!entry)
+      throw new ValidationError(
+        `The model '${name.slice(0, 200)}' does not exist; GET /api/v1/models lists the available ones.`,
+        { param: 'model' },
+      );
     res.json(modelObject(entry));
   });
 
   /** Answers a chat completion for `principal` from the parsed `body`, on Express's request or the lane's. */
-  async function complete(req: IncomingMessage & { requestId: string }, res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
+  async function complete(
+    req: IncomingMessage & { requestId: string },
+    res: ServerResponse,
+    principal: Principal,
+    body: unknown,
+  ): Promise<void> {
     const controller = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) controller.abort();
@@ -153,7 +207,12 @@ export function tokenApiRoutes(deps: TokenApiDeps): { router: Router; lane: (edg
   router.get('/api/agents', requireBearerOrSession(verify, deps.session, 'agents:read'), async (req, res) => {
     const principal = req.bearer!;
     const list = await agents.visibleTo(principal.kind === 'account' ? principal.subject : undefined);
-    res.json({ success: true, code: 'SUCCESS', message: `${list.length} ${list.length === 1 ? 'agent' : 'agents'}.`, data: { agents: list } });
+    res.json({
+      success: true,
+      code: 'SUCCESS',
+      message: `${list.length} ${list.length === 1 ? 'agent' : 'agents'}.`,
+      data: { agents: list },
+    });
   });
 
   /**
@@ -164,22 +223,36 @@ export function tokenApiRoutes(deps: TokenApiDeps): { router: Router; lane: (edg
    * own proxying. Anything else (another content type or encoding, a query string, a path spelled
    * differently, Plaza behind a proxy, whose client address Express derives) goes to Express.
    */
-  const lane = (edge: CompletionEdge) => (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (req.method !== 'POST' || req.url !== '/api/v1/chat/completions' || config.trustProxy !== false || !hasBody(req) || !isPlainJsonRequest(req)) return false;
-    const given = req.headers['x-request-id'];
-    const id = isWellFormedRequestId(given) ? given : newRequestId();
-    const request: IncomingMessage & { requestId: string; body?: unknown } = Object.assign(req, { requestId: id });
-    res.setHeader('X-Request-Id', id);
-    // Named in traces as Express's instrumentation names its routes (a no-op without telemetry).
-    trace.getActiveSpan()?.setAttribute('http.route', '/api/v1/chat/completions').updateName('POST /api/v1/chat/completions');
-    edge(request, res);
-    const fail = (error: unknown) => sendError(res, error, id, log);
-    readPlainJson(request, config.bodyLimitBytes, (error) => {
-      if (error !== undefined) return fail(bodyFailure(error, config.bodyLimitBytes));
-      verify(req.headers.authorization).then((principal) => complete(request, res, principal, request.body)).catch(fail);
-    });
-    return true;
-  };
+  const lane =
+    (edge: CompletionEdge) =>
+    (req: IncomingMessage, res: ServerResponse): boolean => {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/api/v1/chat/completions' ||
+        config.trustProxy !== false ||
+        !hasBody(req) ||
+        !isPlainJsonRequest(req)
+      )
+        return false;
+      const given = req.headers['x-request-id'];
+      const id = isWellFormedRequestId(given) ? given : newRequestId();
+      const request: IncomingMessage & { requestId: string; body?: unknown } = Object.assign(req, { requestId: id });
+      res.setHeader('X-Request-Id', id);
+      // Named in traces as Express's instrumentation names its routes (a no-op without telemetry).
+      trace
+        .getActiveSpan()
+        ?.setAttribute('http.route', '/api/v1/chat/completions')
+        .updateName('POST /api/v1/chat/completions');
+      edge(request, res);
+      const fail = (error: unknown) => sendError(res, error, id, log);
+      readPlainJson(request, config.bodyLimitBytes, (error) => {
+        if (error !== undefined) return fail(bodyFailure(error, config.bodyLimitBytes));
+        verify(req.headers.authorization)
+          .then((principal) => complete(request, res, principal, request.body))
+          .catch(fail);
+      });
+      return true;
+    };
 
   return { router, lane };
 }
@@ -212,7 +285,14 @@ const FLUSH_NOW_CHARS = 64 * 1024;
  * the silence allowed to the upstream too) ends the response, and through the abort the upstream
  * request.
  */
-function writeStream(req: IncomingMessage & { requestId: string }, res: ServerResponse, stream: CompletionStream, signal: AbortSignal, log: Logger, stallMs: number): void {
+function writeStream(
+  req: IncomingMessage & { requestId: string },
+  res: ServerResponse,
+  stream: CompletionStream,
+  signal: AbortSignal,
+  log: Logger,
+  stallMs: number,
+): void {
   res.statusCode = 200;
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');

@@ -31,8 +31,15 @@ export function createSources(deps: Pick<SourcesDeps, 'prisma' | 'clock'>): Sour
  */
 export function createSourcesWorker(deps: SourcesDeps & { resolve?: Resolver; owner?: string }): SourceWorker {
   const { prisma, clock, log, config, mailer } = deps;
-  const extractLimits = { ...DEFAULT_EXTRACT_LIMITS, maxTotalBytes: Math.max(config.sources.maxBytes * 8, 64 * 1024 * 1024) };
-  const inspect = createSourceInspector({ schemas: loadAgpkSchemas(), denyList: loadDenyList(config.sources.denyListFile), limits: extractLimits });
+  const extractLimits = {
+    ...DEFAULT_EXTRACT_LIMITS,
+    maxTotalBytes: Math.max(config.sources.maxBytes * 8, 64 * 1024 * 1024),
+  };
+  const inspect = createSourceInspector({
+    schemas: loadAgpkSchemas(),
+    denyList: loadDenyList(config.sources.denyListFile),
+    limits: extractLimits,
+  });
   const store = createSourceStore({
     prisma,
     recheckMs: config.sources.recheckMs,

@@ -6,7 +6,16 @@ import { createFolderSet, resolvePath } from './internal/hook-paths.ts';
 import { createPipeFlow, type PipeFlow } from './internal/pipe-flow.ts';
 import { programActions } from './internal/program-calls.ts';
 import { filesRun, inlineCode, stdinReader, withoutRedirections } from './internal/run-words.ts';
-import { asValue, byWord, commandWords, MAX_NESTING, parseCommands, samePath, type ShellCommand, type Substitution } from './internal/shell-words.ts';
+import {
+  asValue,
+  byWord,
+  commandWords,
+  MAX_NESTING,
+  parseCommands,
+  samePath,
+  type ShellCommand,
+  type Substitution,
+} from './internal/shell-words.ts';
 import { PROGRAM_MARKS } from './program-rules.ts';
 import type { HookLine, ProgramLanguage } from './read-hook.ts';
 
@@ -17,7 +26,8 @@ const MAX_FOLDER = 256;
 /** Redirections that send a command's standard output to a file. */
 const STDOUT_TO = /^(?:1?>>?|&>>?)$/;
 /** A function definition's first line: `name() {`, `function name {`, `name ()` with `{` on the next line. */
-const FUNCTION_HEADER = /^\s*(?:function\s+([A-Za-z_][\w:.-]*)(?:\s*\(\s*\))?|([A-Za-z_][\w:.-]*)\s*\(\s*\))\s*(?:\{|$)/;
+const FUNCTION_HEADER =
+  /^\s*(?:function\s+([A-Za-z_][\w:.-]*)(?:\s*\(\s*\))?|([A-Za-z_][\w:.-]*)\s*\(\s*\))\s*(?:\{|$)/;
 /** A positional parameter in a function's body: `$1`, `${2}`, `$@`, `$*`, `$#`. */
 const POSITIONAL = /\$(?:\{(\d+|[@*#])\}|(\d|[@*#]))/g;
 /**
@@ -71,12 +81,19 @@ const MAPFILE_VALUED = /^-[dnOsuCc]$/;
  * redirections): `printf -v NAME` with an argument that `carries` one (by its index in `words`),
  * and `read`/`mapfile`/`readarray` whose standard input is a downloaded file (a `<(curl …)` is one).
  */
-function downloadSetNames(words: readonly string[], plain: readonly string[], carries: (j: number) => boolean, isDownloaded: (path: string) => boolean): string[] {
+function downloadSetNames(
+  words: readonly string[],
+  plain: readonly string[],
+  carries: (j: number) => boolean,
+  isDownloaded: (path: string) => boolean,
+): string[] {
   const name = words[0];
   if (name === 'printf') {
     const v = words.indexOf('-v');
     const target = v > 0 ? words[v + 1] : undefined;
-    return target !== undefined && /^[A-Za-z_]\w*$/.test(target) && words.some((_, j) => j > v + 1 && carries(j)) ? [target] : [];
+    return target !== undefined && /^[A-Za-z_]\w*$/.test(target) && words.some((_, j) => j > v + 1 && carries(j))
+      ? [target]
+      : [];
   }
   if (name !== 'read' && name !== 'mapfile' && name !== 'readarray') return [];
   if (!words.some((w, j) => /^0?<$/.test(w) && words[j + 1] !== undefined && isDownloaded(words[j + 1]!))) return [];
@@ -155,7 +172,10 @@ export function drain<T>(reading: Generator<void, T, void>): T {
  * after it reads one, and the one that reads the last line answers the runs found. `parse` splits
  * a text into commands (a cache shared with another reading of the same line saves the work).
  */
-export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: string) => ShellCommand[]): Generator<void, DownloadRun[], void> {
+export function* readDownloadRuns(
+  lines: readonly HookLine[],
+  parse: (text: string) => ShellCommand[],
+): Generator<void, DownloadRun[], void> {
   // Looked up by name (and folder by component), so each command costs its own words, not the files downloaded so far.
   const downloaded = new Set<string>();
   const unpacked = createFolderSet();
@@ -168,12 +188,16 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
   /** The captured program `word` refers to in `language`, if any (`"$code"` of `python3 -c "$code"`). */
   const capturedIn = (word: string, language: string): string | undefined => {
     if (captured.size === 0 || !word.includes('$')) return undefined;
-    for (const m of word.matchAll(/\$\{?([A-Za-z_]\w*)/g)) if (captured.get(m[1]!)?.includes(language as ProgramLanguage)) return m[1]!;
+    for (const m of word.matchAll(/\$\{?([A-Za-z_]\w*)/g))
+      if (captured.get(m[1]!)?.includes(language as ProgramLanguage)) return m[1]!;
     return undefined;
   };
   // The words the last command printed (`echo "$code"`), for the command its pipe feeds.
   let fedCode: string[] = [];
-  let rereadLeft = Math.max(MIN_REREAD_BUDGET, lines.reduce((n, l) => n + l.text.length + 1, 0));
+  let rereadLeft = Math.max(
+    MIN_REREAD_BUDGET,
+    lines.reduce((n, l) => n + l.text.length + 1, 0),
+  );
   /** Whether `text` may still be re-read (its length is then spent). */
   const reread = (text: string): boolean => (rereadLeft -= text.length) >= 0;
   // The folder `cd` went to; undefined once the scan cannot tell (`cd "$(dirname "$0")"`, a cd
@@ -248,7 +272,12 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
       const computed = computedName(words[0]!, byWord(cmd.substitutions).get(offset));
       if (computed !== undefined) {
         onLine.add('review');
-        found.push({ line: i, file: '', how: `runs a command named at run time (${computed.slice(0, 60)})`, review: true });
+        found.push({
+          line: i,
+          file: '',
+          how: `runs a command named at run time (${computed.slice(0, 60)})`,
+          review: true,
+        });
       }
     }
     for (const { path, named } of filesRun(words)) {
@@ -262,19 +291,28 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
     }
     const inline = inlineCode(words);
     const runsCaptured = inline === undefined ? undefined : capturedIn(words[inline.at]!, inline.language);
-    if (runsCaptured !== undefined) flag(i, onLine, `hands ${name} the code of a here-document in $${runsCaptured}, which downloads and evaluates code`);
+    if (runsCaptured !== undefined)
+      flag(
+        i,
+        onLine,
+        `hands ${name} the code of a here-document in $${runsCaptured}, which downloads and evaluates code`,
+      );
     if (inline && carries(offset + inline.at)) flag(i, onLine, `hands a download to ${name} as its code`);
     else if (inline && depth < MAX_NESTING) {
       // The code as the interpreter gets it: what the outer shell substituted into it has run already.
       const code = asValue(inline.code, byWord(cmd.substitutions).get(offset + inline.at));
       if (reread(code) && inline.language === 'shell') shellLine(code, i, onLine, undefined, depth + 1);
-      else if (rereadLeft >= 0 && inline.language !== 'shell') programLine(code, inline.language, newUnit(), i, onLine, depth + 1);
+      else if (rereadLeft >= 0 && inline.language !== 'shell')
+        programLine(code, inline.language, newUnit(), i, onLine, depth + 1);
     }
     if (name === 'eval' && words.length > 1) {
       if (words.some((_, j) => j > 0 && carries(offset + j))) flag(i, onLine, 'evaluates a download');
       else if (depth < MAX_NESTING) {
         const subs = byWord(cmd.substitutions);
-        const code = words.slice(1).map((w, j) => asValue(w, subs.get(offset + 1 + j))).join(' ');
+        const code = words
+          .slice(1)
+          .map((w, j) => asValue(w, subs.get(offset + 1 + j)))
+          .join(' ');
         if (reread(code)) shellLine(code, i, onLine, undefined, depth + 1);
       }
     }
@@ -283,22 +321,29 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
     const pipedIn = fedCode;
     fedCode = [];
     if (stdin !== undefined && stdin !== 'shell') {
-      const code = [...pipedIn, ...words.filter((w, j) => words[j - 1] === '<<<')].map((w) => capturedIn(w, stdin)).find((n) => n !== undefined);
-      if (code !== undefined) flag(i, onLine, `feeds ${name} the code of a here-document in $${code}, which downloads and evaluates code`);
+      const code = [...pipedIn, ...words.filter((w, j) => words[j - 1] === '<<<')]
+        .map((w) => capturedIn(w, stdin))
+        .find((n) => n !== undefined);
+      if (code !== undefined)
+        flag(i, onLine, `feeds ${name} the code of a here-document in $${code}, which downloads and evaluates code`);
     }
     if (name === 'echo' || name === 'printf') fedCode = words.slice(1).filter((w) => w.includes('$'));
     if (stdin !== undefined) {
       const hereString = words.some((w, j) => w === '<<<' && carries(offset + j + 1));
-      const fromFile = words.some((w, j) => /^0?<$/.test(w) && words[j + 1] !== undefined && isDownloaded(words[j + 1]!));
+      const fromFile = words.some(
+        (w, j) => /^0?<$/.test(w) && words[j + 1] !== undefined && isDownloaded(words[j + 1]!),
+      );
       if (fed || hereString || fromFile) flag(i, onLine, `feeds a download to ${name}`);
     }
     const body = functions.get(words[0] ?? '');
     const called = body !== undefined && depth < MAX_NESTING && call(body, plain.slice(1), fed, i, onLine, depth + 1);
     const args = words.slice(1).filter((w) => !w.startsWith('-'));
     const unpack = extraction(words);
-    if (unpack && (unpack.archive === undefined ? fed : isDownloaded(unpack.archive))) unpackedInto(unpack.into, unpack.archive ?? 'a download piped into it');
+    if (unpack && (unpack.archive === undefined ? fed : isDownloaded(unpack.archive)))
+      unpackedInto(unpack.into, unpack.archive ?? 'a download piped into it');
     const decompressed = decompression(words);
-    if (decompressed?.from !== undefined && decompressed.to !== undefined && isDownloaded(decompressed.from)) markDownloaded(decompressed.to);
+    if (decompressed?.from !== undefined && decompressed.to !== undefined && isDownloaded(decompressed.from))
+      markDownloaded(decompressed.to);
     if (COPIES.test(name) && args.length >= 2 && args.slice(0, -1).some(isDownloaded)) {
       const into = args.at(-1)!;
       markDownloaded(into);
@@ -313,7 +358,9 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
       called ||
       echoes ||
       download?.stdout === true ||
-      (decompressed !== undefined && decompressed.to === undefined && (decompressed.from === undefined ? fed : isDownloaded(decompressed.from))) ||
+      (decompressed !== undefined &&
+        decompressed.to === undefined &&
+        (decompressed.from === undefined ? fed : isDownloaded(decompressed.from))) ||
       (name === 'cat' && args.some(isDownloaded));
     if (carriesOut) {
       all.forEach((w, j) => {
@@ -337,12 +384,22 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
    * call's arguments as `$1`…; answers whether its output carries a download. Calls inside calls
    * go `MAX_NESTING` deep, and replay from the hook's re-reading budget (`MIN_REREAD_BUDGET`).
    */
-  function call(body: readonly ShellCommand[], args: readonly string[], fed: boolean, i: number, onLine: Set<string>, depth: number): boolean {
+  function call(
+    body: readonly ShellCommand[],
+    args: readonly string[],
+    fed: boolean,
+    i: number,
+    onLine: Set<string>,
+    depth: number,
+  ): boolean {
     let carried = fed;
     let out = false;
     for (const [k, c] of body.entries()) {
       // A command costs its text and a fixed part for reading it (a replay of short commands costs more than their text).
-      rereadLeft -= REPLAY_COST + c.words.reduce((n, w) => n + w.length + 1, 0) + c.substitutions.reduce((n, s) => n + s.code.length, 0);
+      rereadLeft -=
+        REPLAY_COST +
+        c.words.reduce((n, w) => n + w.length + 1, 0) +
+        c.substitutions.reduce((n, s) => n + s.code.length, 0);
       if (rereadLeft < 0) break;
       carried = command(bindArguments(c, args), k === 0 ? fed : c.after === '|' && carried, i, onLine, depth);
       if (body[k + 1]?.after !== '|') out ||= carried;
@@ -351,7 +408,14 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
   }
 
   /** One line of shell (or the code of a `sh -c`, `eval` or substitution on it); `onLine` keeps one finding per file and line. Answers whether its output carries a download. */
-  function shellLine(line: string, i: number, onLine: Set<string>, writes?: ReadonlyMap<number, string[]>, depth = 0, hookFlow?: PipeFlow): boolean {
+  function shellLine(
+    line: string,
+    i: number,
+    onLine: Set<string>,
+    writes?: ReadonlyMap<number, string[]>,
+    depth = 0,
+    hookFlow?: PipeFlow,
+  ): boolean {
     const commands = parse(line);
     if (commands.length === 0) return false;
     const flow = hookFlow ?? createPipeFlow();
@@ -368,7 +432,14 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
   }
 
   /** One line of another language's program (`unit`: what that program did on its earlier lines). */
-  function programLine(text: string, language: ProgramLanguage, unit: Unit, i: number, onLine: Set<string>, depth = 0): void {
+  function programLine(
+    text: string,
+    language: ProgramLanguage,
+    unit: Unit,
+    i: number,
+    onLine: Set<string>,
+    depth = 0,
+  ): void {
     // A program that downloads: what it writes may be the download (the order of its calls is not followed).
     if (!unit.downloads && PROGRAM_MARKS[language].downloads.test(text)) {
       unit.downloads = true;
@@ -377,7 +448,8 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
     for (const action of programActions(text, language, unit.consts)) {
       if (action.kind === 'shell') {
         if (depth < MAX_NESTING) shellLine(action.line, i, onLine, undefined, depth + 1);
-      } else if (action.kind === 'command') command({ words: action.words, after: '', heredocs: [], substitutions: [] }, false, i, onLine, depth);
+      } else if (action.kind === 'command')
+        command({ words: action.words, after: '', heredocs: [], substitutions: [] }, false, i, onLine, depth);
       else if (action.kind === 'download') markDownloaded(action.file);
       else if (action.kind === 'write') {
         if (unit.downloads) markDownloaded(action.file);
@@ -387,13 +459,21 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
       else {
         // `extractall()` unpacks the archive opened before it; node's tar without a file, the stream piped into it.
         const archive = action.archive === '' ? unit.archive : action.archive;
-        if (archive === undefined ? unit.downloads : isDownloaded(archive)) unpackedInto(action.into, archive ?? 'a download piped into it');
+        if (archive === undefined ? unit.downloads : isDownloaded(archive))
+          unpackedInto(action.into, archive ?? 'a download piped into it');
       }
     }
   }
 
   // The function being defined: its body's commands so far, and how deep in `{ }` they are.
-  let defining: { name: string; body: ShellCommand[]; braces: number; saved: { cwd: string | undefined; previous: string | undefined; folders: Folders } } | undefined;
+  let defining:
+    | {
+        name: string;
+        body: ShellCommand[];
+        braces: number;
+        saved: { cwd: string | undefined; previous: string | undefined; folders: Folders };
+      }
+    | undefined;
   /** Collects a line of a function's definition; answers whether the definition ended on it. */
   function define(text: string, header: boolean): boolean {
     const d = defining!;
@@ -406,7 +486,11 @@ export function* readDownloadRuns(lines: readonly HookLine[], parse: (text: stri
         words = words.slice(open + 1);
         d.braces = 1;
         if (words.length === 0) continue;
-        d.body.push({ ...c, words, substitutions: c.substitutions.filter((s) => s.word > open).map((s) => ({ ...s, word: s.word - open - 1 })) });
+        d.body.push({
+          ...c,
+          words,
+          substitutions: c.substitutions.filter((s) => s.word > open).map((s) => ({ ...s, word: s.word - open - 1 })),
+        });
         continue;
       }
       if (words[0] === '{') d.braces++;

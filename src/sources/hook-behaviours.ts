@@ -11,12 +11,24 @@ import { drain } from './download-exec.ts';
 import { createPipeFlow, type PipeFlow } from './internal/pipe-flow.ts';
 import { inlineCode, languageOf, REDIRECTION, stdinReader, withoutRedirections } from './internal/run-words.ts';
 import { namesCredential, persistentCommand, persists, writtenPath, writtenWords } from './internal/sensitive-paths.ts';
-import { asValue, byWord, commandWords, MAX_NESTING, parseCommands, type ShellCommand } from './internal/shell-words.ts';
+import {
+  asValue,
+  byWord,
+  commandWords,
+  MAX_NESTING,
+  parseCommands,
+  type ShellCommand,
+} from './internal/shell-words.ts';
 import { uploads } from './internal/upload-words.ts';
 import type { HookLine } from './read-hook.ts';
 
 /** The rules of this reading. */
-export type BehaviourId = 'install.reverse-shell' | 'install.persistence' | 'install.credential-read' | 'install.exfiltration' | 'install.decode-exec';
+export type BehaviourId =
+  | 'install.reverse-shell'
+  | 'install.persistence'
+  | 'install.credential-read'
+  | 'install.exfiltration'
+  | 'install.decode-exec';
 
 /** One thing a hook line does. */
 export interface Behaviour {
@@ -35,7 +47,8 @@ const NETWORK = 8;
 const SHELL = 16;
 
 /** Commands that print what they read (transformed): what flows into them flows on. */
-const FILTERS = /^(?:cat|tac|tee|head|tail|base64|base32|basenc|xxd|od|hexdump|gzip|gunzip|zcat|bzip2|bunzip2|bzcat|xz|unxz|xzcat|zstd|unzstd|tr|sed|awk|gawk|cut|sort|uniq|rev|grep|egrep|fgrep|jq|openssl|gpg|fold|iconv|strings|dd|column|paste)$/;
+const FILTERS =
+  /^(?:cat|tac|tee|head|tail|base64|base32|basenc|xxd|od|hexdump|gzip|gunzip|zcat|bzip2|bunzip2|bzcat|xz|unxz|xzcat|zstd|unzstd|tr|sed|awk|gawk|cut|sort|uniq|rev|grep|egrep|fgrep|jq|openssl|gpg|fold|iconv|strings|dd|column|paste)$/;
 /** Network clients that send what they read and print what the peer sends. */
 const NET_TOOLS = /^(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|telnet|socat|cryptcat)$/;
 /** A raw socket the shell opens as a file. */
@@ -53,15 +66,19 @@ const ESCAPES = /\\(?:x[0-9A-Fa-f]|[0-7]|u[0-9A-Fa-f])/;
 const PROGRAM_DECODE_EXEC =
   /\b(?:exec|eval|Function)\s*\(\s*(?:compile\s*\(\s*)?(?:[\w.]{0,64}\.)?(?:b64decode|b32decode|b85decode|a85decode|decodebytes|decompress|unhexlify|fromhex|atob|decode_base64|decode64|unpack1?|base64_decode|gzinflate|gzuncompress|gzdecode|str_rot13|hex2bin)\s*\(|\b(?:eval|Function)\s*\(\s*Buffer\.from\([^)]{0,256}['"](?:base64|hex)['"]/;
 /** A program that opens a network connection, and one that hands a shell its descriptors or spawns one. */
-const PROGRAM_SOCKET = /\bsocket\.socket\b|\bsocket\s*\(|\bfsockopen\b|\bTCPSocket\b|\bIO::Socket\b|\bnet\.(?:connect|createConnection|Socket)\b/;
-const PROGRAM_SHELL = /\bdup2\b|\bpty\.spawn\b|['"]\/bin\/(?:ba|z|da)?sh\b|\bspawn\(\s*['"](?:ba|z)?sh['"]|['"]cmd\.exe['"]/;
+const PROGRAM_SOCKET =
+  /\bsocket\.socket\b|\bsocket\s*\(|\bfsockopen\b|\bTCPSocket\b|\bIO::Socket\b|\bnet\.(?:connect|createConnection|Socket)\b/;
+const PROGRAM_SHELL =
+  /\bdup2\b|\bpty\.spawn\b|['"]\/bin\/(?:ba|z|da)?sh\b|\bspawn\(\s*['"](?:ba|z)?sh['"]|['"]cmd\.exe['"]/;
 /** A credential named in program text (`open(os.path.expanduser('~/.ssh/id_rsa'))`). */
-const PROGRAM_CREDENTIAL = /\.ssh\/id_\w|\.aws\/credentials\b|\.git-credentials\b|\/etc\/g?shadow\b|\/proc\/self\/environ\b|~\/\.(?:npmrc|netrc|pypirc)\b/;
+const PROGRAM_CREDENTIAL =
+  /\.ssh\/id_\w|\.aws\/credentials\b|\.git-credentials\b|\/etc\/g?shadow\b|\/proc\/self\/environ\b|~\/\.(?:npmrc|netrc|pypirc)\b/;
 /** Commands that print the environment (`env`, `printenv`, `set`, `export -p`, `declare -px`, `compgen -v`). */
 function dumpsEnvironment(name: string, args: readonly string[]): boolean {
   if (name === 'env' || name === 'printenv') return args.every((a) => a.startsWith('-') || a.includes('='));
   if (name === 'set' || name === 'export') return args.length === 0 || args.includes('-p');
-  if (name === 'declare' || name === 'typeset') return args.some((a) => /^-[a-zA-Z]*[px]/.test(a)) && args.every((a) => a.startsWith('-'));
+  if (name === 'declare' || name === 'typeset')
+    return args.some((a) => /^-[a-zA-Z]*[px]/.test(a)) && args.every((a) => a.startsWith('-'));
   return name === 'compgen' && args.includes('-v');
 }
 
@@ -78,8 +95,13 @@ function decodes(name: string, args: readonly string[]): boolean {
 /** Whether a command connects standard input and output of a shell to a network peer (`nc -e /bin/sh`, `socat exec:sh tcp:h:p`). */
 function servesShell(name: string, args: readonly string[]): boolean {
   // telnet's `-e` is its escape character, not a program.
-  if (/^(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|cryptcat)$/.test(name)) return args.some((a) => /^-[a-zA-Z]*[ec][a-zA-Z]*$|^--(?:sh-|lua-)?exec\b/.test(a));
-  return name === 'socat' && args.some((a) => /^(?:exec|system):/i.test(a)) && args.some((a) => /^(?:tcp|tcp4|tcp6|udp|openssl|ssl)[-:]/i.test(a));
+  if (/^(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|cryptcat)$/.test(name))
+    return args.some((a) => /^-[a-zA-Z]*[ec][a-zA-Z]*$|^--(?:sh-|lua-)?exec\b/.test(a));
+  return (
+    name === 'socat' &&
+    args.some((a) => /^(?:exec|system):/i.test(a)) &&
+    args.some((a) => /^(?:tcp|tcp4|tcp6|udp|openssl|ssl)[-:]/i.test(a))
+  );
 }
 
 /** The severity of each rule; exfiltration's depends on what is sent. */
@@ -103,11 +125,17 @@ export function hookBehaviours(lines: readonly HookLine[]): Behaviour[] {
 }
 
 /** {@link hookBehaviours} one hook line per step, as `readDownloadRuns` reads (same steps, same `parse`). */
-export function* readBehaviours(lines: readonly HookLine[], parse: (text: string) => ShellCommand[]): Generator<void, Behaviour[], void> {
+export function* readBehaviours(
+  lines: readonly HookLine[],
+  parse: (text: string) => ShellCommand[],
+): Generator<void, Behaviour[], void> {
   const found: Behaviour[] = [];
   // Names holding what a substitution printed (`s=$(echo … | base64 -d)`), with its marks.
   const marked = new Map<string, number>();
-  let rereadLeft = Math.max(MIN_REREAD_BUDGET, lines.reduce((n, l) => n + l.text.length + 1, 0));
+  let rereadLeft = Math.max(
+    MIN_REREAD_BUDGET,
+    lines.reduce((n, l) => n + l.text.length + 1, 0),
+  );
   let line = 0;
   // The rules (and severities) reported on the current line; made at its first finding (most lines have none).
   let onLine: Set<string> | undefined;
@@ -129,7 +157,11 @@ export function* readBehaviours(lines: readonly HookLine[], parse: (text: string
     if (PROGRAM_DECODE_EXEC.test(text)) report('install.decode-exec', 'evaluates code it decodes at run time');
     unit.socket ||= PROGRAM_SOCKET.test(text);
     unit.shell ||= PROGRAM_SHELL.test(text);
-    if (unit.socket && unit.shell) report('install.reverse-shell', 'connects a shell to a network socket (a socket and a spawned shell or dup2 in one program)');
+    if (unit.socket && unit.shell)
+      report(
+        'install.reverse-shell',
+        'connects a shell to a network socket (a socket and a spawned shell or dup2 in one program)',
+      );
     const credential = PROGRAM_CREDENTIAL.exec(text);
     if (credential) report('install.credential-read', `reads credentials (${credential[0]})`);
   }
@@ -187,11 +219,14 @@ export function* readBehaviours(lines: readonly HookLine[], parse: (text: string
     const writes = written.length === 0 ? undefined : new Set(written);
     for (const j of written) {
       const path = writtenPath(all[j]!);
-      if (persists(path)) report('install.persistence', `writes ${path.slice(0, 80)}, which runs again at login, boot or on a schedule`);
+      if (persists(path))
+        report('install.persistence', `writes ${path.slice(0, 80)}, which runs again at login, boot or on a schedule`);
     }
     const persistent = persistentCommand(name, args);
     if (persistent) report('install.persistence', persistent);
-    const credentials = NOT_READING.test(name) ? [] : all.filter((w, j) => j >= offset && !writes?.has(j) && !REDIRECTION.test(w) && namesCredential(w));
+    const credentials = NOT_READING.test(name)
+      ? []
+      : all.filter((w, j) => j >= offset && !writes?.has(j) && !REDIRECTION.test(w) && namesCredential(w));
     if (credentials.length > 0) {
       report('install.credential-read', `reads credentials (${credentials[0]!.slice(0, 80)})`);
       out |= SECRET;
@@ -205,12 +240,15 @@ export function* readBehaviours(lines: readonly HookLine[], parse: (text: string
     // A shell, or `exec`/bare redirections: the hook's own shell takes the socket as its descriptors.
     const exec = all.indexOf('exec');
     const shellish = language !== undefined || (exec >= 0 && exec <= offset) || REDIRECTION.test(words[0]!);
-    if (socket > 0 && shellish) report('install.reverse-shell', `connects a shell to a network socket (${all[socket]!.slice(0, 60)})`);
+    if (socket > 0 && shellish)
+      report('install.reverse-shell', `connects a shell to a network socket (${all[socket]!.slice(0, 60)})`);
     else if (socket > 0 && /</.test(all[socket - 1]!)) out |= NETWORK;
-    if (servesShell(name, args)) report('install.reverse-shell', `hands a shell to a network peer (${name} ${args.join(' ').slice(0, 60)})`);
+    if (servesShell(name, args))
+      report('install.reverse-shell', `hands a shell to a network peer (${name} ${args.join(' ').slice(0, 60)})`);
     // Only an interpreter (or `source`/`.`) reads a program from its standard input.
     const reader = language !== undefined || name === 'source' || name === '.' ? stdinReader(plain) : undefined;
-    if (reader !== undefined && fed & NETWORK) report('install.reverse-shell', `runs what a network peer sends (${name})`);
+    if (reader !== undefined && fed & NETWORK)
+      report('install.reverse-shell', `runs what a network peer sends (${name})`);
     if (reader === 'shell') out |= SHELL;
     if (NET_TOOLS.test(name) || (name === 'openssl' && args[0] === 's_client')) {
       if (fed & SHELL) report('install.reverse-shell', `hands a shell's output to a network peer (${name})`);
@@ -222,33 +260,59 @@ export function* readBehaviours(lines: readonly HookLine[], parse: (text: string
     const network = sent !== undefined || NET_TOOLS.test(name) || (socket > 0 && !shellish);
     if (network) {
       const stdin = sent === undefined || sent.stdin ? fed : 0;
-      const files = [...(sent?.files ?? []), ...all.filter((w, j) => j > 0 && /^0?<$/.test(all[j - 1]!) && !RAW_SOCKET.test(w))];
+      const files = [
+        ...(sent?.files ?? []),
+        ...all.filter((w, j) => j > 0 && /^0?<$/.test(all[j - 1]!) && !RAW_SOCKET.test(w)),
+      ];
       const sends = carried | stdin | (socket > 0 && /^\d?>/.test(all[socket - 1]!) ? out : 0);
       const secretFile = files.find((f) => namesCredential(f));
-      if (sends & SECRET || secretFile !== undefined) report('install.exfiltration', `sends the environment or credentials out${secretFile ? ` (${secretFile.slice(0, 60)})` : ''}`, 'high');
+      if (sends & SECRET || secretFile !== undefined)
+        report(
+          'install.exfiltration',
+          `sends the environment or credentials out${secretFile ? ` (${secretFile.slice(0, 60)})` : ''}`,
+          'high',
+        );
       else if (files.length > 0) report('install.exfiltration', `sends a local file out (${files[0]!.slice(0, 60)})`);
-      else if (stdin & (OUTPUT | DECODED)) report('install.exfiltration', `sends what another command prints out (${name})`);
+      else if (stdin & (OUTPUT | DECODED))
+        report('install.exfiltration', `sends what another command prints out (${name})`);
     }
 
     // Decode-then-run: decoded text as a command, as a shell's or interpreter's code, fed to its standard input.
     if (words.length > 0 && marksOf(offset) & DECODED) report('install.decode-exec', 'runs a command it decodes');
     if (reader !== undefined && fed & DECODED) report('install.decode-exec', `feeds ${name} code it decodes`);
-    if (reader !== undefined && words.some((w, j) => w === '<<<' && marksOf(offset + j + 1) & DECODED)) report('install.decode-exec', `feeds ${name} code it decodes`);
-    if ((language !== undefined || name === 'source' || name === '.') && c.substitutions.some((s) => s.kind === '<(' && s.word > offset && (subs?.get(s.word) ?? 0) & DECODED)) {
+    if (reader !== undefined && words.some((w, j) => w === '<<<' && marksOf(offset + j + 1) & DECODED))
+      report('install.decode-exec', `feeds ${name} code it decodes`);
+    if (
+      (language !== undefined || name === 'source' || name === '.') &&
+      c.substitutions.some((s) => s.kind === '<(' && s.word > offset && (subs?.get(s.word) ?? 0) & DECODED)
+    ) {
       report('install.decode-exec', `runs a script it decodes (${name} <(…))`);
     }
     // Handed code is read as the shell gets it: the substitutions in it have run already (their output stands as a placeholder).
     const inline = language === undefined ? undefined : inlineCode(words);
     if (inline && marksOf(offset + inline.at) & DECODED) report('install.decode-exec', `hands ${name} code it decodes`);
-    else if (inline?.language === 'shell') handed(asValue(inline.code, byWord(c.substitutions).get(offset + inline.at)), depth);
+    else if (inline?.language === 'shell')
+      handed(asValue(inline.code, byWord(c.substitutions).get(offset + inline.at)), depth);
     else if (inline) program(inline.code, { socket: false, shell: false });
     if (name === 'eval' && words.length > 1) {
       const bySub = byWord(c.substitutions);
-      if (words.some((_, j) => j > 0 && marksOf(offset + j) & DECODED)) report('install.decode-exec', 'evaluates code it decodes');
-      else handed(words.slice(1).map((w, j) => asValue(w, bySub.get(offset + 1 + j))).join(' '), depth);
+      if (words.some((_, j) => j > 0 && marksOf(offset + j) & DECODED))
+        report('install.decode-exec', 'evaluates code it decodes');
+      else
+        handed(
+          words
+            .slice(1)
+            .map((w, j) => asValue(w, bySub.get(offset + 1 + j)))
+            .join(' '),
+          depth,
+        );
     }
     // `… | while read l; do eval "$l"; done`: the names `read` sets hold what it was fed.
-    if (name === 'read' && fed !== 0) for (const n of args.filter((a) => /^[A-Za-z_]\w*$/.test(a)).concat(args.some((a) => /^[A-Za-z_]/.test(a)) ? [] : ['REPLY'])) marked.set(n, fed);
+    if (name === 'read' && fed !== 0)
+      for (const n of args
+        .filter((a) => /^[A-Za-z_]\w*$/.test(a))
+        .concat(args.some((a) => /^[A-Za-z_]/.test(a)) ? [] : ['REPLY']))
+        marked.set(n, fed);
     return out;
   }
 

@@ -17,7 +17,9 @@ export function rejectionMail(source: PackageSource, to: string, publicBaseUrl: 
       `  failed at:    ${source.stage}`,
       '',
       `Reason: ${source.reason ?? 'not stated'}`,
-      ...(findings.length > 0 ? ['', 'Findings:', ...findings.map((f) => `  - [${f.severity}] ${f.id}: ${f.message}`)] : []),
+      ...(findings.length > 0
+        ? ['', 'Findings:', ...findings.map((f) => `  - [${f.severity}] ${f.id}: ${f.message}`)]
+        : []),
       '',
       `Details and history: ${publicBaseUrl.replace(/\/+$/, '')}/api/agpk/sources/${source.id}`,
       'Fix the package, publish it again and register the new download_uri and sha256.',

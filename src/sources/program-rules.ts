@@ -8,7 +8,8 @@ import type { HookLine, ProgramLanguage } from './read-hook.ts';
 /** What marks a program as downloading, and as evaluating code built at run time. Each is a plain alternation: linear in a line. */
 export const PROGRAM_MARKS: Record<ProgramLanguage, { downloads: RegExp; evaluates: RegExp }> = {
   python: {
-    downloads: /\b(?:urlopen|urlretrieve|urllib3|http\.client)\b|\b(?:requests|httpx)\.(?:get|post|request|stream)\b|\bwget\.download\b/,
+    downloads:
+      /\b(?:urlopen|urlretrieve|urllib3|http\.client)\b|\b(?:requests|httpx)\.(?:get|post|request|stream)\b|\bwget\.download\b/,
     evaluates: /(?<![\w.])(?:exec|eval)\s*\(/,
   },
   node: {
@@ -16,7 +17,10 @@ export const PROGRAM_MARKS: Record<ProgramLanguage, { downloads: RegExp; evaluat
     evaluates: /(?<![\w.])eval\s*\(|\bnew\s+Function\s*\(|\bvm\.\w+|\brunIn(?:This|New)?Context\b|\.then\(\s*eval\b/,
   },
   perl: { downloads: /\bLWP::|\bHTTP::Tiny\b|\bgetstore\s*\(/, evaluates: /\beval\s*\(?\s*(?:\$|get\s*\()/ },
-  ruby: { downloads: /\bopen-uri\b|\bURI\.open\b|\bNet::HTTP\b|\bHTTParty\b/, evaluates: /(?<![\w.])(?:eval|instance_eval)\b/ },
+  ruby: {
+    downloads: /\bopen-uri\b|\bURI\.open\b|\bNet::HTTP\b|\bHTTParty\b/,
+    evaluates: /(?<![\w.])(?:eval|instance_eval)\b/,
+  },
   php: { downloads: /\bfile_get_contents\s*\(\s*['"]https?:|\bcurl_exec\b/, evaluates: /(?<![\w.])eval\s*\(/ },
 };
 

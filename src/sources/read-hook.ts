@@ -12,7 +12,15 @@ import { plainQuotes } from './internal/ansi-quotes.ts';
 import { filesRun, inlineCode, type Language, languageOf, stdinProgram } from './internal/run-words.ts';
 import { createShellAliases } from './internal/shell-aliases.ts';
 import { createShellVars } from './internal/shell-vars.ts';
-import { commandWords, goesOn, type Heredoc, MAX_NESTING, parseCommands, type ShellCommand, type Substitution } from './internal/shell-words.ts';
+import {
+  commandWords,
+  goesOn,
+  type Heredoc,
+  MAX_NESTING,
+  parseCommands,
+  type ShellCommand,
+  type Substitution,
+} from './internal/shell-words.ts';
 import { PROGRAM_MARKS } from './program-rules.ts';
 
 /** Substitutions may add up to this much text to a small hook, and up to its own size to a larger one. */
@@ -28,7 +36,8 @@ const STDOUT_TO = /^(?:1?>>?|&>>?)$/;
  * A body that downloads: a download command at the start of a command (not `git fetch`), or a
  * program's download call. Each alternative is a fixed prefix, so a line costs its length.
  */
-const DOWNLOADS = /(?:^|[;&|(`]|\$\(|\b(?:then|do|else|if|sudo|exec|command)\s)\s*(?:curl|wget|fetch)\b|\b(?:urlopen|urlretrieve|DownloadFile|DownloadString)\b|\b(?:requests|httpx)\.get\s*\(|\bhttps?\.get\s*\(|\bfetch\s*\(|\bInvoke-WebRequest\b/;
+const DOWNLOADS =
+  /(?:^|[;&|(`]|\$\(|\b(?:then|do|else|if|sudo|exec|command)\s)\s*(?:curl|wget|fetch)\b|\b(?:urlopen|urlretrieve|DownloadFile|DownloadString)\b|\b(?:requests|httpx)\.get\s*\(|\bhttps?\.get\s*\(|\bfetch\s*\(|\bInvoke-WebRequest\b/;
 
 /** A program language other than the hook's own shell. */
 export type ProgramLanguage = Exclude<Language, 'shell'>;
@@ -111,7 +120,9 @@ function substitutionReaders(words: readonly string[]): (s: Substitution) => Rea
   const offset = words.length - own.length;
   const inline = inlineCode(own);
   const base = posix.basename(own[0] ?? '');
-  const hereString = own.includes('<<<') ? stdinProgram(own.filter((w, k) => w !== '<<<' && own[k - 1] !== '<<<')) : undefined;
+  const hereString = own.includes('<<<')
+    ? stdinProgram(own.filter((w, k) => w !== '<<<' && own[k - 1] !== '<<<'))
+    : undefined;
   const script = filesRun(own)[1]?.path;
   const language = base === 'source' || base === '.' ? 'shell' : languageOf(base);
   return (s) => {
@@ -147,20 +158,34 @@ function opened(commands: readonly ShellCommand[], depth: number, outer?: Reader
       readerFor ??= substitutionReaders(command.words);
       const reader = readerFor(s);
       // `x="$(cat <<EOF`: the body printed is the value of x, run (or not) where x is used.
-      const name = reader === undefined && depth === 0 ? /^([A-Za-z_]\w*)=/.exec(command.words[s.word] ?? '')?.[1] : undefined;
+      const name =
+        reader === undefined && depth === 0 ? /^([A-Za-z_]\w*)=/.exec(command.words[s.word] ?? '')?.[1] : undefined;
       for (const o of opened(parseCommands(s.code), depth + 1, reader)) {
         const printed = name !== undefined && o.reader.kind === 'data' && o.reader.files.length === 0;
         out.push({ ...o, command: -1, ...(printed ? { captures: name } : {}) });
       }
     }
     // A body printed to the output (`cat <<EOF` with no file) of a substitution goes where the substitution's output goes.
-    const reader = outer !== undefined && who[k]!.kind === 'data' && who[k]!.files.length === 0 && commands[k + 1]?.after !== '|' ? outer : who[k]!;
+    const reader =
+      outer !== undefined && who[k]!.kind === 'data' && who[k]!.files.length === 0 && commands[k + 1]?.after !== '|'
+        ? outer
+        : who[k]!;
     for (const heredoc of command.heredocs) out.push({ heredoc, reader, command: k });
   });
   return out;
 }
 
-const EXTENSIONS: Record<string, ProgramLanguage> = { '.py': 'python', '.js': 'node', '.mjs': 'node', '.cjs': 'node', '.ts': 'node', '.mts': 'node', '.pl': 'perl', '.rb': 'ruby', '.php': 'php' };
+const EXTENSIONS: Record<string, ProgramLanguage> = {
+  '.py': 'python',
+  '.js': 'node',
+  '.mjs': 'node',
+  '.cjs': 'node',
+  '.ts': 'node',
+  '.mts': 'node',
+  '.pl': 'perl',
+  '.rb': 'ruby',
+  '.php': 'php',
+};
 
 /** The language of a hook that is not shell, by its `#!` line (`#!/usr/bin/env python3`) or else its extension. */
 export function hookLanguage(file: string, firstLine: string): ProgramLanguage | undefined {
@@ -190,13 +215,15 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
   const activate = (context: Context): void => {
     const frame = context.queue[context.next++];
     if (!frame) return;
-    for (const map of frame.strip ? [depths.exact, depths.stripped] : [depths.exact]) if (!map.has(frame.delimiter)) map.set(frame.delimiter, active.length);
+    for (const map of frame.strip ? [depths.exact, depths.stripped] : [depths.exact])
+      if (!map.has(frame.delimiter)) map.set(frame.delimiter, active.length);
     active.push(frame);
   };
   const close = (depth: number): void => {
     while (active.length > depth) {
       const frame = active.pop()!;
-      for (const map of [depths.exact, depths.stripped]) if (map.get(frame.delimiter) === active.length) map.delete(frame.delimiter);
+      for (const map of [depths.exact, depths.stripped])
+        if (map.get(frame.delimiter) === active.length) map.delete(frame.delimiter);
       if (frame.captures !== undefined) {
         const languages = [...frame.marks!.downloads].filter((l) => frame.marks!.evaluates.has(l));
         (frame.opener.captures ??= new Map()).set(frame.captures, languages);
@@ -250,7 +277,12 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
     const parts = [code[i]!];
     let size = code[i]!.length;
     for (let j = i + 1; j < raw.length; j++) {
-      if (j - i > MAX_JOINED_LINES || (size += code[j]!.length + 1) > MAX_JOINED_CHARS || ending(raw[j]!) !== undefined || HEREDOC_OPENER.test(code[j]!)) {
+      if (
+        j - i > MAX_JOINED_LINES ||
+        (size += code[j]!.length + 1) > MAX_JOINED_CHARS ||
+        ending(raw[j]!) !== undefined ||
+        HEREDOC_OPENER.test(code[j]!)
+      ) {
         noJoinUntil = j;
         return undefined;
       }
@@ -276,12 +308,20 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
     }
     const reader = frame?.reader;
     if (reader?.kind === 'program') {
-      out.push({ text: frame!.quoted ? code[i]! : vars.text(code[i]!), program: { language: reader.language, unit: frame!.unit }, ...(frame!.quoted ? {} : { expandedCode: true as const }) });
+      out.push({
+        text: frame!.quoted ? code[i]! : vars.text(code[i]!),
+        program: { language: reader.language, unit: frame!.unit },
+        ...(frame!.quoted ? {} : { expandedCode: true as const }),
+      });
     } else {
       const group = i > noJoinUntil ? joined(i) : undefined;
       // Read as the shell reads it: `$'…'` decoded, aliases expanded where commands are named, then variables.
       const text = aliases.expand(plainQuotes(group?.text ?? code[i]!));
-      const line: HookLine = { text: vars.line(text), ...(reader?.kind === 'shell' && !frame!.quoted ? { expandedCode: true as const } : {}), ...(reader?.kind === 'data' ? { data: true as const } : {}) };
+      const line: HookLine = {
+        text: vars.line(text),
+        ...(reader?.kind === 'shell' && !frame!.quoted ? { expandedCode: true as const } : {}),
+        ...(reader?.kind === 'data' ? { data: true as const } : {}),
+      };
       aliases.record(line.text);
       const evaluated = /\beval\b/.test(text) ? vars.evaluated(text) : line.text;
       if (evaluated !== line.text) line.evaluated = evaluated;
@@ -296,7 +336,10 @@ export function readHook(raw: readonly string[], code: readonly string[], langua
     if (frame && !frame.downloads && DOWNLOADS.test(out[i]!.text)) frame.downloads = true;
     // A body assigned to a name: what it would do as each language's program, once that name is run.
     if (frame?.marks) {
-      for (const [language, marks] of Object.entries(PROGRAM_MARKS) as [ProgramLanguage, (typeof PROGRAM_MARKS)[ProgramLanguage]][]) {
+      for (const [language, marks] of Object.entries(PROGRAM_MARKS) as [
+        ProgramLanguage,
+        (typeof PROGRAM_MARKS)[ProgramLanguage],
+      ][]) {
         if (marks.downloads.test(code[i]!)) frame.marks.downloads.add(language);
         if (marks.evaluates.test(code[i]!)) frame.marks.evaluates.add(language);
       }

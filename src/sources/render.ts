@@ -34,7 +34,10 @@ export function renderSource(s: PackageSource): Record<string, unknown> {
     registered_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
     last_checked_at: isoOrNull(s.lastCheckAt),
-    next_check_at: s.status === 'registered' || s.status === 'healthy' || s.status === 'dropped' ? s.nextCheckAt.toISOString() : null,
+    next_check_at:
+      s.status === 'registered' || s.status === 'healthy' || s.status === 'dropped'
+        ? s.nextCheckAt.toISOString()
+        : null,
     links: { self: `/api/agpk/sources/${s.id}` },
   };
 }

@@ -25,7 +25,8 @@ function handedCode(text: string, depth = 0, budget = { left: text.length }): st
   for (const c of parseCommands(text)) {
     const words = commandWords(c.words);
     const inline = inlineCode(words);
-    const code = words[0] === 'eval' ? words.slice(1).join(' ') : inline?.language === 'shell' ? inline.code : undefined;
+    const code =
+      words[0] === 'eval' ? words.slice(1).join(' ') : inline?.language === 'shell' ? inline.code : undefined;
     if (code === undefined) continue;
     if ((budget.left -= code.length) < 0) break;
     out.push(code, ...handedCode(code, depth + 1, budget));
@@ -48,7 +49,14 @@ export function scanHook(file: string, source: string): SourceFinding[] {
   /** The text a finding at line `i` quotes: the line, or all the lines one command spread over. */
   const shown = (i: number): string => {
     const span = hook[i]?.span ?? 0;
-    return (span > 0 ? lines.slice(i, i + span + 1).map((l) => l.trim()).join(' ') : lines[i]!.trim()).slice(0, 120);
+    return (
+      span > 0
+        ? lines
+            .slice(i, i + span + 1)
+            .map((l) => l.trim())
+            .join(' ')
+        : lines[i]!.trim()
+    ).slice(0, 120);
   };
   const flag = (i: number, what: string): void => {
     const at = `${file}:${i + 1}`;
@@ -61,13 +69,22 @@ export function scanHook(file: string, source: string): SourceFinding[] {
     const texts = line.program ? [line.text] : [line.text, ...(line.evaluated === undefined ? [] : [line.evaluated])];
     if (!line.program) texts.push(...texts.flatMap((t) => handedCode(t)));
     for (const rule of INSTALL_RULES) {
-      if (texts.some((t) => rule.pattern.test(t))) findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${shown(i)}` });
+      if (texts.some((t) => rule.pattern.test(t)))
+        findings.push({ id: rule.id, severity: 'high', file: at, message: `${at} ${rule.what}: ${shown(i)}` });
     }
-    if (line.expandedCode && EXPANDED_DOWNLOAD.test(line.text)) flag(i, 'expands a download into the code it feeds an interpreter');
+    if (line.expandedCode && EXPANDED_DOWNLOAD.test(line.text))
+      flag(i, 'expands a download into the code it feeds an interpreter');
     const targets = [...new Set(texts.flatMap((t) => writesOutsideRoot(t, line.program !== undefined)))];
-    if (targets.length > 0) findings.push({ id: 'install.outside-root', severity: 'high', file: at, message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})` });
+    if (targets.length > 0)
+      findings.push({
+        id: 'install.outside-root',
+        severity: 'high',
+        file: at,
+        message: `${at} writes outside $AGPK_INSTALL_ROOT (${targets.slice(0, 3).join(', ')})`,
+      });
   }
-  for (const i of evaluatedDownloads(hook)) flag(i, `evaluates code in a ${hook[i]!.program!.language} program that downloads`);
+  for (const i of evaluatedDownloads(hook))
+    flag(i, `evaluates code in a ${hook[i]!.program!.language} program that downloads`);
   // The two readings of the hook's commands go line by line together, so each line is parsed once for both.
   const cache = createCommandCache();
   const downloadRuns = readDownloadRuns(hook, cache.parse);
@@ -92,13 +109,27 @@ export function scanHook(file: string, source: string): SourceFinding[] {
   for (const run of runs) {
     const at = `${file}:${run.line + 1}`;
     if (run.review) {
-      findings.push({ id: 'install.dynamic-command', severity: 'medium', file: at, message: `${at} ${run.how!}: ${shown(run.line)}` });
+      findings.push({
+        id: 'install.dynamic-command',
+        severity: 'medium',
+        file: at,
+        message: `${at} ${run.how!}: ${shown(run.line)}`,
+      });
       continue;
     }
     if (flagged.has(at)) continue;
     flagged.add(at);
-    const what = run.how ?? (run.archive === undefined ? `runs ${run.file}, which the hook downloaded` : `runs ${run.file}, from where the hook unpacked ${run.archive.slice(0, 120)}, which it downloaded`);
-    findings.push({ id: 'install.download-exec', severity: 'high', file: at, message: `${at} ${what}: ${shown(run.line)}` });
+    const what =
+      run.how ??
+      (run.archive === undefined
+        ? `runs ${run.file}, which the hook downloaded`
+        : `runs ${run.file}, from where the hook unpacked ${run.archive.slice(0, 120)}, which it downloaded`);
+    findings.push({
+      id: 'install.download-exec',
+      severity: 'high',
+      file: at,
+      message: `${at} ${what}: ${shown(run.line)}`,
+    });
   }
   return findings;
 }

@@ -8,5 +8,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { AgpkManifest } from '../agpk/index.ts';
 import { scanPackageDir } from './scan.ts';
 
-const { dir, manifest, denyList } = workerData as { dir: string; manifest: AgpkManifest | undefined; denyList: ReadonlyMap<string, string> };
+const { dir, manifest, denyList } = workerData as {
+  dir: string;
+  manifest: AgpkManifest | undefined;
+  denyList: ReadonlyMap<string, string>;
+};
 parentPort!.postMessage(await scanPackageDir(dir, manifest, denyList));

@@ -14,7 +14,8 @@ import { SECRET_PATTERNS } from './secret-patterns.ts';
 const MAX_SCANNED_BYTES = 4 * 1024 * 1024;
 const LICENSE_FILES = /^(?:LICEN[CS]E|COPYING|UNLICENSE)(?:[.-][A-Za-z0-9.]+)?$/i;
 const SCRIPT_FILES = /^(?:INSTALL|UNINSTALL|UPGRADE|PREINSTALL|POSTINSTALL)(?:\.[a-z0-9]+)?$/i;
-const ENV_FILES = /(?:^|\/)(?:\.env(?:\.[\w-]+)?|\.npmrc|\.pypirc|\.netrc|credentials(?:\.json)?|\.git-credentials|id_(?:rsa|dsa|ecdsa|ed25519))$/i;
+const ENV_FILES =
+  /(?:^|\/)(?:\.env(?:\.[\w-]+)?|\.npmrc|\.pypirc|\.netrc|credentials(?:\.json)?|\.git-credentials|id_(?:rsa|dsa|ecdsa|ed25519))$/i;
 
 /** Findings of one kind in one file listed one by one; the rest are counted in one more. */
 const LISTED_PER_FILE = 20;
@@ -31,7 +32,10 @@ const SEVERITY_ORDER = ['info', 'low', 'medium', 'high'] as const;
  * list has.
  */
 function listed(findings: readonly SourceFinding[]): SourceFinding[] {
-  const groups = new Map<string, { count: number; first: SourceFinding; path: string | null; severity: SourceFinding['severity'] }>();
+  const groups = new Map<
+    string,
+    { count: number; first: SourceFinding; path: string | null; severity: SourceFinding['severity'] }
+  >();
   const kept: Array<{ finding: SourceFinding; stands: number }> = [];
   for (const f of findings) {
     // A hook's findings name the line (`INSTALL:12`): they are grouped by the file.
@@ -49,7 +53,15 @@ function listed(findings: readonly SourceFinding[]): SourceFinding[] {
     if (count <= LISTED_PER_FILE) continue;
     const where = path === null ? '' : ` in ${path}`;
     const more = count - LISTED_PER_FILE;
-    kept.push({ finding: { id: first.id, severity, file: path, message: `and ${more} more ${first.id} findings${where}, not listed` }, stands: more });
+    kept.push({
+      finding: {
+        id: first.id,
+        severity,
+        file: path,
+        message: `and ${more} more ${first.id} findings${where}, not listed`,
+      },
+      stands: more,
+    });
   }
   const out = kept.slice(0, LISTED_IN_ALL).map((k) => k.finding);
   if (kept.length <= LISTED_IN_ALL) return out;
@@ -62,7 +74,8 @@ function listed(findings: readonly SourceFinding[]): SourceFinding[] {
       group.severity = higher(group.severity, finding.severity);
     }
   }
-  for (const [id, { count, severity }] of rest) out.push({ id, severity, file: null, message: `and ${count} more ${id} findings, not listed` });
+  for (const [id, { count, severity }] of rest)
+    out.push({ id, severity, file: null, message: `and ${count} more ${id} findings, not listed` });
   return out;
 }
 
@@ -81,15 +94,31 @@ export function verdictOf(findings: readonly SourceFinding[]): RiskVerdict {
  * Archive-level checks done before extraction: setuid/setgid bits (the extractor drops them, but
  * shipping them is an escalation attempt) and the deny-list digest of the archive itself.
  */
-export async function scanArchive(archive: string, archiveSha256: string, denyList: ReadonlyMap<string, string>): Promise<SourceFinding[]> {
+export async function scanArchive(
+  archive: string,
+  archiveSha256: string,
+  denyList: ReadonlyMap<string, string>,
+): Promise<SourceFinding[]> {
   const findings: SourceFinding[] = [];
   const denied = denyList.get(archiveSha256);
-  if (denied) findings.push({ id: 'denylist.digest', severity: 'high', file: null, message: `the archive is on the deny-list (${denied})` });
+  if (denied)
+    findings.push({
+      id: 'denylist.digest',
+      severity: 'high',
+      file: null,
+      message: `the archive is on the deny-list (${denied})`,
+    });
   await list({
     file: archive,
     onReadEntry: (entry) => {
       const mode = entry.mode ?? 0;
-      if (mode & 0o6000) findings.push({ id: 'archive.unsafe', severity: 'high', file: entry.path, message: `${entry.path} carries a setuid/setgid bit` });
+      if (mode & 0o6000)
+        findings.push({
+          id: 'archive.unsafe',
+          severity: 'high',
+          file: entry.path,
+          message: `${entry.path} carries a setuid/setgid bit`,
+        });
       entry.resume();
     },
   });
@@ -114,18 +143,34 @@ const SCAN_TIME_LIMIT_MS = 120_000;
  * text; a scan that outlasts `limitMs` is stopped and answered with a high finding. The exit
  * that follows an answer or an error changes nothing (a promise settles once).
  */
-export function scanOffThread(dir: string, manifest: AgpkManifest | undefined, denyList: ReadonlyMap<string, string>, limitMs = SCAN_TIME_LIMIT_MS): Promise<SourceFinding[]> {
+export function scanOffThread(
+  dir: string,
+  manifest: AgpkManifest | undefined,
+  denyList: ReadonlyMap<string, string>,
+  limitMs = SCAN_TIME_LIMIT_MS,
+): Promise<SourceFinding[]> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./scan-worker.ts', import.meta.url), { workerData: { dir, manifest, denyList } });
+    const worker = new Worker(new URL('./scan-worker.ts', import.meta.url), {
+      workerData: { dir, manifest, denyList },
+    });
     const timer = setTimeout(() => {
-      void worker.terminate(); // eslint-disable-line @typescript-eslint/no-floating-promises -- terminate only fulfils (with the exit code)
-      resolve([{ id: 'scan.timeout', severity: 'high', file: null, message: `the scan did not finish within ${Math.round(limitMs / 1000)} s` }]);
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- terminate only fulfils (with the exit code)
+      void worker.terminate();
+      resolve([
+        {
+          id: 'scan.timeout',
+          severity: 'high',
+          file: null,
+          message: `the scan did not finish within ${Math.round(limitMs / 1000)} s`,
+        },
+      ]);
     }, limitMs);
     const settle = () => clearTimeout(timer);
     worker.once('message', (findings: SourceFinding[]) => {
       settle();
       resolve(findings);
-      void worker.terminate(); // eslint-disable-line @typescript-eslint/no-floating-promises -- as above
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- as above
+      void worker.terminate();
     });
     // A thread that cannot run the scan (a Node that cannot load TypeScript there, say) leaves it
     // to this one, which answers as the scan answers (its findings, or its error).
@@ -145,12 +190,23 @@ export function scanOffThread(dir: string, manifest: AgpkManifest | undefined, d
  * dangerous install/uninstall steps, a license, and known-bad digests of its files. Pure
  * reading: nothing in the package is executed.
  */
-export async function scanPackageDir(dir: string, manifest: AgpkManifest | undefined, denyList: ReadonlyMap<string, string>): Promise<SourceFinding[]> {
+export async function scanPackageDir(
+  dir: string,
+  manifest: AgpkManifest | undefined,
+  denyList: ReadonlyMap<string, string>,
+): Promise<SourceFinding[]> {
   const findings: SourceFinding[] = [];
   const files = await walk(dir);
   const hooks = new Set(Object.values(manifest?.lifecycle ?? {}).filter((v): v is string => typeof v === 'string'));
-  const hasLicense = files.some((f) => !f.includes('/') && LICENSE_FILES.test(f)) || typeof manifest?.['license'] === 'string';
-  if (!hasLicense) findings.push({ id: 'license.missing', severity: 'low', file: null, message: 'no license file (LICENSE, COPYING) and no license in agpk.json' });
+  const hasLicense =
+    files.some((f) => !f.includes('/') && LICENSE_FILES.test(f)) || typeof manifest?.['license'] === 'string';
+  if (!hasLicense)
+    findings.push({
+      id: 'license.missing',
+      severity: 'low',
+      file: null,
+      message: 'no license file (LICENSE, COPYING) and no license in agpk.json',
+    });
 
   for (const file of files) {
     const path = join(dir, file);
@@ -158,15 +214,29 @@ export async function scanPackageDir(dir: string, manifest: AgpkManifest | undef
     const bytes = await readFile(path);
     const digest = createHash('sha256').update(bytes).digest('hex');
     const denied = denyList.get(digest);
-    if (denied) findings.push({ id: 'denylist.digest', severity: 'high', file, message: `${file} is on the deny-list (${denied})` });
-    if (ENV_FILES.test(file)) findings.push({ id: 'secret.env-file', severity: /id_(?:rsa|dsa|ecdsa|ed25519)$/.test(file) ? 'high' : 'medium', file, message: `${file} looks like a credentials file` });
+    if (denied)
+      findings.push({
+        id: 'denylist.digest',
+        severity: 'high',
+        file,
+        message: `${file} is on the deny-list (${denied})`,
+      });
+    if (ENV_FILES.test(file))
+      findings.push({
+        id: 'secret.env-file',
+        severity: /id_(?:rsa|dsa|ecdsa|ed25519)$/.test(file) ? 'high' : 'medium',
+        file,
+        message: `${file} looks like a credentials file`,
+      });
     if (info.size > MAX_SCANNED_BYTES) continue;
     const text = bytes.toString('latin1');
     for (const p of SECRET_PATTERNS) {
-      if (p.pattern.test(text)) findings.push({ id: p.id, severity: 'high', file, message: `${file} contains ${p.what}` });
+      if (p.pattern.test(text))
+        findings.push({ id: p.id, severity: 'high', file, message: `${file} contains ${p.what}` });
     }
     // One at a time: a hook of 4 MiB may have more findings than a spread call takes arguments.
-    if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(posix.basename(file)))) for (const f of scanHook(file, bytes.toString('utf8'))) findings.push(f);
+    if (hooks.has(file) || (!file.includes('/') && SCRIPT_FILES.test(posix.basename(file))))
+      for (const f of scanHook(file, bytes.toString('utf8'))) findings.push(f);
   }
   return listed(findings);
 }

@@ -17,8 +17,15 @@ export interface SourceFilter {
 /** Registry operations behind the routes and the MCP tool. */
 export interface SourceService {
   /** Records a registration (the worker picks it up); an identical pending/healthy one is returned instead. */
-  register(body: SourceBody, registrant: { trust: SourceTrust; accountId: string | null }): Promise<{ source: PackageSource; created: boolean }>;
-  list(filter: SourceFilter, limit: number, cursor: string | undefined): Promise<{ items: PackageSource[]; nextCursor: string | null }>;
+  register(
+    body: SourceBody,
+    registrant: { trust: SourceTrust; accountId: string | null },
+  ): Promise<{ source: PackageSource; created: boolean }>;
+  list(
+    filter: SourceFilter,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<{ items: PackageSource[]; nextCursor: string | null }>;
   get(id: string): Promise<{ source: PackageSource; events: SourceEvent[] }>;
   /** The live discovery list: healthy rows only, one per package_id. */
   live(q: string | undefined): Promise<PackageSource[]>;
@@ -34,7 +41,14 @@ const MAX_DATE_MS = 8.64e15;
 function decodeCursor(cursor: string): { at: Date; id: string } {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && Math.abs(value[0] as number) <= MAX_DATE_MS && typeof value[1] === 'string' && /^src_[0-9a-z]+$/.test(value[1])) {
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      Number.isSafeInteger(value[0]) &&
+      Math.abs(value[0] as number) <= MAX_DATE_MS &&
+      typeof value[1] === 'string' &&
+      /^src_[0-9a-z]+$/.test(value[1])
+    ) {
       return { at: new Date(value[0] as number), id: value[1] };
     }
   } catch {
@@ -49,7 +63,10 @@ function decodeCursor(cursor: string): { at: Date; id: string } {
  * Other registrants — another account, or anyone anonymously — cannot register that package_id
  * (docs/sources.md, "Who may register a package_id").
  */
-export async function packageOwner(prisma: Pick<PrismaClient, 'packageSource'>, packageId: string): Promise<string | null> {
+export async function packageOwner(
+  prisma: Pick<PrismaClient, 'packageSource'>,
+  packageId: string,
+): Promise<string | null> {
   const row = await prisma.packageSource.findFirst({
     where: { packageId, trust: 'known-user', liveSince: { not: null }, accountId: { not: null } },
     orderBy: [{ liveSince: 'desc' }, { id: 'desc' }],
@@ -103,7 +120,14 @@ export function createSourceService(deps: { prisma: PrismaClient; clock: Clock }
           stage: 'registered',
           nextCheckAt: now,
           createdAt: now,
-          events: { create: { at: now, fromStatus: null, toStatus: 'registered', reason: registrant.trust === 'known-user' ? 'registered by a signed-in user' : 'registered anonymously' } },
+          events: {
+            create: {
+              at: now,
+              fromStatus: null,
+              toStatus: 'registered',
+              reason: registrant.trust === 'known-user' ? 'registered by a signed-in user' : 'registered anonymously',
+            },
+          },
         },
       });
       return { source: toSource(row), created: true };
@@ -129,7 +153,9 @@ export function createSourceService(deps: { prisma: PrismaClient; clock: Clock }
                 ],
               }
             : {}),
-          ...(after ? { AND: [{ OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, id: { lt: after.id } }] }] } : {}),
+          ...(after
+            ? { AND: [{ OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, id: { lt: after.id } }] }] }
+            : {}),
         },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         take: limit + 1,
@@ -141,9 +167,15 @@ export function createSourceService(deps: { prisma: PrismaClient; clock: Clock }
     async get(id) {
       // No stored id holds a NUL, and PostgreSQL refuses one in a query (it answered 500).
       if (id.includes('\u0000')) throw new NotFoundError('No such package source.');
-      const row = await prisma.packageSource.findUnique({ where: { id }, include: { events: { orderBy: [{ at: 'asc' }, { id: 'asc' }] } } });
+      const row = await prisma.packageSource.findUnique({
+        where: { id },
+        include: { events: { orderBy: [{ at: 'asc' }, { id: 'asc' }] } },
+      });
       if (!row) throw new NotFoundError(`No package source ${id}.`);
-      return { source: toSource(row), events: row.events.map((e) => ({ at: e.at, from: e.fromStatus, to: e.toStatus, reason: e.reason })) };
+      return {
+        source: toSource(row),
+        events: row.events.map((e) => ({ at: e.at, from: e.fromStatus, to: e.toStatus, reason: e.reason })),
+      };
     },
 
     async live(q) {
@@ -153,7 +185,13 @@ export function createSourceService(deps: { prisma: PrismaClient; clock: Clock }
           live: true,
           status: 'healthy',
           ...(term
-            ? { OR: [{ packageId: { contains: term, mode: 'insensitive' as const } }, { name: { contains: term, mode: 'insensitive' as const } }, { summary: { contains: term, mode: 'insensitive' as const } }] }
+            ? {
+                OR: [
+                  { packageId: { contains: term, mode: 'insensitive' as const } },
+                  { name: { contains: term, mode: 'insensitive' as const } },
+                  { summary: { contains: term, mode: 'insensitive' as const } },
+                ],
+              }
             : {}),
         },
         orderBy: [{ packageId: 'asc' }, { liveSince: 'desc' }],

@@ -48,7 +48,12 @@ export interface SourceEvent {
   reason: string | null;
 }
 
-type Row = Omit<PackageSource, 'trust' | 'status' | 'findings' | 'commands'> & { trust: string; status: string; findings: unknown; commands: unknown };
+type Row = Omit<PackageSource, 'trust' | 'status' | 'findings' | 'commands'> & {
+  trust: string;
+  status: string;
+  findings: unknown;
+  commands: unknown;
+};
 
 /** Maps a database row to the domain type. */
 export function toSource(row: Row): PackageSource {

@@ -32,15 +32,27 @@ export async function startTelemetry(
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
   const { BatchSpanProcessor } = await import('@opentelemetry/sdk-trace');
   const spanProcessors = extra.spanProcessors ?? [
-    new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${options.otlpEndpoint?.replace(/\/+$/, '')}/v1/traces` }) }),
+    new BatchSpanProcessor({
+      exporter: new OTLPTraceExporter({ url: `${options.otlpEndpoint?.replace(/\/+$/, '')}/v1/traces` }),
+    }),
   ];
   let metricReaders = extra.metricReaders;
   if (!metricReaders && options.otlpEndpoint) {
     const { PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
     const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-http');
-    metricReaders = [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: `${options.otlpEndpoint.replace(/\/+$/, '')}/v1/metrics` }), exportIntervalMillis: 30_000 })];
+    metricReaders = [
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: `${options.otlpEndpoint.replace(/\/+$/, '')}/v1/metrics` }),
+        exportIntervalMillis: 30_000,
+      }),
+    ];
   }
-  const sdk = new NodeSDK({ serviceName: options.serviceName, spanProcessors, metricReaders, instrumentations: await getNodeAutoInstrumentations() });
+  const sdk = new NodeSDK({
+    serviceName: options.serviceName,
+    spanProcessors,
+    metricReaders,
+    instrumentations: await getNodeAutoInstrumentations(),
+  });
   sdk.start();
   return { shutdown: () => sdk.shutdown() };
 }

@@ -117,8 +117,17 @@ export function createGuestTokens(options: GuestTokenOptions): GuestTokens {
         }
         // A guest holds at most the guest scopes, whatever a token claims (defence in depth: the
         // account routes behind other scopes take their subject for an account).
-        const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter((scope) => (GUEST_SCOPES as readonly string[]).includes(scope)) : [];
-        const claims: GuestClaims = { guestId: payload.sub!, jti: payload.jti!, scopes, issuedAt: payload.iat!, expiresAt: payload.exp! };
+        const scopes =
+          typeof payload.scope === 'string'
+            ? payload.scope.split(' ').filter((scope) => (GUEST_SCOPES as readonly string[]).includes(scope))
+            : [];
+        const claims: GuestClaims = {
+          guestId: payload.sub!,
+          jti: payload.jti!,
+          scopes,
+          issuedAt: payload.iat!,
+          expiresAt: payload.exp!,
+        };
         if (verified.size >= VERIFIED_CACHE_MAX) verified.clear();
         verified.set(token, { claims, until: Math.min(clock.now() + VERIFIED_CACHE_MS, claims.expiresAt * 1000) });
         return claims;

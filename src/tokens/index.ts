@@ -2,4 +2,10 @@
 export type { BearerVerifier, Principal } from './bearer.ts';
 export { ACCOUNT_SCOPES, createBearerVerifier, requireScope } from './bearer.ts';
 export type { GuestClaims, GuestTokenOptions, GuestTokens, IssuedGuestToken } from './guest-tokens.ts';
-export { createGuestTokens, GUEST_SCOPES, GUEST_TOKEN_TYP, localInstanceIssuers, TOKEN_KEY_PURPOSE } from './guest-tokens.ts';
+export {
+  createGuestTokens,
+  GUEST_SCOPES,
+  GUEST_TOKEN_TYP,
+  localInstanceIssuers,
+  TOKEN_KEY_PURPOSE,
+} from './guest-tokens.ts';

@@ -24,7 +24,13 @@ const ContentFileSchema = z.strictObject({
   defaultScenario: z.enum(SCENARIO_IDS),
   plans: z.array(PlanSchema.strict()).min(1),
   manifesto: Text,
-  text: z.strictObject({ answer: Text, fallbackAnswer: Text, leadNextStep: Text, quoteOpen: z.string(), quoteClose: z.string() }),
+  text: z.strictObject({
+    answer: Text,
+    fallbackAnswer: Text,
+    leadNextStep: Text,
+    quoteOpen: z.string(),
+    quoteClose: z.string(),
+  }),
 });
 
 /** One locale's content file as validated. */
@@ -75,7 +81,10 @@ export class ContentError extends Error {
  * `{base_url}` in plan URLs. Throws ContentError at start-up when a file is malformed, a locale is
  * missing, a reference dangles, or locales disagree on ids, product links or plans.
  */
-export function loadWebsiteContent(options: { sources: Readonly<Record<string, unknown>>; baseUrl: string }): WebsiteContent {
+export function loadWebsiteContent(options: {
+  sources: Readonly<Record<string, unknown>>;
+  baseUrl: string;
+}): WebsiteContent {
   const files = LOCALES.map((locale) => parseFile(locale, options.sources[locale], options.baseUrl));
   const [reference, ...others] = files as [ContentFile, ...ContentFile[]];
   for (const other of others) checkSameShape(reference, other);
@@ -99,14 +108,20 @@ function parseFile(locale: Locale, raw: unknown, baseUrl: string): ContentFile {
   if (file.locale !== locale) throw new ContentError(`${locale}: the file says locale ${file.locale}`);
   const productIds = new Set(file.products.map((p) => p.id));
   const planIds = new Set(file.plans.map((p) => p.id));
-  if (new Set(file.scenarios.map((s) => s.id)).size !== SCENARIO_IDS.length) throw new ContentError(`${locale}: scenarios must be ${SCENARIO_IDS.join(', ')}`);
+  if (new Set(file.scenarios.map((s) => s.id)).size !== SCENARIO_IDS.length)
+    throw new ContentError(`${locale}: scenarios must be ${SCENARIO_IDS.join(', ')}`);
   for (const scenario of file.scenarios) {
     for (const product of scenario.products) {
-      if (!productIds.has(product)) throw new ContentError(`${locale}: scenario ${scenario.id} names unknown product ${product}`);
+      if (!productIds.has(product))
+        throw new ContentError(`${locale}: scenario ${scenario.id} names unknown product ${product}`);
     }
-    if (!planIds.has(scenario.planId)) throw new ContentError(`${locale}: scenario ${scenario.id} names unknown plan ${scenario.planId}`);
+    if (!planIds.has(scenario.planId))
+      throw new ContentError(`${locale}: scenario ${scenario.id} names unknown plan ${scenario.planId}`);
   }
-  return { ...file, plans: file.plans.map((plan) => ({ ...plan, checkoutUrl: plan.checkoutUrl.replaceAll('{base_url}', baseUrl) })) };
+  return {
+    ...file,
+    plans: file.plans.map((plan) => ({ ...plan, checkoutUrl: plan.checkoutUrl.replaceAll('{base_url}', baseUrl) })),
+  };
 }
 
 function checkSameShape(a: ContentFile, b: ContentFile): void {
@@ -117,7 +132,8 @@ function checkSameShape(a: ContentFile, b: ContentFile): void {
       plans: f.plans.map((p) => [p.id, p.action]),
       defaultScenario: f.defaultScenario,
     });
-  if (shape(a) !== shape(b)) throw new ContentError(`${b.locale} and ${a.locale} differ in product, scenario or plan ids and links`);
+  if (shape(a) !== shape(b))
+    throw new ContentError(`${b.locale} and ${a.locale} differ in product, scenario or plan ids and links`);
 }
 
 function buildCatalog(file: ContentFile): LocaleCatalog {
@@ -126,13 +142,26 @@ function buildCatalog(file: ContentFile): LocaleCatalog {
   const details = new Map<ScenarioId, ScenarioDetail>(
     file.scenarios.map((s) => [
       s.id,
-      { id: s.id, name: s.name, headline: s.headline, description: s.description, productNames: s.products.map((id) => productName.get(id)!), plan: plan.get(s.planId)! },
+      {
+        id: s.id,
+        name: s.name,
+        headline: s.headline,
+        description: s.description,
+        productNames: s.products.map((id) => productName.get(id)!),
+        plan: plan.get(s.planId)!,
+      },
     ]),
   );
   return {
     locale: file.locale,
     products: file.products.map(({ name, tag, body, cta }) => ({ name, tag, body, cta })),
-    scenarios: file.scenarios.map((s) => ({ id: s.id, name: s.name, headline: s.headline, products: details.get(s.id)!.productNames, planId: s.planId })),
+    scenarios: file.scenarios.map((s) => ({
+      id: s.id,
+      name: s.name,
+      headline: s.headline,
+      products: details.get(s.id)!.productNames,
+      planId: s.planId,
+    })),
     plans: file.plans,
     manifesto: file.manifesto,
     text: file.text,

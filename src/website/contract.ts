@@ -1,4 +1,11 @@
-import type { ComponentSpec, HeaderSpec, OpenApiOptions, OperationSpec, ParameterSpec, ResponseSpec } from '../openapi/index.ts';
+import type {
+  ComponentSpec,
+  HeaderSpec,
+  OpenApiOptions,
+  OperationSpec,
+  ParameterSpec,
+  ResponseSpec,
+} from '../openapi/index.ts';
 import {
   HealthResponseSchema,
   IntentRequestSchema,
@@ -37,16 +44,30 @@ const localeParameters: ParameterSpec[] = [
     description: `Answer locale (${LOCALES.join(', ')}; a primary language such as zh also matches). Wins over Accept-Language; unsupported values fall back.`,
     schema: { type: 'string', example: 'zh-CN' },
   },
-  { name: 'Accept-Language', in: 'header', description: 'Used when no locale query is given; falls back to en.', schema: { type: 'string' } },
+  {
+    name: 'Accept-Language',
+    in: 'header',
+    description: 'Used when no locale query is given; falls back to en.',
+    schema: { type: 'string' },
+  },
 ];
 
 const rateLimitHeaders: Record<string, HeaderSpec> = {
-  'RateLimit-Policy': { description: 'IETF draft RateLimit-Policy, e.g. `"intent";q=30;w=60` (quota per window of w seconds).', schema: str },
-  RateLimit: { description: 'IETF draft RateLimit, e.g. `"intent";r=29;t=41` (remaining, seconds to reset).', schema: str },
+  'RateLimit-Policy': {
+    description: 'IETF draft RateLimit-Policy, e.g. `"intent";q=30;w=60` (quota per window of w seconds).',
+    schema: str,
+  },
+  RateLimit: {
+    description: 'IETF draft RateLimit, e.g. `"intent";r=29;t=41` (remaining, seconds to reset).',
+    schema: str,
+  },
   'X-Request-Id': { description: 'The request id.', schema: str },
 };
 
-const serverError: ResponseSpec = { description: 'Server error: retry with backoff and report request_id to support.', component: 'Error' };
+const serverError: ResponseSpec = {
+  description: 'Server error: retry with backoff and report request_id to support.',
+  component: 'Error',
+};
 
 function catalogOperation(path: string, operationId: string, summary: string, component: string): OperationSpec {
   return {
@@ -55,7 +76,15 @@ function catalogOperation(path: string, operationId: string, summary: string, co
     operationId,
     summary,
     tags: ['catalog'],
-    parameters: [...localeParameters, { name: 'If-None-Match', in: 'header', description: 'A previous ETag: 304 when unchanged.', schema: { type: 'string' } }],
+    parameters: [
+      ...localeParameters,
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        description: 'A previous ETag: 304 when unchanged.',
+        schema: { type: 'string' },
+      },
+    ],
     responses: {
       '200': {
         description: 'The catalog in the negotiated locale (cacheable; varies by Accept-Language).',
@@ -66,7 +95,10 @@ function catalogOperation(path: string, operationId: string, summary: string, co
           'Content-Language': { description: 'The locale served.', schema: str },
         },
       },
-      '304': { description: 'Not modified (If-None-Match matched).', headers: { ETag: { description: 'Content tag.', schema: str } } },
+      '304': {
+        description: 'Not modified (If-None-Match matched).',
+        headers: { ETag: { description: 'Content tag.', schema: str } },
+      },
       '500': serverError,
     },
   };
@@ -85,7 +117,12 @@ const operations: OperationSpec[] = [
     },
   },
   catalogOperation('/api/products', 'listProducts', 'Products (spec §2.11)', 'ProductsResponse'),
-  catalogOperation('/api/scenarios', 'listScenarios', 'Scenarios with their products and plan (spec §2.11)', 'ScenariosResponse'),
+  catalogOperation(
+    '/api/scenarios',
+    'listScenarios',
+    'Scenarios with their products and plan (spec §2.11)',
+    'ScenariosResponse',
+  ),
   catalogOperation('/api/plans', 'listPlans', 'Plans and prices (spec §2.11)', 'PlansResponse'),
   catalogOperation('/api/manifesto', 'getManifesto', 'The manifesto (spec §4.6)', 'ManifestoResponse'),
   {
@@ -99,11 +136,18 @@ const operations: OperationSpec[] = [
     requestBody: 'IntentRequest',
     responses: {
       '200': { description: 'The recommendation.', component: 'IntentResponse', headers: rateLimitHeaders },
-      '400': { description: '`invalid_prompt`: prompt missing, blank, not a string, too long, unknown fields, or the body is not valid JSON.', component: 'Error' },
+      '400': {
+        description:
+          '`invalid_prompt`: prompt missing, blank, not a string, too long, unknown fields, or the body is not valid JSON.',
+        component: 'Error',
+      },
       '429': {
         description: '`rate_limited`: too many requests from this client.',
         component: 'Error',
-        headers: { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds until a retry can succeed.', schema: int } },
+        headers: {
+          ...rateLimitHeaders,
+          'Retry-After': { description: 'Seconds until a retry can succeed.', schema: int },
+        },
       },
       '500': serverError,
     },
@@ -119,12 +163,23 @@ const operations: OperationSpec[] = [
     parameters: localeParameters,
     requestBody: 'LeadRequest',
     responses: {
-      '201': { description: 'The lead was received (stored, or already stored by an identical repeat).', component: 'LeadResponse', headers: rateLimitHeaders },
-      '400': { description: '`invalid_lead`: bad e-mail, unknown scenario, oversize or unknown fields, or the body is not valid JSON.', component: 'Error' },
+      '201': {
+        description: 'The lead was received (stored, or already stored by an identical repeat).',
+        component: 'LeadResponse',
+        headers: rateLimitHeaders,
+      },
+      '400': {
+        description:
+          '`invalid_lead`: bad e-mail, unknown scenario, oversize or unknown fields, or the body is not valid JSON.',
+        component: 'Error',
+      },
       '429': {
         description: '`rate_limited`: too many requests from this client.',
         component: 'Error',
-        headers: { ...rateLimitHeaders, 'Retry-After': { description: 'Seconds until a retry can succeed.', schema: int } },
+        headers: {
+          ...rateLimitHeaders,
+          'Retry-After': { description: 'Seconds until a retry can succeed.', schema: int },
+        },
       },
       '500': serverError,
     },

@@ -27,15 +27,28 @@ export function createWebsite(deps: {
   contentSources?: Readonly<Record<string, unknown>>;
 }): WebsiteRouteDeps {
   const { config, log, redis } = deps;
-  const content = loadWebsiteContent({ sources: deps.contentSources ?? websiteContentSources, baseUrl: config.publicBaseUrl });
+  const content = loadWebsiteContent({
+    sources: deps.contentSources ?? websiteContentSources,
+    baseUrl: config.publicBaseUrl,
+  });
   const keyPrefix = config.rateLimits.keyPrefix;
   return {
     content,
     intentIndex: buildIntentIndex(content),
     leads: createLeadService({ prisma: deps.prisma, clock: deps.clock }),
     limits: {
-      intent: createRateLimiter({ policy: { name: 'intent', limit: config.rateLimits.intentPerMinute, windowSeconds: ONE_MINUTE }, redis, keyPrefix, log }),
-      leads: createRateLimiter({ policy: { name: 'leads', limit: config.rateLimits.leadsPerMinute, windowSeconds: ONE_MINUTE }, redis, keyPrefix, log }),
+      intent: createRateLimiter({
+        policy: { name: 'intent', limit: config.rateLimits.intentPerMinute, windowSeconds: ONE_MINUTE },
+        redis,
+        keyPrefix,
+        log,
+      }),
+      leads: createRateLimiter({
+        policy: { name: 'leads', limit: config.rateLimits.leadsPerMinute, windowSeconds: ONE_MINUTE },
+        redis,
+        keyPrefix,
+        log,
+      }),
     },
     trustProxy: config.trustProxy !== false,
   };

@@ -13,10 +13,14 @@ const LATIN_WORD = /[\p{Script=Latin}\p{N}]+/gu;
 const HAN_RUN = /\p{Script=Han}+/gu;
 const HAS_HAN = /\p{Script=Han}/u;
 const STOPWORDS = new Set(
-  'the and for with your you our every each that this from into they them their its are was were will can all any one per not own more than then when what which who how use using used across through'.split(' '),
+  'the and for with your you our every each that this from into they them their its are was were will can all any one per not own more than then when what which who how use using used across through'.split(
+    ' ',
+  ),
 );
 // Function characters that make Chinese bigrams meaningless (的智, 个智 …).
-const HAN_FUNCTION_CHARS = new Set([...'的了和与及让每个一是在您并都把为所可以其这那从将被给也就而或等中上下们我你他它']);
+const HAN_FUNCTION_CHARS = new Set([
+  ...'的了和与及让每个一是在您并都把为所可以其这那从将被给也就而或等中上下们我你他它',
+]);
 
 interface Phrase {
   /** The keyword as written in the content, for explaining a match. */
@@ -170,12 +174,21 @@ export function classifyIntent(index: IntentIndex, prompt: string): IntentClassi
     evidence.push({ term: original.get(feature) ?? feature, scenarios: weights });
   }
 
-  const ranking = index.order.map((scenarioId) => ({ scenarioId, score: Math.round(scores.get(scenarioId)! * 1000) / 1000 })).sort((a, b) => b.score - a.score);
+  const ranking = index.order
+    .map((scenarioId) => ({ scenarioId, score: Math.round(scores.get(scenarioId)! * 1000) / 1000 }))
+    .sort((a, b) => b.score - a.score);
   const best = ranking[0]!;
   const matched = best.score >= MIN_SCORE;
   const scenarioId = matched ? best.scenarioId : index.defaultScenario;
   const terms = matched
-    ? [...new Set(evidence.filter((e) => e.scenarios.has(scenarioId)).sort((a, b) => b.scenarios.get(scenarioId)! - a.scenarios.get(scenarioId)!).map((e) => e.term))].slice(0, MAX_TERMS)
+    ? [
+        ...new Set(
+          evidence
+            .filter((e) => e.scenarios.has(scenarioId))
+            .sort((a, b) => b.scenarios.get(scenarioId)! - a.scenarios.get(scenarioId)!)
+            .map((e) => e.term),
+        ),
+      ].slice(0, MAX_TERMS)
     : [];
   return { scenarioId, matched, ranking, terms };
 }

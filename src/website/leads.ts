@@ -41,7 +41,13 @@ export function createLeadService(deps: { prisma: PrismaClient; clock: Clock }):
   return {
     async submit(input, locale) {
       const email = input.email.trim().toLowerCase();
-      const fields: Record<(typeof OPTIONAL_FIELDS)[number], string | null> = { company: null, painPoint: null, currentTools: null, desiredAutomation: null, teamSize: null };
+      const fields: Record<(typeof OPTIONAL_FIELDS)[number], string | null> = {
+        company: null,
+        painPoint: null,
+        currentTools: null,
+        desiredAutomation: null,
+        teamSize: null,
+      };
       for (const name of OPTIONAL_FIELDS) fields[name] = input[name]?.trim() || null;
       return prisma.$transaction(async (tx) => {
         // Serialises submissions of one e-mail + scenario (PostgreSQL and PGlite alike) so a
@@ -49,12 +55,26 @@ export function createLeadService(deps: { prisma: PrismaClient; clock: Clock }):
         await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`lead:${email}:${input.scenario}`}, 0))::text AS locked`;
         const now = clock.now();
         const same = await tx.lead.findFirst({
-          where: { email, scenario: input.scenario, ...fields, locale, createdAt: { gte: new Date(now - LEAD_DEDUPE_WINDOW_MS) } },
+          where: {
+            email,
+            scenario: input.scenario,
+            ...fields,
+            locale,
+            createdAt: { gte: new Date(now - LEAD_DEDUPE_WINDOW_MS) },
+          },
           orderBy: { createdAt: 'desc' },
         });
         if (same) return { lead: toLead(same), created: false };
         const row = await tx.lead.create({
-          data: { id: newId('lead', now), email, scenario: input.scenario, ...fields, locale, createdAt: new Date(now), updatedAt: new Date(now) },
+          data: {
+            id: newId('lead', now),
+            email,
+            scenario: input.scenario,
+            ...fields,
+            locale,
+            createdAt: new Date(now),
+            updatedAt: new Date(now),
+          },
         });
         return { lead: toLead(row), created: true };
       });

@@ -22,7 +22,11 @@ export function matchLocale(tag: string): Locale | undefined {
  * entry by q-value (ties keep header order), then `hint` (e.g. the script of a prompt), then `en`.
  * Unsupported or malformed values are skipped, never an error: a visitor always gets an answer.
  */
-export function negotiateLocale(input: { query?: unknown; acceptLanguage?: string | undefined; hint?: Locale | undefined }): Locale {
+export function negotiateLocale(input: {
+  query?: unknown;
+  acceptLanguage?: string | undefined;
+  hint?: Locale | undefined;
+}): Locale {
   if (typeof input.query === 'string') {
     const fromQuery = matchLocale(input.query);
     if (fromQuery) return fromQuery;

@@ -7,7 +7,7 @@ import type { LocaleCatalog, WebsiteContent } from './content.ts';
 import { classifyIntent, type IntentIndex } from './intent-classifier.ts';
 import type { LeadService } from './leads.ts';
 import { negotiateLocale } from './locale.ts';
-import { fillTemplate,LEAD_NEXT_ACTIONS, recommendation } from './recommend.ts';
+import { fillTemplate, LEAD_NEXT_ACTIONS, recommendation } from './recommend.ts';
 import { IntentRequestSchema, LeadRequestSchema, type Locale } from './schemas.ts';
 import { parseBody } from './validation.ts';
 
@@ -76,13 +76,24 @@ export function websiteRoutes(deps: WebsiteRouteDeps): Router {
   const sendCatalog = (resource: CatalogResource) => (req: Request, res: Response) => {
     const locale = requestLocale(req);
     const entry = catalogs.get(`${resource}:${locale}`)!;
-    const headers = { ETag: entry.etag, 'Cache-Control': CATALOG_CACHE_CONTROL, 'Content-Language': locale, Vary: 'Accept-Language' };
+    const headers = {
+      ETag: entry.etag,
+      'Cache-Control': CATALOG_CACHE_CONTROL,
+      'Content-Language': locale,
+      Vary: 'Accept-Language',
+    };
     if (ifNoneMatchHits(req.headers['if-none-match'], entry.etag)) {
       res.writeHead(304, headers).end();
       return;
     }
     const body = `${entry.json}${JSON.stringify(req.requestId)}}`;
-    res.writeHead(200, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
+    res
+      .writeHead(200, {
+        ...headers,
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+      })
+      .end(body);
   };
 
   router.get('/api/products', sendCatalog('products'));

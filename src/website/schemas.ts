@@ -42,16 +42,37 @@ export const PLAN_ACTIONS = ['start_free', 'checkout', 'contact_sales'] as const
 export const PlanSchema = z.object({
   id: z.string(),
   name: z.string(),
-  priceCents: z.number().int().min(0).describe('Monthly price in the smallest currency unit (for Enterprise: the starting price).'),
-  currency: z.string().regex(/^[A-Z]{3}$/).describe('ISO 4217 currency code.'),
+  priceCents: z
+    .number()
+    .int()
+    .min(0)
+    .describe('Monthly price in the smallest currency unit (for Enterprise: the starting price).'),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/)
+    .describe('ISO 4217 currency code.'),
   features: z.array(z.string()),
   action: z.enum(PLAN_ACTIONS),
-  checkoutUrl: z.string().describe('Where the plan button leads (sign-up, checkout or sales contact); a lead never opens a paid plan.'),
+  checkoutUrl: z
+    .string()
+    .describe('Where the plan button leads (sign-up, checkout or sales contact); a lead never opens a paid plan.'),
 });
 
-export const ProductsResponseSchema = z.object({ products: z.array(ProductSchema), locale: LocaleSchema, request_id: RequestIdSchema });
-export const ScenariosResponseSchema = z.object({ scenarios: z.array(ScenarioSchema), locale: LocaleSchema, request_id: RequestIdSchema });
-export const PlansResponseSchema = z.object({ plans: z.array(PlanSchema), locale: LocaleSchema, request_id: RequestIdSchema });
+export const ProductsResponseSchema = z.object({
+  products: z.array(ProductSchema),
+  locale: LocaleSchema,
+  request_id: RequestIdSchema,
+});
+export const ScenariosResponseSchema = z.object({
+  scenarios: z.array(ScenarioSchema),
+  locale: LocaleSchema,
+  request_id: RequestIdSchema,
+});
+export const PlansResponseSchema = z.object({
+  plans: z.array(PlanSchema),
+  locale: LocaleSchema,
+  request_id: RequestIdSchema,
+});
 export const ManifestoResponseSchema = z.object({
   manifesto: z.string().describe('Plain text; paragraphs separated by blank lines.'),
   locale: LocaleSchema,
@@ -63,7 +84,11 @@ export const ManifestoResponseSchema = z.object({
 export const WELL_FORMED = 'must be well-formed Unicode (a lone surrogate is not)';
 /** Refusal of a prompt of whitespace only. */
 export const BLANK_PROMPT = 'prompt must not be blank';
-const wellFormedText = (max: number) => z.string().max(max).refine((value) => value.isWellFormed(), WELL_FORMED);
+const wellFormedText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((value) => value.isWellFormed(), WELL_FORMED);
 const optionalText = (max: number) => wellFormedText(max).nullable().optional();
 
 /** §4.6 intent request. */
@@ -74,12 +99,16 @@ export const IntentRequestSchema = z.strictObject({
     .max(PROMPT_MAX_CHARS)
     .regex(/\S/, BLANK_PROMPT)
     .refine((value) => value.isWellFormed(), WELL_FORMED)
-    .describe(`What the visitor wants to achieve, in any language; 1 to ${PROMPT_MAX_CHARS} characters, not only whitespace.`),
+    .describe(
+      `What the visitor wants to achieve, in any language; 1 to ${PROMPT_MAX_CHARS} characters, not only whitespace.`,
+    ),
 });
 
 /** §2.12 intent recommendation. */
 export const IntentResponseSchema = z.object({
-  status: z.enum(['ok', 'fallback']).describe('`ok`: the prompt matched a scenario; `fallback`: no signal, the default scenario is suggested.'),
+  status: z
+    .enum(['ok', 'fallback'])
+    .describe('`ok`: the prompt matched a scenario; `fallback`: no signal, the default scenario is suggested.'),
   locale: LocaleSchema,
   answer: z.string().describe('A short explanation of the recommendation.'),
   scenario: z.object({ id: z.enum(SCENARIO_IDS), name: z.string(), headline: z.string() }),
@@ -89,7 +118,6 @@ export const IntentResponseSchema = z.object({
   nextActions: z.array(z.string()).describe('API paths to continue with.'),
   request_id: RequestIdSchema,
 });
-
 
 /** §4.6 lead body (strict: unknown fields are rejected). */
 export const LeadRequestSchema = z.strictObject({
@@ -106,7 +134,9 @@ export type LeadRequest = z.infer<typeof LeadRequestSchema>;
 
 /** §2.13 lead answer. */
 export const LeadResponseSchema = z.object({
-  status: z.enum(['received']).describe('Always `received`: the answer does not say whether this e-mail sent a lead before.'),
+  status: z
+    .enum(['received'])
+    .describe('Always `received`: the answer does not say whether this e-mail sent a lead before.'),
   scenario: z.object({ id: z.enum(SCENARIO_IDS), headline: z.string() }),
   recommendedProducts: z.array(z.string()),
   planName: z.string(),

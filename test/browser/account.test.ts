@@ -8,7 +8,17 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
-import { collectPageErrors, describeWithBrowser, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import {
+  collectPageErrors,
+  describeWithBrowser,
+  freshPage,
+  launchChromium,
+  overflowsHorizontally,
+  PHONE,
+  screenshot,
+  seriousViolations,
+  waitUntil,
+} from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
 
@@ -23,7 +33,14 @@ describeWithBrowser('Account page', () => {
   beforeAll(async () => {
     smtp = await startSmtpSink();
     [plaza, browser] = await Promise.all([
-      startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1', SMTP_URL: smtp.url, MAIL_FROM: 'Plaza <plaza@test.example>' } }),
+      startTestPlaza('pglite', {
+        env: {
+          PLAZA_BACKGROUND: '0',
+          PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+          SMTP_URL: smtp.url,
+          MAIL_FROM: 'Plaza <plaza@test.example>',
+        },
+      }),
       launchChromium(),
     ]);
   });
@@ -66,7 +83,9 @@ describeWithBrowser('Account page', () => {
     const card = page.locator('#agent-list li').first();
     await card.waitFor();
     await expect(card.locator('strong').textContent()).resolves.toBe('Invoice bot <i>1</i>');
-    const agents = ((await (await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data.agents;
+    const agents = (
+      (await (await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
+    ).data.agents;
     const mine = agents.find((a: any) => a.display_name === 'Invoice bot <i>1</i>');
     await expect(card.getAttribute('data-agin-id')).resolves.toBe(mine.agin_id);
     await screenshot(page, 'account');
@@ -82,14 +101,21 @@ describeWithBrowser('Account page', () => {
     await page.getByLabel('SHA-256 of the file (64 hex characters)').fill('a'.repeat(64));
     await page.getByRole('button', { name: 'Register source' }).click();
     await page.locator('#source-stage').waitFor();
-    const [known] = ((await (await fetch(`${plaza.url}/api/agpk/sources?package_id=com.example.known`)).json()) as any).sources;
+    const [known] = ((await (await fetch(`${plaza.url}/api/agpk/sources?package_id=com.example.known`)).json()) as any)
+      .sources;
     expect(known).toMatchObject({ trust: 'known-user', status: 'registered' });
     await page.goto(`${plaza.url}/account`);
     await page.locator('#who').waitFor();
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.locator('#signin:not([hidden])').waitFor();
-    expect((await fetch(`${plaza.url}/api/auth/session`, { headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${plaza.url}/api/auth/session`, {
+          headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') },
+        })
+      ).status,
+    ).toBe(401);
     expect(errors).toEqual([]);
   });
 
@@ -107,8 +133,21 @@ describeWithBrowser('Account page', () => {
 
   /** The gateway's answer to an MCP initialize with `token`: 200, or 401 for a refused credential. */
   async function gatewayStatus(token: string): Promise<number> {
-    const body = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
-    const res = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const res = await fetch(`${plaza.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(body),
+    });
     return res.status;
   }
 
@@ -120,13 +159,17 @@ describeWithBrowser('Account page', () => {
     const token = (await page.locator('#new-agent-token').textContent())!;
     expect(token).toMatch(/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/);
     await expect(page.locator('#agent-token').textContent()).resolves.toContain('shown once, copy it now');
-    await expect(page.locator('#agent-login-command').textContent()).resolves.toBe(`plaza agents login --token ${token} --url ${plaza.url}`);
+    await expect(page.locator('#agent-login-command').textContent()).resolves.toBe(
+      `plaza agents login --token ${token} --url ${plaza.url}`,
+    );
     expect(await gatewayStatus(token)).toBe(200);
     await page.locator('#agent-list li', { hasText: 'Ledger bot' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     // No API key was made for it.
     const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
-    expect(((await (await fetch(`${plaza.url}/api/account/keys`, { headers: { cookie } })).json()) as any).keys).toEqual([]);
+    expect(
+      ((await (await fetch(`${plaza.url}/api/account/keys`, { headers: { cookie } })).json()) as any).keys,
+    ).toEqual([]);
 
     // A new tab holds nothing in sessionStorage: the session alone lists the agents.
     const tab = await context.newPage();
@@ -163,7 +206,10 @@ describeWithBrowser('Account page', () => {
     await expect(page.locator('#current-password-field').isHidden()).resolves.toBe(true);
     await page.getByLabel('New password').fill('erin has a long password');
     await page.getByRole('button', { name: 'Save password' }).click();
-    await waitUntil(page, `document.getElementById('account-message')?.textContent?.includes('Your password is saved')`);
+    await waitUntil(
+      page,
+      `document.getElementById('account-message')?.textContent?.includes('Your password is saved')`,
+    );
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.locator('#signin:not([hidden])').waitFor();
     // What the last action said does not stay on screen.
@@ -185,7 +231,10 @@ describeWithBrowser('Account page', () => {
     await page.locator('#signin:not([hidden])').waitFor();
     await form.getByLabel('E-mail').fill('erin@example.com');
     await form.getByRole('button', { name: 'Forgot your password?' }).click();
-    await waitUntil(page, `document.getElementById('account-message')?.textContent?.includes('a reset link is on its way')`);
+    await waitUntil(
+      page,
+      `document.getElementById('account-message')?.textContent?.includes('a reset link is on its way')`,
+    );
     const reset = await smtp.waitFor((m) => m.to.includes('erin@example.com') && /reset-password\?token=/.test(m.text));
     expect(reset.text).toMatch(/\/reset-password\?token=rst_/);
     expect(errors).toEqual([]);
@@ -236,7 +285,10 @@ describeWithBrowser('Account page', () => {
     await page.locator('#signin:not([hidden])').waitFor();
     await page.locator('#a-email').fill('a@b');
     await page.locator('#signin-form button[type="submit"]').click();
-    await waitUntil(page, `document.getElementById('a-email-error')?.textContent === 'email must be a valid e-mail address.'`);
+    await waitUntil(
+      page,
+      `document.getElementById('a-email-error')?.textContent === 'email must be a valid e-mail address.'`,
+    );
   });
 
   it('shows the sign-in form when signed out, without a failed request; no serious accessibility violations; fits a phone', async () => {

@@ -6,7 +6,15 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
-import { describeWithBrowser, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
+import {
+  describeWithBrowser,
+  freshPage,
+  launchChromium,
+  overflowsHorizontally,
+  PHONE,
+  screenshot,
+  seriousViolations,
+} from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 describeWithBrowser('Assistant page', () => {
@@ -17,7 +25,10 @@ describeWithBrowser('Assistant page', () => {
   let errors: string[];
 
   beforeAll(async () => {
-    [plaza, browser] = await Promise.all([startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0' } }), launchChromium()]);
+    [plaza, browser] = await Promise.all([
+      startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0' } }),
+      launchChromium(),
+    ]);
   });
   afterAll(async () => {
     await browser?.close();
@@ -46,7 +57,11 @@ describeWithBrowser('Assistant page', () => {
     const chat = requests.filter((r) => r.url.endsWith('/api/v1/chat/completions'));
     expect(tokenCalls).toHaveLength(1);
     expect(chat).toHaveLength(1);
-    expect(JSON.parse(chat[0]!.body!)).toMatchObject({ model: 'plaza-assistant', stream: true, messages: [{ role: 'user', content: 'Which plan fits a team of 10?' }] });
+    expect(JSON.parse(chat[0]!.body!)).toMatchObject({
+      model: 'plaza-assistant',
+      stream: true,
+      messages: [{ role: 'user', content: 'Which plan fits a team of 10?' }],
+    });
     expect(chat[0]!.auth).toMatch(/^Bearer ey/);
 
     // A follow-up reuses the token and sends the conversation so far.

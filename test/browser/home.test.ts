@@ -8,7 +8,18 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { CHROMIUM_PATH, describeWithBrowser, DESKTOP, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
+import {
+  CHROMIUM_PATH,
+  describeWithBrowser,
+  DESKTOP,
+  focusedId,
+  freshPage,
+  launchChromium,
+  overflowsHorizontally,
+  PHONE,
+  screenshot,
+  seriousViolations,
+} from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 let plaza: TestPlaza;
@@ -24,7 +35,14 @@ beforeAll(async () => {
   const source = await fetch(`${plaza.url}/api/agpk/sources`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ package_id: 'com.example.x', name: 'X', version: '1.0.0', vendor_name: 'Example', download_uri: 'https://packages.example.com/x-1.0.0.agpk', sha256: 'a'.repeat(64) }),
+    body: JSON.stringify({
+      package_id: 'com.example.x',
+      name: 'X',
+      version: '1.0.0',
+      vendor_name: 'Example',
+      download_uri: 'https://packages.example.com/x-1.0.0.agpk',
+      sha256: 'a'.repeat(64),
+    }),
   });
   expect(source.status).toBeLessThan(300);
 });
@@ -44,20 +62,25 @@ describeWithBrowser('Home page', () => {
 
   it('shows the products, scenarios and plans of the website API, and the manifesto', async () => {
     const [products, scenarios, plans] = await Promise.all(
-      ['products', 'scenarios', 'plans'].map(async (r) => (await fetch(`${plaza.url}/api/${r}?locale=en`)).json() as Promise<any>),
+      ['products', 'scenarios', 'plans'].map(
+        async (r) => (await fetch(`${plaza.url}/api/${r}?locale=en`)).json() as Promise<any>,
+      ),
     );
     await page.goto(`${plaza.url}/`);
     await expect(page.title()).resolves.toContain('Plaza');
     const names = await page.locator('#products-title + ul h3').allTextContents();
     expect(names).toEqual(products.products.map((p: any) => p.name));
-    for (const s of scenarios.scenarios) await expect(page.locator(`#scenario-${s.id} h3`).textContent()).resolves.toBe(s.name);
+    for (const s of scenarios.scenarios)
+      await expect(page.locator(`#scenario-${s.id} h3`).textContent()).resolves.toBe(s.name);
     for (const p of plans.plans) {
       await expect(page.locator(`#plan-${p.id} h3`).textContent()).resolves.toBe(p.name);
       await expect(page.locator(`#plan-${p.id} a.button`).getAttribute('href')).resolves.toBe(p.checkoutUrl);
-      const label = { start_free: 'Start free', checkout: 'Choose this plan', contact_sales: 'Contact sales' }[p.action as string];
+      const label = { start_free: 'Start free', checkout: 'Choose this plan', contact_sales: 'Contact sales' }[
+        p.action as string
+      ];
       await expect(page.locator(`#plan-${p.id} a.button`).textContent()).resolves.toBe(label);
     }
-    expect((await page.locator('.manifesto p').count())).toBeGreaterThan(0);
+    expect(await page.locator('.manifesto p').count()).toBeGreaterThan(0);
     expect(await page.locator('main').count()).toBe(1);
     await screenshot(page, 'home');
     expect(errors).toEqual([]);
@@ -79,7 +102,13 @@ describeWithBrowser('Home page', () => {
 
   it('submits an intent and shows the recommendation of POST /api/agent/intent', async () => {
     const prompt = 'We need an audit trail of which agent touched our ERP';
-    const expected = (await (await fetch(`${plaza.url}/api/agent/intent?locale=en`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt }) })).json()) as any;
+    const expected = (await (
+      await fetch(`${plaza.url}/api/agent/intent?locale=en`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt }),
+      })
+    ).json()) as any;
     await page.goto(`${plaza.url}/`);
     await page.getByLabel('Describe the work you want an agent to do').fill(prompt);
     await page.getByRole('button', { name: 'Recommend' }).click();
@@ -96,7 +125,9 @@ describeWithBrowser('Home page', () => {
     let calls = 0;
     page.on('request', (r) => r.url().includes('/api/agent/intent') && calls++);
     await page.getByRole('button', { name: 'Recommend' }).click();
-    await expect(page.locator('#intent-prompt-error').textContent()).resolves.toBe('Please describe what you want to automate.');
+    await expect(page.locator('#intent-prompt-error').textContent()).resolves.toBe(
+      'Please describe what you want to automate.',
+    );
     await expect(page.locator('#intent-prompt').getAttribute('aria-invalid')).resolves.toBe('true');
     expect(calls).toBe(0);
   });
@@ -107,8 +138,12 @@ describeWithBrowser('Home page', () => {
     const p = await plain.newPage();
     await p.goto(`${plaza.url}/`);
     await p.getByRole('button', { name: 'Recommend' }).click();
-    await expect(p.locator('#intent-prompt-error').textContent()).resolves.toBe('Please describe what you want to automate.');
-    await p.getByLabel('Describe the work you want an agent to do').fill('Sell products through agents in our online store');
+    await expect(p.locator('#intent-prompt-error').textContent()).resolves.toBe(
+      'Please describe what you want to automate.',
+    );
+    await p
+      .getByLabel('Describe the work you want an agent to do')
+      .fill('Sell products through agents in our online store');
     await p.getByRole('button', { name: 'Recommend' }).click();
     await expect(p.locator('#intent-result h3').textContent()).resolves.toBe('Agentic commerce');
     await expect(p.locator('#lead-scenario').inputValue()).resolves.toBe('commerce');
@@ -116,13 +151,18 @@ describeWithBrowser('Home page', () => {
     await p.getByLabel('Work e-mail').fill('nope');
     await p.getByLabel('Company (optional)').fill('Shop & Co');
     await p.getByRole('button', { name: 'Send' }).click();
-    await expect(p.locator('#lead-email-error').textContent()).resolves.toBe('Enter a valid e-mail address, like dana@example.com.');
+    await expect(p.locator('#lead-email-error').textContent()).resolves.toBe(
+      'Enter a valid e-mail address, like dana@example.com.',
+    );
     await expect(p.locator('#lead-email').getAttribute('aria-invalid')).resolves.toBe('true');
     await expect(p.locator('#lead-company').inputValue()).resolves.toBe('Shop & Co');
     await p.getByLabel('Work e-mail').fill('lee@example.com');
     await p.getByRole('button', { name: 'Send' }).click();
     await expect(p.locator('#lead-result').textContent()).resolves.toBe('Thank you — we received your details.');
-    expect(await plaza.db.prisma.lead.findFirst({ where: { email: 'lee@example.com' } })).toMatchObject({ scenario: 'commerce', company: 'Shop & Co' });
+    expect(await plaza.db.prisma.lead.findFirst({ where: { email: 'lee@example.com' } })).toMatchObject({
+      scenario: 'commerce',
+      company: 'Shop & Co',
+    });
     await plain.close();
   });
 
@@ -139,24 +179,35 @@ describeWithBrowser('Home page', () => {
     await page.getByLabel('Scenario', { exact: true }).selectOption('enterprise');
     await page.getByLabel('Company (optional)').fill('Acme <b>Corp</b>');
     await page.getByRole('button', { name: 'Send' }).click();
-    await expect(page.locator('#lead-result strong').textContent()).resolves.toBe('Thank you — we received your details.');
+    await expect(page.locator('#lead-result strong').textContent()).resolves.toBe(
+      'Thank you — we received your details.',
+    );
     await expect(page.locator('#lead-email').getAttribute('aria-invalid')).resolves.toBeNull();
     const stored = await plaza.db.prisma.lead.findMany();
-    expect(stored.filter((l: any) => l.email === 'dana@example.com').map((l: any) => [l.scenario, l.company])).toEqual([['enterprise', 'Acme <b>Corp</b>']]);
+    expect(stored.filter((l: any) => l.email === 'dana@example.com').map((l: any) => [l.scenario, l.company])).toEqual([
+      ['enterprise', 'Acme <b>Corp</b>'],
+    ]);
 
     // The limit is 4 per minute (one used by the script-less test): two more pass (an identical
     // repeat: answered as the first, stored once), the next is a 429.
     for (let i = 0; i < 2; i++) {
-      const [answer] = await Promise.all([page.waitForResponse((r) => new URL(r.url()).pathname === '/api/leads'), page.getByRole('button', { name: 'Send' }).click()]);
+      const [answer] = await Promise.all([
+        page.waitForResponse((r) => new URL(r.url()).pathname === '/api/leads'),
+        page.getByRole('button', { name: 'Send' }).click(),
+      ]);
       expect(answer.status()).toBe(201);
       await page.locator('#lead-form button:not([disabled])').waitFor();
-      await expect(page.locator('#lead-result strong').textContent()).resolves.toBe('Thank you — we received your details.');
+      await expect(page.locator('#lead-result strong').textContent()).resolves.toBe(
+        'Thank you — we received your details.',
+      );
     }
     expect((await plaza.db.prisma.lead.findMany()).filter((l: any) => l.email === 'dana@example.com')).toHaveLength(1);
     await page.locator('#lead-form button:not([disabled])').waitFor();
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('#lead-result.warn').waitFor();
-    await expect(page.locator('#lead-result').textContent()).resolves.toMatch(/Please wait \d+ s and try again — nothing you typed is lost\./);
+    await expect(page.locator('#lead-result').textContent()).resolves.toMatch(
+      /Please wait \d+ s and try again — nothing you typed is lost\./,
+    );
     await expect(page.locator('#lead-form button').isDisabled()).resolves.toBe(true);
     await expect(email.inputValue()).resolves.toBe('dana@example.com');
     await screenshot(page, 'home-lead-429');
@@ -177,7 +228,9 @@ describeWithBrowser('Home page', () => {
   it('can be used with the keyboard: the skip link moves focus to the main content', async () => {
     await page.goto(`${plaza.url}/`);
     await page.keyboard.press('Tab');
-    await expect(page.evaluate<string | undefined>('document.activeElement?.textContent')).resolves.toBe('Skip to content');
+    await expect(page.evaluate<string | undefined>('document.activeElement?.textContent')).resolves.toBe(
+      'Skip to content',
+    );
     await page.keyboard.press('Enter');
     await expect(focusedId(page)).resolves.toBe('main');
   });
@@ -185,16 +238,23 @@ describeWithBrowser('Home page', () => {
 
 // The served HTML alone: no browser page to make for each (same names as before: "Home page serves …").
 describe('Home page', () => {
-  it.each(['/', '/marketplace', '/packages', '/packages/com.example.x', '/assistant', '/receipts', '/account'])('serves %s under a strict CSP with no inline script', async (path) => {
-    const res = await fetch(`${plaza.url}${path}`, { headers: { accept: 'text/html' } });
-    expect(res.status).toBe(200);
-    const csp = res.headers.get('content-security-policy') ?? '';
-    const scriptSrc = csp.split(';').map((d) => d.trim()).find((d) => d.startsWith('script-src '));
-    expect(scriptSrc).toBe("script-src 'self'");
-    const body = await res.text();
-    const scripts = [...body.matchAll(/<script\b([^>]*)>/g)].map((m) => m[1]!.trim());
-    expect(scripts.length).toBeGreaterThan(0);
-    for (const attrs of scripts) expect(attrs).toMatch(/^type="module" src="\/assets\/[a-z-]+\.js"$|^type="application\/json" id="page-data"$/);
-    expect(body).not.toMatch(/\son[a-z]+=/i);
-  });
+  it.each(['/', '/marketplace', '/packages', '/packages/com.example.x', '/assistant', '/receipts', '/account'])(
+    'serves %s under a strict CSP with no inline script',
+    async (path) => {
+      const res = await fetch(`${plaza.url}${path}`, { headers: { accept: 'text/html' } });
+      expect(res.status).toBe(200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      const scriptSrc = csp
+        .split(';')
+        .map((d) => d.trim())
+        .find((d) => d.startsWith('script-src '));
+      expect(scriptSrc).toBe("script-src 'self'");
+      const body = await res.text();
+      const scripts = [...body.matchAll(/<script\b([^>]*)>/g)].map((m) => m[1]!.trim());
+      expect(scripts.length).toBeGreaterThan(0);
+      for (const attrs of scripts)
+        expect(attrs).toMatch(/^type="module" src="\/assets\/[a-z-]+\.js"$|^type="application\/json" id="page-data"$/);
+      expect(body).not.toMatch(/\son[a-z]+=/i);
+    },
+  );
 });

@@ -11,8 +11,26 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createProber } from '../../probes/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createProbeStore } from '../../src/marketplace/index.ts';
-import { describeWithBrowser, DESKTOP, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
-import { type EverythingServer, type FixtureProvider, type SdkUpstream, startEverything, startFixtureProvider, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import {
+  describeWithBrowser,
+  DESKTOP,
+  focusedId,
+  freshPage,
+  launchChromium,
+  overflowsHorizontally,
+  PHONE,
+  screenshot,
+  seriousViolations,
+  waitUntil,
+} from '../support/browser.ts';
+import {
+  type EverythingServer,
+  type FixtureProvider,
+  type SdkUpstream,
+  startEverything,
+  startFixtureProvider,
+  startSdkUpstream,
+} from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 const XSS = `<img src=x onerror="window.__xss='img'"><script>window.__xss='script'</script>"'&`;
@@ -29,7 +47,11 @@ describeWithBrowser('Marketplace pages', () => {
   let dialogs: string[];
 
   const list = async (body: Record<string, unknown>) => {
-    const res = await fetch(`${plaza.url}/api/mcp/listings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${plaza.url}/api/mcp/listings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const waitOnline = async (id: string) => {
@@ -48,7 +70,12 @@ describeWithBrowser('Marketplace pages', () => {
       startSdkUpstream({ requireBearer: 'gated-secret' }),
       startFixtureProvider([
         [
-          { name: 'forecast', description: `Forecast by city. ${XSS}`, inputSchema: { type: 'object', properties: {} }, annotations: { platform: { requires_agin: true, caller_identity: 'AGIN card of the calling agent' } } },
+          {
+            name: 'forecast',
+            description: `Forecast by city. ${XSS}`,
+            inputSchema: { type: 'object', properties: {} },
+            annotations: { platform: { requires_agin: true, caller_identity: 'AGIN card of the calling agent' } },
+          },
         ],
       ]),
       launchChromium(),
@@ -91,10 +118,14 @@ describeWithBrowser('Marketplace pages', () => {
     await page.locator('#probe-status[data-status="healthy"]').waitFor({ timeout: 30_000 });
     const api = (await (await fetch(`${plaza.url}/api/mcp/tools?provider=everything&limit=100`)).json()) as any;
     expect(api.tools.length).toBeGreaterThan(3);
-    await expect(page.locator('#probe-status').textContent()).resolves.toBe(`Healthy: ${api.tools.length} tools online.`);
+    await expect(page.locator('#probe-status').textContent()).resolves.toBe(
+      `Healthy: ${api.tools.length} tools online.`,
+    );
     // The tool list was refreshed in place: server-everything's tools are on the page without a reload.
     await page.locator('.tool[data-provider="everything"][data-tool="echo"]').waitFor();
-    const shown = await page.locator('.tool[data-provider="everything"]').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-tool')));
+    const shown = await page
+      .locator('.tool[data-provider="everything"]')
+      .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-tool')));
     expect(shown.sort()).toEqual(api.tools.map((t: any) => t.tool).sort());
     await expect(page.locator('.tool[data-tool="echo"] .badge').textContent()).resolves.toBe('healthy');
     await screenshot(page, 'marketplace-listed');
@@ -115,7 +146,9 @@ describeWithBrowser('Marketplace pages', () => {
     // Not an error: the server answered.
     expect(await page.locator('#listing-result').getAttribute('class')).toBe('result');
     await page.goto(`${plaza.url}/marketplace`);
-    await expect(page.locator('#endpoint-table tr', { hasText: 'gated-crm' }).locator('.badge').textContent()).resolves.toBe('needs credentials');
+    await expect(
+      page.locator('#endpoint-table tr', { hasText: 'gated-crm' }).locator('.badge').textContent(),
+    ).resolves.toBe('needs credentials');
     expect(errors).toEqual([]);
   });
 
@@ -134,7 +167,9 @@ describeWithBrowser('Marketplace pages', () => {
     expect(body).not.toContain('data-tool="forecast"');
     // Provider filter
     await page.goto(`${plaza.url}/marketplace?provider=weather-co`);
-    await expect(page.locator('.tool').evaluateAll((n) => n.map((x) => x.getAttribute('data-provider')))).resolves.toEqual(['weather-co']);
+    await expect(
+      page.locator('.tool').evaluateAll((n) => n.map((x) => x.getAttribute('data-provider'))),
+    ).resolves.toEqual(['weather-co']);
     await expect(page.locator('#provider').inputValue()).resolves.toBe('weather-co');
   });
 
@@ -142,8 +177,12 @@ describeWithBrowser('Marketplace pages', () => {
     await page.goto(`${plaza.url}/marketplace?q=forecast`);
     const card = page.locator('.tool[data-tool="forecast"]');
     await expect(card.locator('.badge').textContent()).resolves.toBe('healthy');
-    await expect(card.locator('.note').textContent()).resolves.toBe('Requires an AGIN card — AGIN card of the calling agent');
-    await expect(card.getByText('Required credentials:').locator('..').textContent()).resolves.toBe('Required credentials: Authorization (Weather API token)');
+    await expect(card.locator('.note').textContent()).resolves.toBe(
+      'Requires an AGIN card — AGIN card of the calling agent',
+    );
+    await expect(card.getByText('Required credentials:').locator('..').textContent()).resolves.toBe(
+      'Required credentials: Authorization (Weather API token)',
+    );
   });
 
   it('renders attacker-controlled listing and tool text as text', async () => {
@@ -158,8 +197,16 @@ describeWithBrowser('Marketplace pages', () => {
   });
 
   it('shows an endpoint with its probe history as a chart and a table', async () => {
-    const id = ((await (await fetch(`${plaza.url}/api/mcp/endpoints?provider=weather-co`)).json()) as any).endpoints[0].id as string;
-    const prober = createProber({ store: createProbeStore(plaza.db.prisma), clock: systemClock, log: plaza.log, baseIntervalS: 300, allowPrivateTargets: true, timeoutMs: 5_000 });
+    const id = ((await (await fetch(`${plaza.url}/api/mcp/endpoints?provider=weather-co`)).json()) as any).endpoints[0]
+      .id as string;
+    const prober = createProber({
+      store: createProbeStore(plaza.db.prisma),
+      clock: systemClock,
+      log: plaza.log,
+      baseIntervalS: 300,
+      allowPrivateTargets: true,
+      timeoutMs: 5_000,
+    });
     for (let i = 0; i < 5; i++) await prober.probeNow(id);
     await prober.close();
     await page.goto(`${plaza.url}/marketplace/endpoints/${id}`);
@@ -203,7 +250,9 @@ describeWithBrowser('Marketplace pages', () => {
   it("holds the optional fields to the API's limits and says a refusal of one next to it", async () => {
     await page.goto(`${plaza.url}/marketplace`);
     // The fields take what POST /api/mcp/listings takes (they took any length).
-    const limits = await page.evaluate(`['audience', 'purpose', 'risk'].map((n) => document.getElementById('f-' + n).maxLength)`);
+    const limits = await page.evaluate(
+      `['audience', 'purpose', 'risk'].map((n) => document.getElementById('f-' + n).maxLength)`,
+    );
     expect(limits).toEqual([500, 1000, 1000]);
     await page.getByLabel('Provider slug').fill('long-texts');
     await page.getByLabel('Streamable-HTTP endpoint URL').fill('http://127.0.0.1:9/long-texts');

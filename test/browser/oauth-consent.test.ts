@@ -9,13 +9,28 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { Client, type OAuthClientMetadata, type OAuthClientProvider, type StoredOAuthClientInformation, type StoredOAuthTokens, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
-import { collectPageErrors, describeWithBrowser, DESKTOP, launchChromium, screenshot, seriousViolations } from '../support/browser.ts';
+import {
+  collectPageErrors,
+  describeWithBrowser,
+  DESKTOP,
+  launchChromium,
+  screenshot,
+  seriousViolations,
+} from '../support/browser.ts';
 import { freePort } from '../support/cli.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -34,7 +49,13 @@ class MemoryOAuthProvider implements OAuthClientProvider {
     return this.redirect;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Browser test client', redirect_uris: [this.redirect], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Browser test client',
+      redirect_uris: [this.redirect],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;
@@ -69,15 +90,31 @@ describeWithBrowser('MCP client sign-in in the browser', () => {
     const port = await freePort();
     smtp = await startSmtpSink();
     [plaza, browser, upstream] = await Promise.all([
-      startTestPlaza('pglite', { port, env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, PLAZA_ALLOW_PRIVATE_TARGETS: '1', SMTP_URL: smtp.url, MAIL_FROM: 'Plaza <plaza@test.example>' } }),
+      startTestPlaza('pglite', {
+        port,
+        env: {
+          PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+          PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+          SMTP_URL: smtp.url,
+          MAIL_FROM: 'Plaza <plaza@test.example>',
+        },
+      }),
       launchChromium(),
       startSdkUpstream(),
     ]);
-    const { apiKey } = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'lee@example.com' });
+    const { apiKey } = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+      email: 'lee@example.com',
+    });
     const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'echoes', url: upstream.url, registered_by: 'lee@example.com', agin_support: true, summary: 'Echo provider for the browser OAuth test.' }),
+      body: JSON.stringify({
+        provider: 'echoes',
+        url: upstream.url,
+        registered_by: 'lee@example.com',
+        agin_support: true,
+        summary: 'Echo provider for the browser OAuth test.',
+      }),
     });
     const { id } = (await listed.json()) as { id: string };
     let status = 'registered';
@@ -106,7 +143,9 @@ describeWithBrowser('MCP client sign-in in the browser', () => {
     const provider = new MemoryOAuthProvider(`http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`);
     const url = new URL(`${plaza.url}/mcp/p/echoes`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
-    await expect(new Client({ name: 'browser-oauth', version: '1' }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(new Client({ name: 'browser-oauth', version: '1' }).connect(first)).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
 
     const context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
     const page = await context.newPage();
@@ -123,7 +162,9 @@ describeWithBrowser('MCP client sign-in in the browser', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL(/\/connect\/[\w-]+$/);
 
-    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Connect Browser test client to Plaza');
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(
+      'Connect Browser test client to Plaza',
+    );
     await page.getByLabel('A new agent').check();
     await page.getByLabel("New agent's display name").fill('Laptop assistant');
     await page.getByLabel("New agent's owner context (optional)").fill('lee-at-home');
@@ -141,7 +182,10 @@ describeWithBrowser('MCP client sign-in in the browser', () => {
     await client.close();
     expect(result.content).toEqual([{ type: 'text', text: 'echo: from the browser flow' }]);
     const seen = upstream.seen.filter((s) => s.body?.method === 'tools/call').at(-1);
-    expect(seen?.body.params._meta.platform).toMatchObject({ display_name: 'Laptop assistant', owner_context: 'lee-at-home' });
+    expect(seen?.body.params._meta.platform).toMatchObject({
+      display_name: 'Laptop assistant',
+      owner_context: 'lee-at-home',
+    });
 
     // The Account page lists the client under the agent, and Disconnect ends its tokens.
     await page.goto(`${plaza.url}/account`);
@@ -154,7 +198,15 @@ describeWithBrowser('MCP client sign-in in the browser', () => {
     await page.locator('#agent-list .connected-clients').waitFor({ state: 'detached' });
     expect(errors).toEqual([]);
     await context.close();
-    const refused = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${provider.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const refused = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${provider.saved!.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
     const status = refused.status;
     expect(status).toBe(401);
   });

@@ -12,7 +12,16 @@ import { systemClock } from '../../src/kernel/index.ts';
 import { createMailer, type Mailer } from '../../src/mail/index.ts';
 import { createSourcesWorker } from '../../src/sources/index.ts';
 import { createTestTls, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
-import { describeWithBrowser, focusedId, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations } from '../support/browser.ts';
+import {
+  describeWithBrowser,
+  focusedId,
+  freshPage,
+  launchChromium,
+  overflowsHorizontally,
+  PHONE,
+  screenshot,
+  seriousViolations,
+} from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { buildPackage, trustCa } from '../support/sources.ts';
 
@@ -39,8 +48,20 @@ describeWithBrowser('Packages pages', () => {
       startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' } }),
       launchChromium(),
     ]);
-    mailer = createMailer({ prisma: plaza.db.prisma, clock: systemClock, log: plaza.log, smtpUrl: undefined, from: plaza.config.mail.from });
-    worker = createSourcesWorker({ prisma: plaza.db.prisma, clock: systemClock, log: plaza.log, config: plaza.config, mailer });
+    mailer = createMailer({
+      prisma: plaza.db.prisma,
+      clock: systemClock,
+      log: plaza.log,
+      smtpUrl: undefined,
+      from: plaza.config.mail.from,
+    });
+    worker = createSourcesWorker({
+      prisma: plaza.db.prisma,
+      clock: systemClock,
+      log: plaza.log,
+      config: plaza.config,
+      mailer,
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -69,7 +90,9 @@ describeWithBrowser('Packages pages', () => {
     await page.getByLabel('Summary').fill('Greets people.');
     await page.getByRole('button', { name: 'Register source' }).click();
     await page.locator('#source-stage[data-status="registered"]').waitFor();
-    await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: registered (registered)');
+    await expect(page.locator('#source-stage').textContent()).resolves.toBe(
+      'Registered. Pipeline stage: registered (registered)',
+    );
 
     const [source] = ((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources;
     expect(source).toMatchObject({ name: HOSTILE, trust: 'risky-unknown', status: 'registered' });
@@ -78,7 +101,9 @@ describeWithBrowser('Packages pages', () => {
     expect(healthy.commands).toEqual([{ id: 'com.example.hello.echo', summary: 'Echo a message back as JSON.' }]);
     // The form keeps following the source until it leaves the pipeline.
     await page.locator('#source-stage[data-status="healthy"]').waitFor({ timeout: 20_000 });
-    await expect(page.locator('#source-stage').textContent()).resolves.toBe('Registered. Pipeline stage: healthy (live)');
+    await expect(page.locator('#source-stage').textContent()).resolves.toBe(
+      'Registered. Pipeline stage: healthy (live)',
+    );
 
     await page.goto(`${plaza.url}/packages`);
     const row = page.locator('#sources tr[data-package-id="com.example.hello"]');
@@ -92,11 +117,15 @@ describeWithBrowser('Packages pages', () => {
     await page.waitForURL(/\/packages\/com\.example\.hello$/);
     await page.locator('#package-detail pre').waitFor();
     await expect(page.locator('#package-title').textContent()).resolves.toBe(HOSTILE);
-    await expect(page.locator('#package-detail pre').textContent()).resolves.toBe('plaza agpk install com.example.hello');
+    await expect(page.locator('#package-detail pre').textContent()).resolves.toBe(
+      'plaza agpk install com.example.hello',
+    );
     await expect(page.locator('#package-detail .facts').textContent()).resolves.toContain('Example Inc');
     await expect(page.locator('#package-detail .facts').textContent()).resolves.toContain('risky-unknown provider');
     // The command surface that passed the gate, as the worker recorded it.
-    await expect(page.locator('#package-detail ul.commands li').first().textContent()).resolves.toBe('com.example.hello.echo — Echo a message back as JSON.');
+    await expect(page.locator('#package-detail ul.commands li').first().textContent()).resolves.toBe(
+      'com.example.hello.echo — Echo a message back as JSON.',
+    );
     expect(await page.locator('main img').count()).toBe(0);
     await screenshot(page, 'package');
     expect(errors).toEqual([]);
@@ -128,7 +157,9 @@ describeWithBrowser('Packages pages', () => {
     expect(facts).toContain('健康 (已上线)');
     expect(facts).not.toMatch(/risky-unknown|healthy|live/);
     await page.goto(`${plaza.url}/packages?locale=zh-CN`);
-    await expect(page.locator('#sources tr[data-package-id="com.example.hello"] .badge').textContent()).resolves.toBe('未知风险提供方');
+    await expect(page.locator('#sources tr[data-package-id="com.example.hello"] .badge').textContent()).resolves.toBe(
+      '未知风险提供方',
+    );
     await page.goto(`${plaza.url}/packages/com.example.hello?locale=zh-CN`);
     await page.locator('#package-detail pre').waitFor();
     expect(await seriousViolations(page)).toEqual([]);

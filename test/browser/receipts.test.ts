@@ -16,7 +16,16 @@ import { CHECKPOINT_TYP, checkpointText, createReceiptWriter, type ReceiptInput 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { type ActiveSigningKey, createSigningKeyStore } from '../../src/keys/index.ts';
-import { describeWithBrowser, freshPage, launchChromium, overflowsHorizontally, PHONE, screenshot, seriousViolations, waitUntil } from '../support/browser.ts';
+import {
+  describeWithBrowser,
+  freshPage,
+  launchChromium,
+  overflowsHorizontally,
+  PHONE,
+  screenshot,
+  seriousViolations,
+  waitUntil,
+} from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 describeWithBrowser('Receipts page', () => {
@@ -30,13 +39,21 @@ describeWithBrowser('Receipts page', () => {
   let tokenKey: ActiveSigningKey;
 
   beforeAll(async () => {
-    [plaza, browser] = await Promise.all([startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0' } }), launchChromium()]);
+    [plaza, browser] = await Promise.all([
+      startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0' } }),
+      launchChromium(),
+    ]);
     dir = await mkdtemp(join(tmpdir(), 'receipts-page-'));
     const accounts = createAccountService({ prisma: plaza.db.prisma, clock: systemClock });
     const mine = await accounts.createAccount({ email: 'auditor@example.com' });
     const other = await accounts.createAccount({ email: 'other@example.com' });
     key = mine.apiKey;
-    const writer = createReceiptWriter({ db: plaza.db, log: plaza.log, durability: 'sync', spoolDir: join(dir, 'spool') });
+    const writer = createReceiptWriter({
+      db: plaza.db,
+      log: plaza.log,
+      durability: 'sync',
+      spoolDir: join(dir, 'spool'),
+    });
     const base = Date.parse('2026-11-21T10:00:00.000Z');
     const receipts: ReceiptInput[] = Array.from({ length: 13 }, (_, i) => ({
       callId: `call_${i}`,
@@ -76,7 +93,10 @@ describeWithBrowser('Receipts page', () => {
     await page.getByRole('button', { name: 'Search receipts' }).click();
     await page.locator('#receipt-message:not(:empty)').waitFor();
   };
-  const shownCalls = () => page.locator('#receipt-table tbody tr[data-call-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-call-id')));
+  const shownCalls = () =>
+    page
+      .locator('#receipt-table tbody tr[data-call-id]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-call-id')));
 
   it("lists only the account's receipts and filters them", async () => {
     await search();
@@ -94,9 +114,14 @@ describeWithBrowser('Receipts page', () => {
     for (const call of ['call_0', 'call_8', 'call_12']) {
       await page.getByRole('button', { name: `Verify ${call}` }).click();
       const verdict = page.locator(`tr[data-call-id="${call}"] + tr .verdict`);
-      await waitUntil(page, `document.querySelector('tr[data-call-id="${call}"] + tr .verdict')?.getAttribute('data-verified') !== null`);
+      await waitUntil(
+        page,
+        `document.querySelector('tr[data-call-id="${call}"] + tr .verdict')?.getAttribute('data-verified') !== null`,
+      );
       await expect(verdict.getAttribute('data-verified')).resolves.toBe('true');
-      await expect(verdict.textContent()).resolves.toMatch(/^Verified: leaf hash, inclusion proof in a tree of 13 and the checkpoint signature \(key .+\) all hold\.$/);
+      await expect(verdict.textContent()).resolves.toMatch(
+        /^Verified: leaf hash, inclusion proof in a tree of 13 and the checkpoint signature \(key .+\) all hold\.$/,
+      );
     }
     await screenshot(page, 'receipts');
     expect(errors).toEqual([]);
@@ -107,16 +132,35 @@ describeWithBrowser('Receipts page', () => {
     const cp = d.checkpoint;
     const b64 = (b: string | Buffer) => Buffer.from(b).toString('base64url');
     const header = b64(JSON.stringify({ alg: 'EdDSA', kid: tokenKey.kid, typ: CHECKPOINT_TYP }));
-    const payload = b64(checkpointText({ treeSize: cp.tree_size, rootHash: cp.root_hash, chainHead: cp.chain_head, timestamp: Date.parse(cp.timestamp) }));
+    const payload = b64(
+      checkpointText({
+        treeSize: cp.tree_size,
+        rootHash: cp.root_hash,
+        chainHead: cp.chain_head,
+        timestamp: Date.parse(cp.timestamp),
+      }),
+    );
     cp.key_id = tokenKey.kid;
     cp.signature = `${header}..${b64(sign(null, Buffer.from(`${header}.${payload}`), tokenKey.privateKeyObject))}`;
   };
 
   it.each([
     ['an altered receipt', (d: any) => (d.receipt.outcome = 'ok'), 'the leaf hash does not match the receipt fields'],
-    ['a checkpoint signed by a key of another purpose', signedByTokenKey, 'the checkpoint is signed by a key that is not a receipts key'],
-    ['an altered proof', (d: any) => (d.inclusion.audit_path[0] = 'f'.repeat(64)), 'the inclusion proof does not lead to the signed root'],
-    ['an altered checkpoint', (d: any) => (d.checkpoint.timestamp = '2030-01-01T00:00:00.000Z'), 'the checkpoint signature does not verify'],
+    [
+      'a checkpoint signed by a key of another purpose',
+      signedByTokenKey,
+      'the checkpoint is signed by a key that is not a receipts key',
+    ],
+    [
+      'an altered proof',
+      (d: any) => (d.inclusion.audit_path[0] = 'f'.repeat(64)),
+      'the inclusion proof does not lead to the signed root',
+    ],
+    [
+      'an altered checkpoint',
+      (d: any) => (d.checkpoint.timestamp = '2030-01-01T00:00:00.000Z'),
+      'the checkpoint signature does not verify',
+    ],
   ])('refuses %s', async (_name, alter, reason) => {
     await page.route('**/api/receipts/call_4', async (route) => {
       const response = await route.fetch();
@@ -127,7 +171,10 @@ describeWithBrowser('Receipts page', () => {
     await search();
     await page.getByRole('button', { name: 'Verify call_4' }).click();
     const verdict = page.locator('tr[data-call-id="call_4"] + tr .verdict');
-    await waitUntil(page, `document.querySelector('tr[data-call-id="call_4"] + tr .verdict')?.getAttribute('data-verified') !== null`);
+    await waitUntil(
+      page,
+      `document.querySelector('tr[data-call-id="call_4"] + tr .verdict')?.getAttribute('data-verified') !== null`,
+    );
     await expect(verdict.getAttribute('data-verified')).resolves.toBe('false');
     await expect(verdict.textContent()).resolves.toBe(`Not verified: ${reason}`);
   });
@@ -148,7 +195,11 @@ describeWithBrowser('Receipts page', () => {
     // The table's visually hidden labels are absolutely positioned: outside a positioned wrap they
     // widened the whole page (441 px at 375) instead of the table's scroll box.
     expect(await overflowsHorizontally(page)).toBe(false);
-    expect(await page.evaluate<boolean>(`(() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth > w.clientWidth; })()`)).toBe(true);
+    expect(
+      await page.evaluate<boolean>(
+        `(() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth > w.clientWidth; })()`,
+      ),
+    ).toBe(true);
   });
 
   it('has no serious accessibility violations and fits a phone screen', async () => {

@@ -21,11 +21,20 @@ import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 describe('AGIN card text', () => {
   let plaza: TestPlaza;
   let upstream: FaultUpstream;
-  const accounts: Record<'a' | 'b', { id: string; apiKey: string }> = { a: { id: '', apiKey: '' }, b: { id: '', apiKey: '' } };
+  const accounts: Record<'a' | 'b', { id: string; apiKey: string }> = {
+    a: { id: '', apiKey: '' },
+    b: { id: '', apiKey: '' },
+  };
 
   beforeAll(async () => {
     upstream = await startFaultUpstream();
-    plaza = await startTestPlaza('pglite', { env: { PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-card-')), PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1' } });
+    plaza = await startTestPlaza('pglite', {
+      env: {
+        PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-card-')),
+        PLAZA_BACKGROUND: '0',
+        PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+      },
+    });
     const service = createAccountService({ prisma: plaza.db.prisma, clock: systemClock });
     for (const name of ['a', 'b'] as const) {
       const created = await service.createAccount({ email: `${name}@example.com` });
@@ -34,7 +43,13 @@ describe('AGIN card text', () => {
     const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'recorder', url: upstream.url('ok'), registered_by: 'ops@example.com', agin_support: true, summary: 'Records what it receives; no credentials.' }),
+      body: JSON.stringify({
+        provider: 'recorder',
+        url: upstream.url('ok'),
+        registered_by: 'ops@example.com',
+        agin_support: true,
+        summary: 'Records what it receives; no credentials.',
+      }),
     });
     const { id } = (await listed.json()) as { id: string };
     for (let i = 0; i < 100; i++) {
@@ -59,8 +74,17 @@ describe('AGIN card text', () => {
     const from = upstream.seen.length;
     const res = await fetch(`${plaza.url}/mcp/p/recorder`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: { message: 'hi' } } }),
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'act', arguments: { message: 'hi' } },
+      }),
     });
     expect(res.status).toBe(200);
     await res.text();
@@ -85,15 +109,23 @@ describe('AGIN card text', () => {
     const res = await createAgent({ display_name: 'x', owner_context: `${prefix}${accounts.b.id}` });
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
-    expect(body).toMatchObject({ success: false, code: 'BAD_REQUEST', error: { type: 'invalid_request_error', param: 'owner_context' }, request_id: expect.any(String) });
+    expect(body).toMatchObject({
+      success: false,
+      code: 'BAD_REQUEST',
+      error: { type: 'invalid_request_error', param: 'owner_context' },
+      request_id: expect.any(String),
+    });
     expect(body.message).toMatch(/^Invalid agent: owner_context: /);
   });
 
-  it.each(['plaza', 'Plaza', 'PLAZA : team', 'ｐｌａｚａ', 'p1aza:x'])("refuses Plaza's own owner_context and its look-alikes (%s)", async (value) => {
-    const res = await createAgent({ display_name: 'x', owner_context: value });
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as any).error.param).toBe('owner_context');
-  });
+  it.each(['plaza', 'Plaza', 'PLAZA : team', 'ｐｌａｚａ', 'p1aza:x'])(
+    "refuses Plaza's own owner_context and its look-alikes (%s)",
+    async (value) => {
+      const res = await createAgent({ display_name: 'x', owner_context: value });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as any).error.param).toBe('owner_context');
+    },
+  );
 
   it.each([
     ['display_name', 'a newline', 'Bot\nAdmin'],
@@ -119,15 +151,26 @@ describe('AGIN card text', () => {
     const { agent, token } = ((await res.json()) as any).data;
     expect(agent).toMatchObject({ display_name: '客服 机器人', owner_context: 'acme team' });
     const seen = await seenCall(token);
-    expect(seen.body.params._meta.platform).toEqual({ agin_id: agent.agin_id, agent_principal: agent.agent_principal, display_name: '客服 机器人', owner_context: 'acme team', call_id: expect.any(String) });
+    expect(seen.body.params._meta.platform).toEqual({
+      agin_id: agent.agin_id,
+      agent_principal: agent.agent_principal,
+      display_name: '客服 机器人',
+      owner_context: 'acme team',
+      call_id: expect.any(String),
+    });
     // The raw body carries the name as UTF-8 text, not a look-alike or an escape of something else.
     expect(seen.raw).toContain('"display_name":"客服 机器人"');
     expect(seen.headers['x-platform-agin-id']).toBe(agent.agin_id);
     expect(seen.headers['x-platform-agent-principal']).toBe(agent.agent_principal);
     expect(seen.headers['x-platform-call-id']).toBe(seen.body.params._meta.platform.call_id);
     // Identity headers are ASCII (no display name or owner context travels in a header).
-    for (const [name, value] of Object.entries(seen.headers)) if (name.startsWith('x-platform-')) expect(String(value)).toMatch(/^[\x21-\x7e]+$/);
-    expect(Object.keys(seen.headers).filter((name) => name.startsWith('x-platform-')).sort()).toEqual(['x-platform-agent-principal', 'x-platform-agin-assertion', 'x-platform-agin-id', 'x-platform-call-id']);
+    for (const [name, value] of Object.entries(seen.headers))
+      if (name.startsWith('x-platform-')) expect(String(value)).toMatch(/^[\x21-\x7e]+$/);
+    expect(
+      Object.keys(seen.headers)
+        .filter((name) => name.startsWith('x-platform-'))
+        .sort(),
+    ).toEqual(['x-platform-agent-principal', 'x-platform-agin-assertion', 'x-platform-agin-id', 'x-platform-call-id']);
   });
 
   it('stamps a card stored before the check in its checked form: refused characters dropped, a claimed account replaced by its own', async () => {
@@ -146,8 +189,16 @@ describe('AGIN card text', () => {
       },
     });
     const seen = await seenCall(credential.secret);
-    expect(seen.body.params._meta.platform).toMatchObject({ display_name: 'Legacy bot', owner_context: `account:${accounts.a.id}` });
-    const listed = (await (await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${accounts.a.apiKey}` } })).json()) as any;
-    expect(listed.data.agents.find((a: { id: string }) => a.id === id)).toMatchObject({ display_name: 'Legacy bot', owner_context: `account:${accounts.a.id}` });
+    expect(seen.body.params._meta.platform).toMatchObject({
+      display_name: 'Legacy bot',
+      owner_context: `account:${accounts.a.id}`,
+    });
+    const listed = (await (
+      await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${accounts.a.apiKey}` } })
+    ).json()) as any;
+    expect(listed.data.agents.find((a: { id: string }) => a.id === id)).toMatchObject({
+      display_name: 'Legacy bot',
+      owner_context: `account:${accounts.a.id}`,
+    });
   });
 });

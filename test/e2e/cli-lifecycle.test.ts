@@ -36,7 +36,9 @@ describe('plaza serve on embedded storage', () => {
   it('serves /health and lets `plaza accounts create` work through the running server', async () => {
     const server = await startPlazaServer({ PLAZA_DATA_DIR: dataDir });
     servers.push(server);
-    const created = await runPlaza(['accounts', 'create', '--email', 'ada@example.com', '--name', 'Ada'], { PLAZA_DATA_DIR: dataDir });
+    const created = await runPlaza(['accounts', 'create', '--email', 'ada@example.com', '--name', 'Ada'], {
+      PLAZA_DATA_DIR: dataDir,
+    });
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     const out = JSON.parse(created.stdout) as { account_id: string; api_key: string };
@@ -60,7 +62,11 @@ describe('plaza serve on embedded storage', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as AddressInfo;
     try {
-      const run = await runPlaza(['serve'], { PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-e2e-port-')), PORT: String(port), HOST: '127.0.0.1' }, 30_000);
+      const run = await runPlaza(
+        ['serve'],
+        { PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-e2e-port-')), PORT: String(port), HOST: '127.0.0.1' },
+        30_000,
+      );
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the port is in use`);
       expect(run.stderr).not.toMatch(/\n\s+at /);
@@ -73,11 +79,20 @@ describe('plaza serve on embedded storage', () => {
     const port = await freePort();
     const npm = startChild('npm', ['start'], {
       cwd: join(import.meta.dirname, '..', '..'),
-      env: childEnv({ PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-e2e-npm-')), HOST: '127.0.0.1', PORT: String(port), MCP_REGISTRY_URL: 'off' }),
+      env: childEnv({
+        PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-e2e-npm-')),
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        MCP_REGISTRY_URL: 'off',
+      }),
       stdio: ['ignore', 'ignore', 'ignore'],
     });
     const npmExited = once(npm, 'exit');
-    const healthy = async () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200, () => false);
+    const healthy = async () =>
+      fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
     while (!(await healthy())) await new Promise((r) => setTimeout(r, 100));
     npm.kill('SIGTERM');
     await npmExited;
@@ -89,11 +104,20 @@ describe('plaza serve on embedded storage', () => {
     const server = servers[0]!;
     const { port } = new URL(server.url);
     const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/api/account', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/account',
+          headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       req.write('{"slow":');
       setTimeout(() => {
@@ -120,7 +144,13 @@ describe('plaza serve on embedded storage', () => {
     const server = await startPlazaServer({ PLAZA_DATA_DIR: dataDir, PLAZA_SHUTDOWN_TIMEOUT_MS: '60000' });
     servers.push(server);
     const { port } = new URL(server.url);
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/x', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/x',
+      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+    });
     req.on('error', () => undefined);
     req.write('{');
     await new Promise((r) => setTimeout(r, 200));
@@ -147,15 +177,18 @@ describe('plaza configuration errors', () => {
     expect(result.stderr).toContain(name);
   });
 
-  it.each(['serve', 'migrate'])('plaza %s says which database it cannot use, without a stack trace, and exits 1', async (command) => {
-    // `.invalid` never resolves (RFC 6761): the failure is immediate.
-    const result = await runPlaza([command], { DATABASE_URL: 'postgresql://plaza@db.invalid:5432/plaza', PORT: '0' });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('cannot use the database (postgresql db.invalid:5432/plaza)');
-    expect(result.stderr).toContain('DATABASE_URL');
-    expect(result.stderr).not.toContain('cannot listen');
-    expect(result.stderr).not.toMatch(/\n\s+at /);
-  });
+  it.each(['serve', 'migrate'])(
+    'plaza %s says which database it cannot use, without a stack trace, and exits 1',
+    async (command) => {
+      // `.invalid` never resolves (RFC 6761): the failure is immediate.
+      const result = await runPlaza([command], { DATABASE_URL: 'postgresql://plaza@db.invalid:5432/plaza', PORT: '0' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('cannot use the database (postgresql db.invalid:5432/plaza)');
+      expect(result.stderr).toContain('DATABASE_URL');
+      expect(result.stderr).not.toContain('cannot listen');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    },
+  );
 
   it('prints help and version', async () => {
     const [help, version] = await Promise.all([runPlaza(['--help'], {}), runPlaza(['--version'], {})]);
@@ -174,7 +207,9 @@ describe.runIf(process.env['TEST_DATABASE_URL'])('plaza on PostgreSQL', () => {
       expect(JSON.parse(migrated.stdout).applied.length).toBeGreaterThan(0);
       const again = await runPlaza(['migrate'], env);
       expect(JSON.parse(again.stdout).applied).toEqual([]);
-      const account = JSON.parse((await runPlaza(['accounts', 'create', '--email', 'pg@example.com'], env)).stdout) as { api_key: string };
+      const account = JSON.parse((await runPlaza(['accounts', 'create', '--email', 'pg@example.com'], env)).stdout) as {
+        api_key: string;
+      };
       const server = await startPlazaServer(env);
       servers.push(server);
       expect((await whoami(server.url, account.api_key)).status).toBe(200);
@@ -222,7 +257,13 @@ describe.runIf(process.env['TEST_DATABASE_URL'])('plaza on PostgreSQL', () => {
       await db.connect();
       try {
         await expect
-          .poll(async () => (await db.query(`SELECT call_id FROM receipts WHERE agin_id = 'agin_spooled' ORDER BY call_id`)).rows.map((r) => r.call_id), { timeout: 15_000 })
+          .poll(
+            async () =>
+              (await db.query(`SELECT call_id FROM receipts WHERE agin_id = 'agin_spooled' ORDER BY call_id`)).rows.map(
+                (r) => r.call_id,
+              ),
+            { timeout: 15_000 },
+          )
           .toEqual(['call_left_in_slot_2', 'call_left_in_slot_3']);
       } finally {
         await db.end();

@@ -31,8 +31,20 @@ import { randomToken } from '../../src/kernel/index.ts';
 import { startChild } from '../support/children.ts';
 import { freePort, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
-import { type FaultUpstream, FLOOD_BYTES, ODD_ANSWERS, OTHER_FAILURES, startFaultUpstream } from '../support/fault-upstreams.ts';
-import { callTool, gatewayLoad, listHealthy, receiptCounts, startGatewayPlaza as startGatewayPlazaProcess } from '../support/gateway-load.ts';
+import {
+  type FaultUpstream,
+  FLOOD_BYTES,
+  ODD_ANSWERS,
+  OTHER_FAILURES,
+  startFaultUpstream,
+} from '../support/fault-upstreams.ts';
+import {
+  callTool,
+  gatewayLoad,
+  listHealthy,
+  receiptCounts,
+  startGatewayPlaza as startGatewayPlazaProcess,
+} from '../support/gateway-load.ts';
 import { startSdkUpstream } from '../support/mcp-upstreams.ts';
 
 const GATEWAY_TIMEOUT_MS = 3_000;
@@ -60,7 +72,23 @@ describe('upstream faults through the gateway', () => {
   beforeAll(async () => {
     upstream = await startFaultUpstream();
     plaza = await startGatewayPlaza();
-    for (const mode of ['hang', 'drip', 'malformed', 'sse-cut', 'huge', 'gated-call', 'echo-credential', 'flood', 'big-numbers', 'forge-get', 'guessed-after', 'other-forged', ...OTHER_FAILURES, ...ODD_ANSWERS] as const) await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
+    for (const mode of [
+      'hang',
+      'drip',
+      'malformed',
+      'sse-cut',
+      'huge',
+      'gated-call',
+      'echo-credential',
+      'flood',
+      'big-numbers',
+      'forge-get',
+      'guessed-after',
+      'other-forged',
+      ...OTHER_FAILURES,
+      ...ODD_ANSWERS,
+    ] as const)
+      await listHealthy(plaza.server.url, `f-${mode}`, upstream.url(mode));
     // Connection refused: a provider that answered its probe and is gone now.
     const gone = await startFaultUpstream();
     await listHealthy(plaza.server.url, 'f-refused', gone.url('ok'));
@@ -71,37 +99,63 @@ describe('upstream faults through the gateway', () => {
     await upstream?.close();
   });
 
-  it.each(['refused', 'hang', 'drip', 'malformed', 'sse-cut'])('answers %s with an error result in time and an error receipt', async (mode) => {
-    const answer = await callTool(plaza.server.url, plaza.agentToken, `f-${mode}`, { message: mode });
-    expect(answer.ms).toBeLessThan(GATEWAY_TIMEOUT_MS + 2_000);
-    expect(answer.status).toBe(200);
-    expect(answer.message?.result?.isError ?? Boolean(answer.message?.error)).toBe(true);
-    const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, `provider=f-${mode}`);
-    expect(receipts.map((r) => r.status)).toEqual(['error']);
-  });
+  it.each(['refused', 'hang', 'drip', 'malformed', 'sse-cut'])(
+    'answers %s with an error result in time and an error receipt',
+    async (mode) => {
+      const answer = await callTool(plaza.server.url, plaza.agentToken, `f-${mode}`, { message: mode });
+      expect(answer.ms).toBeLessThan(GATEWAY_TIMEOUT_MS + 2_000);
+      expect(answer.status).toBe(200);
+      expect(answer.message?.result?.isError ?? Boolean(answer.message?.error)).toBe(true);
+      const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, `provider=f-${mode}`);
+      expect(receipts.map((r) => r.status)).toEqual(['error']);
+    },
+  );
 
   it('says where the credential goes when a provider answers a call 401, through /mcp/p and /mcp, and passes one that is sent', async () => {
     const viaAggregate = async (headers: Record<string, string>) => {
       const res = await fetch(`${plaza.server.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'f-gated-call__act', arguments: {} } }),
+        headers: {
+          authorization: `Bearer ${plaza.agentToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+          ...headers,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'f-gated-call__act', arguments: {} },
+        }),
       });
       return ((await res.json()) as any).result;
     };
     const forGated = { 'x-platform-upstream-provider': 'f-gated-call' };
     const none = await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call');
     expect(none.message.result.isError).toBe(true);
-    expect(none.message.result.content[0].text).toMatch(/needs a credential of its own \(HTTP 401\): send it as X-PLATFORM-Upstream-Authorization/);
-    expect((await viaAggregate({})).content[0].text).toMatch(/needs a credential of its own \(HTTP 401\): send it as X-PLATFORM-Upstream-Authorization/);
+    expect(none.message.result.content[0].text).toMatch(
+      /needs a credential of its own \(HTTP 401\): send it as X-PLATFORM-Upstream-Authorization/,
+    );
+    expect((await viaAggregate({})).content[0].text).toMatch(
+      /needs a credential of its own \(HTTP 401\): send it as X-PLATFORM-Upstream-Authorization/,
+    );
     const wrong = { 'x-platform-upstream-authorization': 'Bearer nope' };
-    expect((await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, wrong)).message.result.content[0].text).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
-    expect((await viaAggregate({ ...wrong, ...forGated })).content[0].text).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
+    expect(
+      (await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, wrong)).message.result.content[0].text,
+    ).toMatch(/refused the credential sent as X-PLATFORM-Upstream-Authorization/);
+    expect((await viaAggregate({ ...wrong, ...forGated })).content[0].text).toMatch(
+      /refused the credential sent as X-PLATFORM-Upstream-Authorization/,
+    );
     const right = { 'x-platform-upstream-authorization': 'Bearer call-secret' };
-    expect((await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, right)).message.result.content[0].text).toBe('ok: let in');
+    expect(
+      (await callTool(plaza.server.url, plaza.agentToken, 'f-gated-call', {}, right)).message.result.content[0].text,
+    ).toBe('ok: let in');
     expect((await viaAggregate({ ...right, ...forGated })).content[0].text).toBe('ok: let in');
     // On /mcp a credential goes only to the provider it is named for: any other gets none.
-    expect((await viaAggregate({ ...right, 'x-platform-upstream-provider': 'someone-else' })).content[0].text).toMatch(/needs a credential of its own .*X-PLATFORM-Upstream-Provider/);
+    expect((await viaAggregate({ ...right, 'x-platform-upstream-provider': 'someone-else' })).content[0].text).toMatch(
+      /needs a credential of its own .*X-PLATFORM-Upstream-Provider/,
+    );
   });
 
   it('refuses a third-party credential on /mcp that names no provider, instead of sending it to every provider called', async () => {
@@ -115,7 +169,12 @@ describe('upstream faults through the gateway', () => {
           'x-platform-upstream-authorization': 'Bearer call-secret',
           ...(provider === undefined ? {} : { 'x-platform-upstream-provider': provider }),
         },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'f-gated-call__act', arguments: {} } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'f-gated-call__act', arguments: {} },
+        }),
       });
       expect(res.status, String(provider)).toBe(400);
       const body = (await res.json()) as any;
@@ -128,7 +187,11 @@ describe('upstream faults through the gateway', () => {
     // A GET stream lasts as long as the upstream's: only a POST's answer is bounded as a whole.
     expect(FLOOD_BYTES).toBeGreaterThan(32 * 1024 * 1024);
     const opened = new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(`${plaza.server.url}/mcp/p/f-flood`, { headers: { authorization: `Bearer ${plaza.agentToken}`, accept: 'text/event-stream' } }, resolve);
+      const req = request(
+        `${plaza.server.url}/mcp/p/f-flood`,
+        { headers: { authorization: `Bearer ${plaza.agentToken}`, accept: 'text/event-stream' } },
+        resolve,
+      );
       req.on('error', reject);
       req.end();
     });
@@ -153,26 +216,46 @@ describe('upstream faults through the gateway', () => {
     const post = (body: string) =>
       fetch(`${plaza.server.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        headers: {
+          authorization: `Bearer ${plaza.agentToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
         body,
       });
-    const answered = await post('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"f-big-numbers__act","arguments":{"big":9007199254740993123}}}');
+    const answered = await post(
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"f-big-numbers__act","arguments":{"big":9007199254740993123}}}',
+    );
     expect(answered.status).toBe(200);
     const text = await answered.text();
     expect(text).toContain('"n":123456789012345678901234567890');
     expect(text).toContain('"id":9007199254740993123');
-    expect(upstream.seen.filter((r) => r.path === '/big-numbers/mcp' && r.body.method === 'tools/call').at(-1)!.raw).toContain('"big":9007199254740993123');
+    expect(
+      upstream.seen.filter((r) => r.path === '/big-numbers/mcp' && r.body.method === 'tools/call').at(-1)!.raw,
+    ).toContain('"big":9007199254740993123');
 
     // A message too deep for the SDK's validator to walk (a client's answer, say) is refused in words.
     const deep = await post(`{"jsonrpc":"2.0","id":3,"result":{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}}`);
     expect(deep.status).toBe(400);
     expect(((await deep.json()) as any).error.message).toBe('Request body nests deeper than 256 levels.');
-    const call = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'f-big-numbers__act', arguments: {} } });
+    const call = (id: unknown) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'f-big-numbers__act', arguments: {} },
+    });
     const before = (await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-big-numbers')).length;
     for (const [body, why] of [
-      ['{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"f-big-numbers__act","arguments":{}}}', /at most 2\^53/],
+      [
+        '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"f-big-numbers__act","arguments":{}}}',
+        /at most 2\^53/,
+      ],
       ['[]', /empty batch/],
-      [JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'f-big-numbers__act', arguments: {} } }), /must be a request with an id/],
+      [
+        JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'f-big-numbers__act', arguments: {} } }),
+        /must be a request with an id/,
+      ],
       [JSON.stringify([call(1), call(1)]), /unique within a batch/],
     ] as const) {
       const res = await post(body);
@@ -182,40 +265,71 @@ describe('upstream faults through the gateway', () => {
     expect(await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-big-numbers')).toHaveLength(before);
   });
 
-  it.each(OTHER_FAILURES)('answers a request other than a call in-band when the upstream fails it (%s): a JSON-RPC error, never a 5xx or silence', async (mode) => {
-    const post = (body: unknown) =>
-      fetch(`${plaza.server.url}/mcp/p/f-${mode}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify(body),
+  it.each(OTHER_FAILURES)(
+    'answers a request other than a call in-band when the upstream fails it (%s): a JSON-RPC error, never a 5xx or silence',
+    async (mode) => {
+      const post = (body: unknown) =>
+        fetch(`${plaza.server.url}/mcp/p/f-${mode}`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${plaza.agentToken}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify(body),
+        });
+      const single = await post({ jsonrpc: '2.0', id: 5, method: 'prompts/list' });
+      expect(single.status).toBe(200);
+      const text = await single.text();
+      const answer = (single.headers.get('content-type') ?? '').startsWith('text/event-stream')
+        ? JSON.parse(/^data: (.*)$/m.exec(text)![1]!)
+        : JSON.parse(text);
+      expect(answer).toMatchObject({
+        jsonrpc: '2.0',
+        id: 5,
+        error: { code: -32603, message: expect.stringMatching(/^Upstream failed: the upstream /) },
       });
-    const single = await post({ jsonrpc: '2.0', id: 5, method: 'prompts/list' });
-    expect(single.status).toBe(200);
-    const text = await single.text();
-    const answer = (single.headers.get('content-type') ?? '').startsWith('text/event-stream') ? JSON.parse(/^data: (.*)$/m.exec(text)![1]!) : JSON.parse(text);
-    expect(answer).toMatchObject({ jsonrpc: '2.0', id: 5, error: { code: -32603, message: expect.stringMatching(/^Upstream failed: the upstream /) } });
-    expect(answer.result).toBeUndefined();
-  });
+      expect(answer.result).toBeUndefined();
+    },
+  );
 
-  it('passes on no answer the provider was not asked for: on a GET stream, after the call\'s answer, in a refusal, in a batch', async () => {
-    const headers = { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  it("passes on no answer the provider was not asked for: on a GET stream, after the call's answer, in a refusal, in a batch", async () => {
+    const headers = {
+      authorization: `Bearer ${plaza.agentToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
     const events = (text: string) => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
     // A GET stream: the notification passes, the answer under id 2 does not.
-    const stream = await fetch(`${plaza.server.url}/mcp/p/f-forge-get`, { headers: { authorization: headers.authorization, accept: 'text/event-stream' } });
+    const stream = await fetch(`${plaza.server.url}/mcp/p/f-forge-get`, {
+      headers: { authorization: headers.authorization, accept: 'text/event-stream' },
+    });
     const streamed = events(await stream.text());
     expect(streamed.map((m) => m.method ?? `answer ${m.id}`)).toEqual(['notifications/message']);
     // The call's answer, then a forged one under the caller's id in the same write: one answer, stamped.
-    const call = await fetch(`${plaza.server.url}/mcp/p/f-guessed-after`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: {} } }) });
+    const call = await fetch(`${plaza.server.url}/mcp/p/f-guessed-after`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: {} } }),
+    });
     const answers = events(await call.text()).filter((m) => m.id === 1);
     expect(answers).toHaveLength(1);
     expect(answers[0].result.content[0].text).toBe('real');
     expect(answers[0].result._meta.platform.call_id).toMatch(/^call_/);
     // A 400 whose body answers another id: the status, and Plaza's error in place of the body.
-    const refused = await fetch(`${plaza.server.url}/mcp/p/f-other-forged`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'prompts/list' }) });
+    const refused = await fetch(`${plaza.server.url}/mcp/p/f-other-forged`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'prompts/list' }),
+    });
     expect(refused.status).toBe(400);
     const refusedText = await refused.text();
     expect(refusedText).not.toContain('FORGED');
-    expect(JSON.parse(refusedText)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'The upstream answered HTTP 400.' } });
+    expect(JSON.parse(refusedText)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'The upstream answered HTTP 400.' },
+    });
     // A batch answered under an id none of its requests has: each request gets an error under its own id.
     const batch = await fetch(`${plaza.server.url}/mcp/p/f-other-forged`, {
       method: 'POST',
@@ -236,13 +350,28 @@ describe('upstream faults through the gateway', () => {
   it('records a call whose stream its client stopped reading when the gateway stops waiting, not when the client reads again', async () => {
     const before = (await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-flood')).length;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(`${plaza.server.url}/mcp/p/f-flood`, { method: 'POST', headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, resolve);
+      const req = request(
+        `${plaza.server.url}/mcp/p/f-flood`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${plaza.agentToken}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        },
+        resolve,
+      );
       req.on('error', reject);
       req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: {} } }));
     });
     res.pause();
     try {
-      await expect.poll(async () => (await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-flood')).length, { timeout: GATEWAY_TIMEOUT_MS + 5_000 }).toBe(before + 1);
+      await expect
+        .poll(async () => (await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-flood')).length, {
+          timeout: GATEWAY_TIMEOUT_MS + 5_000,
+        })
+        .toBe(before + 1);
       const [receipt] = await receiptsOf(plaza.server.url, plaza.apiKey, 'provider=f-flood');
       expect(receipt).toMatchObject({ status: 'error' });
     } finally {
@@ -258,8 +387,20 @@ describe('upstream faults through the gateway', () => {
       expect(JSON.stringify(passthrough.message)).toContain(secret); // the caller's own credential, back to the caller
       const aggregate = await fetch(`${plaza.server.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', 'x-platform-upstream-provider': 'f-echo-credential', ...headers },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'f-echo-credential__act', arguments: { as } } }),
+        headers: {
+          authorization: `Bearer ${plaza.agentToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+          'x-platform-upstream-provider': 'f-echo-credential',
+          ...headers,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'f-echo-credential__act', arguments: { as } },
+        }),
       });
       expect(aggregate.status).toBe(200);
       await aggregate.text();
@@ -282,8 +423,18 @@ describe('upstream faults through the gateway', () => {
     expect(passthrough.message.result._meta.platform.call_id).toMatch(/^call_/);
     const aggregate = await fetch(`${plaza.server.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: `f-${mode}__act`, arguments: {} } }),
+      headers: {
+        authorization: `Bearer ${plaza.agentToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: `f-${mode}__act`, arguments: {} },
+      }),
     });
     const answer = (await aggregate.json()) as any;
     expect(aggregate.status).toBe(200);
@@ -291,7 +442,9 @@ describe('upstream faults through the gateway', () => {
     expect(answer.result.content[0].text).toMatch(/^Call failed: the upstream /);
     const receipts = await receiptsOf(plaza.server.url, plaza.apiKey, `provider=f-${mode}`);
     expect(receipts.map((r) => r.status)).toEqual([relayed ? 'ok' : 'error', 'error']);
-    expect(receipts.map((r) => r.call_id).sort()).toEqual([passthrough.message.result._meta.platform.call_id, answer.result._meta.platform.call_id].sort());
+    expect(receipts.map((r) => r.call_id).sort()).toEqual(
+      [passthrough.message.result._meta.platform.call_id, answer.result._meta.platform.call_id].sort(),
+    );
   });
 
   it('refuses a 50 MB answer with an error result, keeping memory bounded', async () => {
@@ -323,13 +476,18 @@ describe('SIGTERM during gateway load', () => {
     const plaza = await startGatewayPlaza();
     try {
       await listHealthy(plaza.server.url, 'slow', `${upstream.url('ok')}?delay=1500`);
-      const calls = Array.from({ length: 16 }, (_, i) => callTool(plaza.server.url, plaza.agentToken, 'slow', { message: `load ${i}` }).catch((error: unknown) => ({ error })));
+      const calls = Array.from({ length: 16 }, (_, i) =>
+        callTool(plaza.server.url, plaza.agentToken, 'slow', { message: `load ${i}` }).catch((error: unknown) => ({
+          error,
+        })),
+      );
       // SIGTERM while the calls are on their way: once the first has reached the (slow) upstream
       // the others were sent too, some still unread or authenticating, none answered. A fixed
       // delay here was not enough on a loaded machine: calls not yet sent when the signal came
       // met a closed listener, which is right, but not what this test is about.
       const started = Date.now();
-      while (!upstream.seen.some((r) => r.body?.method === 'tools/call') && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 10));
+      while (!upstream.seen.some((r) => r.body?.method === 'tools/call') && Date.now() - started < 10_000)
+        await new Promise((r) => setTimeout(r, 10));
       plaza.server.child.kill('SIGTERM');
       const signalled = Date.now();
       const answers = await Promise.all(calls);
@@ -337,9 +495,20 @@ describe('SIGTERM during gateway load', () => {
       expect(await plaza.server.exited).toBe(0);
       // The drain ends with the last answer (plus the sweep), not at PLAZA_SHUTDOWN_TIMEOUT_MS.
       const exitedAfter = Date.now() - signalled;
-      expect(exitedAfter - answeredAfter, `answered after ${answeredAfter} ms, exited after ${exitedAfter} ms`).toBeLessThan(3_000);
-      const ok = answers.filter((a): a is Awaited<ReturnType<typeof callTool>> => 'message' in a && a.message?.result?.isError === false);
-      expect(ok, JSON.stringify(answers.filter((a) => !ok.includes(a as never)), (_k, v) => (v instanceof Error ? `${String(v)} ${String(v.cause)}` : v))).toHaveLength(16);
+      expect(
+        exitedAfter - answeredAfter,
+        `answered after ${answeredAfter} ms, exited after ${exitedAfter} ms`,
+      ).toBeLessThan(3_000);
+      const ok = answers.filter(
+        (a): a is Awaited<ReturnType<typeof callTool>> => 'message' in a && a.message?.result?.isError === false,
+      );
+      expect(
+        ok,
+        JSON.stringify(
+          answers.filter((a) => !ok.includes(a as never)),
+          (_k, v) => (v instanceof Error ? `${String(v)} ${String(v.cause)}` : v),
+        ),
+      ).toHaveLength(16);
       const callIds = ok.map((a) => a.message.result._meta.platform.call_id as string);
 
       const again = await startPlazaServer(plaza.env);
@@ -366,10 +535,15 @@ describe('SIGTERM with an MCP client connected', () => {
     const client = new Client({ name: 'idle-ide', version: '1.0.0' });
     try {
       await listHealthy(plaza.server.url, 'idle', upstream.url);
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.server.url}/mcp/p/idle`), { requestInit: { headers: { authorization: `Bearer ${plaza.agentToken}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${plaza.server.url}/mcp/p/idle`), {
+          requestInit: { headers: { authorization: `Bearer ${plaza.agentToken}` } },
+        }),
+      );
       // The SDK client opens its notification stream (a GET) once initialized; wait until it reached the upstream.
       const started = Date.now();
-      while (!upstream.seen.some((r) => r.method === 'GET') && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 20));
+      while (!upstream.seen.some((r) => r.method === 'GET') && Date.now() - started < 10_000)
+        await new Promise((r) => setTimeout(r, 20));
       expect(upstream.seen.some((r) => r.method === 'GET')).toBe(true);
       const signalled = Date.now();
       plaza.server.child.kill('SIGTERM');
@@ -390,24 +564,43 @@ describe.skipIf(!HAS_REDIS_SERVER)('Redis stopped and started again', () => {
   const prefix = `plaza-faults:${randomToken(6)}:`;
 
   async function startRedis(): Promise<void> {
-    redis = startChild('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    redis = startChild(
+      'redis-server',
+      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     let out = '';
     redis.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    for (let i = 0; i < 100 && !out.includes('Ready to accept connections'); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && !out.includes('Ready to accept connections'); i++)
+      await new Promise((r) => setTimeout(r, 50));
   }
   async function stopRedis(): Promise<void> {
     if (!redis || redis.exitCode !== null) return;
     redis.kill('SIGKILL');
     await once(redis, 'exit');
   }
-  const keys = () => spawnSync('redis-cli', ['-p', String(redisPort), '--scan', '--pattern', `${prefix}*`], { encoding: 'utf8' }).stdout.trim();
+  const keys = () =>
+    spawnSync('redis-cli', ['-p', String(redisPort), '--scan', '--pattern', `${prefix}*`], {
+      encoding: 'utf8',
+    }).stdout.trim();
   const intent = async () =>
-    (await fetch(`${plaza.url}/api/agent/intent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'receipts for agents' }) })).status;
+    (
+      await fetch(`${plaza.url}/api/agent/intent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'receipts for agents' }),
+      })
+    ).status;
 
   beforeAll(async () => {
     redisPort = await freePort();
     await startRedis();
-    plaza = await startPlazaServer({ REDIS_URL: `redis://127.0.0.1:${redisPort}`, PLAZA_RATE_LIMIT_KEY_PREFIX: prefix, PLAZA_RATE_LIMIT_INTENT_PER_MIN: '3', PLAZA_BACKGROUND: '0' });
+    plaza = await startPlazaServer({
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      PLAZA_RATE_LIMIT_KEY_PREFIX: prefix,
+      PLAZA_RATE_LIMIT_INTENT_PER_MIN: '3',
+      PLAZA_BACKGROUND: '0',
+    });
   }, 30_000);
   afterAll(async () => {
     plaza?.child.kill('SIGKILL');
@@ -467,11 +660,16 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
       await expect.poll(() => traffic.answered.length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(6);
       // A restart as the clients see it: no new connections, every open one cut, back after 2 s.
       await admin.query(`ALTER DATABASE "${name()}" ALLOW_CONNECTIONS false`);
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name()]);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [name()],
+      );
       await new Promise((r) => setTimeout(r, 2_000));
       await admin.query(`ALTER DATABASE "${name()}" ALLOW_CONNECTIONS true`);
       const reopened = traffic.answered.length;
-      await expect.poll(() => traffic.answered.length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(reopened + 6);
+      await expect
+        .poll(() => traffic.answered.length, { timeout: 20_000, interval: 50 })
+        .toBeGreaterThanOrEqual(reopened + 6);
       await traffic.stop();
       expect(traffic.answered.length).toBeGreaterThan(10);
       // Spooled receipts are replayed every second.
@@ -481,9 +679,15 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
         counts = await receiptCounts(database.url);
       }
       const missing = traffic.answered.filter((id) => counts.get(id) !== 1);
-      expect(missing, `${missing.length} of ${traffic.answered.length} answered calls without exactly one receipt`).toEqual([]);
+      expect(
+        missing,
+        `${missing.length} of ${traffic.answered.length} answered calls without exactly one receipt`,
+      ).toEqual([]);
       expect([...counts.values()].every((n) => n === 1)).toBe(true);
-      expect(traffic.failures.every((status) => status < 500 || status === 503), `statuses ${traffic.failures.join(',')}`).toBe(true);
+      expect(
+        traffic.failures.every((status) => status < 500 || status === 503),
+        `statuses ${traffic.failures.join(',')}`,
+      ).toBe(true);
     } finally {
       plaza.server.child.kill('SIGKILL');
       await plaza.server.exited;
@@ -514,4 +718,3 @@ describe.skipIf(!DATABASE)('database faults on PostgreSQL (sync receipts)', () =
     }
   }, 60_000);
 });
-

@@ -31,7 +31,8 @@ import { BACKENDS, createTestDatabase } from '../support/databases.ts';
 import { listHealthy } from '../support/gateway-load.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
-const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 /** An inline PNG near the bound of one icon (8,192 characters). */
 const BIG_PNG = `data:image/png;base64,${'A'.repeat(8_150)}`;
@@ -71,9 +72,20 @@ const TOOLS = [
     _meta: { 'studio.example/panel': { kind: 'palette' } },
   },
   // Icons and _meta not in MCP's shape: both dropped, the tool kept.
-  { name: 'sketch', description: 'Sketches.', inputSchema: { type: 'object' }, icons: 'https://studio.example/sketch.png', _meta: ['not', 'an', 'object'] },
+  {
+    name: 'sketch',
+    description: 'Sketches.',
+    inputSchema: { type: 'object' },
+    icons: 'https://studio.example/sketch.png',
+    _meta: ['not', 'an', 'object'],
+  },
   // A _meta past the bound on its size: not kept.
-  { name: 'bulky', description: 'Carries a lot.', inputSchema: { type: 'object' }, _meta: { blob: 'x'.repeat(20_000) } },
+  {
+    name: 'bulky',
+    description: 'Carries a lot.',
+    inputSchema: { type: 'object' },
+    _meta: { blob: 'x'.repeat(20_000) },
+  },
   { name: 'refuse', description: 'Refuses every call.', inputSchema: { type: 'object' } },
   { name: 'crash', description: 'Drops the connection.', inputSchema: { type: 'object' } },
 ];
@@ -93,7 +105,10 @@ async function startStudio(): Promise<{ url: string; close(): Promise<void> }> {
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS as never }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       if (request.params.name === 'refuse') {
-        throw new McpError(ErrorCode.InvalidParams, `colour must be a hex code; you sent ${String(extra.requestInfo?.headers['authorization'])}`);
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `colour must be a hex code; you sent ${String(extra.requestInfo?.headers['authorization'])}`,
+        );
       }
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     });
@@ -120,8 +135,15 @@ describe.each(BACKENDS)('/mcp and its catalog on %s', (backend) => {
   let token = '';
 
   beforeAll(async () => {
-    [plaza, studio] = await Promise.all([startTestPlaza(backend, { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' } }), startStudio()]);
-    apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'studio@example.com' })).apiKey;
+    [plaza, studio] = await Promise.all([
+      startTestPlaza(backend, { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' } }),
+      startStudio(),
+    ]);
+    apiKey = (
+      await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+        email: 'studio@example.com',
+      })
+    ).apiKey;
     await listHealthy(plaza.url, 'studio', studio.url);
     token = (await json('/api/agents', { display_name: 'Studio agent', owner_context: 'studio' })).data.token;
   }, 60_000);
@@ -141,11 +163,15 @@ describe.each(BACKENDS)('/mcp and its catalog on %s', (backend) => {
 
   async function agent(path: string, headers: Record<string, string> = {}): Promise<Client> {
     const client = new Client({ name: 'studio-agent', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}${path}`), { requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}${path}`), {
+        requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
+      }),
+    );
     return client;
   }
 
-  it('lists each tool on /mcp with the icons and _meta its provider declared, and leaves out icons that are unsafe or not in MCP\'s shape', async () => {
+  it("lists each tool on /mcp with the icons and _meta its provider declared, and leaves out icons that are unsafe or not in MCP's shape", async () => {
     const client = await agent('/mcp');
     // The SDK client checks the whole list against MCP's Tool schema: one bad icon would fail it.
     const listed = (await client.listTools()).tools.filter((t) => t.name.startsWith('studio__'));
@@ -158,7 +184,10 @@ describe.each(BACKENDS)('/mcp and its catalog on %s', (backend) => {
     expect('icons' in sketch || '_meta' in sketch).toBe(false);
 
     const catalog = (await json('/api/mcp/tools?provider=studio')).tools;
-    expect(catalog.find((t: any) => t.tool === 'paint')).toMatchObject({ icons: KEPT_ICONS, meta: { 'studio.example/panel': { kind: 'palette' } } });
+    expect(catalog.find((t: any) => t.tool === 'paint')).toMatchObject({
+      icons: KEPT_ICONS,
+      meta: { 'studio.example/panel': { kind: 'palette' } },
+    });
     expect(catalog.find((t: any) => t.tool === 'sketch')).toMatchObject({ icons: null, meta: null });
     expect(catalog.find((t: any) => t.tool === 'bulky')).toMatchObject({ icons: null, meta: null });
   });
@@ -182,16 +211,23 @@ describe.each(BACKENDS)('/mcp and its catalog on %s', (backend) => {
 
     const receipts: any[] = (await json('/api/receipts?limit=100')).data.receipts;
     const outcome = (callId: string) => receipts.find((r) => r.call_id === callId)?.outcome;
-    const refusal = "provider's json-rpc error -32602: MCP error -32602: colour must be a hex code; you sent [credential removed]";
+    const refusal =
+      "provider's json-rpc error -32602: MCP error -32602: colour must be a hex code; you sent [credential removed]";
     const unknown = "provider's json-rpc error -32602: MCP error -32602: Unknown tool: nosuch";
     expect(outcome(callIds.get('studio__refuse')!)).toBe(refusal);
     expect(outcome(callIds.get('studio__nosuch')!)).toBe(unknown);
     expect(outcome(callIds.get('studio__crash')!)).toBe('upstream failure: the upstream closed the connection');
-    expect(outcome(callIds.get('nobody__paint')!)).toBe('refused by Plaza: unknown tool nobody__paint: expected <provider>__<tool> of an online connector; nothing was called');
+    expect(outcome(callIds.get('nobody__paint')!)).toBe(
+      'refused by Plaza: unknown tool nobody__paint: expected <provider>__<tool> of an online connector; nothing was called',
+    );
     // The same three on /mcp/p/studio: the answer of a refused call names no call id, its receipt is there all the same.
     const mine = new Set(callIds.values());
     const passed = receipts.filter((r) => r.provider === 'studio' && !mine.has(r.call_id));
-    expect(passed.map((r) => `${r.tool}: ${r.outcome}`).sort()).toEqual([`crash: upstream failure: the upstream closed the connection`, `nosuch: ${unknown}`, `refuse: ${refusal}`]);
+    expect(passed.map((r) => `${r.tool}: ${r.outcome}`).sort()).toEqual([
+      `crash: upstream failure: the upstream closed the connection`,
+      `nosuch: ${unknown}`,
+      `refuse: ${refusal}`,
+    ]);
     for (const r of [...passed, ...receipts.filter((x) => mine.has(x.call_id))]) expect(r.status).toBe('error');
   });
 });
@@ -217,18 +253,47 @@ describe.each(BACKENDS)('tools stored before probes checked their inputSchema, o
       'required-not-strings': { required: [1] },
     };
     await t.db.prisma.mcpEndpoint.create({
-      data: { id: endpointId, provider: 'stale', url: 'http://127.0.0.1:1/mcp', registeredBy: 'ops@example.com', status: 'healthy', toolCount: 7, nextProbeAt: new Date(Date.now() + 86_400_000) },
+      data: {
+        id: endpointId,
+        provider: 'stale',
+        url: 'http://127.0.0.1:1/mcp',
+        registeredBy: 'ops@example.com',
+        status: 'healthy',
+        toolCount: 7,
+        nextProbeAt: new Date(Date.now() + 86_400_000),
+      },
     });
-    await t.db.prisma.mcpTool.createMany({ data: Object.entries(schemas).map(([name, inputSchema]) => ({ id: newId('tool'), endpointId, provider: 'stale', name, description: name, inputSchema: inputSchema as never })) });
+    await t.db.prisma.mcpTool.createMany({
+      data: Object.entries(schemas).map(([name, inputSchema]) => ({
+        id: newId('tool'),
+        endpointId,
+        provider: 'stale',
+        name,
+        description: name,
+        inputSchema: inputSchema as never,
+      })),
+    });
     expect((await migrate(t.db.sql)).applied).toEqual([CLEANUP]);
 
     const plaza = await startTestPlaza(backend, { db: t.db, env: { PLAZA_BACKGROUND: '0' } });
     onTestFinished(() => plaza.close());
-    const apiKey = (await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'stale@example.com' })).apiKey;
-    const created = await fetch(`${plaza.url}/api/agents`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'Stale agent' }) });
+    const apiKey = (
+      await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
+        email: 'stale@example.com',
+      })
+    ).apiKey;
+    const created = await fetch(`${plaza.url}/api/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ display_name: 'Stale agent' }),
+    });
     const token = ((await created.json()) as any).data.token as string;
     const client = new Client({ name: 'stale-agent', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
     // The SDK client refuses a whole list that holds one such tool.
     const listed = (await client.listTools()).tools.filter((tool) => tool.name.startsWith('stale__'));
     await client.close();
@@ -243,9 +308,14 @@ describe('the gateway while its database is unreachable', () => {
   it('answers 503 under the id of each request it was sent on /mcp and /mcp/p/<provider>, and under id null only when it names none', async () => {
     // Two real databases: the agents' and the catalog's, so each lookup can fail on its own.
     const [agentsDb, catalogDb] = await Promise.all([createTestDatabase('pglite'), createTestDatabase('pglite')]);
-    const account = await createAccountService({ prisma: agentsDb.db.prisma, clock: systemClock }).createAccount({ email: 'outage@example.com' });
+    const account = await createAccountService({ prisma: agentsDb.db.prisma, clock: systemClock }).createAccount({
+      email: 'outage@example.com',
+    });
     const agents = createAgentService({ prisma: agentsDb.db.prisma, clock: systemClock });
-    const [seen, unseen] = await Promise.all([agents.create(account.account.id, { display_name: 'Seen agent' }), agents.create(account.account.id, { display_name: 'Unseen agent' })]);
+    const [seen, unseen] = await Promise.all([
+      agents.create(account.account.id, { display_name: 'Seen agent' }),
+      agents.create(account.account.id, { display_name: 'Unseen agent' }),
+    ]);
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     const catalog = createConnectorCatalog({ prisma: catalogDb.db.prisma, clock: systemClock });
     const common = {
@@ -256,7 +326,12 @@ describe('the gateway while its database is unreachable', () => {
       clock: systemClock,
     };
     const aggregate = createAggregate({ ...common, catalog, pool: createUpstreamPool({ timeoutMs: 5_000 }) });
-    const passthrough = createPassthrough({ ...common, directory: { byProvider: (p) => catalog.routable(p) }, sealer: createSessionSealer(randomBytes(32)), upstreamTimeoutMs: 5_000 });
+    const passthrough = createPassthrough({
+      ...common,
+      directory: { byProvider: (p) => catalog.routable(p) },
+      sealer: createSessionSealer(randomBytes(32)),
+      upstreamTimeoutMs: 5_000,
+    });
     const gateway = createServer((req, res) => {
       const provider = /^\/mcp\/p\/([a-z0-9-]+)$/.exec(req.url ?? '')?.[1];
       void (provider ? passthrough(req, res, provider) : aggregate(req, res));
@@ -271,7 +346,11 @@ describe('the gateway while its database is unreachable', () => {
     const post = async (path: string, token: string, body: unknown) => {
       const res = await fetch(`${base}${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify(body),
       });
       return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
@@ -280,28 +359,52 @@ describe('the gateway while its database is unreachable', () => {
 
     // The catalog's database goes away: the passthrough cannot look its connector up.
     await catalogDb.db.close();
-    const looked = await post('/mcp/p/studio', seen.token, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'paint', arguments: {} } });
+    const looked = await post('/mcp/p/studio', seen.token, {
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tools/call',
+      params: { name: 'paint', arguments: {} },
+    });
     expect(looked).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: 9, error } });
 
     // Then the agents' too: a credential never seen (so not cached) cannot be checked.
     await agentsDb.db.close();
     for (const path of ['/mcp', '/mcp/p/studio']) {
-      const call = await post(path, unseen.token, { jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'studio__paint', arguments: {} } });
+      const call = await post(path, unseen.token, {
+        jsonrpc: '2.0',
+        id: 41,
+        method: 'tools/call',
+        params: { name: 'studio__paint', arguments: {} },
+      });
       expect(call, path).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: 41, error } });
-      const init = await post(path, unseen.token, { jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } } });
+      const init = await post(path, unseen.token, {
+        jsonrpc: '2.0',
+        id: 'init-1',
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } },
+      });
       expect(init.body, path).toEqual({ jsonrpc: '2.0', id: 'init-1', error });
       const batch = await post(path, unseen.token, [
         { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
         { jsonrpc: '2.0', method: 'notifications/initialized' },
         { jsonrpc: '2.0', id: 7, method: 'ping' },
       ]);
-      expect(batch, path).toEqual({ status: 503, retryAfter: '2', body: [{ jsonrpc: '2.0', id: 'a', error }, { jsonrpc: '2.0', id: 7, error }] });
+      expect(batch, path).toEqual({
+        status: 503,
+        retryAfter: '2',
+        body: [
+          { jsonrpc: '2.0', id: 'a', error },
+          { jsonrpc: '2.0', id: 7, error },
+        ],
+      });
       const notification = await post(path, unseen.token, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(notification, path).toEqual({ status: 503, retryAfter: '2', body: { jsonrpc: '2.0', id: null, error } });
     }
     // The SDK client is told the same, in words.
     const client = new Client({ name: 'outage-agent', version: '1' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${unseen.token}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${unseen.token}` } },
+    });
     await expect(client.connect(transport)).rejects.toThrow(/cannot reach its database/);
   });
 });

@@ -30,7 +30,9 @@ function conformanceBin(): string | undefined {
   if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined;
   try {
     const root = dirname(require.resolve('@modelcontextprotocol/conformance/package.json'));
-    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      bin?: string | Record<string, string>;
+    };
     const bin = typeof pkg.bin === 'string' ? pkg.bin : (pkg.bin?.['conformance'] ?? 'dist/index.js');
     return join(root, bin);
   } catch {
@@ -54,7 +56,11 @@ type SuiteResult = Map<string, Check[]>;
 async function runSuite(url: string): Promise<{ result: SuiteResult; output: string }> {
   const outDir = mkdtempSync(join(tmpdir(), 'plaza-conformance-'));
   // The exit code says whether anything failed; the comparison below decides what matters.
-  const { stdout, stderr } = await runChild(process.execPath, [BIN!, 'server', '--url', url, '--output-dir', outDir], { cwd: outDir, timeoutMs: 300_000, env: { ...process.env, NO_COLOR: '1' } });
+  const { stdout, stderr } = await runChild(process.execPath, [BIN!, 'server', '--url', url, '--output-dir', outDir], {
+    cwd: outDir,
+    timeoutMs: 300_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const result: SuiteResult = new Map();
   for (const file of readdirSync(outDir, { recursive: true, encoding: 'utf8' })) {
     if (basename(file) !== 'checks.json') continue;
@@ -78,7 +84,8 @@ async function runSuite(url: string): Promise<{ result: SuiteResult; output: str
   return { result, output: `${stdout}\n${stderr}` };
 }
 
-const passed = (checks: Check[] | undefined) => !!checks && checks.some((c) => c.status === 'SUCCESS') && !checks.some((c) => c.status === 'FAILURE');
+const passed = (checks: Check[] | undefined) =>
+  !!checks && checks.some((c) => c.status === 'SUCCESS') && !checks.some((c) => c.status === 'FAILURE');
 
 /**
  * A forwarding proxy that adds the agent's credential: the conformance tool cannot send headers.
@@ -88,11 +95,14 @@ async function startAuthProxy(target: string, token: string): Promise<{ url: str
   const upstream = new URL(target);
   const server: Server = createServer((req, res) => {
     const headers = { ...req.headers, host: upstream.host, authorization: `Bearer ${token}` };
-    const out = httpRequest({ hostname: upstream.hostname, port: upstream.port, path: upstream.pathname, method: req.method, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      res.flushHeaders();
-      answer.pipe(res);
-    });
+    const out = httpRequest(
+      { hostname: upstream.hostname, port: upstream.port, path: upstream.pathname, method: req.method, headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        res.flushHeaders();
+        answer.pipe(res);
+      },
+    );
     out.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
     res.on('close', () => out.destroy());
     req.pipe(out);
@@ -114,8 +124,15 @@ describe.skipIf(!BIN)('MCP conformance: server-everything direct vs through /mcp
   let proxy: { url: string; close(): Promise<void> };
 
   beforeAll(async () => {
-    [plaza, everything] = await Promise.all([startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'warn' } }), startEverything()]);
-    const apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'conformance@example.com' })).apiKey;
+    [plaza, everything] = await Promise.all([
+      startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'warn' } }),
+      startEverything(),
+    ]);
+    const apiKey = (
+      await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+        email: 'conformance@example.com',
+      })
+    ).apiKey;
     const api = async (path: string, body?: unknown) => {
       const res = await fetch(`${plaza.url}${path}`, {
         method: body === undefined ? 'GET' : 'POST',
@@ -124,7 +141,13 @@ describe.skipIf(!BIN)('MCP conformance: server-everything direct vs through /mcp
       });
       return (await res.json()) as any;
     };
-    const listed = await api('/api/mcp/listings', { provider: 'everything', url: everything.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server for the conformance run.' });
+    const listed = await api('/api/mcp/listings', {
+      provider: 'everything',
+      url: everything.url,
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Reference MCP server for the conformance run.',
+    });
     let status = 'registered';
     for (let i = 0; i < 150 && status !== 'healthy'; i++) {
       await new Promise((r) => setTimeout(r, 100));
@@ -162,11 +185,21 @@ describe.skipIf(!BIN)('MCP conformance: server-everything direct vs through /mcp
           regressions.push(`${scenario} / ${check.id}: ${failure?.errorMessage ?? 'missing through the gateway'}`);
         }
       }
-      if (!passed(through)) regressions.push(`${scenario}: fails through the gateway (${through.filter((c) => c.status === 'FAILURE').map((c) => c.errorMessage ?? c.id).join('; ')})`);
+      if (!passed(through))
+        regressions.push(
+          `${scenario}: fails through the gateway (${through
+            .filter((c) => c.status === 'FAILURE')
+            .map((c) => c.errorMessage ?? c.id)
+            .join('; ')})`,
+        );
     }
     expect(regressions, `gateway output:\n${gateway.output.slice(-4000)}`).toEqual([]);
     // Every call the suite made through the gateway left a receipt (tools/call scenarios exist in every release).
-    const calls = (await plaza.db.prisma.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "receipts" WHERE "provider" = 'everything'`))[0]!.n;
+    const calls = (
+      await plaza.db.prisma.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM "receipts" WHERE "provider" = 'everything'`,
+      )
+    )[0]!.n;
     expect(calls).toBeGreaterThan(0);
   }, 600_000);
 });

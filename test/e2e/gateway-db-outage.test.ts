@@ -42,7 +42,8 @@ function responseOf(body: string, contentType: string, id: number): { result?: a
     const parsed = JSON.parse(body) as unknown;
     messages.push(...(Array.isArray(parsed) ? parsed : [parsed]));
   }
-  return messages.find((m) => (m as { id?: unknown }).id === id || (m as { id?: unknown }).id === null) as { result?: any; error?: any } | undefined;
+  return messages.find((m) => (m as { id?: unknown }).id === id || (m as { id?: unknown }).id === null) as
+    { result?: any; error?: any } | undefined;
 }
 
 describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes down mid-load', () => {
@@ -54,12 +55,19 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
   let aginId = '';
 
   beforeAll(async () => {
-    [plaza, everything] = await Promise.all([startTestPlaza('postgres', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'warn' } }), startEverything()]);
+    [plaza, everything] = await Promise.all([
+      startTestPlaza('postgres', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'warn' } }),
+      startEverything(),
+    ]);
     admin = new pg.Client({ connectionString: process.env['TEST_DATABASE_URL'] });
     await admin.connect();
     const [row] = await plaza.db.prisma.$queryRawUnsafe<{ name: string }[]>('SELECT current_database() AS name');
     dbName = row!.name;
-    const apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'outage@example.com' })).apiKey;
+    const apiKey = (
+      await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+        email: 'outage@example.com',
+      })
+    ).apiKey;
     const api = accountApi(plaza.url, apiKey);
     await listHealthy(plaza.url, 'everything', everything.url);
     const created = await api('/api/agents', { display_name: 'Outage agent' });
@@ -76,23 +84,41 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     await plaza?.close();
   });
 
-  async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string; text: string; headers: Headers }> {
+  async function post(
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; contentType: string; text: string; headers: Headers }> {
     const res = await fetch(`${plaza.url}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: ACCEPT, ...headers },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(30_000),
     });
-    return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text(), headers: res.headers };
+    return {
+      status: res.status,
+      contentType: res.headers.get('content-type') ?? '',
+      text: await res.text(),
+      headers: res.headers,
+    };
   }
 
   /** Opens a passthrough session (sealed by Plaza) to server-everything. */
   async function openSession(): Promise<string> {
-    const init = await post('/mcp/p/everything', { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'outage-agent', version: '1' } } });
+    const init = await post('/mcp/p/everything', {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'outage-agent', version: '1' } },
+    });
     expect(init.status).toBe(200);
     const session = init.headers.get('mcp-session-id')!;
     const version = responseOf(init.text, init.contentType, 0)!.result.protocolVersion as string;
-    await post('/mcp/p/everything', { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': session, 'mcp-protocol-version': version });
+    await post(
+      '/mcp/p/everything',
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { 'mcp-session-id': session, 'mcp-protocol-version': version },
+    );
     return session;
   }
 
@@ -109,14 +135,28 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
       const target = path === 'passthrough' ? '/mcp/p/everything' : '/mcp';
       const name = path === 'passthrough' ? 'echo' : 'everything__echo';
       try {
-        const res = await post(target, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { message: `m${id}` } } }, session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : { 'mcp-protocol-version': '2025-06-18' });
+        const res = await post(
+          target,
+          { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { message: `m${id}` } } },
+          session
+            ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }
+            : { 'mcp-protocol-version': '2025-06-18' },
+        );
         let response: ReturnType<typeof responseOf>;
         try {
           response = responseOf(res.text, res.contentType, id);
         } catch {
           response = undefined;
         }
-        answers.push({ path, phase: at, status: res.status, contentType: res.contentType, result: response?.result, error: response?.error, body: res.text.slice(0, 500) });
+        answers.push({
+          path,
+          phase: at,
+          status: res.status,
+          contentType: res.contentType,
+          result: response?.result,
+          error: response?.error,
+          body: res.text.slice(0, 500),
+        });
       } catch (error) {
         answers.push({ path, phase: at, status: 0, contentType: '', body: String(error) });
       }
@@ -133,14 +173,23 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
 
     // Each phase runs until what is checked of it below has happened (more than 4 answers before
     // the outage, a result on each path before and after it), not for a fixed time.
-    const succeeded = (path: Answer['path'], p: Answer['phase']) => answers.some((a) => a.path === path && a.phase === p && a.status === 200 && a.result && !a.result.isError);
+    const succeeded = (path: Answer['path'], p: Answer['phase']) =>
+      answers.some((a) => a.path === path && a.phase === p && a.status === 200 && a.result && !a.result.isError);
     const bothPaths = (p: Answer['phase']) => succeeded('passthrough', p) && succeeded('aggregate', p);
-    await expect.poll(() => answers.filter((a) => a.phase === 'before').length > 4 && bothPaths('before'), { timeout: 20_000, interval: 50 }).toBe(true);
+    await expect
+      .poll(() => answers.filter((a) => a.phase === 'before').length > 4 && bothPaths('before'), {
+        timeout: 20_000,
+        interval: 50,
+      })
+      .toBe(true);
     // The outage: running backends are killed and new connections refused. It lasts longer than
     // the 2 s agent-credential cache, so authentication meets the dead database too.
     phase = 'outage';
     await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
-    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [dbName]);
+    await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+      [dbName],
+    );
     await new Promise((r) => setTimeout(r, 3_500));
     await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
     phase = 'after';
@@ -173,7 +222,12 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
 
     // After recovery the spool is replayed: every successful call has exactly one receipt.
     const receiptIds = async () =>
-      (await plaza.db.prisma.$queryRawUnsafe<{ call_id: string }[]>(`SELECT "call_id" FROM "receipts" WHERE "agin_id" = $1`, aginId)).map((r) => r.call_id);
+      (
+        await plaza.db.prisma.$queryRawUnsafe<{ call_id: string }[]>(
+          `SELECT "call_id" FROM "receipts" WHERE "agin_id" = $1`,
+          aginId,
+        )
+      ).map((r) => r.call_id);
     await expect
       .poll(
         async () => {
@@ -191,18 +245,34 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
 
     // The process is alive and serving: health, and a fresh call with its receipt.
     expect((await fetch(`${plaza.url}/health`)).status).toBe(200);
-    const fresh = await post('/mcp', { jsonrpc: '2.0', id: 999_999, method: 'tools/call', params: { name: 'everything__echo', arguments: { message: 'after' } } });
+    const fresh = await post('/mcp', {
+      jsonrpc: '2.0',
+      id: 999_999,
+      method: 'tools/call',
+      params: { name: 'everything__echo', arguments: { message: 'after' } },
+    });
     const freshId = responseOf(fresh.text, fresh.contentType, 999_999)?.result?._meta?.platform?.call_id as string;
     expect(freshId).toMatch(/^call_/);
     expect(await receiptIds()).toContain(freshId);
   }, 120_000);
 
-
   /** A /mcp tools/call of `name`, with what it answered. */
   async function aggregateCall(id: number, name: string, args: unknown): Promise<Answer> {
-    const res = await post('/mcp', { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, { 'mcp-protocol-version': '2025-06-18' });
+    const res = await post(
+      '/mcp',
+      { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+      { 'mcp-protocol-version': '2025-06-18' },
+    );
     const response = responseOf(res.text, res.contentType, id);
-    return { path: 'aggregate', phase: 'outage', status: res.status, contentType: res.contentType, result: response?.result, error: response?.error, body: res.text };
+    return {
+      path: 'aggregate',
+      phase: 'outage',
+      status: res.status,
+      contentType: res.contentType,
+      result: response?.result,
+      error: response?.error,
+      body: res.text,
+    };
   }
 
   /** Arguments nested deeper than the gateway passes on (256 levels): refused before any connector is asked. */
@@ -214,11 +284,16 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
 
   async function databaseDown(): Promise<void> {
     await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
-    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [dbName]);
+    await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+      [dbName],
+    );
   }
 
   const receiptsOf = async (callIds: string[]) =>
-    plaza.db.prisma.$queryRawUnsafe<{ call_id: string; provider: string; tool: string; status: string; outcome: string }[]>(
+    plaza.db.prisma.$queryRawUnsafe<
+      { call_id: string; provider: string; tool: string; status: string; outcome: string }[]
+    >(
       `SELECT "call_id", "provider", "tool", "status", "outcome" FROM "receipts" WHERE "call_id" = ANY($1::text[])`,
       callIds,
     );
@@ -229,7 +304,11 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     await databaseDown();
     let answers: Answer[];
     try {
-      answers = [await aggregateCall(2, 'noseparator', {}), await aggregateCall(3, 'everything__echo', tooDeep()), await aggregateCall(4, 'everything__echo', { message: 'during' })];
+      answers = [
+        await aggregateCall(2, 'noseparator', {}),
+        await aggregateCall(3, 'everything__echo', tooDeep()),
+        await aggregateCall(4, 'everything__echo', { message: 'during' }),
+      ];
     } finally {
       await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
     }
@@ -238,14 +317,30 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
       expect(a.result?._meta?.platform?.call_id, a.body).toMatch(/^call_/);
     }
     const [unknown, deep, passed] = answers;
-    expect(unknown!.result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^Unknown tool noseparator.*nothing was called/) }] });
-    expect(deep!.result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/nest deeper.*nothing was called/) }] });
+    expect(unknown!.result).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/^Unknown tool noseparator.*nothing was called/) }],
+    });
+    expect(deep!.result).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/nest deeper.*nothing was called/) }],
+    });
     expect(passed!.result?.isError).toBeFalsy();
     const callIds = answers.map((a) => a.result!._meta!.platform!.call_id!);
     await expect.poll(async () => (await receiptsOf(callIds)).length, { timeout: 20_000, interval: 250 }).toBe(3);
     const stored = new Map((await receiptsOf(callIds)).map((r) => [r.call_id, r]));
-    expect(stored.get(callIds[0]!)).toMatchObject({ provider: '(unknown)', tool: 'noseparator', status: 'error', outcome: expect.stringMatching(/unknown tool noseparator/) });
-    expect(stored.get(callIds[1]!)).toMatchObject({ provider: 'everything', tool: 'echo', status: 'error', outcome: expect.stringMatching(/nest deeper/) });
+    expect(stored.get(callIds[0]!)).toMatchObject({
+      provider: '(unknown)',
+      tool: 'noseparator',
+      status: 'error',
+      outcome: expect.stringMatching(/unknown tool noseparator/),
+    });
+    expect(stored.get(callIds[1]!)).toMatchObject({
+      provider: 'everything',
+      tool: 'echo',
+      status: 'error',
+      outcome: expect.stringMatching(/nest deeper/),
+    });
     expect(stored.get(callIds[2]!)).toMatchObject({ provider: 'everything', tool: 'echo', status: 'ok' });
   }, 60_000);
 
@@ -258,7 +353,11 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     writeFileSync(spool, 'not a folder');
     let answers: Answer[];
     try {
-      answers = [await aggregateCall(11, 'noseparator', {}), await aggregateCall(12, 'everything__echo', tooDeep()), await aggregateCall(13, 'everything__echo', { message: 'unreceipted' })];
+      answers = [
+        await aggregateCall(11, 'noseparator', {}),
+        await aggregateCall(12, 'everything__echo', tooDeep()),
+        await aggregateCall(13, 'everything__echo', { message: 'unreceipted' }),
+      ];
     } finally {
       rmSync(spool, { force: true });
       mkdirSync(spool, { mode: 0o700 });
@@ -275,10 +374,14 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     }
     const [unknown, deep, ran] = answers;
     // Refused: nothing was called, and the caller learns no receipt says so.
-    expect(unknown!.result!.content![0]!.text).toMatch(/^Unknown tool noseparator.*nothing was called.*could not record its receipt/);
+    expect(unknown!.result!.content![0]!.text).toMatch(
+      /^Unknown tool noseparator.*nothing was called.*could not record its receipt/,
+    );
     expect(deep!.result!.content![0]!.text).toMatch(/nest deeper.*nothing was called.*could not record its receipt/);
     // Called: as /mcp/p/… answers it, stamped, its outcome unknown.
-    expect(ran!.result!.content![0]!.text).toBe('The call ran but Plaza could not record its receipt; treat its outcome as unknown.');
+    expect(ran!.result!.content![0]!.text).toBe(
+      'The call ran but Plaza could not record its receipt; treat its outcome as unknown.',
+    );
     expect(ran!.result!._meta?.platform?.call_id).toMatch(/^call_/);
 
     // Serving as before once the database and the spool are back.

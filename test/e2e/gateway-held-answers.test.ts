@@ -85,11 +85,17 @@ describe('clients that never read their answers', () => {
         }
         const result =
           request.method === 'initialize'
-            ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'big-answers', version: '1' } }
+            ? {
+                protocolVersion: '2025-06-18',
+                capabilities: { tools: {} },
+                serverInfo: { name: 'big-answers', version: '1' },
+              }
             : request.method === 'tools/list'
               ? { tools: [{ name: 'big', description: 'A 24 MB answer.', inputSchema: { type: 'object' } }] }
               : {};
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
       });
     });
     await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
@@ -103,7 +109,11 @@ describe('clients that never read their answers', () => {
         PLAZA_GATEWAY_WRITE_TIMEOUT_MS: '500',
       },
     });
-    apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'silent@example.com' })).apiKey;
+    apiKey = (
+      await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+        email: 'silent@example.com',
+      })
+    ).apiKey;
     const api = accountApi(plaza.url, apiKey);
     for (const name of ['A', 'B', 'C']) {
       const created = (await api('/api/agents', { display_name: `Silent agent ${name}` })).data;
@@ -122,7 +132,12 @@ describe('clients that never read their answers', () => {
 
   it('holds at most its limits, keeps /health answering, and cuts the connections that do not drain', async () => {
     const port = Number(new URL(plaza.url).port);
-    const call = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+    const call = (id: number, name: string) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, arguments: {} },
+    });
     const targets = [
       { path: '/mcp', name: 'bigjson__big' },
       { path: '/mcp/p/bigjson', name: 'big' },
@@ -167,7 +182,8 @@ describe('clients that never read their answers', () => {
     const received = await Promise.all(clients.map((client) => client.readAll()));
     let cut = 0;
     let told = 0;
-    const toldRe = /not delivered: it did not fit in the memory Plaza keeps|have not read yet|as many unread answers as it may/;
+    const toldRe =
+      /not delivered: it did not fit in the memory Plaza keeps|have not read yet|as many unread answers as it may/;
     for (const bytes of received) {
       const text = bytes.toString('latin1');
       expect(text).toMatch(/^HTTP\/1\.1 200/);
@@ -183,7 +199,9 @@ describe('clients that never read their answers', () => {
     for (const client of clients) client.socket.destroy();
 
     // One receipt per call, whatever became of its answer.
-    const receipts = await plaza.db.prisma.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "receipts" WHERE "tool" = 'big'`);
+    const receipts = await plaza.db.prisma.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM "receipts" WHERE "tool" = 'big'`,
+    );
     expect(receipts[0]!.n).toBe(30);
   }, 90_000);
 });

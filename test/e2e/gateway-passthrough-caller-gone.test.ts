@@ -4,7 +4,13 @@
  * go upstream for nobody, nor stay registered as in flight.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { generateKeyPair } from 'jose';
@@ -16,7 +22,9 @@ import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -47,7 +55,9 @@ describe('gateway passthrough: a caller gone before its call is sent', () => {
       for await (const chunk of req) text += chunk;
       const body = JSON.parse(text);
       methods.push(body.method);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'done' }] } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'done' }] } }));
     });
     servers.push(upstream.server);
     let signing!: () => void;
@@ -80,10 +90,20 @@ describe('gateway passthrough: a caller gone before its call is sent', () => {
     });
     servers.push(gateway.server);
 
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {} } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: {} },
+    });
     const client = httpRequest(`${gateway.url}/mcp/p/rec`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'content-length': Buffer.byteLength(body),
+      },
     });
     client.on('error', () => undefined);
     client.end(body);

@@ -7,7 +7,13 @@
  * request came from (X-Forwarded-For and the like) and the headers its Connection names stop here.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,7 +22,16 @@ import { CreateMessageRequestSchema, ProgressNotificationSchema } from '@modelco
 import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type CallReceipt, type CatalogTool, type Connector, createAggregate, createPassthrough, createSessionSealer, createUpstreamPool, verifyAssertion } from '../../gateway/index.ts';
+import {
+  type CallReceipt,
+  type CatalogTool,
+  type Connector,
+  createAggregate,
+  createPassthrough,
+  createSessionSealer,
+  createUpstreamPool,
+  verifyAssertion,
+} from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
@@ -30,7 +45,9 @@ interface Recorded {
   body: any;
 }
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -54,7 +71,10 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     const accounts = createAccountService({ prisma: t.db.prisma, clock: systemClock });
     const account = await accounts.createAccount({ email: 'ops@example.com' });
     const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    const created = await agents.create(account.account.id, { display_name: 'Gateway test agent', owner_context: 'acme' });
+    const created = await agents.create(account.account.id, {
+      display_name: 'Gateway test agent',
+      owner_context: 'acme',
+    });
     token = created.token;
     aginId = created.agent.agin_id;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
@@ -67,7 +87,17 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       const body = JSON.parse(text);
       recorded.push({ headers: req.headers, body });
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'recorded' }], isError: false, _meta: { platform: { agin_id: 'upstream-says' } } } }));
+      res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: body.id,
+          result: {
+            content: [{ type: 'text', text: 'recorded' }],
+            isError: false,
+            _meta: { platform: { agin_id: 'upstream-says' } },
+          },
+        }),
+      );
     });
     // Answers every POST as an event stream: `slow` sends a notification, the answer 30 ms later
     // and closes the stream only 3 s after that; `quick` sends the answer and ends at once.
@@ -81,7 +111,9 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
         res.end(answer);
         return;
       }
-      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } })}\n\n`);
+      res.write(
+        `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } })}\n\n`,
+      );
       setTimeout(() => res.write(answer), 30);
       setTimeout(() => res.end(), 3_000);
     });
@@ -89,7 +121,11 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     connectors.set('quick', { provider: 'quick', url: `${streamer.url}/quick`, endpointId: 'ep_quick' });
     connectors.set('everything', { provider: 'everything', url: everything.url, endpointId: 'ep_everything' });
     connectors.set('recorder', { provider: 'recorder', url: recorder.url, endpointId: 'ep_recorder' });
-    connectors.set('dead', { provider: 'dead', url: `http://127.0.0.1:${await freePort()}/mcp`, endpointId: 'ep_dead' });
+    connectors.set('dead', {
+      provider: 'dead',
+      url: `http://127.0.0.1:${await freePort()}/mcp`,
+      endpointId: 'ep_dead',
+    });
 
     const handle = createPassthrough({
       directory: { byProvider: async (p) => connectors.get(p) },
@@ -103,7 +139,11 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     });
     const catalogTools: CatalogTool[] = [];
     const aggregate = createAggregate({
-      catalog: { onlineTools: async () => catalogTools, byProvider: async (p) => connectors.get(p), needsCredential: async () => false },
+      catalog: {
+        onlineTools: async () => catalogTools,
+        byProvider: async (p) => connectors.get(p),
+        needsCredential: async () => false,
+      },
       agents,
       receipts: { record: async (r) => void receipts.push(r) },
       pool: createUpstreamPool({ timeoutMs: 5_000 }),
@@ -114,10 +154,22 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     const lister = new Client({ name: 'lister', version: '1' });
     await lister.connect(new StreamableHTTPClientTransport(new URL(everything.url)));
     for (const tool of (await lister.listTools()).tools) {
-      catalogTools.push({ provider: 'everything', name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema, annotations: {} });
+      catalogTools.push({
+        provider: 'everything',
+        name: tool.name,
+        description: tool.description ?? '',
+        inputSchema: tool.inputSchema,
+        annotations: {},
+      });
     }
     await lister.close();
-    catalogTools.push({ provider: 'dead', name: 'ghost', description: 'unreachable', inputSchema: { type: 'object' }, annotations: {} });
+    catalogTools.push({
+      provider: 'dead',
+      name: 'ghost',
+      description: 'unreachable',
+      inputSchema: { type: 'object' },
+      annotations: {},
+    });
     gateway = await listen((req, res) => {
       if (req.url === '/mcp') {
         aggregate(req, res).catch((error: unknown) => res.writeHead(500).end(String(error)));
@@ -161,20 +213,38 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     const result = await c.callTool({ name: 'echo', arguments: { message: 'hello plaza' } });
     expect(result.isError).toBeFalsy();
     expect(JSON.stringify(result.content)).toContain('hello plaza');
-    expect((result._meta as any)?.platform).toMatchObject({ agin_id: aginId, call_id: expect.stringMatching(/^call_/), receipt_hint: expect.any(String) });
+    expect((result._meta as any)?.platform).toMatchObject({
+      agin_id: aginId,
+      call_id: expect.stringMatching(/^call_/),
+      receipt_hint: expect.any(String),
+    });
     expect(receipts.length).toBe(before + 1);
-    expect(receipts.at(-1)).toMatchObject({ aginId, tool: 'echo', provider: 'everything', status: 'ok', callId: (result._meta as any).platform.call_id });
+    expect(receipts.at(-1)).toMatchObject({
+      aginId,
+      tool: 'echo',
+      provider: 'everything',
+      status: 'ok',
+      callId: (result._meta as any).platform.call_id,
+    });
     await c.close();
   });
 
   it('passes progress notifications and sampling requests through', async () => {
     const { c, transport } = client('everything');
-    c.setRequestHandler(CreateMessageRequestSchema, async () => ({ model: 'test-model', role: 'assistant', content: { type: 'text', text: 'sampled answer' } }));
+    c.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      model: 'test-model',
+      role: 'assistant',
+      content: { type: 'text', text: 'sampled answer' },
+    }));
     await c.connect(transport);
     const progress: number[] = [];
-    const long = await c.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, {
-      onprogress: (p) => progress.push(p.progress),
-    });
+    const long = await c.callTool(
+      { name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+      undefined,
+      {
+        onprogress: (p) => progress.push(p.progress),
+      },
+    );
     expect(long.isError).toBeFalsy();
     expect(progress).toEqual([1, 2, 3]);
     expect((long._meta as any)?.platform?.agin_id).toBe(aginId);
@@ -195,17 +265,29 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
         'x-platform-agin-id': 'spoofed',
         'x-platform-upstream-authorization': 'Bearer crm-token-123',
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'crm.lookup', arguments: {}, _meta: { platform: { agin_id: 'spoofed' } } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'crm.lookup', arguments: {}, _meta: { platform: { agin_id: 'spoofed' } } },
+      }),
     });
     const answer: any = await res.json();
     const seen = recorded[0]!;
     const callId = seen.body.params._meta.platform.call_id as string;
-    expect(seen.body.params._meta.platform).toMatchObject({ agin_id: aginId, display_name: 'Gateway test agent', owner_context: 'acme' });
+    expect(seen.body.params._meta.platform).toMatchObject({
+      agin_id: aginId,
+      display_name: 'Gateway test agent',
+      owner_context: 'acme',
+    });
     expect(seen.headers['x-platform-agin-id']).toBe(aginId);
     expect(seen.headers['x-platform-call-id']).toBe(callId);
     expect(seen.headers['authorization']).toBe('Bearer crm-token-123');
     expect(JSON.stringify(seen.headers)).not.toContain(token);
-    const claims = await verifyAssertion(String(seen.headers['x-platform-agin-assertion']), keys, { audience: recorder.url, issuer: 'http://plaza.test' });
+    const claims = await verifyAssertion(String(seen.headers['x-platform-agin-assertion']), keys, {
+      audience: recorder.url,
+      issuer: 'http://plaza.test',
+    });
     expect(claims).toMatchObject({ agin_id: aginId, call_id: callId });
     expect(answer.result._meta.platform).toMatchObject({ agin_id: aginId, call_id: callId });
     expect(JSON.stringify(receipts)).not.toContain('crm-token-123');
@@ -217,7 +299,12 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       fetch(`${gateway.url}/mcp/p/recorder`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
         body: JSON.stringify(body),
       });
     const forged = { platform: { agin_id: 'forged' } };
@@ -233,7 +320,9 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: '' } },
       { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'x'.repeat(301) } },
       // JSON nested deeper than the gateway walks.
-      JSON.parse(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","arguments":{"a":${'['.repeat(300)}${']'.repeat(300)}}}}`),
+      JSON.parse(
+        `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","arguments":{"a":${'['.repeat(300)}${']'.repeat(300)}}}}`,
+      ),
     ];
     for (const body of refused) {
       const res = await post(body);
@@ -243,43 +332,86 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     expect(recorded).toHaveLength(0);
     expect(receipts.length).toBe(receiptsBefore);
 
-    const other = await post({ jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'crm://x', _meta: { ...forged, progressToken: 9 } } }, { 'x_platform_agin_id': 'forged' });
+    const other = await post(
+      {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'resources/read',
+        params: { uri: 'crm://x', _meta: { ...forged, progressToken: 9 } },
+      },
+      { x_platform_agin_id: 'forged' },
+    );
     expect(other.status).toBe(200);
     expect(recorded[0]!.body.params._meta).toEqual({ progressToken: 9 });
     expect(recorded[0]!.headers['x_platform_agin_id']).toBeUndefined();
   });
 
-  it('refuses member names that differ from MCP\'s only in case, which a case-insensitive provider would read instead', async () => {
+  it("refuses member names that differ from MCP's only in case, which a case-insensitive provider would read instead", async () => {
     recorded.length = 0;
     const receiptsBefore = receipts.length;
     const other = { platform: { agin_id: 'someone-else', agent_principal: 'agent:someone-else' } };
     const variants: Array<[unknown, string]> = [
       // A ping to Plaza, a tools/call to a provider whose decoder takes the last of "method" and "Method".
-      [{ jsonrpc: '2.0', id: 1, method: 'ping', Method: 'tools/call', params: { name: 'delete_everything' } }, 'Method'],
+      [
+        { jsonrpc: '2.0', id: 1, method: 'ping', Method: 'tools/call', params: { name: 'delete_everything' } },
+        'Method',
+      ],
       // Receipted as echo, run as delete_everything.
       [{ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', Name: 'delete_everything' } }, 'Name'],
       // Another agent's card beside (and after) the one Plaza stamps.
       [{ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', _meta: {}, _META: other } }, '_META'],
-      [{ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'echo', _meta: { platform: {}, PLATFORM: other.platform } } }, 'PLATFORM'],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 4,
+          method: 'tools/call',
+          params: { name: 'echo', _meta: { platform: {}, PLATFORM: other.platform } },
+        },
+        'PLATFORM',
+      ],
       [{ jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri: 'crm://x', _Meta: other } }, '_Meta'],
       [{ jsonrpc: '2.0', id: 6, method: 'ping', PARAMS: { name: 'delete_everything' } }, 'PARAMS'],
       // Unicode simple folding: the long s and the Kelvin sign are "s" and "k" to Go's encoding/json.
-      [{ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', _meta: { progressToken: 1, progre\u017fsToken: 2 } } }, 'progre\u017fsToken'],
-      [{ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', tas\u212a: { ttl: 1 } } }, 'tas\u212a'],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'echo', _meta: { progressToken: 1, progreſsToken: 2 } },
+        },
+        'progre\u017fsToken',
+      ],
+      [{ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', tasK: { ttl: 1 } } }, 'tas\u212a'],
       [{ jsonrpc: '2.0', id: 9, method: 'ping', ID: 10 }, 'ID'],
       // In a batch too.
-      [[{ jsonrpc: '2.0', id: 11, method: 'tools/list' }, { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1, _meta: { Platform: other.platform } } }], 'Platform'],
+      [
+        [
+          { jsonrpc: '2.0', id: 11, method: 'tools/list' },
+          {
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progressToken: 1, progress: 1, _meta: { Platform: other.platform } },
+          },
+        ],
+        'Platform',
+      ],
     ];
     for (const [body, member] of variants) {
       const res = await fetch(`${gateway.url}/mcp/p/recorder`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify(body),
       });
       expect(res.status, member).toBe(400);
       const answer: any = await res.json();
       expect(answer.error.code).toBe(-32600);
-      expect(answer.error.message).toContain(`Member ${JSON.stringify(member)} differs from an MCP member name only in letter case`);
+      expect(answer.error.message).toContain(
+        `Member ${JSON.stringify(member)} differs from an MCP member name only in letter case`,
+      );
     }
     expect(recorded).toHaveLength(0);
     expect(receipts.length).toBe(receiptsBefore);
@@ -290,11 +422,26 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     const call = (headers: Array<[string, string]>) =>
       fetch(`${gateway.url}/mcp/p/recorder`, {
         method: 'POST',
-        headers: [['authorization', `Bearer ${token}`], ['content-type', 'application/json'], ['accept', 'application/json, text/event-stream'], ...headers],
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm.lookup', arguments: {} } }),
+        headers: [
+          ['authorization', `Bearer ${token}`],
+          ['content-type', 'application/json'],
+          ['accept', 'application/json, text/event-stream'],
+          ...headers,
+        ],
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'crm.lookup', arguments: {} },
+        }),
       });
     // Two header lines (fetch would join them into one before sending).
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm.lookup', arguments: {} } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'crm.lookup', arguments: {} },
+    });
     const twice = await sendRawHttp(
       gateway.url,
       `POST /mcp/p/recorder HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
@@ -302,7 +449,12 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     );
     expect(twice).toMatch(/^HTTP\/1\.1 400 /);
     expect(twice).toContain('Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.');
-    const aggregateBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'recorder__crm.lookup', arguments: {} } });
+    const aggregateBody = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'recorder__crm.lookup', arguments: {} },
+    });
     const twiceOnMcp = await sendRawHttp(
       gateway.url,
       `POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nX-PLATFORM-Upstream-Provider: recorder\r\n` +
@@ -315,7 +467,9 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       ['x-platform-upstream-provider', 'hother'],
     ]);
     expect(elsewhere.status).toBe(400);
-    expect(((await elsewhere.json()) as any).error.message).toMatch(/^X-PLATFORM-Upstream-Provider names "hother", not "recorder" of this path; nothing was sent/);
+    expect(((await elsewhere.json()) as any).error.message).toMatch(
+      /^X-PLATFORM-Upstream-Provider names "hother", not "recorder" of this path; nothing was sent/,
+    );
     expect(recorded).toHaveLength(0);
     const named = await call([
       ['x-platform-upstream-authorization', 'Bearer meant-for-recorder'],
@@ -325,7 +479,7 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     expect(recorded[0]!.headers['authorization']).toBe('Bearer meant-for-recorder');
   });
 
-  it('passes on none of the caller\'s claims of where the request came from, nor the headers its Connection names', async () => {
+  it("passes on none of the caller's claims of where the request came from, nor the headers its Connection names", async () => {
     recorded.length = 0;
     const claims = {
       'x-forwarded-for': '203.0.113.7',
@@ -342,11 +496,19 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     const status = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(`${gateway.url}/mcp/p/recorder`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-kept': 'yes', ...claims },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-kept': 'yes',
+          ...claims,
+        },
       });
       req.on('response', (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)));
       req.on('error', reject);
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm.lookup', arguments: {} } }));
+      req.end(
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm.lookup', arguments: {} } }),
+      );
     });
     expect(status).toBe(200);
     const seen = recorded[0]!.headers;
@@ -356,11 +518,22 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
 
   it('takes a body sent with Expect: 100-continue (as curl sends large ones) and does not pass the header on', async () => {
     recorded.length = 0;
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'crm.lookup', arguments: { note: 'x'.repeat(2048) } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'crm.lookup', arguments: { note: 'x'.repeat(2048) } },
+    });
     const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = httpRequest(`${gateway.url}/mcp/p/recorder`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', expect: '100-continue', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          expect: '100-continue',
+          'content-length': Buffer.byteLength(body),
+        },
       });
       req.on('continue', () => req.end(body));
       req.on('response', (res) => {
@@ -379,8 +552,17 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
   it('answers an unreachable upstream with an error result and an error receipt', async () => {
     const res = await fetch(`${gateway.url}/mcp/p/dead`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'anything', arguments: {} } }),
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'anything', arguments: {} },
+      }),
     });
     expect(res.status).toBe(200);
     const body: any = await res.json();
@@ -404,7 +586,12 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
   it('refuses a session id it did not seal', async () => {
     const res = await fetch(`${gateway.url}/mcp/p/everything`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'pss1.forged' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': 'pss1.forged',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(404);
@@ -412,7 +599,9 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
 
   it('tells a client whose upstream session was forgotten (a restart) to start a new one: 404, though server-everything says 400', async () => {
     const c = new Client({ name: 'restart-agent', version: '1' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/p/everything`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/p/everything`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    });
     await c.connect(transport);
     const session = transport.sessionId!;
     await c.close();
@@ -421,21 +610,40 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     const post = (message: unknown) =>
       fetch(`${gateway.url}/mcp/p/everything`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': session,
+          'mcp-protocol-version': '2025-06-18',
+        },
         body: JSON.stringify(message),
       });
     const listed = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     expect(listed.status).toBe(404);
     expect(((await listed.json()) as any).error.message).toMatch(/initialize a new one/);
     const before = receipts.length;
-    const called = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } });
+    const called = await post({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { message: 'x' } },
+    });
     expect(called.status).toBe(404);
     expect(((await called.json()) as any).result.isError).toBe(true);
-    expect(receipts.slice(before).map((r) => [r.status, r.outcome])).toEqual([['error', expect.stringMatching(/no longer knows the session/)]]);
+    expect(receipts.slice(before).map((r) => [r.status, r.outcome])).toEqual([
+      ['error', expect.stringMatching(/no longer knows the session/)],
+    ]);
     // A new session works at once.
     const again = new Client({ name: 'restart-agent', version: '1' });
-    await again.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/p/everything`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-    expect(JSON.stringify((await again.callTool({ name: 'echo', arguments: { message: 'back' } })).content)).toContain('back');
+    await again.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/p/everything`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    expect(JSON.stringify((await again.callTool({ name: 'echo', arguments: { message: 'back' } })).content)).toContain(
+      'back',
+    );
     await again.close();
   });
 
@@ -443,7 +651,11 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     const post = (provider: string) =>
       fetch(`${gateway.url}/mcp/p/${provider}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'work', arguments: {} } }),
       });
     const started = performance.now();
@@ -452,9 +664,22 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     // The upstream keeps its stream open 3 s after the answer; the caller's ends with the answer.
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(slow.headers.get('content-type')).toBe('text/event-stream');
-    const events = text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));
+    const events = text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) =>
+        JSON.parse(
+          e
+            .split('\n')
+            .find((l) => l.startsWith('data: '))!
+            .slice(6),
+        ),
+      );
     expect(events.map((e) => e.method ?? e.id)).toEqual(['notifications/message', 7]);
-    expect(events[1].result._meta.platform).toMatchObject({ agin_id: aginId, call_id: expect.stringMatching(/^call_/) });
+    expect(events[1].result._meta.platform).toMatchObject({
+      agin_id: aginId,
+      call_id: expect.stringMatching(/^call_/),
+    });
     expect(receipts.at(-1)).toMatchObject({ provider: 'slow-close', tool: 'work', status: 'ok' });
 
     const quick = await post('quick');
@@ -462,13 +687,22 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     expect(quick.headers.get('content-length')).not.toBeNull();
     expect(quick.headers.get('transfer-encoding')).toBeNull();
     const quickText = await quick.text();
-    expect(JSON.parse(quickText.split('\n').find((l) => l.startsWith('data: '))!.slice(6)).result.content[0].text).toBe('streamed');
+    expect(
+      JSON.parse(
+        quickText
+          .split('\n')
+          .find((l) => l.startsWith('data: '))!
+          .slice(6),
+      ).result.content[0].text,
+    ).toBe('streamed');
     expect(receipts.at(-1)).toMatchObject({ provider: 'quick', status: 'ok' });
   });
 
   describe('aggregated /mcp', () => {
     it('lists every online tool as <provider>__<tool> and calls through a pooled session with identity', async () => {
-      const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+      const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      });
       const c = new Client({ name: 'agg-agent', version: '1' });
       await c.connect(transport);
       const names = (await c.listTools()).tools.map((tool) => tool.name);
@@ -481,7 +715,11 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       const again = await c.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } });
       expect(JSON.stringify(again.content)).toContain('5');
       const progress: number[] = [];
-      await c.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+      await c.callTool(
+        { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } },
+        undefined,
+        { onprogress: (p) => progress.push(p.progress) },
+      );
       expect(progress).toEqual([1, 2]);
       const ghost = await c.callTool({ name: 'dead__ghost', arguments: {} });
       expect(ghost.isError).toBe(true);
@@ -502,11 +740,24 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       const post = (body: string, headers: Record<string, string> = {}) =>
         fetch(`${gateway.url}/mcp`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-06-18',
+            ...headers,
+          },
           body,
         });
       const before = receipts.length;
-      const plain = await post(JSON.stringify({ jsonrpc: '2.0', id: 'a1', method: 'tools/call', params: { name: 'everything__echo', arguments: { message: 'fast' } } }));
+      const plain = await post(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'a1',
+          method: 'tools/call',
+          params: { name: 'everything__echo', arguments: { message: 'fast' } },
+        }),
+      );
       expect(plain.status).toBe(200);
       expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
       const answer = (await plain.json()) as any;
@@ -517,20 +768,49 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
       expect(receipts.length).toBe(before + 1);
 
       // Invalid params: -32602 naming what is wrong in one line, and no call, no receipt.
-      const noName = (await (await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } }))).json()) as any;
+      const noName = (await (
+        await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } }))
+      ).json()) as any;
       expect(noName).toMatchObject({ id: 2, error: { code: -32602 } });
       expect(noName.error.message).toMatch(/^Invalid params for tools\/call: params\.name: /);
       expect(noName.error.message).not.toContain('\n');
-      const badArguments = (await (await post(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'everything__echo', arguments: 'x' } }))).json()) as any;
-      expect(badArguments).toMatchObject({ id: 5, error: { code: -32602, message: expect.stringContaining('params.arguments') } });
+      const badArguments = (await (
+        await post(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 5,
+            method: 'tools/call',
+            params: { name: 'everything__echo', arguments: 'x' },
+          }),
+        )
+      ).json()) as any;
+      expect(badArguments).toMatchObject({
+        id: 5,
+        error: { code: -32602, message: expect.stringContaining('params.arguments') },
+      });
       expect(receipts.length).toBe(before + 1);
       // An unsupported protocol version, bad JSON and a too-large body are refused as the SDK does.
-      const version = await post(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'everything__echo', arguments: { message: 'x' } } }), { 'mcp-protocol-version': '1999-01-01' });
+      const version = await post(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'everything__echo', arguments: { message: 'x' } },
+        }),
+        { 'mcp-protocol-version': '1999-01-01' },
+      );
       expect(version.status).toBe(400);
       const garbage = await post('{"jsonrpc":');
       expect(garbage.status).toBe(400);
       expect(((await garbage.json()) as any).error.code).toBe(-32700);
-      const huge = await post(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'everything__echo', arguments: { message: 'x'.repeat(5 * 1024 * 1024) } } }));
+      const huge = await post(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 4,
+          method: 'tools/call',
+          params: { name: 'everything__echo', arguments: { message: 'x'.repeat(5 * 1024 * 1024) } },
+        }),
+      );
       expect(huge.status).toBe(413);
       expect(receipts.length).toBe(before + 1);
     });
@@ -538,7 +818,9 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     it('re-initialises a forgotten upstream session transparently', async () => {
       await everything.stop();
       everything = await startEverything(everything.port);
-      const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+      const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      });
       const c = new Client({ name: 'agg-agent-2', version: '1' });
       await c.connect(transport);
       const echoed = await c.callTool({ name: 'everything__echo', arguments: { message: 'after restart' } });
@@ -565,12 +847,27 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
           return;
         }
         const session = body.method === 'initialize' ? `s${++initialized}` : String(req.headers['mcp-session-id']);
-        const result = body.method === 'initialize' ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'sessions', version: '1' } } : { content: [{ type: 'text', text: session }] };
-        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': session }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+        const result =
+          body.method === 'initialize'
+            ? {
+                protocolVersion: '2025-06-18',
+                capabilities: { tools: {} },
+                serverInfo: { name: 'sessions', version: '1' },
+              }
+            : { content: [{ type: 'text', text: session }] };
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': session })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
       });
       try {
         const pool = createUpstreamPool({ timeoutMs: 5_000, maxSessions: 2 });
-        const call = (credential: string) => pool.request({ url: upstream.url, method: 'tools/call', params: { name: 'x' }, headers: { authorization: credential } });
+        const call = (credential: string) =>
+          pool.request({
+            url: upstream.url,
+            method: 'tools/call',
+            params: { name: 'x' },
+            headers: { authorization: credential },
+          });
         expect(((await call('Bearer a')).result as any).content[0].text).toBe('s1');
         expect(((await call('Bearer b')).result as any).content[0].text).toBe('s2');
         // a is used again, so b is the least recently used when c arrives.

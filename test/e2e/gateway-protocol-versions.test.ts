@@ -34,7 +34,9 @@ describe('/mcp/p/<provider> with a 2025-03-26 provider that answers notification
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'old@example.com' });
+    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
+      email: 'old@example.com',
+    });
     const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
     token = (await agents.create(account.account.id, { display_name: 'Old client', owner_context: 'acme' })).token;
     upstream = createServer(async (req, res) => {
@@ -50,13 +52,27 @@ describe('/mcp/p/<provider> with a 2025-03-26 provider that answers notification
       }
       const answers = requests.map((m) =>
         m.method === 'initialize'
-          ? { jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-03-26', capabilities: { tools: {} }, serverInfo: { name: 'old', version: '1' } } }
+          ? {
+              jsonrpc: '2.0',
+              id: m.id,
+              result: {
+                protocolVersion: '2025-03-26',
+                capabilities: { tools: {} },
+                serverInfo: { name: 'old', version: '1' },
+              },
+            }
           : { jsonrpc: '2.0', id: m.id, result: {} },
       );
-      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'old-session' }).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'old-session' })
+        .end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const connector = { provider: 'old', url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`, endpointId: 'ep_old' };
+    const connector = {
+      provider: 'old',
+      url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`,
+      endpointId: 'ep_old',
+    };
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     const passthrough = createPassthrough({
       agents,
@@ -82,30 +98,51 @@ describe('/mcp/p/<provider> with a 2025-03-26 provider that answers notification
   const post = (body: unknown, session?: string) =>
     fetch(url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(session ? { 'mcp-session-id': session } : {}),
+      },
       body: JSON.stringify(body),
     });
 
   it.each([
     ['notifications/initialized', { jsonrpc: '2.0', method: 'notifications/initialized' }],
     ['a response to the provider', { jsonrpc: '2.0', id: 'srv-1', result: {} }],
-    ['a batch of notifications', [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }]],
-  ])('answers %s 202 with no body, as MCP asks, when the provider took it with 200 and no body', async (_name, message) => {
-    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'old-client', version: '1' } } });
-    expect(init.status).toBe(200);
-    expect(((await init.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-03-26');
-    const session = init.headers.get('mcp-session-id') ?? undefined;
-    expect(session).toBeTruthy();
-    const before = received.length;
-    const answer = await post(message, session);
-    expect(await answer.text()).toBe('');
-    expect(answer.status).toBe(202);
-    expect(received.length).toBe(before + 1);
-    // The session goes on: a request after it is answered.
-    const ping = await post({ jsonrpc: '2.0', id: 2, method: 'ping' }, session);
-    expect(ping.status).toBe(200);
-    expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
-  });
+    [
+      'a batch of notifications',
+      [
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
+      ],
+    ],
+  ])(
+    'answers %s 202 with no body, as MCP asks, when the provider took it with 200 and no body',
+    async (_name, message) => {
+      const init = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'old-client', version: '1' } },
+      });
+      expect(init.status).toBe(200);
+      expect(((await init.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(
+        '2025-03-26',
+      );
+      const session = init.headers.get('mcp-session-id') ?? undefined;
+      expect(session).toBeTruthy();
+      const before = received.length;
+      const answer = await post(message, session);
+      expect(await answer.text()).toBe('');
+      expect(answer.status).toBe(202);
+      expect(received.length).toBe(before + 1);
+      // The session goes on: a request after it is answered.
+      const ping = await post({ jsonrpc: '2.0', id: 2, method: 'ping' }, session);
+      expect(ping.status).toBe(200);
+      expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    },
+  );
 
   it('still answers a request the provider answered with no body as failed, under its id', async () => {
     // A request is owed an answer: an empty body is no answer to it (the 202 above is for notifications only).
@@ -116,7 +153,11 @@ describe('/mcp/p/<provider> with a 2025-03-26 provider that answers notification
     });
     const answer = await post({ jsonrpc: '2.0', id: 7, method: 'ping' });
     expect(answer.status).toBe(200);
-    expect(await answer.json()).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Upstream failed: the upstream answered malformed JSON.' } });
+    expect(await answer.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32603, message: 'Upstream failed: the upstream answered malformed JSON.' },
+    });
   });
 });
 
@@ -132,7 +173,9 @@ describe('/mcp with a provider that checks MCP-Protocol-Version on every POST', 
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'strict@example.com' });
+    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
+      email: 'strict@example.com',
+    });
     const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
     token = (await agents.create(account.account.id, { display_name: 'New client', owner_context: 'acme' })).token;
     upstream = createServer(async (req, res) => {
@@ -143,7 +186,9 @@ describe('/mcp with a provider that checks MCP-Protocol-Version on every POST', 
       seen.push({ method: String(message.method), version: typeof header === 'string' ? header : undefined });
       // As the Go SDK's handler: no header is 2025-03-26; an unsupported one is refused, initialize or not.
       if (!SUPPORTED.includes(typeof header === 'string' ? header : '2025-03-26')) {
-        res.writeHead(400, { 'content-type': 'text/plain' }).end(`Bad Request: Unsupported protocol version (supported versions: ${SUPPORTED.join(',')})`);
+        res
+          .writeHead(400, { 'content-type': 'text/plain' })
+          .end(`Bad Request: Unsupported protocol version (supported versions: ${SUPPORTED.join(',')})`);
         return;
       }
       if (message.id === undefined) {
@@ -153,12 +198,22 @@ describe('/mcp with a provider that checks MCP-Protocol-Version on every POST', 
       const asked = message.params?.protocolVersion ?? '';
       const result =
         message.method === 'initialize'
-          ? { protocolVersion: SUPPORTED.includes(asked) ? asked : SUPPORTED[0], capabilities: { tools: {} }, serverInfo: { name: 'strict', version: '1' } }
+          ? {
+              protocolVersion: SUPPORTED.includes(asked) ? asked : SUPPORTED[0],
+              capabilities: { tools: {} },
+              serverInfo: { name: 'strict', version: '1' },
+            }
           : { content: [{ type: 'text', text: 'strict ok' }] };
-      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'strict-session' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'strict-session' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const connector = { provider: 'strict', url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`, endpointId: 'ep_strict' };
+    const connector = {
+      provider: 'strict',
+      url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`,
+      endpointId: 'ep_strict',
+    };
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     const aggregate = createAggregate({
       agents,
@@ -167,7 +222,9 @@ describe('/mcp with a provider that checks MCP-Protocol-Version on every POST', 
       issuer: 'http://plaza.test',
       clock: systemClock,
       catalog: {
-        onlineTools: async () => [{ provider: 'strict', name: 'echo', description: 'echo', inputSchema: { type: 'object' }, annotations: {} }],
+        onlineTools: async () => [
+          { provider: 'strict', name: 'echo', description: 'echo', inputSchema: { type: 'object' }, annotations: {} },
+        ],
         byProvider: async (p) => (p === 'strict' ? connector : undefined),
         needsCredential: async () => false,
       },
@@ -186,7 +243,11 @@ describe('/mcp with a provider that checks MCP-Protocol-Version on every POST', 
 
   it('calls the tool for a 2025-11-25 client, in the version the provider agreed to', async () => {
     const client = new Client({ name: 'new-client', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
     try {
       const result = await client.callTool({ name: 'strict__echo', arguments: {} });
       expect(result.isError).toBeFalsy();

@@ -34,8 +34,15 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   let aginId = '';
 
   beforeAll(async () => {
-    [plaza, everything] = await Promise.all([startTestPlaza(backend, { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }), startEverything()]);
-    apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'auditor@example.com' })).apiKey;
+    [plaza, everything] = await Promise.all([
+      startTestPlaza(backend, { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }),
+      startEverything(),
+    ]);
+    apiKey = (
+      await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+        email: 'auditor@example.com',
+      })
+    ).apiKey;
   }, 60_000);
   afterAll(async () => {
     await everything?.stop();
@@ -43,14 +50,23 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   });
 
   async function json(path: string, init: RequestInit = {}, key = apiKey): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${plaza.url}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers ?? {}) } });
+    const res = await fetch(`${plaza.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+    });
     return { status: res.status, body: await res.json() };
   }
 
   it('lists server-everything and its tools go online', async () => {
     const listed = await json('/api/mcp/listings', {
       method: 'POST',
-      body: JSON.stringify({ provider: 'everything', url: everything.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server; no credentials needed; logs agin_id.' }),
+      body: JSON.stringify({
+        provider: 'everything',
+        url: everything.url,
+        registered_by: 'ops@example.com',
+        agin_support: true,
+        summary: 'Reference MCP server; no credentials needed; logs agin_id.',
+      }),
     });
     expect(listed.status).toBe(201);
     let status = 'registered';
@@ -62,9 +78,16 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   });
 
   it('creates an agent with POST /api/agents; a guest token may not', async () => {
-    const created = await json('/api/agents', { method: 'POST', body: JSON.stringify({ display_name: 'Stack agent', owner_context: 'acme' }) });
+    const created = await json('/api/agents', {
+      method: 'POST',
+      body: JSON.stringify({ display_name: 'Stack agent', owner_context: 'acme' }),
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ success: true, code: 'CREATED', data: { agent: { display_name: 'Stack agent', status: 'active' } } });
+    expect(created.body).toMatchObject({
+      success: true,
+      code: 'CREATED',
+      data: { agent: { display_name: 'Stack agent', status: 'active' } },
+    });
     agentToken = created.body.data.token;
     aginId = created.body.data.agent.agin_id;
     const guest = (await json('/api/auth/guest-token', { method: 'POST', body: '{}' })).body.data.token as string;
@@ -76,13 +99,17 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   it('calls tools through /mcp/p/everything and /mcp, leaving one receipt per call', async () => {
     const headers = { authorization: `Bearer ${agentToken}` };
     const direct = new Client({ name: 'stack-agent', version: '1' });
-    await direct.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/everything`), { requestInit: { headers } }));
+    await direct.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/everything`), { requestInit: { headers } }),
+    );
     const one = await direct.callTool({ name: 'echo', arguments: { message: 'one' } });
     expect((one._meta as any).platform.agin_id).toBe(aginId);
     await direct.close();
 
     const aggregate = new Client({ name: 'stack-agent', version: '1' });
-    await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers } }));
+    await aggregate.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers } }),
+    );
     expect((await aggregate.listTools()).tools.map((t) => t.name)).toContain('everything__echo');
     const two = await aggregate.callTool({ name: 'everything__echo', arguments: { message: 'two' } });
     await aggregate.close();
@@ -91,7 +118,8 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     const listed = await json(`/api/receipts?agin_id=${aginId}`);
     expect(listed.status).toBe(200);
     expect(listed.body.data.receipts.map((r: any) => r.call_id).sort()).toEqual([...callIds].sort());
-    for (const receipt of listed.body.data.receipts) expect(receipt).toMatchObject({ agin_id: aginId, tool: 'echo', provider: 'everything', status: 'ok' });
+    for (const receipt of listed.body.data.receipts)
+      expect(receipt).toMatchObject({ agin_id: aginId, tool: 'echo', provider: 'everything', status: 'ok' });
     const single = await json(`/api/receipts/${callIds[0]}`);
     expect(single.status).toBe(200);
     expect(single.body.data.receipt.call_id).toBe(callIds[0]);
@@ -105,7 +133,11 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(published.find((t) => t.name === 'get-structured-content')?.outputSchema).toBeDefined();
 
     const aggregate = new Client({ name: 'stack-agent', version: '1' });
-    await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));
+    await aggregate.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${agentToken}` } },
+      }),
+    );
     const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : 1);
     // Compared in one order: the catalog lists by name, the provider in its own order.
     const listed = (await aggregate.listTools()).tools.filter((t) => t.name.startsWith('everything__')).sort(byName);
@@ -114,13 +146,20 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(callable.length).toBe(published.length - 1);
     expect(listed).toEqual(callable.map((t) => ({ ...t, name: `everything__${t.name}` })).sort(byName));
     // The client now checks the call's structuredContent against the listed outputSchema (it throws when it does not match).
-    const weather = await aggregate.callTool({ name: 'everything__get-structured-content', arguments: { location: 'Chicago' } });
+    const weather = await aggregate.callTool({
+      name: 'everything__get-structured-content',
+      arguments: { location: 'Chicago' },
+    });
     expect(weather.isError).toBeFalsy();
-    expect(weather.structuredContent).toMatchObject({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) });
+    expect(weather.structuredContent).toMatchObject({
+      temperature: expect.any(Number),
+      conditions: expect.any(String),
+      humidity: expect.any(Number),
+    });
     await aggregate.close();
   });
 
-  it('leaves a provider\'s tool with a non-object inputSchema out of the catalog and drops annotations not in MCP\'s shape, so the SDK client still lists /mcp', async () => {
+  it("leaves a provider's tool with a non-object inputSchema out of the catalog and drops annotations not in MCP's shape, so the SDK client still lists /mcp", async () => {
     const fixture = await startFixtureProvider([
       [
         { name: 'alpha', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } },
@@ -129,19 +168,37 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
       ],
     ]);
     try {
-      const listed = await json('/api/mcp/listings', { method: 'POST', body: JSON.stringify({ provider: 'oddtools', url: fixture.url, registered_by: 'ops@example.com', summary: 'A provider with one bad tool among good ones.' }) });
+      const listed = await json('/api/mcp/listings', {
+        method: 'POST',
+        body: JSON.stringify({
+          provider: 'oddtools',
+          url: fixture.url,
+          registered_by: 'ops@example.com',
+          summary: 'A provider with one bad tool among good ones.',
+        }),
+      });
       expect(listed.status).toBe(201);
       let endpoint: any;
       for (let i = 0; i < 100 && endpoint?.status !== 'healthy'; i++) {
         await new Promise((r) => setTimeout(r, 100));
         endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
       }
-      expect(endpoint).toMatchObject({ status: 'healthy', tool_count: 2, last_probe: { ok: true, error: 'Left out 1 tool whose inputSchema is not an object schema: "beta".' } });
+      expect(endpoint).toMatchObject({
+        status: 'healthy',
+        tool_count: 2,
+        last_probe: { ok: true, error: 'Left out 1 tool whose inputSchema is not an object schema: "beta".' },
+      });
       const aggregate = new Client({ name: 'stack-agent', version: '1' });
-      await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));
+      await aggregate.connect(
+        new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${agentToken}` } },
+        }),
+      );
       // The gateway's catalog follows the probe within its cache time.
       const odd = async () => (await aggregate.listTools()).tools.filter((t) => t.name.startsWith('oddtools__'));
-      await expect.poll(async () => (await odd()).map((t) => t.name).sort(), { timeout: 5_000 }).toEqual(['oddtools__alpha', 'oddtools__gamma']);
+      await expect
+        .poll(async () => (await odd()).map((t) => t.name).sort(), { timeout: 5_000 })
+        .toEqual(['oddtools__alpha', 'oddtools__gamma']);
       const tools = await odd();
       await aggregate.close();
       expect(tools.find((t) => t.name === 'oddtools__gamma')?.annotations ?? {}).toEqual({});
@@ -152,29 +209,60 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
 
   it('leaves a tool that runs only as a task off /mcp, refuses a call to it with where it works, and keeps it in the catalog API', async () => {
     const aggregate = new Client({ name: 'stack-agent', version: '1' });
-    await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));
+    await aggregate.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${agentToken}` } },
+      }),
+    );
     expect((await aggregate.listTools()).tools.map((t) => t.name)).not.toContain('everything__simulate-research-query');
-    const refused = await aggregate.callTool({ name: 'everything__simulate-research-query', arguments: { topic: 'tasks' } });
+    const refused = await aggregate.callTool({
+      name: 'everything__simulate-research-query',
+      arguments: { topic: 'tasks' },
+    });
     await aggregate.close();
     expect(refused.isError).toBe(true);
     expect((refused.content as { text: string }[])[0]!.text).toBe(
       'Tool everything__simulate-research-query runs only as a task (execution.taskSupport "required"), which /mcp does not relay: call it as a task on /mcp/p/everything; nothing was called.',
     );
     const receipt = await json(`/api/receipts/${(refused._meta as any).platform.call_id}`);
-    expect(receipt.body.data.receipt).toMatchObject({ agin_id: aginId, provider: 'everything', tool: 'simulate-research-query', status: 'error' });
+    expect(receipt.body.data.receipt).toMatchObject({
+      agin_id: aginId,
+      provider: 'everything',
+      tool: 'simulate-research-query',
+      status: 'error',
+    });
     const listed = (await json('/api/mcp/tools?provider=everything&limit=100')).body.tools;
-    expect(listed.find((t: any) => t.tool === 'simulate-research-query')).toMatchObject({ execution: { taskSupport: 'required' }, gateway_name: 'everything__simulate-research-query' });
+    expect(listed.find((t: any) => t.tool === 'simulate-research-query')).toMatchObject({
+      execution: { taskSupport: 'required' },
+      gateway_name: 'everything__simulate-research-query',
+    });
   });
 
   it('stamps and receipts a /mcp call of a tool no connector has, or arguments too deep to pass', async () => {
     const aggregate = new Client({ name: 'stack-agent', version: '1' });
-    await aggregate.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agentToken}` } } }));
+    await aggregate.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${agentToken}` } },
+      }),
+    );
     let deep: unknown = 'x';
     for (let i = 0; i < 300; i++) deep = [deep];
     const asked = [
       { name: 'nobody__echo', arguments: {}, provider: 'nobody', tool: 'echo', text: /Unknown tool nobody__echo/ },
-      { name: 'noseparator', arguments: {}, provider: '(unknown)', tool: 'noseparator', text: /Unknown tool noseparator/ },
-      { name: 'everything__echo', arguments: { message: deep }, provider: 'everything', tool: 'echo', text: /nest deeper/ },
+      {
+        name: 'noseparator',
+        arguments: {},
+        provider: '(unknown)',
+        tool: 'noseparator',
+        text: /Unknown tool noseparator/,
+      },
+      {
+        name: 'everything__echo',
+        arguments: { message: deep },
+        provider: 'everything',
+        tool: 'echo',
+        text: /nest deeper/,
+      },
     ];
     for (const ask of asked) {
       const result = await aggregate.callTool({ name: ask.name, arguments: ask.arguments });
@@ -184,7 +272,12 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
       expect(platform?.agin_id, ask.name).toBe(aginId);
       const receipt = await json(`/api/receipts/${platform.call_id}`);
       expect(receipt.status, ask.name).toBe(200);
-      expect(receipt.body.data.receipt).toMatchObject({ agin_id: aginId, provider: ask.provider, tool: ask.tool, status: 'error' });
+      expect(receipt.body.data.receipt).toMatchObject({
+        agin_id: aginId,
+        provider: ask.provider,
+        tool: ask.tool,
+        status: 'error',
+      });
     }
     await aggregate.close();
   });
@@ -194,8 +287,12 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     // Three commands that store nothing, run side by side: the agent's id given for its token, a
     // well-formed token the gateway does not know, and a bridge with no credential at all.
     const [byId, unknown, missing] = await Promise.all([
-      runPlaza(['agents', 'login', '--token', 'agt_01k813up8gjt5430echh6767dt', '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials }),
-      runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials }),
+      runPlaza(['agents', 'login', '--token', 'agt_01k813up8gjt5430echh6767dt', '--url', plaza.url], {
+        PLAZA_CREDENTIALS_FILE: credentials,
+      }),
+      runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', plaza.url], {
+        PLAZA_CREDENTIALS_FILE: credentials,
+      }),
       runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: `${credentials}.none` }),
     ]);
     // The agent's id has the token's prefix: the mix-up is named.
@@ -205,7 +302,9 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('refuses this agent token');
     expect(existsSync(credentials)).toBe(false);
-    const login = await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials });
+    const login = await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], {
+      PLAZA_CREDENTIALS_FILE: credentials,
+    });
     expect(login.code).toBe(0);
     expect(JSON.parse(login.stdout)).toMatchObject({ verified: true });
     expect(statSync(credentials).mode & 0o777).toBe(0o600);
@@ -231,7 +330,9 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     writeFileSync(credentials, 'not json');
     const damaged = await runPlaza(['mcp', 'connect', 'everything'], { PLAZA_CREDENTIALS_FILE: credentials });
     expect(damaged.code).toBe(1);
-    expect(damaged.stderr.trim()).toBe(`plaza: the credential file ${credentials} is not JSON: run \`plaza agents login --token <agent token>\` to store the credential again.`);
+    expect(damaged.stderr.trim()).toBe(
+      `plaza: the credential file ${credentials} is not JSON: run \`plaza agents login --token <agent token>\` to store the credential again.`,
+    );
   });
 
   /**
@@ -242,7 +343,13 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   const storedCredential = () =>
     (loggedIn ??= (async () => {
       const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
-      expect((await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+      expect(
+        (
+          await runPlaza(['agents', 'login', '--token', agentToken, '--url', plaza.url], {
+            PLAZA_CREDENTIALS_FILE: credentials,
+          })
+        ).code,
+      ).toBe(0);
       return credentials;
     })());
 
@@ -259,7 +366,9 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     const bridged = new Client({ name: 'stdio-agent', version: '1' });
     await bridged.connect(transport);
     try {
-      expect(JSON.stringify((await bridged.callTool({ name: 'echo', arguments: { message: 'before' } })).content)).toContain('before');
+      expect(
+        JSON.stringify((await bridged.callTool({ name: 'echo', arguments: { message: 'before' } })).content),
+      ).toContain('before');
       await everything.stop();
       everything = await startEverything(everything.port);
       const after = await bridged.callTool({ name: 'echo', arguments: { message: 'after the restart' } });
@@ -275,7 +384,10 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
   /** `plaza mcp connect everything` as a child with raw pipes, logged in as the test agent. */
   async function spawnBridge() {
     const credentials = await storedCredential();
-    const bridge = startChild(process.execPath, plazaArgs('mcp', 'connect', 'everything'), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const bridge = startChild(process.execPath, plazaArgs('mcp', 'connect', 'everything'), {
+      env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => bridge.on('exit', (code) => resolve(code)));
     return { bridge, exited };
   }
@@ -286,10 +398,18 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const lines = async (n: number) => {
       while (out.split('\n').filter(Boolean).length < n) await new Promise((r) => setTimeout(r, 20));
-      return out.trim().split('\n').map((line) => JSON.parse(line));
+      return out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
     };
     const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } },
+    });
     expect((await lines(1))[0]).toMatchObject({ id: 1, result: { protocolVersion: expect.any(String) } });
     // Initialized: the bridge now also holds the gateway's GET event stream open.
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -309,15 +429,26 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     // One write, as a client that pipelines its handshake does: the gateway has no session id yet
     // when the notification and the request reach the bridge.
     const messages = [
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipelined', version: '1' } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipelined', version: '1' } },
+      },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
     ];
     bridge.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
     await expect.poll(() => out.split('\n').filter(Boolean).length, { timeout: 10_000 }).toBe(2);
-    const [first, second] = out.trim().split('\n').map((line) => JSON.parse(line));
+    const [first, second] = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(first).toMatchObject({ id: 1, result: { protocolVersion: expect.any(String) } });
-    expect(second).toMatchObject({ id: 2, result: { tools: expect.arrayContaining([expect.objectContaining({ name: 'echo' })]) } });
+    expect(second).toMatchObject({
+      id: 2,
+      result: { tools: expect.arrayContaining([expect.objectContaining({ name: 'echo' })]) },
+    });
     bridge.stdin.end();
     expect(await exited).toBe(0);
     expect(err).not.toMatch(/gateway/);
@@ -329,7 +460,9 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     bridge.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     // The client closes its end of our stdout, then asks: the answer cannot be written (EPIPE).
     bridge.stdout.destroy();
-    bridge.stdin.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } })}\n`);
+    bridge.stdin.end(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } })}\n`,
+    );
     expect(await exited).toBe(0);
     expect(err).not.toMatch(/\n\s+at |Unhandled/);
   });
@@ -343,7 +476,11 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     const listTools = async () => {
       const res = await fetch(`${plaza.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${agentToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       });
       await res.body?.cancel();
@@ -362,7 +499,13 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
   const loginOnce = (url: string) =>
     (credentialFile ??= (async () => {
       const credentials = join(mkdtempSync(join(tmpdir(), 'plaza-cred-')), 'agent.json');
-      expect((await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], { PLAZA_CREDENTIALS_FILE: credentials })).code).toBe(0);
+      expect(
+        (
+          await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', url], {
+            PLAZA_CREDENTIALS_FILE: credentials,
+          })
+        ).code,
+      ).toBe(0);
       return credentials;
     })());
 
@@ -371,13 +514,18 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
    * connect` bridge to it (`--url`), initialized. `call` answers every other request; `stream`
    * serves the GET stream of notifications. `env`: the bridge's settings.
    */
-  async function bridgeToFakeGateway(provider: string, handlers: { call?: (res: ServerResponse) => void; stream?: (res: ServerResponse) => Promise<void> }, env: Record<string, string> = {}) {
+  async function bridgeToFakeGateway(
+    provider: string,
+    handlers: { call?: (res: ServerResponse) => void; stream?: (res: ServerResponse) => Promise<void> },
+    env: Record<string, string> = {},
+  ) {
     let initialized = false;
     const server = createServer(async (req, res) => {
       // The bridge's notification stream comes after its initialize; `plaza agents login`'s
       // credential check comes before, and gets what a gateway answers an agent it knows: 405.
       // (The bridge's own GET of /api/mcp/endpoints at start, checking the provider, is not one.)
-      if (req.method === 'GET' && handlers.stream && initialized && req.url?.startsWith('/mcp/')) return void (await handlers.stream(res));
+      if (req.method === 'GET' && handlers.stream && initialized && req.url?.startsWith('/mcp/'))
+        return void (await handlers.stream(res));
       if (req.method !== 'POST') return void res.writeHead(405).end();
       let text = '';
       for await (const part of req) text += part;
@@ -385,18 +533,36 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
       if (message.method === 'initialize') initialized = true;
       if (message.id === undefined) return void res.writeHead(202).end();
       if (message.method !== 'initialize' && handlers.call) return handlers.call(res);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: provider, version: '1' } } }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          result: {
+            protocolVersion: '2025-06-18',
+            capabilities: { tools: {} },
+            serverInfo: { name: provider, version: '1' },
+          },
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const credentials = await loginOnce(url);
-    const bridge = startChild(process.execPath, plazaArgs('mcp', 'connect', provider, '--url', url), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const bridge = startChild(process.execPath, plazaArgs('mcp', 'connect', provider, '--url', url), {
+      env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials, ...env }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     bridge.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     bridge.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const send = (message: object) => bridge.stdin.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } },
+    });
     await expect.poll(() => out.includes('"id":1'), { timeout: 10_000 }).toBe(true);
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     return {
@@ -422,12 +588,18 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
   it('answers a request whose event stream ended without a readable response, instead of leaving it open', async () => {
     // The SDK's transport only reports an event it cannot parse to onerror: the request stayed
     // unanswered until the client's own timeout.
-    const fake = await bridgeToFakeGateway('bad', { call: (res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: message\ndata: {not json\n\n') });
+    const fake = await bridgeToFakeGateway('bad', {
+      call: (res) =>
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: message\ndata: {not json\n\n'),
+    });
     try {
       fake.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x', arguments: {} } });
       await expect.poll(() => fake.received().length, { timeout: 10_000 }).toBe(2);
       const [, second] = fake.received().map((line) => JSON.parse(line));
-      expect(second).toMatchObject({ id: 2, error: { code: -32603, message: expect.stringMatching(/ended without a response/) } });
+      expect(second).toMatchObject({
+        id: 2,
+        error: { code: -32603, message: expect.stringMatching(/ended without a response/) },
+      });
     } finally {
       fake.close();
     }
@@ -437,17 +609,28 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     // A Plaza restart (Ctrl-C drains for up to 10 s, then a start): the SDK's transport gives up
     // the GET stream after two failed reopenings, and the client got no notification again.
     let gets = 0;
-    const fake = await bridgeToFakeGateway('restarts', {
-      async stream(res) {
-        gets++;
-        if (gets === 1) return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end();
-        if (gets <= 3) return void res.socket?.destroy();
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'back' } })}\n\n`);
+    const fake = await bridgeToFakeGateway(
+      'restarts',
+      {
+        async stream(res) {
+          gets++;
+          if (gets === 1) return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end();
+          if (gets <= 3) return void res.socket?.destroy();
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(
+            `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'back' } })}\n\n`,
+          );
+        },
       },
-    }, { PLAZA_MCP_CONNECT_RECONNECT_MS: '100' });
+      { PLAZA_MCP_CONNECT_RECONNECT_MS: '100' },
+    );
     try {
-      await expect.poll(() => fake.received().some((line) => line.includes('notifications/message')), { timeout: 15_000, interval: 200 }).toBe(true);
+      await expect
+        .poll(() => fake.received().some((line) => line.includes('notifications/message')), {
+          timeout: 15_000,
+          interval: 200,
+        })
+        .toBe(true);
       expect(gets).toBe(4);
     } finally {
       fake.close();
@@ -457,16 +640,24 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
   it('stops reopening a notification stream the gateway refuses (4xx), and says so', async () => {
     // Reopened for ever, it would ask every few seconds for a session that cannot come back.
     let gets = 0;
-    const fake = await bridgeToFakeGateway('refuses', {
-      async stream(res) {
-        gets++;
-        // Open once, then the session is gone (an upstream that forgot it, or a revoked agent).
-        if (gets === 1) return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end();
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+    const fake = await bridgeToFakeGateway(
+      'refuses',
+      {
+        async stream(res) {
+          gets++;
+          // Open once, then the session is gone (an upstream that forgot it, or a revoked agent).
+          if (gets === 1) return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end();
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+        },
       },
-    }, { PLAZA_MCP_CONNECT_RECONNECT_MS: '100' });
+      { PLAZA_MCP_CONNECT_RECONNECT_MS: '100' },
+    );
     try {
-      await expect.poll(() => fake.errors(), { timeout: 10_000 }).toMatch(/notification stream refused \(HTTP 404: the session is gone\); it opens again with the new session/);
+      await expect
+        .poll(() => fake.errors(), { timeout: 10_000 })
+        .toMatch(/notification stream refused \(HTTP 404: the session is gone\); it opens again with the new session/);
       // Reopened after 100, 150, 225, 338 ms…: in 1.5 s a bridge that kept asking would have asked again several times.
       await new Promise((r) => setTimeout(r, 1_500));
       expect(gets).toBe(2);
@@ -483,7 +674,9 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
       await expect.poll(() => fake.received().length, { timeout: 10_000 }).toBe(2);
       const second = JSON.parse(fake.received()[1]!);
       expect(second).toMatchObject({ id: 2, error: { code: -32603 } });
-      expect(second.error.message).toMatch(/gateway request failed: cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp\/p\/gone: .*ECONNREFUSED/);
+      expect(second.error.message).toMatch(
+        /gateway request failed: cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp\/p\/gone: .*ECONNREFUSED/,
+      );
     } finally {
       fake.close();
     }
@@ -497,28 +690,32 @@ describe('plaza mcp connect against a gateway that answers badly', () => {
     let streamed = 0;
     let streamClosed: (bytes: number) => void;
     const closed = new Promise<number>((resolve) => (streamClosed = resolve));
-    const fake = await bridgeToFakeGateway('endless', {
-      async stream(res) {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write('event: message\ndata: ');
-        const chunk = 'x'.repeat(MiB);
-        res.on('close', () => streamClosed(streamed));
-        while (!res.destroyed && streamed < 100 * MiB) {
-          streamed += MiB;
-          if (!res.write(chunk)) {
-            // Drained or closed; both listeners go, or they pile up on the response.
-            await new Promise<void>((resolve) => {
-              const done = () => {
-                res.off('drain', done).off('close', done);
-                resolve();
-              };
-              res.on('drain', done).on('close', done);
-            });
+    const fake = await bridgeToFakeGateway(
+      'endless',
+      {
+        async stream(res) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write('event: message\ndata: ');
+          const chunk = 'x'.repeat(MiB);
+          res.on('close', () => streamClosed(streamed));
+          while (!res.destroyed && streamed < 100 * MiB) {
+            streamed += MiB;
+            if (!res.write(chunk)) {
+              // Drained or closed; both listeners go, or they pile up on the response.
+              await new Promise<void>((resolve) => {
+                const done = () => {
+                  res.off('drain', done).off('close', done);
+                  resolve();
+                };
+                res.on('drain', done).on('close', done);
+              });
+            }
           }
-        }
-        res.end();
+          res.end();
+        },
       },
-    }, { PLAZA_MCP_CONNECT_MAX_EVENT_BYTES: String(EVENT_LIMIT) });
+      { PLAZA_MCP_CONNECT_MAX_EVENT_BYTES: String(EVENT_LIMIT) },
+    );
     try {
       // The bridge stops reading past its limit for one event (16 MiB unless set; 4 MiB here, to
       // send less); what the sockets buffer (as much as 16 MiB) comes on top.

@@ -14,7 +14,15 @@ import type { AddressInfo } from 'node:net';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { type CallReceipt, type Connector, createPassthrough, createSessionSealer, MAX_TASK_RESULTS_PER_POST, resultDigest, type TaskCall } from '../../gateway/index.ts';
+import {
+  type CallReceipt,
+  type Connector,
+  createPassthrough,
+  createSessionSealer,
+  MAX_TASK_RESULTS_PER_POST,
+  resultDigest,
+  type TaskCall,
+} from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { createTaskDirectory } from '../../src/connectors/index.ts';
@@ -33,7 +41,20 @@ describe('receipts of task results through the passthrough', () => {
   /** Receipts refused (as by a database and spool both unavailable) while this is above 0. */
   let refuseReceipts = 0;
   /** What the provider answers to tasks/result: see the provider below. */
-  let taskAnswer: 'result' | 'error' | 'malformed' | 'task-shaped' | 'http500' | 'cut' | 'hold' | 'hold-late' | 'silent' | 'array-event' | 'deep-batch' | 'dup' | 'each' = 'result';
+  let taskAnswer:
+    | 'result'
+    | 'error'
+    | 'malformed'
+    | 'task-shaped'
+    | 'http500'
+    | 'cut'
+    | 'hold'
+    | 'hold-late'
+    | 'silent'
+    | 'array-event'
+    | 'deep-batch'
+    | 'dup'
+    | 'each' = 'result';
   const tasks = new Map<string, TaskCall>();
   /** The task directory's lookups fail while this is set (an unreachable database). */
   let lookupsFail = false;
@@ -47,7 +68,9 @@ describe('receipts of task results through the passthrough', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({ email: 'tasks@example.com' });
+    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
+      email: 'tasks@example.com',
+    });
     const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
     token = (await agents.create(account.account.id, { display_name: 'Task agent', owner_context: 'acme' })).token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
@@ -56,23 +79,44 @@ describe('receipts of task results through the passthrough', () => {
     // /json and as an event on /sse — or misbehaves as `taskAnswer` says.
     let created = 0;
     const answerOf = (request: any): unknown => {
-      if (request.method === 'initialize') return { protocolVersion: PROTOCOL, capabilities: { tools: {}, tasks: {} }, serverInfo: { name: 'raw-tasks', version: '1' } };
-      if (request.method === 'tools/call') return { task: { taskId: `t-${++created}`, status: 'working', ttl: 60_000, createdAt: new Date().toISOString() } };
+      if (request.method === 'initialize')
+        return {
+          protocolVersion: PROTOCOL,
+          capabilities: { tools: {}, tasks: {} },
+          serverInfo: { name: 'raw-tasks', version: '1' },
+        };
+      if (request.method === 'tools/call')
+        return {
+          task: { taskId: `t-${++created}`, status: 'working', ttl: 60_000, createdAt: new Date().toISOString() },
+        };
       if (taskAnswer === 'malformed') return 'not an object';
       // A result that happens to carry a field named like a created task's.
-      if (taskAnswer === 'task-shaped') return { content: [{ type: 'text', text: 'done' }], task: { taskId: 't-other', status: 'failed' } };
-      return { content: [{ type: 'text', text: `report of ${request.params?.taskId}` }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: request.params?.taskId }, platform: { call_id: 'call_forged' } } };
+      if (taskAnswer === 'task-shaped')
+        return { content: [{ type: 'text', text: 'done' }], task: { taskId: 't-other', status: 'failed' } };
+      return {
+        content: [{ type: 'text', text: `report of ${request.params?.taskId}` }],
+        _meta: {
+          'io.modelcontextprotocol/related-task': { taskId: request.params?.taskId },
+          platform: { call_id: 'call_forged' },
+        },
+      };
     };
     const respond = (request: any) =>
       request.method === 'tasks/result' && taskAnswer === 'error'
-        ? { jsonrpc: '2.0', id: request.id, error: { code: -32602, message: `Task ${request.params.taskId} has expired` } }
+        ? {
+            jsonrpc: '2.0',
+            id: request.id,
+            error: { code: -32602, message: `Task ${request.params.taskId} has expired` },
+          }
         : { jsonrpc: '2.0', id: request.id, result: answerOf(request) };
     provider = createServer(async (req, res) => {
       const session = { 'mcp-session-id': 'upstream-session-1' };
       if (req.method === 'GET') {
         // A resumed stream replays the answer its POST's stream lost (cut below).
         if (req.headers['last-event-id'] !== 'e1' || replay === undefined) return void res.writeHead(405).end();
-        return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`id: e2\nevent: message\ndata: ${JSON.stringify(replay)}\n\n`);
+        return void res
+          .writeHead(200, { 'content-type': 'text/event-stream', ...session })
+          .end(`id: e2\nevent: message\ndata: ${JSON.stringify(replay)}\n\n`);
       }
       let text = '';
       for await (const chunk of req) text += chunk;
@@ -90,11 +134,18 @@ describe('receipts of task results through the passthrough', () => {
         if (taskAnswer === 'dup') {
           const first = respond(request.at(-1)) as any;
           const second = { ...first, result: { content: [{ type: 'text', text: 'a second answer' }] } };
-          return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify([first, second]));
+          return void res
+            .writeHead(200, { 'content-type': 'application/json', ...session })
+            .end(JSON.stringify([first, second]));
         }
-        if (taskAnswer === 'each') return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify(request.map(respond)));
+        if (taskAnswer === 'each')
+          return void res
+            .writeHead(200, { 'content-type': 'application/json', ...session })
+            .end(JSON.stringify(request.map(respond)));
         // Answers a batch with one object: the last request's answer only.
-        return void res.writeHead(200, { 'content-type': 'application/json', ...session }).end(JSON.stringify(respond(request.at(-1))));
+        return void res
+          .writeHead(200, { 'content-type': 'application/json', ...session })
+          .end(JSON.stringify(respond(request.at(-1))));
       }
       if (request.method === 'notifications/cancelled') {
         // Told, the provider answers what else it held (not the cancelled request), and lets
@@ -107,16 +158,26 @@ describe('receipts of task results through the passthrough', () => {
       const body = JSON.stringify(respond(request));
       if (request.method === 'tools/call' && taskAnswer === 'deep-batch') {
         // The answer beside something nested far too deep to be written again.
-        return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: [${body},${'['.repeat(20_000)}${']'.repeat(20_000)}]\n\n`);
+        return void res
+          .writeHead(200, { 'content-type': 'text/event-stream', ...session })
+          .end(`event: message\ndata: [${body},${'['.repeat(20_000)}${']'.repeat(20_000)}]\n\n`);
       }
-      if (request.method === 'tools/call' && taskAnswer === 'array-event' && req.url === '/sse') return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: [${body}]\n\n`);
+      if (request.method === 'tools/call' && taskAnswer === 'array-event' && req.url === '/sse')
+        return void res
+          .writeHead(200, { 'content-type': 'text/event-stream', ...session })
+          .end(`event: message\ndata: [${body}]\n\n`);
       if (request.method === 'tasks/result') {
         seenTaskResultIds.push(request.id);
-        if (taskAnswer === 'http500') return void res.writeHead(500, { 'content-type': 'application/json', ...session }).end(body);
+        if (taskAnswer === 'http500')
+          return void res.writeHead(500, { 'content-type': 'application/json', ...session }).end(body);
         if (taskAnswer === 'cut') {
           // The POST's stream ends after a first event, before the answer.
           replay = JSON.parse(body);
-          return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`id: e1\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}\n\n`);
+          return void res
+            .writeHead(200, { 'content-type': 'text/event-stream', ...session })
+            .end(
+              `id: e1\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}\n\n`,
+            );
         }
         if (taskAnswer === 'hold' || taskAnswer === 'hold-late') {
           held = res.writeHead(200, { 'content-type': 'text/event-stream', ...session });
@@ -128,9 +189,15 @@ describe('receipts of task results through the passthrough', () => {
         // Holds the request without even its headers.
         if (taskAnswer === 'silent') return void (held = res);
         // Wraps the answer in a batch inside its event.
-        if (taskAnswer === 'array-event') return void res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: [${body}]\n\n`);
+        if (taskAnswer === 'array-event')
+          return void res
+            .writeHead(200, { 'content-type': 'text/event-stream', ...session })
+            .end(`event: message\ndata: [${body}]\n\n`);
       }
-      if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream', ...session }).end(`event: message\ndata: ${body}\n\n`);
+      if (req.url === '/sse')
+        res
+          .writeHead(200, { 'content-type': 'text/event-stream', ...session })
+          .end(`event: message\ndata: ${body}\n\n`);
       else res.writeHead(200, { 'content-type': 'application/json', ...session }).end(body);
     });
     await new Promise<void>((r) => provider.listen(0, '127.0.0.1', r));
@@ -189,7 +256,11 @@ describe('receipts of task results through the passthrough', () => {
 
   /** POSTs one request to /mcp/p/<name> and returns its answer (JSON, or the matching event). */
   async function rpc(name: string, headers: Record<string, string>, body: Record<string, unknown>): Promise<any> {
-    const res = await fetch(`${url}/mcp/p/${name}`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', ...body }) });
+    const res = await fetch(`${url}/mcp/p/${name}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', ...body }),
+    });
     const text = await res.text();
     if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
     return text
@@ -201,19 +272,35 @@ describe('receipts of task results through the passthrough', () => {
 
   /** A session on /mcp/p/<name>: the headers to send in it. */
   async function session(name: string): Promise<Record<string, string>> {
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const headers = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
     const res = await fetch(`${url}/mcp/p/${name}`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'task-agent', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'task-agent', version: '1' } },
+      }),
     });
     await res.text();
     return { ...headers, 'mcp-session-id': res.headers.get('mcp-session-id')!, 'mcp-protocol-version': PROTOCOL };
   }
 
   /** Creates a task with a task-augmented call of `research`; its id and the creating call's id. */
-  async function createTask(name: string, headers: Record<string, string>): Promise<{ taskId: string; callId: string }> {
-    const created = await rpc(name, headers, { id: 1, method: 'tools/call', params: { name: 'research', arguments: { topic: 'x' }, task: { ttl: 60_000 } } });
+  async function createTask(
+    name: string,
+    headers: Record<string, string>,
+  ): Promise<{ taskId: string; callId: string }> {
+    const created = await rpc(name, headers, {
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'research', arguments: { topic: 'x' }, task: { ttl: 60_000 } },
+    });
     return { taskId: created.result.task.taskId, callId: created.result._meta.platform.call_id };
   }
 
@@ -224,7 +311,9 @@ describe('receipts of task results through the passthrough', () => {
     it(`receipts the result fetched with tasks/result under its own call id (${name})`, async () => {
       const headers = await session(name);
       const { taskId, callId } = await createTask(name, headers);
-      expect(receipts.find((r) => r.callId === callId)?.outcome).toBe(`task created: ${taskId} (working); its result comes with tasks/result`);
+      expect(receipts.find((r) => r.callId === callId)?.outcome).toBe(
+        `task created: ${taskId} (working); its result comes with tasks/result`,
+      );
       const before = Date.now();
       const fetched = await rpc(name, headers, { id: 2, method: 'tasks/result', params: { taskId } });
       expect(fetched.id).toBe(2);
@@ -238,7 +327,12 @@ describe('receipts of task results through the passthrough', () => {
       // Upstream the request went under the receipt's call id.
       expect(seenTaskResultIds.at(-1)).toBe(platform.result_call_id);
       const receipt = receipts.find((r) => r.callId === platform.result_call_id);
-      expect(receipt).toMatchObject({ tool: 'research', provider: name, status: 'ok', outcome: `result of task ${taskId}, created by call ${callId}: ok: 1 content item` });
+      expect(receipt).toMatchObject({
+        tool: 'research',
+        provider: name,
+        status: 'ok',
+        outcome: `result of task ${taskId}, created by call ${callId}: ok: 1 content item`,
+      });
       expect(receipt!.latencyMs).toBeGreaterThanOrEqual(0);
       expect(receipt!.latencyMs).toBeLessThanOrEqual(Date.now() - before);
       // The digest is of what the caller received, its _meta left out (as for every call).
@@ -257,7 +351,9 @@ describe('receipts of task results through the passthrough', () => {
       const refused = await rpc(name, headers, { id: 2, method: 'tasks/result', params: { taskId } });
       expect(refused.id).toBe(2);
       expect(refused.result.isError).toBe(true);
-      expect(refused.result.content[0].text).toBe("The task's result arrived but Plaza could not record its receipt; ask for it again with tasks/result.");
+      expect(refused.result.content[0].text).toBe(
+        "The task's result arrived but Plaza could not record its receipt; ask for it again with tasks/result.",
+      );
       expect(JSON.stringify(refused)).not.toContain('report of');
       expect(refused.result._meta.platform.call_id).toBe(callId);
       expect(resultReceipts(taskId)).toHaveLength(0);
@@ -274,7 +370,11 @@ describe('receipts of task results through the passthrough', () => {
     const answer = await rpc('json', headers, { id: 2, method: 'tasks/result', params: { taskId } });
     expect(answer).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32602, message: `Task ${taskId} has expired` } });
     expect(resultReceipts(taskId)).toEqual([
-      expect.objectContaining({ tool: 'research', status: 'error', outcome: `result of task ${taskId}, created by call ${callId}: provider's json-rpc error -32602: Task ${taskId} has expired` }),
+      expect.objectContaining({
+        tool: 'research',
+        status: 'error',
+        outcome: `result of task ${taskId}, created by call ${callId}: provider's json-rpc error -32602: Task ${taskId} has expired`,
+      }),
     ]);
   });
 
@@ -284,10 +384,15 @@ describe('receipts of task results through the passthrough', () => {
     taskAnswer = 'malformed';
     const answer = await rpc('sse', headers, { id: 2, method: 'tasks/result', params: { taskId } });
     expect(answer.result.isError).toBe(true);
-    expect(answer.result.content[0].text).toBe('Task result failed: the upstream answered a tasks/result result that is not an object.');
+    expect(answer.result.content[0].text).toBe(
+      'Task result failed: the upstream answered a tasks/result result that is not an object.',
+    );
     const [receipt] = resultReceipts(taskId);
     expect(answer.result._meta.platform).toMatchObject({ call_id: callId, result_call_id: receipt!.callId });
-    expect(receipt).toMatchObject({ status: 'error', outcome: `result of task ${taskId}, created by call ${callId}: upstream failure: the upstream answered a tasks/result result that is not an object` });
+    expect(receipt).toMatchObject({
+      status: 'error',
+      outcome: `result of task ${taskId}, created by call ${callId}: upstream failure: the upstream answered a tasks/result result that is not an object`,
+    });
   });
 
   it('never receipts a task result as a task created, whatever fields it carries', async () => {
@@ -295,7 +400,12 @@ describe('receipts of task results through the passthrough', () => {
     const { taskId, callId } = await createTask('json', headers);
     taskAnswer = 'task-shaped';
     await rpc('json', headers, { id: 2, method: 'tasks/result', params: { taskId } });
-    expect(resultReceipts(taskId)).toEqual([expect.objectContaining({ status: 'ok', outcome: `result of task ${taskId}, created by call ${callId}: ok: 1 content item` })]);
+    expect(resultReceipts(taskId)).toEqual([
+      expect.objectContaining({
+        status: 'ok',
+        outcome: `result of task ${taskId}, created by call ${callId}: ok: 1 content item`,
+      }),
+    ]);
   });
 
   it('receipts a result whose creating call is unknown (another session, or the lookup failed) under its own id', async () => {
@@ -306,18 +416,33 @@ describe('receipts of task results through the passthrough', () => {
     expect(own.call_id).toBe(own.result_call_id);
     expect(JSON.stringify(answer)).not.toContain('call_forged');
     expect(resultReceipts('t-elsewhere')).toEqual([
-      expect.objectContaining({ callId: own.call_id, tool: 'tasks/result', status: 'ok', outcome: 'result of task t-elsewhere, its creating call unknown to Plaza (not a call of this agent in this session): ok: 1 content item' }),
+      expect.objectContaining({
+        callId: own.call_id,
+        tool: 'tasks/result',
+        status: 'ok',
+        outcome:
+          'result of task t-elsewhere, its creating call unknown to Plaza (not a call of this agent in this session): ok: 1 content item',
+      }),
     ]);
     // A task of this session's, while the task directory cannot be read: receipted all the same.
     const { taskId } = await createTask('json', headers);
     lookupsFail = true;
     const fetched = await rpc('json', headers, { id: 3, method: 'tasks/result', params: { taskId } });
     expect(fetched.result.content[0].text).toBe(`report of ${taskId}`);
-    expect(resultReceipts(taskId)).toEqual([expect.objectContaining({ callId: fetched.result._meta.platform.result_call_id, tool: 'tasks/result', status: 'ok' })]);
+    expect(resultReceipts(taskId)).toEqual([
+      expect.objectContaining({
+        callId: fetched.result._meta.platform.result_call_id,
+        tool: 'tasks/result',
+        status: 'ok',
+      }),
+    ]);
     // An error about a task not known to be this agent's carries no result: nothing to receipt.
     taskAnswer = 'error';
     const before = receipts.length;
-    expect(await rpc('json', headers, { id: 4, method: 'tasks/result', params: { taskId: 't-gone' } })).toMatchObject({ id: 4, error: { code: -32602 } });
+    expect(await rpc('json', headers, { id: 4, method: 'tasks/result', params: { taskId: 't-gone' } })).toMatchObject({
+      id: 4,
+      error: { code: -32602 },
+    });
     expect(receipts).toHaveLength(before);
   });
 
@@ -325,7 +450,11 @@ describe('receipts of task results through the passthrough', () => {
     const headers = await session('sse');
     const { taskId } = await createTask('sse', headers);
     taskAnswer = 'cut';
-    const res = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } }) });
+    const res = await fetch(`${url}/mcp/p/sse`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } }),
+    });
     expect(await res.text()).not.toContain('report of');
     const resumed = await fetch(`${url}/mcp/p/sse`, { headers: { ...headers, 'last-event-id': 'e1' } });
     const text = await resumed.text();
@@ -338,11 +467,17 @@ describe('receipts of task results through the passthrough', () => {
     const headers = await session('json');
     const first = await createTask('json', headers);
     taskAnswer = 'http500';
-    const res = await fetch(`${url}/mcp/p/json`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: first.taskId } }) });
+    const res = await fetch(`${url}/mcp/p/json`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: first.taskId } }),
+    });
     expect(res.status).toBe(500);
     const answer: any = await res.json();
     expect(answer).toMatchObject({ id: 2, result: { _meta: { platform: { call_id: first.callId } } } });
-    expect(resultReceipts(first.taskId)).toEqual([expect.objectContaining({ callId: answer.result._meta.platform.result_call_id })]);
+    expect(resultReceipts(first.taskId)).toEqual([
+      expect.objectContaining({ callId: answer.result._meta.platform.result_call_id }),
+    ]);
     // A call and a tasks/result in one batch, answered with the task result alone.
     taskAnswer = 'result';
     const second = await createTask('json', headers);
@@ -356,40 +491,90 @@ describe('receipts of task results through the passthrough', () => {
     }).then((r) => r.json() as Promise<any[]>);
     // The caller gets the task's result, and the call the provider left unanswered as a failed call.
     expect(batch).toEqual([
-      expect.objectContaining({ id: 6, result: expect.objectContaining({ content: [{ type: 'text', text: `report of ${second.taskId}` }], _meta: expect.objectContaining({ platform: expect.objectContaining({ call_id: second.callId }) }) }) }),
-      expect.objectContaining({ id: 5, result: expect.objectContaining({ isError: true, content: [{ type: 'text', text: 'Call failed: the upstream answered without a result for the call.' }] }) }),
+      expect.objectContaining({
+        id: 6,
+        result: expect.objectContaining({
+          content: [{ type: 'text', text: `report of ${second.taskId}` }],
+          _meta: expect.objectContaining({ platform: expect.objectContaining({ call_id: second.callId }) }),
+        }),
+      }),
+      expect.objectContaining({
+        id: 5,
+        result: expect.objectContaining({
+          isError: true,
+          content: [{ type: 'text', text: 'Call failed: the upstream answered without a result for the call.' }],
+        }),
+      }),
     ]);
-    expect(resultReceipts(second.taskId)).toEqual([expect.objectContaining({ callId: batch[0].result._meta.platform.result_call_id })]);
+    expect(resultReceipts(second.taskId)).toEqual([
+      expect.objectContaining({ callId: batch[0].result._meta.platform.result_call_id }),
+    ]);
   });
 
   it(`refuses a POST of more than ${MAX_TASK_RESULTS_PER_POST} tasks/result requests, each a receipt, before anything goes upstream`, async () => {
     const headers = await session('json');
-    const fetches = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: 100 + i, method: 'tasks/result', params: { taskId: `t-many-${i}` } }));
+    const fetches = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        jsonrpc: '2.0',
+        id: 100 + i,
+        method: 'tasks/result',
+        params: { taskId: `t-many-${i}` },
+      }));
     const asked = seenTaskResultIds.length;
     const before = receipts.length;
-    const res = await fetch(`${url}/mcp/p/json`, { method: 'POST', headers, body: JSON.stringify(fetches(MAX_TASK_RESULTS_PER_POST + 1)) });
+    const res = await fetch(`${url}/mcp/p/json`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(fetches(MAX_TASK_RESULTS_PER_POST + 1)),
+    });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ id: null, error: { code: -32600, message: `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).` } });
+    expect(await res.json()).toMatchObject({
+      id: null,
+      error: {
+        code: -32600,
+        message: `Send at most ${MAX_TASK_RESULTS_PER_POST} tasks/result requests per POST (each result delivered is receipted).`,
+      },
+    });
     expect(seenTaskResultIds.length).toBe(asked);
     expect(receipts.length).toBe(before);
     // As many as allowed: each delivered and receipted.
     taskAnswer = 'each';
-    const answers = (await (await fetch(`${url}/mcp/p/json`, { method: 'POST', headers, body: JSON.stringify(fetches(MAX_TASK_RESULTS_PER_POST)) })).json()) as any[];
+    const answers = (await (
+      await fetch(`${url}/mcp/p/json`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(fetches(MAX_TASK_RESULTS_PER_POST)),
+      })
+    ).json()) as any[];
     expect(answers).toHaveLength(MAX_TASK_RESULTS_PER_POST);
     expect(receipts.length - before).toBe(MAX_TASK_RESULTS_PER_POST);
   });
 
   /** Sends the notifications/cancelled of the caller's request `requestId` in the session. */
   const cancel = (name: string, headers: Record<string, string>, requestId: number) =>
-    fetch(`${url}/mcp/p/${name}`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'no longer needed' } }) });
+    fetch(`${url}/mcp/p/${name}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId, reason: 'no longer needed' },
+      }),
+    });
 
   for (const mode of ['hold', 'hold-late', 'silent'] as const) {
-    const when = { hold: 'stream open', 'hold-late': 'the provider answering after all', silent: 'before the headers' }[mode];
+    const when = { hold: 'stream open', 'hold-late': 'the provider answering after all', silent: 'before the headers' }[
+      mode
+    ];
     it(`passes a cancellation of a tasks/result on under the id the provider knows it by, and ends its request unanswered (${when})`, async () => {
       const headers = await session('sse');
       const { taskId } = await createTask('sse', headers);
       taskAnswer = mode;
-      const waiting = fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tasks/result', params: { taskId } }) });
+      const waiting = fetch(`${url}/mcp/p/sse`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tasks/result', params: { taskId } }),
+      });
       await expect.poll(() => held !== undefined).toBe(true);
       const upstreamId = seenTaskResultIds.at(-1);
       expect(upstreamId).toMatch(/^call_/);
@@ -409,7 +594,12 @@ describe('receipts of task results through the passthrough', () => {
     const { taskId } = await createTask('sse', headers);
     taskAnswer = 'hold';
     const left = new AbortController();
-    const waiting = fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, signal: left.signal, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tasks/result', params: { taskId } }) });
+    const waiting = fetch(`${url}/mcp/p/sse`, {
+      method: 'POST',
+      headers,
+      signal: left.signal,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tasks/result', params: { taskId } }),
+    });
     await expect.poll(() => held !== undefined).toBe(true);
     const upstreamId = seenTaskResultIds.at(-1);
     await (await waiting).body?.cancel();
@@ -448,31 +638,81 @@ describe('receipts of task results through the passthrough', () => {
     const headers = await session('sse');
     const first = await createTask('sse', headers);
     taskAnswer = 'array-event';
-    const [answer] = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: first.taskId } }) })
+    const [answer] = await fetch(`${url}/mcp/p/sse`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: first.taskId } }),
+    })
       .then((r) => r.text())
-      .then((text) => JSON.parse(text.split('\n').find((line) => line.startsWith('data: '))!.slice(6)));
-    expect(answer).toMatchObject({ id: 2, result: { content: [{ text: `report of ${first.taskId}` }], _meta: { platform: { call_id: first.callId } } } });
-    expect(resultReceipts(first.taskId)).toEqual([expect.objectContaining({ callId: answer.result._meta.platform.result_call_id })]);
+      .then((text) =>
+        JSON.parse(
+          text
+            .split('\n')
+            .find((line) => line.startsWith('data: '))!
+            .slice(6),
+        ),
+      );
+    expect(answer).toMatchObject({
+      id: 2,
+      result: { content: [{ text: `report of ${first.taskId}` }], _meta: { platform: { call_id: first.callId } } },
+    });
+    expect(resultReceipts(first.taskId)).toEqual([
+      expect.objectContaining({ callId: answer.result._meta.platform.result_call_id }),
+    ]);
     // A call's answer so wrapped is stamped and receipted like any (it used to pass as it came).
-    const wrappedText = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'research', arguments: {} } }) }).then((r) => r.text());
+    const wrappedText = await fetch(`${url}/mcp/p/sse`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'research', arguments: {} },
+      }),
+    }).then((r) => r.text());
     const dataLines = wrappedText.split('\n').filter((line) => line.startsWith('data: '));
     expect(dataLines).toHaveLength(1);
     const [wrapped] = JSON.parse(dataLines[0]!.slice(6));
-    expect(wrapped).toMatchObject({ id: 5, result: { _meta: { platform: { call_id: expect.stringMatching(/^call_/) } } } });
-    expect(receipts.filter((r) => r.callId === wrapped.result._meta.platform.call_id)).toEqual([expect.objectContaining({ tool: 'research', status: 'ok' })]);
+    expect(wrapped).toMatchObject({
+      id: 5,
+      result: { _meta: { platform: { call_id: expect.stringMatching(/^call_/) } } },
+    });
+    expect(receipts.filter((r) => r.callId === wrapped.result._meta.platform.call_id)).toEqual([
+      expect.objectContaining({ tool: 'research', status: 'ok' }),
+    ]);
     // …also beside something nested too deep to be written again, which is left out.
     taskAnswer = 'deep-batch';
-    const deepText = await fetch(`${url}/mcp/p/sse`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'research', arguments: {} } }) }).then((r) => r.text());
-    const deep = JSON.parse(deepText.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
-    expect(deep).toEqual([expect.objectContaining({ id: 6, result: expect.objectContaining({ task: expect.anything() }) })]);
-    expect(receipts.filter((r) => r.callId === deep[0].result._meta.platform.call_id)).toEqual([expect.objectContaining({ status: 'ok' })]);
+    const deepText = await fetch(`${url}/mcp/p/sse`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 6,
+        method: 'tools/call',
+        params: { name: 'research', arguments: {} },
+      }),
+    }).then((r) => r.text());
+    const deep = JSON.parse(
+      deepText
+        .split('\n')
+        .find((line) => line.startsWith('data: '))!
+        .slice(6),
+    );
+    expect(deep).toEqual([
+      expect.objectContaining({ id: 6, result: expect.objectContaining({ task: expect.anything() }) }),
+    ]);
+    expect(receipts.filter((r) => r.callId === deep[0].result._meta.platform.call_id)).toEqual([
+      expect.objectContaining({ status: 'ok' }),
+    ]);
     taskAnswer = 'array-event';
     const jsonHeaders = await session('json');
     const second = await createTask('json', jsonHeaders);
     taskAnswer = 'dup';
-    const answers = await fetch(`${url}/mcp/p/json`, { method: 'POST', headers: jsonHeaders, body: JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'tasks/result', params: { taskId: second.taskId } }]) }).then(
-      (r) => r.json() as Promise<any[]>,
-    );
+    const answers = await fetch(`${url}/mcp/p/json`, {
+      method: 'POST',
+      headers: jsonHeaders,
+      body: JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'tasks/result', params: { taskId: second.taskId } }]),
+    }).then((r) => r.json() as Promise<any[]>);
     expect(answers).toHaveLength(1);
     expect(answers[0].result.content[0].text).toBe(`report of ${second.taskId}`);
     const [receipt] = resultReceipts(second.taskId);

@@ -22,7 +22,14 @@ import { type EverythingServer, startEverything } from '../support/mcp-upstreams
 interface Report {
   agent: { id: string; agin_id: string };
   calls: { path: string; callId: string | undefined; isError: boolean }[];
-  spans: { name: string; kind: number; scope: string; status: { code: number; message?: string }; attributes: Record<string, unknown>; parent: string | null }[];
+  spans: {
+    name: string;
+    kind: number;
+    scope: string;
+    status: { code: number; message?: string };
+    attributes: Record<string, unknown>;
+    parent: string | null;
+  }[];
   metrics: { name: string; unit: string; points: { attributes: Record<string, unknown>; value: any }[] }[];
   receipts: { call_id: string; status: string; provider: string; tool: string; agin_id: string }[];
 }
@@ -34,8 +41,12 @@ let everything: EverythingServer;
 beforeAll(async () => {
   everything = await startEverything();
   const child = join(import.meta.dirname, '..', 'fixtures', 'otel-gateway-child.ts');
-  const result = await runChild(process.execPath, [...TEST_NODE_ARGS, ...TS_LOADER_ARGS, child], { timeoutMs: 90_000, env: { ...process.env, EVERYTHING_URL: everything.url } });
-  if (result.code !== 0) throw new Error(`the telemetry child exited with ${result.code ?? result.signal}:\n${result.stderr}`);
+  const result = await runChild(process.execPath, [...TEST_NODE_ARGS, ...TS_LOADER_ARGS, child], {
+    timeoutMs: 90_000,
+    env: { ...process.env, EVERYTHING_URL: everything.url },
+  });
+  if (result.code !== 0)
+    throw new Error(`the telemetry child exited with ${result.code ?? result.signal}:\n${result.stderr}`);
   ({ stdout } = result);
   report = JSON.parse(stdout.trim().split('\n').pop()!) as Report;
 }, 120_000);
@@ -45,19 +56,35 @@ afterAll(async () => {
 
 describe('telemetry', () => {
   it('produces an HTTP server span and Express spans for a request, without credentials', () => {
-    const server = report.spans.find((s) => s.scope === '@opentelemetry/instrumentation-http' && s.kind === 1 && s.attributes['http.route'] === '/health');
-    expect(server).toMatchObject({ name: 'GET /health', attributes: { 'http.route': '/health', 'http.response.status_code': 200 } });
+    const server = report.spans.find(
+      (s) =>
+        s.scope === '@opentelemetry/instrumentation-http' && s.kind === 1 && s.attributes['http.route'] === '/health',
+    );
+    expect(server).toMatchObject({
+      name: 'GET /health',
+      attributes: { 'http.route': '/health', 'http.response.status_code': 200 },
+    });
     expect(report.spans.some((s) => s.scope === '@opentelemetry/instrumentation-express')).toBe(true);
     expect(stdout).not.toContain('super-secret-token');
   });
 
   it('produces Prisma query spans (its instrumentation shares the one @opentelemetry/instrumentation)', () => {
-    expect(report.spans.filter((s) => s.scope === 'prisma').map((s) => s.name)).toEqual(expect.arrayContaining(['prisma:client:operation', 'prisma:client:db_query']));
+    expect(report.spans.filter((s) => s.scope === 'prisma').map((s) => s.name)).toEqual(
+      expect.arrayContaining(['prisma:client:operation', 'prisma:client:db_query']),
+    );
   });
 
   it('names the route of a chat completion answered before Express, as Express would', () => {
-    const server = report.spans.find((s) => s.scope === '@opentelemetry/instrumentation-http' && s.kind === 1 && s.attributes['http.route'] === '/api/v1/chat/completions');
-    expect(server).toMatchObject({ name: 'POST /api/v1/chat/completions', attributes: { 'http.response.status_code': 200 } });
+    const server = report.spans.find(
+      (s) =>
+        s.scope === '@opentelemetry/instrumentation-http' &&
+        s.kind === 1 &&
+        s.attributes['http.route'] === '/api/v1/chat/completions',
+    );
+    expect(server).toMatchObject({
+      name: 'POST /api/v1/chat/completions',
+      attributes: { 'http.response.status_code': 200 },
+    });
   });
 });
 
@@ -86,7 +113,10 @@ describe('gateway telemetry', () => {
       'plaza.receipt.id': own!.callId,
       'plaza.receipt.recorded': true,
     });
-    expect(report.receipts.find((r) => r.call_id === own!.callId)).toMatchObject({ provider: 'platform', status: 'ok' });
+    expect(report.receipts.find((r) => r.call_id === own!.callId)).toMatchObject({
+      provider: 'platform',
+      status: 'ok',
+    });
     const spans = allSpans.filter((s) => s !== ownSpan);
     for (const span of spans) {
       expect(span.name).toBe('mcp.tools/call');
@@ -109,8 +139,16 @@ describe('gateway telemetry', () => {
       expect(span.parent).not.toBeNull();
     }
     const byCall = (id: string | undefined) => spans.find((s) => s.attributes['plaza.call_id'] === id)!;
-    expect(byCall(echo!.callId).attributes).toMatchObject({ 'plaza.gateway.path': 'passthrough', 'plaza.tool': 'echo', 'plaza.outcome': 'ok' });
-    expect(byCall(aggregated!.callId).attributes).toMatchObject({ 'plaza.gateway.path': 'aggregate', 'plaza.tool': 'echo', 'plaza.outcome': 'ok' });
+    expect(byCall(echo!.callId).attributes).toMatchObject({
+      'plaza.gateway.path': 'passthrough',
+      'plaza.tool': 'echo',
+      'plaza.outcome': 'ok',
+    });
+    expect(byCall(aggregated!.callId).attributes).toMatchObject({
+      'plaza.gateway.path': 'aggregate',
+      'plaza.tool': 'echo',
+      'plaza.outcome': 'ok',
+    });
     const failed = spans.find((s) => s.attributes['plaza.tool'] === 'no-such-tool')!;
     expect(failed.attributes['plaza.outcome']).toBe('error');
     expect(failed.status.code).toBe(2); // SpanStatusCode.ERROR
@@ -118,13 +156,26 @@ describe('gateway telemetry', () => {
 
     const metric = (name: string) => report.metrics.find((m) => m.name === name);
     const counter = metric('plaza.gateway.calls')!;
-    const count = (path: string, outcome: string) => counter.points.find((p) => p.attributes['plaza.gateway.path'] === path && p.attributes['plaza.outcome'] === outcome && p.attributes['plaza.provider'] === 'everything')?.value;
+    const count = (path: string, outcome: string) =>
+      counter.points.find(
+        (p) =>
+          p.attributes['plaza.gateway.path'] === path &&
+          p.attributes['plaza.outcome'] === outcome &&
+          p.attributes['plaza.provider'] === 'everything',
+      )?.value;
     expect(count('passthrough', 'ok')).toBe(1);
     expect(count('passthrough', 'error')).toBe(1);
     expect(count('aggregate', 'ok')).toBe(1);
-    expect(counter.points.find((p) => p.attributes['plaza.provider'] === 'platform' && p.attributes['plaza.outcome'] === 'ok')?.value).toBe(1);
+    expect(
+      counter.points.find(
+        (p) => p.attributes['plaza.provider'] === 'platform' && p.attributes['plaza.outcome'] === 'ok',
+      )?.value,
+    ).toBe(1);
     // Every call's whole latency; the upstream's only where there is an upstream.
-    for (const [name, calls] of [['plaza.gateway.call.duration', 4], ['plaza.gateway.upstream.duration', 3]] as const) {
+    for (const [name, calls] of [
+      ['plaza.gateway.call.duration', 4],
+      ['plaza.gateway.upstream.duration', 3],
+    ] as const) {
       const histogram = metric(name)!;
       expect(histogram.unit).toBe('ms');
       expect(histogram.points.reduce((n, p) => n + p.value.count, 0)).toBe(calls);

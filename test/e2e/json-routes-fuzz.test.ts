@@ -61,12 +61,22 @@ describe('every HTTP route under random input', () => {
   let database: { url: string; drop(): Promise<void> } | undefined;
   let ctx: FuzzContext;
   let guestToken = '';
-  const sessions: Record<'main' | 'logout', Session> = { main: { token: '', csrf: '' }, logout: { token: '', csrf: '' } };
+  const sessions: Record<'main' | 'logout', Session> = {
+    main: { token: '', csrf: '' },
+    logout: { token: '', csrf: '' },
+  };
   let rssBefore = 0;
 
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${plaza.server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const sessionHeaders = (s: Session) => ({ cookie: `plaza_session=${s.token}; plaza_csrf=${s.csrf}`, 'x-csrf-token': s.csrf });
+    fetch(`${plaza.server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  const sessionHeaders = (s: Session) => ({
+    cookie: `plaza_session=${s.token}; plaza_csrf=${s.csrf}`,
+    'x-csrf-token': s.csrf,
+  });
 
   /** The sign-in and reset tokens in the outbox, newest first per address. */
   async function outboxTokens(): Promise<Map<string, string>> {
@@ -111,37 +121,95 @@ describe('every HTTP route under random input', () => {
     const toRotate = (await (await post('/api/agents', { display_name: 'To rotate' }, apiKey)).json()) as any;
     const endpointId = await listHealthy(plaza.server.url, 'recorder', upstream.url('ok'));
     const owned = async (provider: string) =>
-      ((await (await post('/api/mcp/listings', { provider, url: `http://127.0.0.1:9/${provider}`, registered_by: 'ops@example.com', summary: 'Owned by the fuzz account.' }, apiKey)).json()) as any).id as string;
+      (
+        (await (
+          await post(
+            '/api/mcp/listings',
+            {
+              provider,
+              url: `http://127.0.0.1:9/${provider}`,
+              registered_by: 'ops@example.com',
+              summary: 'Owned by the fuzz account.',
+            },
+            apiKey,
+          )
+        ).json()) as any
+      ).id as string;
     const call = await callTool(plaza.server.url, plaza.agentToken, 'recorder', { message: 'fuzz' });
     const checkpoint = (await (await fetch(`${plaza.server.url}/api/receipts/checkpoints/latest`)).json()) as any;
-    const source = (await (await post('/api/agpk/sources', { package_id: 'fuzz.setup', name: 'Setup', version: '1.0.0', vendor_name: 'Fuzz Co', download_uri: 'https://packages.invalid/setup.agpk', sha256: 'b'.repeat(64) })).json()) as any;
+    const source = (await (
+      await post('/api/agpk/sources', {
+        package_id: 'fuzz.setup',
+        name: 'Setup',
+        version: '1.0.0',
+        vendor_name: 'Fuzz Co',
+        download_uri: 'https://packages.invalid/setup.agpk',
+        sha256: 'b'.repeat(64),
+      })
+    ).json()) as any;
 
     // Sign-in links for the main session, the logout session, both verify routes and a reset.
-    const emails = { main: plaza.email, logout: 'logout@example.com', get: 'verify-get@example.com', post: 'verify-post@example.com', page: 'verify-page@example.com', reset: 'reset@example.com', resetPage: 'reset-page@example.com' };
-    for (const email of Object.values(emails)) expect((await post('/api/auth/email/register-link', { email })).status).toBe(202);
+    const emails = {
+      main: plaza.email,
+      logout: 'logout@example.com',
+      get: 'verify-get@example.com',
+      post: 'verify-post@example.com',
+      page: 'verify-page@example.com',
+      reset: 'reset@example.com',
+      resetPage: 'reset-page@example.com',
+    };
+    for (const email of Object.values(emails))
+      expect((await post('/api/auth/email/register-link', { email })).status).toBe(202);
     const links = await outboxTokens();
     sessions.main = await signIn(links.get(emails.main)!);
     sessions.logout = await signIn(links.get(emails.logout)!);
     const resetSession = await signIn(links.get(emails.reset)!);
     const password = `fuzz ${randomToken(8)}`;
     expect((await post('/api/account/password', { password }, sessionHeaders(sessions.main))).status).toBe(200);
-    expect((await post('/api/account/password', { password: `reset ${randomToken(8)}` }, sessionHeaders(resetSession))).status).toBe(200);
+    expect(
+      (await post('/api/account/password', { password: `reset ${randomToken(8)}` }, sessionHeaders(resetSession)))
+        .status,
+    ).toBe(200);
     expect((await post('/api/auth/password/reset/request', { email: emails.reset })).status).toBe(202);
     const resetToken = (await outboxTokens()).get(emails.reset)!;
     // A second reset, for the page form the reset e-mail links to.
     const resetPageSession = await signIn(links.get(emails.resetPage)!);
-    expect((await post('/api/account/password', { password: `reset ${randomToken(8)}` }, sessionHeaders(resetPageSession))).status).toBe(200);
+    expect(
+      (await post('/api/account/password', { password: `reset ${randomToken(8)}` }, sessionHeaders(resetPageSession)))
+        .status,
+    ).toBe(200);
     expect((await post('/api/auth/password/reset/request', { email: emails.resetPage })).status).toBe(202);
     const pageResetToken = (await outboxTokens()).get(emails.resetPage)!;
-    const key = (await (await post('/api/account/keys', { name: 'to delete' }, sessionHeaders(sessions.main))).json()) as any;
+    const key = (await (
+      await post('/api/account/keys', { name: 'to delete' }, sessionHeaders(sessions.main))
+    ).json()) as any;
     // An OAuth client approved as the agent to rotate: a grant for the disconnect route.
     const redirect = 'http://127.0.0.1:49995/cb';
-    const registered = (await (await post('/oauth/register', { redirect_uris: [redirect], token_endpoint_auth_method: 'none', application_type: 'native' })).json()) as any;
+    const registered = (await (
+      await post('/oauth/register', {
+        redirect_uris: [redirect],
+        token_endpoint_auth_method: 'none',
+        application_type: 'native',
+      })
+    ).json()) as any;
     const authorize = new URL(`${plaza.server.url}/oauth/authorize`);
-    authorize.search = new URLSearchParams({ client_id: registered.client_id, redirect_uri: redirect, response_type: 'code', scope: 'mcp', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }).toString();
+    authorize.search = new URLSearchParams({
+      client_id: registered.client_id,
+      redirect_uri: redirect,
+      response_type: 'code',
+      scope: 'mcp',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }).toString();
     // PUBLIC_BASE_URL names localhost (http://localhost:$PORT); the server listens on 127.0.0.1.
-    await approveInBrowser(plaza.server.url, authorize, redirect, { session: { token: sessions.main.token, csrfToken: sessions.main.csrf }, agent: toRotate.data.agent.id, origin: plaza.server.url.replace('127.0.0.1', 'localhost') });
-    const grants = (await (await fetch(`${plaza.server.url}/api/agents/${toRotate.data.agent.id}/clients`, { headers: apiKey })).json()) as any;
+    await approveInBrowser(plaza.server.url, authorize, redirect, {
+      session: { token: sessions.main.token, csrfToken: sessions.main.csrf },
+      agent: toRotate.data.agent.id,
+      origin: plaza.server.url.replace('127.0.0.1', 'localhost'),
+    });
+    const grants = (await (
+      await fetch(`${plaza.server.url}/api/agents/${toRotate.data.agent.id}/clients`, { headers: apiKey })
+    ).json()) as any;
 
     ctx = {
       email: plaza.email,
@@ -200,8 +268,19 @@ describe('every HTTP route under random input', () => {
     if (req.accept !== undefined) headers['accept'] = req.accept;
     if (req.contentType !== undefined) headers['content-type'] = req.contentType;
     // Without a content type the body goes as bytes, for which fetch sets none.
-    const body = req.body === undefined ? undefined : req.contentType === undefined ? new TextEncoder().encode(req.body) : req.body;
-    const res = await fetch(`${plaza.server.url}${path}${req.query ? `?${req.query}` : ''}`, { method: route.method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(15_000) });
+    const body =
+      req.body === undefined
+        ? undefined
+        : req.contentType === undefined
+          ? new TextEncoder().encode(req.body)
+          : req.body;
+    const res = await fetch(`${plaza.server.url}${path}${req.query ? `?${req.query}` : ''}`, {
+      method: route.method,
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(15_000),
+    });
     return { status: res.status, headers: res.headers, text: await res.text() };
   }
 
@@ -214,8 +293,14 @@ describe('every HTTP route under random input', () => {
       if (route.kind === 'html' && type.startsWith('text/html')) return;
       expect(type, what).toMatch(/^application\/json/);
       const body = JSON.parse(answer.text);
-      expect(body, what).toMatchObject({ success: false, code: expect.any(String), message: expect.any(String), request_id: answer.headers.get('x-request-id') });
-      if (route.surface === 'token') expect(body.error, what).toMatchObject({ message: body.message, type: expect.any(String), code: body.code });
+      expect(body, what).toMatchObject({
+        success: false,
+        code: expect.any(String),
+        message: expect.any(String),
+        request_id: answer.headers.get('x-request-id'),
+      });
+      if (route.surface === 'token')
+        expect(body.error, what).toMatchObject({ message: body.message, type: expect.any(String), code: body.code });
       else expect(body.error, what).toBeUndefined();
       return;
     }
@@ -227,7 +312,8 @@ describe('every HTTP route under random input', () => {
       for (const line of answer.text.split('\n').filter(Boolean)) expect(() => JSON.parse(line), what).not.toThrow();
     } else if (route.kind === 'json-or-sse') {
       if (type.startsWith('text/event-stream')) {
-        for (const line of answer.text.split('\n').filter((l) => l.startsWith('data:'))) if (line.slice(5).trim() !== '[DONE]') expect(() => JSON.parse(line.slice(5)), what).not.toThrow();
+        for (const line of answer.text.split('\n').filter((l) => l.startsWith('data:')))
+          if (line.slice(5).trim() !== '[DONE]') expect(() => JSON.parse(line.slice(5)), what).not.toThrow();
       } else expect(() => JSON.parse(answer.text), what).not.toThrow();
     } else if (route.kind === 'html') {
       expect(type, what).toMatch(/^text\/html/);
@@ -236,55 +322,96 @@ describe('every HTTP route under random input', () => {
 
   it('has a table entry for every route the app registers and every path of the OpenAPI document', async () => {
     const test = await createTestDatabase('pglite');
-    const app = createPlaza({ config: loadConfig({ ...TEST_LIMITS, PORT: '0', MCP_REGISTRY_URL: 'off', PLAZA_BACKGROUND: '0', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-routes-')) }), db: test.db, log: createLogger({ level: 'silent' }) });
+    const app = createPlaza({
+      config: loadConfig({
+        ...TEST_LIMITS,
+        PORT: '0',
+        MCP_REGISTRY_URL: 'off',
+        PLAZA_BACKGROUND: '0',
+        PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-routes-')),
+      }),
+      db: test.db,
+      log: createLogger({ level: 'silent' }),
+    });
     try {
       const registered = registeredRoutes(app.app);
       const table = new Set(JSON_ROUTES.map((r) => r.registered ?? `${r.method} ${r.path}`));
-      expect([...registered].filter((r) => !table.has(r) && !(r in FUZZED_ELSEWHERE)), 'routes without fuzzing').toEqual([]);
-      expect([...table, ...Object.keys(FUZZED_ELSEWHERE)].filter((r) => !registered.has(r)), 'table entries the app does not register').toEqual([]);
+      expect(
+        [...registered].filter((r) => !table.has(r) && !(r in FUZZED_ELSEWHERE)),
+        'routes without fuzzing',
+      ).toEqual([]);
+      expect(
+        [...table, ...Object.keys(FUZZED_ELSEWHERE)].filter((r) => !registered.has(r)),
+        'table entries the app does not register',
+      ).toEqual([]);
       expect(registered.size).toBeGreaterThan(40);
     } finally {
       await app.close();
       await test.dispose();
     }
-    const doc = (await (await fetch(`${plaza.server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`));
+    const doc = (await (await fetch(`${plaza.server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
+    );
     const table = new Set(JSON_ROUTES.map((r) => `${r.method} ${r.path}`));
-    expect(documented.filter((r) => !table.has(r)), 'documented routes without fuzzing').toEqual([]);
+    expect(
+      documented.filter((r) => !table.has(r)),
+      'documented routes without fuzzing',
+    ).toEqual([]);
   }, 30_000);
 
-  it.each(JSON_ROUTES.map((route) => [`${route.method} ${route.path}`, route] as const))('%s: its known-good and known-bad examples, then random input: below 500, errors in its shape', async (_name, route) => {
-    const fuzz = route.fuzz(ctx);
-    const fill = (partial: Partial<FuzzRequest>) => exampleRequest({ ...partial, params: { ...Object.fromEntries([...route.path.matchAll(/:(\w+)/g)].map((m) => [m[1]!, 'x'])), ...partial.params } });
-    if (fuzz.bad) {
-      const bad = fill(fuzz.bad);
-      const answer = await send(route, bad);
-      check(route, bad, answer);
-      expect(answer.status, `known-bad ${answer.text.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
-    }
-    const good = fill(fuzz.good);
-    const answer = await send(route, good);
-    check(route, good, answer);
-    if (route.goodStatus !== undefined) expect(answer.status, `known-good ${answer.text.slice(0, 300)}`).toBe(route.goodStatus);
-    else {
-      expect(answer.status, `known-good ${answer.text.slice(0, 300)}`).toBeGreaterThanOrEqual(200);
-      expect(answer.status, `known-good ${answer.text.slice(0, 300)}`).toBeLessThan(300);
-    }
+  it.each(JSON_ROUTES.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    '%s: its known-good and known-bad examples, then random input: below 500, errors in its shape',
+    async (_name, route) => {
+      const fuzz = route.fuzz(ctx);
+      const fill = (partial: Partial<FuzzRequest>) =>
+        exampleRequest({
+          ...partial,
+          params: {
+            ...Object.fromEntries([...route.path.matchAll(/:(\w+)/g)].map((m) => [m[1]!, 'x'])),
+            ...partial.params,
+          },
+        });
+      if (fuzz.bad) {
+        const bad = fill(fuzz.bad);
+        const answer = await send(route, bad);
+        check(route, bad, answer);
+        expect(answer.status, `known-bad ${answer.text.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
+      }
+      const good = fill(fuzz.good);
+      const answer = await send(route, good);
+      check(route, good, answer);
+      if (route.goodStatus !== undefined)
+        expect(answer.status, `known-good ${answer.text.slice(0, 300)}`).toBe(route.goodStatus);
+      else {
+        expect(answer.status, `known-good ${answer.text.slice(0, 300)}`).toBeGreaterThanOrEqual(200);
+        expect(answer.status, `known-good ${answer.text.slice(0, 300)}`).toBeLessThan(300);
+      }
 
-    await fc.assert(
-      fc.asyncProperty(fuzzRequest(route.method, route.path, fuzz), async (req) => check(route, req, await send(route, req))),
-      { numRuns: RUNS },
-    );
-    expect((await fetch(`${plaza.server.url}/health`)).status).toBe(200);
-  });
+      await fc.assert(
+        fc.asyncProperty(fuzzRequest(route.method, route.path, fuzz), async (req) =>
+          check(route, req, await send(route, req)),
+        ),
+        { numRuns: RUNS },
+      );
+      expect((await fetch(`${plaza.server.url}/health`)).status).toBe(200);
+    },
+  );
 
   it('answers methods a path does not have with a 4xx in its shape', async () => {
     const byPath = new Map<string, JsonRoute[]>();
     for (const route of JSON_ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
     for (const [path, routes] of byPath) {
-      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !routes.some((r) => r.method === m))) {
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
+        (m) => !routes.some((r) => r.method === m),
+      )) {
         const route = { ...routes[0]!, method: method as JsonRoute['method'], kind: 'json' as const };
-        const req = exampleRequest({ params: Object.fromEntries([...path.matchAll(/:(\w+)/g)].map((m) => [m[1]!, 'x'])), body: method === 'GET' ? undefined : '{}' });
+        const req = exampleRequest({
+          params: Object.fromEntries([...path.matchAll(/:(\w+)/g)].map((m) => [m[1]!, 'x'])),
+          body: method === 'GET' ? undefined : '{}',
+        });
         const answer = await send(route, req);
         check(route, req, answer);
         expect(answer.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
@@ -299,17 +426,31 @@ describe('every HTTP route under random input', () => {
       const auth = route.fuzz(ctx).good.auth ?? 'api-key';
       const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
       const requests = [
-        ...names.map((name) => exampleRequest({ auth, params: Object.fromEntries(names.map((n) => [n, n === name ? 'a%00b' : 'x'])) })),
-        exampleRequest({ auth, params: Object.fromEntries(names.map((n) => [n, 'x'])), query: 'q=a%00b&provider=a%00b&tool=a%00b&agin_id=a%00b&package_id=a%00b&token=a%00b' }),
+        ...names.map((name) =>
+          exampleRequest({ auth, params: Object.fromEntries(names.map((n) => [n, n === name ? 'a%00b' : 'x'])) }),
+        ),
+        exampleRequest({
+          auth,
+          params: Object.fromEntries(names.map((n) => [n, 'x'])),
+          query: 'q=a%00b&provider=a%00b&tool=a%00b&agin_id=a%00b&package_id=a%00b&token=a%00b',
+        }),
       ];
       for (const req of requests) {
-        const answer = await send(route, { ...req, body: route.method === 'GET' ? undefined : '{}' , contentType: route.method === 'GET' ? undefined : 'application/json' });
+        const answer = await send(route, {
+          ...req,
+          body: route.method === 'GET' ? undefined : '{}',
+          contentType: route.method === 'GET' ? undefined : 'application/json',
+        });
         check(route, req, answer);
       }
     }
     const gateway = await fetch(`${plaza.server.url}/mcp/p/a%00b`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${plaza.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${plaza.agentToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
     });
     expect(gateway.status).toBe(404);
@@ -321,14 +462,31 @@ describe('every HTTP route under random input', () => {
     const text = 'a'.repeat(900 * 1024);
     const bodies: [string, string, Record<string, string>][] = [
       ['/api/leads', JSON.stringify({ email: 'big@example.com', scenario: 'developer', painPoint: text }), {}],
-      ['/api/mcp/listings', JSON.stringify({ provider: 'big', url: 'http://127.0.0.1:9/big', registered_by: 'ops@example.com', summary: text }), {}],
-      ['/api/v1/chat/completions', JSON.stringify({ model: 'plaza-assistant', messages: [{ role: 'user', content: text }] }), { authorization: `Bearer ${guestToken}` }],
+      [
+        '/api/mcp/listings',
+        JSON.stringify({
+          provider: 'big',
+          url: 'http://127.0.0.1:9/big',
+          registered_by: 'ops@example.com',
+          summary: text,
+        }),
+        {},
+      ],
+      [
+        '/api/v1/chat/completions',
+        JSON.stringify({ model: 'plaza-assistant', messages: [{ role: 'user', content: text }] }),
+        { authorization: `Bearer ${guestToken}` },
+      ],
       ['/api/agpk/sources', JSON.stringify({ package_id: 'big', name: text }), {}],
     ];
     let peak = before;
     for (let i = 0; i < 200; i++) {
       const [path, body, headers] = bodies[i % bodies.length]!;
-      const res = await fetch(`${plaza.server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      const res = await fetch(`${plaza.server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
       await res.text();
       expect(res.status, path).toBeLessThan(500);
       if (i % 20 === 0) peak = Math.max(peak, rssBytes(pid));

@@ -27,7 +27,11 @@ describe('plaza serve with background probing and discovery', () => {
         JSON.stringify({
           servers: [
             {
-              server: { name: 'io.github.modelcontextprotocol/everything', description: 'The reference server', remotes: [{ type: 'streamable-http', url: everything.url }] },
+              server: {
+                name: 'io.github.modelcontextprotocol/everything',
+                description: 'The reference server',
+                remotes: [{ type: 'streamable-http', url: everything.url }],
+              },
               _meta: { 'io.modelcontextprotocol.registry/official': { status: 'active', isLatest: true } },
             },
           ],
@@ -56,10 +60,18 @@ describe('plaza serve with background probing and discovery', () => {
       await new Promise((r) => setTimeout(r, 200));
       tools = ((await (await fetch(`${plaza.url}/api/mcp/tools?q=echo`)).json()) as any).tools;
     }
-    expect(tools[0]).toMatchObject({ tool: 'echo', provider: 'io-github-modelcontextprotocol-everything', health: 'healthy' });
+    expect(tools[0]).toMatchObject({
+      tool: 'echo',
+      provider: 'io-github-modelcontextprotocol-everything',
+      health: 'healthy',
+    });
     const endpoints = ((await (await fetch(`${plaza.url}/api/mcp/endpoints`)).json()) as any).endpoints;
     expect(endpoints).toHaveLength(1);
-    expect(endpoints[0]).toMatchObject({ source: 'discovered', registry_name: 'io.github.modelcontextprotocol/everything', status: 'healthy' });
+    expect(endpoints[0]).toMatchObject({
+      source: 'discovered',
+      registry_name: 'io.github.modelcontextprotocol/everything',
+      status: 'healthy',
+    });
     expect(plaza.output()).toContain('PLAZA_ALLOW_PRIVATE_TARGETS is on');
   });
 

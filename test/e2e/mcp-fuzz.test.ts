@@ -19,19 +19,49 @@ function rssBytes(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
 }
 
-const id = fc.oneof(fc.integer(), fc.string({ maxLength: 20 }), fc.constant(null), fc.double(), fc.boolean(), fc.object({ maxDepth: 1 }), fc.array(fc.integer(), { maxLength: 3 }));
+const id = fc.oneof(
+  fc.integer(),
+  fc.string({ maxLength: 20 }),
+  fc.constant(null),
+  fc.double(),
+  fc.boolean(),
+  fc.object({ maxDepth: 1 }),
+  fc.array(fc.integer(), { maxLength: 3 }),
+);
 const method = fc.oneof(
-  fc.constantFrom('initialize', 'notifications/initialized', 'tools/list', 'tools/call', 'ping', 'resources/list', 'prompts/get', 'logging/setLevel', 'completion/complete', 'notifications/cancelled', 'tasks/result', 'tasks/get'),
+  fc.constantFrom(
+    'initialize',
+    'notifications/initialized',
+    'tools/list',
+    'tools/call',
+    'ping',
+    'resources/list',
+    'prompts/get',
+    'logging/setLevel',
+    'completion/complete',
+    'notifications/cancelled',
+    'tasks/result',
+    'tasks/get',
+  ),
   fc.string({ maxLength: 30 }),
 );
-const toolName = fc.oneof(fc.constantFrom('act', 'recorder__act', 'platform__account_auth_options', 'account_auth_options', 'nope__nope', ''), fc.string({ maxLength: 40 }));
+const toolName = fc.oneof(
+  fc.constantFrom('act', 'recorder__act', 'platform__account_auth_options', 'account_auth_options', 'nope__nope', ''),
+  fc.string({ maxLength: 40 }),
+);
 const params = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
   fc.record(
     {
       name: toolName,
-      arguments: fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 })),
-      _meta: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.record({ platform: fc.jsonValue({ maxDepth: 2 }), progressToken: fc.oneof(fc.string(), fc.integer()) })),
+      arguments: fc.oneof(
+        fc.jsonValue({ maxDepth: 3 }),
+        fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 }),
+      ),
+      _meta: fc.oneof(
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.record({ platform: fc.jsonValue({ maxDepth: 2 }), progressToken: fc.oneof(fc.string(), fc.integer()) }),
+      ),
       protocolVersion: fc.oneof(fc.constant('2025-06-18'), fc.string({ maxLength: 12 })),
       cursor: fc.string({ maxLength: 12 }),
       taskId: fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.constant(null), fc.object({ maxDepth: 1 })),
@@ -40,7 +70,10 @@ const params = fc.oneof(
     { requiredKeys: [] },
   ),
 );
-const message = fc.record({ jsonrpc: fc.oneof(fc.constant('2.0'), fc.string({ maxLength: 4 })), id, method, params }, { requiredKeys: [] });
+const message = fc.record(
+  { jsonrpc: fc.oneof(fc.constant('2.0'), fc.string({ maxLength: 4 })), id, method, params },
+  { requiredKeys: [] },
+);
 // Near-valid calls, so the fuzzer gets past validation to the upstream and back.
 const call = fc.record({
   jsonrpc: fc.constant('2.0'),
@@ -49,7 +82,10 @@ const call = fc.record({
   params: fc.record(
     {
       name: fc.constantFrom('act', 'recorder__act'),
-      arguments: fc.oneof(fc.record({ message: fc.string({ maxLength: 50 }) }), fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })),
+      arguments: fc.oneof(
+        fc.record({ message: fc.string({ maxLength: 50 }) }),
+        fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
+      ),
       _meta: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.record({ platform: fc.jsonValue({ maxDepth: 2 }) })),
     },
     { requiredKeys: ['name'] },
@@ -66,8 +102,17 @@ const request = fc.record({
   path: fc.constantFrom('/mcp', '/mcp', '/mcp/p/recorder', '/mcp/p/recorder', '/mcp/p/platform', '/mcp/p/nope'),
   httpMethod: fc.constantFrom('POST', 'POST', 'POST', 'POST', 'GET', 'DELETE'),
   body,
-  session: fc.option(fc.oneof(fc.string({ maxLength: 60 }), fc.constant('pss1.AAAA.BBBB')), { nil: undefined, freq: 3 }),
-  accept: fc.constantFrom('application/json, text/event-stream', 'application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*'),
+  session: fc.option(fc.oneof(fc.string({ maxLength: 60 }), fc.constant('pss1.AAAA.BBBB')), {
+    nil: undefined,
+    freq: 3,
+  }),
+  accept: fc.constantFrom(
+    'application/json, text/event-stream',
+    'application/json, text/event-stream',
+    'application/json',
+    'text/event-stream',
+    '*/*',
+  ),
   contentType: fc.constantFrom('application/json', 'application/json', 'text/plain'),
 });
 
@@ -79,22 +124,39 @@ describe('MCP endpoints under random input', () => {
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'plaza-mcp-fuzz-'));
     upstream = await startFaultUpstream();
-    plaza = await startPlazaServer({ PLAZA_DATA_DIR: dataDir, PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_GATEWAY_TIMEOUT_MS: '3000', LOG_LEVEL: 'warn' });
+    plaza = await startPlazaServer({
+      PLAZA_DATA_DIR: dataDir,
+      PLAZA_BACKGROUND: '0',
+      PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+      PLAZA_GATEWAY_TIMEOUT_MS: '3000',
+      LOG_LEVEL: 'warn',
+    });
     const created = await runPlaza(['accounts', 'create', '--email', 'fuzz@example.com'], { PLAZA_DATA_DIR: dataDir });
     const apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
     const agent = (await (
-      await fetch(`${plaza.url}/api/agents`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'Fuzz agent' }) })
+      await fetch(`${plaza.url}/api/agents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ display_name: 'Fuzz agent' }),
+      })
     ).json()) as any;
     token = agent.data.token;
     const listed = (await (
       await fetch(`${plaza.url}/api/mcp/listings`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ provider: 'recorder', url: upstream.url('ok'), registered_by: 'ops@example.com', agin_support: true, summary: 'Answers every call; no credentials.' }),
+        body: JSON.stringify({
+          provider: 'recorder',
+          url: upstream.url('ok'),
+          registered_by: 'ops@example.com',
+          agin_support: true,
+          summary: 'Answers every call; no credentials.',
+        }),
       })
     ).json()) as { id: string };
     for (let i = 0; i < 100; i++) {
-      if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listed.id}`)).json()) as any).status === 'healthy') break;
+      if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listed.id}`)).json()) as any).status === 'healthy')
+        break;
       await new Promise((r) => setTimeout(r, 100));
     }
   }, 60_000);
@@ -109,7 +171,12 @@ describe('MCP endpoints under random input', () => {
       fc.asyncProperty(request, async (r) => {
         const res = await fetch(`${plaza.url}${r.path}`, {
           method: r.httpMethod,
-          headers: { authorization: `Bearer ${token}`, accept: r.accept, 'content-type': r.contentType, ...(r.session !== undefined ? { 'mcp-session-id': r.session.replace(/[^\x21-\x7e]/g, 'x') } : {}) },
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: r.accept,
+            'content-type': r.contentType,
+            ...(r.session !== undefined ? { 'mcp-session-id': r.session.replace(/[^\x21-\x7e]/g, 'x') } : {}),
+          },
           ...(r.httpMethod === 'POST' ? { body: r.body } : {}),
           signal: AbortSignal.timeout(10_000),
         });
@@ -131,10 +198,22 @@ describe('MCP endpoints under random input', () => {
 
   it('answers non-JSON-RPC bodies on a passthrough itself with 400, forwarding nothing', async () => {
     const before = upstream.seen.length;
-    for (const payload of ['null', '5', '"tools/call"', '[]', '[null]', '{"method":"tools/list","id":1}', '[{"jsonrpc":"2.0","id":1,"method":"ping"},7]']) {
+    for (const payload of [
+      'null',
+      '5',
+      '"tools/call"',
+      '[]',
+      '[null]',
+      '{"method":"tools/list","id":1}',
+      '[{"jsonrpc":"2.0","id":1,"method":"ping"},7]',
+    ]) {
       const res = await fetch(`${plaza.url}/mcp/p/recorder`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+        },
         body: payload,
       });
       expect(res.status, payload).toBe(400);
@@ -146,9 +225,23 @@ describe('MCP endpoints under random input', () => {
   it('keeps memory bounded under huge params and refuses bodies over the limit with 413', async () => {
     const pid = plaza.child.pid!;
     const before = rssBytes(pid);
-    const huge = (size: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: { message: 'x'.repeat(size) } } });
+    const huge = (size: number) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'act', arguments: { message: 'x'.repeat(size) } },
+      });
     const post = (path: string, payload: string) =>
-      fetch(`${plaza.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: payload });
+      fetch(`${plaza.url}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+        },
+        body: payload,
+      });
     for (let i = 0; i < 10; i++) {
       const near = await post(i % 2 ? '/mcp' : '/mcp/p/recorder', huge(900 * 1024));
       await near.text();
@@ -161,7 +254,9 @@ describe('MCP endpoints under random input', () => {
     const many = await post('/mcp', batch);
     await many.text();
     expect(many.status).toBeLessThan(500);
-    expect(rssBytes(pid) - before, `RSS ${before >> 20} MiB -> ${rssBytes(pid) >> 20} MiB`).toBeLessThan(150 * 1024 * 1024);
+    expect(rssBytes(pid) - before, `RSS ${before >> 20} MiB -> ${rssBytes(pid) >> 20} MiB`).toBeLessThan(
+      150 * 1024 * 1024,
+    );
     expect((await fetch(`${plaza.url}/health`)).status).toBe(200);
   }, 60_000);
 });

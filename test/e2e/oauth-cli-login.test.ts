@@ -30,13 +30,27 @@ describe('plaza agents login --browser', () => {
 
   beforeAll(async () => {
     const port = await freePort();
-    [plaza, upstream] = await Promise.all([startTestPlaza('pglite', { port, env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }), startSdkUpstream()]);
-    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'cli@example.com' });
+    [plaza, upstream] = await Promise.all([
+      startTestPlaza('pglite', {
+        port,
+        env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, PLAZA_ALLOW_PRIVATE_TARGETS: '1' },
+      }),
+      startSdkUpstream(),
+    ]);
+    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+      email: 'cli@example.com',
+    });
     session = await createSessionService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id);
     const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
       method: 'POST',
       headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'echoes', url: upstream.url, registered_by: 'cli@example.com', agin_support: true, summary: 'Echo provider for the CLI sign-in test.' }),
+      body: JSON.stringify({
+        provider: 'echoes',
+        url: upstream.url,
+        registered_by: 'cli@example.com',
+        agin_support: true,
+        summary: 'Echo provider for the CLI sign-in test.',
+      }),
     });
     const { id } = (await listed.json()) as { id: string };
     let status = 'registered';
@@ -53,7 +67,12 @@ describe('plaza agents login --browser', () => {
   });
 
   async function bridgeCall(message: string): Promise<unknown> {
-    const transport = new StdioClientTransport({ command: process.execPath, args: plazaArgs('mcp', 'connect', 'echoes'), env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }) as Record<string, string>, stderr: 'ignore' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: plazaArgs('mcp', 'connect', 'echoes'),
+      env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }) as Record<string, string>,
+      stderr: 'ignore',
+    });
     const client = new Client({ name: 'cli-oauth', version: '1' });
     await client.connect(transport);
     try {
@@ -64,7 +83,11 @@ describe('plaza agents login --browser', () => {
   }
 
   it('signs in through the browser, then bridges as the chosen agent and renews an expired token', async () => {
-    const login = startChild(process.execPath, plazaArgs('agents', 'login', '--browser', '--no-open', '--provider', 'echoes', '--url', plaza.url), { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }) });
+    const login = startChild(
+      process.execPath,
+      plazaArgs('agents', 'login', '--browser', '--no-open', '--provider', 'echoes', '--url', plaza.url),
+      { env: childEnv({ PLAZA_CREDENTIALS_FILE: credentials }) },
+    );
     const exited = new Promise<number | null>((resolve) => login.on('exit', (code) => resolve(code)));
     let stderr = '';
     let stdout = '';
@@ -80,27 +103,47 @@ describe('plaza agents login --browser', () => {
     const redirect = url.searchParams.get('redirect_uri')!;
     expect(redirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
     expect(url.searchParams.get('resource')).toBe(`${plaza.url}/mcp/p/echoes`);
-    const callback = await approveInBrowser(plaza.url, url, redirect, { session, agent: 'new', displayName: 'Terminal agent' });
+    const callback = await approveInBrowser(plaza.url, url, redirect, {
+      session,
+      agent: 'new',
+      displayName: 'Terminal agent',
+    });
     const landed = await fetch(callback);
     expect(await landed.text()).toContain('Signed in');
     expect(await exited, stderr).toBe(0);
-    expect(JSON.parse(stdout)).toMatchObject({ stored: credentials, resource: `${plaza.url}/mcp/p/echoes`, verified: true });
-    const stored = JSON.parse(readFileSync(credentials, 'utf8')) as { token: string; oauth: { refreshToken: string; resource: string } };
+    expect(JSON.parse(stdout)).toMatchObject({
+      stored: credentials,
+      resource: `${plaza.url}/mcp/p/echoes`,
+      verified: true,
+    });
+    const stored = JSON.parse(readFileSync(credentials, 'utf8')) as {
+      token: string;
+      oauth: { refreshToken: string; resource: string };
+    };
     expect(stored.oauth.resource).toBe(`${plaza.url}/mcp/p/echoes`);
 
     // The access token runs out before its first use (its record says so; not waited for): the
     // gateway refuses it, and the bridge renews it with the refresh token and sends again.
     const past = new Date(Date.now() - 1000);
-    const record = await plaza.db.prisma.oAuthRecord.findUniqueOrThrow({ where: { kind_id: { kind: 'AccessToken', id: stored.token } } });
-    await plaza.db.prisma.oAuthRecord.update({ where: { kind_id: { kind: 'AccessToken', id: stored.token } }, data: { expiresAt: past, payload: { ...(record.payload as object), exp: Math.floor(past.getTime() / 1000) } } });
+    const record = await plaza.db.prisma.oAuthRecord.findUniqueOrThrow({
+      where: { kind_id: { kind: 'AccessToken', id: stored.token } },
+    });
+    await plaza.db.prisma.oAuthRecord.update({
+      where: { kind_id: { kind: 'AccessToken', id: stored.token } },
+      data: { expiresAt: past, payload: { ...(record.payload as object), exp: Math.floor(past.getTime() / 1000) } },
+    });
     expect(await bridgeCall('one')).toEqual([{ type: 'text', text: 'echo: one' }]);
-    expect(upstream.seen.filter((s) => s.body?.method === 'tools/call').at(-1)?.body.params._meta.platform).toMatchObject({ display_name: 'Terminal agent' });
+    expect(
+      upstream.seen.filter((s) => s.body?.method === 'tools/call').at(-1)?.body.params._meta.platform,
+    ).toMatchObject({ display_name: 'Terminal agent' });
     const renewed = JSON.parse(readFileSync(credentials, 'utf8')) as typeof stored & { oauth: { expiresAt: number } };
     expect(renewed.token).not.toBe(stored.token);
     expect(renewed.oauth.refreshToken).not.toBe(stored.oauth.refreshToken);
 
     // A token the file says is about to expire is renewed before it is sent.
-    writeFileSync(credentials, JSON.stringify({ ...renewed, oauth: { ...renewed.oauth, expiresAt: Date.now() } }), { mode: 0o600 });
+    writeFileSync(credentials, JSON.stringify({ ...renewed, oauth: { ...renewed.oauth, expiresAt: Date.now() } }), {
+      mode: 0o600,
+    });
     expect(await bridgeCall('two')).toEqual([{ type: 'text', text: 'echo: two' }]);
     const again = JSON.parse(readFileSync(credentials, 'utf8')) as typeof stored;
     expect(again.token).not.toBe(renewed.token);

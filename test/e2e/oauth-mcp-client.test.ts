@@ -11,7 +11,15 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
-import { Client, type OAuthClientMetadata, type OAuthClientProvider, type StoredOAuthClientInformation, type StoredOAuthTokens, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService, createSessionService } from '../../src/accounts/index.ts';
@@ -39,7 +47,13 @@ class MemoryOAuthProvider implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test MCP client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Test MCP client',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;
@@ -78,13 +92,25 @@ describe('MCP authorization with the SDK v2 client', () => {
     untrust = trustCa(tls.caCert);
     const port = await freePort();
     [plaza, upstream] = await Promise.all([
-      startTestPlaza('pglite', { port, env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, PLAZA_ALLOW_PRIVATE_TARGETS: '1' } }),
+      startTestPlaza('pglite', {
+        port,
+        env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, PLAZA_ALLOW_PRIVATE_TARGETS: '1' },
+      }),
       startSdkUpstream(),
     ]);
     const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
       if (req.url === '/client.json') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ client_id: `${cimd.url}/client.json`, client_name: 'CIMD test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }));
+        res.end(
+          JSON.stringify({
+            client_id: `${cimd.url}/client.json`,
+            client_name: 'CIMD test client',
+            redirect_uris: [REDIRECT],
+            grant_types: ['authorization_code', 'refresh_token'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'none',
+          }),
+        );
         return;
       }
       res.writeHead(404).end();
@@ -101,7 +127,13 @@ describe('MCP authorization with the SDK v2 client', () => {
     const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'echoes', url: upstream.url, registered_by: 'holder@example.com', agin_support: true, summary: 'Echo provider for the OAuth test.' }),
+      body: JSON.stringify({
+        provider: 'echoes',
+        url: upstream.url,
+        registered_by: 'holder@example.com',
+        agin_support: true,
+        summary: 'Echo provider for the OAuth test.',
+      }),
     });
     expect(listed.status).toBe(201);
     const { id } = (await listed.json()) as { id: string };
@@ -128,7 +160,12 @@ describe('MCP authorization with the SDK v2 client', () => {
     if (!provider.saved) {
       await expect(client.connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
       expect(provider.authorizationUrl).toBeDefined();
-      const callback = await approveInBrowser(plaza.url, provider.authorizationUrl!, REDIRECT, { session, agent: 'new', displayName: agentName, ownerContext: 'oauth-test' });
+      const callback = await approveInBrowser(plaza.url, provider.authorizationUrl!, REDIRECT, {
+        session,
+        agent: 'new',
+        displayName: agentName,
+        ownerContext: 'oauth-test',
+      });
       expect(callback.searchParams.get('iss')).toBe(plaza.config.publicBaseUrl);
       await first.finishAuth(callback.searchParams);
       expect((provider.tokens() as StoredOAuthTokens | undefined)?.access_token).toBeTruthy();
@@ -138,31 +175,61 @@ describe('MCP authorization with the SDK v2 client', () => {
     return connected;
   }
 
-  async function agentsOfAccount(): Promise<Array<{ id: string; agin_id: string; display_name: string; status: string }>> {
+  async function agentsOfAccount(): Promise<
+    Array<{ id: string; agin_id: string; display_name: string; status: string }>
+  > {
     const res = await fetch(`${plaza.url}/api/agents`, { headers: { authorization: `Bearer ${apiKey}` } });
-    return ((await res.json()) as { data: { agents: Array<{ id: string; agin_id: string; display_name: string; status: string }> } }).data.agents;
+    return (
+      (await res.json()) as {
+        data: { agents: Array<{ id: string; agin_id: string; display_name: string; status: string }> };
+      }
+    ).data.agents;
   }
 
   it('answers an MCP request without a token 401 naming the Protected Resource Metadata, which names Plaza as authorization server', async () => {
-    const res = await fetch(`${plaza.url}/mcp/p/echoes`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const res = await fetch(`${plaza.url}/mcp/p/echoes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
     expect(res.status).toBe(401);
     const metadataUrl = `${plaza.url}/.well-known/oauth-protected-resource/mcp/p/echoes`;
     expect(res.headers.get('www-authenticate')).toBe(`Bearer realm="plaza", resource_metadata="${metadataUrl}"`);
     const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
-    expect(metadata).toMatchObject({ resource: `${plaza.url}/mcp/p/echoes`, authorization_servers: [plaza.url], scopes_supported: ['mcp'] });
-    const as = (await (await fetch(`${plaza.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
-    expect(as).toMatchObject({ issuer: plaza.url, code_challenge_methods_supported: ['S256'], authorization_response_iss_parameter_supported: true, client_id_metadata_document_supported: true, response_types_supported: ['code'] });
+    expect(metadata).toMatchObject({
+      resource: `${plaza.url}/mcp/p/echoes`,
+      authorization_servers: [plaza.url],
+      scopes_supported: ['mcp'],
+    });
+    const as = (await (await fetch(`${plaza.url}/.well-known/oauth-authorization-server`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(as).toMatchObject({
+      issuer: plaza.url,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
+      response_types_supported: ['code'],
+    });
     expect(as['registration_endpoint']).toBe(`${plaza.url}/oauth/register`);
   });
 
   it('shows the consent page only to a signed-in holder, unframeable, naming the client, where the answer goes, the endpoint and scopes', async () => {
     const provider = new MemoryOAuthProvider(`${cimd.url}/client.json`);
     const client = new Client({ name: 'oauth-test', version: '1' });
-    await expect(client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(
+      client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { authProvider: provider })),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
     const toConsent = await fetch(provider.authorizationUrl!, { redirect: 'manual' });
-    const cookies = toConsent.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const cookies = toConsent.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
     const consentPath = toConsent.headers.get('location')!;
-    const page = await fetch(new URL(consentPath, plaza.url), { headers: { cookie: `${cookies}; plaza_session=${session.token}`, 'accept-language': 'zh-CN' } });
+    const page = await fetch(new URL(consentPath, plaza.url), {
+      headers: { cookie: `${cookies}; plaza_session=${session.token}`, 'accept-language': 'zh-CN' },
+    });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(page.headers.get('x-frame-options')).toBe('DENY');
@@ -173,12 +240,24 @@ describe('MCP authorization with the SDK v2 client', () => {
     expect(text).toContain('<code>127.0.0.1:49999</code>');
     expect(text).toContain(`<code>${plaza.url}/mcp</code>`);
     // Another site's post, or one without the session's CSRF token, is refused.
-    for (const [origin, csrf] of [['https://evil.example', session.csrfToken], [plaza.url, 'wrong']]) {
+    for (const [origin, csrf] of [
+      ['https://evil.example', session.csrfToken],
+      [plaza.url, 'wrong'],
+    ]) {
       const post = await fetch(new URL(consentPath, plaza.url), {
         method: 'POST',
         redirect: 'manual',
-        headers: { cookie: `${cookies}; plaza_session=${session.token}`, 'content-type': 'application/x-www-form-urlencoded', origin: origin! },
-        body: new URLSearchParams({ csrf_token: csrf!, decision: 'approve', agent: 'new', display_name: 'Forged' }).toString(),
+        headers: {
+          cookie: `${cookies}; plaza_session=${session.token}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: origin!,
+        },
+        body: new URLSearchParams({
+          csrf_token: csrf!,
+          decision: 'approve',
+          agent: 'new',
+          display_name: 'Forged',
+        }).toString(),
       });
       expect(post.status).toBe(403);
     }
@@ -197,9 +276,20 @@ describe('MCP authorization with the SDK v2 client', () => {
     const platform = (result._meta as { platform: { agin_id: string; call_id: string } }).platform;
     expect(platform.agin_id).toBe(agent!.agin_id);
     const seen = upstream.seen.filter((s) => s.body?.method === 'tools/call').at(-1);
-    expect(seen?.body.params._meta.platform).toMatchObject({ agin_id: agent!.agin_id, display_name: 'CIMD agent', owner_context: 'oauth-test' });
-    const receipt = (await (await fetch(`${plaza.url}/api/receipts/${platform.call_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { data: { receipt: Record<string, unknown> } };
-    expect(receipt.data.receipt).toMatchObject({ agin_id: agent!.agin_id, tool: 'echo', provider: 'echoes', status: 'ok' });
+    expect(seen?.body.params._meta.platform).toMatchObject({
+      agin_id: agent!.agin_id,
+      display_name: 'CIMD agent',
+      owner_context: 'oauth-test',
+    });
+    const receipt = (await (
+      await fetch(`${plaza.url}/api/receipts/${platform.call_id}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    ).json()) as { data: { receipt: Record<string, unknown> } };
+    expect(receipt.data.receipt).toMatchObject({
+      agin_id: agent!.agin_id,
+      tool: 'echo',
+      provider: 'echoes',
+      status: 'ok',
+    });
   });
 
   it('lists an agent\'s connected clients to its account only, and "disconnect" ends the client\'s tokens', async () => {
@@ -208,25 +298,68 @@ describe('MCP authorization with the SDK v2 client', () => {
     await client.close();
     const agent = (await agentsOfAccount()).find((a) => a.display_name === 'Disconnect agent')!;
     const auth = { authorization: `Bearer ${apiKey}` };
-    const listed = (await (await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, { headers: auth })).json()) as { data: { clients: Array<Record<string, unknown>> } };
-    expect(listed.data.clients).toEqual([expect.objectContaining({ client_id: `${cimd.url}/client.json`, identified_by: 'document', resources: [`${plaza.url}/mcp`] })]);
+    const listed = (await (await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, { headers: auth })).json()) as {
+      data: { clients: Array<Record<string, unknown>> };
+    };
+    expect(listed.data.clients).toEqual([
+      expect.objectContaining({
+        client_id: `${cimd.url}/client.json`,
+        identified_by: 'document',
+        resources: [`${plaza.url}/mcp`],
+      }),
+    ]);
     const grantId = listed.data.clients[0]!['grant_id'] as string;
 
-    const other = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'other@example.com' });
-    const foreign = await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, { headers: { authorization: `Bearer ${other.apiKey}` } });
+    const other = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+      email: 'other@example.com',
+    });
+    const foreign = await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, {
+      headers: { authorization: `Bearer ${other.apiKey}` },
+    });
     expect(foreign.status).toBe(404);
-    const foreignDisconnect = await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, { method: 'POST', headers: { authorization: `Bearer ${other.apiKey}` } });
+    const foreignDisconnect = await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${other.apiKey}` },
+    });
     expect(foreignDisconnect.status).toBe(404);
 
-    const disconnected = await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, { method: 'POST', headers: auth });
+    const disconnected = await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, {
+      method: 'POST',
+      headers: auth,
+    });
     expect(disconnected.status).toBe(200);
     // At once on this instance (its cached check is dropped), on the others within the cache's 2 s.
-    const refused = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${provider.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const refused = await fetch(`${plaza.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${provider.saved!.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
     expect(refused.status).toBe(401);
-    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.info!.client_id })).status).toBe(400);
-    const after = (await (await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, { headers: auth })).json()) as { data: { clients: unknown[] } };
+    expect(
+      (
+        await tokenRequest({
+          grant_type: 'refresh_token',
+          refresh_token: provider.saved!.refresh_token!,
+          client_id: provider.info!.client_id,
+        })
+      ).status,
+    ).toBe(400);
+    const after = (await (await fetch(`${plaza.url}/api/agents/${agent.id}/clients`, { headers: auth })).json()) as {
+      data: { clients: unknown[] };
+    };
     expect(after.data.clients).toEqual([]);
-    expect((await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, { method: 'POST', headers: auth })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${plaza.url}/api/agents/${agent.id}/clients/${grantId}/disconnect`, {
+          method: 'POST',
+          headers: auth,
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('registers an older client by DCR; its token works on /mcp only, refreshes, and dies with its agent', async () => {
@@ -241,12 +374,24 @@ describe('MCP authorization with the SDK v2 client', () => {
     expect(refresh).toBeTruthy();
 
     // Bound to /mcp: refused on a provider's endpoint.
-    const elsewhere = await fetch(`${plaza.url}/mcp/p/echoes`, { method: 'POST', headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const elsewhere = await fetch(`${plaza.url}/mcp/p/echoes`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${access}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.headers.get('www-authenticate')).toContain('error="invalid_token"');
 
     // Refresh: a new pair, the old refresh token spent.
-    const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: refresh, client_id: provider.info!.client_id });
+    const refreshed = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: refresh,
+      client_id: provider.info!.client_id,
+    });
     expect(refreshed.status).toBe(200);
     const pair = refreshed.body as { access_token: string; refresh_token: string };
     expect(pair.refresh_token).not.toBe(refresh);
@@ -256,17 +401,36 @@ describe('MCP authorization with the SDK v2 client', () => {
 
     // Revoking the agent ends both tokens.
     const agent = (await agentsOfAccount()).find((a) => a.display_name === 'DCR agent')!;
-    const revoked = await fetch(`${plaza.url}/api/agents/${agent.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+    const revoked = await fetch(`${plaza.url}/api/agents/${agent.id}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     expect(revoked.status).toBe(200);
-    const refused = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${pair.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const refused = await fetch(`${plaza.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${pair.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
     expect(refused.status).toBe(401);
-    const noRefresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: pair.refresh_token, client_id: provider.info!.client_id });
+    const noRefresh = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: pair.refresh_token,
+      client_id: provider.info!.client_id,
+    });
     expect(noRefresh.status).toBe(400);
     expect(noRefresh.body).toMatchObject({ error: 'invalid_grant' });
   });
 
   async function tokenRequest(params: Record<string, string>): Promise<{ status: number; body: unknown }> {
-    const res = await fetch(`${plaza.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+    const res = await fetch(`${plaza.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params).toString(),
+    });
     return { status: res.status, body: await res.json() };
   }
 });

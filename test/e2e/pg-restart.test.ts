@@ -11,7 +11,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startFaultUpstream } from '../support/fault-upstreams.ts';
-import { gatewayLoad, type GatewayPlaza, listHealthy, settledReceiptCounts, startGatewayPlaza } from '../support/gateway-load.ts';
+import {
+  gatewayLoad,
+  type GatewayPlaza,
+  listHealthy,
+  settledReceiptCounts,
+  startGatewayPlaza,
+} from '../support/gateway-load.ts';
 import { type PrivatePostgres, privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.ts';
 
 const UNAVAILABLE = privatePostgresUnavailable();
@@ -72,14 +78,25 @@ describe.skipIf(UNAVAILABLE !== undefined)('PostgreSQL restarted during gateway 
     await traffic.stop();
     expect(await startedAt(databaseUrl), 'the server restarted').not.toBe(before);
     expect(answeredBefore, 'calls answered before the fault').toBeGreaterThanOrEqual(5);
-    expect(traffic.answered.length - answeredDuring, 'calls answered after the server was back').toBeGreaterThanOrEqual(5);
+    expect(traffic.answered.length - answeredDuring, 'calls answered after the server was back').toBeGreaterThanOrEqual(
+      5,
+    );
 
     const counts = await settledReceiptCounts(databaseUrl, traffic.answered, 8_000);
     const missing = traffic.answered.filter((id) => counts.get(id) !== 1);
-    expect(missing, `${missing.length} of ${traffic.answered.length} answered calls without exactly one receipt`).toEqual([]);
-    expect([...counts.entries()].filter(([, n]) => n !== 1), 'call ids with more than one receipt').toEqual([]);
+    expect(
+      missing,
+      `${missing.length} of ${traffic.answered.length} answered calls without exactly one receipt`,
+    ).toEqual([]);
+    expect(
+      [...counts.entries()].filter(([, n]) => n !== 1),
+      'call ids with more than one receipt',
+    ).toEqual([]);
     // No 5xx other than 503, and no connection dropped without an answer (status 0).
-    expect(traffic.failures.filter((status) => status !== 503), `failed calls' statuses: ${traffic.failures.join(',')}`).toEqual([]);
+    expect(
+      traffic.failures.filter((status) => status !== 503),
+      `failed calls' statuses: ${traffic.failures.join(',')}`,
+    ).toEqual([]);
     expect((await fetch(`${plaza.server.url}/health`)).status).toBe(200);
     return traffic;
   }

@@ -16,7 +16,13 @@ const BOUND = 12;
 const LISTINGS = 30;
 
 const REDIS = process.env['TEST_REDIS_URL'];
-const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0', MCP_REGISTRY_URL: '', PLAZA_PROBE_BASE_INTERVAL_S: '5', PLAZA_PROBE_HOST_REQUESTS_PER_MIN: String(BOUND) };
+const ENV = {
+  PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+  PLAZA_BACKGROUND: '0',
+  MCP_REGISTRY_URL: '',
+  PLAZA_PROBE_BASE_INTERVAL_S: '5',
+  PLAZA_PROBE_HOST_REQUESTS_PER_MIN: String(BOUND),
+};
 
 /**
  * Lists LISTINGS paths of the fixture's host (spread over the instances) and one discovered
@@ -30,7 +36,12 @@ async function fanOut(plazas: TestPlaza[], fixture: FixtureProvider): Promise<nu
     const res = await fetch(`${plazas[i % plazas.length]!.url}/api/mcp/listings`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: `victim-${i}`, url: `${origin}/mcp/${i}`, registered_by: 'x@example.com', summary: 'Not mine.' }),
+      body: JSON.stringify({
+        provider: `victim-${i}`,
+        url: `${origin}/mcp/${i}`,
+        registered_by: 'x@example.com',
+        summary: 'Not mine.',
+      }),
     });
     expect(res.status).toBe(201);
   }
@@ -40,7 +51,14 @@ async function fanOut(plazas: TestPlaza[], fixture: FixtureProvider): Promise<nu
     [`${origin}/discovered`],
   );
   // Each new listing is probed at once; wait until those first probes have all finished.
-  const leased = async () => Number((await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "mcp_endpoints" WHERE "lease_owner" IS NOT NULL`))[0]!.n);
+  const leased = async () =>
+    Number(
+      (
+        await db.sql.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM "mcp_endpoints" WHERE "lease_owner" IS NOT NULL`,
+        )
+      )[0]!.n,
+    );
   await expect.poll(leased, { timeout: 20_000, interval: 50 }).toBe(0);
 
   // Then the probe loops come round three times with every listing due (a short interval passing).
@@ -56,13 +74,19 @@ async function fanOut(plazas: TestPlaza[], fixture: FixtureProvider): Promise<nu
 
 /** Some listings were probed within the bound; the rest were put off, not failed, until the host's minute is over. */
 async function expectPutOff(db: TestPlaza['db']): Promise<void> {
-  const rows = await db.sql.query<{ status: string; n: number }>(`SELECT "status", count(*)::int AS n FROM "mcp_endpoints" GROUP BY "status"`);
+  const rows = await db.sql.query<{ status: string; n: number }>(
+    `SELECT "status", count(*)::int AS n FROM "mcp_endpoints" GROUP BY "status"`,
+  );
   const byStatus = Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   expect(byStatus['healthy']).toBeGreaterThan(0);
   expect(byStatus['healthy'] ?? 0).toBeLessThanOrEqual(BOUND);
   expect(byStatus['registered']).toBeGreaterThan(0);
   expect(Object.keys(byStatus).sort()).toEqual(['healthy', 'registered']);
-  const soonest = (await db.sql.query<{ at: Date }>(`SELECT min("next_probe_at") AS at FROM "mcp_endpoints" WHERE "status" = 'registered'`))[0]!.at;
+  const soonest = (
+    await db.sql.query<{ at: Date }>(
+      `SELECT min("next_probe_at") AS at FROM "mcp_endpoints" WHERE "status" = 'registered'`,
+    )
+  )[0]!.at;
   expect(new Date(soonest).getTime()).toBeGreaterThan(Date.now());
 }
 
@@ -81,7 +105,10 @@ describe.each(BACKENDS)('per-host probe bound on %s', (backend) => {
     let plaza: TestPlaza;
     let fixture: FixtureProvider;
     beforeAll(async () => {
-      [plaza, fixture] = await Promise.all([startTestPlaza(backend, { db: database.db, env: ENV }), startFixtureProvider(tools)]);
+      [plaza, fixture] = await Promise.all([
+        startTestPlaza(backend, { db: database.db, env: ENV }),
+        startFixtureProvider(tools),
+      ]);
     });
     afterAll(async () => {
       await plaza?.close();
@@ -104,7 +131,11 @@ describe.each(BACKENDS)('per-host probe bound on %s', (backend) => {
     let fixture: FixtureProvider;
     beforeAll(async () => {
       const env = { ...ENV, REDIS_URL: REDIS!, PLAZA_RATE_LIMIT_KEY_PREFIX: `t${randomToken(6)}:` };
-      [a, b, fixture] = await Promise.all([startTestPlaza(backend, { db: database.db, env }), startTestPlaza(backend, { db: database.db, env }), startFixtureProvider(tools)]);
+      [a, b, fixture] = await Promise.all([
+        startTestPlaza(backend, { db: database.db, env }),
+        startTestPlaza(backend, { db: database.db, env }),
+        startFixtureProvider(tools),
+      ]);
     });
     afterAll(async () => {
       await Promise.all([a?.close(), b?.close(), fixture?.close()]);

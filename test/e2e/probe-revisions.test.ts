@@ -10,12 +10,21 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { BACKENDS } from '../support/databases.ts';
-import { type EverythingServer, type SdkUpstream,startEverything, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import {
+  type EverythingServer,
+  type SdkUpstream,
+  startEverything,
+  startSdkUpstream,
+} from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0', MCP_REGISTRY_URL: '' };
-const PAGES = [[{ name: 'forecast', description: 'Tomorrow.' }], [{ name: 'alerts', description: 'Warnings.' }], [{ name: 'radar', description: 'Rain.' }]];
+const PAGES = [
+  [{ name: 'forecast', description: 'Tomorrow.' }],
+  [{ name: 'alerts', description: 'Warnings.' }],
+  [{ name: 'radar', description: 'Rain.' }],
+];
 
 describe.each(BACKENDS)('probes in the revision each server speaks, on %s', (backend) => {
   let plaza: TestPlaza;
@@ -29,7 +38,9 @@ describe.each(BACKENDS)('probes in the revision each server speaks, on %s', (bac
   const get = async (path: string) => {
     const res = await fetch(`${plaza.url}${path}`);
     expect(res.status).toBe(200);
-    return res.headers.get('content-type')?.startsWith('application/json') ? ((await res.json()) as any) : await res.text();
+    return res.headers.get('content-type')?.startsWith('application/json')
+      ? ((await res.json()) as any)
+      : await res.text();
   };
 
   beforeAll(async () => {
@@ -40,7 +51,12 @@ describe.each(BACKENDS)('probes in the revision each server speaks, on %s', (bac
       startSdkUpstream(),
       startEverything(),
     ]);
-    const listings = { 'weather-2026': only2026.url, 'dual-era': withFallback.url, 'sdk-v1': v1.url, everything: everything.url };
+    const listings = {
+      'weather-2026': only2026.url,
+      'dual-era': withFallback.url,
+      'sdk-v1': v1.url,
+      everything: everything.url,
+    };
     for (const [provider, url] of Object.entries(listings)) {
       const res = await fetch(`${plaza.url}/api/mcp/listings`, {
         method: 'POST',
@@ -52,7 +68,8 @@ describe.each(BACKENDS)('probes in the revision each server speaks, on %s', (bac
     }
     // A new listing is probed at once; wait until every first probe has answered.
     for (const id of ids.values()) {
-      for (let i = 0; i < 400 && (await get(`/api/mcp/endpoints/${id}`)).last_probe === null; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 400 && (await get(`/api/mcp/endpoints/${id}`)).last_probe === null; i++)
+        await new Promise((r) => setTimeout(r, 50));
     }
   });
   afterAll(async () => {
@@ -63,32 +80,54 @@ describe.each(BACKENDS)('probes in the revision each server speaks, on %s', (bac
     const tools = (await get('/api/mcp/tools?provider=weather-2026')).tools as { name: string }[];
     expect(tools.map((t) => t.name).sort()).toEqual(['alerts', 'forecast', 'radar']);
     const endpoint = await get(`/api/mcp/endpoints/${ids.get('weather-2026')}`);
-    expect(endpoint).toMatchObject({ status: 'healthy', tool_count: 3, protocol_versions: ['2026-07-28'], capabilities: { tools: { listChanged: true }, resources: {} } });
-    expect(endpoint.probes[0]).toMatchObject({ ok: true, protocol_version: '2026-07-28', server_info: { name: 'weather-2026' } });
+    expect(endpoint).toMatchObject({
+      status: 'healthy',
+      tool_count: 3,
+      protocol_versions: ['2026-07-28'],
+      capabilities: { tools: { listChanged: true }, resources: {} },
+    });
+    expect(endpoint.probes[0]).toMatchObject({
+      ok: true,
+      protocol_version: '2026-07-28',
+      server_info: { name: 'weather-2026' },
+    });
     // Each tools/list carried what a 2026-07-28 request needs, and no request opened a session.
     const lists = only2026.seen.filter((s) => s.method === 'tools/list');
     expect(lists.map((s) => s.params?.['cursor'])).toEqual([undefined, '1', '2']);
     for (const s of lists) {
       expect(s.status).toBe(200);
       expect(s.headers).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
-      expect(s.meta).toMatchObject({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} });
+      expect(s.meta).toMatchObject({
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      });
     }
     expect(only2026.seen.some((s) => s.headers['mcp-session-id'] !== undefined)).toBe(false);
   });
 
   it('records both revisions of an SDK v2 server with the fallback, and the one revision of servers before 2026-07-28', async () => {
     const { endpoints } = await get('/api/mcp/endpoints?limit=10');
-    const revisions = Object.fromEntries((endpoints as { provider: string; protocol_versions: string[] }[]).map((e) => [e.provider, e.protocol_versions]));
-    expect(revisions).toEqual({ 'weather-2026': ['2026-07-28'], 'dual-era': ['2026-07-28', LATEST_PROTOCOL_VERSION], 'sdk-v1': [LATEST_PROTOCOL_VERSION], everything: [LATEST_PROTOCOL_VERSION] });
+    const revisions = Object.fromEntries(
+      (endpoints as { provider: string; protocol_versions: string[] }[]).map((e) => [e.provider, e.protocol_versions]),
+    );
+    expect(revisions).toEqual({
+      'weather-2026': ['2026-07-28'],
+      'dual-era': ['2026-07-28', LATEST_PROTOCOL_VERSION],
+      'sdk-v1': [LATEST_PROTOCOL_VERSION],
+      everything: [LATEST_PROTOCOL_VERSION],
+    });
     const catalog = await get('/api/mcp/catalog');
-    expect((catalog.endpoints as { provider: string; protocol_versions: string[] }[]).find((e) => e.provider === 'dual-era')!.protocol_versions).toEqual(['2026-07-28', LATEST_PROTOCOL_VERSION]);
+    expect(
+      (catalog.endpoints as { provider: string; protocol_versions: string[] }[]).find((e) => e.provider === 'dual-era')!
+        .protocol_versions,
+    ).toEqual(['2026-07-28', LATEST_PROTOCOL_VERSION]);
     // The servers before 2026-07-28 answered server/discover with an error, then initialize.
     expect(v1.seen.map((s) => s.body?.method ?? s.method).slice(0, 2)).toEqual(['server/discover', 'initialize']);
     expect((await get('/api/mcp/tools?provider=everything')).tools.length).toBeGreaterThan(0);
     expect((await get('/api/mcp/tools?provider=sdk-v1')).tools.map((t: { name: string }) => t.name)).toContain('echo');
   });
 
-  it('shows each endpoint\'s revisions on the marketplace and its capabilities on the endpoint page', async () => {
+  it("shows each endpoint's revisions on the marketplace and its capabilities on the endpoint page", async () => {
     const market = await get('/marketplace');
     expect(market).toContain('<th scope="col">MCP revisions</th>');
     expect(market).toContain('<td class="revisions">MCP 2026-07-28</td>');

@@ -21,9 +21,14 @@ describe('plaza receipts verify against a misbehaving server', () => {
 
   beforeAll(async () => {
     server = createServer((req, res) => {
-      if (req.url === '/.well-known/jwks.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[]}');
-      if (req.url === '/api/receipts/checkpoints/latest') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      if (mode === 'refused') return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"success":false,"code":"unauthorized","message":"API key revoked."}');
+      if (req.url === '/.well-known/jwks.json')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys":[]}');
+      if (req.url === '/api/receipts/checkpoints/latest')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (mode === 'refused')
+        return void res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end('{"success":false,"code":"unauthorized","message":"API key revoked."}');
       if (mode === 'silent') {
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         res.flushHeaders();
@@ -57,16 +62,26 @@ describe('plaza receipts verify against a misbehaving server', () => {
     ['refused', /answered 401: API key revoked\./],
   ])('ends with exit 1 when the server is %s', async (which, message) => {
     mode = which;
-    const result = await runPlaza(['receipts', 'verify', '--url', url, '--key', 'plz_x', '--timeout-ms', '500'], {}, 30_000);
+    const result = await runPlaza(
+      ['receipts', 'verify', '--url', url, '--key', 'plz_x', '--timeout-ms', '500'],
+      {},
+      30_000,
+    );
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toMatch(message);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it('says in one line that an export file it cannot open is missing (exit 1, no stack trace)', async () => {
-    const result = await runPlaza(['receipts', 'verify', '--file', '/nonexistent/export.jsonl', '--jwks', '/nonexistent/jwks.json'], {}, 30_000);
+    const result = await runPlaza(
+      ['receipts', 'verify', '--file', '/nonexistent/export.jsonl', '--jwks', '/nonexistent/jwks.json'],
+      {},
+      30_000,
+    );
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stderr.trim()).toMatch(/^plaza receipts verify: ENOENT: no such file or directory, open '\/nonexistent\/export\.jsonl'$/);
+    expect(result.stderr.trim()).toMatch(
+      /^plaza receipts verify: ENOENT: no such file or directory, open '\/nonexistent\/export\.jsonl'$/,
+    );
   });
 
   it('never says OK of an export file that holds no checkpoint: offline nothing shows the log is empty', async () => {
@@ -74,10 +89,16 @@ describe('plaza receipts verify against a misbehaving server', () => {
     try {
       await writeFile(join(dir, 'export.jsonl'), '');
       await writeFile(join(dir, 'jwks.json'), '{"keys":[]}');
-      const result = await runPlaza(['receipts', 'verify', '--file', join(dir, 'export.jsonl'), '--jwks', join(dir, 'jwks.json')], {}, 30_000);
+      const result = await runPlaza(
+        ['receipts', 'verify', '--file', join(dir, 'export.jsonl'), '--jwks', join(dir, 'jwks.json')],
+        {},
+        30_000,
+      );
       expect(result.code, result.stderr).toBe(1);
       expect(result.stdout).toBe('');
-      expect(result.stderr.trim()).toBe('plaza receipts verify: FAILED: the export holds no checkpoint, so nothing in it could be verified (an export of a log with receipts always holds one)');
+      expect(result.stderr.trim()).toBe(
+        'plaza receipts verify: FAILED: the export holds no checkpoint, so nothing in it could be verified (an export of a log with receipts always holds one)',
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -87,7 +108,24 @@ describe('plaza receipts verify against a misbehaving server', () => {
     // docs/receipts.md's recipe passes --trusted and --save-checkpoint the same file; on the first run
     // it does not exist. Not an OK either: a trusted checkpoint that went missing must not pass unseen.
     mode = 'silent';
-    const result = await runPlaza(['receipts', 'verify', '--url', url, '--key', 'plz_x', '--timeout-ms', '500', '--trusted', '/nonexistent/checkpoint.json', '--save-checkpoint', '/nonexistent/checkpoint.json'], {}, 30_000);
+    const result = await runPlaza(
+      [
+        'receipts',
+        'verify',
+        '--url',
+        url,
+        '--key',
+        'plz_x',
+        '--timeout-ms',
+        '500',
+        '--trusted',
+        '/nonexistent/checkpoint.json',
+        '--save-checkpoint',
+        '/nonexistent/checkpoint.json',
+      ],
+      {},
+      30_000,
+    );
     expect(result.code, result.stderr).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim()).toBe(
@@ -100,8 +138,14 @@ describe('plaza receipts verify against a misbehaving server', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const result = await runPlaza(['receipts', 'verify', '--url', `http://127.0.0.1:${port}`, '--key', 'plz_x'], {}, 30_000);
+    const result = await runPlaza(
+      ['receipts', 'verify', '--url', `http://127.0.0.1:${port}`, '--key', 'plz_x'],
+      {},
+      30_000,
+    );
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/api/receipts/export: connect ECONNREFUSED`));
+    expect(result.stderr).toMatch(
+      new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/api/receipts/export: connect ECONNREFUSED`),
+    );
   });
 });

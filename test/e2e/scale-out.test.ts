@@ -27,7 +27,12 @@ import { randomToken } from '../../src/kernel/index.ts';
 import { createTestTls } from '../support/agpk.ts';
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
-import { type EverythingServer, type SdkUpstream, startEverything, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import {
+  type EverythingServer,
+  type SdkUpstream,
+  startEverything,
+  startSdkUpstream,
+} from '../support/mcp-upstreams.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from '../support/round-robin-proxy.ts';
 import { buildPackage } from '../support/sources.ts';
 
@@ -42,7 +47,12 @@ const THIRD_PARTY_TOKEN = `crm-secret-${randomToken(12)}`;
  * A stateless JSON MCP provider serving `/ep/<n>/mcp`: it answers tools/list slowly and notes, per
  * endpoint, every probe's time and whether another probe of the same endpoint was in flight.
  */
-async function startProbeTargets(): Promise<{ url: string; lists: Map<string, number[]>; overlaps: string[]; close(): Promise<void> }> {
+async function startProbeTargets(): Promise<{
+  url: string;
+  lists: Map<string, number[]>;
+  overlaps: string[];
+  close(): Promise<void>;
+}> {
   const lists = new Map<string, number[]>();
   const inFlight = new Map<string, number>();
   const overlaps: string[] = [];
@@ -55,7 +65,11 @@ async function startProbeTargets(): Promise<{ url: string; lists: Map<string, nu
     if (message.id === undefined) return res.writeHead(202).end();
     let result: unknown;
     if (message.method === 'initialize') {
-      result = { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: `ep${endpoint}`, version: '1' } };
+      result = {
+        protocolVersion: message.params?.protocolVersion ?? '2025-06-18',
+        capabilities: { tools: {} },
+        serverInfo: { name: `ep${endpoint}`, version: '1' },
+      };
     } else if (message.method === 'tools/list') {
       const running = inFlight.get(endpoint) ?? 0;
       if (running > 0) overlaps.push(endpoint);
@@ -63,11 +77,19 @@ async function startProbeTargets(): Promise<{ url: string; lists: Map<string, nu
       lists.set(endpoint, [...(lists.get(endpoint) ?? []), Date.now()]);
       await new Promise((r) => setTimeout(r, PROBE_DELAY_MS));
       inFlight.set(endpoint, (inFlight.get(endpoint) ?? 1) - 1);
-      result = { tools: [{ name: `tool_${endpoint}`, description: `Tool of endpoint ${endpoint}`, inputSchema: { type: 'object' } }] };
+      result = {
+        tools: [
+          { name: `tool_${endpoint}`, description: `Tool of endpoint ${endpoint}`, inputSchema: { type: 'object' } },
+        ],
+      };
     } else {
-      return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+      return res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -83,7 +105,9 @@ async function startProbeTargets(): Promise<{ url: string; lists: Map<string, nu
  * An HTTPS download origin (test CA) for package archives: each download is answered slowly and
  * noted per path with its time and whether another download of the same path was in flight.
  */
-async function startDownloadOrigin(files: Map<string, string>): Promise<{ url: string; caFile: string; gets: Map<string, number[]>; overlaps: string[]; close(): Promise<void> }> {
+async function startDownloadOrigin(
+  files: Map<string, string>,
+): Promise<{ url: string; caFile: string; gets: Map<string, number[]>; overlaps: string[]; close(): Promise<void> }> {
   const tls = await createTestTls();
   const caFile = join(mkdtempSync(join(tmpdir(), 'plaza-scale-ca-')), 'ca.pem');
   writeFileSync(caFile, tls.caCert);
@@ -116,7 +140,8 @@ async function startDownloadOrigin(files: Map<string, string>): Promise<{ url: s
 
 /** Asserts that consecutive times are at least `minGapMs` apart. */
 function expectSpaced(times: number[], minGapMs: number, what: string): void {
-  for (let k = 1; k < times.length; k++) expect(times[k]! - times[k - 1]!, `${what}: runs ${k - 1}..${k}`).toBeGreaterThanOrEqual(minGapMs);
+  for (let k = 1; k < times.length; k++)
+    expect(times[k]! - times[k - 1]!, `${what}: runs ${k - 1}..${k}`).toBeGreaterThanOrEqual(minGapMs);
 }
 
 describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQL and one Redis', () => {
@@ -147,7 +172,12 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       packages.push({ id, path: `/${id}-1.0.0.agpk`, sha256: built.sha256 });
       files.set(`/${id}-1.0.0.agpk`, built.path);
     }
-    [everything, targets, origin, sdk] = await Promise.all([startEverything(), startProbeTargets(), startDownloadOrigin(files), startSdkUpstream()]);
+    [everything, targets, origin, sdk] = await Promise.all([
+      startEverything(),
+      startProbeTargets(),
+      startDownloadOrigin(files),
+      startSdkUpstream(),
+    ]);
     const backends: string[] = [];
     proxy = await startRoundRobinProxy(backends);
     env = {
@@ -198,8 +228,16 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
     }
   }, 30_000);
 
-  async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; backend: number }> {
-    const res = await fetch(`${proxy.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  async function post(
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: any; backend: number }> {
+    const res = await fetch(`${proxy.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: await res.json(), backend: proxy.log.at(-1)!.backend };
   }
 
@@ -207,15 +245,29 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
   let sdkListing: Promise<void> | undefined;
   const listSdk = () =>
     (sdkListing ??= (async () => {
-      const listed = await post('/api/mcp/listings', { provider: 'sdk', url: sdk.url, registered_by: 'ops@example.com', agin_support: true, summary: 'SDK provider; no credentials; logs agin_id.' });
+      const listed = await post('/api/mcp/listings', {
+        provider: 'sdk',
+        url: sdk.url,
+        registered_by: 'ops@example.com',
+        agin_support: true,
+        summary: 'SDK provider; no credentials; logs agin_id.',
+      });
       expect(listed.status).toBe(201);
-      await expect.poll(async () => (await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'sdk'`)).rows[0]?.status, { timeout: 10_000 }).toBe('healthy');
+      await expect
+        .poll(
+          async () =>
+            (await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'sdk'`)).rows[0]
+              ?.status,
+          { timeout: 10_000 },
+        )
+        .toBe('healthy');
     })());
 
   describe('rate limits hold across instances', () => {
     it('counts intent requests once for both instances', async () => {
       const answers = [];
-      for (let i = 0; i < 6; i++) answers.push(await post('/api/agent/intent', { prompt: 'We need receipts for every agent call' }));
+      for (let i = 0; i < 6; i++)
+        answers.push(await post('/api/agent/intent', { prompt: 'We need receipts for every agent call' }));
       expect(answers.map((x) => x.backend)).toEqual([0, 1, 0, 1, 0, 1]);
       expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200, 429, 429]);
       expect(answers[5]!.body).toMatchObject({ success: false, code: 'rate_limited' });
@@ -223,7 +275,8 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
 
     it('counts lead submissions once for both instances', async () => {
       const statuses = [];
-      for (let i = 0; i < 5; i++) statuses.push((await post('/api/leads', { email: `lead${i}@example.com`, scenario: 'growth' })).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await post('/api/leads', { email: `lead${i}@example.com`, scenario: 'growth' })).status);
       expect(statuses.slice(0, 3).every((s) => s === 201 || s === 200)).toBe(true);
       expect(statuses.slice(3)).toEqual([429, 429]);
     });
@@ -237,7 +290,13 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       secrets.push(...guests.filter((g) => g.status === 200).map((g) => g.body.data.token as string));
       const chats = [];
       for (let i = 0; i < 5; i++) {
-        chats.push(await post('/api/v1/chat/completions', { model: 'plaza-assistant', messages: [{ role: 'user', content: 'Which plan fits a team of 10?' }] }, { authorization: `Bearer ${token}` }));
+        chats.push(
+          await post(
+            '/api/v1/chat/completions',
+            { model: 'plaza-assistant', messages: [{ role: 'user', content: 'Which plan fits a team of 10?' }] },
+            { authorization: `Bearer ${token}` },
+          ),
+        );
       }
       expect(new Set(chats.map((c) => c.backend))).toEqual(new Set([0, 1]));
       expect(chats.map((c) => c.status)).toEqual([200, 200, 200, 429, 429]);
@@ -260,22 +319,42 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
         expect(registered.status).toBe(202);
       }
       for (let i = 0; i < PROBED_ENDPOINTS; i++) {
-        const listed = await post('/api/mcp/listings', { provider: `ep-${i}`, url: `${targets.url}/ep/${i}/mcp`, registered_by: 'ops@example.com', agin_support: true, summary: `Probe target ${i}; no credentials; logs agin_id.` });
+        const listed = await post('/api/mcp/listings', {
+          provider: `ep-${i}`,
+          url: `${targets.url}/ep/${i}/mcp`,
+          registered_by: 'ops@example.com',
+          agin_support: true,
+          summary: `Probe target ${i}; no credentials; logs agin_id.`,
+        });
         expect(listed.status).toBe(201);
       }
-      const everythingListed = await post('/api/mcp/listings', { provider: 'everything', url: everything.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Reference MCP server; no credentials; logs agin_id.' });
+      const everythingListed = await post('/api/mcp/listings', {
+        provider: 'everything',
+        url: everything.url,
+        registered_by: 'ops@example.com',
+        agin_support: true,
+        summary: 'Reference MCP server; no credentials; logs agin_id.',
+      });
       expect(everythingListed.status).toBe(201);
       // The first probe runs at once, the next after 8-12 s (idle healthy: twice the 5 s base, ±20 %),
       // found by a loop of either instance within 2 s. Waited for until every endpoint has two
       // recorded probes and every source two downloads (a second instance probing the same round
       // would make those two at once, and the spacing below fails).
       const probeRuns = async () =>
-        new Map((await sql.query<{ provider: string; n: number }>(`SELECT e.provider, count(*)::int AS n FROM probe_runs r JOIN mcp_endpoints e ON e.id = r.endpoint_id WHERE e.provider LIKE 'ep-%' GROUP BY e.provider`)).rows.map((r) => [r.provider, r.n]));
+        new Map(
+          (
+            await sql.query<{ provider: string; n: number }>(
+              `SELECT e.provider, count(*)::int AS n FROM probe_runs r JOIN mcp_endpoints e ON e.id = r.endpoint_id WHERE e.provider LIKE 'ep-%' GROUP BY e.provider`,
+            )
+          ).rows.map((r) => [r.provider, r.n]),
+        );
       await expect
         .poll(
           async () => {
             const runs = await probeRuns();
-            const probed = Array.from({ length: PROBED_ENDPOINTS }, (_, i) => runs.get(`ep-${i}`) ?? 0).every((n) => n >= 2);
+            const probed = Array.from({ length: PROBED_ENDPOINTS }, (_, i) => runs.get(`ep-${i}`) ?? 0).every(
+              (n) => n >= 2,
+            );
             const downloaded = packages.every((pkg) => (origin.gets.get(pkg.path)?.length ?? 0) >= 2);
             return probed && downloaded;
           },
@@ -300,19 +379,27 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       }
       // Package sources: rechecked every 5 s once healthy, each download by one instance.
       expect(origin.overlaps).toEqual([]);
-      const sources = await sql.query<{ package_id: string; status: string }>(`SELECT package_id, status FROM package_sources`);
+      const sources = await sql.query<{ package_id: string; status: string }>(
+        `SELECT package_id, status FROM package_sources`,
+      );
       expect(sources.rows.map((r) => r.status)).toEqual(packages.map(() => 'healthy'));
       for (const pkg of packages) {
         const downloads = origin.gets.get(pkg.path) ?? [];
         expect(downloads.length, pkg.id).toBeGreaterThanOrEqual(2);
         expectSpaced(downloads, 4_500, pkg.id);
       }
-      const health = await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'everything'`);
+      const health = await sql.query<{ status: string }>(
+        `SELECT status FROM mcp_endpoints WHERE provider = 'everything'`,
+      );
       expect(health.rows[0]?.status).toBe('healthy');
     }, 30_000);
 
     it('continues an MCP session opened on one instance on the other', async () => {
-      const created = await post('/api/agents', { display_name: 'Scale agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+      const created = await post(
+        '/api/agents',
+        { display_name: 'Scale agent', owner_context: 'scale' },
+        { authorization: `Bearer ${apiKey}` },
+      );
       expect(created.status).toBe(201);
       const token = created.body.data.token as string;
       secrets.push(token, THIRD_PARTY_TOKEN);
@@ -320,7 +407,12 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       const client = new Client({ name: 'scale-agent', version: '1' });
       // The caller's own third-party credential rides along (it must go upstream, nowhere else).
       const transport = new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp/p/everything`), {
-        requestInit: { headers: { authorization: `Bearer ${token}`, 'x-platform-upstream-authorization': `Bearer ${THIRD_PARTY_TOKEN}` } },
+        requestInit: {
+          headers: {
+            authorization: `Bearer ${token}`,
+            'x-platform-upstream-authorization': `Bearer ${THIRD_PARTY_TOKEN}`,
+          },
+        },
       });
       await client.connect(transport);
       const sessionId = transport.sessionId;
@@ -333,67 +425,145 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       }
       await client.close();
       // The session's requests (after initialize) were served by both instances.
-      const inSession = proxy.log.slice(from).filter((r) => r.path === '/mcp/p/everything' && r.headers['mcp-session-id'] === sessionId);
+      const inSession = proxy.log
+        .slice(from)
+        .filter((r) => r.path === '/mcp/p/everything' && r.headers['mcp-session-id'] === sessionId);
       expect(new Set(inSession.map((r) => r.backend))).toEqual(new Set([0, 1]));
       expect(inSession.filter((r) => r.body.includes('"tools/call"')).every((r) => r.status === 200)).toBe(true);
     }, 30_000);
 
     it('passes on a cancellation that reaches another instance than its call, and receipts the call as cancelled', async () => {
       await listSdk();
-      const created = await post('/api/agents', { display_name: 'Cancelling agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+      const created = await post(
+        '/api/agents',
+        { display_name: 'Cancelling agent', owner_context: 'scale' },
+        { authorization: `Bearer ${apiKey}` },
+      );
       const token = created.body.data.token as string;
       secrets.push(token);
       const rpc = (url: string, body: object, session?: string) =>
         fetch(`${url}/mcp/p/sdk`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(session ? { 'mcp-session-id': session } : {}),
+          },
           body: JSON.stringify(body),
         });
-      const opened = await rpc(a.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cancelling', version: '1' } } });
+      const opened = await rpc(a.url, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cancelling', version: '1' } },
+      });
       const session = opened.headers.get('mcp-session-id')!;
       await opened.text();
       expect((await rpc(b.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
       // The call runs on a; the client's cancellation, a POST of its own, reaches b (as it may behind a load balancer).
-      const call = rpc(a.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } } }, session).then((res) => res.text());
+      const call = rpc(
+        a.url,
+        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: { ms: 5_000 } } },
+        session,
+      ).then((res) => res.text());
       await expect.poll(() => sdk.seen.some((s) => s.body?.method === 'tools/call')).toBe(true);
       const cancelledAt = Date.now();
-      expect((await rpc(b.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'the user pressed stop' } }, session)).status).toBe(202);
+      expect(
+        (
+          await rpc(
+            b.url,
+            {
+              jsonrpc: '2.0',
+              method: 'notifications/cancelled',
+              params: { requestId: 7, reason: 'the user pressed stop' },
+            },
+            session,
+          )
+        ).status,
+      ).toBe(202);
       // The upstream stops the call (it knows it by its call id), and a ends the call's stream without an answer.
       await expect.poll(() => sdk.slow.aborted, { timeout: 2_000 }).toBe(1);
       const answer = await call;
       expect(Date.now() - cancelledAt).toBeLessThan(2_000);
       expect(answer).not.toContain('slept');
       expect(sdk.slow.done).toBe(0);
-      const receipt = await sql.query<{ status: string; outcome: string }>(`SELECT status, outcome FROM receipts WHERE tool = 'slow'`);
+      const receipt = await sql.query<{ status: string; outcome: string }>(
+        `SELECT status, outcome FROM receipts WHERE tool = 'slow'`,
+      );
       expect(receipt.rows).toEqual([{ status: 'error', outcome: 'upstream failure: the caller cancelled the call' }]);
     }, 20_000);
 
-    it('ends a call running on one instance when its client resumes the call\'s stream on the other, so the error it gets is true', async () => {
+    it("ends a call running on one instance when its client resumes the call's stream on the other, so the error it gets is true", async () => {
       // A provider whose call streams can be resumed: they open with a priming event under an id.
       const resumable = await startSdkUpstream({ eventStore: true, retryInterval: 1_000 });
       try {
-        const listed = await post('/api/mcp/listings', { provider: 'sdk-resumable', url: resumable.url, registered_by: 'ops@example.com', agin_support: true, summary: 'Resumable SDK provider; no credentials.' });
+        const listed = await post('/api/mcp/listings', {
+          provider: 'sdk-resumable',
+          url: resumable.url,
+          registered_by: 'ops@example.com',
+          agin_support: true,
+          summary: 'Resumable SDK provider; no credentials.',
+        });
         expect(listed.status).toBe(201);
-        await expect.poll(async () => (await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'sdk-resumable'`)).rows[0]?.status, { timeout: 10_000 }).toBe('healthy');
-        const created = await post('/api/agents', { display_name: 'Resuming agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+        await expect
+          .poll(
+            async () =>
+              (await sql.query<{ status: string }>(`SELECT status FROM mcp_endpoints WHERE provider = 'sdk-resumable'`))
+                .rows[0]?.status,
+            { timeout: 10_000 },
+          )
+          .toBe('healthy');
+        const created = await post(
+          '/api/agents',
+          { display_name: 'Resuming agent', owner_context: 'scale' },
+          { authorization: `Bearer ${apiKey}` },
+        );
         const token = created.body.data.token as string;
         secrets.push(token);
         // Priming events come with protocol 2025-11-25, which a request names in its header.
-        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-        const rpc = (url: string, body: object, session?: string) => fetch(`${url}/mcp/p/sdk-resumable`, { method: 'POST', headers: { ...headers, ...(session ? { 'mcp-session-id': session } : {}) }, body: JSON.stringify(body) });
-        const opened = await rpc(a.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'resuming', version: '1' } } });
+        const headers = {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        };
+        const rpc = (url: string, body: object, session?: string) =>
+          fetch(`${url}/mcp/p/sdk-resumable`, {
+            method: 'POST',
+            headers: { ...headers, ...(session ? { 'mcp-session-id': session } : {}) },
+            body: JSON.stringify(body),
+          });
+        const opened = await rpc(a.url, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'resuming', version: '1' } },
+        });
         const session = opened.headers.get('mcp-session-id')!;
         await opened.text();
         expect((await rpc(b.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
         // The call runs on a, its POST stream still open there (a has not seen the client's
         // connection break). Its first event is the provider's priming one, under Plaza's id.
-        const call = await rpc(a.url, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'slow', arguments: { ms: 8_000 } } }, session);
+        const call = await rpc(
+          a.url,
+          { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'slow', arguments: { ms: 8_000 } } },
+          session,
+        );
         const reader = call.body!.getReader();
         let seen = '';
         while (!/(?:^|\n)id: [^\n]+\n/.test(seen)) seen += new TextDecoder().decode((await reader.read()).value);
         const eventId = /(?:^|\n)id: ([^\n]+)\n/.exec(seen)![1]!;
         // The client resumes the call's stream through the load balancer, on b.
-        const resumed = await fetch(`${b.url}/mcp/p/sdk-resumable`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session, 'last-event-id': eventId } });
+        const resumed = await fetch(`${b.url}/mcp/p/sdk-resumable`, {
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: 'text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+            'mcp-session-id': session,
+            'last-event-id': eventId,
+          },
+        });
         expect(resumed.status).toBe(200);
         const answer = JSON.parse(/data: (.+)/.exec(await resumed.text())![1]!);
         expect(answer).toMatchObject({ id: 9, result: { isError: true } });
@@ -401,7 +571,15 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
         await expect.poll(() => resumable.slow.aborted, { timeout: 3_000 }).toBe(1);
         expect(resumable.slow.done).toBe(0);
         const callId = answer.result._meta.platform.call_id as string;
-        await expect.poll(async () => (await sql.query<{ status: string }>(`SELECT status FROM receipts WHERE call_id = $1`, [callId])).rows.map((r) => r.status), { timeout: 3_000 }).toEqual(['error']);
+        await expect
+          .poll(
+            async () =>
+              (
+                await sql.query<{ status: string }>(`SELECT status FROM receipts WHERE call_id = $1`, [callId])
+              ).rows.map((r) => r.status),
+            { timeout: 3_000 },
+          )
+          .toEqual(['error']);
         await reader.cancel().catch(() => undefined);
       } finally {
         await resumable.close();
@@ -409,13 +587,21 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
     }, 30_000);
 
     it('refuses a revoked agent on both instances within 5 s', async () => {
-      const created = await post('/api/agents', { display_name: 'Doomed agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+      const created = await post(
+        '/api/agents',
+        { display_name: 'Doomed agent', owner_context: 'scale' },
+        { authorization: `Bearer ${apiKey}` },
+      );
       const token = created.body.data.token as string;
       secrets.push(token);
       const list = (url: string) =>
         fetch(`${url}/mcp`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
         }).then((res) => res.status);
       // Both instances have seen (and cached) the credential as valid.
@@ -425,15 +611,27 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       const rpc = (body: object, session?: string) =>
         fetch(`${b.url}/mcp/p/everything`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(session ? { 'mcp-session-id': session } : {}),
+          },
           body: JSON.stringify(body),
         });
-      const opened = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'doomed', version: '1' } } });
+      const opened = await rpc({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'doomed', version: '1' } },
+      });
       const session = opened.headers.get('mcp-session-id')!;
       await opened.text();
       expect(session).toBeTruthy();
       expect((await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
-      const stream = await fetch(`${b.url}/mcp/p/everything`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': session } });
+      const stream = await fetch(`${b.url}/mcp/p/everything`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': session },
+      });
       expect(stream.status).toBe(200);
       const reader = stream.body!.getReader();
       const streamEnded = (async () => {
@@ -444,7 +642,10 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
         }
         return Date.now();
       })();
-      const revoked = await fetch(`${a.url}/api/agents/${created.body.data.agent.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+      const revoked = await fetch(`${a.url}/api/agents/${created.body.data.agent.id}/revoke`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       expect(revoked.status).toBe(200);
       const at = Date.now();
       const refusedAfter: number[] = [];
@@ -452,16 +653,27 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
         while ((await list(url)) !== 401 && Date.now() - at < 6_000) await new Promise((r) => setTimeout(r, 100));
         refusedAfter.push(Date.now() - at);
       }
-      expect(refusedAfter.every((ms) => ms <= 5_000), `refused after ${refusedAfter.join(', ')} ms`).toBe(true);
+      expect(
+        refusedAfter.every((ms) => ms <= 5_000),
+        `refused after ${refusedAfter.join(', ')} ms`,
+      ).toBe(true);
       expect(await list(a.url)).toBe(401);
       expect(await list(b.url)).toBe(401);
-      const streamEndedAfter = (await Promise.race([streamEnded, new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 6_000))])) - at;
+      const streamEndedAfter =
+        (await Promise.race([
+          streamEnded,
+          new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 6_000)),
+        ])) - at;
       await reader.cancel().catch(() => undefined);
       expect(streamEndedAfter, `the open stream ended after ${streamEndedAfter} ms`).toBeLessThanOrEqual(5_000);
     }, 15_000);
 
     it('writes one receipt chain from both instances that plaza receipts verify accepts', async () => {
-      const created = await post('/api/agents', { display_name: 'Chain agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+      const created = await post(
+        '/api/agents',
+        { display_name: 'Chain agent', owner_context: 'scale' },
+        { authorization: `Bearer ${apiKey}` },
+      );
       const token = created.body.data.token as string;
       secrets.push(token);
       const from = proxy.log.length;
@@ -469,10 +681,17 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       const callIds = await Promise.all(
         [0, 1, 2, 3].map(async (c) => {
           const client = new Client({ name: `chain-${c}`, version: '1' });
-          await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+          await client.connect(
+            new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`), {
+              requestInit: { headers: { authorization: `Bearer ${token}` } },
+            }),
+          );
           const ids: string[] = [];
           for (let i = 0; i < 5; i++) {
-            const result = await client.callTool({ name: 'everything__echo', arguments: { message: `chain ${c}.${i}` } });
+            const result = await client.callTool({
+              name: 'everything__echo',
+              arguments: { message: `chain ${c}.${i}` },
+            });
             expect(result.isError).toBeFalsy();
             ids.push((result._meta as any).platform.call_id as string);
           }
@@ -484,7 +703,12 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       expect(calls).toHaveLength(20);
       expect(new Set(calls.map((r) => r.backend))).toEqual(new Set([0, 1]));
 
-      const rows = await sql.query<{ seq: string; call_id: string; prev_hash: string | null; leaf_hash: string | null }>(`SELECT seq, call_id, prev_hash, leaf_hash FROM receipts ORDER BY seq`);
+      const rows = await sql.query<{
+        seq: string;
+        call_id: string;
+        prev_hash: string | null;
+        leaf_hash: string | null;
+      }>(`SELECT seq, call_id, prev_hash, leaf_hash FROM receipts ORDER BY seq`);
       const stored = new Set(rows.rows.map((r) => r.call_id));
       for (const id of callIds.flat()) expect(stored.has(id)).toBe(true);
       expect(rows.rows.every((r) => r.prev_hash && r.leaf_hash)).toBe(true);
@@ -504,7 +728,11 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
 
   it('keeps an SDK client going when the instance holding its notification stream stops: calls go on, notifications resume on the other', async () => {
     await listSdk();
-    const created = await post('/api/agents', { display_name: 'Stopping agent', owner_context: 'scale' }, { authorization: `Bearer ${apiKey}` });
+    const created = await post(
+      '/api/agents',
+      { display_name: 'Stopping agent', owner_context: 'scale' },
+      { authorization: `Bearer ${apiKey}` },
+    );
     const token = created.body.data.token as string;
     secrets.push(token);
     // Its own instance, so the suite's two stay up; the GET stream lands on it (third request).
@@ -515,9 +743,15 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       const client = new Client({ name: 'stopping-agent', version: '1' });
       const ticks: number[] = [];
       client.setNotificationHandler(LoggingMessageNotificationSchema, () => void ticks.push(Date.now()));
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${balancer.url}/mcp/p/sdk`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${balancer.url}/mcp/p/sdk`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
       // The transport opens its stream once initialized, by itself: nothing else is sent meanwhile.
-      await expect.poll(() => balancer.log.filter((r) => r.method === 'GET').map((r) => pool[r.backend])).toEqual([leaving.url]);
+      await expect
+        .poll(() => balancer.log.filter((r) => r.method === 'GET').map((r) => pool[r.backend]))
+        .toEqual([leaving.url]);
       expect((await client.callTool({ name: 'tick', arguments: { ms: 200 } })).isError).toBeFalsy();
       await expect.poll(() => ticks.length).toBeGreaterThanOrEqual(3);
       // Taken out of the balancer first, then stopped, as an operator does.
@@ -526,8 +760,13 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
       leaving.child.kill('SIGTERM');
       expect(await leaving.exited).toBe(0);
       expect(Date.now() - stoppedAt).toBeLessThan(3_000);
-      for (let i = 0; i < 3; i++) expect(JSON.stringify((await client.callTool({ name: 'echo', arguments: { message: `after ${i}` } })).content)).toContain(`after ${i}`);
-      await expect.poll(() => ticks.filter((t) => t > stoppedAt + 500).length, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
+      for (let i = 0; i < 3; i++)
+        expect(
+          JSON.stringify((await client.callTool({ name: 'echo', arguments: { message: `after ${i}` } })).content),
+        ).toContain(`after ${i}`);
+      await expect
+        .poll(() => ticks.filter((t) => t > stoppedAt + 500).length, { timeout: 5_000 })
+        .toBeGreaterThanOrEqual(3);
       expect(balancer.log.filter((r) => r.method === 'GET').map((r) => r.status)).toEqual([200, 200]);
       await client.close();
     } finally {
@@ -541,20 +780,27 @@ describe.skipIf(!DATABASE || !REDIS)('two plaza serve instances on one PostgreSQ
     // Its clients would get the limits again on top of the shared counts, and nothing said it.
     noRedis = await startPlazaServer({ ...env, REDIS_URL: '' });
     await expect.poll(() => noRedis!.output(), { timeout: 5_000 }).toContain('do not share one Redis');
-    const warning = noRedis.output().split('\n').find((line) => line.includes('do not share one Redis'))!;
+    const warning = noRedis
+      .output()
+      .split('\n')
+      .find((line) => line.includes('do not share one Redis'))!;
     expect(JSON.parse(warning)).toMatchObject({ level: 40, here: 'no REDIS_URL', elsewhere: ['Redis'] });
   }, 40_000);
 
   it('keeps no credential in clear in either instance’s logs or anywhere in the database', async () => {
     expect(secrets.length).toBeGreaterThanOrEqual(7);
     const logs = a.output() + b.output();
-    const tables = await sql.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`);
+    const tables = await sql.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+    );
     expect(tables.rows.length).toBeGreaterThan(10);
     let rows = 0;
     for (const { table_name } of tables.rows) {
       const dump = await sql.query<{ row: string }>(`SELECT to_jsonb(t)::text AS row FROM "${table_name}" t`);
       rows += dump.rows.length;
-      for (const { row } of dump.rows) for (const secret of secrets) expect(row.includes(secret), `${table_name} holds a credential in clear`).toBe(false);
+      for (const { row } of dump.rows)
+        for (const secret of secrets)
+          expect(row.includes(secret), `${table_name} holds a credential in clear`).toBe(false);
     }
     expect(rows).toBeGreaterThan(50);
     for (const secret of secrets) expect(logs.includes(secret), 'a log line holds a credential in clear').toBe(false);

@@ -29,13 +29,20 @@ describe('package origin faults', () => {
   const other: { sha256: string; bytes: Buffer } = { sha256: '', bytes: Buffer.alloc(0) };
   let driftServesOther = false;
   let endlessSent = 0;
-  const longName = rawArchive([{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: 'n'.repeat(300) } }]);
+  const longName = rawArchive([
+    { path: 'agpk.json', type: '0', mode: 0o644, content: '{}' },
+    { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: 'n'.repeat(300) } },
+  ]);
   let tmp = '';
 
   beforeAll(async () => {
     const root = mkdtempSync(join(tmpdir(), 'plaza-origin-faults-'));
     const a = await buildPackage(root, { id: 'com.example.origin', version: '1.0.0' });
-    const b = await buildPackage(root, { id: 'com.example.origin', version: '1.0.0', files: { 'USAGE.md': '# Changed\n' } });
+    const b = await buildPackage(root, {
+      id: 'com.example.origin',
+      version: '1.0.0',
+      files: { 'USAGE.md': '# Changed\n' },
+    });
     Object.assign(good, { sha256: a.sha256, bytes: readFileSync(a.path) });
     Object.assign(other, { sha256: b.sha256, bytes: readFileSync(b.path) });
     const tls = await createTestTls();
@@ -94,7 +101,15 @@ describe('package origin faults', () => {
     const res = await fetch(`${plaza.url}/api/agpk/sources`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ package_id: packageId, name: packageId, version: '1.0.0', summary: 'Origin fault test.', vendor_name: 'Example Inc', download_uri: `${origin.url}${path}`, sha256 }),
+      body: JSON.stringify({
+        package_id: packageId,
+        name: packageId,
+        version: '1.0.0',
+        summary: 'Origin fault test.',
+        vendor_name: 'Example Inc',
+        download_uri: `${origin.url}${path}`,
+        sha256,
+      }),
     });
     expect(res.status).toBe(202);
     return ((await res.json()) as any).source.id as string;
@@ -115,7 +130,9 @@ describe('package origin faults', () => {
     const loop = await register('com.example.loop', '/loop.agpk', good.sha256);
     const endless = await register('com.example.endless', '/endless.agpk', good.sha256);
     const mismatch = await register('com.example.mismatch', '/mismatch.agpk', good.sha256);
-    const settled = await Promise.all([loop, endless, mismatch].map((id) => waitFor(id, ['discarded', 'rejected', 'dropped'], 30_000)));
+    const settled = await Promise.all(
+      [loop, endless, mismatch].map((id) => waitFor(id, ['discarded', 'rejected', 'dropped'], 30_000)),
+    );
     for (const source of settled) {
       expect(source.status, JSON.stringify(source)).toBe('discarded');
       expect(source.live).toBe(false);
@@ -146,12 +163,24 @@ describe('package origin faults', () => {
   }, 60_000);
 
   it('discards an archive with a 300-byte name with a finding, and goes on serving', async () => {
-    const id = await register('com.example.longname', '/long-name.agpk', createHash('sha256').update(longName).digest('hex'));
+    const id = await register(
+      'com.example.longname',
+      '/long-name.agpk',
+      createHash('sha256').update(longName).digest('hex'),
+    );
     const source = await waitFor(id, ['discarded', 'rejected', 'healthy'], 30_000);
     expect(source.status, JSON.stringify(source)).toBe('discarded');
-    expect(source.findings).toContainEqual(expect.objectContaining({ id: 'archive.unsafe', severity: 'high', message: expect.stringMatching(/has a name of 300 bytes/) }));
+    expect(source.findings).toContainEqual(
+      expect.objectContaining({
+        id: 'archive.unsafe',
+        severity: 'high',
+        message: expect.stringMatching(/has a name of 300 bytes/),
+      }),
+    );
     expect(plaza.child.exitCode).toBeNull();
     expect((await fetch(`${plaza.url}/health`)).status).toBe(200);
-    expect(readdirSync(tmp).filter((name) => name.startsWith('plaza-inspect-') || name.startsWith('plaza-source-'))).toEqual([]);
+    expect(
+      readdirSync(tmp).filter((name) => name.startsWith('plaza-inspect-') || name.startsWith('plaza-source-')),
+    ).toEqual([]);
   }, 60_000);
 });

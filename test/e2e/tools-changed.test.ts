@@ -23,14 +23,24 @@ import { listHealthy } from '../support/gateway-load.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 /** A stateful SDK provider whose tools can grow while sessions are open. */
-async function startGrowingProvider(): Promise<{ url: string; gets: () => number; initializes: () => number; addTool(name: string): void; close(): Promise<void> }> {
+async function startGrowingProvider(): Promise<{
+  url: string;
+  gets: () => number;
+  initializes: () => number;
+  addTool(name: string): void;
+  close(): Promise<void>;
+}> {
   const tools = ['echo'];
   const servers = new Set<McpServer>();
   const transports = new Map<string, StreamableHTTPServerTransport>();
   let gets = 0;
   let initializes = 0;
   const register = (server: McpServer, name: string) =>
-    server.registerTool(name, { description: `The ${name} tool.`, inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `${name}: ${message}` }] }));
+    server.registerTool(
+      name,
+      { description: `The ${name} tool.`, inputSchema: { message: z.string() } },
+      async ({ message }) => ({ content: [{ type: 'text', text: `${name}: ${message}` }] }),
+    );
   const http: Server = createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -46,7 +56,10 @@ async function startGrowingProvider(): Promise<{ url: string; gets: () => number
     const server = new McpServer({ name: 'growing', version: '1.0.0' });
     for (const name of tools) register(server, name);
     servers.add(server);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, transport) });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void transports.set(id, transport),
+    });
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
   });
@@ -79,8 +92,14 @@ describe('a provider whose tool list changes', () => {
     provider = await startGrowingProvider();
     // No background loop: only the notification can bring the next probe.
     plaza = await startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' } });
-    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'growing@example.com' });
-    token = (await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, { display_name: 'Watcher' })).token;
+    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+      email: 'growing@example.com',
+    });
+    token = (
+      await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, {
+        display_name: 'Watcher',
+      })
+    ).token;
     endpointId = await listHealthy(plaza.url, 'growing', provider.url);
   }, 60_000);
   afterAll(async () => {
@@ -88,13 +107,24 @@ describe('a provider whose tool list changes', () => {
     await provider?.close();
   });
 
-  const catalogTools = async () => ((await (await fetch(`${plaza.url}/api/mcp/tools?provider=growing`)).json()) as { tools: { name: string }[] }).tools.map((t) => t.name).sort();
+  const catalogTools = async () =>
+    ((await (await fetch(`${plaza.url}/api/mcp/tools?provider=growing`)).json()) as { tools: { name: string }[] }).tools
+      .map((t) => t.name)
+      .sort();
 
   it('is probed again when it says so on a relayed stream, and its new tool goes online', async () => {
     expect(await catalogTools()).toEqual(['echo']);
     const client = new Client({ name: 'watcher', version: '1.0.0' });
-    const changed = new Promise<void>((resolve) => client.setNotificationHandler((z.object({ method: z.literal('notifications/tools/list_changed') }) as never), () => resolve()));
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/growing`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler(z.object({ method: z.literal('notifications/tools/list_changed') }) as never, () =>
+        resolve(),
+      ),
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/growing`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
     try {
       for (let i = 0; i < 100 && provider.gets() === 0; i++) await new Promise((r) => setTimeout(r, 20));
       provider.addTool('fresh');

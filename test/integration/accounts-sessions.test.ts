@@ -35,9 +35,17 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
   });
 
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${plaza.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${plaza.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const authed = (extra: Record<string, string> = {}) => ({ cookie, 'x-csrf-token': csrf, ...extra });
-  const cookieFrom = (res: Response) => res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookieFrom = (res: Response) =>
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
 
   it('says which sign-in methods are on', async () => {
     const res = await fetch(`${plaza.url}/api/auth/options`);
@@ -119,20 +127,32 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
 
   it('writes its e-mails in the language the visitor chose on the site', async () => {
     const address = `zh-${backend}@example.com`;
-    expect((await post('/api/auth/email/register-link', { email: address }, { cookie: 'plaza_locale=zh-CN' })).status).toBe(202);
+    expect(
+      (await post('/api/auth/email/register-link', { email: address }, { cookie: 'plaza_locale=zh-CN' })).status,
+    ).toBe(202);
     const mail = await smtp.waitFor((m) => m.to.includes(address));
     expect(mail.subject).toBe('完成创建您的 Plaza 账户');
     expect(mail.text).toContain('使用此链接创建您的 Plaza 账户并登录');
     // The link opens its page in that language too.
     const link = new URL(/(https?:\/\/\S+\/sign-in\?\S+)/.exec(mail.text)![1]!);
     expect(link.searchParams.get('locale')).toBe('zh-CN');
-    const page = await (await fetch(`${plaza.url}${link.pathname}${link.search}`, { headers: { accept: 'text/html' } })).text();
+    const page = await (
+      await fetch(`${plaza.url}${link.pathname}${link.search}`, { headers: { accept: 'text/html' } })
+    ).text();
     expect(page).toContain('lang="zh-CN"');
     expect(page).toContain(`以 ${address} 的身份登录`);
   });
 
   it('registers a package source through /tool as a known user, and refuses it without the CSRF header', async () => {
-    const body = { package_id: 'com.example.session', name: 'Session pkg', version: '1.0.0', summary: 's', vendor_name: 'V', download_uri: 'https://downloads.example.com/p.agpk', sha256: 'c'.repeat(64) };
+    const body = {
+      package_id: 'com.example.session',
+      name: 'Session pkg',
+      version: '1.0.0',
+      summary: 's',
+      vendor_name: 'V',
+      download_uri: 'https://downloads.example.com/p.agpk',
+      sha256: 'c'.repeat(64),
+    };
     const noCsrf = await post('/api/agpk/sources/tool', body, { cookie });
     expect(noCsrf.status).toBe(403);
     const anonymous = await post('/api/agpk/sources/tool', body);
@@ -162,7 +182,9 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
     const revoked = await fetch(`${plaza.url}/api/account/keys/${key.id}`, { method: 'DELETE', headers: authed() });
     expect(revoked.status).toBe(200);
     expect(((await revoked.json()) as any).key.revoked_at).toBeTruthy();
-    expect((await fetch(`${plaza.url}/api/account`, { headers: { authorization: `Bearer ${api_key}` } })).status).toBe(401);
+    expect((await fetch(`${plaza.url}/api/account`, { headers: { authorization: `Bearer ${api_key}` } })).status).toBe(
+      401,
+    );
   });
 
   it('sets a password, signs out, signs in with it, and resets it by e-mail', async () => {
@@ -195,7 +217,11 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
     expect(html).toContain('action="/reset-password"');
     expect(html).toContain(`name="token" value="${token}"`);
     const submit = (password: string) =>
-      fetch(`${plaza.url}/reset-password`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' }, body: new URLSearchParams({ token, password }).toString() });
+      fetch(`${plaza.url}/reset-password`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+        body: new URLSearchParams({ token, password }).toString(),
+      });
     const short = await submit('short');
     expect(short.status).toBe(400);
     expect(await short.text()).toContain('Choose a password of 8 to 256 characters.');
@@ -226,14 +252,25 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
 
   it('marks the cookie Secure with the __Host- prefix when Plaza is served over HTTPS', async () => {
     // A second Plaza on the first one's database (addresses of its own): a new app, not a new database.
-    const secure = await startTestPlaza(backend, { db: plaza.db, env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: 'https://plaza.example' } });
+    const secure = await startTestPlaza(backend, {
+      db: plaza.db,
+      env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: 'https://plaza.example' },
+    });
     try {
       const address = `secure-${backend}@example.com`;
-      await fetch(`${secure.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address }) });
+      await fetch(`${secure.url}/api/auth/email/register-link`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: address }),
+      });
       const mail = await smtp.waitFor((m) => m.to.includes(address));
       expect(mail.text).toContain('https://plaza.example/sign-in?token=');
       const token = /token=(lnk_[0-9a-z]+)/.exec(mail.text)![1]!;
-      const res = await fetch(`${secure.url}/api/auth/email/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+      const res = await fetch(`${secure.url}/api/auth/email/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token }),
+      });
       expect(res.status).toBe(200);
       const session = res.headers.getSetCookie().find((c) => c.startsWith('__Host-plaza_session='))!;
       expect(session).toMatch(/; Secure/i);
@@ -241,11 +278,21 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
       expect(session).toMatch(/Path=\//);
       // Behind a proxy the request's Host is the upstream's; the page's own form posts with the
       // public origin, which is this site.
-      await fetch(`${secure.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address }) });
-      const second = /token=(lnk_[0-9a-z]+)/.exec((await smtp.waitFor((m) => m.to.includes(address) && !m.text.includes(token))).text)![1]!;
+      await fetch(`${secure.url}/api/auth/email/register-link`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: address }),
+      });
+      const second = /token=(lnk_[0-9a-z]+)/.exec(
+        (await smtp.waitFor((m) => m.to.includes(address) && !m.text.includes(token))).text,
+      )![1]!;
       const form = await fetch(`${secure.url}/sign-in`, {
         method: 'POST',
-        headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded', origin: 'https://plaza.example' },
+        headers: {
+          accept: 'text/html',
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: 'https://plaza.example',
+        },
         body: new URLSearchParams({ token: second }).toString(),
         redirect: 'manual',
       });
@@ -258,13 +305,25 @@ describe.each(BACKENDS)('accounts and sessions on %s', (backend) => {
 
   it('refuses a sign-in link after it expired', async () => {
     let now = Date.now();
-    const timed = await startTestPlaza(backend, { db: plaza.db, env: { SMTP_URL: smtp.url }, clock: { now: () => now } });
+    const timed = await startTestPlaza(backend, {
+      db: plaza.db,
+      env: { SMTP_URL: smtp.url },
+      clock: { now: () => now },
+    });
     try {
       const address = `late-${backend}@example.com`;
-      await fetch(`${timed.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: address }) });
+      await fetch(`${timed.url}/api/auth/email/register-link`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: address }),
+      });
       const token = /token=(lnk_[0-9a-z]+)/.exec((await smtp.waitFor((m) => m.to.includes(address))).text)![1]!;
       now += 15 * 60_000 + 1_000;
-      const res = await fetch(`${timed.url}/api/auth/email/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+      const res = await fetch(`${timed.url}/api/auth/email/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token }),
+      });
       expect(res.status).toBe(400);
       expect(await timed.db.prisma.account.count({ where: { email: address } })).toBe(0);
     } finally {

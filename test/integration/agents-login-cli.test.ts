@@ -29,10 +29,18 @@ describe('plaza agents login', () => {
 
   beforeAll(async () => {
     plaza = await startTestPlaza('pglite', { env: { PLAZA_BACKGROUND: '0' } });
-    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'cli@example.com' });
-    token = (await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, { display_name: 'CLI bot' })).token;
+    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+      email: 'cli@example.com',
+    });
+    token = (
+      await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, {
+        display_name: 'CLI bot',
+      })
+    ).token;
     // 503, or the status its path begins with (/s429/mcp: 429), as a proxy in front of Plaza answers.
-    failing = createServer((req, res) => void res.writeHead(Number(/^\/s(\d{3})\//.exec(req.url ?? '')?.[1] ?? 503)).end('maintenance'));
+    failing = createServer(
+      (req, res) => void res.writeHead(Number(/^\/s(\d{3})\//.exec(req.url ?? '')?.[1] ?? 503)).end('maintenance'),
+    );
     await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
     failingUrl = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
   });
@@ -53,25 +61,34 @@ describe('plaza agents login', () => {
     ['/mcp/', true],
     ['/mcp/p/everything', true],
     ['/not-plaza', false],
-  ])('refuses --url <plaza>%s, where Plaza answers 404, and keeps the stored credential', async (path, suggestsBase) => {
-    const { file, before } = storedGood(`wrong-${path.replace(/\W/g, '_')}`);
-    const login = await runPlaza(['agents', 'login', '--token', token, '--url', `${plaza.url}${path}`], { PLAZA_CREDENTIALS_FILE: file });
-    expect(login.code, login.stderr).not.toBe(0);
-    expect(login.stderr).toMatch(/answered HTTP 404/);
-    expect(login.stderr).not.toMatch(/stored unchecked/);
-    expect(login.stderr).toMatch(/nothing stored; the stored credential is unchanged/i);
-    if (suggestsBase) expect(login.stderr).toContain(`--url ${plaza.url}`);
-    else expect(login.stderr).not.toMatch(/--url /);
-    expect(login.stdout).toBe('');
-    expect(readFileSync(file, 'utf8')).toBe(before);
-  });
+  ])(
+    'refuses --url <plaza>%s, where Plaza answers 404, and keeps the stored credential',
+    async (path, suggestsBase) => {
+      const { file, before } = storedGood(`wrong-${path.replace(/\W/g, '_')}`);
+      const login = await runPlaza(['agents', 'login', '--token', token, '--url', `${plaza.url}${path}`], {
+        PLAZA_CREDENTIALS_FILE: file,
+      });
+      expect(login.code, login.stderr).not.toBe(0);
+      expect(login.stderr).toMatch(/answered HTTP 404/);
+      expect(login.stderr).not.toMatch(/stored unchecked/);
+      expect(login.stderr).toMatch(/nothing stored; the stored credential is unchanged/i);
+      if (suggestsBase) expect(login.stderr).toContain(`--url ${plaza.url}`);
+      else expect(login.stderr).not.toMatch(/--url /);
+      expect(login.stdout).toBe('');
+      expect(readFileSync(file, 'utf8')).toBe(before);
+    },
+  );
 
   it('stores the token checked against the base URL, and refuses one the gateway refuses', async () => {
     const { file } = storedGood('good');
-    const login = await runPlaza(['agents', 'login', '--token', token, '--url', `${plaza.url}/`], { PLAZA_CREDENTIALS_FILE: file });
+    const login = await runPlaza(['agents', 'login', '--token', token, '--url', `${plaza.url}/`], {
+      PLAZA_CREDENTIALS_FILE: file,
+    });
     expect(login.code, login.stderr).toBe(0);
     expect(JSON.parse(login.stdout)).toMatchObject({ verified: true });
-    const refused = await runPlaza(['agents', 'login', '--token', unknownToken, '--url', plaza.url], { PLAZA_CREDENTIALS_FILE: file });
+    const refused = await runPlaza(['agents', 'login', '--token', unknownToken, '--url', plaza.url], {
+      PLAZA_CREDENTIALS_FILE: file,
+    });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/refuses this agent token/);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ url: plaza.url, token });
@@ -85,7 +102,9 @@ describe('plaza agents login', () => {
   ])('stores the token unchecked when Plaza is %s', async (_what, url) => {
     const file = join(dir, `unchecked-${_what.replace(/\W/g, '_')}.json`);
     const base = await url();
-    const login = await runPlaza(['agents', 'login', '--token', unknownToken, '--url', base], { PLAZA_CREDENTIALS_FILE: file });
+    const login = await runPlaza(['agents', 'login', '--token', unknownToken, '--url', base], {
+      PLAZA_CREDENTIALS_FILE: file,
+    });
     expect(login.code, login.stderr).toBe(0);
     expect(login.stderr).toMatch(/stored unchecked/);
     expect(JSON.parse(login.stdout)).toMatchObject({ verified: false });

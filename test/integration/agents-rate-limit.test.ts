@@ -16,7 +16,11 @@ const REDIS = process.env['TEST_REDIS_URL'];
 const LIMIT = 3;
 
 function post(plaza: TestPlaza, path: string, key: string, body: unknown = {}) {
-  return fetch(`${plaza.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${plaza.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 /** The 429 of the token surface: Retry-After, the RateLimit headers, and the OpenAI-style error object. */
@@ -37,7 +41,12 @@ describe.each(BACKENDS)('agent write limits on %s', (backend) => {
   let database: TestDatabase;
   let n = 0;
   /** A new account's API key. */
-  const newAccount = async () => (await createAccountService({ prisma: database.db.prisma, clock: systemClock }).createAccount({ email: `limits-${backend}-${n++}@example.com` })).apiKey;
+  const newAccount = async () =>
+    (
+      await createAccountService({ prisma: database.db.prisma, clock: systemClock }).createAccount({
+        email: `limits-${backend}-${n++}@example.com`,
+      })
+    ).apiKey;
 
   beforeAll(async () => {
     database = await createTestDatabase(backend);
@@ -49,7 +58,10 @@ describe.each(BACKENDS)('agent write limits on %s', (backend) => {
   describe('one instance', () => {
     let plaza: TestPlaza;
     beforeAll(async () => {
-      plaza = await startTestPlaza(backend, { db: database.db, env: { PLAZA_RATE_LIMIT_AGENTS_PER_MIN: String(LIMIT), PLAZA_BACKGROUND: '0' } });
+      plaza = await startTestPlaza(backend, {
+        db: database.db,
+        env: { PLAZA_RATE_LIMIT_AGENTS_PER_MIN: String(LIMIT), PLAZA_BACKGROUND: '0' },
+      });
     });
     afterAll(async () => {
       await plaza?.close();
@@ -74,7 +86,15 @@ describe.each(BACKENDS)('agent write limits on %s', (backend) => {
 
     it('counts requests whose credential is refused per client address, without touching the accounts on it', async () => {
       const wrong = `plz_${'0'.repeat(13)}_${'0'.repeat(40)}`;
-      const guest = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as any).data.token as string;
+      const guest = (
+        (await (
+          await fetch(`${plaza.url}/api/auth/guest-token`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{}',
+          })
+        ).json()) as any
+      ).data.token as string;
       expect((await post(plaza, '/api/agents', wrong, { display_name: 'x' })).status).toBe(401);
       expect((await post(plaza, '/api/agents/agt_x/token', 'not-a-key')).status).toBe(401);
       // A guest token is valid, but not on these routes: counted as refused too.
@@ -82,7 +102,9 @@ describe.each(BACKENDS)('agent write limits on %s', (backend) => {
       await expectRateLimited(await post(plaza, '/api/agents', wrong, { display_name: 'x' }));
       await expectRateLimited(await post(plaza, '/api/agents/agt_x/revoke', guest));
       // An account signing its requests from the same address is not held back by them.
-      expect((await post(plaza, '/api/agents', await newAccount(), { display_name: 'Same address, signed' })).status).toBe(201);
+      expect(
+        (await post(plaza, '/api/agents', await newAccount(), { display_name: 'Same address, signed' })).status,
+      ).toBe(201);
     });
   });
 
@@ -90,7 +112,12 @@ describe.each(BACKENDS)('agent write limits on %s', (backend) => {
     let a: TestPlaza;
     let b: TestPlaza;
     beforeAll(async () => {
-      const env = { REDIS_URL: REDIS!, PLAZA_RATE_LIMIT_KEY_PREFIX: `plaza-test:${randomToken(8)}:`, PLAZA_RATE_LIMIT_AGENTS_PER_MIN: String(LIMIT), PLAZA_BACKGROUND: '0' };
+      const env = {
+        REDIS_URL: REDIS!,
+        PLAZA_RATE_LIMIT_KEY_PREFIX: `plaza-test:${randomToken(8)}:`,
+        PLAZA_RATE_LIMIT_AGENTS_PER_MIN: String(LIMIT),
+        PLAZA_BACKGROUND: '0',
+      };
       a = await startTestPlaza(backend, { env, db: database.db });
       b = await startTestPlaza(backend, { env, db: database.db });
     });
@@ -102,7 +129,8 @@ describe.each(BACKENDS)('agent write limits on %s', (backend) => {
     it('enforces one budget per account across both instances', async () => {
       const key = await newAccount();
       const statuses = [];
-      for (const instance of [a, b, a, b]) statuses.push((await post(instance, '/api/agents', key, { display_name: 'Shared' })).status);
+      for (const instance of [a, b, a, b])
+        statuses.push((await post(instance, '/api/agents', key, { display_name: 'Shared' })).status);
       expect(statuses).toEqual([201, 201, 201, 429]);
       expect(a.logLines().some((line) => line.includes('fall back'))).toBe(false);
     });

@@ -32,7 +32,11 @@ describe.each(BACKENDS)('agents for a signed-in session on %s', (backend) => {
   });
 
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${plaza.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${plaza.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
 
   /** Signs `email` in through its e-mailed link; the session cookie and its CSRF token. */
   async function signIn(email: string): Promise<{ cookie: string; csrf: string }> {
@@ -40,7 +44,10 @@ describe.each(BACKENDS)('agents for a signed-in session on %s', (backend) => {
     const mail = await smtp.waitFor((m) => m.to.includes(email) && LINK.test(m.text));
     const res = await post('/api/auth/email/verify', { token: LINK.exec(mail.text)![1] });
     expect(res.status).toBe(200);
-    const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const cookie = res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
     return { cookie, csrf: ((await res.json()) as any).session.csrf_token };
   }
 
@@ -49,7 +56,12 @@ describe.each(BACKENDS)('agents for a signed-in session on %s', (backend) => {
     (
       await post(
         '/mcp',
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        },
         { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' },
       )
     ).status;
@@ -74,15 +86,21 @@ describe.each(BACKENDS)('agents for a signed-in session on %s', (backend) => {
 
   it('refuses a cookie-authenticated write without the CSRF header, and lets Authorization win over the cookie', async () => {
     const { cookie, csrf } = await signIn(`s2-${backend}@example.com`);
-    const before = ((await (await fetch(`${plaza.url}/api/agents`, { headers: { cookie } })).json()) as any).data.agents.length;
+    const before = ((await (await fetch(`${plaza.url}/api/agents`, { headers: { cookie } })).json()) as any).data.agents
+      .length;
     const noCsrf = await post('/api/agents', { display_name: 'Forged' }, { cookie });
     expect(noCsrf.status).toBe(403);
     expect(((await noCsrf.json()) as any).message).toMatch(/X-CSRF-Token/);
     const wrongCsrf = await post('/api/agents', { display_name: 'Forged' }, { cookie, 'x-csrf-token': 'nope' });
     expect(wrongCsrf.status).toBe(403);
-    const badBearer = await post('/api/agents', { display_name: 'Forged' }, { cookie, 'x-csrf-token': csrf, authorization: 'Bearer plz_nope' });
+    const badBearer = await post(
+      '/api/agents',
+      { display_name: 'Forged' },
+      { cookie, 'x-csrf-token': csrf, authorization: 'Bearer plz_nope' },
+    );
     expect(badBearer.status).toBe(401);
-    const after = ((await (await fetch(`${plaza.url}/api/agents`, { headers: { cookie } })).json()) as any).data.agents.length;
+    const after = ((await (await fetch(`${plaza.url}/api/agents`, { headers: { cookie } })).json()) as any).data.agents
+      .length;
     expect(after).toBe(before);
     // Signed out, the routes still ask for a credential.
     expect((await fetch(`${plaza.url}/api/agents`, { headers: { cookie: 'plaza_session=nope' } })).status).toBe(401);
@@ -92,9 +110,15 @@ describe.each(BACKENDS)('agents for a signed-in session on %s', (backend) => {
   it('issues a new token for a lost one: the old stops working; only the owner, never a revoked agent', async () => {
     const owner = await signIn(`s3-${backend}@example.com`);
     const other = await signIn(`s4-${backend}@example.com`);
-    const key = ((await (await post('/api/account/keys', { name: 'cli' }, { cookie: owner.cookie, 'x-csrf-token': owner.csrf })).json()) as any).api_key;
+    const key = (
+      (await (
+        await post('/api/account/keys', { name: 'cli' }, { cookie: owner.cookie, 'x-csrf-token': owner.csrf })
+      ).json()) as any
+    ).api_key;
     const bearer = { authorization: `Bearer ${key}` };
-    const { agent, token: first } = ((await (await post('/api/agents', { display_name: 'Lost token bot' }, bearer)).json()) as any).data;
+    const { agent, token: first } = (
+      (await (await post('/api/agents', { display_name: 'Lost token bot' }, bearer)).json()) as any
+    ).data;
 
     const rotated = await post(`/api/agents/${agent.id}/token`, {}, bearer);
     expect(rotated.status).toBe(200);
@@ -106,11 +130,17 @@ describe.each(BACKENDS)('agents for a signed-in session on %s', (backend) => {
     expect(await gatewayStatus(second)).toBe(200);
 
     // The session may do it too (with its CSRF header); another account may not.
-    const third = ((await (await post(`/api/agents/${agent.id}/token`, {}, { cookie: owner.cookie, 'x-csrf-token': owner.csrf })).json()) as any).data.token;
+    const third = (
+      (await (
+        await post(`/api/agents/${agent.id}/token`, {}, { cookie: owner.cookie, 'x-csrf-token': owner.csrf })
+      ).json()) as any
+    ).data.token;
     expect(await gatewayStatus(second)).toBe(401);
     expect(await gatewayStatus(third)).toBe(200);
     expect((await post(`/api/agents/${agent.id}/token`, {}, { cookie: owner.cookie })).status).toBe(403);
-    expect((await post(`/api/agents/${agent.id}/token`, {}, { cookie: other.cookie, 'x-csrf-token': other.csrf })).status).toBe(404);
+    expect(
+      (await post(`/api/agents/${agent.id}/token`, {}, { cookie: other.cookie, 'x-csrf-token': other.csrf })).status,
+    ).toBe(404);
     expect(await gatewayStatus(third)).toBe(200);
 
     expect((await post(`/api/agents/${agent.id}/revoke`, {}, bearer)).status).toBe(200);

@@ -30,12 +30,20 @@ describe.each(BACKENDS)('agents on %s', (backend) => {
   });
 
   it('creates an agent with an AGIN card and a credential that authenticates', async () => {
-    const { agent, token } = await agents.create(accountA, { display_name: 'Support bot', owner_context: 'acme-support' });
+    const { agent, token } = await agents.create(accountA, {
+      display_name: 'Support bot',
+      owner_context: 'acme-support',
+    });
     expect(agent).toMatchObject({ display_name: 'Support bot', owner_context: 'acme-support', status: 'active' });
     expect(agent.agin_id).toMatch(/^agin_/);
     expect(token).toMatch(/^agt_/);
     const identity = await agents.authenticate(token);
-    expect(identity).toMatchObject({ agentId: agent.id, accountId: accountA, aginId: agent.agin_id, agentPrincipal: agent.agent_principal });
+    expect(identity).toMatchObject({
+      agentId: agent.id,
+      accountId: accountA,
+      aginId: agent.agin_id,
+      agentPrincipal: agent.agent_principal,
+    });
   });
 
   it.each([
@@ -49,15 +57,22 @@ describe.each(BACKENDS)('agents on %s', (backend) => {
     if (param) expect((error as ValidationError).param).toBe(param);
   });
 
-  it.each(['account:', 'ACCOUNT:', 'Account:'])('refuses an owner_context claiming another account\'s context (%s<other account>)', async (prefix) => {
-    const error = await agents.create(accountA, { display_name: 'x', owner_context: `${prefix}${accountB}` }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).param).toBe('owner_context');
-    expect((error as ValidationError).message).toMatch(/owner_context: "account:…" is reserved/);
-  });
+  it.each(['account:', 'ACCOUNT:', 'Account:'])(
+    "refuses an owner_context claiming another account's context (%s<other account>)",
+    async (prefix) => {
+      const error = await agents
+        .create(accountA, { display_name: 'x', owner_context: `${prefix}${accountB}` })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).param).toBe('owner_context');
+      expect((error as ValidationError).message).toMatch(/owner_context: "account:…" is reserved/);
+    },
+  );
 
-  it('takes an owner_context naming the agent\'s own account, as the default does', async () => {
-    expect((await agents.create(accountA, { display_name: 'x', owner_context: `account:${accountA}` })).agent.owner_context).toBe(`account:${accountA}`);
+  it("takes an owner_context naming the agent's own account, as the default does", async () => {
+    expect(
+      (await agents.create(accountA, { display_name: 'x', owner_context: `account:${accountA}` })).agent.owner_context,
+    ).toBe(`account:${accountA}`);
     expect((await agents.create(accountA, { display_name: 'y' })).agent.owner_context).toBe(`account:${accountA}`);
   });
 
@@ -77,25 +92,40 @@ describe.each(BACKENDS)('agents on %s', (backend) => {
     await expect(otherInstance.authenticate(token)).rejects.toBeInstanceOf(AuthError);
   });
 
-  it("names the field a bad agent body gets wrong, and the credential it was given by mistake", async () => {
+  it('names the field a bad agent body gets wrong, and the credential it was given by mistake', async () => {
     await expect(agents.create(accountA, {})).rejects.toThrow(/^Invalid agent: display_name: /);
-    await expect(agents.create(accountA, { displayName: 'x' })).rejects.toThrow(/unknown field\(s\) displayName; an agent takes display_name and owner_context/);
-    await expect(agents.authenticate('plz_abcdefgh_0123456789')).rejects.toThrow(/account API key \(plz_…\); the gateway takes an agent token/);
+    await expect(agents.create(accountA, { displayName: 'x' })).rejects.toThrow(
+      /unknown field\(s\) displayName; an agent takes display_name and owner_context/,
+    );
+    await expect(agents.authenticate('plz_abcdefgh_0123456789')).rejects.toThrow(
+      /account API key \(plz_…\); the gateway takes an agent token/,
+    );
     const accounts = createAccountService({ prisma: t.db.prisma, clock });
     const { token } = await agents.create(accountA, { display_name: 'Mistaken' });
-    await expect(accounts.authenticateApiKey(token)).rejects.toThrow(/This is an agent token \(agt_…\).*takes an account API key/);
+    await expect(accounts.authenticateApiKey(token)).rejects.toThrow(
+      /This is an agent token \(agt_…\).*takes an account API key/,
+    );
   });
 
   it('leaves exactly one live credential when token rotations race', async () => {
     const { agent } = await agents.create(accountA, { display_name: 'Racing' });
     // Separate service instances, as on several gateway instances; each rotation caches nothing.
     const rotations = await Promise.all(
-      Array.from({ length: 6 }, () => createAgentService({ prisma: t.db.prisma, clock, cacheTtlMs: 0 }).rotateToken(accountA, agent.id)),
+      Array.from({ length: 6 }, () =>
+        createAgentService({ prisma: t.db.prisma, clock, cacheTtlMs: 0 }).rotateToken(accountA, agent.id),
+      ),
     );
     const live = await t.db.prisma.agentCredential.findMany({ where: { agentId: agent.id, revokedAt: null } });
     expect(live).toHaveLength(1);
     const fresh = createAgentService({ prisma: t.db.prisma, clock, cacheTtlMs: 0 });
-    const accepted = await Promise.all(rotations.map(({ token }) => fresh.authenticate(token).then(() => token, () => undefined)));
+    const accepted = await Promise.all(
+      rotations.map(({ token }) =>
+        fresh.authenticate(token).then(
+          () => token,
+          () => undefined,
+        ),
+      ),
+    );
     expect(accepted.filter(Boolean)).toHaveLength(1);
   });
 

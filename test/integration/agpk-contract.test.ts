@@ -45,7 +45,9 @@ describe.each(BACKENDS)('GET /agpk/v1/* on %s', (backend) => {
   });
 
   it('serves a first-party catalog that validates against catalog.schema.json', async () => {
-    const catalog = (await (await fetch(`${plaza.url}/agpk/v1/firstparty-catalog.json`)).json()) as { packages: Array<{ package_id: string }> };
+    const catalog = (await (await fetch(`${plaza.url}/agpk/v1/firstparty-catalog.json`)).json()) as {
+      packages: Array<{ package_id: string }>;
+    };
     const schema = (await (await fetch(`${plaza.url}/agpk/v1/catalog.schema.json`)).json()) as object;
     const validate = new Ajv2020({ strict: false }).compile(schema);
     expect(validate(catalog), JSON.stringify(validate.errors)).toBe(true);
@@ -56,6 +58,10 @@ describe.each(BACKENDS)('GET /agpk/v1/* on %s', (backend) => {
   it('answers 404 in the website error shape for an unknown file', async () => {
     const res = await fetch(`${plaza.url}/agpk/v1/secrets.json`);
     expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ success: false, code: 'not_found', message: expect.stringContaining('No AGPK contract file secrets.json') });
+    expect(await res.json()).toMatchObject({
+      success: false,
+      code: 'not_found',
+      message: expect.stringContaining('No AGPK contract file secrets.json'),
+    });
   });
 });

@@ -40,8 +40,15 @@ afterAll(async () => {
 });
 
 /** `plaza agpk …` left running, with its output collected. */
-function start(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<[number | null, NodeJS.Signals | null]> } {
-  const child = startChild(process.execPath, plazaArgs('agpk', ...args), { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args: string[]): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+} {
+  const child = startChild(process.execPath, plazaArgs('agpk', ...args), {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -59,22 +66,39 @@ const alive = (pid: number) => !/^\d+ \(.*\) Z/.test(text(`/proc/${pid}/stat`)) 
 async function archiveOf(id: string, marker?: string): Promise<string> {
   const dir = join(tmp.path, 'src', id);
   await scaffoldPackage(dir, { id, name: id, version: '1.0.0' });
-  if (marker) await writeFile(join(dir, 'INSTALL'), `#!/bin/sh\nmkdir -p "$AGPK_INSTALL_ROOT/var"\nsleep 30 &\necho $! > ${marker}\nwait\n`);
+  if (marker)
+    await writeFile(
+      join(dir, 'INSTALL'),
+      `#!/bin/sh\nmkdir -p "$AGPK_INSTALL_ROOT/var"\nsleep 30 &\necho $! > ${marker}\nwait\n`,
+    );
   return (await packPackage(dir)).archive;
 }
 
 describe('plaza agpk install, interrupted', () => {
-  it.each([['SIGINT', 130] as const, ['SIGTERM', 143] as const])('removes the partial download on %s', async (signal, code) => {
-    market.sources = [{ package_id: 'acme.slow', name: 'Slow', version: '1.0.0', summary: 's', download_uri: `${market.url}/drip/slow.agpk`, sha256: 'a'.repeat(64), status: 'healthy' }];
-    const cli = start(['install', 'acme.slow', '--approve', '-y']);
-    await expect.poll(() => list(join(home, 'tmp')).some((f) => f.endsWith('.agpk')), { timeout: 20_000 }).toBe(true);
-    cli.child.kill(signal);
-    const [exit] = await cli.exited;
-    expect(exit).toBe(code);
-    expect(cli.output()).toContain(`interrupted (${signal})`);
-    expect(list(join(home, 'tmp'))).toEqual([]);
-    expect(existsSync(join(home, 'registry.lock'))).toBe(false);
-  });
+  it.each([['SIGINT', 130] as const, ['SIGTERM', 143] as const])(
+    'removes the partial download on %s',
+    async (signal, code) => {
+      market.sources = [
+        {
+          package_id: 'acme.slow',
+          name: 'Slow',
+          version: '1.0.0',
+          summary: 's',
+          download_uri: `${market.url}/drip/slow.agpk`,
+          sha256: 'a'.repeat(64),
+          status: 'healthy',
+        },
+      ];
+      const cli = start(['install', 'acme.slow', '--approve', '-y']);
+      await expect.poll(() => list(join(home, 'tmp')).some((f) => f.endsWith('.agpk')), { timeout: 20_000 }).toBe(true);
+      cli.child.kill(signal);
+      const [exit] = await cli.exited;
+      expect(exit).toBe(code);
+      expect(cli.output()).toContain(`interrupted (${signal})`);
+      expect(list(join(home, 'tmp'))).toEqual([]);
+      expect(existsSync(join(home, 'registry.lock'))).toBe(false);
+    },
+  );
 
   it('stops the INSTALL hook and removes the unregistered install folder on SIGINT', async () => {
     const marker = join(tmp.path, `hook-${run}.pid`);

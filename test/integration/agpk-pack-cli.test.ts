@@ -24,7 +24,9 @@ describe('plaza agpk pack', () => {
   it('exits 0 with ok on a package that validates', async () => {
     const pkg = join(tmp.path, 'good');
     await scaffoldPackage(pkg, { id: 'acme.good', name: 'Good', version: '1.0.0' });
-    const r = await runPlaza(['agpk', 'pack', pkg, '-o', join(tmp.path, 'good.agpk'), '--json'], { AGPK_HOME: join(tmp.path, 'home') });
+    const r = await runPlaza(['agpk', 'pack', pkg, '-o', join(tmp.path, 'good.agpk'), '--json'], {
+      AGPK_HOME: join(tmp.path, 'home'),
+    });
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout) as { ok: boolean; problems: unknown[]; sha256: string };
     expect(json.ok).toBe(true);
@@ -42,11 +44,18 @@ describe('plaza agpk pack', () => {
 
     const json = await runPlaza(['agpk', 'pack', pkg, '-o', archive, '--json'], { AGPK_HOME: join(tmp.path, 'home') });
     expect(json.code).toBe(1);
-    const body = JSON.parse(json.stdout) as { ok: boolean; archive: string; problems: { file: string; path: string; message: string }[] };
+    const body = JSON.parse(json.stdout) as {
+      ok: boolean;
+      archive: string;
+      problems: { file: string; path: string; message: string }[];
+    };
     expect(body.ok).toBe(false);
     expect(body.archive).toBe(archive);
     expect(existsSync(archive)).toBe(true);
-    expect(body.problems.map((p) => `${p.file} ${p.path}`).sort()).toEqual(['USAGE.md or AGENT_CAPABILITIES.md $', 'agpk.json $.source_class']);
+    expect(body.problems.map((p) => `${p.file} ${p.path}`).sort()).toEqual([
+      'USAGE.md or AGENT_CAPABILITIES.md $',
+      'agpk.json $.source_class',
+    ]);
 
     const text = await runPlaza(['agpk', 'pack', pkg, '-o', archive], { AGPK_HOME: join(tmp.path, 'home') });
     expect(text.code).toBe(1);

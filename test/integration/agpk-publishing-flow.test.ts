@@ -13,8 +13,27 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type AgpkContext, createRegistry, downloadArchive, fetchMarketSources, installPackages, loadAgpkSchemas, packPackage, rankSources, scaffoldPackage, upgradePackage } from '../../src/agpk/index.ts';
-import { createTestTls, rawArchive, type RawEntry, startTestMarket, tempDir, type TestMarket, type TestTls } from '../support/agpk.ts';
+import {
+  type AgpkContext,
+  createRegistry,
+  downloadArchive,
+  fetchMarketSources,
+  installPackages,
+  loadAgpkSchemas,
+  packPackage,
+  rankSources,
+  scaffoldPackage,
+  upgradePackage,
+} from '../../src/agpk/index.ts';
+import {
+  createTestTls,
+  rawArchive,
+  type RawEntry,
+  startTestMarket,
+  tempDir,
+  type TestMarket,
+  type TestTls,
+} from '../support/agpk.ts';
 import { runPlaza } from '../support/cli.ts';
 
 let tls: TestTls;
@@ -27,7 +46,11 @@ beforeAll(async () => {
   market = await startTestMarket(tls);
   tmp = await tempDir();
   await writeFile(join(tmp.path, 'ca.pem'), tls.caCert);
-  env = { AGPK_HOME: join(tmp.path, 'home'), PLAZA_SHARE_URL: market.url, NODE_EXTRA_CA_CERTS: join(tmp.path, 'ca.pem') };
+  env = {
+    AGPK_HOME: join(tmp.path, 'home'),
+    PLAZA_SHARE_URL: market.url,
+    NODE_EXTRA_CA_CERTS: join(tmp.path, 'ca.pem'),
+  };
 });
 afterAll(async () => {
   await market?.close();
@@ -50,17 +73,27 @@ async function plaza(...args: string[]): Promise<{ code: number | null; json: an
 describe('plaza agpk: the publishing flow', () => {
   it('goes from scaffold to a market install, runs the command, detects tampering, and removes', async () => {
     const pkg = join(tmp.path, 'weather');
-    expect((await plaza('scaffold', pkg, '--id', 'acme.weather', '--name', 'Weather', '--version', '2.0.0', '--json')).code).toBe(0);
+    expect(
+      (await plaza('scaffold', pkg, '--id', 'acme.weather', '--name', 'Weather', '--version', '2.0.0', '--json')).code,
+    ).toBe(0);
 
     // edit agent-commands.json and payload/
-    await writeFile(join(pkg, 'payload', 'forecast.mjs'), 'let s="";for await (const c of process.stdin) s+=c;const {city}=JSON.parse(s);console.log(JSON.stringify({city, forecast:"sunny"}))\n');
+    await writeFile(
+      join(pkg, 'payload', 'forecast.mjs'),
+      'let s="";for await (const c of process.stdin) s+=c;const {city}=JSON.parse(s);console.log(JSON.stringify({city, forecast:"sunny"}))\n',
+    );
     const commands = {
       commands: [
         {
           id: 'acme.weather.forecast',
           summary: 'Forecast for a city',
           driver: { kind: 'node', entry: 'payload/forecast.mjs' },
-          input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+          input_schema: {
+            type: 'object',
+            properties: { city: { type: 'string' } },
+            required: ['city'],
+            additionalProperties: false,
+          },
         },
       ],
     };
@@ -71,23 +104,45 @@ describe('plaza agpk: the publishing flow', () => {
     expect(packed.json.sha256).toMatch(/^[0-9a-f]{64}$/);
     const validated = await plaza('validate', packed.json.archive, '--json');
     expect(validated.code).toBe(0);
-    expect(validated.json).toMatchObject({ ok: true, package_id: 'acme.weather', version: '2.0.0', sha256: packed.json.sha256 });
+    expect(validated.json).toMatchObject({
+      ok: true,
+      package_id: 'acme.weather',
+      version: '2.0.0',
+      sha256: packed.json.sha256,
+    });
 
     // upload to an HTTPS origin and register download_uri + sha256
     market.files.set('/dl/weather.agpk', packed.json.archive);
     market.sources = [
-      { package_id: 'acme.weather', name: 'Weather', version: '2.0.0', summary: 'Forecasts for agents', vendor: 'Acme', download_uri: `${market.url}/dl/weather.agpk`, sha256: packed.json.sha256, status: 'healthy' },
+      {
+        package_id: 'acme.weather',
+        name: 'Weather',
+        version: '2.0.0',
+        summary: 'Forecasts for agents',
+        vendor: 'Acme',
+        download_uri: `${market.url}/dl/weather.agpk`,
+        sha256: packed.json.sha256,
+        status: 'healthy',
+      },
     ];
 
     const refused = await plaza('install', 'acme.weather', '--approve');
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('refused: acme.weather is not signed by a trusted key; a package without a trusted signature needs an explicit -y');
+    expect(refused.stderr).toContain(
+      'refused: acme.weather is not signed by a trusted key; a package without a trusted signature needs an explicit -y',
+    );
     // Without a terminal too, the summary of what was asked for comes first.
-    expect(refused.stderr).toMatch(/install:\n {2}acme\.weather 2\.0\.0 .*\n {4}source https:.*\n {4}sha256 [0-9a-f]{64}\n {4}signature NONE \(unsigned\)/);
+    expect(refused.stderr).toMatch(
+      /install:\n {2}acme\.weather 2\.0\.0 .*\n {4}source https:.*\n {4}sha256 [0-9a-f]{64}\n {4}signature NONE \(unsigned\)/,
+    );
 
     const installed = await plaza('install', 'acme.weather', '--approve', '-y', '--json');
     expect(installed.code).toBe(0);
-    expect(installed.json).toMatchObject({ ok: true, action: 'install', packages: [{ package_id: 'acme.weather', version: '2.0.0' }] });
+    expect(installed.json).toMatchObject({
+      ok: true,
+      action: 'install',
+      packages: [{ package_id: 'acme.weather', version: '2.0.0' }],
+    });
     expect(market.requests).toContain('/dl/weather.agpk');
 
     const listed = await plaza('list-commands', '--package-id', 'acme.weather', '--json');
@@ -100,15 +155,23 @@ describe('plaza agpk: the publishing flow', () => {
     expect(badArgs.code).toBe(1);
     expect(badArgs.json.error.message).toContain('missing required property "city"');
 
-    expect((await plaza('verify', 'acme.weather', '--json')).json).toMatchObject({ ok: true, packages: [{ changed: [], missing: [] }] });
+    expect((await plaza('verify', 'acme.weather', '--json')).json).toMatchObject({
+      ok: true,
+      packages: [{ changed: [], missing: [] }],
+    });
     const file = join(env.AGPK_HOME!, 'packages', 'acme.weather', '2.0.0', 'payload', 'forecast.mjs');
     await writeFile(file, `${await readFile(file, 'utf8')}// tampered\n`);
     const tampered = await plaza('verify', '--json');
     expect(tampered.code).toBe(1);
-    expect(tampered.json).toMatchObject({ ok: false, packages: [{ package_id: 'acme.weather', changed: ['payload/forecast.mjs'], missing: [] }] });
+    expect(tampered.json).toMatchObject({
+      ok: false,
+      packages: [{ package_id: 'acme.weather', changed: ['payload/forecast.mjs'], missing: [] }],
+    });
     const refusedRun = await runPlaza(['agpk', 'invoke', 'acme.weather.forecast', '--args', '{"city":"Oslo"}'], env);
     expect(refusedRun.code).toBe(1);
-    expect(refusedRun.stderr).toContain('plaza agpk: refused: acme.weather 2.0.0 was changed after install (changed payload/forecast.mjs)');
+    expect(refusedRun.stderr).toContain(
+      'plaza agpk: refused: acme.weather 2.0.0 was changed after install (changed payload/forecast.mjs)',
+    );
     expect(refusedRun.stdout).toBe('');
 
     expect((await plaza('remove', 'acme.weather')).code).toBe(1);
@@ -128,7 +191,9 @@ describe('plaza agpk: the publishing flow', () => {
     expect(r.code).toBe(1);
     expect(r.json).toContain('error   agent-commands.json $.commands: must NOT have fewer than 1 items');
     // A folder edited after scaffold/pack: its DIGESTS no longer match, and validate says how to refresh them.
-    expect(r.json).toContain(`  hint    files changed since DIGESTS was written: \`plaza agpk pack ${broken}\` writes it anew`);
+    expect(r.json).toContain(
+      `  hint    files changed since DIGESTS was written: \`plaza agpk pack ${broken}\` writes it anew`,
+    );
   });
 
   it('says what is wrong and what to do when install names no file, no listed package, or an unreachable market or origin', async () => {
@@ -136,27 +201,49 @@ describe('plaza agpk: the publishing flow', () => {
     const before = market.requests.length;
     const missing = await plaza('install', './dist/acme.weather-9.9.9.agpk', '--approve', '-y');
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('./dist/acme.weather-9.9.9.agpk does not exist; install takes an .agpk archive file or a market package_id');
+    expect(missing.stderr).toContain(
+      './dist/acme.weather-9.9.9.agpk does not exist; install takes an .agpk archive file or a market package_id',
+    );
     expect(market.requests.length).toBe(before);
     await scaffoldPackage(join(tmp.path, 'unpacked'), { id: 'acme.unpacked', name: 'U', version: '1.0.0' });
     const folder = await plaza('install', join(tmp.path, 'unpacked'), '--approve', '-y');
     expect(folder.code).toBe(1);
-    expect(folder.stderr).toContain(`${join(tmp.path, 'unpacked')} is a folder, not an archive: pack it first (\`plaza agpk pack <folder>\`)`);
+    expect(folder.stderr).toContain(
+      `${join(tmp.path, 'unpacked')} is a folder, not an archive: pack it first (\`plaza agpk pack <folder>\`)`,
+    );
 
     market.sources = [];
     const bare = await plaza('install', 'acme.weather-9.9.9.agpk', '--approve', '-y');
     expect(bare.code).toBe(1);
     expect(bare.stderr).toContain('there is no file acme.weather-9.9.9.agpk in ');
     const unknown = await plaza('install', 'acme.nothing', '--approve', '-y');
-    expect(unknown.stderr).toContain(`package "acme.nothing" is not in the market's healthy list (${market.url}/share/v1/agpk/sources); \`plaza agpk list-options --query <words>\` searches it`);
+    expect(unknown.stderr).toContain(
+      `package "acme.nothing" is not in the market's healthy list (${market.url}/share/v1/agpk/sources); \`plaza agpk list-options --query <words>\` searches it`,
+    );
 
-    const down = await runPlaza(['agpk', 'install', 'acme.weather', '--approve', '-y'], { ...env, PLAZA_SHARE_URL: 'https://127.0.0.1:9' });
+    const down = await runPlaza(['agpk', 'install', 'acme.weather', '--approve', '-y'], {
+      ...env,
+      PLAZA_SHARE_URL: 'https://127.0.0.1:9',
+    });
     expect(down.code).toBe(1);
-    expect(down.stderr).toMatch(/GET https:\/\/127\.0\.0\.1:9\/share\/v1\/agpk\/sources failed: .*ECONNREFUSED.* \(is a Plaza running at https:\/\/127\.0\.0\.1:9\? Start it, or point PLAZA_SHARE_URL at the market's base URL\)/);
-    market.sources = [{ package_id: 'acme.gone', name: 'Gone', version: '1.0.0', summary: '', download_uri: 'https://127.0.0.1:9/gone.agpk', sha256: 'a'.repeat(64) }];
+    expect(down.stderr).toMatch(
+      /GET https:\/\/127\.0\.0\.1:9\/share\/v1\/agpk\/sources failed: .*ECONNREFUSED.* \(is a Plaza running at https:\/\/127\.0\.0\.1:9\? Start it, or point PLAZA_SHARE_URL at the market's base URL\)/,
+    );
+    market.sources = [
+      {
+        package_id: 'acme.gone',
+        name: 'Gone',
+        version: '1.0.0',
+        summary: '',
+        download_uri: 'https://127.0.0.1:9/gone.agpk',
+        sha256: 'a'.repeat(64),
+      },
+    ];
     const gone = await plaza('install', 'acme.gone', '--approve', '-y');
     expect(gone.code).toBe(1);
-    expect(gone.stderr).toContain("(the package's download origin did not serve it; try again later, or install from an archive file)");
+    expect(gone.stderr).toContain(
+      "(the package's download origin did not serve it; try again later, or install from an archive file)",
+    );
     for (const r of [missing, folder, bare, unknown, down, gone]) expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(env.AGPK_HOME!, 'packages', 'acme.gone'))).toBe(false);
   });
@@ -165,10 +252,21 @@ describe('plaza agpk: the publishing flow', () => {
 describe('agpk and the market (in process)', () => {
   let ctx: AgpkContext;
   beforeAll(() => {
-    ctx = { registry: createRegistry(join(tmp.path, 'home2')), schemas: loadAgpkSchemas(), shareUrl: market.url, hostVersion: '0.1.0', ca: tls.caCert, baseEnv: { PATH: process.env.PATH } };
+    ctx = {
+      registry: createRegistry(join(tmp.path, 'home2')),
+      schemas: loadAgpkSchemas(),
+      shareUrl: market.url,
+      hostVersion: '0.1.0',
+      ca: tls.caCert,
+      baseEnv: { PATH: process.env.PATH },
+    };
   });
 
-  async function publish(id: string, extra: Record<string, unknown> = {}, version = '1.0.0'): Promise<{ sha256: string; uri: string }> {
+  async function publish(
+    id: string,
+    extra: Record<string, unknown> = {},
+    version = '1.0.0',
+  ): Promise<{ sha256: string; uri: string }> {
     const dir = join(tmp.path, 'm', `${id}-${version}`);
     await scaffoldPackage(dir, { id, name: id, version });
     const manifest = JSON.parse(await readFile(join(dir, 'agpk.json'), 'utf8')) as Record<string, unknown>;
@@ -181,8 +279,12 @@ describe('agpk and the market (in process)', () => {
   it('refuses a download whose sha256 differs from the market entry', async () => {
     const { uri } = await publish('acme.drift');
     const wrong = 'a'.repeat(64);
-    market.sources = [{ package_id: 'acme.drift', name: 'Drift', version: '1.0.0', summary: '', download_uri: uri, sha256: wrong }];
-    await expect(installPackages(ctx, ['acme.drift'], { approve: true, yes: true })).rejects.toThrow(new RegExp(`^sha256 mismatch for ${uri}: the market lists ${wrong}, the download has [0-9a-f]{64}$`));
+    market.sources = [
+      { package_id: 'acme.drift', name: 'Drift', version: '1.0.0', summary: '', download_uri: uri, sha256: wrong },
+    ];
+    await expect(installPackages(ctx, ['acme.drift'], { approve: true, yes: true })).rejects.toThrow(
+      new RegExp(`^sha256 mismatch for ${uri}: the market lists ${wrong}, the download has [0-9a-f]{64}$`),
+    );
     expect((await ctx.registry.read()).packages).toEqual({});
   });
 
@@ -190,8 +292,22 @@ describe('agpk and the market (in process)', () => {
     const lib = await publish('acme.lib');
     const app = await publish('acme.app', { depends: ['acme.lib'] });
     market.sources = [
-      { package_id: 'acme.app', name: 'App', version: '1.0.0', summary: 'the app', download_uri: app.uri, sha256: app.sha256 },
-      { package_id: 'acme.lib', name: 'Lib', version: '1.0.0', summary: 'a library', download_uri: lib.uri, sha256: lib.sha256 },
+      {
+        package_id: 'acme.app',
+        name: 'App',
+        version: '1.0.0',
+        summary: 'the app',
+        download_uri: app.uri,
+        sha256: app.sha256,
+      },
+      {
+        package_id: 'acme.lib',
+        name: 'Lib',
+        version: '1.0.0',
+        summary: 'a library',
+        download_uri: lib.uri,
+        sha256: lib.sha256,
+      },
     ];
     const r = await installPackages(ctx, ['acme.app'], { approve: true, yes: true });
     expect(r.packages.map((p) => p.package_id)).toEqual(['acme.lib', 'acme.app']);
@@ -199,21 +315,55 @@ describe('agpk and the market (in process)', () => {
 
   it('upgrades from the market to the highest listed version', async () => {
     const v1 = await publish('acme.up');
-    market.sources = [{ package_id: 'acme.up', name: 'Up', version: '1.0.0', summary: '', download_uri: v1.uri, sha256: v1.sha256 }];
+    market.sources = [
+      { package_id: 'acme.up', name: 'Up', version: '1.0.0', summary: '', download_uri: v1.uri, sha256: v1.sha256 },
+    ];
     await installPackages(ctx, ['acme.up'], { approve: true, yes: true });
     expect((await upgradePackage(ctx, 'acme.up', { approve: true, yes: true })).changed).toBe(false);
     const v2 = await publish('acme.up', {}, '1.10.0');
-    market.sources.push({ package_id: 'acme.up', name: 'Up', version: '1.10.0', summary: '', download_uri: v2.uri, sha256: v2.sha256 });
+    market.sources.push({
+      package_id: 'acme.up',
+      name: 'Up',
+      version: '1.10.0',
+      summary: '',
+      download_uri: v2.uri,
+      sha256: v2.sha256,
+    });
     const r = await upgradePackage(ctx, 'acme.up', { approve: true, yes: true });
     expect(r.message).toBe('upgraded acme.up 1.0.0 -> 1.10.0');
-    expect((await ctx.registry.read()).packages['acme.up']!.source).toEqual({ kind: 'market', uri: v2.uri, sha256: v2.sha256 });
+    expect((await ctx.registry.read()).packages['acme.up']!.source).toEqual({
+      kind: 'market',
+      uri: v2.uri,
+      sha256: v2.sha256,
+    });
   });
 
   it('ranks list-options matches and skips entries that are not https', async () => {
     market.sources = [
-      { package_id: 'acme.plc', name: 'PLC bridge', version: '1', summary: 'Modbus PLC read/write', download_uri: `${market.url}/x`, sha256: 'b'.repeat(64) },
-      { package_id: 'acme.mail', name: 'Mail', version: '1', summary: 'send mail; not a plc', download_uri: `${market.url}/y`, sha256: 'c'.repeat(64) },
-      { package_id: 'evil.http', name: 'PLC http', version: '1', summary: 'plc', download_uri: 'http://example.invalid/z', sha256: 'd'.repeat(64) },
+      {
+        package_id: 'acme.plc',
+        name: 'PLC bridge',
+        version: '1',
+        summary: 'Modbus PLC read/write',
+        download_uri: `${market.url}/x`,
+        sha256: 'b'.repeat(64),
+      },
+      {
+        package_id: 'acme.mail',
+        name: 'Mail',
+        version: '1',
+        summary: 'send mail; not a plc',
+        download_uri: `${market.url}/y`,
+        sha256: 'c'.repeat(64),
+      },
+      {
+        package_id: 'evil.http',
+        name: 'PLC http',
+        version: '1',
+        summary: 'plc',
+        download_uri: 'http://example.invalid/z',
+        sha256: 'd'.repeat(64),
+      },
     ];
     const sources = await fetchMarketSources(market.url, { ca: tls.caCert });
     expect(sources.map((s) => s.package_id)).toEqual(['acme.plc', 'acme.mail']);
@@ -223,24 +373,62 @@ describe('agpk and the market (in process)', () => {
 
   it('cuts a market that keeps the connection alive but sends next to nothing, and reads characters split between reads', async () => {
     const dest = join(tmp.path, 'drip.agpk');
-    await expect(downloadArchive(`${market.url}/drip/x.agpk`, dest, { ca: tls.caCert, expectedSha256: 'a'.repeat(64), stallWindowMs: 600 })).rejects.toThrow(/stalled/);
+    await expect(
+      downloadArchive(`${market.url}/drip/x.agpk`, dest, {
+        ca: tls.caCert,
+        expectedSha256: 'a'.repeat(64),
+        stallWindowMs: 600,
+      }),
+    ).rejects.toThrow(/stalled/);
     expect(existsSync(dest)).toBe(false);
-    await expect(fetchMarketSources(`${market.url}/drip`, { ca: tls.caCert, stallWindowMs: 600 })).rejects.toThrow(/did not answer within 600 ms/);
-    market.sources = [{ package_id: 'acme.euro', name: 'Euro € tools', version: '1', summary: '€', download_uri: `${market.url}/x`, sha256: 'b'.repeat(64) }];
-    expect((await fetchMarketSources(`${market.url}/split`, { ca: tls.caCert })).map((s) => s.name)).toEqual(['Euro € tools']);
+    await expect(fetchMarketSources(`${market.url}/drip`, { ca: tls.caCert, stallWindowMs: 600 })).rejects.toThrow(
+      /did not answer within 600 ms/,
+    );
+    market.sources = [
+      {
+        package_id: 'acme.euro',
+        name: 'Euro € tools',
+        version: '1',
+        summary: '€',
+        download_uri: `${market.url}/x`,
+        sha256: 'b'.repeat(64),
+      },
+    ];
+    expect((await fetchMarketSources(`${market.url}/split`, { ca: tls.caCert })).map((s) => s.name)).toEqual([
+      'Euro € tools',
+    ]);
   });
 
   it('reads the market of the Plaza `plaza agents login` stored when no market URL is set', async () => {
-    market.sources = [{ package_id: 'acme.plc', name: 'PLC bridge', version: '1', summary: 'Modbus PLC read/write', download_uri: `${market.url}/x`, sha256: 'b'.repeat(64) }];
+    market.sources = [
+      {
+        package_id: 'acme.plc',
+        name: 'PLC bridge',
+        version: '1',
+        summary: 'Modbus PLC read/write',
+        download_uri: `${market.url}/x`,
+        sha256: 'b'.repeat(64),
+      },
+    ];
     const credentials = join(tmp.path, 'agent-credentials.json');
-    const login = await runPlaza(['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', `${market.url}/`], { PLAZA_CREDENTIALS_FILE: credentials });
+    const login = await runPlaza(
+      ['agents', 'login', '--token', `agt_${'a'.repeat(13)}_${'b'.repeat(40)}`, '--url', `${market.url}/`],
+      { PLAZA_CREDENTIALS_FILE: credentials },
+    );
     expect(login.code, login.stderr).toBe(0);
     const { PLAZA_SHARE_URL: _set, ...unset } = env;
-    const listed = await runPlaza(['agpk', 'list-options', '--query', 'plc', '--json'], { ...unset, PLAZA_CREDENTIALS_FILE: credentials });
+    const listed = await runPlaza(['agpk', 'list-options', '--query', 'plc', '--json'], {
+      ...unset,
+      PLAZA_CREDENTIALS_FILE: credentials,
+    });
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout).options.map((o: { package_id: string }) => o.package_id)).toEqual(['acme.plc']);
     // A configured URL still wins over the stored one.
-    const configured = await runPlaza(['agpk', 'list-options', '--query', 'plc', '--json'], { ...unset, PLAZA_CREDENTIALS_FILE: credentials, PLAZA_SHARE_URL: 'https://127.0.0.1:1' });
+    const configured = await runPlaza(['agpk', 'list-options', '--query', 'plc', '--json'], {
+      ...unset,
+      PLAZA_CREDENTIALS_FILE: credentials,
+      PLAZA_SHARE_URL: 'https://127.0.0.1:1',
+    });
     expect(configured.code).not.toBe(0);
   });
 });
@@ -266,9 +454,20 @@ describe('plaza agpk install of an archive no file system can unpack', () => {
     const archive = join(tmp.path, 'long-name.agpk');
     await writeFile(archive, longName);
     market.files.set('/long-name.agpk', archive);
-    market.sources = [{ package_id: 'acme.longname', name: 'Long', version: '1.0.0', summary: '', download_uri: `${market.url}/long-name.agpk`, sha256: createHash('sha256').update(longName).digest('hex') }];
+    market.sources = [
+      {
+        package_id: 'acme.longname',
+        name: 'Long',
+        version: '1.0.0',
+        summary: '',
+        download_uri: `${market.url}/long-name.agpk`,
+        sha256: createHash('sha256').update(longName).digest('hex'),
+      },
+    ];
     for (const ref of [archive, 'acme.longname']) {
-      expect(await install(ref)).toBe(`plaza agpk: unsafe archive: "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds\n  (archive) : "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds\n`);
+      expect(await install(ref)).toBe(
+        `plaza agpk: unsafe archive: "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds\n  (archive) : "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds\n`,
+      );
     }
   });
 
@@ -280,7 +479,16 @@ describe('plaza agpk install of an archive no file system can unpack', () => {
     const folder = `${'e'.repeat(250)}/${'f'.repeat(250)}`;
     const name = 'g'.repeat(4_095 - Buffer.byteLength(join(home, 'tmp', 'x'.repeat(26), folder)));
     const archive = join(tmp.path, 'deep-name.agpk');
-    await writeFile(archive, rawArchive([file('agpk.json', '{}'), { ...file('long', 'x'), pax: { path: `${folder}/${name}` } }, file('z.txt', 'z')]));
-    expect(await install(archive, home)).toMatch(/^plaza agpk: unsafe archive: "e+…" cannot be written on this file system \(ENAMETOOLONG\)\n/);
+    await writeFile(
+      archive,
+      rawArchive([
+        file('agpk.json', '{}'),
+        { ...file('long', 'x'), pax: { path: `${folder}/${name}` } },
+        file('z.txt', 'z'),
+      ]),
+    );
+    expect(await install(archive, home)).toMatch(
+      /^plaza agpk: unsafe archive: "e+…" cannot be written on this file system \(ENAMETOOLONG\)\n/,
+    );
   });
 });

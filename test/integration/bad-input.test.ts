@@ -18,9 +18,17 @@ interface RouteInfo {
 function listRoutes(app: Express): RouteInfo[] {
   const out: RouteInfo[] = [];
   const walk = (stack: unknown[]) => {
-    for (const layer of stack as { route?: { path: unknown; methods: Record<string, boolean> }; handle?: { stack?: unknown[] } }[]) {
+    for (const layer of stack as {
+      route?: { path: unknown; methods: Record<string, boolean> };
+      handle?: { stack?: unknown[] };
+    }[]) {
       if (layer.route && typeof layer.route.path === 'string') {
-        out.push({ path: layer.route.path.replace(/:[A-Za-z_]+/g, 'x').replace(/\*.*$/, 'x'), methods: Object.keys(layer.route.methods).map((m) => m.toUpperCase()).filter((m) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(m)) });
+        out.push({
+          path: layer.route.path.replace(/:[A-Za-z_]+/g, 'x').replace(/\*.*$/, 'x'),
+          methods: Object.keys(layer.route.methods)
+            .map((m) => m.toUpperCase())
+            .filter((m) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(m)),
+        });
       } else if (layer.handle?.stack) {
         walk(layer.handle.stack);
       }
@@ -68,17 +76,34 @@ describe('bad input on every route', () => {
     const failures: string[] = [];
     for (const route of routes) {
       for (const method of new Set([...route.methods.filter((m) => m !== 'HEAD'), 'POST', 'DELETE'])) {
-        for (const [label, type, body] of method === 'GET' ? [['no body', '', ''] as [string, string, string]] : BODIES) {
+        for (const [label, type, body] of method === 'GET'
+          ? [['no body', '', ''] as [string, string, string]]
+          : BODIES) {
           const headers: Record<string, string> = type ? { 'content-type': type } : {};
           headers['authorization'] = 'Bearer garbage';
-          const res = await fetch(`${plaza.url}${route.path}`, { method, headers, body: method === 'GET' ? undefined : body });
+          const res = await fetch(`${plaza.url}${route.path}`, {
+            method,
+            headers,
+            body: method === 'GET' ? undefined : body,
+          });
           const text = await res.text();
           const isJson = (res.headers.get('content-type') ?? '').startsWith('application/json');
-          if (res.status >= 500 || (res.status >= 400 && !isJson)) failures.push(`${method} ${route.path} [${label}] -> ${res.status} ${text.slice(0, 120)}`);
+          if (res.status >= 500 || (res.status >= 400 && !isJson))
+            failures.push(`${method} ${route.path} [${label}] -> ${res.status} ${text.slice(0, 120)}`);
           if (res.status >= 400 && isJson) {
-            const parsed = JSON.parse(text) as { success?: unknown; code?: unknown; request_id?: unknown; jsonrpc?: unknown };
-            if (parsed.jsonrpc === undefined && (parsed.success !== false || typeof parsed.code !== 'string' || typeof parsed.request_id !== 'string')) {
-              failures.push(`${method} ${route.path} [${label}] -> ${res.status} unexpected error shape ${text.slice(0, 120)}`);
+            const parsed = JSON.parse(text) as {
+              success?: unknown;
+              code?: unknown;
+              request_id?: unknown;
+              jsonrpc?: unknown;
+            };
+            if (
+              parsed.jsonrpc === undefined &&
+              (parsed.success !== false || typeof parsed.code !== 'string' || typeof parsed.request_id !== 'string')
+            ) {
+              failures.push(
+                `${method} ${route.path} [${label}] -> ${res.status} unexpected error shape ${text.slice(0, 120)}`,
+              );
             }
           }
         }

@@ -14,7 +14,16 @@ import { startServer } from '../../src/app/server.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 /** Headers that differ between two answers to the same request. */
-const VARYING = new Set(['date', 'x-request-id', 'ratelimit', 'content-length', 'etag', 'keep-alive', 'connection', 'transfer-encoding']);
+const VARYING = new Set([
+  'date',
+  'x-request-id',
+  'ratelimit',
+  'content-length',
+  'etag',
+  'keep-alive',
+  'connection',
+  'transfer-encoding',
+]);
 
 interface Answer {
   status: number;
@@ -30,7 +39,10 @@ async function answer(res: Response): Promise<Answer> {
   });
   const text = await res.text();
   const body = (res.headers.get('content-type') ?? '').startsWith('text/event-stream')
-    ? text.split('\n\n').filter(Boolean).map((event) => stable(event === 'data: [DONE]' ? event : JSON.parse(event.replace(/^data: /, ''))))
+    ? text
+        .split('\n\n')
+        .filter(Boolean)
+        .map((event) => stable(event === 'data: [DONE]' ? event : JSON.parse(event.replace(/^data: /, ''))))
     : stable(JSON.parse(text));
   return { status: res.status, headers, body };
 }
@@ -45,7 +57,11 @@ describe('the chat completion lane', () => {
   let token: string;
   beforeAll(async () => {
     plaza = await startTestPlaza('pglite', { env: { PLAZA_BODY_LIMIT_BYTES: '4096', CHAT_RPM_PER_SUBJECT: '1000' } });
-    token = ((await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as { data: { token: string } }).data.token;
+    token = (
+      (await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as {
+        data: { token: string };
+      }
+    ).data.token;
   });
   afterAll(async () => {
     await plaza?.close();
@@ -53,40 +69,84 @@ describe('the chat completion lane', () => {
 
   const both = async (init: { headers?: Record<string, string>; body: string }) => {
     const send = (query: string) =>
-      fetch(`${plaza.url}/api/v1/chat/completions${query}`, { method: 'POST', headers: { 'content-type': 'application/json', ...init.headers }, body: init.body });
+      fetch(`${plaza.url}/api/v1/chat/completions${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...init.headers },
+        body: init.body,
+      });
     const lane = await send('');
     const express = await send('?via=express');
     return { lane: await answer(lane), express: await answer(express) };
   };
-  const ask = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'What is AGPK?' }], ...extra });
+  const ask = (extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'What is AGPK?' }], ...extra });
 
   it.each([
     ['a completion', () => ({ headers: { authorization: `Bearer ${token}` }, body: ask() })],
-    ['a streamed completion', () => ({ headers: { authorization: `Bearer ${token}` }, body: ask({ stream: true, stream_options: { include_usage: true } }) })],
+    [
+      'a streamed completion',
+      () => ({
+        headers: { authorization: `Bearer ${token}` },
+        body: ask({ stream: true, stream_options: { include_usage: true } }),
+      }),
+    ],
     ['no bearer', () => ({ body: ask() })],
     ['a malformed bearer', () => ({ headers: { authorization: 'Bearer nope' }, body: ask() })],
     ['malformed JSON', () => ({ headers: { authorization: `Bearer ${token}` }, body: '{"model":' })],
-    ['a body past the limit', () => ({ headers: { authorization: `Bearer ${token}` }, body: ask({ messages: [{ role: 'user', content: 'x'.repeat(5000) }] }) })],
-    ['a wrong role', () => ({ headers: { authorization: `Bearer ${token}` }, body: ask({ messages: [{ role: 'wizard', content: 'hi' }] }) })],
-    ['an unknown model', () => ({ headers: { authorization: `Bearer ${token}` }, body: ask({ model: 'no-such-model' }) })],
-    ['a NUL in a message', () => ({ headers: { authorization: `Bearer ${token}` }, body: ask({ messages: [{ role: 'user', content: 'a\u0000b' }] }) })],
+    [
+      'a body past the limit',
+      () => ({
+        headers: { authorization: `Bearer ${token}` },
+        body: ask({ messages: [{ role: 'user', content: 'x'.repeat(5000) }] }),
+      }),
+    ],
+    [
+      'a wrong role',
+      () => ({
+        headers: { authorization: `Bearer ${token}` },
+        body: ask({ messages: [{ role: 'wizard', content: 'hi' }] }),
+      }),
+    ],
+    [
+      'an unknown model',
+      () => ({ headers: { authorization: `Bearer ${token}` }, body: ask({ model: 'no-such-model' }) }),
+    ],
+    [
+      'a NUL in a message',
+      () => ({
+        headers: { authorization: `Bearer ${token}` },
+        body: ask({ messages: [{ role: 'user', content: 'a\u0000b' }] }),
+      }),
+    ],
   ])('answers %s as Express does', async (_name, request) => {
     const { lane, express } = await both(request());
     expect(lane).toEqual(express);
   });
 
   it('logs a completion it answers as the app does', async () => {
-    const res = await fetch(`${plaza.url}/api/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-request-id': 'lane-check-1' }, body: ask() });
+    const res = await fetch(`${plaza.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-request-id': 'lane-check-1' },
+      body: ask(),
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe('lane-check-1');
-    await expect.poll(() => plaza.logLines().some((line) => line.includes('"request_id":"lane-check-1"') && line.includes('request completed'))).toBe(true);
+    await expect
+      .poll(() =>
+        plaza
+          .logLines()
+          .some((line) => line.includes('"request_id":"lane-check-1"') && line.includes('request completed')),
+      )
+      .toBe(true);
   });
 
   it('is the path a plain completion takes; the others go to Express', async () => {
     const composed = createPlaza({ config: plaza.config, db: plaza.db, log: plaza.log });
     const seen: string[] = [];
     // Express's entry point for every request it answers (not in its types).
-    const app = composed.app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, next?: () => void) => void };
+    const app = composed.app as unknown as {
+      handle: (req: IncomingMessage, res: ServerResponse, next?: () => void) => void;
+    };
     const handle = app.handle.bind(app);
     app.handle = (req, res, next) => {
       seen.push(`${req.method} ${req.url}`);
@@ -95,7 +155,11 @@ describe('the chat completion lane', () => {
     const server = await startServer(composed.handler, { port: 0, host: '127.0.0.1' });
     try {
       const post = (path: string, type = 'application/json') =>
-        fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': type, authorization: `Bearer ${token}` }, body: ask() });
+        fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': type, authorization: `Bearer ${token}` },
+          body: ask(),
+        });
       expect((await post('/api/v1/chat/completions')).status).toBe(200);
       expect((await post('/api/v1/chat/completions', 'application/json; charset=UTF-8')).status).toBe(200);
       expect(seen).toEqual([]);

@@ -9,13 +9,18 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { createChatLimits } from '../../src/chat/index.ts';
-import { randomToken,RateLimitError } from '../../src/kernel/index.ts';
+import { randomToken, RateLimitError } from '../../src/kernel/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { freePort } from '../support/cli.ts';
 
 const REDIS_URL = process.env['TEST_REDIS_URL'];
 const log = createLogger({ level: 'silent' });
-const settings = (tokensPerDay: number) => ({ rpmPerSubject: 1000, rpmPerIp: 1000, tokensPerDayPerSubject: tokensPerDay, tokensPerDayPerIp: 1_000_000 });
+const settings = (tokensPerDay: number) => ({
+  rpmPerSubject: 1000,
+  rpmPerIp: 1000,
+  tokensPerDayPerSubject: tokensPerDay,
+  tokensPerDayPerIp: 1_000_000,
+});
 
 async function refusal(promise: Promise<unknown>): Promise<RateLimitError> {
   const error = await promise.then(
@@ -48,10 +53,19 @@ describe('chat token budgets', () => {
     const lines: string[] = [];
     const logged = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } });
     // Nothing listens there: every Redis command fails at once.
-    const redis = new Redis(`redis://127.0.0.1:${await freePort()}`, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 1_000 });
+    const redis = new Redis(`redis://127.0.0.1:${await freePort()}`, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 1_000,
+    });
     redis.on('error', () => undefined);
     try {
-      const limits = createChatLimits({ settings: settings(100_000), redis, keyPrefix: `t:${randomToken(6)}:`, log: logged });
+      const limits = createChatLimits({
+        settings: settings(100_000),
+        redis,
+        keyPrefix: `t:${randomToken(6)}:`,
+        log: logged,
+      });
       for (let i = 0; i < 5; i++) await (await limits.admit('carol', '10.0.0.3', 100)).settle(10);
       const budgetWarnings = lines.filter((line) => line.includes('token budget counted per instance'));
       // One per budget (per bearer, per address) for the whole outage.
@@ -91,7 +105,9 @@ describe('chat token budgets', () => {
       const [a, b] = [new Redis(REDIS_URL!), new Redis(REDIS_URL!)];
       clients.push(a, b);
       // Two instances sharing one Redis.
-      const [onA, onB] = [a, b].map((redis) => createChatLimits({ settings: settings(2000), redis, keyPrefix: prefix, log }));
+      const [onA, onB] = [a, b].map((redis) =>
+        createChatLimits({ settings: settings(2000), redis, keyPrefix: prefix, log }),
+      );
       // A request is admitted while the budget was not used up before it: three fill it (2700 > 2000).
       const running = await Promise.all([1, 2, 3].map(() => onA!.admit('dana', '10.0.0.4', 900)));
       const held = await refusal(onB!.admit('dana', '10.0.0.4', 900));

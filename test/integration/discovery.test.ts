@@ -18,8 +18,14 @@ import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 const OFFICIAL = 'io.modelcontextprotocol.registry/official';
-const meta = (status: string, isLatest = true) => ({ [OFFICIAL]: { status, isLatest, publishedAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-02T00:00:00Z' } });
-const remote = (url: string, type = 'streamable-http', extra: Record<string, unknown> = {}) => ({ type, url, ...extra });
+const meta = (status: string, isLatest = true) => ({
+  [OFFICIAL]: { status, isLatest, publishedAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-02T00:00:00Z' },
+});
+const remote = (url: string, type = 'streamable-http', extra: Record<string, unknown> = {}) => ({
+  type,
+  url,
+  ...extra,
+});
 const entry = (name: string, remotes: unknown[], status = 'active', extra: Record<string, unknown> = {}) => ({
   server: { name, description: `${name} server`, version: '1.0.0', remotes, ...extra },
   _meta: meta(status),
@@ -61,31 +67,69 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
   let discovery: Discovery;
 
   const endpoints = async () =>
-    plaza.db.sql.query<{ provider: string; url: string; source: string; registry_name: string | null; summary: string; required_credentials: unknown; registered_by: string }>(
+    plaza.db.sql.query<{
+      provider: string;
+      url: string;
+      source: string;
+      registry_name: string | null;
+      summary: string;
+      required_credentials: unknown;
+      registered_by: string;
+    }>(
       `SELECT "provider", "url", "source", "registry_name", "summary", "required_credentials", "registered_by" FROM "mcp_endpoints" ORDER BY "url"`,
     );
 
   beforeAll(async () => {
-    [plaza, registry] = await Promise.all([startTestPlaza(backend, { env: { PLAZA_BACKGROUND: '0', MCP_REGISTRY_URL: '' } }), startRegistry()]);
-    discovery = createDiscovery({ store: createDiscoveryStore(plaza.db.prisma), clock, log: plaza.log, registryUrl: registry.url, minIntervalMs: 60_000, initialIntervalMs: 300_000 });
+    [plaza, registry] = await Promise.all([
+      startTestPlaza(backend, { env: { PLAZA_BACKGROUND: '0', MCP_REGISTRY_URL: '' } }),
+      startRegistry(),
+    ]);
+    discovery = createDiscovery({
+      store: createDiscoveryStore(plaza.db.prisma),
+      clock,
+      log: plaza.log,
+      registryUrl: registry.url,
+      minIntervalMs: 60_000,
+      initialIntervalMs: 300_000,
+    });
     registry.pages.set('', {
       servers: [
         entry('io.github.acme/weather', [
           remote('https://weather.acme.example/mcp', 'streamable-http', {
-            headers: [{ name: 'X-API-Key', description: 'Your Acme key', isRequired: true, isSecret: true, value: '{api_key}' }],
+            headers: [
+              { name: 'X-API-Key', description: 'Your Acme key', isRequired: true, isSecret: true, value: '{api_key}' },
+            ],
           }),
         ]),
-        { server: { name: 'io.github.acme/weather', remotes: [remote('https://old.acme.example/mcp')] }, _meta: meta('active', false) },
+        {
+          server: { name: 'io.github.acme/weather', remotes: [remote('https://old.acme.example/mcp')] },
+          _meta: meta('active', false),
+        },
         entry('io.github.acme/sse-only', [remote('https://sse.acme.example/sse', 'sse')]),
         entry('com.example/templated', [remote('https://{tenant}.example.com/mcp')]),
       ],
       metadata: { nextCursor: 'p2', count: 4 },
     });
     registry.pages.set('p2', {
-      servers: [entry('com.example/gone', [remote('https://gone.example.com/mcp')], 'deleted'), entry('com.example/old', [remote('https://old.example.com/mcp')], 'deprecated'), entry('org.example/maps', [remote('https://maps.example.org/mcp')])],
+      servers: [
+        entry('com.example/gone', [remote('https://gone.example.com/mcp')], 'deleted'),
+        entry('com.example/old', [remote('https://old.example.com/mcp')], 'deprecated'),
+        entry('org.example/maps', [remote('https://maps.example.org/mcp')]),
+      ],
       metadata: { next_cursor: 'p3' },
     });
-    registry.pages.set('p3', { servers: [{ server: { name: 'org.example/notes', description: 'Notes', remotes: [remote('https://notes.example.org/mcp')] } }], metadata: {} });
+    registry.pages.set('p3', {
+      servers: [
+        {
+          server: {
+            name: 'org.example/notes',
+            description: 'Notes',
+            remotes: [remote('https://notes.example.org/mcp')],
+          },
+        },
+      ],
+      metadata: {},
+    });
   });
   afterAll(async () => {
     await registry?.close();
@@ -97,14 +141,21 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
     const manual = await fetch(`${plaza.url}/api/mcp/listings`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'maps', url: 'https://maps.example.org/mcp', registered_by: 'maps@example.org', summary: 'Maps by hand' }),
+      body: JSON.stringify({
+        provider: 'maps',
+        url: 'https://maps.example.org/mcp',
+        registered_by: 'maps@example.org',
+        summary: 'Maps by hand',
+      }),
     });
     expect(manual.status).toBe(201);
 
     const report = await discovery.pullIfDue();
     expect(report).toMatchObject({ pages: 3, created: 2, updated: 0, rateLimited: false });
     expect(registry.requests.map((u) => u.searchParams.get('cursor'))).toEqual([null, 'p2', 'p3']);
-    expect(registry.requests.every((u) => u.searchParams.get('limit') === '100' && !u.searchParams.has('updated_since'))).toBe(true);
+    expect(
+      registry.requests.every((u) => u.searchParams.get('limit') === '100' && !u.searchParams.has('updated_since')),
+    ).toBe(true);
 
     const rows = await endpoints();
     expect(rows.map((r) => [r.url, r.source])).toEqual([
@@ -113,7 +164,11 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
       ['https://weather.acme.example/mcp', 'discovered'],
     ]);
     const weather = rows.find((r) => r.registry_name === 'io.github.acme/weather')!;
-    expect(weather).toMatchObject({ provider: 'io-github-acme-weather', summary: 'io.github.acme/weather server', registered_by: `registry:${new URL(registry.url).host}` });
+    expect(weather).toMatchObject({
+      provider: 'io-github-acme-weather',
+      summary: 'io.github.acme/weather server',
+      registered_by: `registry:${new URL(registry.url).host}`,
+    });
     expect(weather.required_credentials).toEqual([{ name: 'X-API-Key', description: 'Your Acme key', required: true }]);
     expect(JSON.stringify(rows)).not.toContain('{api_key}');
     expect(rows.find((r) => r.url.includes('maps'))!.summary).toBe('Maps by hand');
@@ -124,16 +179,30 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
 
   it('waits for the shared schedule, then pulls incrementally and removes servers that were deleted', async () => {
     expect(await discovery.pullIfDue()).toBeUndefined();
-    const other = createDiscovery({ store: createDiscoveryStore(plaza.db.prisma), clock, log: plaza.log, registryUrl: registry.url });
+    const other = createDiscovery({
+      store: createDiscoveryStore(plaza.db.prisma),
+      clock,
+      log: plaza.log,
+      registryUrl: registry.url,
+    });
     expect(await other.pullIfDue()).toBeUndefined();
 
     registry.requests = [];
-    registry.pages.set('', { servers: [entry('io.github.acme/weather', [remote('https://weather.acme.example/mcp')], 'deleted'), entry('org.example/notes', [remote('https://notes.example.org/mcp')])], metadata: {} });
+    registry.pages.set('', {
+      servers: [
+        entry('io.github.acme/weather', [remote('https://weather.acme.example/mcp')], 'deleted'),
+        entry('org.example/notes', [remote('https://notes.example.org/mcp')]),
+      ],
+      metadata: {},
+    });
     now += 150_001;
     const report = await discovery.pullIfDue();
     expect(report).toMatchObject({ pages: 1, removed: 1, updated: 1, nextInMs: 75_000 });
     expect(registry.requests[0]!.searchParams.get('updated_since')).toBe(new Date(t0 - 60_000).toISOString());
-    expect((await endpoints()).map((r) => r.url)).toEqual(['https://maps.example.org/mcp', 'https://notes.example.org/mcp']);
+    expect((await endpoints()).map((r) => r.url)).toEqual([
+      'https://maps.example.org/mcp',
+      'https://notes.example.org/mcp',
+    ]);
 
     // Nothing changed: the interval doubles.
     now += 75_001;
@@ -152,7 +221,13 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
 
   it('pulls sooner when a tool search finds nothing', async () => {
     const until = async () =>
-      Number((await plaza.db.sql.query<{ ms: number }>(`SELECT extract(epoch FROM "until") * 1000 AS ms FROM "job_leases" WHERE "name" = 'mcp-discovery'`))[0]!.ms);
+      Number(
+        (
+          await plaza.db.sql.query<{ ms: number }>(
+            `SELECT extract(epoch FROM "until") * 1000 AS ms FROM "job_leases" WHERE "name" = 'mcp-discovery'`,
+          )
+        )[0]!.ms,
+      );
     const before = await until();
     expect(before).toBeGreaterThan(Date.now() + 3_600_000);
     const res = await fetch(`${plaza.url}/api/mcp/tools?q=nonexistent-quantum-widget`);
@@ -175,9 +250,27 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
         body: JSON.stringify({ provider, url, registered_by: 'ops@tools.example.net', summary: 'Tools by hand' }),
       });
     expect((await list('https://tools.example.net/mcp', 'tools-by-hand')).status).toBe(201);
-    const server = (registryName: string, url: string) => ({ registryName, provider: registryName.replace(/\W+/g, '-'), url, summary: '', requiredCredentials: [] });
-    expect(await store.upsertDiscovered([server('net.example/tools', 'HTTPS://Tools.Example.NET:443/%6Dcp?')], 'registry:test', now)).toEqual({ created: 0, updated: 0 });
-    expect(await store.upsertDiscovered([server('net.example/docs', 'https://Docs.Example.NET.:443/mcp#top')], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    const server = (registryName: string, url: string) => ({
+      registryName,
+      provider: registryName.replace(/\W+/g, '-'),
+      url,
+      summary: '',
+      requiredCredentials: [],
+    });
+    expect(
+      await store.upsertDiscovered(
+        [server('net.example/tools', 'HTTPS://Tools.Example.NET:443/%6Dcp?')],
+        'registry:test',
+        now,
+      ),
+    ).toEqual({ created: 0, updated: 0 });
+    expect(
+      await store.upsertDiscovered(
+        [server('net.example/docs', 'https://Docs.Example.NET.:443/mcp#top')],
+        'registry:test',
+        now,
+      ),
+    ).toEqual({ created: 1, updated: 0 });
     expect((await list('https://docs.example.net/mcp', 'docs-by-hand')).status).toBe(409);
     const rows = (await endpoints()).filter((r) => r.url.includes('example.net/'));
     expect(rows.map((r) => [r.url, r.source])).toEqual([
@@ -188,19 +281,34 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
 
   it('never rebinds the slug of a removed or moved discovered server to another URL', async () => {
     const store = createDiscoveryStore(plaza.db.prisma);
-    const server = (url: string) => ({ registryName: 'com.example/crm', provider: 'com-example-crm', url, summary: 'CRM', requiredCredentials: [] });
-    const provider = async (url: string) => (await plaza.db.sql.query<{ provider: string }>(`SELECT "provider" FROM "mcp_endpoints" WHERE "url" = $1`, [url]))[0]?.provider;
+    const server = (url: string) => ({
+      registryName: 'com.example/crm',
+      provider: 'com-example-crm',
+      url,
+      summary: 'CRM',
+      requiredCredentials: [],
+    });
+    const provider = async (url: string) =>
+      (
+        await plaza.db.sql.query<{ provider: string }>(`SELECT "provider" FROM "mcp_endpoints" WHERE "url" = $1`, [url])
+      )[0]?.provider;
     const list = (provider: string, url: string) =>
       fetch(`${plaza.url}/api/mcp/listings`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ provider, url, registered_by: 'ops@evil.example', summary: 'Not the CRM' }),
       });
-    expect(await store.upsertDiscovered([server('https://crm.example.com/mcp')], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    expect(await store.upsertDiscovered([server('https://crm.example.com/mcp')], 'registry:test', now)).toEqual({
+      created: 1,
+      updated: 0,
+    });
     expect(await provider('https://crm.example.com/mcp')).toBe('com-example-crm');
 
     // The registry entry moves: the new URL gets another slug, the old one stays with the old URL.
-    expect(await store.upsertDiscovered([server('https://moved.example.com/mcp')], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    expect(await store.upsertDiscovered([server('https://moved.example.com/mcp')], 'registry:test', now)).toEqual({
+      created: 1,
+      updated: 0,
+    });
     expect(await provider('https://crm.example.com/mcp')).toBeUndefined();
     expect(await provider('https://moved.example.com/mcp')).toMatch(/^com-example-crm-[0-9a-f]{8}$/);
     expect((await list('com-example-crm', 'https://evil.example.com/mcp')).status).toBe(409);
@@ -212,19 +320,37 @@ describe.each(BACKENDS)('MCP registry discovery on %s', (backend) => {
     expect(res.status).toBe(409);
     expect(((await res.json()) as any).message).toMatch(/slugs are never rebound to another server/);
     // Nor does another registry server get it.
-    const other = { registryName: 'com-example/crm', provider: 'com-example-crm', url: 'https://other.example.com/mcp', summary: '', requiredCredentials: [] };
+    const other = {
+      registryName: 'com-example/crm',
+      provider: 'com-example-crm',
+      url: 'https://other.example.com/mcp',
+      summary: '',
+      requiredCredentials: [],
+    };
     expect(await store.upsertDiscovered([other], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
     expect(await provider('https://other.example.com/mcp')).toMatch(/^com-example-crm-[0-9a-f]{8}$/);
     // The same server back at its old URL gets its old slug back.
-    expect(await store.upsertDiscovered([server('https://crm.example.com/mcp')], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
+    expect(await store.upsertDiscovered([server('https://crm.example.com/mcp')], 'registry:test', now)).toEqual({
+      created: 1,
+      updated: 0,
+    });
     expect(await provider('https://crm.example.com/mcp')).toBe('com-example-crm');
   });
 
   it("never gives a discovered server the slug of Plaza's own provider", async () => {
     const store = createDiscoveryStore(plaza.db.prisma);
-    const server = { registryName: 'platform', provider: 'platform', url: 'https://platform.example.net/mcp', summary: 'Not Plaza', requiredCredentials: [] };
+    const server = {
+      registryName: 'platform',
+      provider: 'platform',
+      url: 'https://platform.example.net/mcp',
+      summary: 'Not Plaza',
+      requiredCredentials: [],
+    };
     expect(await store.upsertDiscovered([server], 'registry:test', now)).toEqual({ created: 1, updated: 0 });
-    const [row] = await plaza.db.sql.query<{ provider: string }>(`SELECT "provider" FROM "mcp_endpoints" WHERE "url" = $1`, [server.url]);
+    const [row] = await plaza.db.sql.query<{ provider: string }>(
+      `SELECT "provider" FROM "mcp_endpoints" WHERE "url" = $1`,
+      [server.url],
+    );
     expect(row!.provider).toMatch(/^platform-[0-9a-f]{8}$/);
     // Stable on the next pull.
     expect(await store.upsertDiscovered([server], 'registry:test', now)).toEqual({ created: 0, updated: 0 });

@@ -30,7 +30,12 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       expect(body).toMatchObject({
         status: 'ok',
         service: 'plaza',
-        shared_envelope: { success: true, code: 'SUCCESS', message: expect.any(String), data: { status: 'ok', service: 'plaza' } },
+        shared_envelope: {
+          success: true,
+          code: 'SUCCESS',
+          message: expect.any(String),
+          data: { status: 'ok', service: 'plaza' },
+        },
       });
       expect(body.request_id).toBe(res.headers.get('x-request-id'));
     });
@@ -51,7 +56,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       ['POST', '/api/products', 'GET, HEAD', 'method_not_allowed'],
       ['GET', '/api/v1/chat/completions', 'POST', 'METHOD_NOT_ALLOWED'],
       ['GET', '/api/auth/guest-token', 'POST', 'METHOD_NOT_ALLOWED'],
-    ])('%s %s answers 405 with Allow: %s, in the surface\'s shape', async (method, path, allow, code) => {
+    ])("%s %s answers 405 with Allow: %s, in the surface's shape", async (method, path, allow, code) => {
       const res = await fetch(`${plaza.url}${path}`, { method });
       expect(res.status).toBe(405);
       expect(res.headers.get('allow')).toBe(allow);
@@ -61,13 +66,22 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     });
 
     it('still answers 404 for a path no route serves', async () => {
-      for (const method of ['GET', 'POST']) expect((await fetch(`${plaza.url}/api/nothing-here`, { method })).status).toBe(404);
+      for (const method of ['GET', 'POST'])
+        expect((await fetch(`${plaza.url}/api/nothing-here`, { method })).status).toBe(404);
     });
   });
 
   describe('security headers', () => {
     it('gives API answers the API set and pages the browsing set', async () => {
-      for (const path of ['/health', '/api/products', '/api/nothing-here', '/.well-known/jwks.json', '/openapi.json', '/share/v1/agpk/sources', '/agpk/v1/']) {
+      for (const path of [
+        '/health',
+        '/api/products',
+        '/api/nothing-here',
+        '/.well-known/jwks.json',
+        '/openapi.json',
+        '/share/v1/agpk/sources',
+        '/agpk/v1/',
+      ]) {
         const res = await fetch(`${plaza.url}${path}`);
         expect(res.headers.get('content-security-policy'), path).toBe("default-src 'none'; frame-ancestors 'none'");
         expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
@@ -76,7 +90,11 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
         expect(res.headers.get('access-control-allow-origin'), path).toBe('*');
         await res.arrayBuffer();
       }
-      const mcp = await fetch(`${plaza.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const mcp = await fetch(`${plaza.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(mcp.status).toBe(401);
       expect(mcp.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
       await mcp.arrayBuffer();
@@ -115,29 +133,57 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
     });
 
     it('answers malformed JSON with 400 invalid_json', async () => {
-      const res = await fetch(`${plaza.url}/api/anything`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+      const res = await fetch(`${plaza.url}/api/anything`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"a":',
+      });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ success: false, code: 'invalid_json' });
     });
 
     it('answers a body that is not UTF-8 with 400 invalid_json, storing nothing', async () => {
       // "\xff\xfe" would decode to two U+FFFD and be stored as if the client had sent them.
-      const bytes = Buffer.concat([Buffer.from('{"provider":"badutf","url":"http://127.0.0.1:9/mcp","registered_by":"a@example.com","summary":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
-      const listing = await fetch(`${plaza.url}/api/mcp/listings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bytes });
+      const bytes = Buffer.concat([
+        Buffer.from('{"provider":"badutf","url":"http://127.0.0.1:9/mcp","registered_by":"a@example.com","summary":"'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('"}'),
+      ]);
+      const listing = await fetch(`${plaza.url}/api/mcp/listings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: bytes,
+      });
       expect(listing.status).toBe(400);
-      expect(await listing.json()).toMatchObject({ success: false, code: 'invalid_json', message: 'Request body is not valid UTF-8.' });
+      expect(await listing.json()).toMatchObject({
+        success: false,
+        code: 'invalid_json',
+        message: 'Request body is not valid UTF-8.',
+      });
       expect(await plaza.db.prisma.mcpEndpoint.count({ where: { provider: 'badutf' } })).toBe(0);
       // The token API says so in its shape.
-      const chat = await fetch(`${plaza.url}/api/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]) });
+      const chat = await fetch(`${plaza.url}/api/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]),
+      });
       expect(chat.status).toBe(400);
       expect(await chat.json()).toMatchObject({ code: 'BAD_REQUEST', error: { type: 'invalid_request_error' } });
       // Valid multi-byte text passes.
-      const fine = await fetch(`${plaza.url}/api/anything`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"name":"café 日本"}') });
+      const fine = await fetch(`${plaza.url}/api/anything`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from('{"name":"café 日本"}'),
+      });
       expect(fine.status).toBe(404);
     });
 
     it('answers a non-JSON body with 415', async () => {
-      const res = await fetch(`${plaza.url}/api/anything`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+      const res = await fetch(`${plaza.url}/api/anything`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'hello',
+      });
       expect(res.status).toBe(415);
       expect(await res.json()).toMatchObject({ success: false, code: 'unsupported_media_type' });
     });
@@ -156,7 +202,11 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       const res = await fetch(`${plaza.url}/api/v1/nothing`);
       expect(res.status).toBe(404);
       const body: any = await res.json();
-      expect(body).toMatchObject({ success: false, code: 'NOT_FOUND', error: { code: 'NOT_FOUND', type: 'not_found_error', param: null } });
+      expect(body).toMatchObject({
+        success: false,
+        code: 'NOT_FOUND',
+        error: { code: 'NOT_FOUND', type: 'not_found_error', param: null },
+      });
     });
 
     it('answers a browser asking for a page that does not exist with an HTML 404 page, API clients with JSON', async () => {
@@ -174,7 +224,13 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       const json = await fetch(`${plaza.url}/no/such/page`);
       expect(json.status).toBe(404);
       expect(json.headers.get('content-type')).toMatch(/^application\/json/);
-      for (const path of ['/api/nothing-here', '/mcp/nothing', '/.well-known/nothing', '/share/v1/nothing', '/agpk/v1/nothing.json']) {
+      for (const path of [
+        '/api/nothing-here',
+        '/mcp/nothing',
+        '/.well-known/nothing',
+        '/share/v1/nothing',
+        '/agpk/v1/nothing.json',
+      ]) {
         const api = await fetch(`${plaza.url}${path}`, { headers: html });
         expect(api.status, path).toBe(404);
         expect(api.headers.get('content-type'), path).toMatch(/^application\/json/);
@@ -188,12 +244,21 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       const missing = await fetch(`${plaza.url}/packages/com.example.nobody`, { headers: html });
       expect(missing.status).toBe(404);
       expect(await missing.text()).toContain('<h1>No such package.</h1>');
-      expect((await fetch(`${plaza.url}/packages/com.example.nobody`)).headers.get('content-type')).toMatch(/^application\/json/);
+      expect((await fetch(`${plaza.url}/packages/com.example.nobody`)).headers.get('content-type')).toMatch(
+        /^application\/json/,
+      );
       expect((await fetch(`${plaza.url}/packages/nul%00id`, { headers: html })).status).toBe(404);
       const registered = await fetch(`${plaza.url}/api/agpk/sources`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ package_id: 'com.example.somebody', name: 'Somebody', version: '1.0.0', vendor_name: 'Example', download_uri: 'https://packages.example.com/somebody-1.0.0.agpk', sha256: 'a'.repeat(64) }),
+        body: JSON.stringify({
+          package_id: 'com.example.somebody',
+          name: 'Somebody',
+          version: '1.0.0',
+          vendor_name: 'Example',
+          download_uri: 'https://packages.example.com/somebody-1.0.0.agpk',
+          sha256: 'a'.repeat(64),
+        }),
       });
       expect(registered.status, await registered.clone().text()).toBeLessThan(300);
       const found = await fetch(`${plaza.url}/packages/com.example.somebody`, { headers: html });
@@ -202,7 +267,14 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
 
     it('keeps every link of a page on this site, whatever the path, and never fails on one', async () => {
       const get = (path: string) => fetchRaw(plaza.url, path, { accept: 'text/html' });
-      for (const path of ['//a:99999/x', '//%zz/', '//a//b//attacker.example', '/\\attacker.example/x', '/.//attacker.example/x', '/marketplace/endpoints/nope//attacker.example?locale=en']) {
+      for (const path of [
+        '//a:99999/x',
+        '//%zz/',
+        '//a//b//attacker.example',
+        '/\\attacker.example/x',
+        '/.//attacker.example/x',
+        '/marketplace/endpoints/nope//attacker.example?locale=en',
+      ]) {
         const answer = await get(path);
         expect(answer.status, path).toBe(404);
         const hrefs = [...answer.body.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
@@ -214,7 +286,9 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
 
     it('serves every page in the negotiated locale when the locale cookie does not decode', async () => {
       for (const path of ['/', '/marketplace', '/account', '/packages', '/reset-password', '/sign-in']) {
-        const res = await fetch(`${plaza.url}${path}`, { headers: { accept: 'text/html', cookie: 'plaza_locale=%E0', 'accept-language': 'zh-CN' } });
+        const res = await fetch(`${plaza.url}${path}`, {
+          headers: { accept: 'text/html', cookie: 'plaza_locale=%E0', 'accept-language': 'zh-CN' },
+        });
         expect(res.status, path).toBe(200);
         expect(await res.text(), path).toContain('lang="zh-CN"');
       }
@@ -222,7 +296,12 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
 
     it('answers a browser whose page request is malformed with an HTML page and a 4xx, API clients with JSON', async () => {
       const html = { accept: 'text/html', 'accept-language': 'zh-CN' };
-      const form = (body: string) => fetch(`${plaza.url}/`, { method: 'POST', headers: { ...html, 'content-type': 'application/x-www-form-urlencoded' }, body });
+      const form = (body: string) =>
+        fetch(`${plaza.url}/`, {
+          method: 'POST',
+          headers: { ...html, 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        });
       const tooManyFields = `form=lead&email=x%40example.com&scenario=growth&${Array.from({ length: 20 }, (_, i) => `f${i}=1`).join('&')}`;
       for (const [what, answer] of [
         ['a cursor that is not one', await fetch(`${plaza.url}/marketplace?cursor=garbage`, { headers: html })],
@@ -242,7 +321,11 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
 
     it('says what is wrong with a form in the language of the page', async () => {
       const post = (path: string, body: string) =>
-        fetch(`${plaza.url}${path}?locale=zh-CN`, { method: 'POST', headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' }, body });
+        fetch(`${plaza.url}${path}?locale=zh-CN`, {
+          method: 'POST',
+          headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        });
       const short = await post('/reset-password', 'token=rst_bogus&password=short');
       expect(short.status).toBe(400);
       expect(await short.text()).toContain('请选择 8 到 256 个字符的密码');
@@ -261,33 +344,66 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
         [`GET / HTTP/1.1\r\nHost: x\r\nAccept-Language: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
       ] as const) {
         const answer = await raw(bytes);
-        expect(answer.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Request Header Fields Too Large'}`);
+        expect(answer.split('\r\n')[0]).toBe(
+          `HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Request Header Fields Too Large'}`,
+        );
         const requestId = /\r\nX-Request-Id: (\S+)\r\n/.exec(answer)?.[1];
         expect(requestId).toBeTruthy();
-        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ success: false, code: 'bad_request', message: expect.any(String), request_id: requestId });
+        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+          success: false,
+          code: 'bad_request',
+          message: expect.any(String),
+          request_id: requestId,
+        });
       }
     });
 
     it('answers a body cut short by a half-close in the shape of the path: JSON-RPC on MCP endpoints, the token shape on the token API, the error shape elsewhere', async () => {
-      const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: `edge-${backend}@example.com` });
-      const token = (await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, { display_name: 'Edge agent' })).token;
+      const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+        email: `edge-${backend}@example.com`,
+      });
+      const token = (
+        await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, {
+          display_name: 'Edge agent',
+        })
+      ).token;
       const cut = (path: string) =>
-        sendRawHttp(plaza.url, `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`);
+        sendRawHttp(
+          plaza.url,
+          `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`,
+        );
       const body = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
       for (const path of ['/mcp', '/mcp/p/platform', '/mcp?x=1']) {
         const answer = await cut(path);
         expect(answer.split('\r\n')[0], path).toBe('HTTP/1.1 400 Bad Request');
-        expect(body(answer), path).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/body ended before/) } });
+        expect(body(answer), path).toEqual({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: expect.stringMatching(/body ended before/) },
+        });
       }
       for (const path of ['/api/leads']) {
         const answer = await cut(path);
-        expect(body(answer), path).toMatchObject({ success: false, code: 'bad_request', message: expect.stringMatching(/body ended before/) });
+        expect(body(answer), path).toMatchObject({
+          success: false,
+          code: 'bad_request',
+          message: expect.stringMatching(/body ended before/),
+        });
       }
       // A token API path answers in the token shape, as its other errors do.
       for (const path of ['/api/auth/guest-token', '/api/v1/chat/completions']) {
         const answer = await cut(path);
         expect(answer.split('\r\n')[0], path).toBe('HTTP/1.1 400 Bad Request');
-        expect(body(answer), path).toMatchObject({ success: false, code: 'BAD_REQUEST', error: { type: 'invalid_request_error', code: 'BAD_REQUEST', param: null, message: expect.stringMatching(/body ended before/) } });
+        expect(body(answer), path).toMatchObject({
+          success: false,
+          code: 'BAD_REQUEST',
+          error: {
+            type: 'invalid_request_error',
+            code: 'BAD_REQUEST',
+            param: null,
+            message: expect.stringMatching(/body ended before/),
+          },
+        });
       }
     });
 
@@ -301,7 +417,11 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
 });
 
 /** A GET with the path sent exactly as given (fetch would normalise `//host` and backslashes). */
-function fetchRaw(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function fetchRaw(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: hostname, port, method: 'GET', path, headers }, (res) => {

@@ -25,12 +25,18 @@ describe('request logs', () => {
     await new Promise((r) => setTimeout(r, 100));
     const lines = plaza.logLines().join('\n');
     expect(lines).toContain('log-test-1');
-    for (const secret of ['thisisnotarealkey', 'cookie-secret-value', 'upstream-third-party-token']) expect(lines).not.toContain(secret);
+    for (const secret of ['thisisnotarealkey', 'cookie-secret-value', 'upstream-third-party-token'])
+      expect(lines).not.toContain(secret);
   });
 
   it('warn of refusals, but log what a protocol expects (404, 405) at info', async () => {
     const levelOf = async (id: string, path: string, init: RequestInit = {}) => {
-      await (await fetch(`${plaza.url}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-request-id': id } })).arrayBuffer();
+      await (
+        await fetch(`${plaza.url}${path}`, {
+          ...init,
+          headers: { ...(init.headers as Record<string, string>), 'x-request-id': id },
+        })
+      ).arrayBuffer();
       await new Promise((r) => setTimeout(r, 50));
       const line = plaza.logLines().find((l) => l.includes(`"request_id":"${id}"`) && l.includes('request completed'));
       return (JSON.parse(line!) as { level: number }).level;

@@ -28,16 +28,34 @@ describe('plaza outbox list', () => {
     try {
       const db = await openDatabase({ kind: 'pglite', dataDir: dir });
       await migrate(db.sql);
-      const mailer = createMailer({ prisma: db.prisma, clock: systemClock, log, smtpUrl: undefined, from: 'Plaza <p@example.com>' });
+      const mailer = createMailer({
+        prisma: db.prisma,
+        clock: systemClock,
+        log,
+        smtpUrl: undefined,
+        from: 'Plaza <p@example.com>',
+      });
       expect(mailer.mode).toBe('outbox');
-      await mailer.enqueue({ to: 'someone@example.com', subject: 'Your Plaza sign-in link', text: 'Use this link: http://localhost/x' });
+      await mailer.enqueue({
+        to: 'someone@example.com',
+        subject: 'Your Plaza sign-in link',
+        text: 'Use this link: http://localhost/x',
+      });
       await mailer.close();
       await db.close();
       const result = await runPlaza(['outbox', 'list', '--json'], { PLAZA_DATA_DIR: dir });
       expect(result.code, result.stderr).toBe(0);
-      const rows = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const rows = result.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ to: 'someone@example.com', subject: 'Your Plaza sign-in link', status: 'outbox', text: 'Use this link: http://localhost/x' });
+      expect(rows[0]).toMatchObject({
+        to: 'someone@example.com',
+        subject: 'Your Plaza sign-in link',
+        status: 'outbox',
+        text: 'Use this link: http://localhost/x',
+      });
       const bad = await runPlaza(['outbox', 'list', '--limit', '0'], { PLAZA_DATA_DIR: dir });
       expect(bad.code).toBe(2);
       // A status no e-mail can have is a usage error naming the allowed ones, not an empty list.
@@ -75,7 +93,11 @@ describe.each(BACKENDS)('system e-mail on %s', (backend) => {
 
   it('keeps sign-in links in the outbox without SMTP_URL', async () => {
     plaza = await startTestPlaza(backend, { db: t.db });
-    const res = await fetch(`${plaza.url}/api/auth/email/register-link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'outbox@example.com' }) });
+    const res = await fetch(`${plaza.url}/api/auth/email/register-link`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'outbox@example.com' }),
+    });
     expect(res.status).toBe(202);
     const options = (await (await fetch(`${plaza.url}/api/auth/options`)).json()) as any;
     expect(options.email_delivery).toBe('outbox');
@@ -112,10 +134,22 @@ describe.each(BACKENDS)('system e-mail on %s', (backend) => {
   it('gives up after the last retry', async () => {
     let now = Date.now();
     const clock: Clock = { now: () => now };
-    const failing = createMailer({ prisma: t.db.prisma, clock, log, smtpUrl: 'smtp://127.0.0.1:1', from: 'Plaza <p@example.com>' });
+    const failing = createMailer({
+      prisma: t.db.prisma,
+      clock,
+      log,
+      smtpUrl: 'smtp://127.0.0.1:1',
+      from: 'Plaza <p@example.com>',
+    });
     const id = await failing.enqueue({ to: 'never@example.com', subject: 'never', text: 'x' });
     await failing.close();
-    const again = createMailer({ prisma: t.db.prisma, clock, log, smtpUrl: 'smtp://127.0.0.1:1', from: 'Plaza <p@example.com>' });
+    const again = createMailer({
+      prisma: t.db.prisma,
+      clock,
+      log,
+      smtpUrl: 'smtp://127.0.0.1:1',
+      from: 'Plaza <p@example.com>',
+    });
     for (const delay of RETRY_DELAYS_MS) {
       now += delay;
       await again.deliverDue();

@@ -36,18 +36,26 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
   const call = async (method: string, path: string, body?: unknown, key?: string) => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (key) headers['authorization'] = `Bearer ${key}`;
-    const res = await fetch(`${plaza.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${plaza.url}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const post = (body: unknown, key?: string) => call('POST', '/api/mcp/listings', body, key);
   const waitProbed = async (id: string) => {
-    await expect.poll(async () => (await call('GET', `/api/mcp/endpoints/${id}`)).body.status, { timeout: 10_000, interval: 50 }).not.toBe('registered');
+    await expect
+      .poll(async () => (await call('GET', `/api/mcp/endpoints/${id}`)).body.status, { timeout: 10_000, interval: 50 })
+      .not.toBe('registered');
   };
 
   beforeAll(async () => {
     [plaza, fixture] = await Promise.all([
       startTestPlaza(backend, { env: ENV }),
-      startFixtureProvider([[{ name: 'vendor_lookup', description: 'Looks a vendor record up.', inputSchema: { type: 'object' } }]]),
+      startFixtureProvider([
+        [{ name: 'vendor_lookup', description: 'Looks a vendor record up.', inputSchema: { type: 'object' } }],
+      ]),
     ]);
     const accounts = createAccountService({ prisma: plaza.db.prisma, clock: systemClock });
     vendorKey = (await accounts.createAccount({ email: 'ops@vendor.example' })).apiKey;
@@ -62,10 +70,14 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
     it('answers 409 saying how to change it when an anonymous listing is sent again with a changed summary', async () => {
       const first = await post(listing({ provider: 'anon-edit', url: 'http://127.0.0.1:1/anon-edit' }));
       expect(first.status).toBe(201);
-      const again = await post(listing({ provider: 'anon-edit', url: 'http://127.0.0.1:1/anon-edit', summary: 'A new summary.' }));
+      const again = await post(
+        listing({ provider: 'anon-edit', url: 'http://127.0.0.1:1/anon-edit', summary: 'A new summary.' }),
+      );
       expect(again.status).toBe(409);
       expect(again.body.message).toMatch(/already listed.*account API key/s);
-      expect((await call('GET', `/api/mcp/endpoints/${first.body.id}`)).body.summary).toBe('Vendor tools. No credentials required.');
+      expect((await call('GET', `/api/mcp/endpoints/${first.body.id}`)).body.summary).toBe(
+        'Vendor tools. No credentials required.',
+      );
       // The same listing sent again unchanged is still the idempotent 200.
       const same = await post(listing({ provider: 'anon-edit', url: 'http://127.0.0.1:1/anon-edit' }));
       expect(same.status).toBe(200);
@@ -76,11 +88,36 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
       const first = await post(listing({ provider: 'owned-edit', url: 'http://127.0.0.1:1/owned-edit' }), vendorKey);
       expect(first.status).toBe(201);
       expect(first.body.account_owned).toBe(true);
-      const changed = await post(listing({ provider: 'owned-edit', url: 'http://127.0.0.1:1/owned-edit', summary: 'Better words.', risk: 'read-only' }), vendorKey);
+      const changed = await post(
+        listing({
+          provider: 'owned-edit',
+          url: 'http://127.0.0.1:1/owned-edit',
+          summary: 'Better words.',
+          risk: 'read-only',
+        }),
+        vendorKey,
+      );
       expect(changed.status).toBe(200);
-      expect(changed.body).toMatchObject({ id: first.body.id, created: false, updated: true, summary: 'Better words.', risk: 'read-only' });
-      expect((await call('GET', `/api/mcp/endpoints/${first.body.id}`)).body).toMatchObject({ summary: 'Better words.', risk: 'read-only' });
-      const same = await post(listing({ provider: 'owned-edit', url: 'http://127.0.0.1:1/owned-edit', summary: 'Better words.', risk: 'read-only' }), vendorKey);
+      expect(changed.body).toMatchObject({
+        id: first.body.id,
+        created: false,
+        updated: true,
+        summary: 'Better words.',
+        risk: 'read-only',
+      });
+      expect((await call('GET', `/api/mcp/endpoints/${first.body.id}`)).body).toMatchObject({
+        summary: 'Better words.',
+        risk: 'read-only',
+      });
+      const same = await post(
+        listing({
+          provider: 'owned-edit',
+          url: 'http://127.0.0.1:1/owned-edit',
+          summary: 'Better words.',
+          risk: 'read-only',
+        }),
+        vendorKey,
+      );
       expect(same.body).toMatchObject({ created: false, updated: false });
     });
 
@@ -88,7 +125,10 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
       const url = 'http://127.0.0.1:1/owned-only';
       expect((await post(listing({ provider: 'owned-only', url }), vendorKey)).status).toBe(201);
       for (const key of [undefined, otherKey]) {
-        const res = await post(listing({ provider: 'owned-only', url, registered_by: 'someone@else.example', summary: 'Mine now.' }), key);
+        const res = await post(
+          listing({ provider: 'owned-only', url, registered_by: 'someone@else.example', summary: 'Mine now.' }),
+          key,
+        );
         expect(res.status).toBe(409);
         expect(res.body.message).toMatch(/belongs to a Plaza account/);
       }
@@ -105,7 +145,14 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
 
   describe('the first-come URL lock', () => {
     it('lets an account-owned listing supersede an anonymous listing of the same URL, under the slug agents already use', async () => {
-      const squatter = await post(listing({ provider: 'squat', url: fixture.url, registered_by: 'squatter@evil.example', summary: 'Not really ours.' }));
+      const squatter = await post(
+        listing({
+          provider: 'squat',
+          url: fixture.url,
+          registered_by: 'squatter@evil.example',
+          summary: 'Not really ours.',
+        }),
+      );
       expect(squatter.status).toBe(201);
       await waitProbed(squatter.body.id);
       // Under another slug it would free `squat` for another server, which agents trust with credentials.
@@ -116,34 +163,66 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
 
       const vendor = await post(listing({ provider: 'squat', url: fixture.url }), vendorKey);
       expect(vendor.status).toBe(201);
-      expect(vendor.body).toMatchObject({ provider: 'squat', registrant: 'ops@vendor.example', account_owned: true, created: true, supersedes: squatter.body.id });
+      expect(vendor.body).toMatchObject({
+        provider: 'squat',
+        registrant: 'ops@vendor.example',
+        account_owned: true,
+        created: true,
+        supersedes: squatter.body.id,
+      });
       expect((await call('GET', `/api/mcp/endpoints/${squatter.body.id}`)).status).toBe(404);
-      expect((await call('GET', '/api/mcp/endpoints?provider=squat')).body.endpoints.map((e: any) => e.id)).toEqual([vendor.body.id]);
+      expect((await call('GET', '/api/mcp/endpoints?provider=squat')).body.endpoints.map((e: any) => e.id)).toEqual([
+        vendor.body.id,
+      ]);
       await waitProbed(vendor.body.id);
-      expect((await call('GET', '/api/mcp/tools?q=vendor_lookup')).body.tools.map((t: any) => t.gateway_name)).toEqual(['squat__vendor_lookup']);
+      expect((await call('GET', '/api/mcp/tools?q=vendor_lookup')).body.tools.map((t: any) => t.gateway_name)).toEqual([
+        'squat__vendor_lookup',
+      ]);
       // The anonymous registrant cannot take it back.
-      const back = await post(listing({ provider: 'squat', url: fixture.url, registered_by: 'squatter@evil.example', summary: 'Not really ours.' }));
+      const back = await post(
+        listing({
+          provider: 'squat',
+          url: fixture.url,
+          registered_by: 'squatter@evil.example',
+          summary: 'Not really ours.',
+        }),
+      );
       expect(back.status).toBe(409);
     });
 
     it('never frees the slug of a superseded listing for another server (the reported take-over)', async () => {
-      const crm = await post(listing({ provider: 'crm', url: 'http://127.0.0.1:1/real-crm', registered_by: 'ops@real-crm.example' }));
+      const crm = await post(
+        listing({ provider: 'crm', url: 'http://127.0.0.1:1/real-crm', registered_by: 'ops@real-crm.example' }),
+      );
       expect(crm.status).toBe(201);
-      const takeover = await post(listing({ provider: 'crm-x', url: 'http://127.0.0.1:1/real-crm', registered_by: 'someone@else.example' }), otherKey);
+      const takeover = await post(
+        listing({ provider: 'crm-x', url: 'http://127.0.0.1:1/real-crm', registered_by: 'someone@else.example' }),
+        otherKey,
+      );
       expect(takeover.status).toBe(409);
       expect(takeover.body.message).toMatch(/provider "crm"/);
       for (const key of [undefined, otherKey]) {
-        const evil = await post(listing({ provider: 'crm', url: 'http://127.0.0.1:1/evil-crm', registered_by: 'someone@else.example' }), key);
+        const evil = await post(
+          listing({ provider: 'crm', url: 'http://127.0.0.1:1/evil-crm', registered_by: 'someone@else.example' }),
+          key,
+        );
         expect(evil.status).toBe(409);
       }
-      expect((await call('GET', '/api/mcp/endpoints?provider=crm')).body.endpoints.map((e: any) => e.url)).toEqual(['http://127.0.0.1:1/real-crm']);
+      expect((await call('GET', '/api/mcp/endpoints?provider=crm')).body.endpoints.map((e: any) => e.url)).toEqual([
+        'http://127.0.0.1:1/real-crm',
+      ]);
     });
   });
 
   describe('PATCH /api/mcp/listings/:id', () => {
     it("applies the owner's changes and refuses everyone else", async () => {
       const id = (await post(listing({ provider: 'patched', url: 'http://127.0.0.1:1/patched' }), vendorKey)).body.id;
-      const res = await call('PATCH', `/api/mcp/listings/${id}`, { summary: 'Patched summary.', audience: 'travel agents' }, vendorKey);
+      const res = await call(
+        'PATCH',
+        `/api/mcp/listings/${id}`,
+        { summary: 'Patched summary.', audience: 'travel agents' },
+        vendorKey,
+      );
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ id, summary: 'Patched summary.', audience: 'travel agents', updated: true });
       expect((await call('GET', `/api/mcp/endpoints/${id}`)).body.summary).toBe('Patched summary.');
@@ -155,8 +234,13 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
       const url = await call('PATCH', `/api/mcp/listings/${id}`, { url: 'http://127.0.0.1:1/elsewhere' }, vendorKey);
       expect(url.status).toBe(400);
       expect(url.body.message).toMatch(/cannot be changed/);
-      expect((await call('PATCH', `/api/mcp/listings/${id}`, { summary: 'Bearer abcdefghijklmnop1234567890' }, vendorKey)).status).toBe(400);
-      expect((await call('PATCH', '/api/mcp/listings/mcp_doesnotexist000', { summary: 'x' }, vendorKey)).status).toBe(404);
+      expect(
+        (await call('PATCH', `/api/mcp/listings/${id}`, { summary: 'Bearer abcdefghijklmnop1234567890' }, vendorKey))
+          .status,
+      ).toBe(400);
+      expect((await call('PATCH', '/api/mcp/listings/mcp_doesnotexist000', { summary: 'x' }, vendorKey)).status).toBe(
+        404,
+      );
       expect((await call('GET', `/api/mcp/endpoints/${id}`)).body.summary).toBe('Patched summary.');
     });
 
@@ -170,7 +254,9 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
 
   describe('DELETE /api/mcp/listings/:id', () => {
     it('removes the listing and its tools from the catalog, the search and the gateway; others get 403', async () => {
-      const fresh = await startFixtureProvider([[{ name: 'gone_soon', description: 'Will be removed.', inputSchema: { type: 'object' } }]]);
+      const fresh = await startFixtureProvider([
+        [{ name: 'gone_soon', description: 'Will be removed.', inputSchema: { type: 'object' } }],
+      ]);
       try {
         const id = (await post(listing({ provider: 'removable', url: fresh.url }), vendorKey)).body.id;
         await waitProbed(id);
@@ -194,7 +280,9 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
         for (const key of [undefined, otherKey, vendorKey]) {
           const elsewhere = await post(listing({ provider: 'removable', url: 'http://127.0.0.1:1/elsewhere' }), key);
           expect(elsewhere.status).toBe(409);
-          expect(elsewhere.body.message).toMatch(/provider slug "removable" was used by a removed listing; slugs are never rebound to another server/);
+          expect(elsewhere.body.message).toMatch(
+            /provider slug "removable" was used by a removed listing; slugs are never rebound to another server/,
+          );
         }
         // The same server may be listed under its slug again, by anyone: a credential sent under the
         // slug reaches whom it always did. (Bound to an account, a bystander that superseded an
@@ -204,7 +292,9 @@ describe.each(BACKENDS)('MCP listing ownership on %s', (backend) => {
         expect((await call('DELETE', `/api/mcp/listings/${again.body.id}`, undefined, otherKey)).status).toBe(200);
         const anonymous = await post(listing({ provider: 'removable', url: fresh.url }));
         expect(anonymous.status).toBe(201);
-        expect((await post(listing({ provider: 'removable', url: fresh.url }), vendorKey)).body.supersedes).toBe(anonymous.body.id);
+        expect((await post(listing({ provider: 'removable', url: fresh.url }), vendorKey)).body.supersedes).toBe(
+          anonymous.body.id,
+        );
       } finally {
         await fresh.close();
       }

@@ -12,17 +12,31 @@ import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/data
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 const REDIS = process.env['TEST_REDIS_URL'];
-const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0', MCP_REGISTRY_URL: '', PLAZA_RATE_LIMIT_LISTINGS_PER_MIN: '3' };
+const ENV = {
+  PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+  PLAZA_BACKGROUND: '0',
+  MCP_REGISTRY_URL: '',
+  PLAZA_RATE_LIMIT_LISTINGS_PER_MIN: '3',
+};
 
 let serial = 0;
 /** A listing of its own URL and slug (port 9: its first probe fails at once, which is fine here). */
 const listing = () => {
   serial += 1;
-  return { provider: `fanout-${serial}-${randomToken(4).toLowerCase()}`, url: `http://127.0.0.1:9/mcp/${serial}-${randomToken(4)}`, registered_by: 'x@example.com', summary: 'A listing.' };
+  return {
+    provider: `fanout-${serial}-${randomToken(4).toLowerCase()}`,
+    url: `http://127.0.0.1:9/mcp/${serial}-${randomToken(4)}`,
+    registered_by: 'x@example.com',
+    summary: 'A listing.',
+  };
 };
 
 function post(plaza: TestPlaza, body: unknown, headers: Record<string, string> = {}) {
-  return fetch(`${plaza.url}/api/mcp/listings`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return fetch(`${plaza.url}/api/mcp/listings`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 describe.each(BACKENDS)('listing write limits on %s', (backend) => {
@@ -38,8 +52,15 @@ describe.each(BACKENDS)('listing write limits on %s', (backend) => {
     let plaza: TestPlaza;
     let apiKey: string;
     beforeAll(async () => {
-      plaza = await startTestPlaza(backend, { db: database.db, env: { ...ENV, PLAZA_TRUST_PROXY: 'loopback', PLAZA_RATE_LIMIT_KEY_PREFIX: `t${randomToken(6)}:` } });
-      apiKey = (await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: 'lister@example.com' })).apiKey;
+      plaza = await startTestPlaza(backend, {
+        db: database.db,
+        env: { ...ENV, PLAZA_TRUST_PROXY: 'loopback', PLAZA_RATE_LIMIT_KEY_PREFIX: `t${randomToken(6)}:` },
+      });
+      apiKey = (
+        await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+          email: 'lister@example.com',
+        })
+      ).apiKey;
     });
     afterAll(async () => {
       await plaza?.close();
@@ -60,7 +81,11 @@ describe.each(BACKENDS)('listing write limits on %s', (backend) => {
       expect(retryAfter).toBeLessThanOrEqual(60);
       expect(limited.headers.get('ratelimit')).toMatch(/^"listings";r=0;t=\d+$/);
       const body: any = await limited.json();
-      expect(body).toMatchObject({ success: false, code: 'rate_limited', request_id: limited.headers.get('x-request-id') });
+      expect(body).toMatchObject({
+        success: false,
+        code: 'rate_limited',
+        request_id: limited.headers.get('x-request-id'),
+      });
       expect(body.message).toContain('at most 3 per 60 s');
       expect(await plaza.db.prisma.mcpEndpoint.count({ where: { url: refused.url } })).toBe(0);
 
@@ -84,7 +109,10 @@ describe.each(BACKENDS)('listing write limits on %s', (backend) => {
       });
       expect(patched.status).toBe(200);
       expect(patched.headers.get('ratelimit-policy')).toBe('"listings-account";q=3;w=60');
-      const removal = await fetch(`${plaza.url}/api/mcp/listings/${created[1]}`, { method: 'DELETE', headers: { ...auth, 'x-forwarded-for': '203.0.113.4' } });
+      const removal = await fetch(`${plaza.url}/api/mcp/listings/${created[1]}`, {
+        method: 'DELETE',
+        headers: { ...auth, 'x-forwarded-for': '203.0.113.4' },
+      });
       expect(removal.status).toBe(429);
       expect(((await removal.json()) as { code: string }).code).toBe('rate_limited');
       expect(await plaza.db.prisma.mcpEndpoint.count({ where: { id: created[1]! } })).toBe(1);
@@ -96,7 +124,10 @@ describe.each(BACKENDS)('listing write limits on %s', (backend) => {
     let b: TestPlaza;
     beforeAll(async () => {
       const env = { ...ENV, REDIS_URL: REDIS!, PLAZA_RATE_LIMIT_KEY_PREFIX: `t${randomToken(6)}:` };
-      [a, b] = await Promise.all([startTestPlaza(backend, { db: database.db, env }), startTestPlaza(backend, { db: database.db, env })]);
+      [a, b] = await Promise.all([
+        startTestPlaza(backend, { db: database.db, env }),
+        startTestPlaza(backend, { db: database.db, env }),
+      ]);
     });
     afterAll(async () => {
       await Promise.all([a?.close(), b?.close()]);

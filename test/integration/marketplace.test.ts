@@ -12,7 +12,12 @@ import { startBackgroundWork } from '../../src/app/background.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createProbeStore } from '../../src/marketplace/index.ts';
 import { BACKENDS } from '../support/databases.ts';
-import { type EverythingServer, type FixtureProvider, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
+import {
+  type EverythingServer,
+  type FixtureProvider,
+  startEverything,
+  startFixtureProvider,
+} from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0', MCP_REGISTRY_URL: '' };
@@ -33,7 +38,11 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
   let endpointId: string;
 
   const post = (body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-    fetch(`${plaza.url}/api/mcp/listings`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(`${plaza.url}/api/mcp/listings`, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   const get = async (path: string) => {
     const res = await fetch(`${plaza.url}${path}`);
     return { status: res.status, body: (await res.json()) as any };
@@ -58,7 +67,9 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
 
   /** The marketplace page's part between the endpoint table and the listing form, in `locale`. */
   const endpointsPart = async (locale: string) => {
-    const html = await (await fetch(`${plaza.url}/marketplace?locale=${locale}`, { headers: { accept: 'text/html' } })).text();
+    const html = await (
+      await fetch(`${plaza.url}/marketplace?locale=${locale}`, { headers: { accept: 'text/html' } })
+    ).text();
     return html.slice(html.indexOf('id="endpoints-title"'), html.indexOf('id="list-title"'));
   };
 
@@ -73,7 +84,14 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       const res = await post(listing({ url: everything.url }));
       expect(res.status).toBe(201);
       const body: any = await res.json();
-      expect(body).toMatchObject({ provider: 'everything', url: everything.url, registrant: 'ops@example.com', source: 'manual', status: 'registered', created: true });
+      expect(body).toMatchObject({
+        provider: 'everything',
+        url: everything.url,
+        registrant: 'ops@example.com',
+        source: 'manual',
+        status: 'registered',
+        created: true,
+      });
       expect(body.id).toMatch(/^mcp_/);
       expect(body.links.self).toBe(`/api/mcp/endpoints/${body.id}`);
       expect(res.headers.get('location')).toBe(body.links.self);
@@ -88,24 +106,44 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       expect(endpoint.status).toBe('healthy');
       expect(endpoint.tool_count).toBeGreaterThan(5);
       expect(endpoint.last_probe).toMatchObject({ ok: true, error: null });
-      expect(endpoint.probes[0]).toMatchObject({ ok: true, protocol_version: expect.any(String), server_info: { name: 'mcp-servers/everything' } });
+      expect(endpoint.probes[0]).toMatchObject({
+        ok: true,
+        protocol_version: expect.any(String),
+        server_info: { name: 'mcp-servers/everything' },
+      });
 
       const tools = await get('/api/mcp/tools?provider=everything&limit=100');
       expect(tools.status).toBe(200);
       const echo = tools.body.tools.find((t: any) => t.tool === 'echo');
-      expect(echo).toMatchObject({ provider: 'everything', health: 'healthy', summary: 'Echoes back the input string', gateway_name: 'everything__echo' });
+      expect(echo).toMatchObject({
+        provider: 'everything',
+        health: 'healthy',
+        summary: 'Echoes back the input string',
+        gateway_name: 'everything__echo',
+      });
       expect(echo.input_schema).toMatchObject({ type: 'object', required: ['message'] });
       // MCP's title, outputSchema and execution, as server-everything publishes them.
       expect(echo).toMatchObject({ title: 'Echo Tool', output_schema: null, execution: { taskSupport: 'forbidden' } });
       const structured = tools.body.tools.find((t: any) => t.tool === 'get-structured-content');
-      expect(structured).toMatchObject({ title: 'Get Structured Content Tool', execution: { taskSupport: 'forbidden' } });
-      expect(structured.output_schema).toMatchObject({ type: 'object', required: ['temperature', 'conditions', 'humidity'], additionalProperties: false });
+      expect(structured).toMatchObject({
+        title: 'Get Structured Content Tool',
+        execution: { taskSupport: 'forbidden' },
+      });
+      expect(structured.output_schema).toMatchObject({
+        type: 'object',
+        required: ['temperature', 'conditions', 'humidity'],
+        additionalProperties: false,
+      });
 
       const catalog = await get('/api/mcp/catalog');
       expect(catalog.body.endpoint_count).toBe(1);
       expect(catalog.body.tool_count).toBe(endpoint.tool_count);
       expect(catalog.body.tools).toHaveLength(endpoint.tool_count);
-      expect(catalog.body.endpoints[0]).toMatchObject({ provider: 'everything', url: everything.url, registrant: 'ops@example.com' });
+      expect(catalog.body.endpoints[0]).toMatchObject({
+        provider: 'everything',
+        url: everything.url,
+        registrant: 'ops@example.com',
+      });
       // The marketplace page lists it in the endpoint table, without the empty-catalog line.
       const page = await endpointsPart('en');
       expect(page).toContain(`/marketplace/endpoints/${endpointId}`);
@@ -122,7 +160,9 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       // The same registrant under another slug is told where the server is listed, not handed it silently.
       const renamed = await post(listing({ url: everything.url, provider: 'everything-again' }));
       expect(renamed.status).toBe(409);
-      expect(((await renamed.json()) as any).message).toBe(`This URL is already listed, as provider "everything" (${endpointId}); a server is listed once.`);
+      expect(((await renamed.json()) as any).message).toBe(
+        `This URL is already listed, as provider "everything" (${endpointId}); a server is listed once.`,
+      );
       const slug = await post(listing({ url: 'http://127.0.0.1:2/mcp', registered_by: 'someone@else.org' }));
       expect(slug.status).toBe(409);
       expect(((await slug.json()) as any).message).toMatch(/Provider slug "everything"/);
@@ -130,7 +170,11 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
 
     it('answers the same new listing sent many times at once with one 201 and 200s, never a 409', async () => {
       const body = listing({ url: 'http://127.0.0.1:4/racer', provider: 'racer' });
-      const answers = await Promise.all(Array.from({ length: 12 }, () => post(body).then(async (res) => ({ status: res.status, body: (await res.json()) as any }))));
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          post(body).then(async (res) => ({ status: res.status, body: (await res.json()) as any })),
+        ),
+      );
       expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
       expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
       // Out of the way of the listing tests below.
@@ -148,7 +192,11 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       ['URL userinfo', { url: 'https://user:pw@mcp.example.com/mcp' }, /credentials/],
       ['a token query parameter', { url: 'https://mcp.example.com/mcp?api_key=abc' }, /api_key.*credential/],
       ['an access_token parameter', { url: 'https://mcp.example.com/mcp?access_token=abc' }, /access_token/],
-      ['a bearer token in the summary', { summary: 'Use Authorization: Bearer abcdefghijklmnop1234567890' }, /summary.*bearer token/],
+      [
+        'a bearer token in the summary',
+        { summary: 'Use Authorization: Bearer abcdefghijklmnop1234567890' },
+        /summary.*bearer token/,
+      ],
       ['an API key in the purpose', { purpose: 'key sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX' }, /purpose.*API key/],
     ])('refuses %s with 400 and says why', async (_name, over, message) => {
       const res = await post(listing({ provider: 'secretive', ...over }));
@@ -188,11 +236,27 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       ['an overlong summary', { summary: 'x'.repeat(5_000) }, /summary/],
       ['a NUL in the summary', { summary: 'a\u0000b' }, /summary/],
       ['an unknown field', { token: 'x' }, /unknown field/],
-      ['credential objects with values', { required_credentials: [{ name: 'K', value: 'secret' }] }, /required_credentials/],
+      [
+        'credential objects with values',
+        { required_credentials: [{ name: 'K', value: 'secret' }] },
+        /required_credentials/,
+      ],
       // Said by the alternative the value took (a name, an object), not as zod's "Invalid input".
-      ['an overlong credential name', { required_credentials: ['ok', 'X'.repeat(101)] }, /^Invalid listing: required_credentials\.1: at most 100 characters$/],
-      ['an overlong credential object name', { required_credentials: [{ name: 'X'.repeat(101) }] }, /^Invalid listing: required_credentials\.0\.name: at most 100 characters$/],
-      ['a credential that is neither a name nor an object', { required_credentials: [7] }, /^Invalid listing: required_credentials\.0: /],
+      [
+        'an overlong credential name',
+        { required_credentials: ['ok', 'X'.repeat(101)] },
+        /^Invalid listing: required_credentials\.1: at most 100 characters$/,
+      ],
+      [
+        'an overlong credential object name',
+        { required_credentials: [{ name: 'X'.repeat(101) }] },
+        /^Invalid listing: required_credentials\.0\.name: at most 100 characters$/,
+      ],
+      [
+        'a credential that is neither a name nor an object',
+        { required_credentials: [7] },
+        /^Invalid listing: required_credentials\.0: /,
+      ],
     ])('answers 400 for %s', async (_name, over, message) => {
       const res = await post(listing({ provider: 'bad-input', ...over }));
       expect(res.status).toBe(400);
@@ -211,7 +275,12 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       expect((await post('{"provider":')).status).toBe(400);
       expect((await post(JSON.stringify(listing()), { 'content-type': 'text/plain' })).status).toBe(415);
       // A lone surrogate (the json column refused it: a 500) and a registrant that lower-cases past 254.
-      for (const over of [{ required_credentials: ['x\ud800'] }, { required_credentials: [{ name: 'ok', description: '\udc00' }] }, { summary: 's\ud800x' }, { registered_by: `${'İ'.repeat(240)}@x.io` }]) {
+      for (const over of [
+        { required_credentials: ['x\ud800'] },
+        { required_credentials: [{ name: 'ok', description: '\udc00' }] },
+        { summary: 's\ud800x' },
+        { registered_by: `${'İ'.repeat(240)}@x.io` },
+      ]) {
         const res = await post(listing({ ...over, url: `http://127.0.0.1:1/odd-${Object.keys(over)[0]}` }));
         expect(res.status, JSON.stringify(over).slice(0, 60)).toBe(400);
       }
@@ -220,7 +289,13 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
     it('refuses loopback and private targets when they are not allowed', async () => {
       const strict = await startTestPlaza(backend, { db: plaza.db, env: { ...ENV, PLAZA_ALLOW_PRIVATE_TARGETS: '0' } });
       try {
-        for (const url of ['http://127.0.0.1:9000/mcp', 'http://10.0.0.1/mcp', 'http://169.254.169.254/', 'http://[::1]:9000/mcp', 'http://localhost:9000/mcp']) {
+        for (const url of [
+          'http://127.0.0.1:9000/mcp',
+          'http://10.0.0.1/mcp',
+          'http://169.254.169.254/',
+          'http://[::1]:9000/mcp',
+          'http://localhost:9000/mcp',
+        ]) {
           const res = await fetch(`${strict.url}/api/mcp/listings`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
@@ -288,10 +363,17 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
     it('lists registered servers with source, status, last probe and tool count, paged', async () => {
       const first = await get('/api/mcp/endpoints?limit=1');
       expect(first.body.endpoints).toHaveLength(1);
-      expect(first.body.endpoints[0]).toMatchObject({ provider: 'everything', source: 'manual', status: 'healthy', tool_count: expect.any(Number) });
+      expect(first.body.endpoints[0]).toMatchObject({
+        provider: 'everything',
+        source: 'manual',
+        status: 'healthy',
+        tool_count: expect.any(Number),
+      });
       const second = await get(`/api/mcp/endpoints?limit=1&cursor=${first.body.next_cursor}`);
       expect(second.body.endpoints[0].provider).toBe('weather-co');
-      expect((await get('/api/mcp/endpoints?status=registered')).body.endpoints.map((e: any) => e.provider)).toEqual(['weather-co']);
+      expect((await get('/api/mcp/endpoints?status=registered')).body.endpoints.map((e: any) => e.provider)).toEqual([
+        'weather-co',
+      ]);
     });
 
     it.each(['status=bogus', 'limit=-1', 'source=elsewhere', 'cursor=%%%'])('answers 400 for %s', async (query) => {
@@ -334,7 +416,11 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
             {
               name: 'book_room',
               description: 'Books a meeting room.',
-              inputSchema: { type: 'object', required: ['start'], properties: { start: { type: 'string', format: 'date-time' } } },
+              inputSchema: {
+                type: 'object',
+                required: ['start'],
+                properties: { start: { type: 'string', format: 'date-time' } },
+              },
               annotations: { platform: { requires_agin: true, caller_identity: 'AGIN card of the booking agent' } },
             },
           ],
@@ -342,14 +428,18 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
         ]);
         const res = await post(listing({ provider: 'rooms', url: fixture.url }));
         id = ((await res.json()) as any).id;
-        for (let i = 0; i < 100 && (await get(`/api/mcp/endpoints/${id}`)).body.status === 'registered'; i++) await new Promise((r) => setTimeout(r, 50));
+        for (let i = 0; i < 100 && (await get(`/api/mcp/endpoints/${id}`)).body.status === 'registered'; i++)
+          await new Promise((r) => setTimeout(r, 50));
       });
       afterAll(() => fixture?.close());
 
       it('keeps annotations.platform and reads every page', async () => {
         const tools = (await get('/api/mcp/tools?provider=rooms')).body.tools;
         expect(tools.map((t: any) => t.tool)).toEqual(['book_room', 'list_rooms']);
-        expect(tools[0].annotations.platform).toEqual({ requires_agin: true, caller_identity: 'AGIN card of the booking agent' });
+        expect(tools[0].annotations.platform).toEqual({
+          requires_agin: true,
+          caller_identity: 'AGIN card of the booking agent',
+        });
         expect(tools[0]).toMatchObject({ requires_agin: true, caller_identity: 'AGIN card of the booking agent' });
         expect(tools[0].input_schema.properties.start.format).toBe('date-time');
       });
@@ -373,7 +463,12 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
         for (let i = 0; i < 100; i++) at = (at['x'] = {}) as Record<string, unknown>;
         fixture.pages = [
           [
-            { name: 'odd_text', description: 'Nul \u0000 and a lone \ud800 here.', inputSchema: { type: 'object', properties: { 'k\u0000': { description: '\udc00' } } }, annotations: { platform: { caller_identity: 'a\u0000b' } } },
+            {
+              name: 'odd_text',
+              description: 'Nul \u0000 and a lone \ud800 here.',
+              inputSchema: { type: 'object', properties: { 'k\u0000': { description: '\udc00' } } },
+              annotations: { platform: { caller_identity: 'a\u0000b' } },
+            },
             { name: 'bad\u0000name', description: 'Cannot be routed.' },
             { name: 'too_deep', inputSchema: { type: 'object', properties: deep } },
           ],
@@ -390,40 +485,80 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
       });
 
       it("keeps a tool's title, outputSchema and execution in the shape MCP gives them, drops one that is not, and follows a changed title", async () => {
-        const shaped = { name: 'shaped', title: `Shaped \u0000 ${'t'.repeat(2_000)}`, inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { n: { type: 'number' } } }, execution: { taskSupport: 'optional' } };
-        fixture.pages = [[shaped, { name: 'misshapen', title: 7, inputSchema: { type: 'object' }, outputSchema: { type: 'string' }, execution: { taskSupport: 'sometimes' } }]];
+        const shaped = {
+          name: 'shaped',
+          title: `Shaped \u0000 ${'t'.repeat(2_000)}`,
+          inputSchema: { type: 'object' },
+          outputSchema: { type: 'object', properties: { n: { type: 'number' } } },
+          execution: { taskSupport: 'optional' },
+        };
+        fixture.pages = [
+          [
+            shaped,
+            {
+              name: 'misshapen',
+              title: 7,
+              inputSchema: { type: 'object' },
+              outputSchema: { type: 'string' },
+              execution: { taskSupport: 'sometimes' },
+            },
+          ],
+        ];
         await prober.probeNow(id);
         const tools = (await get('/api/mcp/tools?provider=rooms')).body.tools;
         expect(tools.map((t: any) => t.tool)).toEqual(['misshapen', 'shaped']);
         expect(tools[0]).toMatchObject({ title: null, output_schema: null, execution: null });
-        expect(tools[1]).toMatchObject({ output_schema: { type: 'object', properties: { n: { type: 'number' } } }, execution: { taskSupport: 'optional' } });
+        expect(tools[1]).toMatchObject({
+          output_schema: { type: 'object', properties: { n: { type: 'number' } } },
+          execution: { taskSupport: 'optional' },
+        });
         // Cut to 1,000 characters, its NUL made storable.
         expect(tools[1].title).toBe(`Shaped \ufffd ${'t'.repeat(991)}`);
         fixture.pages = [[{ ...shaped, title: 'Shaped again' }]];
         await prober.probeNow(id);
-        expect((await get('/api/mcp/tools?provider=rooms')).body.tools.map((t: any) => t.title)).toEqual(['Shaped again']);
+        expect((await get('/api/mcp/tools?provider=rooms')).body.tools.map((t: any) => t.title)).toEqual([
+          'Shaped again',
+        ]);
       });
     });
 
     it('leases due endpoints so two probers never probe the same one', async () => {
       await plaza.db.sql.query(`UPDATE "mcp_endpoints" SET "next_probe_at" = now() - interval '1 minute'`);
-      const count = async (table: string) => (await plaza.db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}"`))[0]!.n;
+      const count = async (table: string) =>
+        (await plaza.db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}"`))[0]!.n;
       const before = await count('probe_runs');
       const endpoints = await count('mcp_endpoints');
-      const other = createProber({ store: createProbeStore(plaza.db.prisma), clock: systemClock, log: plaza.log, baseIntervalS: 300, allowPrivateTargets: true, timeoutMs: 3_000 });
+      const other = createProber({
+        store: createProbeStore(plaza.db.prisma),
+        clock: systemClock,
+        log: plaza.log,
+        baseIntervalS: 300,
+        allowPrivateTargets: true,
+        timeoutMs: 3_000,
+      });
       const [a, b] = await Promise.all([prober.runDue(2), other.runDue(2)]);
       await other.close();
       expect(a.length + b.length).toBe(endpoints);
       expect(new Set([...a, ...b].map((r) => r.endpointId)).size).toBe(endpoints);
       expect((await count('probe_runs')) - before).toBe(endpoints);
-      const rows = await plaza.db.sql.query<{ lease_owner: string | null; due: boolean }>(`SELECT "lease_owner", "next_probe_at" <= now() AS due FROM "mcp_endpoints"`);
+      const rows = await plaza.db.sql.query<{ lease_owner: string | null; due: boolean }>(
+        `SELECT "lease_owner", "next_probe_at" <= now() AS due FROM "mcp_endpoints"`,
+      );
       expect(rows.every((r) => r.lease_owner === null && r.due === false)).toBe(true);
       expect(await prober.runDue()).toEqual([]);
     });
 
     it('demand raises the score and brings the next probe forward', async () => {
-      await plaza.db.sql.query(`UPDATE "mcp_endpoints" SET "next_probe_at" = now() + interval '1 day', "demand_score" = 0 WHERE "id" = $1`, [endpointId]);
-      const demand = createDemandRecorder({ store: createProbeStore(plaza.db.prisma), clock: systemClock, log: plaza.log, soonestMs: 30_000 });
+      await plaza.db.sql.query(
+        `UPDATE "mcp_endpoints" SET "next_probe_at" = now() + interval '1 day', "demand_score" = 0 WHERE "id" = $1`,
+        [endpointId],
+      );
+      const demand = createDemandRecorder({
+        store: createProbeStore(plaza.db.prisma),
+        clock: systemClock,
+        log: plaza.log,
+        soonestMs: 30_000,
+      });
       demand.recordDemand(endpointId);
       demand.recordDemand(endpointId, 2);
       await demand.close();
@@ -437,13 +572,34 @@ describe.each(BACKENDS)('MCP marketplace on %s', (backend) => {
     it("shows what the server's own probe loop found in the very next tool search", async () => {
       const fixture = await startFixtureProvider([[{ name: 'loopfound', inputSchema: { type: 'object' } }]]);
       const id = 'mcp_loopfound000000';
-      await plaza.db.prisma.mcpEndpoint.create({ data: { id, provider: 'loop-found', url: fixture.url, registeredBy: 'ops@example.com', status: 'registered', nextProbeAt: new Date() } });
+      await plaza.db.prisma.mcpEndpoint.create({
+        data: {
+          id,
+          provider: 'loop-found',
+          url: fixture.url,
+          registeredBy: 'ops@example.com',
+          status: 'registered',
+          nextProbeAt: new Date(),
+        },
+      });
       // The index has just looked: a probe made elsewhere would only show after its next catch-up.
       expect((await get('/api/mcp/tools?q=loopfound')).body.tools).toEqual([]);
-      const background = startBackgroundWork({ db: plaza.db, config: { ...plaza.config, background: true }, log: plaza.log, probeStore: plaza.marketplace.probeStore });
+      const background = startBackgroundWork({
+        db: plaza.db,
+        config: { ...plaza.config, background: true },
+        log: plaza.log,
+        probeStore: plaza.marketplace.probeStore,
+      });
       try {
-        await expect.poll(async () => (await plaza.db.prisma.mcpEndpoint.findUnique({ where: { id } }))?.status, { timeout: 10_000, interval: 50 }).toBe('healthy');
-        expect((await get('/api/mcp/tools?q=loopfound')).body.tools.map((t: any) => t.gateway_name)).toEqual(['loop-found__loopfound']);
+        await expect
+          .poll(async () => (await plaza.db.prisma.mcpEndpoint.findUnique({ where: { id } }))?.status, {
+            timeout: 10_000,
+            interval: 50,
+          })
+          .toBe('healthy');
+        expect((await get('/api/mcp/tools?q=loopfound')).body.tools.map((t: any) => t.gateway_name)).toEqual([
+          'loop-found__loopfound',
+        ]);
       } finally {
         await background.stop();
         await fixture.close();

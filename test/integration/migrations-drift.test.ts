@@ -85,19 +85,30 @@ describe.each(BACKENDS)('migrations on %s', (backend) => {
     const rows = await t.db.sql.query<{ table_name: string }>(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
     );
-    const actual = rows.map((r) => r.table_name).filter((n) => n !== '_prisma_migrations').sort();
+    const actual = rows
+      .map((r) => r.table_name)
+      .filter((n) => n !== '_prisma_migrations')
+      .sort();
     expect(actual).toEqual(models.map(tableOf).sort());
   });
 
   it('creates every column with its type, nullability and default', async () => {
-    const rows = await t.db.sql.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string; column_default: string | null }>(
+    const rows = await t.db.sql.query<{
+      table_name: string;
+      column_name: string;
+      data_type: string;
+      is_nullable: string;
+      column_default: string | null;
+    }>(
       `SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns WHERE table_schema = 'public'`,
     );
     for (const model of models) {
       const table = tableOf(model);
       const actual = rows.filter((r) => r.table_name === table);
       const scalars = model.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum');
-      expect(actual.map((r) => r.column_name).sort(), `columns of ${table}`).toEqual(scalars.map((f) => f.dbName ?? f.name).sort());
+      expect(actual.map((r) => r.column_name).sort(), `columns of ${table}`).toEqual(
+        scalars.map((f) => f.dbName ?? f.name).sort(),
+      );
       for (const field of scalars) {
         const column = actual.find((r) => r.column_name === (field.dbName ?? field.name))!;
         const where = `${table}.${column.column_name}`;
@@ -109,7 +120,12 @@ describe.each(BACKENDS)('migrations on %s', (backend) => {
   });
 
   it('creates every primary key, unique and plain index of the schema, and no others', async () => {
-    const rows = await t.db.sql.query<{ table_name: string; is_unique: boolean; is_primary: boolean; columns: string[] | string }>(
+    const rows = await t.db.sql.query<{
+      table_name: string;
+      is_unique: boolean;
+      is_primary: boolean;
+      columns: string[] | string;
+    }>(
       `SELECT t.relname AS table_name, i.indisunique AS is_unique, i.indisprimary AS is_primary,
               array_agg(a.attname ORDER BY k.ord)::text[] AS columns
          FROM pg_index i
@@ -120,15 +136,23 @@ describe.each(BACKENDS)('migrations on %s', (backend) => {
         WHERE t.relname <> '_prisma_migrations'
         GROUP BY i.indexrelid, t.relname, i.indisunique, i.indisprimary`,
     );
-    const describeIndex = (table: string, kind: string, columns: string[]) => `${table} ${kind} (${columns.join(', ')})`;
-    const toArray = (value: string[] | string) => (Array.isArray(value) ? value : value.replace(/^{|}$/g, '').split(','));
+    const describeIndex = (table: string, kind: string, columns: string[]) =>
+      `${table} ${kind} (${columns.join(', ')})`;
+    const toArray = (value: string[] | string) =>
+      Array.isArray(value) ? value : value.replace(/^{|}$/g, '').split(',');
     const actual = rows
-      .map((r) => describeIndex(r.table_name, r.is_primary ? 'id' : r.is_unique ? 'unique' : 'normal', toArray(r.columns)))
+      .map((r) =>
+        describeIndex(r.table_name, r.is_primary ? 'id' : r.is_unique ? 'unique' : 'normal', toArray(r.columns)),
+      )
       .sort();
     const expected = indexes
       .map((index) => {
         const model = models.find((m) => m.name === index.model)!;
-        return describeIndex(tableOf(model), index.type, index.fields.map((f) => columnOf(model, f.name)));
+        return describeIndex(
+          tableOf(model),
+          index.type,
+          index.fields.map((f) => columnOf(model, f.name)),
+        );
       })
       .sort();
     expect(actual).toEqual(expected);
@@ -148,14 +172,20 @@ describe.each(BACKENDS)('migrations on %s', (backend) => {
       for (const field of model.fields) {
         if (field.kind !== 'object' || !field.relationFromFields?.length) continue;
         const target = models.find((m) => m.name === field.type)!;
-        for (const from of field.relationFromFields) expected.push(`${tableOf(model)}.${columnOf(model, from)} -> ${tableOf(target)}`);
+        for (const from of field.relationFromFields)
+          expected.push(`${tableOf(model)}.${columnOf(model, from)} -> ${tableOf(target)}`);
       }
     }
     expect(actual).toEqual(expected.sort());
   });
 
   it('records each migration in _prisma_migrations as prisma migrate deploy does', async () => {
-    const rows = await t.db.sql.query<{ migration_name: string; checksum: string; finished_at: unknown; applied_steps_count: number }>(
+    const rows = await t.db.sql.query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: unknown;
+      applied_steps_count: number;
+    }>(
       'SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name',
     );
     const files = readMigrations();

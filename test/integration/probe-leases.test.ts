@@ -12,7 +12,12 @@ import { createProber, type ProbeLog } from '../../probes/index.ts';
 import { createProbeStore } from '../../src/marketplace/index.ts';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
-const quiet: ProbeLog = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet: ProbeLog = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 describe.each(BACKENDS)('probe leases on %s', (backend) => {
   let t: TestDatabase;
@@ -35,12 +40,26 @@ describe.each(BACKENDS)('probe leases on %s', (backend) => {
     const port = (hanging.address() as AddressInfo).port;
     for (let i = 0; i < 4; i++) {
       await t.db.prisma.mcpEndpoint.create({
-        data: { id: `mcp_slowhost00000${i}`, provider: `slow-${i}`, url: `http://127.0.0.1:${port}/mcp/${i}`, registeredBy: 'ops@example.com', nextProbeAt: new Date(Date.now() - 60_000) },
+        data: {
+          id: `mcp_slowhost00000${i}`,
+          provider: `slow-${i}`,
+          url: `http://127.0.0.1:${port}/mcp/${i}`,
+          registeredBy: 'ops@example.com',
+          nextProbeAt: new Date(Date.now() - 60_000),
+        },
       });
     }
     let now = Date.now();
     const clock = { now: () => now };
-    const options = { store: createProbeStore(t.db.prisma), clock, log: quiet, baseIntervalS: 300, allowPrivateTargets: true, timeoutMs: 300, concurrency: { global: 8, perHost: 1 } };
+    const options = {
+      store: createProbeStore(t.db.prisma),
+      clock,
+      log: quiet,
+      baseIntervalS: 300,
+      allowPrivateTargets: true,
+      timeoutMs: 300,
+      concurrency: { global: 8, perHost: 1 },
+    };
     const a = createProber({ ...options, owner: 'prober-a' });
     const b = createProber({ ...options, owner: 'prober-b' });
     try {

@@ -25,7 +25,8 @@ describe.each(BACKENDS)('receipts API on %s', (backend) => {
   let keyA: string;
   let keyB: string;
   let accountA: string;
-  const get = (path: string, key?: string) => fetch(`${plaza.url}${path}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+  const get = (path: string, key?: string) =>
+    fetch(`${plaza.url}${path}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
 
   beforeAll(async () => {
     plaza = await startTestPlaza(backend);
@@ -68,13 +69,19 @@ describe.each(BACKENDS)('receipts API on %s', (backend) => {
 
   it('lists only the caller account receipts, filtered and paged by cursor', async () => {
     expect((await get('/api/receipts')).status).toBe(401);
-    const all = (await (await get('/api/receipts?limit=4', keyA)).json()) as { data: { receipts: Array<{ call_id: string; account_id: string }>; next_cursor: string } };
+    const all = (await (await get('/api/receipts?limit=4', keyA)).json()) as {
+      data: { receipts: Array<{ call_id: string; account_id: string }>; next_cursor: string };
+    };
     expect(all.data.receipts.map((r) => r.call_id)).toEqual(['call_0', 'call_2', 'call_4', 'call_6']);
-    const next = (await (await get(`/api/receipts?limit=100&cursor=${all.data.next_cursor}`, keyA)).json()) as typeof all;
+    const next = (await (
+      await get(`/api/receipts?limit=100&cursor=${all.data.next_cursor}`, keyA)
+    ).json()) as typeof all;
     expect(next.data.receipts).toHaveLength(11);
     expect(next.data.next_cursor).toBeNull();
     expect([...all.data.receipts, ...next.data.receipts].every((r) => r.account_id === accountA)).toBe(true);
-    const filtered = (await (await get('/api/receipts?tool=search&status=ok&since=2026-11-21T10:05:00Z&until=2026-11-21T10:30:00Z', keyA)).json()) as typeof all;
+    const filtered = (await (
+      await get('/api/receipts?tool=search&status=ok&since=2026-11-21T10:05:00Z&until=2026-11-21T10:30:00Z', keyA)
+    ).json()) as typeof all;
     expect(filtered.data.receipts.map((r) => r.call_id)).toEqual(['call_10', 'call_20']);
     const byAgin = (await (await get('/api/receipts?agin_id=agin_x&status=error', keyA)).json()) as typeof all;
     expect(byAgin.data.receipts.map((r) => r.call_id)).toEqual(['call_0']);
@@ -103,14 +110,28 @@ describe.each(BACKENDS)('receipts API on %s', (backend) => {
     expect((await get('/api/receipts/call_4', keyB)).status).toBe(404);
     expect((await get('/api/receipts/nope', keyA)).status).toBe(404);
     const body = (await (await get('/api/receipts/call_4', keyA)).json()) as {
-      data: { receipt: { call_id: string; leaf_hash: string }; inclusion: { leaf_index: number; tree_size: number; audit_path: string[] }; checkpoint: { tree_size: number; root_hash: string } };
+      data: {
+        receipt: { call_id: string; leaf_hash: string };
+        inclusion: { leaf_index: number; tree_size: number; audit_path: string[] };
+        checkpoint: { tree_size: number; root_hash: string };
+      };
     };
     expect(body.data.receipt.call_id).toBe('call_4');
     expect(body.data.checkpoint.tree_size).toBe(30);
     const { inclusion, checkpoint, receipt } = body.data;
     const hex = (h: string) => Buffer.from(h, 'hex');
-    expect(verifyInclusion(hex(receipt.leaf_hash), inclusion.leaf_index, inclusion.tree_size, inclusion.audit_path.map(hex), hex(checkpoint.root_hash))).toBe(true);
-    const latest = (await (await get('/api/receipts/checkpoints/latest')).json()) as { data: { checkpoint: { tree_size: number; key_id: string } } };
+    expect(
+      verifyInclusion(
+        hex(receipt.leaf_hash),
+        inclusion.leaf_index,
+        inclusion.tree_size,
+        inclusion.audit_path.map(hex),
+        hex(checkpoint.root_hash),
+      ),
+    ).toBe(true);
+    const latest = (await (await get('/api/receipts/checkpoints/latest')).json()) as {
+      data: { checkpoint: { tree_size: number; key_id: string } };
+    };
     expect(latest.data.checkpoint.tree_size).toBe(30);
     const jwks = (await (await get('/.well-known/jwks.json')).json()) as { keys: Array<{ kid: string }> };
     expect(jwks.keys.map((k) => k.kid)).toContain(latest.data.checkpoint.key_id);

@@ -12,7 +12,15 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createJwsCheckpointSigner, createReceiptLog, createReceiptWriter, type ReceiptLog, type ReceiptWriter, verifyConsistency, verifyExport } from '../../receipts/index.ts';
+import {
+  createJwsCheckpointSigner,
+  createReceiptLog,
+  createReceiptWriter,
+  type ReceiptLog,
+  type ReceiptWriter,
+  verifyConsistency,
+  verifyExport,
+} from '../../receipts/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -42,7 +50,11 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
     );
   const newLog = async (): Promise<ReceiptLog> => {
     const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    return createReceiptLog({ db: plaza.db, log: quiet, signer: createJwsCheckpointSigner(async () => ({ kid: 'k', privateKey })) });
+    return createReceiptLog({
+      db: plaza.db,
+      log: quiet,
+      signer: createJwsCheckpointSigner(async () => ({ kid: 'k', privateKey })),
+    });
   };
 
   beforeAll(async () => {
@@ -58,7 +70,10 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
 
   it('keeps checkpoints up with the log from one lease holder, each consistent with the last', async () => {
     const [a, b] = [await newLog(), await newLog()];
-    const stops = [a.startCheckpointing({ intervalMs: 50, owner: 'instance-a' }), b.startCheckpointing({ intervalMs: 50, owner: 'instance-b' })];
+    const stops = [
+      a.startCheckpointing({ intervalMs: 50, owner: 'instance-a' }),
+      b.startCheckpointing({ intervalMs: 50, owner: 'instance-b' }),
+    ];
     try {
       await write(10);
       await expect.poll(async () => (await a.getLatestCheckpoint())?.treeSize, { timeout: 5_000 }).toBe(10);
@@ -87,12 +102,27 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
 
   it('exports what its checkpoint covers, so an export taken while receipts arrive still verifies', async () => {
     const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-    const log = createReceiptLog({ db: plaza.db, log: quiet, signer: createJwsCheckpointSigner(async () => ({ kid: 'export-k', privateKey })) });
+    const log = createReceiptLog({
+      db: plaza.db,
+      log: quiet,
+      signer: createJwsCheckpointSigner(async () => ({ kid: 'export-k', privateKey })),
+    });
     const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'export-k', alg: 'EdDSA', purpose: 'receipts' }] };
     const forAccount = (count: number) =>
       Promise.all(
         Array.from({ length: count }, () =>
-          writer.write({ callId: `ex_${n++}`, aginId: 'agin', agentPrincipal: 'agent', accountId: 'acc_export', tool: 't', provider: 'p', status: 'ok', outcome: 'ok', latencyMs: 1, resultDigest: 'f'.repeat(64) }),
+          writer.write({
+            callId: `ex_${n++}`,
+            aginId: 'agin',
+            agentPrincipal: 'agent',
+            accountId: 'acc_export',
+            tool: 't',
+            provider: 'p',
+            status: 'ok',
+            outcome: 'ok',
+            latencyMs: 1,
+            resultDigest: 'f'.repeat(64),
+          }),
         ),
       );
     await forAccount(3);
@@ -142,7 +172,15 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
     const second = (await b.checkpoint())!;
     expect(second.treeSize).toBe(first.treeSize + 2);
     const proof = (await a.consistency(first.treeSize, second.treeSize))!.map((h) => Buffer.from(h, 'hex'));
-    expect(verifyConsistency(first.treeSize, second.treeSize, Buffer.from(first.rootHash, 'hex'), Buffer.from(second.rootHash, 'hex'), proof)).toBe(true);
+    expect(
+      verifyConsistency(
+        first.treeSize,
+        second.treeSize,
+        Buffer.from(first.rootHash, 'hex'),
+        Buffer.from(second.rootHash, 'hex'),
+        proof,
+      ),
+    ).toBe(true);
     await stale;
   });
 
@@ -150,14 +188,21 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
     const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
     const signer = createJwsCheckpointSigner(async () => ({ kid: 'receipts_damage', privateKey }));
     const served = (await (await fetch(`${plaza.url}/.well-known/jwks.json`)).json()) as { keys: never[] };
-    const jwks = { keys: [...served.keys, { ...(await exportJWK(publicKey)), kid: 'receipts_damage', alg: 'EdDSA', purpose: 'receipts' }] as never[] };
+    const jwks = {
+      keys: [
+        ...served.keys,
+        { ...(await exportJWK(publicKey)), kid: 'receipts_damage', alg: 'EdDSA', purpose: 'receipts' },
+      ] as never[],
+    };
     await write(2, 'acc_damaged');
     const before = (await createReceiptLog({ db: plaza.db, log: quiet, signer }).checkpoint())!.treeSize;
     await write(3, 'acc_damaged');
     const altered = `cp_${n - 2}`;
     await plaza.db.sql.exec(`UPDATE "receipts" SET "tool" = 'other' WHERE "call_id" = '${altered}'`);
     const log = createReceiptLog({ db: plaza.db, log: quiet, signer });
-    await expect(log.checkpoint()).rejects.toThrow(new RegExp(`damaged at seq \\d+ \\(${altered}\\): leaf_hash does not match`));
+    await expect(log.checkpoint()).rejects.toThrow(
+      new RegExp(`damaged at seq \\d+ \\(${altered}\\): leaf_hash does not match`),
+    );
     expect(log.damage()).toMatchObject({ callId: altered });
     // The last good checkpoint stands; none covers the three receipts after it.
     expect((await log.getLatestCheckpoint())?.treeSize).toBe(before);
@@ -167,7 +212,9 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
       for await (const line of log.exportLines({ accountId })) lines.push(line);
       const report = await verifyExport(lines, jwks);
       expect(report.failure, accountId).toMatchObject({ line: 2, seq: Number(log.damage()!.seq) });
-      expect(report.failure?.problem).toMatch(/^the server found the log damaged at seq \d+ \(leaf_hash does not match the receipt fields\): no checkpoint covers it or any receipt after it$/);
+      expect(report.failure?.problem).toMatch(
+        /^the server found the log damaged at seq \d+ \(leaf_hash does not match the receipt fields\): no checkpoint covers it or any receipt after it$/,
+      );
     }
 
     // The lease loop on the damaged log says so once, then once every 10 minutes while it lasts,
@@ -195,7 +242,11 @@ describe.each(BACKENDS)('receipt checkpoints on %s', (backend) => {
       offset += 600_000;
       await ticks(20);
       expect(said).toHaveLength(2);
-      expect(said[1]).toMatchObject({ level: 'error', msg: expect.stringMatching(/^receipt log damaged: still no checkpoint/), call_id: altered });
+      expect(said[1]).toMatchObject({
+        level: 'error',
+        msg: expect.stringMatching(/^receipt log damaged: still no checkpoint/),
+        call_id: altered,
+      });
       expect(said[1]!.err).toBeUndefined();
     } finally {
       await stop();

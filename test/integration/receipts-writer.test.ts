@@ -53,7 +53,11 @@ async function count(db: ReceiptsDatabase): Promise<{ rows: number; distinct: nu
 /** Builds a checkpoint over the whole log: throws if any row's leaf or chain link is wrong. */
 async function checkChain(db: Database): Promise<number> {
   const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-  const log = createReceiptLog({ db, log: quiet, signer: createJwsCheckpointSigner(async () => ({ kid: 'test', privateKey })) });
+  const log = createReceiptLog({
+    db,
+    log: quiet,
+    signer: createJwsCheckpointSigner(async () => ({ kid: 'test', privateKey })),
+  });
   const cp = await log.checkpoint();
   expect(log.damage()).toBeUndefined();
   return cp?.treeSize ?? 0;
@@ -97,7 +101,10 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     for (let i = 0; i < 5; i++) {
       const r = receipt();
       await writer.write(r);
-      const rows = await t.db.prisma.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "receipts" WHERE "call_id" = $1`, r.callId);
+      const rows = await t.db.prisma.$queryRawUnsafe<unknown[]>(
+        `SELECT 1 FROM "receipts" WHERE "call_id" = $1`,
+        r.callId,
+      );
       expect(rows).toHaveLength(1);
     }
   });
@@ -172,7 +179,11 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     // An upstream's error text or an agent's tool name may hold either; neither may stall the writer
     // (no text column takes NUL) nor make the stored row disagree with its leaf hash.
     const writer = open();
-    const odd = receipt({ tool: 'to\u0000ol', outcome: 'tool error: \ud800 half \udc00 pair \u0000', agentPrincipal: 'agent:\udbff' });
+    const odd = receipt({
+      tool: 'to\u0000ol',
+      outcome: 'tool error: \ud800 half \udc00 pair \u0000',
+      agentPrincipal: 'agent:\udbff',
+    });
     await writer.write(odd);
     await writer.write(receipt());
     expect(writer.stats()).toMatchObject({ committed: 2, spooled: 0, degraded: false });
@@ -180,7 +191,11 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
       `SELECT "tool", "outcome", "agent_principal" FROM "receipts" WHERE "call_id" = $1`,
       odd.callId,
     );
-    expect(row).toEqual({ tool: 'to\ufffdol', outcome: 'tool error: \ufffd half \ufffd pair \ufffd', agent_principal: 'agent:\ufffd' });
+    expect(row).toEqual({
+      tool: 'to\ufffdol',
+      outcome: 'tool error: \ufffd half \ufffd pair \ufffd',
+      agent_principal: 'agent:\ufffd',
+    });
     expect(await checkChain(t.db)).toBe(2);
   });
 
@@ -188,13 +203,21 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     // The INSERT carries the rows in a dollar-quoted literal (it goes with COMMIT in one round trip).
     const writer = open();
     const tricky = [`'); DROP TABLE "receipts"; --`, '$r0$ $r1$ $$ $r2$', 'back\\slash \\u0041 "quoted" \n\t€ 𝄞'];
-    const written = tricky.map((s, i) => receipt({ tool: s, outcome: tricky[(i + 1) % tricky.length]!, agentPrincipal: s }));
-    await Promise.all(written.map((r) => writer.write(r)));
-    const rows = await t.db.prisma.$queryRawUnsafe<{ call_id: string; tool: string; outcome: string; agent_principal: string }[]>(
-      `SELECT "call_id", "tool", "outcome", "agent_principal" FROM "receipts"`,
+    const written = tricky.map((s, i) =>
+      receipt({ tool: s, outcome: tricky[(i + 1) % tricky.length]!, agentPrincipal: s }),
     );
-    expect(rows.map((r) => ({ callId: r.call_id, tool: r.tool, outcome: r.outcome, agentPrincipal: r.agent_principal })).sort((a, b) => a.callId.localeCompare(b.callId))).toEqual(
-      written.map((r) => ({ callId: r.callId, tool: r.tool, outcome: r.outcome, agentPrincipal: r.agentPrincipal })).sort((a, b) => a.callId.localeCompare(b.callId)),
+    await Promise.all(written.map((r) => writer.write(r)));
+    const rows = await t.db.prisma.$queryRawUnsafe<
+      { call_id: string; tool: string; outcome: string; agent_principal: string }[]
+    >(`SELECT "call_id", "tool", "outcome", "agent_principal" FROM "receipts"`);
+    expect(
+      rows
+        .map((r) => ({ callId: r.call_id, tool: r.tool, outcome: r.outcome, agentPrincipal: r.agent_principal }))
+        .sort((a, b) => a.callId.localeCompare(b.callId)),
+    ).toEqual(
+      written
+        .map((r) => ({ callId: r.callId, tool: r.tool, outcome: r.outcome, agentPrincipal: r.agentPrincipal }))
+        .sort((a, b) => a.callId.localeCompare(b.callId)),
     );
     expect(await checkChain(t.db)).toBe(3);
   });
@@ -204,7 +227,8 @@ describe.each(BACKENDS)('receipt writer on %s', (backend) => {
     const flaky: ReceiptsDatabase = {
       prisma: t.db.prisma,
       sql: {
-        transaction: (work, options) => (down ? Promise.reject(new Error('connection refused')) : t.db.sql.transaction(work, options)),
+        transaction: (work, options) =>
+          down ? Promise.reject(new Error('connection refused')) : t.db.sql.transaction(work, options),
         script: (text) => (down ? Promise.reject(new Error('connection refused')) : t.db.sql.script(text)),
       },
     };
@@ -279,13 +303,22 @@ describe.runIf(BACKENDS.includes('postgres'))('receipt writers on one PostgreSQL
     await t.db.sql.exec('DELETE FROM "receipts"; DELETE FROM "receipt_checkpoints";');
     const name = new URL(t.url!).pathname.slice(1);
     const own = await openDatabase({ kind: 'postgres', url: t.url!, poolMax: 4 });
-    const writer = createReceiptWriter({ db: own, log: quiet, durability: 'sync', spoolDir: join(spool, 'outage'), retryIntervalMs: 100 });
+    const writer = createReceiptWriter({
+      db: own,
+      log: quiet,
+      durability: 'sync',
+      spoolDir: join(spool, 'outage'),
+      retryIntervalMs: 100,
+    });
     const admin = new pg.Client({ connectionString: process.env['TEST_DATABASE_URL'] });
     await admin.connect();
     try {
       await Promise.all(Array.from({ length: 100 }, () => writer.write(receipt())));
       await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [name],
+      );
       await Promise.all(Array.from({ length: 200 }, () => writer.write(receipt())));
       expect(writer.stats().spooled).toBeGreaterThan(0);
       await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);

@@ -26,7 +26,10 @@ interface Line {
 /** One instance's watcher, with the log lines it wrote. */
 function instance(t: TestDatabase, issuer: string) {
   const lines: Line[] = [];
-  const log = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) } });
+  const log = createLogger({
+    level: 'info',
+    destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) },
+  });
   const stop = watchSharedIssuer({ db: t.db, issuer, log, clock: systemClock, checkMs: 100 });
   const warnings = () => lines.filter((line) => line.msg.includes(DIFFERENT));
   return { stop, lines, warnings };
@@ -34,7 +37,10 @@ function instance(t: TestDatabase, issuer: string) {
 
 describe.skipIf(!process.env['TEST_DATABASE_URL'])('instances on one PostgreSQL naming one issuer', () => {
   let t: TestDatabase;
-  const notes = () => t.db.prisma.$queryRawUnsafe<{ owner: string }[]>(`SELECT "owner" FROM "job_leases" WHERE "name" LIKE 'issuer-place:%' AND "until" > now() ORDER BY "owner"`);
+  const notes = () =>
+    t.db.prisma.$queryRawUnsafe<{ owner: string }[]>(
+      `SELECT "owner" FROM "job_leases" WHERE "name" LIKE 'issuer-place:%' AND "until" > now() ORDER BY "owner"`,
+    );
 
   beforeAll(async () => {
     t = await createTestDatabase('postgres');
@@ -54,18 +60,29 @@ describe.skipIf(!process.env['TEST_DATABASE_URL'])('instances on one PostgreSQL 
 
       // An instance left without PUBLIC_BASE_URL names itself, and says so at start.
       const c = instance(t, 'http://localhost:8081');
-      expect(c.lines.filter((line) => line.msg.includes(UNSET))).toMatchObject([{ level: 40, issuer: 'http://localhost:8081' }]);
+      expect(c.lines.filter((line) => line.msg.includes(UNSET))).toMatchObject([
+        { level: 40, issuer: 'http://localhost:8081' },
+      ]);
       try {
         await expect.poll(() => c.warnings().length, { timeout: 5_000 }).toBe(1);
-        expect(c.warnings()[0]).toMatchObject({ level: 40, issuer: 'http://localhost:8081', elsewhere: ['https://plaza.example'] });
+        expect(c.warnings()[0]).toMatchObject({
+          level: 40,
+          issuer: 'http://localhost:8081',
+          elsewhere: ['https://plaza.example'],
+        });
         await expect.poll(() => a.warnings().length, { timeout: 5_000 }).toBe(1);
         await expect.poll(() => b.warnings().length, { timeout: 5_000 }).toBe(1);
-        expect(a.warnings()[0]).toMatchObject({ issuer: 'https://plaza.example', elsewhere: ['http://localhost:8081'] });
+        expect(a.warnings()[0]).toMatchObject({
+          issuer: 'https://plaza.example',
+          elsewhere: ['http://localhost:8081'],
+        });
       } finally {
         await c.stop();
       }
       // The stopped instance's note expires (here: at once); the others say they agree again, once.
-      await t.db.prisma.$executeRawUnsafe(`UPDATE "job_leases" SET "until" = now() - interval '1 second' WHERE "owner" = 'http://localhost:8081'`);
+      await t.db.prisma.$executeRawUnsafe(
+        `UPDATE "job_leases" SET "until" = now() - interval '1 second' WHERE "owner" = 'http://localhost:8081'`,
+      );
       const agreed = (lines: Line[]) => lines.filter((line) => line.msg.includes('one issuer again')).length;
       await expect.poll(() => agreed(a.lines) + agreed(b.lines), { timeout: 5_000 }).toBe(2);
       expect(a.warnings()).toHaveLength(1);

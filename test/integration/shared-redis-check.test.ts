@@ -30,8 +30,20 @@ function otherDatabase(url: string): string {
 function instance(t: TestDatabase, redis: Redis | undefined, keyPrefix: string, checkMs = 100) {
   const lines: string[] = [];
   const log = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } });
-  const stop = watchSharedRedis({ db: t.db, redis, keyPrefix, log, clock: systemClock, owner: `test:${randomToken(4)}`, checkMs, retryMs: 50 });
-  const warnings = () => lines.filter((line) => line.includes(WARNING)).map((line) => JSON.parse(line) as { level: number; here: string; elsewhere: string[] });
+  const stop = watchSharedRedis({
+    db: t.db,
+    redis,
+    keyPrefix,
+    log,
+    clock: systemClock,
+    owner: `test:${randomToken(4)}`,
+    checkMs,
+    retryMs: 50,
+  });
+  const warnings = () =>
+    lines
+      .filter((line) => line.includes(WARNING))
+      .map((line) => JSON.parse(line) as { level: number; here: string; elsewhere: string[] });
   return { stop, lines, warnings };
 }
 
@@ -45,7 +57,10 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
     return client;
   };
 
-  const notes = () => t.db.prisma.$queryRawUnsafe<{ name: string }[]>(`SELECT "name" FROM "job_leases" WHERE "name" LIKE 'redis-place:%' AND "until" > now()`);
+  const notes = () =>
+    t.db.prisma.$queryRawUnsafe<{ name: string }[]>(
+      `SELECT "name" FROM "job_leases" WHERE "name" LIKE 'redis-place:%' AND "until" > now()`,
+    );
 
   beforeAll(async () => {
     t = await createTestDatabase('postgres');
@@ -72,7 +87,11 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
       const c = instance(t, connect(otherDatabase(REDIS!)), prefix);
       try {
         await expect.poll(() => c.warnings().length, { timeout: 5_000 }).toBe(1);
-        expect(c.warnings()[0]).toMatchObject({ level: 40, here: 'Redis', elsewhere: ['another Redis, database number or key prefix'] });
+        expect(c.warnings()[0]).toMatchObject({
+          level: 40,
+          here: 'Redis',
+          elsewhere: ['another Redis, database number or key prefix'],
+        });
         await expect.poll(() => a.warnings().length, { timeout: 5_000 }).toBe(1);
         await expect.poll(() => b.warnings().length, { timeout: 5_000 }).toBe(1);
       } finally {
@@ -97,13 +116,19 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
     await t.db.prisma.$executeRawUnsafe(`DELETE FROM "job_leases"`);
     const until = new Date(Date.now() + 60_000).toISOString();
     // What an instance with Redis wrote before the upgrade: the rolling upgrade must not warn of it.
-    await t.db.prisma.$executeRawUnsafe(`INSERT INTO "job_leases" ("name", "owner", "until") VALUES ('shared-redis:redis-0123456789abcdef', 'old', $1::timestamptz)`, until);
+    await t.db.prisma.$executeRawUnsafe(
+      `INSERT INTO "job_leases" ("name", "owner", "until") VALUES ('shared-redis:redis-0123456789abcdef', 'old', $1::timestamptz)`,
+      until,
+    );
     const a = instance(t, connect(REDIS!), `${prefix}legacy:`);
     try {
       await expect.poll(notes, { timeout: 5_000 }).toHaveLength(1);
       await new Promise((r) => setTimeout(r, 300));
       expect(a.warnings()).toEqual([]);
-      await t.db.prisma.$executeRawUnsafe(`INSERT INTO "job_leases" ("name", "owner", "until") VALUES ('shared-redis:none', 'old', $1::timestamptz)`, until);
+      await t.db.prisma.$executeRawUnsafe(
+        `INSERT INTO "job_leases" ("name", "owner", "until") VALUES ('shared-redis:none', 'old', $1::timestamptz)`,
+        until,
+      );
       await expect.poll(() => a.warnings().length, { timeout: 5_000 }).toBe(1);
       expect(a.warnings()[0]).toMatchObject({ here: 'Redis', elsewhere: ['no REDIS_URL'] });
     } finally {
@@ -124,7 +149,9 @@ describe.skipIf(!REDIS || !process.env['TEST_DATABASE_URL'])('instances on one P
       expect(first).toEqual(expect.any(String));
       await new Promise((r) => setTimeout(r, 300));
       await redis.del(`${ownPrefix}instances:redis-id`);
-      await expect.poll(async () => redis.get(`${ownPrefix}instances:redis-id`), { timeout: 5_000 }).toEqual(expect.any(String));
+      await expect
+        .poll(async () => redis.get(`${ownPrefix}instances:redis-id`), { timeout: 5_000 })
+        .toEqual(expect.any(String));
       expect(await redis.get(`${ownPrefix}instances:redis-id`)).not.toBe(first);
       await new Promise((r) => setTimeout(r, 500));
       expect(a.warnings()).toEqual([]);

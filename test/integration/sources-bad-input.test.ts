@@ -29,13 +29,21 @@ describe.each(BACKENDS)('package source bad input on %s', (backend) => {
   });
 
   const register = (body: unknown, raw = false) =>
-    fetch(`${plaza.url}/api/agpk/sources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw ? (body as string) : JSON.stringify(body) });
+    fetch(`${plaza.url}/api/agpk/sources`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: raw ? (body as string) : JSON.stringify(body),
+    });
 
   it('accepts the good body (202, risky-unknown) and returns the same record for a repeat (200)', async () => {
     const first = await register(good);
     expect(first.status).toBe(202);
     const json = (await first.json()) as any;
-    expect(json).toMatchObject({ status: 'registered', created: true, source: { trust: 'risky-unknown', sha256: good.sha256, package_id: good.package_id } });
+    expect(json).toMatchObject({
+      status: 'registered',
+      created: true,
+      source: { trust: 'risky-unknown', sha256: good.sha256, package_id: good.package_id },
+    });
     expect(first.headers.get('location')).toBe(`/api/agpk/sources/${json.source.id}`);
     const again = await register({ ...good, sha256: good.sha256.toUpperCase() });
     expect(again.status).toBe(200);
@@ -46,7 +54,12 @@ describe.each(BACKENDS)('package source bad input on %s', (backend) => {
     ['an http URI', { download_uri: 'http://downloads.example.com/t.agpk' }, 'download_uri', /https/],
     ['an ftp URI', { download_uri: 'ftp://downloads.example.com/t.agpk' }, 'download_uri', /https/],
     ['not a URL', { download_uri: 'downloads.example.com/t.agpk' }, 'download_uri', /https/],
-    ['credentials in the URI', { download_uri: 'https://u:p@downloads.example.com/t.agpk' }, 'download_uri', /user:password/],
+    [
+      'credentials in the URI',
+      { download_uri: 'https://u:p@downloads.example.com/t.agpk' },
+      'download_uri',
+      /user:password/,
+    ],
     ['a loopback URI', { download_uri: 'https://127.0.0.1:8443/t.agpk' }, 'download_uri', /loopback/],
     ['a localhost URI', { download_uri: 'https://localhost/t.agpk' }, 'download_uri', /loopback/],
     ['a private URI', { download_uri: 'https://10.1.2.3/t.agpk' }, 'download_uri', /private/],
@@ -56,7 +69,12 @@ describe.each(BACKENDS)('package source bad input on %s', (backend) => {
     ['a non-hex sha256', { sha256: 'g'.repeat(64) }, 'sha256', /64 hexadecimal/],
     ['a huge name', { name: 'n'.repeat(201) }, 'name', /at most 200/],
     ['a huge summary', { summary: 's'.repeat(2_001) }, 'summary', /at most 2000/],
-    ['a huge URI', { download_uri: `https://downloads.example.com/${'x'.repeat(2_048)}` }, 'download_uri', /at most 2048/],
+    [
+      'a huge URI',
+      { download_uri: `https://downloads.example.com/${'x'.repeat(2_048)}` },
+      'download_uri',
+      /at most 2048/,
+    ],
     ['a bad package_id', { package_id: '../etc/passwd' }, 'package_id', /letters, digits/],
     ['a bad version', { version: '1.0 beta' }, 'version', /letters, digits/],
     ['an empty vendor', { vendor_name: '  ' }, 'vendor_name', /empty/],
@@ -86,16 +104,28 @@ describe.each(BACKENDS)('package source bad input on %s', (backend) => {
   it('refuses malformed JSON, non-JSON and oversized bodies', async () => {
     expect((await register('{"package_id":', true)).status).toBe(400);
     expect((await register('[]', true)).status).toBe(400);
-    const text = await fetch(`${plaza.url}/api/agpk/sources`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    const text = await fetch(`${plaza.url}/api/agpk/sources`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hello',
+    });
     expect(text.status).toBe(415);
     const huge = await register({ ...good, summary: 'x'.repeat(2 * 1024 * 1024) });
     expect(huge.status).toBe(413);
   });
 
   it('needs a signed-in user on /tool', async () => {
-    const res = await fetch(`${plaza.url}/api/agpk/sources/tool`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(good) });
+    const res = await fetch(`${plaza.url}/api/agpk/sources/tool`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(good),
+    });
     expect(res.status).toBe(401);
-    const badKey = await fetch(`${plaza.url}/api/agpk/sources/tool`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer plz_nope' }, body: JSON.stringify(good) });
+    const badKey = await fetch(`${plaza.url}/api/agpk/sources/tool`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer plz_nope' },
+      body: JSON.stringify(good),
+    });
     expect(badKey.status).toBe(401);
   });
 
@@ -126,7 +156,15 @@ describe.each(BACKENDS)('package source bad input on %s', (backend) => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 3; i++) {
-        statuses.push((await fetch(`${limited.url}/api/agpk/sources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...good, version: `1.0.${i}` }) })).status);
+        statuses.push(
+          (
+            await fetch(`${limited.url}/api/agpk/sources`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ ...good, version: `1.0.${i}` }),
+            })
+          ).status,
+        );
       }
       expect(statuses).toEqual([202, 202, 429]);
     } finally {

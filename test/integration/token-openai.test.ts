@@ -17,7 +17,8 @@ import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
   let plaza: TestPlaza;
   let token: string;
-  const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${plaza.url}/api/v1`, maxRetries: 0, timeout: 10_000 });
+  const client = (apiKey: string) =>
+    new OpenAI({ apiKey, baseURL: `${plaza.url}/api/v1`, maxRetries: 0, timeout: 10_000 });
 
   beforeAll(async () => {
     plaza = await startTestPlaza(backend, { env: { CHAT_RPM_PER_SUBJECT: '4', GUEST_TOKEN_RPM_PER_IP: '1000' } });
@@ -36,7 +37,16 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
     const keys = createSigningKeyStore({ prisma: plaza.db.prisma, clock: systemClock });
     const key = await keys.activeKey('token');
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ scope: 'chat agents:read', iss: plaza.config.publicBaseUrl, aud: 'plaza-api', sub: 'gst_x', jti: 'j', iat: now, exp: now + 600, ...claims })
+    return new SignJWT({
+      scope: 'chat agents:read',
+      iss: plaza.config.publicBaseUrl,
+      aud: 'plaza-api',
+      sub: 'gst_x',
+      jti: 'j',
+      iat: now,
+      exp: now + 600,
+      ...claims,
+    })
       .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'at+jwt' })
       .sign(key.privateKey);
   }
@@ -84,7 +94,11 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
   });
 
   it('retrieves a model, and raises BadRequestError with param model for an unknown one', async () => {
-    expect(await client(token).models.retrieve('plaza-assistant')).toMatchObject({ id: 'plaza-assistant', object: 'model', owned_by: 'plaza' });
+    expect(await client(token).models.retrieve('plaza-assistant')).toMatchObject({
+      id: 'plaza-assistant',
+      object: 'model',
+      owned_by: 'plaza',
+    });
     const error = await client(token)
       .models.retrieve('gpt-nope')
       .catch((e: unknown) => e);
@@ -95,17 +109,23 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
   const expired = async () => {
     const past = { now: () => Date.now() - 2 * 86_400_000 };
     const keys = createSigningKeyStore({ prisma: plaza.db.prisma, clock: past });
-    return (await createGuestTokens({ keys, clock: past, issuer: plaza.config.publicBaseUrl, audience: 'plaza-api' }).issue()).token;
+    return (
+      await createGuestTokens({ keys, clock: past, issuer: plaza.config.publicBaseUrl, audience: 'plaza-api' }).issue()
+    ).token;
   };
   const forged = async () => {
     const [header, payload] = token.split('.');
     const other = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    const signature = new Uint8Array(await crypto.subtle.sign('Ed25519', other.privateKey, new TextEncoder().encode(`${header}.${payload}`)));
+    const signature = new Uint8Array(
+      await crypto.subtle.sign('Ed25519', other.privateKey, new TextEncoder().encode(`${header}.${payload}`)),
+    );
     return `${header}.${payload}.${base64url.encode(signature)}`;
   };
   const algNone = async () => {
     const [header, payload] = token.split('.');
-    const none = base64url.encode(JSON.stringify({ ...JSON.parse(new TextDecoder().decode(base64url.decode(header!))), alg: 'none' }));
+    const none = base64url.encode(
+      JSON.stringify({ ...JSON.parse(new TextDecoder().decode(base64url.decode(header!))), alg: 'none' }),
+    );
     return `${none}.${payload}.`;
   };
 
@@ -124,20 +144,32 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
   });
 
   it('accepts a hand-signed token with the right audience (so the refusals are about the claim)', async () => {
-    const ok = await client(await signWithRealKey({})).chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+    const ok = await client(await signWithRealKey({})).chat.completions.create({
+      model: 'plaza-assistant',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 1,
+    });
     expect(ok.choices).toHaveLength(1);
   });
 
   it('grants a guest token no more than the guest scopes, whatever it claims', async () => {
     const greedy = await signWithRealKey({ scope: 'chat agents:read agents:write' });
-    const res = await fetch(`${plaza.url}/api/agents`, { method: 'POST', headers: { authorization: `Bearer ${greedy}`, 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'x' }) });
+    const res = await fetch(`${plaza.url}/api/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${greedy}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ display_name: 'x' }),
+    });
     expect(res.status).toBe(403);
     expect(((await res.json()) as any).code).toBe('FORBIDDEN');
   });
 
   it('raises BadRequestError with param for bad input', async () => {
     const error = await client(token)
-      .chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], temperature: 7 })
+      .chat.completions.create({
+        model: 'plaza-assistant',
+        messages: [{ role: 'user', content: 'hi' }],
+        temperature: 7,
+      })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('temperature');
@@ -148,15 +180,27 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
   it('continues a conversation with the messages the client helpers return (stream().finalMessage(), parse())', async () => {
     const fresh = client(await mint());
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Which plans are there?' }];
-    const streamed = await fresh.chat.completions.stream({ model: 'plaza-assistant', messages, max_tokens: 20 }).finalMessage();
+    const streamed = await fresh.chat.completions
+      .stream({ model: 'plaza-assistant', messages, max_tokens: 20 })
+      .finalMessage();
     expect(streamed).toHaveProperty('refusal', null);
     messages.push(streamed, { role: 'user', content: 'And the price?' });
-    expect((await fresh.chat.completions.create({ model: 'plaza-assistant', messages, max_tokens: 20 })).choices[0]?.message.content).toMatch(/embedded assistant/);
-    const parsed = await fresh.chat.completions.parse({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'Which plans are there?' }] });
+    expect(
+      (await fresh.chat.completions.create({ model: 'plaza-assistant', messages, max_tokens: 20 })).choices[0]?.message
+        .content,
+    ).toMatch(/embedded assistant/);
+    const parsed = await fresh.chat.completions.parse({
+      model: 'plaza-assistant',
+      messages: [{ role: 'user', content: 'Which plans are there?' }],
+    });
     expect(parsed.choices[0]?.message).toHaveProperty('parsed', null);
     const again = await fresh.chat.completions.create({
       model: 'plaza-assistant',
-      messages: [{ role: 'user', content: 'Which plans are there?' }, parsed.choices[0]!.message, { role: 'user', content: 'And the price?' }],
+      messages: [
+        { role: 'user', content: 'Which plans are there?' },
+        parsed.choices[0]!.message,
+        { role: 'user', content: 'And the price?' },
+      ],
       max_tokens: 20,
     });
     expect(again.choices[0]?.finish_reason).toBeTruthy();
@@ -166,14 +210,39 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
   // LangChain's bindTools): with tool_choice "auto" a model may answer in text, as this one does.
   it('answers in text a request that declares tools, and refuses one that requires a tool call', async () => {
     const fresh = client(await mint());
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
-    const answer = await fresh.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'Which plans are there?' }], tools, tool_choice: 'auto', parallel_tool_calls: false, max_tokens: 30 });
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather of a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      },
+    ];
+    const answer = await fresh.chat.completions.create({
+      model: 'plaza-assistant',
+      messages: [{ role: 'user', content: 'Which plans are there?' }],
+      tools,
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+      max_tokens: 30,
+    });
     expect(answer.choices[0]?.message.content).toMatch(/embedded assistant/);
     expect(answer.choices[0]?.message.tool_calls ?? []).toEqual([]);
     expect(answer.choices[0]?.finish_reason).not.toBe('tool_calls');
-    const streamed = await fresh.chat.completions.stream({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'Which plans are there?' }], tools, max_tokens: 30 }).finalMessage();
+    const streamed = await fresh.chat.completions
+      .stream({
+        model: 'plaza-assistant',
+        messages: [{ role: 'user', content: 'Which plans are there?' }],
+        tools,
+        max_tokens: 30,
+      })
+      .finalMessage();
     expect(streamed.content).toMatch(/embedded assistant/);
-    const required = await fresh.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], tools, tool_choice: 'required' }).catch((e: unknown) => e);
+    const required = await fresh.chat.completions
+      .create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], tools, tool_choice: 'required' })
+      .catch((e: unknown) => e);
     expect(required).toBeInstanceOf(OpenAI.BadRequestError);
     expect((required as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tool_choice');
     expect((required as Error).message).toMatch(/calls no tools.*upstream model/);
@@ -181,7 +250,12 @@ describe.each(BACKENDS)('openai client against Plaza on %s', (backend) => {
 
   it('raises RateLimitError once a token exceeds its requests per minute', async () => {
     const fresh = client(await mint());
-    const call = () => fresh.chat.completions.create({ model: 'plaza-assistant', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+    const call = () =>
+      fresh.chat.completions.create({
+        model: 'plaza-assistant',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 1,
+      });
     for (let i = 0; i < 4; i++) await call();
     const error = await call().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);

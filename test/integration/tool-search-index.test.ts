@@ -19,13 +19,10 @@ describe.each(BACKENDS)('tool search index on %s', (backend) => {
     );
   }
   async function tool(endpointId: string, provider: string, name: string, description: string): Promise<void> {
-    await t.db.sql.query(`INSERT INTO "mcp_tools" ("id", "endpoint_id", "provider", "name", "description") VALUES ($1, $2, $3, $4, $5)`, [
-      `tool_${endpointId}_${name}`,
-      endpointId,
-      provider,
-      name,
-      description,
-    ]);
+    await t.db.sql.query(
+      `INSERT INTO "mcp_tools" ("id", "endpoint_id", "provider", "name", "description") VALUES ($1, $2, $3, $4, $5)`,
+      [`tool_${endpointId}_${name}`, endpointId, provider, name, description],
+    );
   }
   const touch = (id: string, status: string) =>
     t.db.sql.query(`UPDATE "mcp_endpoints" SET "status" = $2, "updated_at" = now() WHERE "id" = $1`, [id, status]);
@@ -46,10 +43,12 @@ describe.each(BACKENDS)('tool search index on %s', (backend) => {
     await tool('mcp_b', 'weather-co', 'radar', 'Rain radar images.');
     await tool('mcp_b', 'weather-co', 'weather_alerts', 'Storm warnings.');
     await tool('mcp_c', 'gamma', 'weather_history', 'Offline endpoint, never listed.');
-    for (let i = 0; i < 30; i++) await tool('mcp_a', 'alpha', `send_note_${String(i).padStart(2, '0')}`, 'Sends a note.');
+    for (let i = 0; i < 30; i++)
+      await tool('mcp_a', 'alpha', `send_note_${String(i).padStart(2, '0')}`, 'Sends a note.');
   });
 
-  const names = (page: { items: { provider: string; name: string }[] }) => page.items.map((i) => `${i.provider}/${i.name}`);
+  const names = (page: { items: { provider: string; name: string }[] }) =>
+    page.items.map((i) => `${i.provider}/${i.name}`);
 
   it('ranks like the SQL search: name matches first, then provider matches, then the rest', async () => {
     const index = createToolSearchIndex(t.db);
@@ -57,12 +56,20 @@ describe.each(BACKENDS)('tool search index on %s', (backend) => {
     const indexed = createToolRepository(t.db, index);
     const sql = createToolRepository(t.db);
     const page = await indexed.search({ q: 'weather', limit: 10 });
-    expect(names(page)).toEqual(['alpha/get_weather', 'weather-co/weather_alerts', 'weather-co/radar', 'alpha/forecast']);
+    expect(names(page)).toEqual([
+      'alpha/get_weather',
+      'weather-co/weather_alerts',
+      'weather-co/radar',
+      'alpha/forecast',
+    ]);
     expect(names(await sql.search({ q: 'weather', limit: 10 }))).toEqual(names(page));
     // Every word must match somewhere; prefixes only when whole words find nothing.
     expect(names(await indexed.search({ q: 'storm weather', limit: 10 }))).toEqual(['weather-co/weather_alerts']);
     expect(names(await indexed.search({ q: 'forec', limit: 10 }))).toEqual(['alpha/forecast']);
-    expect(names(await indexed.search({ q: 'weather', provider: 'alpha', limit: 10 }))).toEqual(['alpha/get_weather', 'alpha/forecast']);
+    expect(names(await indexed.search({ q: 'weather', provider: 'alpha', limit: 10 }))).toEqual([
+      'alpha/get_weather',
+      'alpha/forecast',
+    ]);
     expect((await indexed.search({ q: 'nothing here', limit: 10 })).items).toEqual([]);
   });
 
@@ -74,15 +81,29 @@ describe.each(BACKENDS)('tool search index on %s', (backend) => {
     await index.refresh();
     const indexed = createToolRepository(t.db, index);
     const sql = createToolRepository(t.db);
-    const expected = ['zeta/Weather', 'alpha/get_weather', 'weather-co/weather_alerts', 'zeta/get-weather', 'weather-co/radar', 'alpha/forecast'];
+    const expected = [
+      'zeta/Weather',
+      'alpha/get_weather',
+      'weather-co/weather_alerts',
+      'zeta/get-weather',
+      'weather-co/radar',
+      'alpha/forecast',
+    ];
     expect(names(await indexed.search({ q: 'weather', limit: 10 }))).toEqual(expected);
     expect(names(await sql.search({ q: 'weather', limit: 10 }))).toEqual(expected);
     // Separators do not matter, and the cursors agree.
-    expect(names(await indexed.search({ q: 'GET weather', limit: 10 }))).toEqual(['alpha/get_weather', 'zeta/get-weather']);
+    expect(names(await indexed.search({ q: 'GET weather', limit: 10 }))).toEqual([
+      'alpha/get_weather',
+      'zeta/get-weather',
+    ]);
     const first = await indexed.search({ q: 'weather', limit: 2 });
     expect(names(first)).toEqual(expected.slice(0, 2));
-    expect(names(await sql.search({ q: 'weather', limit: 2, cursor: first.nextCursor! }))).toEqual(expected.slice(2, 4));
-    expect(names(await indexed.search({ q: 'weather', limit: 2, cursor: first.nextCursor! }))).toEqual(expected.slice(2, 4));
+    expect(names(await sql.search({ q: 'weather', limit: 2, cursor: first.nextCursor! }))).toEqual(
+      expected.slice(2, 4),
+    );
+    expect(names(await indexed.search({ q: 'weather', limit: 2, cursor: first.nextCursor! }))).toEqual(
+      expected.slice(2, 4),
+    );
     // A tool that goes offline leaves the exact tier.
     await touch('mcp_z', 'unreachable');
     index.markStale();
@@ -135,7 +156,10 @@ describe.each(BACKENDS)('tool search index on %s', (backend) => {
     const index = createToolSearchIndex(t.db);
     expect(await index.search(['weather'], { prefix: false, need: 5 })).toBeUndefined();
     await index.refresh();
-    expect(await index.search(['weather'], { prefix: false, need: 5 })).toEqual({ tierA: ['tool_mcp_a_get_weather', 'tool_mcp_b_weather_alerts'], tierB: ['tool_mcp_b_radar', 'tool_mcp_a_forecast'] });
+    expect(await index.search(['weather'], { prefix: false, need: 5 })).toEqual({
+      tierA: ['tool_mcp_a_get_weather', 'tool_mcp_b_weather_alerts'],
+      tierB: ['tool_mcp_b_radar', 'tool_mcp_a_forecast'],
+    });
   });
 
   it('answers from its last view within maxAgeMs, and at once after markStale', async () => {

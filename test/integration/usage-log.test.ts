@@ -25,20 +25,50 @@ describe.each(BACKENDS)('usage rows on %s', (backend) => {
       { subject: 'gst_2', model: '模型 ünïcödé', requestId: 'NULL' },
       { subject: ' spaced ', model: '', requestId: 'null' },
     ];
-    const rows = awkward.map((a, i) => ({ ...a, subjectType: 'guest' as const, usage: { prompt_tokens: i, completion_tokens: 2_147_483_647 - i, total_tokens: 2_147_483_647 } }));
+    const rows = awkward.map((a, i) => ({
+      ...a,
+      subjectType: 'guest' as const,
+      usage: { prompt_tokens: i, completion_tokens: 2_147_483_647 - i, total_tokens: 2_147_483_647 },
+    }));
     const written = Promise.all(rows.map((row) => usage.record(row)));
     await usage.flush();
     await written;
     const stored = await test.db.prisma.chatUsage.findMany({ orderBy: { id: 'asc' } });
-    expect(stored.map((r) => ({ subject: r.subject, model: r.model, requestId: r.requestId, promptTokens: r.promptTokens, completionTokens: r.completionTokens, totalTokens: r.totalTokens }))).toEqual(
-      rows.map((r) => ({ subject: r.subject, model: r.model, requestId: r.requestId, promptTokens: r.usage.prompt_tokens, completionTokens: r.usage.completion_tokens, totalTokens: r.usage.total_tokens })),
+    expect(
+      stored.map((r) => ({
+        subject: r.subject,
+        model: r.model,
+        requestId: r.requestId,
+        promptTokens: r.promptTokens,
+        completionTokens: r.completionTokens,
+        totalTokens: r.totalTokens,
+      })),
+    ).toEqual(
+      rows.map((r) => ({
+        subject: r.subject,
+        model: r.model,
+        requestId: r.requestId,
+        promptTokens: r.usage.prompt_tokens,
+        completionTokens: r.usage.completion_tokens,
+        totalTokens: r.usage.total_tokens,
+      })),
     );
   });
 
   it('writes a batch of 500 rows in one go and counts them', async () => {
     const usage = createUsageLog(test.db, { flushMs: 10_000, maxBatch: 500 });
     const since = new Date(Date.now() - 1_000);
-    await Promise.all(Array.from({ length: 500 }, (_, i) => usage.record({ subject: 'gst_batch', subjectType: 'guest', model: 'm', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, requestId: `req_${i}` })));
+    await Promise.all(
+      Array.from({ length: 500 }, (_, i) =>
+        usage.record({
+          subject: 'gst_batch',
+          subjectType: 'guest',
+          model: 'm',
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          requestId: `req_${i}`,
+        }),
+      ),
+    );
     expect(await usage.totalSince('gst_batch', since)).toBe(1_000);
   });
 });

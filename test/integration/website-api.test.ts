@@ -11,7 +11,8 @@ import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 // A CommonJS package with an `exports.default`: under Node's ESM interop the class sits one level down.
-const OpenAPIResponseValidator = ((responseValidatorModule as unknown as { default?: unknown }).default ?? responseValidatorModule) as typeof responseValidatorModule;
+const OpenAPIResponseValidator = ((responseValidatorModule as unknown as { default?: unknown }).default ??
+  responseValidatorModule) as typeof responseValidatorModule;
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, any> }>>; components: any };
 
@@ -23,7 +24,11 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
   beforeAll(async () => {
     plaza = await startTestPlaza(backend, {
       clock: { now: () => now },
-      env: { PLAZA_RATE_LIMIT_INTENT_PER_MIN: '10000', PLAZA_RATE_LIMIT_LEADS_PER_MIN: '10000', PUBLIC_BASE_URL: 'https://plaza.example' },
+      env: {
+        PLAZA_RATE_LIMIT_INTENT_PER_MIN: '10000',
+        PLAZA_RATE_LIMIT_LEADS_PER_MIN: '10000',
+        PUBLIC_BASE_URL: 'https://plaza.example',
+      },
     });
     doc = (await (await fetch(`${plaza.url}/openapi.json`)).json()) as Doc;
   });
@@ -36,14 +41,21 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
     const key = `${method} ${path}`;
     let validator = validators.get(key);
     if (!validator) {
-      validator = new OpenAPIResponseValidator({ responses: doc.paths[path]![method]!.responses, components: doc.components });
+      validator = new OpenAPIResponseValidator({
+        responses: doc.paths[path]![method]!.responses,
+        components: doc.components,
+      });
       validators.set(key, validator);
     }
     return validator;
   }
 
   /** Fetches and checks the answer against the contract's response for that path, method and status. */
-  async function call(method: 'get' | 'post', path: string, init: { body?: unknown; raw?: string; headers?: Record<string, string>; query?: string } = {}) {
+  async function call(
+    method: 'get' | 'post',
+    path: string,
+    init: { body?: unknown; raw?: string; headers?: Record<string, string>; query?: string } = {},
+  ) {
     const headers: Record<string, string> = { ...init.headers };
     let body: string | undefined;
     if (init.raw !== undefined) body = init.raw;
@@ -54,7 +66,9 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
     const json = text === '' ? undefined : JSON.parse(text);
     const operation = doc.paths[path]?.[method];
     expect(operation, `${method} ${path} is documented`).toBeDefined();
-    expect(Object.keys(operation!.responses), `status ${res.status} of ${method} ${path} is documented`).toContain(String(res.status));
+    expect(Object.keys(operation!.responses), `status ${res.status} of ${method} ${path} is documented`).toContain(
+      String(res.status),
+    );
     if (res.status !== 304) {
       const errors = validatorFor(method, path).validateResponse(res.status, json);
       expect(errors, JSON.stringify(errors)).toBeUndefined();
@@ -126,18 +140,30 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
 
     it('leads every plan button to a page that exists (sign-up on Account, the others to the sales form)', async () => {
       for (const locale of ['en', 'zh-CN']) {
-        for (const plan of (await call('get', '/api/plans', { query: `?locale=${locale}` })).json.plans as { id: string; name: string; checkoutUrl: string }[]) {
+        for (const plan of (await call('get', '/api/plans', { query: `?locale=${locale}` })).json.plans as {
+          id: string;
+          name: string;
+          checkoutUrl: string;
+        }[]) {
           const target = new URL(plan.checkoutUrl);
-          const page = await fetch(`${plaza.url}${target.pathname}${target.search}`, { headers: { accept: 'text/html', 'accept-language': locale } });
+          const page = await fetch(`${plaza.url}${target.pathname}${target.search}`, {
+            headers: { accept: 'text/html', 'accept-language': locale },
+          });
           expect(page.status, plan.checkoutUrl).toBe(200);
           const html = await page.text();
           if (target.hash) expect(html, plan.checkoutUrl).toContain(`id="${target.hash.slice(1)}"`);
           // Every plan's page names the plan chosen; the sales form starts on the scenario that plan serves.
-          if (target.pathname === '/account') expect(html, plan.checkoutUrl).toMatch(new RegExp(`id="account-plan">[^<]*${plan.name}`));
+          if (target.pathname === '/account')
+            expect(html, plan.checkoutUrl).toMatch(new RegExp(`id="account-plan">[^<]*${plan.name}`));
           if (target.pathname === '/') {
             const chosen = plan;
             expect(html, plan.checkoutUrl).toMatch(new RegExp(`id="lead-plan">[^<]*${chosen.name}`));
-            const scenario = ((await call('get', '/api/scenarios', { query: `?locale=${locale}` })).json.scenarios as { id: string; planId: string }[]).find((s) => s.planId === chosen.id);
+            const scenario = (
+              (await call('get', '/api/scenarios', { query: `?locale=${locale}` })).json.scenarios as {
+                id: string;
+                planId: string;
+              }[]
+            ).find((s) => s.planId === chosen.id);
             expect(html, plan.checkoutUrl).toContain(`<option value="${scenario!.id}" selected>`);
           }
         }
@@ -152,15 +178,27 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
         headers: { authorization: 'Bearer not-a-real-token' },
       });
       expect(res.status).toBe(200);
-      expect(json).toMatchObject({ status: 'ok', locale: 'en', scenario: { id: 'commerce' }, planId: 'business', planName: 'Business' });
+      expect(json).toMatchObject({
+        status: 'ok',
+        locale: 'en',
+        scenario: { id: 'commerce' },
+        planId: 'business',
+        planName: 'Business',
+      });
       expect(json.nextActions).toContain('/api/leads');
       expect(json.nextActions).toContain('/api/plans');
       expect(res.headers.get('ratelimit-policy')).toMatch(/^"intent";q=10000;w=60$/);
     });
 
     it('answers a Chinese prompt in Chinese when no language is preferred', async () => {
-      const { json } = await call('post', '/api/agent/intent', { body: { prompt: '我们需要审计每个智能体的访问权限，满足合规要求' } });
-      expect(json).toMatchObject({ locale: 'zh-CN', scenario: { id: 'enterprise', name: '企业治理' }, planName: '企业版' });
+      const { json } = await call('post', '/api/agent/intent', {
+        body: { prompt: '我们需要审计每个智能体的访问权限，满足合规要求' },
+      });
+      expect(json).toMatchObject({
+        locale: 'zh-CN',
+        scenario: { id: 'enterprise', name: '企业治理' },
+        planName: '企业版',
+      });
       expect(json.answer).toContain('审计');
     });
 
@@ -174,7 +212,10 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       ['an unknown field', { body: { prompt: 'hello', extra: true } }],
       ['an array body', { body: ['prompt'] }],
       ['malformed JSON', { raw: '{"prompt": "unterminated' }],
-      ['a non-JSON content type', { raw: 'prompt=hello', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+      [
+        'a non-JSON content type',
+        { raw: 'prompt=hello', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      ],
       ['no body at all', {}],
     ])('rejects %s with 400 invalid_prompt', async (_what, init) => {
       const { res, json } = await call('post', '/api/agent/intent', init);
@@ -185,9 +226,16 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
 
   describe('POST /api/leads', () => {
     it('stores a lead (§2.13); a later lead of the same e-mail and scenario is stored beside it, never over it', async () => {
-      const first = await call('post', '/api/leads', { body: { email: 'Dana@Example.com', scenario: 'growth', company: 'Acme', teamSize: '11-50' } });
+      const first = await call('post', '/api/leads', {
+        body: { email: 'Dana@Example.com', scenario: 'growth', company: 'Acme', teamSize: '11-50' },
+      });
       expect(first.res.status).toBe(201);
-      expect(first.json).toMatchObject({ status: 'received', scenario: { id: 'growth' }, planName: 'Growth', nextActions: ['/api/plans', '/api/products'] });
+      expect(first.json).toMatchObject({
+        status: 'received',
+        scenario: { id: 'growth' },
+        planName: 'Growth',
+        nextActions: ['/api/plans', '/api/products'],
+      });
       expect(first.json.recommendedProducts).toContain('Token API');
       expect(first.json.nextStep).toContain('dana@example.com');
       const stored = await plaza.db.prisma.lead.findFirstOrThrow({ where: { email: 'dana@example.com' } });
@@ -202,16 +250,39 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       expect(repeat.res.status).toBe(201);
       expect(repeat.json.status).toBe('received');
       expect(repeat.json.planName).toBe('成长版');
-      const control = await call('post', '/api/leads', { body: { email: 'nobody-yet@example.com', scenario: 'growth', company: 'Not Acme', painPoint: 'Manual CRM updates' }, headers: { 'accept-language': 'zh-CN' } });
-      const shape = (json: Record<string, unknown>) => ({ ...json, nextStep: String(json['nextStep']).replace(/\S+@example\.com/, '<email>'), request_id: undefined });
+      const control = await call('post', '/api/leads', {
+        body: {
+          email: 'nobody-yet@example.com',
+          scenario: 'growth',
+          company: 'Not Acme',
+          painPoint: 'Manual CRM updates',
+        },
+        headers: { 'accept-language': 'zh-CN' },
+      });
+      const shape = (json: Record<string, unknown>) => ({
+        ...json,
+        nextStep: String(json['nextStep']).replace(/\S+@example\.com/, '<email>'),
+        request_id: undefined,
+      });
       expect(shape(repeat.json)).toEqual(shape(control.json));
 
-      const rows = await plaza.db.prisma.lead.findMany({ where: { email: 'dana@example.com' }, orderBy: { createdAt: 'asc' } });
+      const rows = await plaza.db.prisma.lead.findMany({
+        where: { email: 'dana@example.com' },
+        orderBy: { createdAt: 'asc' },
+      });
       expect(rows).toHaveLength(2);
       expect(rows[0]).toEqual(stored);
-      expect(rows[1]).toMatchObject({ scenario: 'growth', company: 'Not Acme', teamSize: null, painPoint: 'Manual CRM updates', locale: 'zh-CN' });
+      expect(rows[1]).toMatchObject({
+        scenario: 'growth',
+        company: 'Not Acme',
+        teamSize: null,
+        painPoint: 'Manual CRM updates',
+        locale: 'zh-CN',
+      });
 
-      const otherScenario = await call('post', '/api/leads', { body: { email: 'dana@example.com', scenario: 'commerce' } });
+      const otherScenario = await call('post', '/api/leads', {
+        body: { email: 'dana@example.com', scenario: 'commerce' },
+      });
       expect(otherScenario.res.status).toBe(201);
       expect(await plaza.db.prisma.lead.count({ where: { email: 'dana@example.com' } })).toBe(3);
       expect(await plaza.db.prisma.account.count()).toBe(0);
@@ -244,7 +315,10 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       ['an oversize field', { body: { email: 'a@example.com', scenario: 'growth', company: 'c'.repeat(201) } }],
       ['an unknown field', { body: { email: 'a@example.com', scenario: 'growth', password: 'x' } }],
       ['a wrong type', { body: { email: 'a@example.com', scenario: 'growth', teamSize: 12 } }],
-      ['a lone surrogate, which could only be stored altered', { raw: '{"email":"a@example.com","scenario":"growth","company":"\\ud800x"}' }],
+      [
+        'a lone surrogate, which could only be stored altered',
+        { raw: '{"email":"a@example.com","scenario":"growth","company":"\\ud800x"}' },
+      ],
       ['malformed JSON', { raw: '{"email":' }],
       ['JSON null', { raw: 'null' }],
     ])('rejects %s with 400 invalid_lead and stores nothing', async (_what, init) => {
@@ -256,7 +330,10 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
     });
 
     it('words a refusal in the language the page asked for, field names as the API spells them', async () => {
-      const zh = await call('post', '/api/leads', { body: { email: 'nope', scenario: 'growth', extra: 1 }, query: '?locale=zh-CN' });
+      const zh = await call('post', '/api/leads', {
+        body: { email: 'nope', scenario: 'growth', extra: 1 },
+        query: '?locale=zh-CN',
+      });
       expect(zh.res.status).toBe(400);
       expect(zh.json.code).toBe('invalid_lead');
       expect(zh.json.message).toMatch(/^线索信息无效: email: /);
@@ -264,11 +341,20 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
         { path: 'email', message: expect.stringMatching(/\p{Script=Han}/u) },
         { path: '', message: '未知字段: extra' },
       ]);
-      const blank = await call('post', '/api/agent/intent', { body: { prompt: '  ' }, headers: { 'accept-language': 'zh-CN,zh;q=0.9' } });
-      expect(blank.json).toMatchObject({ code: 'invalid_prompt', details: [{ path: 'prompt', message: 'prompt 不能只有空白' }] });
+      const blank = await call('post', '/api/agent/intent', {
+        body: { prompt: '  ' },
+        headers: { 'accept-language': 'zh-CN,zh;q=0.9' },
+      });
+      expect(blank.json).toMatchObject({
+        code: 'invalid_prompt',
+        details: [{ path: 'prompt', message: 'prompt 不能只有空白' }],
+      });
       // Without a language preference, a Chinese prompt is refused in Chinese, as it is answered.
       const long = await call('post', '/api/agent/intent', { body: { prompt: '我想'.repeat(1_001) } });
-      expect(long.json).toMatchObject({ code: 'invalid_prompt', message: expect.stringMatching(/^意图请求无效: prompt: /) });
+      expect(long.json).toMatchObject({
+        code: 'invalid_prompt',
+        message: expect.stringMatching(/^意图请求无效: prompt: /),
+      });
       // English stays the default.
       const en = await call('post', '/api/leads', { body: { email: 'nope', scenario: 'growth' } });
       expect(en.json.message).toBe('Invalid lead: email: Invalid email address');

@@ -11,15 +11,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
-const OpenAPIResponseValidator = ((responseValidatorModule as unknown as { default?: unknown }).default ?? responseValidatorModule) as typeof responseValidatorModule;
+const OpenAPIResponseValidator = ((responseValidatorModule as unknown as { default?: unknown }).default ??
+  responseValidatorModule) as typeof responseValidatorModule;
 const RUNS = 200;
 
 /** A body as sent on the wire: JSON of some value, or arbitrary text that is rarely JSON. */
 function wire(value: fc.Arbitrary<unknown>): fc.Arbitrary<string> {
-  return fc.oneof({ weight: 4, arbitrary: value.map((v) => JSON.stringify(v) ?? 'null') }, { weight: 1, arbitrary: fc.string({ maxLength: 60 }) });
+  return fc.oneof(
+    { weight: 4, arbitrary: value.map((v) => JSON.stringify(v) ?? 'null') },
+    { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
+  );
 }
 
-const text = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.string({ minLength: 1990, maxLength: 2100 }));
+const text = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.string({ minLength: 1990, maxLength: 2100 }),
+);
 const intentBodies = wire(
   fc.oneof(
     fc.record({ prompt: text }),
@@ -28,19 +36,42 @@ const intentBodies = wire(
     fc.anything(),
   ),
 );
-const scenario = fc.oneof(fc.constantFrom('enterprise', 'commerce', 'developer', 'growth'), fc.string({ maxLength: 12 }), fc.anything());
+const scenario = fc.oneof(
+  fc.constantFrom('enterprise', 'commerce', 'developer', 'growth'),
+  fc.string({ maxLength: 12 }),
+  fc.anything(),
+);
 const email = fc.oneof(fc.emailAddress(), fc.string({ maxLength: 30 }), fc.constant('a@example.com'));
-const optional = fc.oneof(fc.string({ maxLength: 60 }), fc.string({ minLength: 190, maxLength: 2100 }), fc.constant(null), fc.integer());
+const optional = fc.oneof(
+  fc.string({ maxLength: 60 }),
+  fc.string({ minLength: 190, maxLength: 2100 }),
+  fc.constant(null),
+  fc.integer(),
+);
 const validScenario = fc.constantFrom('enterprise', 'commerce', 'developer', 'growth');
 const shortOptional = fc.option(fc.string({ maxLength: 40 }), { nil: null });
 const leadBodies = wire(
   fc.oneof(
     fc.record(
-      { email: fc.emailAddress(), scenario: validScenario, company: shortOptional, painPoint: shortOptional, teamSize: shortOptional },
+      {
+        email: fc.emailAddress(),
+        scenario: validScenario,
+        company: shortOptional,
+        painPoint: shortOptional,
+        teamSize: shortOptional,
+      },
       { requiredKeys: ['email', 'scenario'] },
     ),
     fc.record(
-      { email, scenario, company: optional, painPoint: optional, currentTools: optional, desiredAutomation: optional, teamSize: optional },
+      {
+        email,
+        scenario,
+        company: optional,
+        painPoint: optional,
+        currentTools: optional,
+        desiredAutomation: optional,
+        teamSize: optional,
+      },
       { requiredKeys: [] },
     ),
     fc.record({ email, scenario, unknownField: fc.anything() }),
@@ -52,7 +83,9 @@ describe.each(BACKENDS)('website POST bodies under fuzzing on %s', (backend) => 
   let plaza: TestPlaza;
   let doc: any;
   beforeAll(async () => {
-    plaza = await startTestPlaza(backend, { env: { PLAZA_RATE_LIMIT_INTENT_PER_MIN: '100000', PLAZA_RATE_LIMIT_LEADS_PER_MIN: '100000', LOG_LEVEL: 'warn' } });
+    plaza = await startTestPlaza(backend, {
+      env: { PLAZA_RATE_LIMIT_INTENT_PER_MIN: '100000', PLAZA_RATE_LIMIT_LEADS_PER_MIN: '100000', LOG_LEVEL: 'warn' },
+    });
     doc = await (await fetch(`${plaza.url}/openapi.json`)).json();
   });
   afterAll(async () => {
@@ -61,11 +94,18 @@ describe.each(BACKENDS)('website POST bodies under fuzzing on %s', (backend) => 
 
   const validators = new Map<string, InstanceType<typeof OpenAPIResponseValidator>>();
   async function send(path: string, body: string) {
-    const res = await fetch(`${plaza.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const res = await fetch(`${plaza.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     const json: any = await res.json();
     let validator = validators.get(path);
     if (!validator) {
-      validator = new OpenAPIResponseValidator({ responses: doc.paths[path].post.responses, components: doc.components });
+      validator = new OpenAPIResponseValidator({
+        responses: doc.paths[path].post.responses,
+        components: doc.components,
+      });
       validators.set(path, validator);
     }
     return { status: res.status, json, errors: validator.validateResponse(res.status, json) };
@@ -75,8 +115,20 @@ describe.each(BACKENDS)('website POST bodies under fuzzing on %s', (backend) => 
   // sides are always reached; the random ones follow. fc.emailAddress() can produce valid RFC
   // addresses the lead validator refuses, so a seed may otherwise generate no accepted lead.
   it.each([
-    ['/api/agent/intent', intentBodies, [200], 'invalid_prompt', ['{"prompt":"Automate our invoices"}', '{"prompt":""}']],
-    ['/api/leads', leadBodies, [200, 201], 'invalid_lead', ['{"email":"fuzz@example.com","scenario":"developer"}', '{"email":"nope","scenario":"developer"}']],
+    [
+      '/api/agent/intent',
+      intentBodies,
+      [200],
+      'invalid_prompt',
+      ['{"prompt":"Automate our invoices"}', '{"prompt":""}'],
+    ],
+    [
+      '/api/leads',
+      leadBodies,
+      [200, 201],
+      'invalid_lead',
+      ['{"email":"fuzz@example.com","scenario":"developer"}', '{"email":"nope","scenario":"developer"}'],
+    ],
   ] as const)('POST %s answers only success or its §7 code', async (path, bodies, okStatuses, code, examples) => {
     const seen = new Set<number>();
     await fc.assert(

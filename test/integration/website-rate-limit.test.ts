@@ -33,7 +33,10 @@ describe.each(BACKENDS)('website rate limits on %s', (backend) => {
   describe('one instance', () => {
     let plaza: TestPlaza;
     beforeAll(async () => {
-      plaza = await startTestPlaza(backend, { db: database.db, env: { PLAZA_RATE_LIMIT_INTENT_PER_MIN: '3', PLAZA_RATE_LIMIT_LEADS_PER_MIN: '2' } });
+      plaza = await startTestPlaza(backend, {
+        db: database.db,
+        env: { PLAZA_RATE_LIMIT_INTENT_PER_MIN: '3', PLAZA_RATE_LIMIT_LEADS_PER_MIN: '2' },
+      });
     });
     afterAll(async () => {
       await plaza?.close();
@@ -55,14 +58,22 @@ describe.each(BACKENDS)('website rate limits on %s', (backend) => {
       expect(retryAfter).toBeLessThanOrEqual(60);
       expect(limited.headers.get('ratelimit')).toMatch(/^"intent";r=0;t=\d+$/);
       const body: any = await limited.json();
-      expect(body).toMatchObject({ success: false, code: 'rate_limited', request_id: limited.headers.get('x-request-id') });
+      expect(body).toMatchObject({
+        success: false,
+        code: 'rate_limited',
+        request_id: limited.headers.get('x-request-id'),
+      });
     });
 
     it('keeps a separate budget for leads, and ignores X-Forwarded-For without a trusted proxy', async () => {
       const spoofed = await intent(plaza, { 'x-forwarded-for': '198.51.100.77' });
       expect(spoofed.status).toBe(429);
       const lead = (email: string) =>
-        fetch(`${plaza.url}/api/leads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, scenario: 'developer' }) });
+        fetch(`${plaza.url}/api/leads`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email, scenario: 'developer' }),
+        });
       expect((await lead('a@example.com')).status).toBe(201);
       expect((await lead('b@example.com')).status).toBe(201);
       const limited = await lead('c@example.com');
@@ -75,7 +86,10 @@ describe.each(BACKENDS)('website rate limits on %s', (backend) => {
   describe('behind a trusted proxy', () => {
     let plaza: TestPlaza;
     beforeAll(async () => {
-      plaza = await startTestPlaza(backend, { db: database.db, env: { PLAZA_RATE_LIMIT_INTENT_PER_MIN: '1', PLAZA_TRUST_PROXY: 'true' } });
+      plaza = await startTestPlaza(backend, {
+        db: database.db,
+        env: { PLAZA_RATE_LIMIT_INTENT_PER_MIN: '1', PLAZA_TRUST_PROXY: 'true' },
+      });
     });
     afterAll(async () => {
       await plaza?.close();
@@ -99,7 +113,10 @@ describe.each(BACKENDS)('website rate limits on %s', (backend) => {
     let plaza: TestPlaza;
     beforeAll(async () => {
       // Nothing listens on port 1: the limiter must fall back to this instance's own counts.
-      plaza = await startTestPlaza(backend, { db: database.db, env: { REDIS_URL: 'redis://127.0.0.1:1', PLAZA_RATE_LIMIT_INTENT_PER_MIN: '2' } });
+      plaza = await startTestPlaza(backend, {
+        db: database.db,
+        env: { REDIS_URL: 'redis://127.0.0.1:1', PLAZA_RATE_LIMIT_INTENT_PER_MIN: '2' },
+      });
     });
     afterAll(async () => {
       await plaza?.close();
@@ -119,7 +136,12 @@ describe.each(BACKENDS)('website rate limits on %s', (backend) => {
     beforeAll(async () => {
       // A loaded CI machine can hold a Redis answer past the 500 ms default, and this test is about
       // sharing the count, not about falling back: Redis gets room to answer.
-      const env = { REDIS_URL: REDIS!, REDIS_COMMAND_TIMEOUT_MS: '10000', PLAZA_RATE_LIMIT_KEY_PREFIX: `plaza-test:${randomToken(8)}:`, PLAZA_RATE_LIMIT_INTENT_PER_MIN: '4' };
+      const env = {
+        REDIS_URL: REDIS!,
+        REDIS_COMMAND_TIMEOUT_MS: '10000',
+        PLAZA_RATE_LIMIT_KEY_PREFIX: `plaza-test:${randomToken(8)}:`,
+        PLAZA_RATE_LIMIT_INTENT_PER_MIN: '4',
+      };
       a = await startTestPlaza(backend, { env, db: database.db });
       b = await startTestPlaza(backend, { env, db: database.db });
     });

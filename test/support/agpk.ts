@@ -38,8 +38,16 @@ export function rawArchive(entries: RawEntry[]): Buffer {
   const parts: Buffer[] = [];
   for (const e of entries) {
     if (e.pax) {
-      const records = Buffer.from(Object.entries(e.pax).map(([k, v]) => paxRecord(k, v)).join(''));
-      parts.push(ustarHeader({ path: 'PaxHeader', type: 'x', mode: 0o644, size: records.length }), records, padding(records.length));
+      const records = Buffer.from(
+        Object.entries(e.pax)
+          .map(([k, v]) => paxRecord(k, v))
+          .join(''),
+      );
+      parts.push(
+        ustarHeader({ path: 'PaxHeader', type: 'x', mode: 0o644, size: records.length }),
+        records,
+        padding(records.length),
+      );
     }
     const content = e.content === undefined ? Buffer.alloc(0) : Buffer.from(e.content);
     parts.push(ustarHeader({ ...e, size: e.size ?? content.length }));
@@ -77,7 +85,13 @@ export async function createTestTls(): Promise<TestTls> {
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
     ],
   });
   return { caCert: ca.cert, key: leaf.private, cert: leaf.cert };

@@ -25,7 +25,8 @@ export const describeWithBrowser = describe.skipIf(CHROMIUM_PATH === null);
 
 /** One headless Chromium for a test file. */
 export function launchChromium(): Promise<Browser> {
-  if (CHROMIUM_PATH === null) throw new Error('no Chromium for this run: use describeWithBrowser (test/support/global-browser.ts)');
+  if (CHROMIUM_PATH === null)
+    throw new Error('no Chromium for this run: use describeWithBrowser (test/support/global-browser.ts)');
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -67,7 +68,10 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   if (process.env['PLAZA_SCREENSHOTS'] !== '1') return;
-  await page.screenshot({ path: join(import.meta.dirname, '..', '..', 'docs', 'screenshots', `${name}.png`), fullPage: true });
+  await page.screenshot({
+    path: join(import.meta.dirname, '..', '..', 'docs', 'screenshots', `${name}.png`),
+    fullPage: true,
+  });
 }
 
 /** Whether the page is wider than its viewport (content cut off or scrolling sideways on phones). */
@@ -107,7 +111,10 @@ export async function waitUntil(page: Page, expression: string, timeoutMs = 15_0
  * A new desktop page in a new context for each test (the previous context closed), with the page
  * errors it collects.
  */
-export async function freshPage(browser: Browser, previous: BrowserContext | undefined): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+export async function freshPage(
+  browser: Browser,
+  previous: BrowserContext | undefined,
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   await previous?.close();
   const context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
   const page = await context.newPage();

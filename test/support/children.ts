@@ -7,7 +7,13 @@
  * carries this file's marker (a daemon that left its parent, e.g. PostgreSQL under pg_ctl). The
  * run's marker lets the end-of-run check (test/support/global-leftovers.ts) find whatever escaped.
  */
-import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn, type SpawnOptions, type SpawnOptionsWithoutStdio } from 'node:child_process';
+import {
+  type ChildProcess,
+  type ChildProcessWithoutNullStreams,
+  spawn,
+  type SpawnOptions,
+  type SpawnOptionsWithoutStdio,
+} from 'node:child_process';
 import { once } from 'node:events';
 
 import { descendantsOf, isRunning, killHard, listProcesses } from './processes.ts';
@@ -19,7 +25,8 @@ export const OWNER_ENV = 'PLAZA_TEST_OWNER';
 
 // On globalThis: a file's modules may be loaded more than once, the worker's children are one set.
 const KEY = Symbol.for('plaza.test.children');
-const children: Set<ChildProcess> = ((globalThis as Record<symbol, unknown>)[KEY] as Set<ChildProcess> | undefined) ?? new Set();
+const children: Set<ChildProcess> =
+  ((globalThis as Record<symbol, unknown>)[KEY] as Set<ChildProcess> | undefined) ?? new Set();
 (globalThis as Record<symbol, unknown>)[KEY] = children;
 
 /** `env` plus the run's and this file's markers (from this process), so a child is found even with an environment of its own. */
@@ -34,7 +41,11 @@ export function withTestMarkers(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  * stopChild and at the end of the file) and marked (withTestMarkers; `options.env` defaults to
  * this process's environment). Signals sent with `child.kill` still reach the process alone.
  */
-export function startChild(command: string, args: readonly string[], options?: SpawnOptionsWithoutStdio): ChildProcessWithoutNullStreams;
+export function startChild(
+  command: string,
+  args: readonly string[],
+  options?: SpawnOptionsWithoutStdio,
+): ChildProcessWithoutNullStreams;
 export function startChild(command: string, args: readonly string[], options: SpawnOptions): ChildProcess;
 export function startChild(command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
   const child = spawn(command, args, { ...options, detached: true, env: withTestMarkers(options.env ?? process.env) });
@@ -74,7 +85,11 @@ export interface CommandResult {
  * Runs `command` through startChild until it exits, collecting its output (its pipes get a second
  * more to close); its group is SIGKILLed after `timeoutMs`.
  */
-export async function runChild(command: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CommandResult> {
+export async function runChild(
+  command: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<CommandResult> {
   const child = startChild(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -93,7 +108,11 @@ export async function runChild(command: string, args: readonly string[], options
 function leftovers(): { groups: number[]; others: number[] } {
   const groups = [...children].filter((c) => c.exitCode === null && c.signalCode === null).map((c) => c.pid!);
   const all = listProcesses([OWNER_ENV]);
-  const mine = new Set([...descendantsOf(process.pid, all), ...all.filter((p) => p.markers[OWNER_ENV] === String(process.pid))].filter((p) => p.state !== 'Z').map((p) => p.pid));
+  const mine = new Set(
+    [...descendantsOf(process.pid, all), ...all.filter((p) => p.markers[OWNER_ENV] === String(process.pid))]
+      .filter((p) => p.state !== 'Z')
+      .map((p) => p.pid),
+  );
   return { groups, others: [...mine].filter((pid) => !groups.includes(pid)) };
 }
 

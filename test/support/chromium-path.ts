@@ -9,7 +9,9 @@ import { accessSync, constants } from 'node:fs';
  * without the full browser's extra processes, about a third less wall time for the browser files)
  * when installed, else the full browser. `.ci/run` installs the shell; `CHROMIUM_PATH` overrides.
  */
-export const CHROMIUM_CANDIDATES: readonly string[] = process.env['CHROMIUM_PATH'] ? [process.env['CHROMIUM_PATH']] : ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'];
+export const CHROMIUM_CANDIDATES: readonly string[] = process.env['CHROMIUM_PATH']
+  ? [process.env['CHROMIUM_PATH']]
+  : ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'];
 
 /** Set to 1 (CI does) to make a missing Chromium fail the run instead of skipping the browser suites. */
 export const REQUIRE_BROWSER_ENV = 'PLAZA_TEST_REQUIRE_BROWSER';

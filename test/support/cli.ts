@@ -29,9 +29,17 @@ export const TS_LOADER_ARGS: string[] = process.features.typescript ? [] : ['--i
  */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
-  for (const name of Object.keys(base)) if (/^(PLAZA_|DATABASE_URL|REDIS_URL|PORT|HOST|OTEL_)/.test(name)) delete base[name];
+  for (const name of Object.keys(base))
+    if (/^(PLAZA_|DATABASE_URL|REDIS_URL|PORT|HOST|OTEL_)/.test(name)) delete base[name];
   // No public registry here (no network), and a private data folder unless the test names one.
-  return withTestMarkers({ ...base, LOG_LEVEL: 'info', MCP_REGISTRY_URL: 'off', PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-cli-')), ...TEST_LIMITS, ...env });
+  return withTestMarkers({
+    ...base,
+    LOG_LEVEL: 'info',
+    MCP_REGISTRY_URL: 'off',
+    PLAZA_DATA_DIR: mkdtempSync(join(tmpdir(), 'plaza-cli-')),
+    ...TEST_LIMITS,
+    ...env,
+  });
 }
 
 /** Runs `plaza <args>` to completion. */

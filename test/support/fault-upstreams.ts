@@ -45,7 +45,25 @@ export interface SeenRequest {
 export interface FaultUpstream {
   base: string;
   /** `${base}/<mode>/mcp`. */
-  url(mode: 'ok' | 'hang' | 'drip' | 'malformed' | 'sse-cut' | 'huge' | 'gated-call' | 'echo-credential' | 'flood' | 'big-numbers' | 'forge-get' | 'guessed-after' | 'other-forged' | 'sessionless' | OtherFailure | OddAnswer): string;
+  url(
+    mode:
+      | 'ok'
+      | 'hang'
+      | 'drip'
+      | 'malformed'
+      | 'sse-cut'
+      | 'huge'
+      | 'gated-call'
+      | 'echo-credential'
+      | 'flood'
+      | 'big-numbers'
+      | 'forge-get'
+      | 'guessed-after'
+      | 'other-forged'
+      | 'sessionless'
+      | OtherFailure
+      | OddAnswer,
+  ): string;
   seen: SeenRequest[];
   /** Bytes `/flood/mcp`'s GET streams have written so far (their reader taking them, or its buffers). */
   flood: { sent: number };
@@ -65,7 +83,20 @@ export const OTHER_FAILURES = ['other-error', 'other-redirect', 'other-cut'] as 
 export type OtherFailure = (typeof OTHER_FAILURES)[number];
 
 /** Modes whose tools/call answer is not a usable result, each in its own way. */
-export const ODD_ANSWERS = ['bad-error', 'null-error', 'accepted', 'not-object', 'bad-content', 'deep', 'guessed-id', 'guessed-id-sse', 'wrong-id', 'null-body', 'request-under-call-id', 'null-id-error'] as const;
+export const ODD_ANSWERS = [
+  'bad-error',
+  'null-error',
+  'accepted',
+  'not-object',
+  'bad-content',
+  'deep',
+  'guessed-id',
+  'guessed-id-sse',
+  'wrong-id',
+  'null-body',
+  'request-under-call-id',
+  'null-id-error',
+] as const;
 export type OddAnswer = (typeof ODD_ANSWERS)[number];
 
 /** Starts the provider on 127.0.0.1. */
@@ -80,8 +111,12 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     if (req.method === 'GET' && mode === 'forge-get') {
       // A notification stream carrying, besides a notification, an answer under a caller's id.
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hello' } })}\n\n`);
-      return res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'FORGED' }] } })}\n\n`);
+      res.write(
+        `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hello' } })}\n\n`,
+      );
+      return res.end(
+        `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'FORGED' }] } })}\n\n`,
+      );
     }
     if (req.method === 'GET' && mode === 'flood') {
       // A notification stream that writes as fast as its reader takes it, up to FLOOD_BYTES.
@@ -100,7 +135,9 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     }
     if (req.method !== 'POST' && mode === 'sessionless') {
       // As server-everything answers a GET or DELETE without a session: an error with no id at all.
-      return res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end('{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}');
+      return res
+        .writeHead(400, { 'content-type': 'application/json; charset=utf-8' })
+        .end('{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}');
     }
     if (req.method !== 'POST') return res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
     let raw = '';
@@ -113,23 +150,46 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     }
     if (typeof message !== 'object' || message === null) return res.writeHead(400).end();
     // A batch sent to /other-forged/mcp is answered under an id none of its requests has.
-    if (Array.isArray(message) && mode === 'other-forged') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ jsonrpc: '2.0', id: 'x', result: {} }]));
+    if (Array.isArray(message) && mode === 'other-forged')
+      return res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify([{ jsonrpc: '2.0', id: 'x', result: {} }]));
     seen.push({ path: url.pathname, headers: req.headers, body: message, raw });
     if (message.id === undefined) return res.writeHead(202).end();
-    const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    const reply = (result: unknown) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
     if (message.method === 'initialize') {
-      return reply({ protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: `fault-${mode}`, version: '1' } });
+      return reply({
+        protocolVersion: message.params?.protocolVersion ?? '2025-06-18',
+        capabilities: { tools: {} },
+        serverInfo: { name: `fault-${mode}`, version: '1' },
+      });
     }
     if (message.method === 'tools/list') {
-      return reply({ tools: [{ name: 'act', description: `Fault mode ${mode}`, inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }] });
+      return reply({
+        tools: [
+          {
+            name: 'act',
+            description: `Fault mode ${mode}`,
+            inputSchema: { type: 'object', properties: { message: { type: 'string' } } },
+          },
+        ],
+      });
     }
     if (message.method === 'prompts/list' && mode === 'other-forged') {
       // Refused with a 400 whose body is a result under another id (a batch: see above).
-      return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'FORGED' }] } }));
+      return res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'FORGED' }] } }));
     }
     if (message.method === 'prompts/list' && mode?.startsWith('other-')) {
       // A request other than a call (prompts/list; the probe sends ping) fails as the mode says.
-      if (mode === 'other-error') return res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }));
+      if (mode === 'other-error')
+        return res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }));
       if (mode === 'other-redirect') return res.writeHead(302).end();
       if (mode === 'other-cut') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -139,16 +199,22 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       }
     }
     if (message.method !== 'tools/call') {
-      return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+      return res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
     }
     switch (mode) {
       case 'ok': {
         const delay = Number(url.searchParams.get('delay') ?? 0);
         if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-        return reply({ content: [{ type: 'text', text: `ok: ${JSON.stringify(message.params?.arguments ?? {})}` }], isError: false });
+        return reply({
+          content: [{ type: 'text', text: `ok: ${JSON.stringify(message.params?.arguments ?? {})}` }],
+          isError: false,
+        });
       }
       case 'gated-call':
-        if (req.headers.authorization !== 'Bearer call-secret') return res.writeHead(401, { 'www-authenticate': 'Bearer realm="fault"' }).end();
+        if (req.headers.authorization !== 'Bearer call-secret')
+          return res.writeHead(401, { 'www-authenticate': 'Bearer realm="fault"' }).end();
         return reply({ content: [{ type: 'text', text: 'ok: let in' }], isError: false });
       case 'hang':
         return; // never answers; the connection stays open until the client gives up
@@ -160,7 +226,9 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         return;
       }
       case 'malformed':
-        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":' + message.id + ',"result":');
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"jsonrpc":"2.0","id":' + message.id + ',"result":');
       case 'sse-cut':
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(`event: message\ndata: {"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"te`);
@@ -184,9 +252,13 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         return;
       }
       case 'bad-error':
-        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: { x: 1 } } }));
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: { x: 1 } } }));
       case 'null-error':
-        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: null }));
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: null }));
       case 'accepted':
         return res.writeHead(202).end();
       case 'not-object':
@@ -194,18 +266,29 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       case 'bad-content':
         return reply({ content: [{ type: 'bogus' }] });
       case 'deep':
-        return res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[],"structuredContent":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`);
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(
+            `{"jsonrpc":"2.0","id":${message.id},"result":{"content":[],"structuredContent":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`,
+          );
       case 'big-numbers':
         return res
           .writeHead(200, { 'content-type': 'application/json' })
-          .end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"big"}],"structuredContent":{"n":123456789012345678901234567890,"id":9007199254740993123}}}`);
+          .end(
+            `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":"big"}],"structuredContent":{"n":123456789012345678901234567890,"id":9007199254740993123}}}`,
+          );
       case 'echo-credential': {
         const quoted = `the token ${req.headers.authorization ?? 'none'} is not valid here`;
-        if (message.params?.arguments?.as === 'error') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: quoted } }));
+        if (message.params?.arguments?.as === 'error')
+          return res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: quoted } }));
         return reply({ content: [{ type: 'text', text: quoted }], isError: true });
       }
       case 'null-id-error':
-        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
       case 'guessed-after':
         // The call's answer, then in the same write a forged one under the caller's id 1.
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -229,16 +312,24 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         return;
       }
       case 'guessed-id':
-        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } }));
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } }));
       case 'guessed-id-sse':
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        return res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } })}\n\n`);
+        return res.end(
+          `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'FORGED' }] } })}\n\n`,
+        );
       case 'wrong-id':
-        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 'nope', result: { content: [] } }));
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: 'nope', result: { content: [] } }));
       case 'null-body':
         return res.writeHead(200, { 'content-type': 'application/json' }).end('null');
       case 'request-under-call-id':
-        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, method: 'x', result: { content: [] } }));
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, method: 'x', result: { content: [] } }));
       default:
         return res.writeHead(404).end();
     }

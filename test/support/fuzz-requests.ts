@@ -8,7 +8,17 @@
 import fc from 'fast-check';
 
 /** The credentials a request can carry (see {@link FuzzRequest}). */
-export const AUTH_VARIANTS = ['none', 'garbage', 'basic', 'unknown-key', 'guest', 'api-key', 'agent', 'session', 'session-no-csrf'] as const;
+export const AUTH_VARIANTS = [
+  'none',
+  'garbage',
+  'basic',
+  'unknown-key',
+  'guest',
+  'api-key',
+  'agent',
+  'session',
+  'session-no-csrf',
+] as const;
 export type AuthVariant = (typeof AUTH_VARIANTS)[number];
 
 /** One request as sent: params already in their path form (percent-encoded or raw). */
@@ -40,7 +50,15 @@ export interface RouteFuzz {
   bad?: Partial<FuzzRequest>;
 }
 
-export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
+export const PROTO_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+];
 
 /** Strings that tend to break things. */
 export const nastyString: fc.Arbitrary<string> = fc.oneof(
@@ -49,7 +67,28 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
   {
     weight: 3,
-    arbitrary: fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '\ud800', '\udfff', '🙂', '\u202e', '%00', '%', '../../etc/passwd', "' OR 1=1 --", '<script>alert(1)</script>', 'null', 'true', '0', '-1', '1e309', 'NaN', ...PROTO_KEYS),
+    arbitrary: fc.constantFrom(
+      '',
+      ' ',
+      '\u0000',
+      'a\u0000b',
+      '\ud800',
+      '\udfff',
+      '🙂',
+      '\u202e',
+      '%00',
+      '%',
+      '../../etc/passwd',
+      "' OR 1=1 --",
+      '<script>alert(1)</script>',
+      'null',
+      'true',
+      '0',
+      '-1',
+      '1e309',
+      'NaN',
+      ...PROTO_KEYS,
+    ),
   },
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 100_000 }).map((n) => 'x'.repeat(n)) },
 );
@@ -69,18 +108,37 @@ export const nastyValue: fc.Arbitrary<unknown> = fc.oneof(
  * present, a mix of good and nasty values with any fields missing, or that plus an unknown or
  * prototype key.
  */
-export function near(fields: Record<string, fc.Arbitrary<unknown>>, required: string[] = []): fc.Arbitrary<Record<string, unknown>> {
+export function near(
+  fields: Record<string, fc.Arbitrary<unknown>>,
+  required: string[] = [],
+): fc.Arbitrary<Record<string, unknown>> {
   const good = fc.record(fields, { requiredKeys: required });
-  const mixed = fc.record(Object.fromEntries(Object.entries(fields).map(([k, a]) => [k, fc.oneof({ weight: 2, arbitrary: a }, { weight: 1, arbitrary: nastyValue })])), { requiredKeys: [] });
-  const extra = fc.tuple(mixed, fc.oneof(fc.constantFrom(...PROTO_KEYS, 'unknown_field', 'id', 'admin'), fc.string({ maxLength: 12 })), nastyValue).map(([o, k, v]) => {
-    const copy: Record<string, unknown> = { ...o };
-    Object.defineProperty(copy, k, { value: v, enumerable: true, configurable: true, writable: true });
-    return copy;
-  });
+  const mixed = fc.record(
+    Object.fromEntries(
+      Object.entries(fields).map(([k, a]) => [
+        k,
+        fc.oneof({ weight: 2, arbitrary: a }, { weight: 1, arbitrary: nastyValue }),
+      ]),
+    ),
+    { requiredKeys: [] },
+  );
+  const extra = fc
+    .tuple(
+      mixed,
+      fc.oneof(fc.constantFrom(...PROTO_KEYS, 'unknown_field', 'id', 'admin'), fc.string({ maxLength: 12 })),
+      nastyValue,
+    )
+    .map(([o, k, v]) => {
+      const copy: Record<string, unknown> = { ...o };
+      Object.defineProperty(copy, k, { value: v, enumerable: true, configurable: true, writable: true });
+      return copy;
+    });
   return fc.oneof({ weight: 3, arbitrary: good }, { weight: 3, arbitrary: mixed }, { weight: 1, arbitrary: extra });
 }
 
-const deep = fc.tuple(fc.constantFrom(64, 2_000, 100_000), fc.boolean()).map(([n, arrays]) => (arrays ? `${'['.repeat(n)}1${']'.repeat(n)}` : `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`));
+const deep = fc
+  .tuple(fc.constantFrom(64, 2_000, 100_000), fc.boolean())
+  .map(([n, arrays]) => (arrays ? `${'['.repeat(n)}1${']'.repeat(n)}` : `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`));
 const pollution = fc.constantFrom(
   '{"__proto__":{"admin":true,"polluted":1}}',
   '{"constructor":{"prototype":{"polluted":1}}}',
@@ -90,7 +148,20 @@ const pollution = fc.constantFrom(
 );
 const brokenJson = fc.oneof(
   fc.string({ maxLength: 80 }),
-  fc.constantFrom('{', '{"a":', '[1,2', '{"a":1,}', "{'a':1}", 'NaN', 'undefined', '\u0000', '\ufeff{}', '{"a":"\\ud800"}', '{"a":"\\u0000"}', '1'.repeat(400)),
+  fc.constantFrom(
+    '{',
+    '{"a":',
+    '[1,2',
+    '{"a":1,}',
+    "{'a':1}",
+    'NaN',
+    'undefined',
+    '\u0000',
+    '\ufeff{}',
+    '{"a":"\\ud800"}',
+    '{"a":"\\u0000"}',
+    '1'.repeat(400),
+  ),
   fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v).slice(0, -1)),
 );
 /** Bodies near the 1 MiB limit and over it (413). */
@@ -129,18 +200,57 @@ const JSON_TYPES = fc.oneof(
     ),
   },
 );
-const ACCEPTS = fc.constantFrom<string | undefined>(undefined, 'application/json', '*/*', 'text/html', 'text/html,application/xhtml+xml', 'application/xml', 'text/event-stream', 'image/png;q=0.1');
+const ACCEPTS = fc.constantFrom<string | undefined>(
+  undefined,
+  'application/json',
+  '*/*',
+  'text/html',
+  'text/html,application/xhtml+xml',
+  'application/xml',
+  'text/event-stream',
+  'image/png;q=0.1',
+);
 
 /** Query values as they arrive encoded; raw garbage included. */
 function queryString(near: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<string> {
   // Kept under Node's 16 KiB header limit, past which the HTTP parser itself answers 431.
-  const encode = (o: Record<string, unknown>) => new URLSearchParams(Object.entries(o).map(([k, v]): [string, string] => [k, (typeof v === 'string' ? v : (JSON.stringify(v) ?? '')).slice(0, 2_000)])).toString().slice(0, 6_000);
-  const extra = fc.dictionary(fc.oneof(fc.constantFrom(...PROTO_KEYS, 'a[b]', 'a[]', 'limit', 'cursor', 'q'), fc.string({ maxLength: 10 })), fc.oneof(nastyString.map((s) => s.slice(0, 2_000)), fc.constant('')), { maxKeys: 4 });
+  const encode = (o: Record<string, unknown>) =>
+    new URLSearchParams(
+      Object.entries(o).map(([k, v]): [string, string] => [
+        k,
+        (typeof v === 'string' ? v : (JSON.stringify(v) ?? '')).slice(0, 2_000),
+      ]),
+    )
+      .toString()
+      .slice(0, 6_000);
+  const extra = fc.dictionary(
+    fc.oneof(fc.constantFrom(...PROTO_KEYS, 'a[b]', 'a[]', 'limit', 'cursor', 'q'), fc.string({ maxLength: 10 })),
+    fc.oneof(
+      nastyString.map((s) => s.slice(0, 2_000)),
+      fc.constant(''),
+    ),
+    { maxKeys: 4 },
+  );
   return fc.oneof(
     { weight: 5, arbitrary: near.map(encode) },
     { weight: 2, arbitrary: fc.tuple(near, extra).map(([a, b]) => `${encode(a)}&${encode(b)}`) },
     { weight: 1, arbitrary: fc.tuple(near, near).map(([a, b]) => `${encode(a)}&${encode(b)}`) },
-    { weight: 1, arbitrary: fc.constantFrom('%', '%E0%A4%A', '%ZZ=1', '&&&', '=x', 'a=%00', 'limit=1&limit=2', '__proto__[x]=1', 'a[b][c]=1', '?=?', ';;') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '%',
+        '%E0%A4%A',
+        '%ZZ=1',
+        '&&&',
+        '=x',
+        'a=%00',
+        'limit=1&limit=2',
+        '__proto__[x]=1',
+        'a[b][c]=1',
+        '?=?',
+        ';;',
+      ),
+    },
     { weight: 2, arbitrary: fc.constant('') },
   );
 }
@@ -157,21 +267,50 @@ function safeEncode(value: string): string {
 /** A path parameter: a near-valid value, a nasty one (encoded), or raw escapes the router must decode. */
 function pathParam(near: fc.Arbitrary<string> | undefined): fc.Arbitrary<string> {
   // `.` and `..` are left out: the URL parser would resolve them into another route's path.
-  const nasty = nastyString.filter((s) => s !== '' && s !== '.' && s !== '..').map((s) => safeEncode(s.slice(0, 3_000)).slice(0, 6_000));
-  const raw = fc.constantFrom('%00', '%ZZ', '%', '%2F', 'a%2Fb', '%E0%A4%A', '%C0%AE%C0%AE', '..%2F..%2F', '%25', '%F0%9F%99%82', 'x'.repeat(4_000));
+  const nasty = nastyString
+    .filter((s) => s !== '' && s !== '.' && s !== '..')
+    .map((s) => safeEncode(s.slice(0, 3_000)).slice(0, 6_000));
+  const raw = fc.constantFrom(
+    '%00',
+    '%ZZ',
+    '%',
+    '%2F',
+    'a%2Fb',
+    '%E0%A4%A',
+    '%C0%AE%C0%AE',
+    '..%2F..%2F',
+    '%25',
+    '%F0%9F%99%82',
+    'x'.repeat(4_000),
+  );
   const hostile = fc.oneof({ weight: 3, arbitrary: nasty }, { weight: 1, arbitrary: raw });
   return near ? fc.oneof({ weight: 4, arbitrary: near.map(safeEncode) }, { weight: 4, arbitrary: hostile }) : hostile;
 }
 
-const garbageHeaders = fc.record(
-  {
-    'accept-language': fc.oneof(fc.constantFrom('zh-CN', 'en', 'fr;q=x', '*', ',,,', 'zh-Hant-TW;q=0.9, en;q=0.1'), fc.string({ maxLength: 40 })),
-    cookie: fc.oneof(fc.constantFrom('plaza_locale=zh-CN', 'plaza_locale=%E0', 'plaza_session=%E0%A4%A', 'plaza_session=nope; plaza_csrf=x', 'a', '=;=;'), fc.string({ maxLength: 40 })),
-    'if-none-match': fc.constantFrom('*', '"x"', 'W/"x"', ','),
-    'x-forwarded-for': fc.constantFrom('1.2.3.4', 'not an ip', '::1, 999.1.1.1'),
-  },
-  { requiredKeys: [] },
-).map((h) => Object.fromEntries(Object.entries(h).filter(([, v]) => /^[\t\x20-\x7e]*$/.test(v))));
+const garbageHeaders = fc
+  .record(
+    {
+      'accept-language': fc.oneof(
+        fc.constantFrom('zh-CN', 'en', 'fr;q=x', '*', ',,,', 'zh-Hant-TW;q=0.9, en;q=0.1'),
+        fc.string({ maxLength: 40 }),
+      ),
+      cookie: fc.oneof(
+        fc.constantFrom(
+          'plaza_locale=zh-CN',
+          'plaza_locale=%E0',
+          'plaza_session=%E0%A4%A',
+          'plaza_session=nope; plaza_csrf=x',
+          'a',
+          '=;=;',
+        ),
+        fc.string({ maxLength: 40 }),
+      ),
+      'if-none-match': fc.constantFrom('*', '"x"', 'W/"x"', ','),
+      'x-forwarded-for': fc.constantFrom('1.2.3.4', 'not an ip', '::1, 999.1.1.1'),
+    },
+    { requiredKeys: [] },
+  )
+  .map((h) => Object.fromEntries(Object.entries(h).filter(([, v]) => /^[\t\x20-\x7e]*$/.test(v))));
 
 /** Random requests for one route: near-valid and hostile parts combined, every credential. */
 export function fuzzRequest(method: string, path: string, fuzz: RouteFuzz): fc.Arbitrary<FuzzRequest> {
@@ -179,7 +318,10 @@ export function fuzzRequest(method: string, path: string, fuzz: RouteFuzz): fc.A
   const params = fc.record(Object.fromEntries(names.map((n) => [n, pathParam(fuzz.params?.[n])])));
   const hasBody = method !== 'GET';
   const body: fc.Arbitrary<string | undefined> = hasBody
-    ? fc.oneof({ weight: 8, arbitrary: fuzz.wire ?? wireBody(fuzz.body ?? fc.jsonValue({ maxDepth: 3 })) }, { weight: 1, arbitrary: fc.constant(undefined) })
+    ? fc.oneof(
+        { weight: 8, arbitrary: fuzz.wire ?? wireBody(fuzz.body ?? fc.jsonValue({ maxDepth: 3 })) },
+        { weight: 1, arbitrary: fc.constant(undefined) },
+      )
     : fc.constant(undefined);
   return fc.record({
     auth: fc.constantFrom(...AUTH_VARIANTS),

@@ -26,9 +26,18 @@ export interface GatewayPlaza {
 }
 
 /** Starts `plaza serve` (embedded database unless `env` names one) with an account and an agent. */
-export async function startGatewayPlaza(env: Record<string, string> = {}, gatewayTimeoutMs = 3_000): Promise<GatewayPlaza> {
+export async function startGatewayPlaza(
+  env: Record<string, string> = {},
+  gatewayTimeoutMs = 3_000,
+): Promise<GatewayPlaza> {
   const dataDir = mkdtempSync(join(tmpdir(), 'plaza-gateway-'));
-  const base = { PLAZA_DATA_DIR: dataDir, PLAZA_BACKGROUND: '0', PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_GATEWAY_TIMEOUT_MS: String(gatewayTimeoutMs), ...env };
+  const base = {
+    PLAZA_DATA_DIR: dataDir,
+    PLAZA_BACKGROUND: '0',
+    PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+    PLAZA_GATEWAY_TIMEOUT_MS: String(gatewayTimeoutMs),
+    ...env,
+  };
   const server = await startPlazaServer(base);
   const email = `gateway-${randomToken(4)}@example.com`;
   const created = await runPlaza(['accounts', 'create', '--email', email], base);
@@ -60,7 +69,13 @@ export async function listHealthy(plazaUrl: string, provider: string, url: strin
   const res = await fetch(`${plazaUrl}/api/mcp/listings`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ provider, url, registered_by: 'ops@example.com', agin_support: true, summary: `Fault provider ${provider}; no credentials.` }),
+    body: JSON.stringify({
+      provider,
+      url,
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: `Fault provider ${provider}; no credentials.`,
+    }),
   });
   if (res.status !== 201) throw new Error(`listing ${provider} answered ${res.status}: ${await res.text()}`);
   const { id } = (await res.json()) as { id: string };
@@ -81,11 +96,22 @@ export interface ToolAnswer {
 }
 
 /** One tools/call through `/mcp/p/<provider>`; reads a JSON or an SSE answer. */
-export async function callTool(plazaUrl: string, token: string, provider: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<ToolAnswer> {
+export async function callTool(
+  plazaUrl: string,
+  token: string,
+  provider: string,
+  args: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Promise<ToolAnswer> {
   const started = Date.now();
   const res = await fetch(`${plazaUrl}/mcp/p/${provider}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: args } }),
   });
   const text = await res.text();
@@ -118,7 +144,8 @@ export function gatewayLoad(url: string, token: string, provider: string, worker
     for (let i = 0; running; i++) {
       try {
         const answer = await callTool(url, token, provider, { message: `w${w}.${i}` });
-        if (answer.message?.result?.isError === false) answered.push(answer.message.result._meta.platform.call_id as string);
+        if (answer.message?.result?.isError === false)
+          answered.push(answer.message.result._meta.platform.call_id as string);
         else {
           failures.push(answer.status);
           await new Promise((r) => setTimeout(r, 50));
@@ -144,7 +171,9 @@ export async function receiptCounts(databaseUrl: string): Promise<Map<string, nu
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const rows = await client.query<{ call_id: string; n: string }>(`SELECT call_id, count(*) AS n FROM receipts GROUP BY call_id`);
+    const rows = await client.query<{ call_id: string; n: string }>(
+      `SELECT call_id, count(*) AS n FROM receipts GROUP BY call_id`,
+    );
     return new Map(rows.rows.map((r) => [r.call_id, Number(r.n)]));
   } finally {
     await client.end();
@@ -152,7 +181,11 @@ export async function receiptCounts(databaseUrl: string): Promise<Map<string, nu
 }
 
 /** Waits (up to `timeoutMs`) until every call in `callIds` has a receipt, and returns the final counts. */
-export async function settledReceiptCounts(databaseUrl: string, callIds: string[], timeoutMs = 10_000): Promise<Map<string, number>> {
+export async function settledReceiptCounts(
+  databaseUrl: string,
+  callIds: string[],
+  timeoutMs = 10_000,
+): Promise<Map<string, number>> {
   const deadline = Date.now() + timeoutMs;
   let counts = await receiptCounts(databaseUrl);
   while (Date.now() < deadline && callIds.some((id) => counts.get(id) !== 1)) {

@@ -31,5 +31,8 @@ export default function setup(project: TestProject): (() => void) | undefined {
   if (found) return undefined;
   const files = readdirSync(BROWSER_DIR).filter((f) => f.endsWith('.test.ts'));
   // At the end of the run, next to the summary, where it is read.
-  return () => console.log(`\nBrowser tests skipped (the Chromium suites of test/browser: ${files.map((f) => f.replace(/\.test\.ts$/, '')).join(', ')}): ${missing}. To run them: ${ENABLE_BROWSER_HINT}.\n`);
+  return () =>
+    console.log(
+      `\nBrowser tests skipped (the Chromium suites of test/browser: ${files.map((f) => f.replace(/\.test\.ts$/, '')).join(', ')}): ${missing}. To run them: ${ENABLE_BROWSER_HINT}.\n`,
+    );
 }

@@ -32,6 +32,8 @@ export default function setup(): () => Promise<void> {
     }
     if (left.length === 0) return;
     for (const p of left) killHard(p.pid);
-    throw new Error(`${left.length} process(es) started by the tests outlived their test file (now killed):\n${left.map((p) => `  ${describeProcess(p)}`).join('\n')}`);
+    throw new Error(
+      `${left.length} process(es) started by the tests outlived their test file (now killed):\n${left.map((p) => `  ${describeProcess(p)}`).join('\n')}`,
+    );
   };
 }

@@ -23,7 +23,9 @@ export interface ImportRef {
 const CODE_FILE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
 function literalText(node: ts.Node | undefined): string | undefined {
-  return node !== undefined && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) ? node.text : undefined;
+  return node !== undefined && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node))
+    ? node.text
+    : undefined;
 }
 
 /** Every module reference in `text` (a file named `fileName`), in source order. */
@@ -39,20 +41,31 @@ export function readImports(fileName: string, text: string): ImportRef[] {
       if (clause === undefined) add(node, literalText(node.moduleSpecifier), 'side-effect', false);
       else {
         const named = clause.namedBindings;
-        const allTypes = clause.name === undefined && named !== undefined && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+        const allTypes =
+          clause.name === undefined &&
+          named !== undefined &&
+          ts.isNamedImports(named) &&
+          named.elements.length > 0 &&
+          named.elements.every((e) => e.isTypeOnly);
         add(node, literalText(node.moduleSpecifier), 'import', clause.isTypeOnly || allTypes);
       }
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined) {
       const clause = node.exportClause;
-      const allTypes = clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly);
+      const allTypes =
+        clause !== undefined &&
+        ts.isNamedExports(clause) &&
+        clause.elements.length > 0 &&
+        clause.elements.every((e) => e.isTypeOnly);
       add(node, literalText(node.moduleSpecifier), 'export', node.isTypeOnly || allTypes);
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node, literalText(node.moduleReference.expression), 'import-equals', node.isTypeOnly);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
       add(node, literalText(node.argument.literal), 'import-type', true);
     } else if (ts.isCallExpression(node)) {
-      if (node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, literalText(node.arguments[0]), 'dynamic', false);
-      else if (ts.isIdentifier(node.expression) && node.expression.text === 'require') add(node, literalText(node.arguments[0]), 'require', false);
+      if (node.expression.kind === ts.SyntaxKind.ImportKeyword)
+        add(node, literalText(node.arguments[0]), 'dynamic', false);
+      else if (ts.isIdentifier(node.expression) && node.expression.text === 'require')
+        add(node, literalText(node.arguments[0]), 'require', false);
     }
     ts.forEachChild(node, visit);
   };
@@ -83,7 +96,8 @@ export interface ModuleRule {
 }
 
 /** Express and every other HTTP framework or its middleware: the edge lives in src/. */
-const FRAMEWORKS = /^(express|express-[\w-]+|@types\/express(-[\w-]+)?|hono|h3|koa|fastify|pino-http|cors|helmet|http-proxy-middleware)(\/|$)/;
+const FRAMEWORKS =
+  /^(express|express-[\w-]+|@types\/express(-[\w-]+)?|hono|h3|koa|fastify|pino-http|cors|helmet|http-proxy-middleware)(\/|$)/;
 /** Database drivers and Prisma: storage comes in through interfaces. */
 const DATABASES = /^(@prisma\/[\w-]+|prisma|pg|pg-[\w-]+|@electric-sql\/[\w-]+|pglite-prisma-adapter|ioredis)(\/|$)/;
 const KERNEL = { file: 'src/kernel/index.ts', typeOnly: false };
@@ -138,25 +152,32 @@ export function checkLayering(root: string, modules: readonly ModuleRule[] = PLA
     const file = posix(relative(root, path));
     const own = moduleOf(file);
     for (const ref of readImports(path, readFileSync(path, 'utf8'))) {
-      const report = (rule: string) => violations.push({ file, line: ref.line, specifier: ref.specifier ?? '<computed>', rule });
+      const report = (rule: string) =>
+        violations.push({ file, line: ref.line, specifier: ref.specifier ?? '<computed>', rule });
       const spec = ref.specifier;
       if (spec === undefined) {
         if (own !== undefined) report(`${own.dir}/ loads a computed module name, which no check can follow`);
         continue;
       }
       if (!spec.startsWith('.')) {
-        if (own?.forbiddenPackages.test(spec)) report(`${own.dir}/ must not import ${spec} (HTTP frameworks and storage stay in src/)`);
+        if (own?.forbiddenPackages.test(spec))
+          report(`${own.dir}/ must not import ${spec} (HTTP frameworks and storage stay in src/)`);
         continue;
       }
       const target = posix(relative(root, resolve(dirname(path), spec)));
       const targetModule = moduleOf(target);
       if (own !== undefined && targetModule !== own) {
-        if (target.startsWith('config/')) report(`${own.dir}/ must not import config/: configuration comes in as options`);
+        if (target.startsWith('config/'))
+          report(`${own.dir}/ must not import config/: configuration comes in as options`);
         else if (targetModule !== undefined) {
-          if (target !== `${targetModule.dir}/index.ts`) report(`${targetModule.dir}/ is imported only through ${targetModule.dir}/index.ts`);
+          if (target !== `${targetModule.dir}/index.ts`)
+            report(`${targetModule.dir}/ is imported only through ${targetModule.dir}/index.ts`);
         } else {
           const allowed = own.allowed.find((a) => a.file === target);
-          if (allowed === undefined) report(`${own.dir}/ may import from outside only ${own.allowed.map((a) => a.file).join(', ')} and modules' index.ts`);
+          if (allowed === undefined)
+            report(
+              `${own.dir}/ may import from outside only ${own.allowed.map((a) => a.file).join(', ')} and modules' index.ts`,
+            );
           else if (allowed.typeOnly && !ref.typeOnly) report(`${own.dir}/ may import only types from ${target}`);
         }
       } else if (own === undefined && targetModule !== undefined && target !== `${targetModule.dir}/index.ts`) {

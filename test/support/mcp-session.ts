@@ -13,7 +13,9 @@ export interface AgentSession {
 
 /** Connects the SDK client to `endpoint` (e.g. `<plaza>/mcp/p/<provider>`) as the agent holding `token`. */
 export async function agentSession(endpoint: string, token: string, name = 'test-agent'): Promise<AgentSession> {
-  const transport = new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
   const client = new Client({ name, version: '1.0.0' });
   await client.connect(transport);
   const headers = {

@@ -30,11 +30,19 @@ export interface EverythingServer {
 /** Starts server-everything (streamable HTTP) on `port` (a free one by default); waits until it answers. */
 export async function startEverything(port?: number): Promise<EverythingServer> {
   const chosen = port ?? (await freePort());
-  const entry = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+  const entry = join(
+    dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
+    'dist',
+    'index.js',
+  );
   // Through startChild: it is ended with its test file even when the test never reaches stop().
   const child = startChild(process.execPath, [entry, 'streamableHttp'], {
     // Only what it needs, plus Node's compile cache when the run has one (vitest.config.ts).
-    env: { PATH: process.env['PATH'] ?? '', PORT: String(chosen), ...(process.env['NODE_COMPILE_CACHE'] ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] } : {}) },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      PORT: String(chosen),
+      ...(process.env['NODE_COMPILE_CACHE'] ? { NODE_COMPILE_CACHE: process.env['NODE_COMPILE_CACHE'] } : {}),
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let output = '';
@@ -78,18 +86,31 @@ export async function startFixtureProvider(pages: Record<string, unknown>[][]): 
     if (req.method !== 'POST') return res.writeHead(req.method === 'DELETE' ? 200 : 405).end();
     let raw = '';
     for await (const chunk of req) raw += chunk;
-    const message = JSON.parse(raw) as { id?: number; method: string; params?: { cursor?: string; protocolVersion?: string } };
+    const message = JSON.parse(raw) as {
+      id?: number;
+      method: string;
+      params?: { cursor?: string; protocolVersion?: string };
+    };
     if (message.id === undefined) return res.writeHead(202).end();
     let result: unknown;
     if (message.method === 'initialize') {
-      result = { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fixture', version: '1.0.0' } };
+      result = {
+        protocolVersion: message.params?.protocolVersion ?? '2025-06-18',
+        capabilities: { tools: {} },
+        serverInfo: { name: 'fixture', version: '1.0.0' },
+      };
     } else if (message.method === 'tools/list') {
       fixture.listCalls++;
       const index = Number(message.params?.cursor ?? 0);
-      result = { tools: fixture.pages[index] ?? [], ...(index + 1 < fixture.pages.length ? { nextCursor: String(index + 1) } : {}) };
+      result = {
+        tools: fixture.pages[index] ?? [],
+        ...(index + 1 < fixture.pages.length ? { nextCursor: String(index + 1) } : {}),
+      };
     } else {
       res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+      return res.end(
+        JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }),
+      );
     }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
@@ -110,7 +131,10 @@ const ASK_PARAMS: Record<string, Record<string, unknown> | undefined> = {
   ping: undefined,
   'roots/list': undefined,
   'sampling/createMessage': { messages: [{ role: 'user', content: { type: 'text', text: 'hello?' } }], maxTokens: 10 },
-  'elicitation/create': { message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } },
+  'elicitation/create': {
+    message: 'Your name?',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+  },
 };
 
 /** A provider built on the MCP SDK's own server: what it saw, and its `slow` tool's count. */
@@ -140,45 +164,79 @@ export interface SdkUpstream {
  * it with Last-Event-ID, after `retryInterval` when set), and again every `every` ms when given, and
  * answers on the resumed stream after `ms` unless cancelled.
  */
-export async function startSdkUpstream(options: { eventStore?: boolean; retryInterval?: number; requireBearer?: string } = {}): Promise<SdkUpstream> {
-  const upstream: SdkUpstream = { url: '', seen: [], slow: { aborted: 0, done: 0 }, ignoreCancellations: false, refuseResumes: false, close: async () => undefined };
+export async function startSdkUpstream(
+  options: { eventStore?: boolean; retryInterval?: number; requireBearer?: string } = {},
+): Promise<SdkUpstream> {
+  const upstream: SdkUpstream = {
+    url: '',
+    seen: [],
+    slow: { aborted: 0, done: 0 },
+    ignoreCancellations: false,
+    refuseResumes: false,
+    close: async () => undefined,
+  };
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const timers: NodeJS.Timeout[] = [];
   const build = () => {
     const server = new McpServer({ name: 'sdk-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
     server.registerTool('tick', { inputSchema: { ms: z.number() } }, async ({ ms }) => {
       let n = 0;
-      timers.push(setInterval(() => void server.sendLoggingMessage({ level: 'info', data: `tick ${n++}` }).catch(() => undefined), ms));
+      timers.push(
+        setInterval(
+          () => void server.sendLoggingMessage({ level: 'info', data: `tick ${n++}` }).catch(() => undefined),
+          ms,
+        ),
+      );
       return { content: [{ type: 'text', text: `ticking every ${ms} ms` }] };
     });
-    server.registerTool('ask', { inputSchema: { method: z.enum(['ping', 'roots/list', 'sampling/createMessage', 'elicitation/create']) } }, async ({ method }, extra) => {
-      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: `asking ${method}` } });
-      const progressToken = extra._meta?.progressToken;
-      if (progressToken !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 1, total: 2 } });
-      try {
-        // Sent as they are, without the SDK's client-capability checks (createMessage, elicitInput),
-        // so the request reaches the client whatever it declared.
-        const answer = await extra.sendRequest({ method, params: ASK_PARAMS[method] } as never, z.object({}).passthrough());
-        return { content: [{ type: 'text', text: `${method} answered ${JSON.stringify(answer)}` }] };
-      } catch (error) {
-        return { content: [{ type: 'text', text: `${method} failed: ${(error as Error).message}` }] };
-      }
-    });
-    server.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: 'text', text: `echo: ${message}` }] }));
-    server.registerTool('polled', { inputSchema: { ms: z.number(), every: z.number().optional() } }, async ({ ms, every }, extra) => {
-      // Only there with an event store: without one the stream could not be resumed.
-      extra.closeSSEStream?.();
-      const closing = every === undefined ? undefined : setInterval(() => extra.closeSSEStream?.(), every);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        extra.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
+    server.registerTool(
+      'ask',
+      { inputSchema: { method: z.enum(['ping', 'roots/list', 'sampling/createMessage', 'elicitation/create']) } },
+      async ({ method }, extra) => {
+        await extra.sendNotification({
+          method: 'notifications/message',
+          params: { level: 'info', data: `asking ${method}` },
         });
-      });
-      clearInterval(closing);
-      return { content: [{ type: 'text', text: `polled after ${ms} ms` }] };
-    });
+        const progressToken = extra._meta?.progressToken;
+        if (progressToken !== undefined)
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken, progress: 1, total: 2 },
+          });
+        try {
+          // Sent as they are, without the SDK's client-capability checks (createMessage, elicitInput),
+          // so the request reaches the client whatever it declared.
+          const answer = await extra.sendRequest(
+            { method, params: ASK_PARAMS[method] } as never,
+            z.object({}).passthrough(),
+          );
+          return { content: [{ type: 'text', text: `${method} answered ${JSON.stringify(answer)}` }] };
+        } catch (error) {
+          return { content: [{ type: 'text', text: `${method} failed: ${(error as Error).message}` }] };
+        }
+      },
+    );
+    server.registerTool('echo', { inputSchema: { message: z.string() } }, async ({ message }) => ({
+      content: [{ type: 'text', text: `echo: ${message}` }],
+    }));
+    server.registerTool(
+      'polled',
+      { inputSchema: { ms: z.number(), every: z.number().optional() } },
+      async ({ ms, every }, extra) => {
+        // Only there with an event store: without one the stream could not be resumed.
+        extra.closeSSEStream?.();
+        const closing = every === undefined ? undefined : setInterval(() => extra.closeSSEStream?.(), every);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          extra.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        clearInterval(closing);
+        return { content: [{ type: 'text', text: `polled after ${ms} ms` }] };
+      },
+    );
     server.registerTool('slow', { inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(resolve, ms);
@@ -202,15 +260,28 @@ export async function startSdkUpstream(options: { eventStore?: boolean; retryInt
     // A provider with its own credentials answers anyone else 401, as MCP authorization has it.
     if (options.requireBearer !== undefined && req.headers.authorization !== `Bearer ${options.requireBearer}`) {
       return res
-        .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"' })
+        .writeHead(401, {
+          'content-type': 'application/json',
+          'www-authenticate': 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"',
+        })
         .end(JSON.stringify({ error: 'invalid_token', error_description: 'A token of this provider is needed.' }));
     }
-    if (upstream.ignoreCancellations && (body as { method?: unknown } | undefined)?.method === 'notifications/cancelled') return res.writeHead(202).end();
-    if (upstream.refuseResumes && typeof lastEventId === 'string') return res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Try again later' } }));
+    if (
+      upstream.ignoreCancellations &&
+      (body as { method?: unknown } | undefined)?.method === 'notifications/cancelled'
+    )
+      return res.writeHead(202).end();
+    if (upstream.refuseResumes && typeof lastEventId === 'string')
+      return res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Try again later' } }));
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const transport = transports.get(sessionId);
-      if (!transport) return res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+      if (!transport)
+        return res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
       return transport.handleRequest(req, res, body);
     }
     const transport = new StreamableHTTPServerTransport({

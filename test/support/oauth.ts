@@ -48,10 +48,18 @@ export interface Approval {
  * answers the consent page, and returns the URL the client is redirected back to (a URL starting
  * with `redirectUri`).
  */
-export async function approveInBrowser(plazaUrl: string, authorizationUrl: URL, redirectUri: string, approval: Approval): Promise<URL> {
+export async function approveInBrowser(
+  plazaUrl: string,
+  authorizationUrl: URL,
+  redirectUri: string,
+  approval: Approval,
+): Promise<URL> {
   const jar = new CookieJar();
   const get = async (url: string) => {
-    const res = await fetch(new URL(url, plazaUrl), { redirect: 'manual', headers: { cookie: jar.header(), accept: 'text/html' } });
+    const res = await fetch(new URL(url, plazaUrl), {
+      redirect: 'manual',
+      headers: { cookie: jar.header(), accept: 'text/html' },
+    });
     jar.take(res);
     return res;
   };
@@ -70,7 +78,12 @@ export async function approveInBrowser(plazaUrl: string, authorizationUrl: URL, 
   const post = await fetch(new URL(consentPath, plazaUrl), {
     method: 'POST',
     redirect: 'manual',
-    headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: approval.origin ?? new URL(plazaUrl).origin, accept: 'text/html' },
+    headers: {
+      cookie: jar.header(),
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: approval.origin ?? new URL(plazaUrl).origin,
+      accept: 'text/html',
+    },
     body: new URLSearchParams({
       csrf_token: approval.session.csrfToken,
       decision: approval.decision ?? 'approve',

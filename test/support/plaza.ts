@@ -40,7 +40,15 @@ export async function startTestPlaza(
   const db = options.db ?? owned!.db;
   // Each instance gets its own data folder, so receipt spools never mix between tests.
   const dataDir = mkdtempSync(join(tmpdir(), 'plaza-test-'));
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', PLAZA_DATA_DIR: dataDir, MCP_REGISTRY_URL: 'off', ...TEST_LIMITS, ...options.env });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'debug',
+    PLAZA_DATA_DIR: dataDir,
+    MCP_REGISTRY_URL: 'off',
+    ...TEST_LIMITS,
+    ...options.env,
+  });
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {

@@ -38,8 +38,10 @@ const isRoot = process.getuid?.() === 0;
 /** Why a private cluster cannot be started here, or undefined when it can. */
 export function privatePostgresUnavailable(): string | undefined {
   if (!binDir()) return `no initdb under ${PG_ROOT}/*/bin (install the postgresql package)`;
-  if (isRoot && !postgresUser()) return 'running as root (initdb refuses root) and there is no postgres user to run it as';
-  if (isRoot && spawnSync('runuser', ['--help']).status !== 0) return 'running as root (initdb refuses root) and runuser is missing';
+  if (isRoot && !postgresUser())
+    return 'running as root (initdb refuses root) and there is no postgres user to run it as';
+  if (isRoot && spawnSync('runuser', ['--help']).status !== 0)
+    return 'running as root (initdb refuses root) and runuser is missing';
   return undefined;
 }
 
@@ -75,7 +77,9 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
 
   const command = (program: string, args: string[]) =>
-    user ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: dir }) : run(join(bin, program), args, { cwd: dir });
+    user
+      ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: dir })
+      : run(join(bin, program), args, { cwd: dir });
   const pgCtl = (args: string[]) => command('pg_ctl', ['-D', data, '-l', logFile, '-t', '15', '-w', ...args]);
 
   await command('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);

@@ -51,7 +51,8 @@ export function listProcesses(markerNames: readonly string[]): ProcessInfo[] {
 export function descendantsOf(ancestor: number, list: readonly ProcessInfo[]): ProcessInfo[] {
   const parent = new Map(list.map((p) => [p.pid, p.ppid]));
   return list.filter((p) => {
-    for (let up = p.ppid, hops = 0; up > 1 && hops < 64; up = parent.get(up) ?? 0, hops++) if (up === ancestor) return true;
+    for (let up = p.ppid, hops = 0; up > 1 && hops < 64; up = parent.get(up) ?? 0, hops++)
+      if (up === ancestor) return true;
     return false;
   });
 }

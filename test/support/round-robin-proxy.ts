@@ -42,13 +42,26 @@ export async function startRoundRobinProxy(backends: string[]): Promise<RoundRob
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
-    const entry: ProxiedRequest = { backend: index, method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: body.toString(), status: 0 };
+    const entry: ProxiedRequest = {
+      backend: index,
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers,
+      body: body.toString(),
+      status: 0,
+    };
     log.push(entry);
     const headers = { ...req.headers, host: target.host };
     delete headers['content-length'];
     delete headers['transfer-encoding'];
     const upstream = request(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...headers, 'content-length': String(body.length) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...headers, 'content-length': String(body.length) },
+      },
       (answer) => {
         entry.status = answer.statusCode ?? 0;
         res.writeHead(answer.statusCode ?? 502, answer.headers);

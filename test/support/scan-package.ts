@@ -34,7 +34,9 @@ export async function scanDetailed(files: Record<string, string>, manifest?: Agp
 
 /** The findings of an INSTALL hook of these lines as `id:severity@INSTALL:n` (line n of `lines` is INSTALL:n+1). */
 export async function installSeverities(...lines: string[]): Promise<string[]> {
-  return (await scanDetailed({ INSTALL: ['#!/bin/sh', ...lines, ''].join('\n') })).map((f) => `${f.id}:${f.severity}@${f.file}`);
+  return (await scanDetailed({ INSTALL: ['#!/bin/sh', ...lines, ''].join('\n') })).map(
+    (f) => `${f.id}:${f.severity}@${f.file}`,
+  );
 }
 
 /** The findings of an INSTALL hook of these lines (after `#!/bin/sh`, so line n of `lines` is INSTALL:n+1). */

@@ -28,9 +28,16 @@ export interface SdkV2Upstream {
 }
 
 /** Starts an SDK v2 provider whose tools/list answers `pages`, one page per cursor. */
-export async function startSdkV2Upstream(options: { legacy: 'reject' | 'stateless'; pages: { name: string; description?: string }[][]; name?: string }): Promise<SdkV2Upstream> {
+export async function startSdkV2Upstream(options: {
+  legacy: 'reject' | 'stateless';
+  pages: { name: string; description?: string }[][];
+  name?: string;
+}): Promise<SdkV2Upstream> {
   const factory = () => {
-    const server = new Server({ name: options.name ?? 'sdk-v2-upstream', version: '2.4.0' }, { capabilities: { tools: { listChanged: true }, resources: {} } });
+    const server = new Server(
+      { name: options.name ?? 'sdk-v2-upstream', version: '2.4.0' },
+      { capabilities: { tools: { listChanged: true }, resources: {} } },
+    );
     server.setRequestHandler('tools/list', (request) => {
       const index = Number(request.params?.cursor ?? 0);
       const tools = (options.pages[index] ?? []).map((t) => ({ inputSchema: { type: 'object' as const }, ...t }));
@@ -52,8 +59,20 @@ export async function startSdkV2Upstream(options: { legacy: 'reject' | 'stateles
     }
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-    const response = await handler.fetch(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, ...(req.method === 'POST' ? { body: raw } : {}) }));
-    seen.push({ method: body?.method ?? req.method ?? '', headers: req.headers, meta: body?.params?.['_meta'] as Record<string, unknown> | undefined, params: body?.params, status: response.status });
+    const response = await handler.fetch(
+      new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers,
+        ...(req.method === 'POST' ? { body: raw } : {}),
+      }),
+    );
+    seen.push({
+      method: body?.method ?? req.method ?? '',
+      headers: req.headers,
+      meta: body?.params?.['_meta'] as Record<string, unknown> | undefined,
+      params: body?.params,
+      status: response.status,
+    });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   });

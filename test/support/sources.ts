@@ -28,7 +28,8 @@ export interface PackageSpec {
 export async function buildPackage(root: string, spec: PackageSpec): Promise<{ path: string; sha256: string }> {
   const dir = join(root, `${spec.id}-${spec.version}-${Math.random().toString(36).slice(2, 8)}`);
   await scaffoldPackage(dir, { id: spec.id, name: `Package ${spec.id}`, version: spec.version });
-  if (spec.license !== false) await writeFile(join(dir, 'LICENSE'), 'MIT License\n\nPermission is hereby granted, free of charge, ...\n');
+  if (spec.license !== false)
+    await writeFile(join(dir, 'LICENSE'), 'MIT License\n\nPermission is hereby granted, free of charge, ...\n');
   for (const [path, content] of Object.entries(spec.files ?? {})) await writeFile(join(dir, path), content);
   for (const path of spec.remove ?? []) await rm(join(dir, path), { force: true });
   const packed = await packPackage(dir, { output: `${dir}.agpk` });
@@ -64,7 +65,9 @@ export interface SmtpSink {
 }
 
 function decodeQuotedPrintable(body: string): string {
-  return body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  return body
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
 /** A header with RFC 2047 encoded words (`=?UTF-8?B?…?=`, `=?UTF-8?Q?…?=`) decoded; adjacent words join. */
@@ -72,7 +75,9 @@ function decodeEncodedWords(value: string): string {
   return value
     .replace(/(\?=)\s+(=\?)/g, '$1$2')
     .replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_m, _charset: string, kind: string, data: string) =>
-      kind.toUpperCase() === 'B' ? Buffer.from(data, 'base64').toString('utf8') : Buffer.from(decodeQuotedPrintable(data.replace(/_/g, ' ')), 'latin1').toString('utf8'),
+      kind.toUpperCase() === 'B'
+        ? Buffer.from(data, 'base64').toString('utf8')
+        : Buffer.from(decodeQuotedPrintable(data.replace(/_/g, ' ')), 'latin1').toString('utf8'),
     );
 }
 
@@ -82,8 +87,18 @@ function parseMessage(raw: string, envelope: { from: string; to: string[] }): Re
   const body = raw.slice(split + 4);
   const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
   const encoding = header('Content-Transfer-Encoding').toLowerCase();
-  const text = encoding === 'quoted-printable' ? decodeQuotedPrintable(body) : encoding === 'base64' ? Buffer.from(body, 'base64').toString('utf8') : body;
-  return { ...envelope, subject: decodeEncodedWords(header('Subject')), text: Buffer.from(text, 'latin1').toString('utf8').replace(/\r\n/g, '\n'), raw };
+  const text =
+    encoding === 'quoted-printable'
+      ? decodeQuotedPrintable(body)
+      : encoding === 'base64'
+        ? Buffer.from(body, 'base64').toString('utf8')
+        : body;
+  return {
+    ...envelope,
+    subject: decodeEncodedWords(header('Subject')),
+    text: Buffer.from(text, 'latin1').toString('utf8').replace(/\r\n/g, '\n'),
+    raw,
+  };
 }
 
 /** Starts a real SMTP server (no TLS, no auth) on 127.0.0.1. */
@@ -98,7 +113,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        const envelope = { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address) };
+        const envelope = {
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+        };
         messages.push(parseMessage(Buffer.concat(chunks).toString('latin1'), envelope));
         for (const w of waiters) w();
         callback();

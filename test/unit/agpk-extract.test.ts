@@ -38,10 +38,18 @@ const file = (path: string, content = 'x', mode = 0o644): RawEntry => ({ path, t
 
 describe('safeExtract', () => {
   it('extracts a plain archive, dropping setuid/setgid bits and normalising modes', async () => {
-    const archive = rawArchive([{ path: 'payload/', type: '5', mode: 0o777 }, file('payload/run', '#!/bin/sh\n', 0o6777), file('a.txt', 'hi', 0o666)]);
+    const archive = rawArchive([
+      { path: 'payload/', type: '5', mode: 0o777 },
+      file('payload/run', '#!/bin/sh\n', 0o6777),
+      file('a.txt', 'hi', 0o666),
+    ]);
     const { dest, result } = await extract(archive);
     // The archive's own sha256 comes from the same read.
-    await expect(result).resolves.toEqual({ entries: 3, bytes: 12, sha256: createHash('sha256').update(archive).digest('hex') });
+    await expect(result).resolves.toEqual({
+      entries: 3,
+      bytes: 12,
+      sha256: createHash('sha256').update(archive).digest('hex'),
+    });
     expect((await stat(join(dest, 'payload/run'))).mode & 0o7777).toBe(0o755);
     expect((await stat(join(dest, 'a.txt'))).mode & 0o7777).toBe(0o644);
     expect(await readFile(join(dest, 'a.txt'), 'utf8')).toBe('hi');
@@ -49,31 +57,74 @@ describe('safeExtract', () => {
 
   it.each<[string, RawEntry[], string]>([
     ['a ../ entry', [file('ok.txt'), file('../evil.txt')], 'unsafe archive: path "../evil.txt" contains ".."'],
-    ['a nested ../ entry', [file('payload/../../evil.txt')], 'unsafe archive: path "payload/../../evil.txt" contains ".."'],
+    [
+      'a nested ../ entry',
+      [file('payload/../../evil.txt')],
+      'unsafe archive: path "payload/../../evil.txt" contains ".."',
+    ],
     ['an absolute path', [file('/etc/cron.d/evil')], 'unsafe archive: absolute path "/etc/cron.d/evil"'],
-    ['a symlink escaping the root', [{ path: 'payload/link', type: '2', mode: 0o777, linkpath: '../../../etc' }], 'unsafe archive: symbolic link "payload/link" (packages hold no links)'],
-    ['an absolute symlink', [{ path: 'link', type: '2', mode: 0o777, linkpath: '/etc/passwd' }], 'unsafe archive: symbolic link "link" (packages hold no links)'],
+    [
+      'a symlink escaping the root',
+      [{ path: 'payload/link', type: '2', mode: 0o777, linkpath: '../../../etc' }],
+      'unsafe archive: symbolic link "payload/link" (packages hold no links)',
+    ],
+    [
+      'an absolute symlink',
+      [{ path: 'link', type: '2', mode: 0o777, linkpath: '/etc/passwd' }],
+      'unsafe archive: symbolic link "link" (packages hold no links)',
+    ],
     // Inside the root on paper, yet `i/..` through a link to the root's parent walked out of it.
     [
       'a symlink chain that only looks inside the root',
-      [{ path: 'a/b/i', type: '2', mode: 0o777, linkpath: '../..' }, { path: 'agpk.json', type: '2', mode: 0o777, linkpath: 'a/b/i/../../../etc/passwd' }],
+      [
+        { path: 'a/b/i', type: '2', mode: 0o777, linkpath: '../..' },
+        { path: 'agpk.json', type: '2', mode: 0o777, linkpath: 'a/b/i/../../../etc/passwd' },
+      ],
       'unsafe archive: symbolic link "a/b/i" (packages hold no links)',
     ],
     ['a file inside a file', [file('a'), file('a/b')], 'unsafe archive: "a/b" is inside "a", which is a file'],
     ['a file where a directory was', [file('a/b'), file('a')], 'unsafe archive: "a" is both a directory and a file'],
-    ['two names differing only in case', [file('USAGE.md'), file('usage.md')], 'unsafe archive: "usage.md" differs from another entry only in case'],
-    ['a hard link', [file('a'), { path: 'b', type: '1', mode: 0o644, linkpath: 'a' }], 'unsafe archive: hard link "b" (hard links are not allowed)'],
+    [
+      'two names differing only in case',
+      [file('USAGE.md'), file('usage.md')],
+      'unsafe archive: "usage.md" differs from another entry only in case',
+    ],
+    [
+      'a hard link',
+      [file('a'), { path: 'b', type: '1', mode: 0o644, linkpath: 'a' }],
+      'unsafe archive: hard link "b" (hard links are not allowed)',
+    ],
     ['a character device', [{ path: 'dev', type: '3', mode: 0o644 }], 'unsafe archive: device file "dev"'],
     ['a FIFO', [{ path: 'pipe', type: '6', mode: 0o644 }], 'unsafe archive: FIFO "pipe"'],
     ['a duplicate entry', [file('a'), file('a')], 'unsafe archive: duplicate entry "a"'],
     // A PAX header lets a name be any length: the write of it failed (ENAMETOOLONG) unobserved and
     // ended the process (issue 31). Now the header check refuses it before anything is written.
-    ['a 300-byte file name (PAX)', [file('agpk.json', '{}'), { ...file('long'), pax: { path: 'n'.repeat(300) } }], `unsafe archive: "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds`],
-    ['a 256-byte folder name (PAX)', [{ ...file('long'), pax: { path: `payload/${'d'.repeat(256)}/a.txt` } }], 'has a name of 256 bytes, over the 255'],
-    ['a 1025-byte path of short names (PAX)', [{ ...file('long'), pax: { path: `${'p/'.repeat(511)}abc` } }], 'is over 1024 bytes long'],
+    [
+      'a 300-byte file name (PAX)',
+      [file('agpk.json', '{}'), { ...file('long'), pax: { path: 'n'.repeat(300) } }],
+      `unsafe archive: "${'n'.repeat(80)}…" has a name of 300 bytes, over the 255 a file system holds`,
+    ],
+    [
+      'a 256-byte folder name (PAX)',
+      [{ ...file('long'), pax: { path: `payload/${'d'.repeat(256)}/a.txt` } }],
+      'has a name of 256 bytes, over the 255',
+    ],
+    [
+      'a 1025-byte path of short names (PAX)',
+      [{ ...file('long'), pax: { path: `${'p/'.repeat(511)}abc` } }],
+      'is over 1024 bytes long',
+    ],
     // The message is stored with a source's findings and mailed: a megabyte-long name is cut.
-    ['a 100 KB absolute name (PAX)', [{ ...file('x'), pax: { path: `/${'a'.repeat(100_000)}` } }], `unsafe archive: absolute path "/${'a'.repeat(79)}…"`],
-    ['two names differing only in Unicode form', [file('caf\u00e9.md'), file('cafe\u0301.md')], 'differs from another entry only in case or Unicode form'],
+    [
+      'a 100 KB absolute name (PAX)',
+      [{ ...file('x'), pax: { path: `/${'a'.repeat(100_000)}` } }],
+      `unsafe archive: absolute path "/${'a'.repeat(79)}…"`,
+    ],
+    [
+      'two names differing only in Unicode form',
+      [file('caf\u00e9.md'), file('cafe\u0301.md')],
+      'differs from another entry only in case or Unicode form',
+    ],
   ])('refuses %s and writes nothing', async (_name, entries, message) => {
     const { dest, result } = await extract(rawArchive(entries));
     await expect(result).rejects.toThrow(message);
@@ -87,25 +138,44 @@ describe('safeExtract', () => {
   it.each([
     ['a small file', 1],
     ['a streamed file', 4 * 1024 * 1024 + 1],
-  ])('turns a write the file system refuses (%s) into an unsafe-archive error and leaves nothing', async (_what, size) => {
-    let deep = join(tmp.path, `deep${++n}`);
-    while (Buffer.byteLength(deep) < 3_500) deep = join(deep, 'd'.repeat(250));
-    await mkdir(deep, { recursive: true });
-    const folder = `${'e'.repeat(250)}/${'f'.repeat(250)}`;
-    const name = 'g'.repeat(4_096 - Buffer.byteLength(join(deep, 'out', folder)));
-    const path = join(tmp.path, `w${n}.agpk`);
-    await writeFile(path, rawArchive([file('agpk.json', '{}'), { ...file('x'), content: Buffer.alloc(size, 1), pax: { path: `${folder}/${name}` } }, file('z.txt')]));
-    const dest = join(deep, 'out');
-    await expect(safeExtract(path, dest)).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^unsafe archive: "e+…" cannot be written on this file system \(ENAMETOOLONG\)$/) });
-    expect(existsSync(dest)).toBe(false);
-  });
+  ])(
+    'turns a write the file system refuses (%s) into an unsafe-archive error and leaves nothing',
+    async (_what, size) => {
+      let deep = join(tmp.path, `deep${++n}`);
+      while (Buffer.byteLength(deep) < 3_500) deep = join(deep, 'd'.repeat(250));
+      await mkdir(deep, { recursive: true });
+      const folder = `${'e'.repeat(250)}/${'f'.repeat(250)}`;
+      const name = 'g'.repeat(4_096 - Buffer.byteLength(join(deep, 'out', folder)));
+      const path = join(tmp.path, `w${n}.agpk`);
+      await writeFile(
+        path,
+        rawArchive([
+          file('agpk.json', '{}'),
+          { ...file('x'), content: Buffer.alloc(size, 1), pax: { path: `${folder}/${name}` } },
+          file('z.txt'),
+        ]),
+      );
+      const dest = join(deep, 'out');
+      await expect(safeExtract(path, dest)).rejects.toMatchObject({
+        code: 'bad_request',
+        message: expect.stringMatching(
+          /^unsafe archive: "e+…" cannot be written on this file system \(ENAMETOOLONG\)$/,
+        ),
+      });
+      expect(existsSync(dest)).toBe(false);
+    },
+  );
 
   it('stops reading at the end-of-archive blocks: a gzip bomb appended after them is never inflated', async () => {
     // 64 MiB of zeros after a valid archive compress to ~64 KB; tar used to buffer and recopy all of it.
     const valid = rawArchive([file('a.txt', 'hi')]);
     const archive = Buffer.concat([valid, gzipSync(Buffer.alloc(64 * 1024 * 1024))]);
     const { dest, result } = await extract(archive);
-    await expect(result).resolves.toEqual({ entries: 1, bytes: 2, sha256: createHash('sha256').update(archive).digest('hex') });
+    await expect(result).resolves.toEqual({
+      entries: 1,
+      bytes: 2,
+      sha256: createHash('sha256').update(archive).digest('hex'),
+    });
     expect(await readFile(join(dest, 'a.txt'), 'utf8')).toBe('hi');
   });
 
@@ -114,7 +184,9 @@ describe('safeExtract', () => {
     const bomb = rawArchive([{ path: 'payload/disk.img', type: '0', mode: 0o644, size: 10n * 1024n ** 3n }]);
     expect(bomb.length).toBeLessThan(4096);
     const { dest, result } = await extract(bomb);
-    await expect(result).rejects.toThrow('unsafe archive: "payload/disk.img" declares 10737418240 bytes, over the 1073741824-byte file limit');
+    await expect(result).rejects.toThrow(
+      'unsafe archive: "payload/disk.img" declares 10737418240 bytes, over the 1073741824-byte file limit',
+    );
     expect(existsSync(dest)).toBe(false);
   });
 

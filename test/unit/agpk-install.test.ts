@@ -59,7 +59,12 @@ async function build(spec: Spec, sign?: string): Promise<string> {
       await writeFile(join(dir, c.entry), c.body);
       if (c.kind === 'process') await chmod(join(dir, c.entry), 0o755);
     }
-    const commands = spec.commands.map((c) => ({ id: c.id, driver: { kind: c.kind, entry: c.entry }, input_schema: { type: 'object' }, ...(c.timeout_ms ? { timeout_ms: c.timeout_ms } : {}) }));
+    const commands = spec.commands.map((c) => ({
+      id: c.id,
+      driver: { kind: c.kind, entry: c.entry },
+      input_schema: { type: 'object' },
+      ...(c.timeout_ms ? { timeout_ms: c.timeout_ms } : {}),
+    }));
     await writeFile(join(dir, 'agent-commands.json'), JSON.stringify({ commands }, null, 2));
   }
   if (sign) await signTarget(dir, sign);
@@ -68,15 +73,25 @@ async function build(spec: Spec, sign?: string): Promise<string> {
 
 beforeEach(async () => {
   tmp = await tempDir();
-  ctx = { registry: createRegistry(join(tmp.path, 'home')), schemas, shareUrl: 'https://127.0.0.1:9', hostVersion: '0.1.0', baseEnv: { PATH: process.env.PATH } };
+  ctx = {
+    registry: createRegistry(join(tmp.path, 'home')),
+    schemas,
+    shareUrl: 'https://127.0.0.1:9',
+    hostVersion: '0.1.0',
+    baseEnv: { PATH: process.env.PATH },
+  };
 });
 afterEach(() => tmp.dispose());
 
 describe('agpk install', () => {
   it('refuses without approval when nobody can answer, and an unsigned package without -y', async () => {
     const archive = await build({ id: 'acme.a' });
-    await expect(installPackages(ctx, [archive], {})).rejects.toThrow('refused: install of acme.a@1.0.0 needs human approval (confirm on a terminal or pass --approve)');
-    await expect(installPackages(ctx, [archive], { approve: true })).rejects.toThrow('refused: acme.a is not signed by a trusted key; a package without a trusted signature needs an explicit -y');
+    await expect(installPackages(ctx, [archive], {})).rejects.toThrow(
+      'refused: install of acme.a@1.0.0 needs human approval (confirm on a terminal or pass --approve)',
+    );
+    await expect(installPackages(ctx, [archive], { approve: true })).rejects.toThrow(
+      'refused: acme.a is not signed by a trusted key; a package without a trusted signature needs an explicit -y',
+    );
     const asked: string[] = [];
     const no: Approval = { confirm: async (q) => (asked.push(q), false) };
     await expect(installPackages(ctx, [archive], no)).rejects.toThrow('install declined');
@@ -90,13 +105,20 @@ describe('agpk install', () => {
     const shown: unknown[] = [];
     const r = await installPackages(ctx, [archive], { ...OK, show: (s) => shown.push(s) });
     expect(r.message).toBe('installed acme.a@1.0.0');
-    expect(shown).toMatchObject([{ action: 'install', packages: [{ package_id: 'acme.a', signed: false, trusted_signature: false, commands: ['acme.a.echo'] }] }]);
+    expect(shown).toMatchObject([
+      {
+        action: 'install',
+        packages: [{ package_id: 'acme.a', signed: false, trusted_signature: false, commands: ['acme.a.echo'] }],
+      },
+    ]);
     const rec = (await ctx.registry.read()).packages['acme.a']!;
     expect(rec.install_dir).toBe(join(ctx.registry.packagesDir, 'acme.a', '1.0.0'));
     expect(existsSync(join(rec.install_dir, 'var'))).toBe(true); // made by INSTALL
     expect(Object.keys(rec.files)).toContain('payload/echo.mjs');
     expect(await readdir(ctx.registry.home)).not.toContainEqual(expect.stringMatching(/tmp-/));
-    await expect(installPackages(ctx, [archive], OK)).rejects.toThrow('acme.a 1.0.0 is already installed; to install it afresh (say `plaza agpk verify` found it MODIFIED): `plaza agpk remove acme.a --approve`, then install again');
+    await expect(installPackages(ctx, [archive], OK)).rejects.toThrow(
+      'acme.a 1.0.0 is already installed; to install it afresh (say `plaza agpk verify` found it MODIFIED): `plaza agpk remove acme.a --approve`, then install again',
+    );
   });
 
   it('knows no package by the name of an Object.prototype member', async () => {
@@ -111,7 +133,9 @@ describe('agpk install', () => {
   it('needs no -y for a package signed by a trusted key; refuses a bad signature even with -y', async () => {
     const keys = await generateSigningKey(join(tmp.path, 'pub'));
     const signed = await build({ id: 'acme.s' }, keys.privateKey);
-    await expect(installPackages(ctx, [signed], { approve: true })).rejects.toThrow(/acme.s is not signed by a trusted key/);
+    await expect(installPackages(ctx, [signed], { approve: true })).rejects.toThrow(
+      /acme.s is not signed by a trusted key/,
+    );
     await installPackages({ ...ctx, trustedKeyFiles: [keys.publicKey] }, [signed], { approve: true });
     expect((await ctx.registry.read()).packages['acme.s']!.signature).toMatchObject({ signed: true, trusted: true });
 
@@ -119,14 +143,20 @@ describe('agpk install', () => {
     await build({ id: 'acme.t' }, keys.privateKey);
     await writeFile(join(dir, 'payload', 'echo.mjs'), 'process.exit(0)');
     const tampered = (await packPackage(dir)).archive; // DIGESTS recomputed, signature now stale
-    await expect(installPackages({ ...ctx, trustedKeyFiles: [keys.publicKey] }, [tampered], OK)).rejects.toThrow(/package acme.t is not valid: agpk.json \$.ahcp.signature: bad signature/);
+    await expect(installPackages({ ...ctx, trustedKeyFiles: [keys.publicKey] }, [tampered], OK)).rejects.toThrow(
+      /package acme.t is not valid: agpk.json \$.ahcp.signature: bad signature/,
+    );
   });
 
   it('refuses conflicts in both directions', async () => {
     await installPackages(ctx, [await build({ id: 'acme.a' })], OK);
-    await expect(installPackages(ctx, [await build({ id: 'acme.b', conflicts: ['acme.a'] })], OK)).rejects.toThrow('package acme.b conflicts with installed package acme.a');
+    await expect(installPackages(ctx, [await build({ id: 'acme.b', conflicts: ['acme.a'] })], OK)).rejects.toThrow(
+      'package acme.b conflicts with installed package acme.a',
+    );
     await installPackages(ctx, [await build({ id: 'acme.c', conflicts: ['acme.d'] })], OK);
-    await expect(installPackages(ctx, [await build({ id: 'acme.d' })], OK)).rejects.toThrow('installed package acme.c conflicts with acme.d');
+    await expect(installPackages(ctx, [await build({ id: 'acme.d' })], OK)).rejects.toThrow(
+      'installed package acme.c conflicts with acme.d',
+    );
     expect(Object.keys((await ctx.registry.read()).packages).sort()).toEqual(['acme.a', 'acme.c']);
   });
 
@@ -140,7 +170,9 @@ describe('agpk install', () => {
     order.push(...(await readFile(log, 'utf8')).trim().split('\n'));
     expect(order).toEqual(['acme.lib', 'acme.app']);
     await expect(removePackage(ctx, 'acme.lib', OK)).rejects.toThrow('acme.lib is needed by acme.app; remove it first');
-    await expect(removePackage(ctx, 'acme.app', {})).rejects.toThrow(/refused: remove of acme.app@1.0.0 needs human approval/);
+    await expect(removePackage(ctx, 'acme.app', {})).rejects.toThrow(
+      /refused: remove of acme.app@1.0.0 needs human approval/,
+    );
     await removePackage(ctx, 'acme.app', { approve: true });
     await removePackage(ctx, 'acme.lib', { approve: true });
     expect((await ctx.registry.read()).packages).toEqual({});
@@ -178,12 +210,23 @@ describe('agpk install', () => {
 
   it('refuses, and rolls back, an install whose hook changed a file the package ships (invoke would never run it)', async () => {
     const commands = [{ id: 'acme.hooked.run', kind: 'node', entry: 'payload/run.mjs', body: 'console.log("{}")' }];
-    const patching = await build({ id: 'acme.hooked', commands, install: '#!/bin/sh\necho "// patched" >> "$AGPK_INSTALL_ROOT/payload/run.mjs"\n' });
-    await expect(installPackages(ctx, [patching], OK)).rejects.toThrow(/install hook of acme\.hooked changed files the package ships \(payload\/run\.mjs\)/);
+    const patching = await build({
+      id: 'acme.hooked',
+      commands,
+      install: '#!/bin/sh\necho "// patched" >> "$AGPK_INSTALL_ROOT/payload/run.mjs"\n',
+    });
+    await expect(installPackages(ctx, [patching], OK)).rejects.toThrow(
+      /install hook of acme\.hooked changed files the package ships \(payload\/run\.mjs\)/,
+    );
     expect((await ctx.registry.read()).packages).toEqual({});
     expect(await readdir(ctx.registry.packagesDir)).toEqual([]);
     // A hook that adds files beside the package's own is fine, and its commands run.
-    const adding = await build({ id: 'acme.hooked', version: '1.0.1', commands, install: '#!/bin/sh\necho made > "$AGPK_INSTALL_ROOT/payload/state.txt"\n' });
+    const adding = await build({
+      id: 'acme.hooked',
+      version: '1.0.1',
+      commands,
+      install: '#!/bin/sh\necho made > "$AGPK_INSTALL_ROOT/payload/state.txt"\n',
+    });
     await installPackages(ctx, [adding], OK);
     expect((await invokeCommand(ctx, 'acme.hooked.run', {})).ok).toBe(true);
   });
@@ -222,7 +265,23 @@ describe('agpk install', () => {
 describe('agpk versions', () => {
   it('orders a pre-release before its release, as semantic versioning does, and keeps numeric order', () => {
     // 2.0.0-rc.1 sorted above 2.0.0: the release was "older", refused as an upgrade and discarded by the source worker.
-    const order = ['0.9', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.0.0+build.1', '1.0.1', '1.2.0', '1.10.0', '2.0.0-rc.1', '2.0.0'];
+    const order = [
+      '0.9',
+      '1.0.0-alpha',
+      '1.0.0-alpha.1',
+      '1.0.0-alpha.beta',
+      '1.0.0-beta',
+      '1.0.0-beta.2',
+      '1.0.0-beta.11',
+      '1.0.0-rc.1',
+      '1.0.0',
+      '1.0.0+build.1',
+      '1.0.1',
+      '1.2.0',
+      '1.10.0',
+      '2.0.0-rc.1',
+      '2.0.0',
+    ];
     expect([...order].reverse().sort(compareVersions)).toEqual(order);
     expect(compareVersions('2024-01-05', '2024-02-01')).toBe(-1);
     expect(compareVersions('latest', 'latest')).toBe(0);
@@ -260,21 +319,54 @@ describe('agpk invoke', () => {
     const archive = await build({
       id: 'acme.tools',
       commands: [
-        { id: 'acme.tools.node', kind: 'node', entry: 'payload/n.mjs', body: 'let s="";for await (const c of process.stdin) s+=c;console.log(JSON.stringify({got: JSON.parse(s), root: process.env.AGPK_INSTALL_ROOT}))' },
+        {
+          id: 'acme.tools.node',
+          kind: 'node',
+          entry: 'payload/n.mjs',
+          body: 'let s="";for await (const c of process.stdin) s+=c;console.log(JSON.stringify({got: JSON.parse(s), root: process.env.AGPK_INSTALL_ROOT}))',
+        },
         { id: 'acme.tools.script', kind: 'script', entry: 'payload/s.sh', body: 'echo "{\\"args\\": $AGPK_ARGS}"\n' },
-        { id: 'acme.tools.process', kind: 'process', entry: 'payload/p', body: '#!/bin/sh\necho not json; echo oops >&2; exit 4\n' },
-        { id: 'acme.tools.slow', kind: 'node', entry: 'payload/slow.mjs', body: 'setTimeout(() => {}, 60000)', timeout_ms: 300 },
+        {
+          id: 'acme.tools.process',
+          kind: 'process',
+          entry: 'payload/p',
+          body: '#!/bin/sh\necho not json; echo oops >&2; exit 4\n',
+        },
+        {
+          id: 'acme.tools.slow',
+          kind: 'node',
+          entry: 'payload/slow.mjs',
+          body: 'setTimeout(() => {}, 60000)',
+          timeout_ms: 300,
+        },
       ],
     });
     await installPackages(ctx, [archive], OK);
   });
 
   it('lists commands from the registry and runs each driver kind', async () => {
-    expect((await listCommands(ctx.registry, 'acme.tools')).map((c) => c.id)).toEqual(['acme.tools.node', 'acme.tools.process', 'acme.tools.script', 'acme.tools.slow']);
+    expect((await listCommands(ctx.registry, 'acme.tools')).map((c) => c.id)).toEqual([
+      'acme.tools.node',
+      'acme.tools.process',
+      'acme.tools.script',
+      'acme.tools.slow',
+    ]);
     const root = join(ctx.registry.packagesDir, 'acme.tools', '1.0.0');
-    expect(await invokeCommand(ctx, 'acme.tools.node', { a: 1 })).toMatchObject({ ok: true, exit_code: 0, output: { got: { a: 1 }, root } });
-    expect(await invokeCommand(ctx, 'acme.tools.script', { b: [2] })).toMatchObject({ ok: true, output: { args: { b: [2] } } });
-    expect(await invokeCommand(ctx, 'acme.tools.process', {})).toMatchObject({ ok: false, exit_code: 4, output: 'not json\n', stderr: 'oops\n' });
+    expect(await invokeCommand(ctx, 'acme.tools.node', { a: 1 })).toMatchObject({
+      ok: true,
+      exit_code: 0,
+      output: { got: { a: 1 }, root },
+    });
+    expect(await invokeCommand(ctx, 'acme.tools.script', { b: [2] })).toMatchObject({
+      ok: true,
+      output: { args: { b: [2] } },
+    });
+    expect(await invokeCommand(ctx, 'acme.tools.process', {})).toMatchObject({
+      ok: false,
+      exit_code: 4,
+      output: 'not json\n',
+      stderr: 'oops\n',
+    });
     expect(await invokeCommand(ctx, 'acme.tools.slow', {})).toMatchObject({ ok: false, timed_out: true });
   });
 
@@ -283,7 +375,9 @@ describe('agpk invoke', () => {
     const entry = join(root, 'payload', 'n.mjs');
     await writeFile(entry, 'console.log(JSON.stringify({ injected: true }))');
     expect((await verifyInstalled(ctx.registry, 'acme.tools'))[0]!.changed).toEqual(['payload/n.mjs']);
-    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow(/refused: acme\.tools 1\.0\.0 was changed after install \(changed payload\/n\.mjs\)/);
+    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow(
+      /refused: acme\.tools 1\.0\.0 was changed after install \(changed payload\/n\.mjs\)/,
+    );
   });
 
   it('refuses a command when another payload file changed, even with its size and mtime kept', async () => {
@@ -294,9 +388,13 @@ describe('agpk invoke', () => {
     const body = await readFile(other, 'utf8');
     await writeFile(other, body.replace('args', 'ARGS'));
     await utimes(other, before.atime, before.mtime);
-    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow('refused: acme.tools 1.0.0 was changed after install (changed payload/s.sh)');
+    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow(
+      'refused: acme.tools 1.0.0 was changed after install (changed payload/s.sh)',
+    );
     await rm(other);
-    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow('refused: acme.tools 1.0.0 was changed after install (missing payload/s.sh)');
+    await expect(invokeCommand(ctx, 'acme.tools.node', {})).rejects.toThrow(
+      'refused: acme.tools 1.0.0 was changed after install (missing payload/s.sh)',
+    );
   });
 
   it('still runs when a file was only touched or chmod-ed, and after the package made its own files', async () => {
@@ -304,11 +402,16 @@ describe('agpk invoke', () => {
     await utimes(join(root, 'payload', 'n.mjs'), new Date(), new Date(2000, 1, 1));
     await chmod(join(root, 'payload', 's.sh'), 0o755);
     await writeFile(join(root, 'var', 'state.json'), '{}');
-    expect(await invokeCommand(ctx, 'acme.tools.node', { a: 1 })).toMatchObject({ ok: true, output: { got: { a: 1 } } });
+    expect(await invokeCommand(ctx, 'acme.tools.node', { a: 1 })).toMatchObject({
+      ok: true,
+      output: { got: { a: 1 } },
+    });
   });
 
   it('checks args against the input schema and refuses unknown commands', async () => {
-    await expect(invokeCommand(ctx, 'acme.tools.nope', {})).rejects.toThrow('unknown command id "acme.tools.nope" (see `plaza agpk list-commands`)');
+    await expect(invokeCommand(ctx, 'acme.tools.nope', {})).rejects.toThrow(
+      'unknown command id "acme.tools.nope" (see `plaza agpk list-commands`)',
+    );
     await expect(invokeCommand(ctx, 'acme.tools.node', [1])).rejects.toThrow('--args must be a JSON object');
   });
 });

@@ -9,7 +9,14 @@ import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { loadAgpkSchemas, packPackage, parseDigests, scaffoldPackage, validatePackageDir, validateTarget } from '../../src/agpk/index.ts';
+import {
+  loadAgpkSchemas,
+  packPackage,
+  parseDigests,
+  scaffoldPackage,
+  validatePackageDir,
+  validateTarget,
+} from '../../src/agpk/index.ts';
 import { tempDir } from '../support/agpk.ts';
 
 const schemas = loadAgpkSchemas();
@@ -33,8 +40,12 @@ describe('agpk scaffold', () => {
   });
 
   it('refuses a bad id and a non-empty folder', async () => {
-    await expect(scaffoldPackage(join(tmp.path, 'x'), { id: '../evil', name: 'x', version: '1' })).rejects.toThrow(/invalid --id/);
-    await expect(scaffoldPackage(pkg, { id: 'a', name: 'x', version: '1' })).rejects.toThrow(/not empty: scaffold makes a new package in an empty or absent folder$/);
+    await expect(scaffoldPackage(join(tmp.path, 'x'), { id: '../evil', name: 'x', version: '1' })).rejects.toThrow(
+      /invalid --id/,
+    );
+    await expect(scaffoldPackage(pkg, { id: 'a', name: 'x', version: '1' })).rejects.toThrow(
+      /not empty: scaffold makes a new package in an empty or absent folder$/,
+    );
     await expect(scaffoldPackage(join(tmp.path, 'y'), { id: 'a', name: 'x', version: '1 0' })).rejects.toThrow(
       'invalid --version "1 0": letters, digits and . _ + ~ -, starting with a letter or digit (max 64; semantic versioning such as 1.0.0 recommended)',
     );
@@ -45,7 +56,9 @@ describe('agpk pack', () => {
   it('says what is wrong with the folder or its agpk.json before packing anything', async () => {
     // A missing folder was "agpk.json is missing"; a syntax error "agpk.json is not a JSON object (Expected ',' …)".
     await expect(packPackage(join(tmp.path, 'nothere'))).rejects.toThrow(`${join(tmp.path, 'nothere')} does not exist`);
-    await expect(packPackage(tmp.path)).rejects.toThrow(`agpk.json is missing in ${tmp.path}: is it a package folder? (\`plaza agpk scaffold\` makes one)`);
+    await expect(packPackage(tmp.path)).rejects.toThrow(
+      `agpk.json is missing in ${tmp.path}: is it a package folder? (\`plaza agpk scaffold\` makes one)`,
+    );
     await writeFile(join(pkg, 'agpk.json'), '{"id": "acme.plc" "version": "1"}');
     await expect(packPackage(pkg)).rejects.toThrow(/^agpk\.json is not valid JSON \(.*line 1 column 19/);
     await writeFile(join(pkg, 'agpk.json'), '[]');
@@ -67,9 +80,23 @@ describe('agpk pack', () => {
   it('writes an archive the system tar lists with fixed owners, times and modes, and sha256sum agrees', async () => {
     const r = await packPackage(pkg);
     expect(r.archive).toBe(join(tmp.path, 'acme.hello-1.0.0.agpk'));
-    const listing = execFileSync('tar', ['-tzvf', r.archive], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC', LC_ALL: 'C' } }).trim().split('\n');
+    const listing = execFileSync('tar', ['-tzvf', r.archive], {
+      encoding: 'utf8',
+      env: { ...process.env, TZ: 'UTC', LC_ALL: 'C' },
+    })
+      .trim()
+      .split('\n');
     const names = listing.map((l) => l.split(/\s+/).at(-1)!);
-    expect(names).toEqual(['DIGESTS', 'INSTALL', 'UNINSTALL', 'USAGE.md', 'agent-commands.json', 'agpk.json', 'payload/', 'payload/echo.mjs']);
+    expect(names).toEqual([
+      'DIGESTS',
+      'INSTALL',
+      'UNINSTALL',
+      'USAGE.md',
+      'agent-commands.json',
+      'agpk.json',
+      'payload/',
+      'payload/echo.mjs',
+    ]);
     for (const line of listing) {
       expect(line).toMatch(/^(-rw-r--r--|-rwxr-xr-x|drwxr-xr-x) root\/root .* 1970-01-01 00:00 /);
     }
@@ -77,8 +104,13 @@ describe('agpk pack', () => {
     expect(execFileSync('sha256sum', [r.archive], { encoding: 'utf8' }).split(' ')[0]).toBe(r.sha256);
     // DIGESTS is sha256sum format: every line but agpk.json's (canonical, signature-free) checks.
     const { digests } = parseDigests(await readFile(join(pkg, 'DIGESTS'), 'utf8'));
-    const check = [...digests].filter(([p]) => p !== 'agpk.json').map(([p, s]) => `${s}  ${p}\n`).join('');
-    expect(execFileSync('sha256sum', ['-c', '--strict', '-'], { cwd: pkg, input: check, encoding: 'utf8' })).toMatch(/payload\/echo\.mjs: OK/);
+    const check = [...digests]
+      .filter(([p]) => p !== 'agpk.json')
+      .map(([p, s]) => `${s}  ${p}\n`)
+      .join('');
+    expect(execFileSync('sha256sum', ['-c', '--strict', '-'], { cwd: pkg, input: check, encoding: 'utf8' })).toMatch(
+      /payload\/echo\.mjs: OK/,
+    );
     const report = await validateTarget(r.archive, schemas);
     expect(report).toMatchObject({ ok: true, sha256: r.sha256, package_id: 'acme.hello' });
   });

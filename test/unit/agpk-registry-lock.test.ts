@@ -62,7 +62,9 @@ describe('the AGPK registry lock', () => {
     await mkdir(home, { recursive: true });
     const lock = join(home, 'registry.lock');
     await writeFile(lock, '');
-    await expect(createRegistry(home, { lockTimeoutMs: 300 }).locked(async () => 'ran')).rejects.toThrow(/another agpk operation holds/);
+    await expect(createRegistry(home, { lockTimeoutMs: 300 }).locked(async () => 'ran')).rejects.toThrow(
+      /another agpk operation holds/,
+    );
     const old = new Date(Date.now() - 60_000);
     await utimes(lock, old, old);
     await expect(createRegistry(home, { lockTimeoutMs: 300 }).locked(async () => 'ran')).resolves.toBe('ran');
@@ -72,7 +74,9 @@ describe('the AGPK registry lock', () => {
     const home = join(tmp.path, 'home');
     await mkdir(home, { recursive: true });
     await writeFile(join(home, 'registry.lock'), String(process.pid));
-    await expect(createRegistry(home, { lockTimeoutMs: 300 }).locked(async () => 'ran')).rejects.toThrow(/another agpk operation holds/);
+    await expect(createRegistry(home, { lockTimeoutMs: 300 }).locked(async () => 'ran')).rejects.toThrow(
+      /another agpk operation holds/,
+    );
   });
 
   it('keeps the installed packages when AGPK_HOME is reached through a symlink, and sweeps an unlisted version', async () => {

@@ -21,7 +21,11 @@ const alive = (pid: number) => {
 
 describe('runProcess', () => {
   it('kills what the program started when its time is up, not only the program', async () => {
-    const result = await runProcess('/bin/sh', ['-c', 'sleep 30 & echo $!; wait'], { cwd: tmpdir(), env, timeoutMs: 500 });
+    const result = await runProcess('/bin/sh', ['-c', 'sleep 30 & echo $!; wait'], {
+      cwd: tmpdir(),
+      env,
+      timeoutMs: 500,
+    });
     expect(result.timedOut).toBe(true);
     const sleeper = Number(result.stdout.trim());
     expect(sleeper).toBeGreaterThan(0);

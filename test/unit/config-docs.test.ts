@@ -8,7 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { ClientEnvSchema, EnvSchema } from '../../config/index.ts';
-import { CONFIGURATION_DOC, MissingDescriptionError, renderConfigurationDoc, settingRows } from '../../scripts/config-docs.ts';
+import {
+  CONFIGURATION_DOC,
+  MissingDescriptionError,
+  renderConfigurationDoc,
+  settingRows,
+} from '../../scripts/config-docs.ts';
 
 describe('docs/configuration.md', () => {
   it('has a description for every setting in config/schema.ts', () => {
@@ -19,18 +24,27 @@ describe('docs/configuration.md', () => {
       if (!(error instanceof MissingDescriptionError)) throw error;
       missing = error.names;
     }
-    expect(missing, `${missing.join(', ')}: add .describe('what it does') beside it in config/schema.ts, then run npm run docs:config`).toEqual([]);
+    expect(
+      missing,
+      `${missing.join(', ')}: add .describe('what it does') beside it in config/schema.ts, then run npm run docs:config`,
+    ).toEqual([]);
   });
 
   it('is what npm run docs:config writes from config/schema.ts', () => {
     const committed = readFileSync(CONFIGURATION_DOC, 'utf8');
-    expect(committed, 'docs/configuration.md differs from config/schema.ts: run npm run docs:config and commit the file').toBe(renderConfigurationDoc());
+    expect(
+      committed,
+      'docs/configuration.md differs from config/schema.ts: run npm run docs:config and commit the file',
+    ).toBe(renderConfigurationDoc());
   });
 
   it('lists every variable the server and the plaza client commands read, once', () => {
     const doc = readFileSync(CONFIGURATION_DOC, 'utf8');
     for (const name of [...Object.keys(EnvSchema.shape), ...Object.keys(ClientEnvSchema.shape)]) {
-      expect(doc.split('\n').filter((line) => line.startsWith(`| \`${name}\` |`)), name).toHaveLength(1);
+      expect(
+        doc.split('\n').filter((line) => line.startsWith(`| \`${name}\` |`)),
+        name,
+      ).toHaveLength(1);
     }
   });
 });
@@ -50,8 +64,14 @@ describe('settingRows', () => {
   });
 
   it('names every setting without a description and says what to do', () => {
-    const schema = z.object({ A: z.string().describe('ok'), NEW_ONE: z.string().optional(), NEW_TWO: z.string().default('y') });
-    expect(() => settingRows([schema])).toThrow("NEW_ONE, NEW_TWO have no description: add .describe('what it does') to each in config/schema.ts, then run npm run docs:config");
+    const schema = z.object({
+      A: z.string().describe('ok'),
+      NEW_ONE: z.string().optional(),
+      NEW_TWO: z.string().default('y'),
+    });
+    expect(() => settingRows([schema])).toThrow(
+      "NEW_ONE, NEW_TWO have no description: add .describe('what it does') to each in config/schema.ts, then run npm run docs:config",
+    );
   });
 
   it('reads a description written before .default(), and a default text given for a computed default', () => {

@@ -82,7 +82,16 @@ describe('loadConfig', () => {
   });
 
   it('knows the variables the README documents', () => {
-    for (const name of ['PORT', 'HOST', 'PLAZA_DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'LOG_LEVEL', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
+    for (const name of [
+      'PORT',
+      'HOST',
+      'PLAZA_DATA_DIR',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'PUBLIC_BASE_URL',
+      'LOG_LEVEL',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+    ]) {
       expect(Object.keys(EnvSchema.shape)).toContain(name);
     }
   });

@@ -6,7 +6,9 @@ import { AuthError, PlazaError, RateLimitError, ValidationError } from '../../sr
 
 describe('ERROR_TABLE', () => {
   it('maps each code to its status and token API code', () => {
-    expect(Object.fromEntries(Object.entries(ERROR_TABLE).map(([code, row]) => [code, [row.status, row.tokenCode]]))).toEqual({
+    expect(
+      Object.fromEntries(Object.entries(ERROR_TABLE).map(([code, row]) => [code, [row.status, row.tokenCode]])),
+    ).toEqual({
       bad_request: [400, 'BAD_REQUEST'],
       invalid_json: [400, 'BAD_REQUEST'],
       invalid_prompt: [400, 'BAD_REQUEST'],
@@ -37,23 +39,38 @@ describe('renderError', () => {
   });
 
   it('renders the token shape with an OpenAI-style error object and param', () => {
-    const out = renderError(new ValidationError('temperature must be a number', { param: 'temperature' }), 'token', 'req_2');
+    const out = renderError(
+      new ValidationError('temperature must be a number', { param: 'temperature' }),
+      'token',
+      'req_2',
+    );
     expect(out.body).toEqual({
       success: false,
       code: 'BAD_REQUEST',
       message: 'temperature must be a number',
       request_id: 'req_2',
-      error: { message: 'temperature must be a number', type: 'invalid_request_error', code: 'BAD_REQUEST', param: 'temperature' },
+      error: {
+        message: 'temperature must be a number',
+        type: 'invalid_request_error',
+        code: 'BAD_REQUEST',
+        param: 'temperature',
+      },
     });
   });
 
   it('answers a body too large or of the wrong type with 400 on the token surface, 413/415 elsewhere', () => {
-    for (const [code, status] of [['payload_too_large', 413], ['unsupported_media_type', 415]] as const) {
+    for (const [code, status] of [
+      ['payload_too_large', 413],
+      ['unsupported_media_type', 415],
+    ] as const) {
       const error = new PlazaError(code, 'no');
       expect(renderError(error, 'website', 'r').status).toBe(status);
       const token = renderError(error, 'token', 'r');
       expect(token.status).toBe(400);
-      expect(token.body).toMatchObject({ code: 'BAD_REQUEST', error: { type: 'invalid_request_error', code: 'BAD_REQUEST', param: null } });
+      expect(token.body).toMatchObject({
+        code: 'BAD_REQUEST',
+        error: { type: 'invalid_request_error', code: 'BAD_REQUEST', param: null },
+      });
     }
   });
 
@@ -63,7 +80,11 @@ describe('renderError', () => {
   });
 
   it('hides everything about unknown errors', () => {
-    const out = renderError(new Error('connection string postgres://secret@db failed at /src/x.ts:1'), 'website', 'req_3');
+    const out = renderError(
+      new Error('connection string postgres://secret@db failed at /src/x.ts:1'),
+      'website',
+      'req_3',
+    );
     expect(out.status).toBe(500);
     expect(JSON.stringify(out.body)).not.toMatch(/secret|x\.ts/);
     expect(out.body).toMatchObject({ success: false, code: 'internal', request_id: 'req_3' });

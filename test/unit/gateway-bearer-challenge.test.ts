@@ -27,11 +27,17 @@ describe('bearerChallenge', () => {
 
   it('names the Protected Resource Metadata with or without a credential', () => {
     const metadata = 'https://plaza.example/.well-known/oauth-protected-resource/mcp';
-    expect(bearerChallenge(undefined, 'Send the agent credential.', { resourceMetadata: metadata })).toBe(`Bearer realm="plaza", resource_metadata="${metadata}"`);
-    expect(bearerChallenge('Bearer x', 'Invalid.', { resourceMetadata: metadata })).toBe(`Bearer realm="plaza", resource_metadata="${metadata}", error="invalid_token", error_description="Invalid."`);
+    expect(bearerChallenge(undefined, 'Send the agent credential.', { resourceMetadata: metadata })).toBe(
+      `Bearer realm="plaza", resource_metadata="${metadata}"`,
+    );
+    expect(bearerChallenge('Bearer x', 'Invalid.', { resourceMetadata: metadata })).toBe(
+      `Bearer realm="plaza", resource_metadata="${metadata}", error="invalid_token", error_description="Invalid."`,
+    );
   });
 
   it('asks for the missing scope with insufficient_scope', () => {
-    expect(bearerChallenge('Bearer x', 'Lacks mcp.', { insufficientScope: 'mcp' })).toBe('Bearer realm="plaza", error="insufficient_scope", scope="mcp", error_description="Lacks mcp."');
+    expect(bearerChallenge('Bearer x', 'Lacks mcp.', { insufficientScope: 'mcp' })).toBe(
+      'Bearer realm="plaza", error="insufficient_scope", scope="mcp", error_description="Lacks mcp."',
+    );
   });
 });

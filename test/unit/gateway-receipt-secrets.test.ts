@@ -10,7 +10,14 @@ import { callSecrets } from '../../gateway/internal/receipt-redaction.ts';
 const SECRET = 'SuperSecretToken123';
 const call = {
   callId: 'call_1',
-  identity: { aginId: 'agin_1', agentPrincipal: 'agent:acc_1/agt_1', displayName: 'A', ownerContext: 'x', agentId: 'agt_1', accountId: 'acc_1' },
+  identity: {
+    aginId: 'agin_1',
+    agentPrincipal: 'agent:acc_1/agt_1',
+    displayName: 'A',
+    ownerContext: 'x',
+    agentId: 'agt_1',
+    accountId: 'acc_1',
+  },
   provider: 'crm',
   tool: 'lookup',
   startedAt: 0,
@@ -27,7 +34,12 @@ describe('receipt outcomes without the caller’s credential', () => {
     ['base64 without padding', `token ${b64(SECRET).replace(/=+$/, '')}!`],
     ['URL-safe base64 of the whole header', `token ${Buffer.from(`Bearer ${SECRET}`).toString('base64url')}`],
   ])('removes it %s', (_form, message) => {
-    for (const outcome of [{ error: { code: -32000, message } }, { failure: message }, { refused: message }, { result: { isError: true, content: [{ type: 'text', text: message }] } }]) {
+    for (const outcome of [
+      { error: { code: -32000, message } },
+      { failure: message },
+      { refused: message },
+      { result: { isError: true, content: [{ type: 'text', text: message }] } },
+    ]) {
       const receipt = receiptFor(call as never, outcome, 10);
       expect(receipt.outcome).toContain('[credential removed]');
       expect(receipt.outcome.toLowerCase()).not.toContain(SECRET.toLowerCase());
@@ -37,7 +49,9 @@ describe('receipt outcomes without the caller’s credential', () => {
 
   it('keeps text that only looks like regular-expression syntax', () => {
     const odd = { ...call, secrets: callSecrets('Bearer a.b*c(d)[e]|f') };
-    expect(receiptFor(odd as never, { failure: 'a.b*c(d)[e]|f and aXbbc(d)[e]|f' }, 10).outcome).toBe('upstream failure: [credential removed] and aXbbc(d)[e]|f');
+    expect(receiptFor(odd as never, { failure: 'a.b*c(d)[e]|f and aXbbc(d)[e]|f' }, 10).outcome).toBe(
+      'upstream failure: [credential removed] and aXbbc(d)[e]|f',
+    );
   });
 });
 
@@ -59,11 +73,19 @@ describe('receipt outcomes of MCP 2026-07-28 multi-round-trip answers', () => {
   it('says an input_required answer asks the client for inputs, not that the call succeeded with no content', () => {
     const result = {
       resultType: 'input_required',
-      inputRequests: { ok: { method: 'elicitation/create', params: { message: 'Really?' } }, more: { method: 'elicitation/create', params: {} }, llm: { method: 'sampling/createMessage', params: {} } },
+      inputRequests: {
+        ok: { method: 'elicitation/create', params: { message: 'Really?' } },
+        more: { method: 'elicitation/create', params: {} },
+        llm: { method: 'sampling/createMessage', params: {} },
+      },
     };
     const receipt = receiptFor(call as never, { result }, 10);
     expect(receipt.status).toBe('ok');
-    expect(receipt.outcome).toBe('input required: the provider asks the client for 3 inputs (elicitation/create, sampling/createMessage); the client calls again with them');
-    expect(receiptFor(call as never, { result: { resultType: 'complete', content: [] } }, 10).outcome).toBe('ok: 0 content items');
+    expect(receipt.outcome).toBe(
+      'input required: the provider asks the client for 3 inputs (elicitation/create, sampling/createMessage); the client calls again with them',
+    );
+    expect(receiptFor(call as never, { result: { resultType: 'complete', content: [] } }, 10).outcome).toBe(
+      'ok: 0 content items',
+    );
   });
 });

@@ -38,7 +38,8 @@ describe('createSessionSealer', () => {
     const flipped = `pss1.${body.slice(0, 20)}${body[20] === 'A' ? 'B' : 'A'}${body.slice(21)}`;
     expect(sealer.open(flipped)).toBeUndefined();
     expect(sealer.open(`${id}A`)).toBeUndefined();
-    for (const junk of ['', 'pss1.', 'pss1.AAAA', 'session-1', `pss1.${'A'.repeat(5000)}`]) expect(sealer.open(junk)).toBeUndefined();
+    for (const junk of ['', 'pss1.', 'pss1.AAAA', 'session-1', `pss1.${'A'.repeat(5000)}`])
+      expect(sealer.open(junk)).toBeUndefined();
   });
 
   it('keeps opening ids after more sessions than its cache holds', () => {

@@ -21,7 +21,7 @@ function answer(status: number, type: string): UpstreamHttpResponse & { discarde
 
 describe('resumeDelay', () => {
   it.each([
-    ['the provider\'s retry', '50', 0, 50],
+    ["the provider's retry", '50', 0, 50],
     ['a second when it set none', undefined, 0, 1_000],
     ['a second for a retry that is no number', '1e3', 0, 1_000],
     ['the retry doubled per failed resume', '50', 2, 200],
@@ -74,7 +74,10 @@ describe('reopenStream', () => {
     [200, 'application/json', false],
   ])('refuses HTTP %i %s (tried again: %s) and releases its connection', async (status, type, retryable) => {
     const refused = answer(status, type);
-    expect(await reopenStream(async () => refused, 'ev-1')).toEqual({ failure: status === 200 ? 'HTTP 200, not an event stream' : `HTTP ${status}`, retryable });
+    expect(await reopenStream(async () => refused, 'ev-1')).toEqual({
+      failure: status === 200 ? 'HTTP 200, not an event stream' : `HTTP ${status}`,
+      retryable,
+    });
     expect(refused.discarded).toBe(true);
   });
 

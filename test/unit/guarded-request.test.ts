@@ -25,7 +25,8 @@ describe('createGuardedRequest', () => {
       if (url.pathname === '/redirect') res.writeHead(307, { location: url.searchParams.get('to') ?? '/' }).end();
       else if (url.pathname === '/big') res.writeHead(200).end('x'.repeat(4096));
       else if (url.pathname === '/slow') setTimeout(() => res.writeHead(200).end('late'), 2_000);
-      else if (url.pathname === '/echo') req.pipe(res.writeHead(200, { 'x-method': req.method!, 'set-cookie': ['a=1', 'b=2'] }));
+      else if (url.pathname === '/echo')
+        req.pipe(res.writeHead(200, { 'x-method': req.method!, 'set-cookie': ['a=1', 'b=2'] }));
       else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
     server.listen(0, '127.0.0.1');
@@ -37,7 +38,8 @@ describe('createGuardedRequest', () => {
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const text = (guard: ReturnType<typeof createGuardedRequest>, url: string, init = {}) => guard.request(url, init, (res) => res.text());
+  const text = (guard: ReturnType<typeof createGuardedRequest>, url: string, init = {}) =>
+    guard.request(url, init, (res) => res.text());
   const refusal = async (promise: Promise<unknown>) => {
     const error = await promise.then(
       () => undefined,
@@ -77,12 +79,16 @@ describe('createGuardedRequest', () => {
 
   it('sends method, headers and body, and reads headers and body back', async () => {
     const guard = createGuardedRequest({ allowPrivate: true });
-    const answer = await guard.request(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'ünïcode' }, async (res) => ({
-      status: res.status,
-      method: res.header('x-method'),
-      cookies: res.header('set-cookie'),
-      body: await res.text(),
-    }));
+    const answer = await guard.request(
+      `${base}/echo`,
+      { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'ünïcode' },
+      async (res) => ({
+        status: res.status,
+        method: res.header('x-method'),
+        cookies: res.header('set-cookie'),
+        body: await res.text(),
+      }),
+    );
     expect(answer).toEqual({ status: 200, method: 'POST', cookies: 'a=1, b=2', body: 'ünïcode' });
     await guard.close();
   });
@@ -90,8 +96,12 @@ describe('createGuardedRequest', () => {
   it('checks every redirect hop and follows the allowed ones', async () => {
     const guard = createGuardedRequest({ allowPrivate: false, allowAddresses: ['127.0.0.1'] });
     expect(await text(guard, `${base}/redirect?to=${encodeURIComponent('/ok')}`)).toBe('{"ok":true}');
-    expect((await refusal(text(guard, `${base}/redirect?to=${encodeURIComponent('http://10.0.0.1/x')}`))).reason).toBe('private');
-    expect((await refusal(text(guard, `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/')}`))).reason).toBe('metadata');
+    expect((await refusal(text(guard, `${base}/redirect?to=${encodeURIComponent('http://10.0.0.1/x')}`))).reason).toBe(
+      'private',
+    );
+    expect(
+      (await refusal(text(guard, `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/')}`))).reason,
+    ).toBe('metadata');
     await guard.close();
   });
 
@@ -102,9 +112,13 @@ describe('createGuardedRequest', () => {
       asked.push(url.pathname);
       if (url.pathname === '/refused') throw new Error('over budget');
     };
-    expect(await guard.request(`${base}/redirect?to=${encodeURIComponent('/ok')}`, { beforeSend }, (res) => res.text())).toBe('{"ok":true}');
+    expect(
+      await guard.request(`${base}/redirect?to=${encodeURIComponent('/ok')}`, { beforeSend }, (res) => res.text()),
+    ).toBe('{"ok":true}');
     expect(asked).toEqual(['/redirect', '/ok']);
-    const refused = guard.request(`${base}/redirect?to=${encodeURIComponent('/refused')}`, { beforeSend }, (res) => res.text());
+    const refused = guard.request(`${base}/redirect?to=${encodeURIComponent('/refused')}`, { beforeSend }, (res) =>
+      res.text(),
+    );
     await expect(refused).rejects.toThrow('over budget');
     expect(asked).toEqual(['/redirect', '/ok', '/redirect', '/refused']);
     expect(served).not.toContain('/refused');

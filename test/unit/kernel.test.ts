@@ -2,7 +2,14 @@
 import { describe, expect, it } from 'vitest';
 
 import { bearerToken, mintApiKey, parseApiKey } from '../../src/accounts/index.ts';
-import { AuthError, digestsEqual, hashSecret, isWellFormedRequestId, newId, newRequestId } from '../../src/kernel/index.ts';
+import {
+  AuthError,
+  digestsEqual,
+  hashSecret,
+  isWellFormedRequestId,
+  newId,
+  newRequestId,
+} from '../../src/kernel/index.ts';
 
 describe('newId', () => {
   it('is prefixed, URL-safe, unique and sortable by time', () => {
@@ -16,8 +23,12 @@ describe('newId', () => {
 });
 
 describe('request ids', () => {
-  it.each(['abc', 'req_1', 'a.b:c-d_e', 'x'.repeat(128)])('accepts %s', (id) => expect(isWellFormedRequestId(id)).toBe(true));
-  it.each(['', 'has space', '<script>', 'x'.repeat(129), 'é'])('rejects %j', (id) => expect(isWellFormedRequestId(id)).toBe(false));
+  it.each(['abc', 'req_1', 'a.b:c-d_e', 'x'.repeat(128)])('accepts %s', (id) =>
+    expect(isWellFormedRequestId(id)).toBe(true),
+  );
+  it.each(['', 'has space', '<script>', 'x'.repeat(129), 'é'])('rejects %j', (id) =>
+    expect(isWellFormedRequestId(id)).toBe(false),
+  );
   it('generates well-formed ids', () => expect(isWellFormedRequestId(newRequestId())).toBe(true));
 });
 

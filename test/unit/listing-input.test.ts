@@ -7,7 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/kernel/index.ts';
 import { assertNoSecrets, normaliseListingUrl, toTsQuery } from '../../src/marketplace/index.ts';
 
-const check = (url: string, summary = 'A plain summary.') => () => assertNoSecrets(new URL(url), { summary });
+const check =
+  (url: string, summary = 'A plain summary.') =>
+  () =>
+    assertNoSecrets(new URL(url), { summary });
 
 describe('normaliseListingUrl', () => {
   it.each([
@@ -48,7 +51,13 @@ describe('assertNoSecrets', () => {
     expect(check(url)).toThrow(ValidationError);
   });
 
-  it.each(['https://x.example/mcp', 'https://x.example/mcp?region=eu&monkey=1', 'https://x.example/mcp?keyboard=1', 'https://x.example/tokens/mcp', 'https://x.example/%E0%A4%A/mcp'])('accepts the URL %s', (url) => {
+  it.each([
+    'https://x.example/mcp',
+    'https://x.example/mcp?region=eu&monkey=1',
+    'https://x.example/mcp?keyboard=1',
+    'https://x.example/tokens/mcp',
+    'https://x.example/%E0%A4%A/mcp',
+  ])('accepts the URL %s', (url) => {
     expect(check(url)).not.toThrow();
   });
 
@@ -74,7 +83,11 @@ describe('assertNoSecrets', () => {
   });
 
   it('accepts placeholders and credential names', () => {
-    expect(() => assertNoSecrets(new URL('https://x.example/mcp'), { summary: 'Needs Authorization: Bearer <THIRD_PARTY_TOKEN> and an API key.' })).not.toThrow();
+    expect(() =>
+      assertNoSecrets(new URL('https://x.example/mcp'), {
+        summary: 'Needs Authorization: Bearer <THIRD_PARTY_TOKEN> and an API key.',
+      }),
+    ).not.toThrow();
   });
 });
 

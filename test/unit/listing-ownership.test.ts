@@ -16,7 +16,13 @@ const body = ListingBodySchema.parse({
   summary: 'Forecasts.',
   required_credentials: ['TOKEN', { name: 'X-Region', description: 'region', required: false }],
 });
-const stored = { ...detailsOfBody(body), id: 'mcp_1', provider: 'weather-co', url: 'https://weather.example/mcp', accountId: 'acc_1' } as unknown as Endpoint;
+const stored = {
+  ...detailsOfBody(body),
+  id: 'mcp_1',
+  provider: 'weather-co',
+  url: 'https://weather.example/mcp',
+  accountId: 'acc_1',
+} as unknown as Endpoint;
 
 describe('changedDetails', () => {
   it('finds nothing changed in the same listing sent again', () => {
@@ -26,13 +32,19 @@ describe('changedDetails', () => {
   it.each([
     ['the summary', { summary: 'Forecasts and alerts.' }, { summary: 'Forecasts and alerts.' }],
     ['an optional field given', { audience: 'travel agents' }, { audience: 'travel agents' }],
-    ['a credential description', { required_credentials: ['TOKEN'] }, { requiredCredentials: [{ name: 'TOKEN', required: true }] }],
+    [
+      'a credential description',
+      { required_credentials: ['TOKEN'] },
+      { requiredCredentials: [{ name: 'TOKEN', required: true }] },
+    ],
   ])('finds %s changed', (_name, over, changed) => {
     expect(changedDetails(stored, detailsOfBody(ListingBodySchema.parse({ ...body, ...over })))).toEqual(changed);
   });
 
   it('compares only the fields a PATCH names', () => {
-    expect(changedDetails(stored, detailsOfChanges(parseListingChanges({ agin_support: true })))).toEqual({ aginSupport: true });
+    expect(changedDetails(stored, detailsOfChanges(parseListingChanges({ agin_support: true })))).toEqual({
+      aginSupport: true,
+    });
     expect(changedDetails(stored, detailsOfChanges(parseListingChanges({ summary: 'Forecasts.' })))).toEqual({});
   });
 });

@@ -51,8 +51,14 @@ describe('lock files', () => {
     writeFileSync(log, '');
     await Promise.all(
       Array.from({ length: CONTENDERS }, () => {
-        const child = startChild(process.execPath, ['--input-type=module', '-e', CONTENDER, lock, log, String(ROUNDS), dead], { stdio: 'inherit' });
-        return new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`contender exited with ${code}`)))));
+        const child = startChild(
+          process.execPath,
+          ['--input-type=module', '-e', CONTENDER, lock, log, String(ROUNDS), dead],
+          { stdio: 'inherit' },
+        );
+        return new Promise<void>((resolve, reject) =>
+          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`contender exited with ${code}`)))),
+        );
       }),
     );
     const lines = readFileSync(log, 'utf8').trim().split('\n');

@@ -62,14 +62,15 @@ describe('eventSizeGuard', () => {
       };
     };
     /** The index of the read that throws, or -1. */
-    const throwsAt = (check: (chunk: Uint8Array) => void, chunks: Uint8Array[]) => chunks.findIndex((chunk) => {
-      try {
-        check(chunk);
-        return false;
-      } catch {
-        return true;
-      }
-    });
+    const throwsAt = (check: (chunk: Uint8Array) => void, chunks: Uint8Array[]) =>
+      chunks.findIndex((chunk) => {
+        try {
+          check(chunk);
+          return false;
+        } catch {
+          return true;
+        }
+      });
     let seed = 11;
     const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     const pieces = ['\n', '\r', '\r\n', 'data: x', 'yy', '', 'z'.repeat(30)];
@@ -77,7 +78,7 @@ describe('eventSizeGuard', () => {
     for (let stream = 0; stream < 300; stream++) {
       const all = bytes(Array.from({ length: 40 }, () => pieces[random(pieces.length)]).join(''));
       const chunks: Uint8Array[] = [];
-      for (let at = 0; at < all.length; ) {
+      for (let at = 0; at < all.length;) {
         const size = 1 + random(12);
         chunks.push(all.subarray(at, at + size));
         at += size;

@@ -17,7 +17,11 @@ describe('the bridge’s 2026-07-28 request headers', () => {
   const seen: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {
     seen.push(req.headers);
-    req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{}}'));
+    req
+      .resume()
+      .on('end', () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{}}'),
+      );
   });
   let url = '';
   beforeAll(async () => {
@@ -27,10 +31,23 @@ describe('the bridge’s 2026-07-28 request headers', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('sends them with a request that carries the envelope', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'écho', _meta: { [META]: '2026-07-28' } } });
-    const res = await boundedFetch(() => undefined)(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'écho', _meta: { [META]: '2026-07-28' } },
+    });
+    const res = await boundedFetch(() => undefined)(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     await res.text();
-    expect(seen.at(-1)).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': `=?base64?${Buffer.from('écho').toString('base64')}?=` });
+    expect(seen.at(-1)).toMatchObject({
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': `=?base64?${Buffer.from('écho').toString('base64')}?=`,
+    });
   });
 
   it('passes on, as written, a request whose method or version no header can carry', async () => {
@@ -41,7 +58,12 @@ describe('the bridge’s 2026-07-28 request headers', () => {
       ['tools/call', '2026-07-28\r\nX-Injected: 1'],
       ['tools/call', '版本'],
     ] as const) {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { name: 'echo', _meta: { [META]: version } } });
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method,
+        params: { name: 'echo', _meta: { [META]: version } },
+      });
       expect(() => withEnvelopeHeaders({ method: 'POST', body })).not.toThrow();
       const before = seen.length;
       const res = await fetcher(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });

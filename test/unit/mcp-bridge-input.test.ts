@@ -13,10 +13,30 @@ import { readClientLine, readLines } from '../../src/cli/mcp-bridge-input.ts';
 describe('readClientLine', () => {
   it.each([
     ['a request', '{"jsonrpc":"2.0","id":1,"method":"ping"}', { jsonrpc: '2.0', id: 1, method: 'ping' }, []],
-    ['a notification', '{"jsonrpc":"2.0","method":"notifications/initialized"}', { jsonrpc: '2.0', method: 'notifications/initialized' }, []],
-    ['a response of the client', '{"jsonrpc":"2.0","id":"s1","result":{}}', { jsonrpc: '2.0', id: 's1', result: {} }, []],
-    ['a request with a member JSON-RPC does not name', '{"jsonrpc":"2.0","id":5,"method":"ping","extra":1}', { jsonrpc: '2.0', id: 5, method: 'ping' }, ['extra']],
-    ['params as an array (the gateway judges them)', '{"jsonrpc":"2.0","id":2,"method":"x","params":[1]}', { jsonrpc: '2.0', id: 2, method: 'x', params: [1] }, []],
+    [
+      'a notification',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      [],
+    ],
+    [
+      'a response of the client',
+      '{"jsonrpc":"2.0","id":"s1","result":{}}',
+      { jsonrpc: '2.0', id: 's1', result: {} },
+      [],
+    ],
+    [
+      'a request with a member JSON-RPC does not name',
+      '{"jsonrpc":"2.0","id":5,"method":"ping","extra":1}',
+      { jsonrpc: '2.0', id: 5, method: 'ping' },
+      ['extra'],
+    ],
+    [
+      'params as an array (the gateway judges them)',
+      '{"jsonrpc":"2.0","id":2,"method":"x","params":[1]}',
+      { jsonrpc: '2.0', id: 2, method: 'x', params: [1] },
+      [],
+    ],
   ])('passes on %s', (_what, line, message, dropped) => {
     expect(readClientLine(line)).toEqual({ kind: 'message', message, dropped });
   });
@@ -30,27 +50,52 @@ describe('readClientLine', () => {
     ['an object as id', '{"jsonrpc":"2.0","id":{},"method":"ping"}', null, -32600, /neither a string nor an integer/],
     ['another jsonrpc version', '{"jsonrpc":"1.0","id":7,"method":"ping"}', 7, -32600, /"jsonrpc" must be "2.0"/],
     ['a method that is no string', '{"jsonrpc":"2.0","id":8,"method":1}', 8, -32600, /"method" must be a string/],
-    ['params that are neither object nor array', '{"jsonrpc":"2.0","id":9,"method":"x","params":"bar"}', 9, -32600, /"params" must be/],
+    [
+      'params that are neither object nor array',
+      '{"jsonrpc":"2.0","id":9,"method":"x","params":"bar"}',
+      9,
+      -32600,
+      /"params" must be/,
+    ],
   ])('refuses %s, answering under the id it could read', (_what, line, id, code, message) => {
     const read = readClientLine(line);
-    expect(read).toMatchObject({ kind: 'refused', answer: { jsonrpc: '2.0', id, error: { code, message: expect.stringMatching(message) } } });
+    expect(read).toMatchObject({
+      kind: 'refused',
+      answer: { jsonrpc: '2.0', id, error: { code, message: expect.stringMatching(message) } },
+    });
   });
 
   it('answers a request id past 2^53 under the digits as written', () => {
     const read = readClientLine('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}');
     expect(read?.kind).toBe('refused');
     const answer = read?.kind === 'refused' ? read.answer : undefined;
-    expect(JSON.stringify(answer)).toMatch(/^\{"jsonrpc":"2\.0","id":9007199254740993,"error":\{"code":-32600,"message":"Invalid Request: the request id 9007199254740993 is past 2\^53 - 1/);
+    expect(JSON.stringify(answer)).toMatch(
+      /^\{"jsonrpc":"2\.0","id":9007199254740993,"error":\{"code":-32600,"message":"Invalid Request: the request id 9007199254740993 is past 2\^53 - 1/,
+    );
   });
 
   it('refuses a malformed response of the client without answering it', () => {
-    expect(readClientLine('{"jsonrpc":"2.0","id":null,"result":{}}')).toEqual({ kind: 'refused', why: expect.stringMatching(/answers no request/) });
-    expect(readClientLine('{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}')).toEqual({ kind: 'refused', why: expect.stringMatching(/both/) });
+    expect(readClientLine('{"jsonrpc":"2.0","id":null,"result":{}}')).toEqual({
+      kind: 'refused',
+      why: expect.stringMatching(/answers no request/),
+    });
+    expect(readClientLine('{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}')).toEqual({
+      kind: 'refused',
+      why: expect.stringMatching(/both/),
+    });
   });
 
   it('reads a batch element by element, and skips blank lines', () => {
-    const read = readClientLine('[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":null,"method":"ping"}]');
-    expect(read).toMatchObject({ kind: 'batch', items: [{ kind: 'message', message: { id: 3 } }, { kind: 'refused', answer: { id: null } }] });
+    const read = readClientLine(
+      '[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":null,"method":"ping"}]',
+    );
+    expect(read).toMatchObject({
+      kind: 'batch',
+      items: [
+        { kind: 'message', message: { id: 3 } },
+        { kind: 'refused', answer: { id: null } },
+      ],
+    });
     expect(readClientLine('  ')).toBeUndefined();
   });
 });
@@ -60,7 +105,12 @@ describe('readLines', () => {
     const input = new PassThrough();
     const seen: string[] = [];
     let ended = false;
-    readLines(input, { onLine: (line) => seen.push(line), onOversize: () => seen.push('<oversize>'), onEnd: () => (ended = true), maxLineBytes: max });
+    readLines(input, {
+      onLine: (line) => seen.push(line),
+      onOversize: () => seen.push('<oversize>'),
+      onEnd: () => (ended = true),
+      maxLineBytes: max,
+    });
     return { input, seen, ended: () => ended };
   }
 
@@ -101,7 +151,12 @@ describe('readLines', () => {
       input.write('\nend\n');
       await new Promise((r) => setImmediate(r));
       const elapsed = performance.now() - started;
-      expect(seen.map((line) => (line.length > 100 ? line.length : line))).toEqual([max - piece.length, '{"after":1}', '<oversize>', 'end']);
+      expect(seen.map((line) => (line.length > 100 ? line.length : line))).toEqual([
+        max - piece.length,
+        '{"after":1}',
+        '<oversize>',
+        'end',
+      ]);
       return elapsed;
     };
     const MiB = 1024 * 1024;

@@ -40,6 +40,10 @@ describe('MemoryCounters', () => {
       vi.advanceTimersByTime(60_000);
       counters.add('other', 1);
     }
-    expect(counters.add('guest', 1)).toEqual({ consumedPoints: 41, remainingPoints: 59, msBeforeNext: 86_400_000 - 600_000 });
+    expect(counters.add('guest', 1)).toEqual({
+      consumedPoints: 41,
+      remainingPoints: 59,
+      msBeforeNext: 86_400_000 - 600_000,
+    });
   });
 });

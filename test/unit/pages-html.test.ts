@@ -22,7 +22,9 @@ describe('html', () => {
 
   it('escapes attribute values and keeps nested markup', () => {
     const inner = html`<b>${'<i>'}</b>`;
-    expect(html`<a title="${'" onclick="x'}">${inner}</a>`.value).toBe('<a title="&quot; onclick=&quot;x"><b>&lt;i&gt;</b></a>');
+    expect(html`<a title="${'" onclick="x'}">${inner}</a>`.value).toBe(
+      '<a title="&quot; onclick=&quot;x"><b>&lt;i&gt;</b></a>',
+    );
   });
 
   it('joins arrays and drops null, undefined and false', () => {
@@ -57,9 +59,33 @@ describe('latencyChart', () => {
     const at = (s: number) => new Date(Date.UTC(2026, 10, 21, 10, 0, s));
     const svg = latencyChart(
       [
-        { startedAt: at(2), ok: false, latencyMs: 5000, protocolVersion: null, serverInfo: null, toolCount: 0, error: '<timeout>' },
-        { startedAt: at(1), ok: true, latencyMs: 50, protocolVersion: null, serverInfo: null, toolCount: 1, error: null },
-        { startedAt: at(0), ok: true, latencyMs: 100, protocolVersion: null, serverInfo: null, toolCount: 1, error: null },
+        {
+          startedAt: at(2),
+          ok: false,
+          latencyMs: 5000,
+          protocolVersion: null,
+          serverInfo: null,
+          toolCount: 0,
+          error: '<timeout>',
+        },
+        {
+          startedAt: at(1),
+          ok: true,
+          latencyMs: 50,
+          protocolVersion: null,
+          serverInfo: null,
+          toolCount: 1,
+          error: null,
+        },
+        {
+          startedAt: at(0),
+          ok: true,
+          latencyMs: 100,
+          protocolVersion: null,
+          serverInfo: null,
+          toolCount: 1,
+          error: null,
+        },
       ],
       'Latency',
       'table',
@@ -103,7 +129,9 @@ describe('endpointBody', () => {
   };
 
   it('says how many tools an endpoint had when none is online, in the page language', () => {
-    expect(endpointBody(endpoint, [], [], pageCopy('en')).value).toContain('None is online now; the last probe that reached this endpoint found 13.');
+    expect(endpointBody(endpoint, [], [], pageCopy('en')).value).toContain(
+      'None is online now; the last probe that reached this endpoint found 13.',
+    );
     expect(endpointBody(endpoint, [], [], pageCopy('zh-CN')).value).toContain('发现 13 个');
     expect(endpointBody({ ...endpoint, toolCount: 0 }, [], [], pageCopy('en')).value).not.toContain('tools-offline');
   });
@@ -112,13 +140,21 @@ describe('endpointBody', () => {
     const page = endpointBody(endpoint, [], [], pageCopy('en')).value;
     expect(page).toContain('<dt>MCP revisions</dt><dd>MCP 2026-07-28, 2025-11-25</dd>');
     expect(page).toContain('<dt>MCP capabilities</dt><dd>tools, resources</dd>');
-    const unknown = endpointBody({ ...endpoint, protocolVersions: [], capabilities: null }, [], [], pageCopy('en')).value;
+    const unknown = endpointBody(
+      { ...endpoint, protocolVersions: [], capabilities: null },
+      [],
+      [],
+      pageCopy('en'),
+    ).value;
     expect(unknown).toContain('<dt>MCP revisions</dt><dd><span class="muted">not known yet</span></dd>');
     expect(unknown).not.toContain('MCP capabilities');
   });
 
   it('is listed in the marketplace table with a column of the MCP revisions it offers', () => {
-    const page = marketplaceBody({ q: '', provider: '', tools: { items: [], nextCursor: null }, endpoints: [endpoint] }, pageCopy('en')).value;
+    const page = marketplaceBody(
+      { q: '', provider: '', tools: { items: [], nextCursor: null }, endpoints: [endpoint] },
+      pageCopy('en'),
+    ).value;
     expect(page).toContain('<th scope="col">MCP revisions</th>');
     expect(page).toContain('<td class="revisions">MCP 2026-07-28, 2025-11-25</td>');
   });
@@ -126,10 +162,16 @@ describe('endpointBody', () => {
 
 describe('marketplaceBody', () => {
   it('links a later page of tools back to the first, keeping the search, and counts its own tools as more', () => {
-    const later = marketplaceBody({ q: 'weather', provider: '', tools: { items: [], nextCursor: null }, endpoints: [], later: true }, pageCopy('en')).value;
+    const later = marketplaceBody(
+      { q: 'weather', provider: '', tools: { items: [], nextCursor: null }, endpoints: [], later: true },
+      pageCopy('en'),
+    ).value;
     expect(later).toContain('<a href="/marketplace?q=weather">← First results</a>');
     expect(later).toContain('0 more tools');
-    const first = marketplaceBody({ q: '', provider: '', tools: { items: [], nextCursor: null }, endpoints: [] }, pageCopy('en')).value;
+    const first = marketplaceBody(
+      { q: '', provider: '', tools: { items: [], nextCursor: null }, endpoints: [] },
+      pageCopy('en'),
+    ).value;
     expect(first).not.toContain('First results');
   });
 });

@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { type EndpointStatus, type HealthState, nextHealth, nextProbeDelayMs, type ProbeVerdict } from '../../probes/index.ts';
+import {
+  type EndpointStatus,
+  type HealthState,
+  nextHealth,
+  nextProbeDelayMs,
+  type ProbeVerdict,
+} from '../../probes/index.ts';
 
 const good: ProbeVerdict = { ok: true, toolCount: 3, slow: false };
 const slow: ProbeVerdict = { ok: true, toolCount: 3, slow: true };
@@ -33,10 +39,32 @@ describe('nextHealth', () => {
   });
 
   it('degrades on slow answers but never hides an endpoint that answers', () => {
-    expect(run('healthy', [slow, slow, slow, slow, slow])).toEqual(['healthy', 'degraded', 'degraded', 'degraded', 'degraded']);
+    expect(run('healthy', [slow, slow, slow, slow, slow])).toEqual([
+      'healthy',
+      'degraded',
+      'degraded',
+      'degraded',
+      'degraded',
+    ]);
     // Hidden only after four failures in a row since its last (slow) answer, as for any endpoint.
-    expect(run('healthy', [slow, slow, slow, fail, fail, fail, fail])).toEqual(['healthy', 'degraded', 'degraded', 'degraded', 'degraded', 'degraded', 'unreachable']);
-    expect(run('degraded', [fail, fail, slow, fail, fail, fail, fail])).toEqual(['degraded', 'degraded', 'degraded', 'degraded', 'degraded', 'degraded', 'unreachable']);
+    expect(run('healthy', [slow, slow, slow, fail, fail, fail, fail])).toEqual([
+      'healthy',
+      'degraded',
+      'degraded',
+      'degraded',
+      'degraded',
+      'degraded',
+      'unreachable',
+    ]);
+    expect(run('degraded', [fail, fail, slow, fail, fail, fail, fail])).toEqual([
+      'degraded',
+      'degraded',
+      'degraded',
+      'degraded',
+      'degraded',
+      'degraded',
+      'unreachable',
+    ]);
   });
 
   it('brings an unreachable endpoint back online as degraded, then healthy', () => {
@@ -46,17 +74,33 @@ describe('nextHealth', () => {
 
   it('marks an endpoint that asks for a credential auth_required at once, and online again once it answers without', () => {
     const gated: ProbeVerdict = { ok: false, toolCount: 0, slow: false, authRequired: true };
-    expect(run('registered', [gated, gated, gated, gated, gated])).toEqual(['auth_required', 'auth_required', 'auth_required', 'auth_required', 'auth_required']);
+    expect(run('registered', [gated, gated, gated, gated, gated])).toEqual([
+      'auth_required',
+      'auth_required',
+      'auth_required',
+      'auth_required',
+      'auth_required',
+    ]);
     // Online with tools, it keeps them through a blip, as through failures.
     expect(run('healthy', [gated, good])).toEqual(['healthy', 'healthy']);
     expect(run('healthy', [gated, gated, gated, gated])).toEqual(['healthy', 'degraded', 'degraded', 'auth_required']);
     expect(run('unreachable', [gated])).toEqual(['auth_required']);
     // A failure after it is counted from there, as for any endpoint that stopped answering.
-    expect(run('auth_required', [fail, fail, fail, fail])).toEqual(['auth_required', 'auth_required', 'auth_required', 'unreachable']);
+    expect(run('auth_required', [fail, fail, fail, fail])).toEqual([
+      'auth_required',
+      'auth_required',
+      'auth_required',
+      'unreachable',
+    ]);
   });
 
   it('marks a never-answering registered endpoint unreachable after repeated failures', () => {
-    expect(run('registered', [fail, fail, fail, fail])).toEqual(['registered', 'registered', 'registered', 'unreachable']);
+    expect(run('registered', [fail, fail, fail, fail])).toEqual([
+      'registered',
+      'registered',
+      'registered',
+      'unreachable',
+    ]);
   });
 });
 

@@ -8,7 +8,14 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { createMerkleTree, EMPTY_ROOT, leafHash, nodeHash, verifyConsistency, verifyInclusion } from '../../receipts/index.ts';
+import {
+  createMerkleTree,
+  EMPTY_ROOT,
+  leafHash,
+  nodeHash,
+  verifyConsistency,
+  verifyInclusion,
+} from '../../receipts/index.ts';
 
 /** The leaves of the CT reference tests (merkle_tree_test.cc). */
 const CT_LEAVES = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'];
@@ -59,7 +66,8 @@ describe('inclusion proofs', () => {
   it('verify for every leaf of every tree size 1..64', () => {
     for (let n = 1; n <= 64; n++) {
       const root = tree.root(n);
-      for (let i = 0; i < n; i++) expect(verifyInclusion(leaves[i]!, i, n, tree.inclusionProof(i, n), root), `leaf ${i} of ${n}`).toBe(true);
+      for (let i = 0; i < n; i++)
+        expect(verifyInclusion(leaves[i]!, i, n, tree.inclusionProof(i, n), root), `leaf ${i} of ${n}`).toBe(true);
     }
   });
 
@@ -93,7 +101,9 @@ describe('consistency proofs', () => {
   it('verify between every pair of sizes 1..64', () => {
     for (let m = 1; m <= 64; m++) {
       for (let n = m; n <= 64; n++) {
-        expect(verifyConsistency(m, n, tree.root(m), tree.root(n), tree.consistencyProof(m, n)), `${m} -> ${n}`).toBe(true);
+        expect(verifyConsistency(m, n, tree.root(m), tree.root(n), tree.consistencyProof(m, n)), `${m} -> ${n}`).toBe(
+          true,
+        );
       }
     }
   });
@@ -103,7 +113,11 @@ describe('consistency proofs', () => {
       fc.property(fc.integer({ min: 1, max: 63 }), fc.integer({ min: 1, max: 64 }), (m, extra) => {
         const n = Math.min(64, m + extra);
         const proof = tree.consistencyProof(m, n);
-        const forged = createMerkleTree([...leaves.slice(0, m - 1), leafHash(Buffer.from('forged')), ...leaves.slice(m, n)]);
+        const forged = createMerkleTree([
+          ...leaves.slice(0, m - 1),
+          leafHash(Buffer.from('forged')),
+          ...leaves.slice(m, n),
+        ]);
         if (m < n) {
           expect(verifyConsistency(m, n, forged.root(m), tree.root(n), proof)).toBe(false);
           expect(verifyConsistency(m, n, tree.root(m), forged.root(n), proof)).toBe(false);

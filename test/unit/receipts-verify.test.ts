@@ -38,14 +38,25 @@ let signHead: (head: TreeHead) => Promise<Checkpoint>;
 /** A key pair and its JWKS as Plaza publishes it (`purpose` member; none when `purpose` is null, as before it had one). */
 async function keyPair(kid: string, purpose: string | null = 'receipts') {
   const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-  const jwk = { ...(await exportJWK(publicKey)), kid, alg: 'EdDSA', use: 'sig', ...(purpose === null ? {} : { purpose }) };
+  const jwk = {
+    ...(await exportJWK(publicKey)),
+    kid,
+    alg: 'EdDSA',
+    use: 'sig',
+    ...(purpose === null ? {} : { purpose }),
+  };
   return { signer: createJwsCheckpointSigner(async () => ({ kid, privateKey })), jwks: { keys: [jwk] as never[] } };
 }
 
 /** The export's checkpoint line signed again by `signer`. */
 async function resigned(signer: Awaited<ReturnType<typeof keyPair>>['signer']): Promise<Line[]> {
   const cp = lines[0] as { tree_size: number; root_hash: string; chain_head: string; timestamp: string };
-  const head = { treeSize: cp.tree_size, rootHash: cp.root_hash, chainHead: cp.chain_head, timestamp: Date.parse(cp.timestamp) };
+  const head = {
+    treeSize: cp.tree_size,
+    rootHash: cp.root_hash,
+    chainHead: cp.chain_head,
+    timestamp: Date.parse(cp.timestamp),
+  };
   const { keyId, signature } = await signer.sign(checkpointText(head));
   return [{ ...lines[0], key_id: keyId, signature }, ...lines.slice(1)];
 }
@@ -76,24 +87,52 @@ beforeAll(async () => {
     prev = chainHash(prev, leafHash);
   }
   tree = createMerkleTree(receipts.map((r) => Buffer.from(r.leafHash, 'hex')));
-  const head = { treeSize: 9, rootHash: tree.root().toString('hex'), chainHead: prev, timestamp: Date.parse('2026-11-21T12:01:00.000Z') };
-  signHead = async (h) => ({ treeSize: h.treeSize, rootHash: h.rootHash, chainHead: h.chainHead, timestamp: h.timestamp, ...(await mine.signer.sign(checkpointText(h))) });
+  const head = {
+    treeSize: 9,
+    rootHash: tree.root().toString('hex'),
+    chainHead: prev,
+    timestamp: Date.parse('2026-11-21T12:01:00.000Z'),
+  };
+  signHead = async (h) => ({
+    treeSize: h.treeSize,
+    rootHash: h.rootHash,
+    chainHead: h.chainHead,
+    timestamp: h.timestamp,
+    ...(await mine.signer.sign(checkpointText(h))),
+  });
   const checkpoint = await signHead(head);
-  const fiveOf = (t: MerkleTree) => signHead({ treeSize: 5, rootHash: t.root(5).toString('hex'), chainHead: 'a'.repeat(64), timestamp: Date.parse('2026-11-21T12:00:30.000Z') });
+  const fiveOf = (t: MerkleTree) =>
+    signHead({
+      treeSize: 5,
+      rootHash: t.root(5).toString('hex'),
+      chainHead: 'a'.repeat(64),
+      timestamp: Date.parse('2026-11-21T12:00:30.000Z'),
+    });
   five = await fiveOf(tree);
-  rewrittenFive = await fiveOf(createMerkleTree([...receipts.slice(0, 4).map((r) => Buffer.from(r.leafHash, 'hex')), Buffer.alloc(32, 7)]));
+  rewrittenFive = await fiveOf(
+    createMerkleTree([...receipts.slice(0, 4).map((r) => Buffer.from(r.leafHash, 'hex')), Buffer.alloc(32, 7)]),
+  );
   lines = [
     { type: 'checkpoint', ...renderCheckpoint(checkpoint) },
     ...receipts.map((r, i) => ({
       type: 'receipt',
       ...renderReceipt(r),
-      inclusion: renderInclusion({ leafIndex: i, treeSize: 9, auditPath: tree.inclusionProof(i).map((h) => h.toString('hex')) }),
+      inclusion: renderInclusion({
+        leafIndex: i,
+        treeSize: 9,
+        auditPath: tree.inclusionProof(i).map((h) => h.toString('hex')),
+      }),
     })),
   ];
 });
 
-const verify = (ls: Line[], keys = jwks) => verifyExport(ls.map((l) => JSON.stringify(l)), keys);
-const alter = (index: number, change: (line: Line) => Line): Line[] => lines.map((l, i) => (i === index ? change(structuredClone(l)) : l));
+const verify = (ls: Line[], keys = jwks) =>
+  verifyExport(
+    ls.map((l) => JSON.stringify(l)),
+    keys,
+  );
+const alter = (index: number, change: (line: Line) => Line): Line[] =>
+  lines.map((l, i) => (i === index ? change(structuredClone(l)) : l));
 
 describe('verifyExport', () => {
   it('accepts an intact export', async () => {
@@ -133,17 +172,31 @@ describe('verifyExport', () => {
 
   it('names a broken chain link', async () => {
     const report = await verify(alter(6, (l) => ({ ...l, prev_hash: 'd'.repeat(64) })));
-    expect(report.failure).toMatchObject({ callId: 'call_5', problem: expect.stringMatching(/prev_hash does not link to the previous receipt call_4/) });
+    expect(report.failure).toMatchObject({
+      callId: 'call_5',
+      problem: expect.stringMatching(/prev_hash does not link to the previous receipt call_4/),
+    });
   });
 
   it('rejects a shortened audit path', async () => {
-    const report = await verify(alter(2, (l) => ({ ...l, inclusion: { ...(l['inclusion'] as Line), audit_path: (l['inclusion'] as { audit_path: string[] }).audit_path.slice(1) } })));
+    const report = await verify(
+      alter(2, (l) => ({
+        ...l,
+        inclusion: {
+          ...(l['inclusion'] as Line),
+          audit_path: (l['inclusion'] as { audit_path: string[] }).audit_path.slice(1),
+        },
+      })),
+    );
     expect(report.failure).toMatchObject({ callId: 'call_1' });
   });
 
   it('rejects a checkpoint with an altered root or signed by another key', async () => {
     const root = await verify(alter(0, (l) => ({ ...l, root_hash: 'e'.repeat(64) })));
-    expect(root.failure).toMatchObject({ line: 1, problem: expect.stringMatching(/checkpoint signature does not verify/) });
+    expect(root.failure).toMatchObject({
+      line: 1,
+      problem: expect.stringMatching(/checkpoint signature does not verify/),
+    });
     const foreign = await verify(lines, otherJwks);
     expect(foreign.failure?.problem).toMatch(/checkpoint signature does not verify/);
     expect(foreign.failure?.callId).toBeUndefined();
@@ -151,7 +204,9 @@ describe('verifyExport', () => {
 
   it('accepts only a receipts key for the checkpoint, by its purpose or, in a JWKS without purposes, by its kid', async () => {
     // A JWKS saved before keys carried a purpose still verifies.
-    expect(await verify(lines, { keys: jwks.keys.map(({ purpose: _, ...jwk }: Line) => jwk) as never[] })).toMatchObject({ ok: true, receipts: 9 });
+    expect(
+      await verify(lines, { keys: jwks.keys.map(({ purpose: _, ...jwk }: Line) => jwk) as never[] }),
+    ).toMatchObject({ ok: true, receipts: 9 });
     // Another purpose's key (guest tokens, call assertions), however the signature looks, is not one.
     for (const [kid, purpose] of [
       ['token_1', 'token'],
@@ -160,16 +215,22 @@ describe('verifyExport', () => {
     ] as const) {
       const other = await keyPair(kid, purpose);
       const report = await verify(await resigned(other.signer), { keys: [...jwks.keys, ...other.jwks.keys] });
-      expect(report.failure, `${kid} ${purpose}`).toMatchObject({ line: 1, problem: `checkpoint key ${kid} is not a receipts key (it has another purpose)` });
+      expect(report.failure, `${kid} ${purpose}`).toMatchObject({
+        line: 1,
+        problem: `checkpoint key ${kid} is not a receipts key (it has another purpose)`,
+      });
     }
     // The signature is checked against receipts keys only, whatever key_id the line names.
     const token = await keyPair('token_1', 'token');
     const named = (await resigned(token.signer)).map((l, i) => (i === 0 ? { ...l, key_id: 'receipts_1' } : l));
-    expect((await verify(named, { keys: [...jwks.keys, ...token.jwks.keys] })).failure?.problem).toMatch(/checkpoint signature does not verify/);
+    expect((await verify(named, { keys: [...jwks.keys, ...token.jwks.keys] })).failure?.problem).toMatch(
+      /checkpoint signature does not verify/,
+    );
   });
 
   it('given a trusted earlier checkpoint, passes only a log that extends it', async () => {
-    const proof = async (first: number, second: number) => tree.consistencyProof(first, second).map((h) => h.toString('hex'));
+    const proof = async (first: number, second: number) =>
+      tree.consistencyProof(first, second).map((h) => h.toString('hex'));
     const checked = (trusted: Checkpoint, ls: Line[] = lines, consistencyProof: typeof proof | null = proof) =>
       verifyExport(
         ls.map((l) => JSON.stringify(l)),
@@ -180,23 +241,44 @@ describe('verifyExport', () => {
     const nine = (await verify(lines)).checkpoint!;
     expect(await checked(nine, lines, null)).toMatchObject({ ok: true });
     // The log was rewritten, then signed again: no proof joins the trusted root to the new one.
-    expect((await checked(rewrittenFive)).failure).toEqual({ line: 1, problem: 'checkpoint is not consistent with the trusted checkpoint of tree size 5 (the log was rewritten)' });
+    expect((await checked(rewrittenFive)).failure).toEqual({
+      line: 1,
+      problem: 'checkpoint is not consistent with the trusted checkpoint of tree size 5 (the log was rewritten)',
+    });
     // Of the trusted size but another tree; older than the trusted one; none at all.
     const rewrittenNine = await signHead({ ...nine, rootHash: five.rootHash });
-    expect((await checked(rewrittenNine)).failure).toEqual({ line: 1, problem: 'checkpoint differs from the trusted checkpoint of tree size 9 (the log was rewritten)' });
+    expect((await checked(rewrittenNine)).failure).toEqual({
+      line: 1,
+      problem: 'checkpoint differs from the trusted checkpoint of tree size 9 (the log was rewritten)',
+    });
     expect((await checked(nine, [{ type: 'checkpoint', ...renderCheckpoint(five) }])).failure).toEqual({
       line: 1,
-      problem: 'checkpoint of tree size 5 is older than the trusted checkpoint of tree size 9 (the log was cut back, or an old export was served)',
+      problem:
+        'checkpoint of tree size 5 is older than the trusted checkpoint of tree size 9 (the log was cut back, or an old export was served)',
     });
-    expect((await checked(nine, [])).failure?.problem).toBe('the export holds no checkpoint, but the trusted checkpoint has tree size 9');
+    expect((await checked(nine, [])).failure?.problem).toBe(
+      'the export holds no checkpoint, but the trusted checkpoint has tree size 9',
+    );
     // A trusted checkpoint must carry a good signature; a proof must be there and be hashes.
-    expect((await checked({ ...five, rootHash: nine.rootHash })).failure?.problem).toMatch(/^trusted checkpoint signature does not verify/);
-    expect((await checked(five, lines, null)).failure?.problem).toBe('no consistency proof from the trusted checkpoint of tree size 5 to tree size 9');
-    expect((await checked(five, lines, async () => ['zz'])).failure?.problem).toBe('the consistency proof is not a list of hashes');
+    expect((await checked({ ...five, rootHash: nine.rootHash })).failure?.problem).toMatch(
+      /^trusted checkpoint signature does not verify/,
+    );
+    expect((await checked(five, lines, null)).failure?.problem).toBe(
+      'no consistency proof from the trusted checkpoint of tree size 5 to tree size 9',
+    );
+    expect((await checked(five, lines, async () => ['zz'])).failure?.problem).toBe(
+      'the consistency proof is not a list of hashes',
+    );
   });
 
   it('rejects receipts without a checkpoint and lines that are not JSON', async () => {
-    expect((await verify(lines.slice(1))).failure).toMatchObject({ callId: 'call_0', problem: expect.stringMatching(/no checkpoint/) });
-    expect((await verifyExport([JSON.stringify(lines[0]), '{not json'], jwks)).failure).toMatchObject({ line: 2, problem: 'line is not JSON' });
+    expect((await verify(lines.slice(1))).failure).toMatchObject({
+      callId: 'call_0',
+      problem: expect.stringMatching(/no checkpoint/),
+    });
+    expect((await verifyExport([JSON.stringify(lines[0]), '{not json'], jwks)).failure).toMatchObject({
+      line: 2,
+      problem: 'line is not JSON',
+    });
   });
 });

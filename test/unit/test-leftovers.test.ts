@@ -23,12 +23,22 @@ async function runFixture(file: string): Promise<{ code: number | null; output: 
   writeFileSync(notes, '');
   // The inner run is a run of its own: none of this worker's Vitest variables.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^VITEST/.test(name)));
-  const result = await runChild(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', join(FIXTURES, 'vitest.config.ts'), file], {
-    cwd: FIXTURES,
-    env: { ...env, LEFTOVERS_PIDS: notes, NO_COLOR: '1' },
-    timeoutMs: 60_000,
-  });
-  const pids = new Map(readFileSync(notes, 'utf8').trim().split('\n').filter(Boolean).map((line) => [line.split(' ')[0]!, Number(line.split(' ')[1])] as const));
+  const result = await runChild(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', join(FIXTURES, 'vitest.config.ts'), file],
+    {
+      cwd: FIXTURES,
+      env: { ...env, LEFTOVERS_PIDS: notes, NO_COLOR: '1' },
+      timeoutMs: 60_000,
+    },
+  );
+  const pids = new Map(
+    readFileSync(notes, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => [line.split(' ')[0]!, Number(line.split(' ')[1])] as const),
+  );
   return { code: result.code, output: result.stdout + result.stderr, pids };
 }
 
@@ -48,7 +58,9 @@ describe('the test harness', () => {
     const escaped = pids.get('escaped')!;
     expect(escaped).toBeGreaterThan(0);
     expect(output).toMatch(/Tests\s+1 passed/);
-    expect(output).toContain(`1 process(es) started by the tests outlived their test file (now killed):\n  pid ${escaped} (parent `);
+    expect(output).toContain(
+      `1 process(es) started by the tests outlived their test file (now killed):\n  pid ${escaped} (parent `,
+    );
     expect(code).not.toBe(0);
     expect(isRunning(escaped)).toBe(false);
   }, 60_000);

@@ -37,7 +37,21 @@ function paramOf(body: unknown): string | null {
 
 describe('parseChatRequest', () => {
   it('accepts a minimal OpenAI request and flattens text parts', () => {
-    const parsed = parseChatRequest({ ...ok, messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }] }, 4096);
+    const parsed = parseChatRequest(
+      {
+        ...ok,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'a' },
+              { type: 'text', text: 'b' },
+            ],
+          },
+        ],
+      },
+      4096,
+    );
     expect(parsed.messages).toEqual([{ role: 'user', content: 'ab' }]);
   });
 
@@ -58,16 +72,32 @@ describe('parseChatRequest', () => {
     expect(paramOf(body)).toBe(param);
   });
 
-  it('accepts what the openai client sends back: an answer\'s message (refusal, parsed, annotations) and include_obfuscation', () => {
+  it("accepts what the openai client sends back: an answer's message (refusal, parsed, annotations) and include_obfuscation", () => {
     const answer = { role: 'assistant', content: 'Plans: …', refusal: null, parsed: null, annotations: [] };
-    const parsed = parseChatRequest({ ...ok, messages: [...ok.messages, answer, { role: 'user', content: 'more' }], stream: true, stream_options: { include_usage: true, include_obfuscation: false } }, 4096);
+    const parsed = parseChatRequest(
+      {
+        ...ok,
+        messages: [...ok.messages, answer, { role: 'user', content: 'more' }],
+        stream: true,
+        stream_options: { include_usage: true, include_obfuscation: false },
+      },
+      4096,
+    );
     expect(parsed.messages.map((m) => m.content)).toEqual(['hi', 'Plans: …', 'more']);
     expect(paramOf({ ...ok, messages: [{ ...answer, refusal: 5 }] })).toBe('messages[0].refusal');
     expect(paramOf({ ...ok, messages: [{ ...answer, audio: { id: 'a' } }] })).toBe('messages[0].audio');
   });
 
   it.each([
-    ['an image part', [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }], 'messages[0].content[1].type', /text parts only/],
+    [
+      'an image part',
+      [
+        { type: 'text', text: 'look' },
+        { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+      ],
+      'messages[0].content[1].type',
+      /text parts only/,
+    ],
     ['null', null, 'messages[0].content', /a string or an array of text parts/],
     ['a number', 5, 'messages[0].content', /a string or an array of text parts/],
   ])('names what is wrong with a content of %s for the embedded assistant', (_name, content, param, message) => {
@@ -90,8 +120,18 @@ describe('parseChatRequest', () => {
     const body = {
       model: 'gpt',
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+        },
         { role: 'tool', tool_call_id: 'c', content: '2' },
       ],
       tools: [{ type: 'function', function: { name: 'f' } }],
@@ -100,7 +140,11 @@ describe('parseChatRequest', () => {
     };
     const parsed = parseChatRequest(body, 4096, true);
     expect(parsed.body).toBe(body);
-    expect(parsed.messages.map((m) => [m.role, m.content])).toEqual([['user', 'look'], ['assistant', ' f{"a":1}'], ['tool', '2']]);
+    expect(parsed.messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'look'],
+      ['assistant', ' f{"a":1}'],
+      ['tool', '2'],
+    ]);
     expect(() => parseChatRequest(body, 4096)).toThrow(ValidationError);
   });
 
@@ -108,7 +152,11 @@ describe('parseChatRequest', () => {
     ['huge max_tokens', { ...ok, max_tokens: 10_000_000 }, 'max_tokens'],
     ['a message without a role', { ...ok, messages: [{ content: 'x' }] }, 'messages[0].role'],
     ['a numeric content', { ...ok, messages: [{ role: 'user', content: 5 }] }, 'messages[0].content'],
-    ['a string include_usage', { ...ok, stream: true, stream_options: { include_usage: 'yes' } }, 'stream_options.include_usage'],
+    [
+      'a string include_usage',
+      { ...ok, stream: true, stream_options: { include_usage: 'yes' } },
+      'stream_options.include_usage',
+    ],
     ['n of 0', { ...ok, n: 0 }, 'n'],
   ])('still checks what Plaza reads in a request for an upstream model: %s', (_name, body, param) => {
     const error = (() => {
@@ -243,7 +291,11 @@ describe('createModelRegistry', () => {
   });
 
   it('resolves upstream ids and aliases, and lets an alias take over plaza-assistant', () => {
-    const registry = createModelRegistry({ upstream: true, models: ['llama3'], aliases: { fast: 'llama3', 'plaza-assistant': 'gpt-4o' } });
+    const registry = createModelRegistry({
+      upstream: true,
+      models: ['llama3'],
+      aliases: { fast: 'llama3', 'plaza-assistant': 'gpt-4o' },
+    });
     expect(registry.resolve('fast')).toEqual({ id: 'fast', backend: 'upstream', target: 'llama3' });
     expect(registry.resolve('plaza-assistant').backend).toBe('upstream');
   });
@@ -265,8 +317,20 @@ describe('websiteContentSource', () => {
       JSON.stringify({
         locale: 'en',
         products: [{ id: 'gw', name: 'Gateway', tag: 'MCP', body: 'One endpoint for every connector.', cta: 'Go' }],
-        scenarios: [{ id: 'growth', name: 'Growth', headline: 'Grow.', description: 'For marketers.', keywords: ['seo'], products: ['gw'], planId: 'pro' }],
-        plans: [{ id: 'pro', name: 'Pro', priceCents: 4900, currency: 'USD', features: ['SSO', 'Receipts for a year'] }],
+        scenarios: [
+          {
+            id: 'growth',
+            name: 'Growth',
+            headline: 'Grow.',
+            description: 'For marketers.',
+            keywords: ['seo'],
+            products: ['gw'],
+            planId: 'pro',
+          },
+        ],
+        plans: [
+          { id: 'pro', name: 'Pro', priceCents: 4900, currency: 'USD', features: ['SSO', 'Receipts for a year'] },
+        ],
         manifesto: 'First paragraph.\n\nSecond paragraph.',
         text: { answer: 'template {x}' },
       }),
@@ -277,7 +341,9 @@ describe('websiteContentSource', () => {
     // Titles head the answer, in the language of the content read.
     expect(docs.find((d) => d.id === 'manifesto:0')?.title).toBe('Manifesto');
     writeFileSync(join(root, 'zh-CN.json'), JSON.stringify({ locale: 'zh-CN', manifesto: '第一段。' }));
-    expect((await websiteContentSource(root).documents('zh-CN')).find((d) => d.id === 'manifesto:0')?.title).toBe('宣言');
+    expect((await websiteContentSource(root).documents('zh-CN')).find((d) => d.id === 'manifesto:0')?.title).toBe(
+      '宣言',
+    );
     expect(search(docs, 'seo')[0]?.doc.id).toBe('scenario:growth');
     expect(await websiteContentSource(join(root, 'missing')).documents('en')).toEqual([]);
   });

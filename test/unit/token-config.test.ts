@@ -7,7 +7,15 @@ import { createModelRegistry } from '../../src/chat/index.ts';
 describe('token API configuration', () => {
   it('defaults to the embedded assistant with documented limits', () => {
     const config = loadConfig({});
-    expect(config.llm).toEqual({ baseUrl: undefined, apiKey: undefined, models: [], aliases: {}, timeoutMs: 30_000, completionTimeoutMs: 600_000, maxRetries: 1 });
+    expect(config.llm).toEqual({
+      baseUrl: undefined,
+      apiKey: undefined,
+      models: [],
+      aliases: {},
+      timeoutMs: 30_000,
+      completionTimeoutMs: 600_000,
+      maxRetries: 1,
+    });
     expect(config.tokenApi).toEqual({
       maxTokens: 4096,
       rpmPerSubject: 30,
@@ -19,8 +27,18 @@ describe('token API configuration', () => {
   });
 
   it('reads an upstream with models and aliases', () => {
-    const config = loadConfig({ LLM_BASE_URL: 'http://llm:8000/v1/', LLM_API_KEY: 'sk-x', LLM_MODELS: 'a, b', LLM_MODEL_ALIASES: 'fast=a,smart = b' });
-    expect(config.llm).toMatchObject({ baseUrl: 'http://llm:8000/v1', apiKey: 'sk-x', models: ['a', 'b'], aliases: { fast: 'a', smart: 'b' } });
+    const config = loadConfig({
+      LLM_BASE_URL: 'http://llm:8000/v1/',
+      LLM_API_KEY: 'sk-x',
+      LLM_MODELS: 'a, b',
+      LLM_MODEL_ALIASES: 'fast=a,smart = b',
+    });
+    expect(config.llm).toMatchObject({
+      baseUrl: 'http://llm:8000/v1',
+      apiKey: 'sk-x',
+      models: ['a', 'b'],
+      aliases: { fast: 'a', smart: 'b' },
+    });
   });
 
   it.each([

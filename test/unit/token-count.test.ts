@@ -9,7 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { countTokens, TokenCounter } from '../../src/chat/index.ts';
 
 const UNSPACED = String.raw`\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Bopomofo}\p{scx=Yi}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}\p{scx=Tibetan}`;
-const OLD_PIECE = new RegExp(String.raw`[[${UNSPACED}]--\s]|[[\p{L}\p{N}\p{M}]--[${UNSPACED}]]+|[^\s\p{L}\p{N}\p{M}]`, 'gv');
+const OLD_PIECE = new RegExp(
+  String.raw`[[${UNSPACED}]--\s]|[[\p{L}\p{N}\p{M}]--[${UNSPACED}]]+|[^\s\p{L}\p{N}\p{M}]`,
+  'gv',
+);
 
 /** The approximation as it was counted before (the reference for ordinary text). */
 function oldCount(text: string): number {
@@ -33,7 +36,39 @@ function random(seed: number): () => number {
 // several kinds, Latin and accented letters, combining marks, digits, scripts without spaces
 // (Han, kana with its long vowel mark, Hangul, Thai), punctuation, emoji (a surrogate pair),
 // astral letters (𝐀, also a pair), lone high and low surrogates, ZWJ, BOM, control characters.
-const ALPHABET = [' ', '\t', '\n', '\u00a0', '\u3000', '\u2028', 'a', 'Z', 'é', '\u0301', '7', '٣', '中', 'の', 'ー', '한', 'ส', '!', '，', '。', '😀', '𝐀', '\ud800', '\udc00', '\u200d', '\ufeff', '\u0000', '\u001f', 'ß', 'Ω', 'ж'];
+const ALPHABET = [
+  ' ',
+  '\t',
+  '\n',
+  '\u00a0',
+  '\u3000',
+  '\u2028',
+  'a',
+  'Z',
+  'é',
+  '\u0301',
+  '7',
+  '٣',
+  '中',
+  'の',
+  'ー',
+  '한',
+  'ส',
+  '!',
+  '，',
+  '。',
+  '😀',
+  '𝐀',
+  '\ud800',
+  '\udc00',
+  '\u200d',
+  '\ufeff',
+  '\u0000',
+  '\u001f',
+  'ß',
+  'Ω',
+  'ж',
+];
 
 function corpus(count: number): string[] {
   const next = random(0x5eed);
@@ -42,7 +77,8 @@ function corpus(count: number): string[] {
     let text = '';
     const length = Math.floor(next() * 60);
     // Runs of one character too, so that word runs cross the 6-character steps.
-    for (let j = 0; j < length; j++) text += ALPHABET[Math.floor(next() * ALPHABET.length)]!.repeat(next() < 0.2 ? Math.floor(next() * 14) : 1);
+    for (let j = 0; j < length; j++)
+      text += ALPHABET[Math.floor(next() * ALPHABET.length)]!.repeat(next() < 0.2 ? Math.floor(next() * 14) : 1);
     texts.push(text);
   }
   return texts;
@@ -56,7 +92,8 @@ describe('countTokens', () => {
       'エージェントのカードにはdisplay_nameがあります。',
       'internationalization ⇒ 4 tokens; naïve café déjà-vu 👩‍💻 𝐀𝐁𝐂',
     ];
-    for (const text of [...prose, ...corpus(3_000)]) expect(countTokens(text), JSON.stringify(text)).toBe(oldCount(text));
+    for (const text of [...prose, ...corpus(3_000)])
+      expect(countTokens(text), JSON.stringify(text)).toBe(oldCount(text));
   });
 
   it('counts a text given in parts as the whole, wherever it is cut (word runs, surrogate pairs)', () => {

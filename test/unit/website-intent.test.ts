@@ -6,7 +6,13 @@
 import { describe, expect, it } from 'vitest';
 
 import { websiteContentSources } from '../../config/content/index.ts';
-import { buildIntentIndex, classifyIntent, loadWebsiteContent, PROMPT_MAX_CHARS, recommendation } from '../../src/website/index.ts';
+import {
+  buildIntentIndex,
+  classifyIntent,
+  loadWebsiteContent,
+  PROMPT_MAX_CHARS,
+  recommendation,
+} from '../../src/website/index.ts';
 
 const content = loadWebsiteContent({ sources: websiteContentSources, baseUrl: 'https://plaza.example' });
 const index = buildIntentIndex(content);
@@ -42,7 +48,8 @@ describe('classifyIntent', () => {
     const prompt = 'audit our store orders';
     const a = classifyIntent(index, prompt);
     expect(a.ranking.map((r) => r.scenarioId).sort()).toEqual(['commerce', 'developer', 'enterprise', 'growth']);
-    for (let i = 1; i < a.ranking.length; i++) expect(a.ranking[i - 1]!.score).toBeGreaterThanOrEqual(a.ranking[i]!.score);
+    for (let i = 1; i < a.ranking.length; i++)
+      expect(a.ranking[i - 1]!.score).toBeGreaterThanOrEqual(a.ranking[i]!.score);
     expect(classifyIntent(index, prompt)).toEqual(a);
   });
 });
@@ -51,7 +58,13 @@ describe('recommendation', () => {
   it('explains the choice with the matched terms, in the requested locale', () => {
     const result = classifyIntent(index, 'We need SOC 2 compliance and an audit trail');
     const en = recommendation(content.catalog('en'), result);
-    expect(en).toMatchObject({ status: 'ok', locale: 'en', planId: 'enterprise', planName: 'Enterprise', nextActions: ['/api/leads', '/api/plans', '/api/scenarios'] });
+    expect(en).toMatchObject({
+      status: 'ok',
+      locale: 'en',
+      planId: 'enterprise',
+      planName: 'Enterprise',
+      nextActions: ['/api/leads', '/api/plans', '/api/scenarios'],
+    });
     expect(en.answer).toContain('“audit”');
     expect(en.answer).toContain('Enterprise governance');
     const zh = recommendation(content.catalog('zh-CN'), result);
@@ -68,10 +81,12 @@ describe('recommendation', () => {
 
 describe('classification speed', () => {
   it('keeps p99 under 5 ms even for maximum-length prompts', () => {
-    const words = 'our team wants agents to audit orders publish packages and run campaigns 我们 希望 自动化 订单 审计'.split(' ');
+    const words =
+      'our team wants agents to audit orders publish packages and run campaigns 我们 希望 自动化 订单 审计'.split(' ');
     const prompts = Array.from({ length: 300 }, (_, i) => {
       let text = '';
-      while (text.length < (i % 3 === 0 ? PROMPT_MAX_CHARS - 20 : 200)) text += `${words[(text.length + i) % words.length]} `;
+      while (text.length < (i % 3 === 0 ? PROMPT_MAX_CHARS - 20 : 200))
+        text += `${words[(text.length + i) % words.length]} `;
       return text.slice(0, PROMPT_MAX_CHARS);
     });
     for (const p of prompts.slice(0, 30)) classifyIntent(index, p);

@@ -22,7 +22,15 @@ describe('website OpenAPI document', () => {
   });
 
   it('covers every public website route', () => {
-    expect(Object.keys(document.paths).sort()).toEqual(['/api/agent/intent', '/api/leads', '/api/manifesto', '/api/plans', '/api/products', '/api/scenarios', '/health']);
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/api/agent/intent',
+      '/api/leads',
+      '/api/manifesto',
+      '/api/plans',
+      '/api/products',
+      '/api/scenarios',
+      '/health',
+    ]);
   });
 
   it.each([
@@ -37,12 +45,24 @@ describe('website OpenAPI document', () => {
 
   it('carries the request rules: strict bodies, prompt length, e-mail and scenario', () => {
     const schemas = (document['components'] as any).schemas;
-    expect(schemas.IntentRequest).toMatchObject({ additionalProperties: false, required: ['prompt'], properties: { prompt: { maxLength: 2000, minLength: 1 } } });
+    expect(schemas.IntentRequest).toMatchObject({
+      additionalProperties: false,
+      required: ['prompt'],
+      properties: { prompt: { maxLength: 2000, minLength: 1 } },
+    });
     expect(schemas.LeadRequest).toMatchObject({
       additionalProperties: false,
       required: ['email', 'scenario'],
       properties: { email: { format: 'email' }, scenario: { enum: ['enterprise', 'commerce', 'developer', 'growth'] } },
     });
-    expect(schemas.PlansResponse.properties.plans.items.required).toEqual(['id', 'name', 'priceCents', 'currency', 'features', 'action', 'checkoutUrl']);
+    expect(schemas.PlansResponse.properties.plans.items.required).toEqual([
+      'id',
+      'name',
+      'priceCents',
+      'currency',
+      'features',
+      'action',
+      'checkoutUrl',
+    ]);
   });
 });

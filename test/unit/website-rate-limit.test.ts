@@ -25,7 +25,11 @@ function captureLog() {
 describe('createRateLimiter (memory)', () => {
   it('allows exactly the limit per client and window, then refuses with a reset time', async () => {
     const { log } = captureLog();
-    const limiter = createRateLimiter({ policy: { name: 'test', limit: 3, windowSeconds: 60 }, keyPrefix: 'unit:', log });
+    const limiter = createRateLimiter({
+      policy: { name: 'test', limit: 3, windowSeconds: 60 },
+      keyPrefix: 'unit:',
+      log,
+    });
     const decisions = [];
     for (let i = 0; i < 4; i++) decisions.push(await limiter.consume('1.2.3.4'));
     expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
@@ -42,14 +46,21 @@ describe('createRateLimiter (memory)', () => {
 
   it('rejects nonsensical policies at creation', () => {
     const { log } = captureLog();
-    expect(() => createRateLimiter({ policy: { name: 'x', limit: 0, windowSeconds: 60 }, keyPrefix: 'u:', log })).toThrow(/limit/);
-    expect(() => createRateLimiter({ policy: { name: 'x', limit: 1, windowSeconds: 0.5 }, keyPrefix: 'u:', log })).toThrow(/windowSeconds/);
+    expect(() =>
+      createRateLimiter({ policy: { name: 'x', limit: 0, windowSeconds: 60 }, keyPrefix: 'u:', log }),
+    ).toThrow(/limit/);
+    expect(() =>
+      createRateLimiter({ policy: { name: 'x', limit: 1, windowSeconds: 0.5 }, keyPrefix: 'u:', log }),
+    ).toThrow(/windowSeconds/);
   });
 });
 
 describe('rateLimitHeaders', () => {
   it('writes the IETF draft structured fields', () => {
-    const headers = rateLimitHeaders({ name: 'intent', limit: 30, windowSeconds: 60 }, { allowed: true, limit: 30, remaining: 29, resetSeconds: 41, store: 'memory' });
+    const headers = rateLimitHeaders(
+      { name: 'intent', limit: 30, windowSeconds: 60 },
+      { allowed: true, limit: 30, remaining: 29, resetSeconds: 41, store: 'memory' },
+    );
     expect(headers).toEqual({ 'RateLimit-Policy': '"intent";q=30;w=60', RateLimit: '"intent";r=29;t=41' });
   });
 });
@@ -68,7 +79,9 @@ describe('clientAddress', () => {
   });
 
   it('puts two addresses of one IPv6 /64 under one key', () => {
-    expect(clientAddress({ socket: { remoteAddress: '2001:db8:1:2::a' } }, false)).toBe(clientAddress({ socket: { remoteAddress: '2001:db8:1:2:ffff::b' } }, false));
+    expect(clientAddress({ socket: { remoteAddress: '2001:db8:1:2::a' } }, false)).toBe(
+      clientAddress({ socket: { remoteAddress: '2001:db8:1:2:ffff::b' } }, false),
+    );
   });
 });
 
@@ -78,7 +91,12 @@ describe('createRateLimiter (Redis unavailable)', () => {
     // Nothing listens on port 1: every command fails at once (no offline queue).
     const redis = createRedisClient('redis://127.0.0.1:1', log);
     try {
-      const limiter = createRateLimiter({ policy: { name: 'down', limit: 2, windowSeconds: 60 }, redis, keyPrefix: 'unit:', log });
+      const limiter = createRateLimiter({
+        policy: { name: 'down', limit: 2, windowSeconds: 60 },
+        redis,
+        keyPrefix: 'unit:',
+        log,
+      });
       const decisions = [];
       for (let i = 0; i < 3; i++) decisions.push(await limiter.consume('9.9.9.9'));
       expect(decisions.map((d) => [d.allowed, d.store])).toEqual([
@@ -117,7 +135,12 @@ describe('createRedisClient (Redis that does not answer)', () => {
     try {
       await new Promise<void>((resolve) => redis.once('ready', () => resolve()));
       await expect(redis.get('k')).rejects.toThrow(/timed out/i);
-      const limiter = createRateLimiter({ policy: { name: 'silent', limit: 1, windowSeconds: 60 }, redis, keyPrefix: 'unit:', log });
+      const limiter = createRateLimiter({
+        policy: { name: 'silent', limit: 1, windowSeconds: 60 },
+        redis,
+        keyPrefix: 'unit:',
+        log,
+      });
       expect(await limiter.consume('9.9.9.9')).toMatchObject({ allowed: true, store: 'memory' });
     } finally {
       redis.disconnect();

@@ -58,9 +58,13 @@ function storedBlocks(batch: Buffer): Buffer[] {
  * stays in order. The result depends only on the input bytes and the zlib version, so packing
  * stays reproducible; `gzip`, `tar` and Node's gunzip read it like any other gzip file.
  */
-export async function* gzipBatches(batches: AsyncIterable<Buffer>, options: { level: number; parallel?: number }): AsyncGenerator<Buffer> {
+export async function* gzipBatches(
+  batches: AsyncIterable<Buffer>,
+  options: { level: number; parallel?: number },
+): AsyncGenerator<Buffer> {
   const parallel = options.parallel ?? 2;
-  const deflate = (batch: Buffer) => deflateRawAsync(batch, { level: options.level, finishFlush: constants.Z_FULL_FLUSH });
+  const deflate = (batch: Buffer) =>
+    deflateRawAsync(batch, { level: options.level, finishFlush: constants.Z_FULL_FLUSH });
   yield HEADER;
   let crc = 0;
   let size = 0;
@@ -68,7 +72,9 @@ export async function* gzipBatches(batches: AsyncIterable<Buffer>, options: { le
   for await (const batch of batches) {
     crc = crc32(batch, crc);
     size = (size + batch.length) % 2 ** 32;
-    pending.push(worthDeflating(batch, options.level) ? deflate(batch).then((b) => [b]) : Promise.resolve(storedBlocks(batch)));
+    pending.push(
+      worthDeflating(batch, options.level) ? deflate(batch).then((b) => [b]) : Promise.resolve(storedBlocks(batch)),
+    );
     // Never leave a rejected promise unobserved while waiting for the batches ahead of it.
     pending.at(-1)!.catch(() => undefined);
     if (pending.length >= parallel) yield* await pending.shift()!;

@@ -25,12 +25,24 @@ const PIPE_GRACE_MS = 1_000;
 export function runProcess(
   command: string,
   args: string[],
-  options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs: number; maxOutputBytes?: number; signal?: AbortSignal },
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    input?: string;
+    timeoutMs: number;
+    maxOutputBytes?: number;
+    signal?: AbortSignal;
+  },
 ): Promise<RunResult> {
   const max = options.maxOutputBytes ?? 4 * 1024 * 1024;
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -81,7 +93,10 @@ export function runProcess(
 }
 
 /** The environment a package's hooks and commands get: PATH/HOME/locale of the host plus `extra`. */
-export function childEnv(base: Record<string, string | undefined>, extra: Record<string, string>): Record<string, string> {
+export function childEnv(
+  base: Record<string, string | undefined>,
+  extra: Record<string, string>,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ']) {
     const v = base[name];

@@ -2,7 +2,17 @@
 // Account: sign-in by e-mail link; when signed in, API keys and agents with their AGIN cards, both
 // through the session cookie and its CSRF header. A new API key is kept for the tab, for the
 // receipts page.
-import { el, fieldError, fill, invalidMessage, pageData, requestJson, retryAfter, say, session as store } from './common.js';
+import {
+  el,
+  fieldError,
+  fill,
+  invalidMessage,
+  pageData,
+  requestJson,
+  retryAfter,
+  say,
+  session as store,
+} from './common.js';
 
 const { text, locale } = pageData();
 const message = document.getElementById('account-message');
@@ -39,7 +49,9 @@ const nextPath = (() => {
 async function start() {
   // Signed out, the session route would answer 401 (an error in the console on every visit):
   // asking which sign-in methods exist says as much about whether accounts are on.
-  const res = maybeSignedIn() ? await requestJson('GET', '/api/auth/session').catch(() => null) : await requestJson('GET', '/api/auth/options').catch(() => null);
+  const res = maybeSignedIn()
+    ? await requestJson('GET', '/api/auth/session').catch(() => null)
+    : await requestJson('GET', '/api/auth/options').catch(() => null);
   if (res?.ok && res.body?.account) {
     if (nextPath) return location.assign(nextPath);
     csrf = res.body.session?.csrf_token || '';
@@ -70,7 +82,10 @@ document.getElementById('signin-form').addEventListener('submit', async (event) 
     return email.focus();
   }
   fieldError(email, '');
-  const res = await requestJson('POST', '/api/auth/email/register-link', { email: email.value.trim(), next: nextPath || '/account' });
+  const res = await requestJson('POST', '/api/auth/email/register-link', {
+    email: email.value.trim(),
+    next: nextPath || '/account',
+  });
   if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
   if (res.status === 404) return say(message, text.unavailable, 'warn');
   if (!res.ok) return fieldError(email, refusal(res, text.refusedEmail));
@@ -100,7 +115,11 @@ document.getElementById('password-form').addEventListener('submit', async (event
   const res = await requestJson('POST', '/api/auth/password/login', { email, password: password.value });
   if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
   if (res.status === 401) return fieldError(password, text.wrongPassword);
-  if (!res.ok) return fieldError(password, refusal(res, /password/.test(res.body?.message || '') ? text.passwordHint : text.refusedEmail));
+  if (!res.ok)
+    return fieldError(
+      password,
+      refusal(res, /password/.test(res.body?.message || '') ? text.passwordHint : text.refusedEmail),
+    );
   password.value = '';
   say(message, '');
   await start();
@@ -128,7 +147,8 @@ document.getElementById('set-password-form').addEventListener('submit', async (e
   fieldError(current, '');
   const body = { password: next.value, ...(current.value ? { current_password: current.value } : {}) };
   const res = await requestJson('POST', '/api/account/password', body, { 'x-csrf-token': csrf });
-  if (res.status === 400 && /current_password/.test(res.body?.message || '')) return fieldError(current, text.wrongPassword);
+  if (res.status === 400 && /current_password/.test(res.body?.message || ''))
+    return fieldError(current, text.wrongPassword);
   if (!res.ok) return fieldError(next, refusal(res, text.passwordHint));
   next.value = '';
   current.value = '';
@@ -150,7 +170,14 @@ async function loadKeys() {
   const list = document.getElementById('key-list');
   if (!res.ok) return list.replaceChildren(el('li', {}, text.failed));
   list.replaceChildren(
-    ...res.body.keys.map((k) => el('li', {}, el('code', {}, `${k.prefix}…`), ` ${k.name || ''} — ${k.created_at.slice(0, 10)}${k.revoked_at ? ` (${text.revoked})` : ''}`)),
+    ...res.body.keys.map((k) =>
+      el(
+        'li',
+        {},
+        el('code', {}, `${k.prefix}…`),
+        ` ${k.name || ''} — ${k.created_at.slice(0, 10)}${k.revoked_at ? ` (${text.revoked})` : ''}`,
+      ),
+    ),
   );
 }
 
@@ -175,19 +202,33 @@ async function loadAgents() {
   if (!res.ok) return agentList.replaceChildren(el('li', {}, text.failed));
   const agents = res.body.data.agents.filter((a) => !a.public);
   agentList.replaceChildren(
-    ...agents
-      .map((a) =>
-        el(
-          'li',
-          { 'data-agin-id': a.agin_id, 'data-agent-id': a.id },
-          el('strong', {}, a.display_name),
-          ' — AGIN ',
-          el('code', {}, a.agin_id),
-          ` · ${a.agent_principal} · ${a.owner_context} · ${a.status} `,
-          a.status === 'active' ? el('button', { type: 'button', class: 'link new-token', 'aria-label': fill(text.newAgentTokenFor, { name: a.display_name }) }, text.newAgentToken) : '',
-          a.status === 'active' ? el('ul', { class: 'connected-clients', 'aria-label': fill(text.connectedClientsOf, { name: a.display_name }) }) : '',
-        ),
+    ...agents.map((a) =>
+      el(
+        'li',
+        { 'data-agin-id': a.agin_id, 'data-agent-id': a.id },
+        el('strong', {}, a.display_name),
+        ' — AGIN ',
+        el('code', {}, a.agin_id),
+        ` · ${a.agent_principal} · ${a.owner_context} · ${a.status} `,
+        a.status === 'active'
+          ? el(
+              'button',
+              {
+                type: 'button',
+                class: 'link new-token',
+                'aria-label': fill(text.newAgentTokenFor, { name: a.display_name }),
+              },
+              text.newAgentToken,
+            )
+          : '',
+        a.status === 'active'
+          ? el('ul', {
+              class: 'connected-clients',
+              'aria-label': fill(text.connectedClientsOf, { name: a.display_name }),
+            })
+          : '',
       ),
+    ),
   );
   await Promise.all(agents.filter((a) => a.status === 'active').map((a) => loadClients(a)));
 }
@@ -210,7 +251,16 @@ async function loadClients(agent) {
         { 'data-grant-id': c.grant_id },
         fill(text.connectedClient, { client: name, since: c.connected_at.slice(0, 10) }),
         ' ',
-        el('button', { type: 'button', class: 'link disconnect', 'data-client': name, 'aria-label': fill(text.disconnectFor, { client: name, name: agent.display_name }) }, text.disconnect),
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'link disconnect',
+            'data-client': name,
+            'aria-label': fill(text.disconnectFor, { client: name, name: agent.display_name }),
+          },
+          text.disconnect,
+        ),
       );
     }),
   );
@@ -233,7 +283,11 @@ function showAgentToken(agent, token) {
     el('p', {}, el('strong', {}, fill(text.agentTokenShown, { name: agent.display_name }))),
     el('p', {}, el('code', { id: 'new-agent-token' }, token)),
     el('p', {}, text.agentTokenUse),
-    el('pre', { tabindex: 0 }, el('code', { id: 'agent-login-command' }, `plaza agents login --token ${token} --url ${location.origin}`)),
+    el(
+      'pre',
+      { tabindex: 0 },
+      el('code', { id: 'agent-login-command' }, `plaza agents login --token ${token} --url ${location.origin}`),
+    ),
     el('p', {}, text.agentTokenLost),
   );
   agentToken.scrollIntoView({ block: 'nearest' });
@@ -263,7 +317,12 @@ agentList.addEventListener('click', async (event) => {
   const agentId = button.closest('li[data-agent-id]').dataset.agentId;
   const grantId = button.closest('li[data-grant-id]').dataset.grantId;
   say(message, '');
-  const res = await requestJson('POST', `/api/agents/${encodeURIComponent(agentId)}/clients/${encodeURIComponent(grantId)}/disconnect`, {}, { 'x-csrf-token': csrf });
+  const res = await requestJson(
+    'POST',
+    `/api/agents/${encodeURIComponent(agentId)}/clients/${encodeURIComponent(grantId)}/disconnect`,
+    {},
+    { 'x-csrf-token': csrf },
+  );
   if (!res.ok) return say(message, refusal(res), 'error');
   say(message, fill(text.disconnected, { client: button.dataset.client }));
   await loadAgents();
@@ -278,7 +337,12 @@ agentList.addEventListener('click', async (event) => {
   if (!confirm(fill(text.confirmNewToken, { name }))) return;
   say(message, '');
   say(agentToken, '');
-  const res = await requestJson('POST', `/api/agents/${encodeURIComponent(item.dataset.agentId)}/token`, {}, { 'x-csrf-token': csrf });
+  const res = await requestJson(
+    'POST',
+    `/api/agents/${encodeURIComponent(item.dataset.agentId)}/token`,
+    {},
+    { 'x-csrf-token': csrf },
+  );
   if (!res.ok) return say(message, refusal(res), 'error');
   showAgentToken(res.body.data.agent, res.body.data.token);
   await loadAgents();

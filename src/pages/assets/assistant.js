@@ -61,7 +61,11 @@ async function ask(question, retried = false) {
   const res = await fetch('/api/v1/chat/completions', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'accept-language': locale },
-    body: JSON.stringify({ model: 'plaza-assistant', messages: [...history, { role: 'user', content: question }], stream: true }),
+    body: JSON.stringify({
+      model: 'plaza-assistant',
+      messages: [...history, { role: 'user', content: question }],
+      stream: true,
+    }),
   });
   if (res.status === 401 && !retried) {
     session.set('plaza_guest', 'null');

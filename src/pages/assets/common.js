@@ -15,7 +15,12 @@ export function fill(template, values) {
 /** Sends JSON and reads JSON back; never throws for HTTP errors. */
 export async function requestJson(method, url, body, headers = {}) {
   // Revalidate cached answers (e.g. the share list's ETag), so a page never shows a stale list.
-  const init = { method, headers: { accept: 'application/json', ...headers }, credentials: 'same-origin', cache: 'no-cache' };
+  const init = {
+    method,
+    headers: { accept: 'application/json', ...headers },
+    credentials: 'same-origin',
+    cache: 'no-cache',
+  };
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -88,7 +93,10 @@ export function fieldProblems(body) {
   }
   if (body && body.error && body.error.param && !(body.error.param in out)) out[body.error.param] = body.message;
   // Some refusals name the field only in the message: "Invalid listing: summary: contains …".
-  const named = list.length === 0 && body && typeof body.message === 'string' ? /^[^:]+:\s*([a-z_]+):\s*(.+)$/.exec(body.message) : null;
+  const named =
+    list.length === 0 && body && typeof body.message === 'string'
+      ? /^[^:]+:\s*([a-z_]+):\s*(.+)$/.exec(body.message)
+      : null;
   if (named && !(named[1] in out)) out[named[1]] = named[2];
   return out;
 }
@@ -127,7 +135,9 @@ export function el(tag, attrs = {}, ...children) {
   }
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
-    node.append(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    node.append(
+      typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child,
+    );
   }
   return node;
 }

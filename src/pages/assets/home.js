@@ -118,7 +118,11 @@ leadForm.addEventListener('submit', async (event) => {
     leadResult.replaceChildren(
       el('p', {}, el('strong', {}, text.leadReceived)),
       el('p', {}, res.body.nextStep),
-      el('p', {}, `${text.recommended}: ${res.body.recommendedProducts.join(' · ')} — ${text.plan}: ${res.body.planName}`),
+      el(
+        'p',
+        {},
+        `${text.recommended}: ${res.body.recommendedProducts.join(' · ')} — ${text.plan}: ${res.body.planName}`,
+      ),
     );
   } catch {
     say(leadResult, text.failed, 'error');

@@ -57,7 +57,10 @@ function body() {
     const value = form.elements[name].value.trim();
     if (value) out[name] = value;
   }
-  const credentials = form.elements.required_credentials.value.split(',').map((s) => s.trim()).filter(Boolean);
+  const credentials = form.elements.required_credentials.value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (credentials.length) out.required_credentials = credentials;
   out.agin_support = form.elements.agin_support.checked;
   return out;
@@ -70,7 +73,8 @@ function showProbe(endpoint) {
   const link = el('a', { href: `/marketplace/endpoints/${encodeURIComponent(endpoint.id)}` }, text.viewEndpoint);
   let line;
   let kind = '';
-  if (endpoint.status === 'healthy' || endpoint.status === 'degraded') line = fill(text.probeHealthy, { count: endpoint.tool_count });
+  if (endpoint.status === 'healthy' || endpoint.status === 'degraded')
+    line = fill(text.probeHealthy, { count: endpoint.tool_count });
   else if (endpoint.status === 'auth_required') line = fill(text.probeAuthRequired, { provider: endpoint.provider });
   else if (last && !last.ok) {
     line = fill(text.probeFailed, { error: last.error || '' });
@@ -95,7 +99,8 @@ async function follow(id) {
 
 // Errors update while typing once shown (not on blur: a message appearing under a field would move
 // the button away from a pointer that is about to click it).
-for (const name of FIELDS) form.elements[name].addEventListener('input', (e) => e.target.getAttribute('aria-invalid') && clientCheck());
+for (const name of FIELDS)
+  form.elements[name].addEventListener('input', (e) => e.target.getAttribute('aria-invalid') && clientCheck());
 
 form.addEventListener('submit', async (event) => {
   event.preventDefault();

@@ -40,20 +40,39 @@ async function listSources() {
       el('td', { class: 'break' }, s.summary),
     ),
   );
-  const head = el('tr', {}, ...[text.name, 'id', text.version, text.vendor, text.trust, text.summary].map((h) => el('th', { scope: 'col' }, h)));
-  box.replaceChildren(el('div', { class: 'table-wrap' }, el('table', {}, el('caption', { class: 'sr-only' }, text.healthy), el('thead', {}, head), el('tbody', {}, ...rows))));
+  const head = el(
+    'tr',
+    {},
+    ...[text.name, 'id', text.version, text.vendor, text.trust, text.summary].map((h) => el('th', { scope: 'col' }, h)),
+  );
+  box.replaceChildren(
+    el(
+      'div',
+      { class: 'table-wrap' },
+      el(
+        'table',
+        {},
+        el('caption', { class: 'sr-only' }, text.healthy),
+        el('thead', {}, head),
+        el('tbody', {}, ...rows),
+      ),
+    ),
+  );
 }
 
 async function showPackage(box) {
   const id = box.dataset.packageId;
-  const res = await requestJson('GET', `/api/agpk/sources?package_id=${encodeURIComponent(id)}&limit=10`).catch(() => null);
+  const res = await requestJson('GET', `/api/agpk/sources?package_id=${encodeURIComponent(id)}&limit=10`).catch(
+    () => null,
+  );
   if (!res || res.status === 404) return box.replaceChildren(el('p', { class: 'notice' }, text.unavailable));
   const sources = res.ok ? res.body.sources || [] : [];
   const source = sources.find((s) => s.status === 'healthy') || sources[0];
   if (!source) return box.replaceChildren(el('p', {}, text.notFound));
   document.getElementById('package-title').textContent = source.name;
   const facts = el('dl', { class: 'facts' });
-  const add = (label, value) => value !== undefined && value !== null && value !== '' && facts.append(el('dt', {}, label), el('dd', {}, value));
+  const add = (label, value) =>
+    value !== undefined && value !== null && value !== '' && facts.append(el('dt', {}, label), el('dd', {}, value));
   add('id', el('code', {}, source.package_id));
   add(text.version, source.version);
   add(text.vendor, source.vendor || source.vendor_name);
@@ -64,12 +83,40 @@ async function showPackage(box) {
   add('URI', el('code', {}, source.download_uri));
   const parts = [facts];
   const commands = Array.isArray(source.commands) ? source.commands : [];
-  if (commands.length) parts.push(el('h2', {}, text.commands), el('ul', { class: 'commands' }, ...commands.map((c) => el('li', {}, el('code', {}, c.id || String(c)), c.summary ? ` — ${c.summary}` : ''))));
+  if (commands.length)
+    parts.push(
+      el('h2', {}, text.commands),
+      el(
+        'ul',
+        { class: 'commands' },
+        ...commands.map((c) => el('li', {}, el('code', {}, c.id || String(c)), c.summary ? ` — ${c.summary}` : '')),
+      ),
+    );
   const findings = Array.isArray(source.findings) ? source.findings : [];
   if (findings.length) {
-    parts.push(el('h2', {}, text.findings), el('ul', { class: 'findings' }, ...findings.map((f) => el('li', {}, el('span', { class: `badge badge-${f.severity}` }, f.severity), ' ', el('code', {}, f.id), ` — ${f.message}`))));
+    parts.push(
+      el('h2', {}, text.findings),
+      el(
+        'ul',
+        { class: 'findings' },
+        ...findings.map((f) =>
+          el(
+            'li',
+            {},
+            el('span', { class: `badge badge-${f.severity}` }, f.severity),
+            ' ',
+            el('code', {}, f.id),
+            ` — ${f.message}`,
+          ),
+        ),
+      ),
+    );
   }
-  parts.push(el('h2', {}, text.install), el('pre', {}, el('code', {}, installLine(source))), el('p', { class: 'hint' }, text.installHint));
+  parts.push(
+    el('h2', {}, text.install),
+    el('pre', {}, el('code', {}, installLine(source))),
+    el('p', { class: 'hint' }, text.installHint),
+  );
   box.replaceChildren(...parts);
 }
 
@@ -80,7 +127,10 @@ async function follow(id, result) {
     if (source) {
       const line = fill(text.submitted, { stage: statusLine(source) });
       result.className = 'result';
-      result.replaceChildren(el('p', { id: 'source-stage', 'data-status': source.status }, line), source.reason ? el('p', {}, source.reason) : '');
+      result.replaceChildren(
+        el('p', { id: 'source-stage', 'data-status': source.status }, line),
+        source.reason ? el('p', {}, source.reason) : '',
+      );
       if (source.status !== 'registered') return;
     }
     await sleep(attempt < 10 ? 1000 : 3000);
@@ -103,9 +153,11 @@ if (form) {
       ? await requestJson('POST', '/api/agpk/sources/tool', body, { 'x-csrf-token': session.body.session.csrf_token })
       : await requestJson('POST', '/api/agpk/sources', body);
     if (res.status === 404) return say(result, text.unavailable, 'warn');
-    if (res.status === 429) return say(result, fill(pageData().text.submitted, { stage: `429 — ${retryAfter(res)} s` }), 'warn');
+    if (res.status === 429)
+      return say(result, fill(pageData().text.submitted, { stage: `429 — ${retryAfter(res)} s` }), 'warn');
     if (!res.ok) {
-      for (const [name, message] of Object.entries(fieldProblems(res.body))) if (form.elements[name]) fieldError(form.elements[name], message);
+      for (const [name, message] of Object.entries(fieldProblems(res.body)))
+        if (form.elements[name]) fieldError(form.elements[name], message);
       return say(result, res.body?.message || 'error', 'error');
     }
     await follow(res.body.source.id, result);

@@ -13,8 +13,21 @@ keyInput.value = session.get('plaza_api_key') || '';
 
 const hex = (bytes) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
 const fromHex = (h) => new Uint8Array(h.match(/../g).map((b) => parseInt(b, 16)));
-const fromB64url = (s) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(s.length / 4) * 4, '=')), (c) => c.charCodeAt(0));
-const b64url = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const fromB64url = (s) =>
+  Uint8Array.from(
+    atob(
+      s
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(s.length / 4) * 4, '='),
+    ),
+    (c) => c.charCodeAt(0),
+  );
+const b64url = (bytes) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 async function sha256(...parts) {
   const total = parts.reduce((n, p) => n + p.length, 0);
@@ -75,13 +88,25 @@ async function checkSignature(checkpoint) {
   const [header, empty, signature] = checkpoint.signature.split('.');
   if (empty !== '' || !header || !signature) return 'signature is not a detached JWS';
   const protectedHeader = JSON.parse(new TextDecoder().decode(fromB64url(header)));
-  if (protectedHeader.alg !== 'EdDSA' || protectedHeader.kid !== checkpoint.key_id || protectedHeader.typ !== 'plaza-receipts-checkpoint+jws') return 'unexpected signature header';
+  if (
+    protectedHeader.alg !== 'EdDSA' ||
+    protectedHeader.kid !== checkpoint.key_id ||
+    protectedHeader.typ !== 'plaza-receipts-checkpoint+jws'
+  )
+    return 'unexpected signature header';
   const jwks = await requestJson('GET', '/.well-known/jwks.json');
   const jwk = jwks.body?.keys?.find((k) => k.kid === checkpoint.key_id);
   if (!jwk) return `key ${checkpoint.key_id} is not published`;
   // Only a receipts key signs checkpoints (its purpose; before keys carried one, its kid prefix).
-  if (jwk.purpose !== undefined ? jwk.purpose !== 'receipts' : !String(jwk.kid).startsWith('receipts_')) return 'the checkpoint is signed by a key that is not a receipts key';
-  const key = await crypto.subtle.importKey('jwk', { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, { name: 'Ed25519' }, false, ['verify']);
+  if (jwk.purpose !== undefined ? jwk.purpose !== 'receipts' : !String(jwk.kid).startsWith('receipts_'))
+    return 'the checkpoint is signed by a key that is not a receipts key';
+  const key = await crypto.subtle.importKey(
+    'jwk',
+    { kty: jwk.kty, crv: jwk.crv, x: jwk.x },
+    { name: 'Ed25519' },
+    false,
+    ['verify'],
+  );
   const payload = [
     'plaza-receipts-checkpoint/v1',
     `tree_size ${checkpoint.tree_size}`,

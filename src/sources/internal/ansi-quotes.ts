@@ -4,7 +4,21 @@
  */
 
 /** Single-character escapes of `$'…'`. */
-const SIMPLE: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+const SIMPLE: Record<string, string> = {
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
 const OCTAL = /[0-7]{1,3}/y;
 /** Text that means the same quoted or not: no blank, quote, glob, expansion, metacharacter or `=` (a command named `a=b` is no assignment). */
 const PLAIN = /^[\w./:@%+,-]+$/;

@@ -97,7 +97,10 @@ export interface Decompression {
 /** What a decompressor reads and writes (`gunzip f.gz` → `f`, `gzip -dc f.gz` → stdout, `gunzip` alone: stdin → stdout). */
 export function decompression(words: readonly string[]): Decompression | undefined {
   const name = posix.basename(words[0] ?? '');
-  const flags = words.slice(1).filter((w) => /^-[A-Za-z]+$/.test(w)).join('');
+  const flags = words
+    .slice(1)
+    .filter((w) => /^-[A-Za-z]+$/.test(w))
+    .join('');
   if (!DECOMPRESSORS.test(name) && !(WITH_D.test(name) && flags.includes('d')) && name !== 'zcat') return undefined;
   const from = words.slice(1).find((w) => !w.startsWith('-'));
   if (from === undefined || name === 'zcat' || flags.includes('c')) return { from, to: undefined };

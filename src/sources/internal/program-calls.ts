@@ -31,7 +31,11 @@ const LIST = String.raw`\[([^[\]\n]{0,4096})\]`;
 const ITEMS = /'([^'\n]*)'|"([^"\n]*)"/g;
 
 /** What a match does; `arg(k)` is the k-th `ARG` of the pattern (its groups come first), a name resolved; `m` the match. */
-type Make = (arg: (k: number) => string | undefined, m: RegExpExecArray, consts: ReadonlyMap<string, string>) => ProgramDoing[];
+type Make = (
+  arg: (k: number) => string | undefined,
+  m: RegExpExecArray,
+  consts: ReadonlyMap<string, string>,
+) => ProgramDoing[];
 type ProgramDoing = ProgramAction extends infer A ? (A extends unknown ? Omit<A, 'at'> : never) : never;
 
 /** Pattern sources (with `ARG`/`LIT`/`LIST` in them) and what a match does. */
@@ -54,19 +58,49 @@ function chmodMode(mode: string): string | undefined {
 }
 
 const PYTHON: Calls = [
-  [String.raw`\b(?:os\.(?:system|popen)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput))\(\s*${ARG}`, (arg) => [{ kind: 'shell', line: arg(0) ?? '' }]],
-  [String.raw`\b(?:subprocess\.(?:run|call|check_call|check_output|Popen)|os\.(?:exec|spawn)[lv]p?e?)\(\s*(?:os\.P_\w+\s*,\s*)?${LIST}`, (_arg, m, consts) => [{ kind: 'command', words: items(m[1], consts) }]],
+  [
+    String.raw`\b(?:os\.(?:system|popen)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput))\(\s*${ARG}`,
+    (arg) => [{ kind: 'shell', line: arg(0) ?? '' }],
+  ],
+  [
+    String.raw`\b(?:subprocess\.(?:run|call|check_call|check_output|Popen)|os\.(?:exec|spawn)[lv]p?e?)\(\s*(?:os\.P_\w+\s*,\s*)?${LIST}`,
+    (_arg, m, consts) => [{ kind: 'command', words: items(m[1], consts) }],
+  ],
   [String.raw`\bos\.exec[lv]p?e?\(\s*${ARG}`, (arg) => [{ kind: 'command', words: [arg(0) ?? ''] }]],
-  [String.raw`\b(?:exec\(\s*open|runpy\.run_path|execfile)\(\s*${ARG}`, (arg) => [{ kind: 'command', words: ['python', arg(0) ?? ''] }]],
-  [String.raw`\bos\.chmod\(\s*${ARG}\s*,\s*([^()\n]{0,128})\)`, (arg, m) => (chmodMode(m[5]!) ? [{ kind: 'command', words: ['chmod', '+x', arg(0) ?? ''] }] : [])],
-  [String.raw`\bopen\(\s*${ARG}\s*,\s*(?:mode\s*=\s*)?['"][^'"\n]{0,8}[wax]`, (arg) => [{ kind: 'write', file: arg(0) ?? '' }]],
+  [
+    String.raw`\b(?:exec\(\s*open|runpy\.run_path|execfile)\(\s*${ARG}`,
+    (arg) => [{ kind: 'command', words: ['python', arg(0) ?? ''] }],
+  ],
+  [
+    String.raw`\bos\.chmod\(\s*${ARG}\s*,\s*([^()\n]{0,128})\)`,
+    (arg, m) => (chmodMode(m[5]!) ? [{ kind: 'command', words: ['chmod', '+x', arg(0) ?? ''] }] : []),
+  ],
+  [
+    String.raw`\bopen\(\s*${ARG}\s*,\s*(?:mode\s*=\s*)?['"][^'"\n]{0,8}[wax]`,
+    (arg) => [{ kind: 'write', file: arg(0) ?? '' }],
+  ],
   [String.raw`\bPath\(\s*${ARG}\s*\)\s*\.\s*write_(?:bytes|text)\b`, (arg) => [{ kind: 'write', file: arg(0) ?? '' }]],
   [String.raw`\burlretrieve\([^,()\n]{0,4096},\s*${ARG}`, (arg) => [{ kind: 'download', file: arg(0) ?? '' }]],
-  [String.raw`\bwget\.download\([^()\n]{0,4096}?\bout\s*=\s*${ARG}`, (arg) => [{ kind: 'download', file: arg(0) ?? '' }]],
-  [String.raw`\b(?:tarfile\.open|tarfile\.TarFile|zipfile\.ZipFile)\(\s*(?:name\s*=\s*)?${ARG}`, (arg) => [{ kind: 'archive', file: arg(0) ?? '' }]],
-  [String.raw`\.extractall\(\s*(?:path\s*=\s*)?(?:${ARG})?`, (arg) => [{ kind: 'unpack', archive: '', into: arg(0) ?? '.' }]],
-  [String.raw`\bshutil\.unpack_archive\(\s*${ARG}(?:\s*,\s*${ARG})?`, (arg) => [{ kind: 'unpack', archive: arg(0) ?? '', into: arg(1) ?? '.' }]],
-  [String.raw`^\s*([A-Za-z_]\w{0,64})\s*=\s*${LIT}\s*$`, (_arg, m) => [{ kind: 'assign', name: m[1]!, value: m[2] ?? m[3] ?? m[4]! }]],
+  [
+    String.raw`\bwget\.download\([^()\n]{0,4096}?\bout\s*=\s*${ARG}`,
+    (arg) => [{ kind: 'download', file: arg(0) ?? '' }],
+  ],
+  [
+    String.raw`\b(?:tarfile\.open|tarfile\.TarFile|zipfile\.ZipFile)\(\s*(?:name\s*=\s*)?${ARG}`,
+    (arg) => [{ kind: 'archive', file: arg(0) ?? '' }],
+  ],
+  [
+    String.raw`\.extractall\(\s*(?:path\s*=\s*)?(?:${ARG})?`,
+    (arg) => [{ kind: 'unpack', archive: '', into: arg(0) ?? '.' }],
+  ],
+  [
+    String.raw`\bshutil\.unpack_archive\(\s*${ARG}(?:\s*,\s*${ARG})?`,
+    (arg) => [{ kind: 'unpack', archive: arg(0) ?? '', into: arg(1) ?? '.' }],
+  ],
+  [
+    String.raw`^\s*([A-Za-z_]\w{0,64})\s*=\s*${LIT}\s*$`,
+    (_arg, m) => [{ kind: 'assign', name: m[1]!, value: m[2] ?? m[3] ?? m[4]! }],
+  ],
 ];
 
 /** Patterns compiled once, global; `lastIndex` reset for each use. */
@@ -89,30 +123,66 @@ function tarOptions(text: string, consts: ReadonlyMap<string, string>): { archiv
 
 const NODE: Calls = [
   [String.raw`\b(?:exec|execSync)\(\s*${ARG}`, (arg) => [{ kind: 'shell', line: arg(0) ?? '' }]],
-  [String.raw`\b(?:execFile|execFileSync|spawn|spawnSync)\(\s*${ARG}(?:\s*,\s*${LIST})?`, (arg, m, consts) => [{ kind: 'command', words: [arg(0) ?? '', ...items(m[5], consts)] }]],
+  [
+    String.raw`\b(?:execFile|execFileSync|spawn|spawnSync)\(\s*${ARG}(?:\s*,\s*${LIST})?`,
+    (arg, m, consts) => [{ kind: 'command', words: [arg(0) ?? '', ...items(m[5], consts)] }],
+  ],
   [String.raw`\bfork\(\s*${ARG}`, (arg) => [{ kind: 'command', words: ['node', arg(0) ?? ''] }]],
-  [String.raw`\b(?:require|import)\(\s*${ARG}`, (arg) => (/^\.{0,2}\//.test(arg(0) ?? '') ? [{ kind: 'command', words: ['node', arg(0)!] }] : [])],
-  [String.raw`\bchmod(?:Sync)?\(\s*${ARG}\s*,\s*([^()\n]{0,128})\)`, (arg, m) => (chmodMode(m[5]!) ? [{ kind: 'command', words: ['chmod', '+x', arg(0) ?? ''] }] : [])],
-  [String.raw`\b(?:writeFile|writeFileSync|createWriteStream)\(\s*${ARG}`, (arg) => [{ kind: 'write', file: arg(0) ?? '' }]],
-  [String.raw`\b(?:tar|require\(\s*['"]tar['"]\s*\))\.(?:x|extract)\(\s*\{([^{}\n]{0,1024})\}`, (_arg, m, consts) => [{ kind: 'unpack', ...tarOptions(m[1]!, consts) }]],
+  [
+    String.raw`\b(?:require|import)\(\s*${ARG}`,
+    (arg) => (/^\.{0,2}\//.test(arg(0) ?? '') ? [{ kind: 'command', words: ['node', arg(0)!] }] : []),
+  ],
+  [
+    String.raw`\bchmod(?:Sync)?\(\s*${ARG}\s*,\s*([^()\n]{0,128})\)`,
+    (arg, m) => (chmodMode(m[5]!) ? [{ kind: 'command', words: ['chmod', '+x', arg(0) ?? ''] }] : []),
+  ],
+  [
+    String.raw`\b(?:writeFile|writeFileSync|createWriteStream)\(\s*${ARG}`,
+    (arg) => [{ kind: 'write', file: arg(0) ?? '' }],
+  ],
+  [
+    String.raw`\b(?:tar|require\(\s*['"]tar['"]\s*\))\.(?:x|extract)\(\s*\{([^{}\n]{0,1024})\}`,
+    (_arg, m, consts) => [{ kind: 'unpack', ...tarOptions(m[1]!, consts) }],
+  ],
   [String.raw`\bnew\s+AdmZip\(\s*${ARG}`, (arg) => [{ kind: 'archive', file: arg(0) ?? '' }]],
   [String.raw`\.extractAllTo\(\s*${ARG}`, (arg) => [{ kind: 'unpack', archive: '', into: arg(0) ?? '.' }]],
-  [String.raw`\b(?:const|let|var)\s+([A-Za-z_$][\w$]{0,64})\s*=\s*${LIT}`, (_arg, m) => [{ kind: 'assign', name: m[1]!, value: m[2] ?? m[3] ?? m[4]! }]],
+  [
+    String.raw`\b(?:const|let|var)\s+([A-Za-z_$][\w$]{0,64})\s*=\s*${LIT}`,
+    (_arg, m) => [{ kind: 'assign', name: m[1]!, value: m[2] ?? m[3] ?? m[4]! }],
+  ],
 ];
 
-const OTHER: Calls = [[String.raw`\b(?:system|exec|shell_exec|passthru|popen)\s*\(?\s*${LIT}`, (arg) => [{ kind: 'shell', line: arg(0) ?? '' }]]];
+const OTHER: Calls = [
+  [
+    String.raw`\b(?:system|exec|shell_exec|passthru|popen)\s*\(?\s*${LIT}`,
+    (arg) => [{ kind: 'shell', line: arg(0) ?? '' }],
+  ],
+];
 
-
-const CALLS: Record<Exclude<Language, 'shell'>, Calls> = { python: PYTHON, node: NODE, perl: OTHER, ruby: OTHER, php: OTHER };
+const CALLS: Record<Exclude<Language, 'shell'>, Calls> = {
+  python: PYTHON,
+  node: NODE,
+  perl: OTHER,
+  ruby: OTHER,
+  php: OTHER,
+};
 
 /** What a line of `language` code does, in the order it does it; `consts` are the literals its program assigned before it. */
-export function programActions(text: string, language: Exclude<Language, 'shell'>, consts: ReadonlyMap<string, string>): ProgramAction[] {
+export function programActions(
+  text: string,
+  language: Exclude<Language, 'shell'>,
+  consts: ReadonlyMap<string, string>,
+): ProgramAction[] {
   const actions: ProgramAction[] = [];
   for (const [source, make] of CALLS[language]) {
     const re = regex(source);
     for (let m = re.exec(text); m; m = re.exec(text)) {
       const found = m;
-      const arg = (k: number): string | undefined => found[1 + 4 * k] ?? found[2 + 4 * k] ?? found[3 + 4 * k] ?? (found[4 + 4 * k] === undefined ? undefined : consts.get(found[4 + 4 * k]!));
+      const arg = (k: number): string | undefined =>
+        found[1 + 4 * k] ??
+        found[2 + 4 * k] ??
+        found[3 + 4 * k] ??
+        (found[4 + 4 * k] === undefined ? undefined : consts.get(found[4 + 4 * k]!));
       for (const doing of make(arg, found, consts)) actions.push({ ...doing, at: found.index });
       if (found[0].length === 0) re.lastIndex++;
     }

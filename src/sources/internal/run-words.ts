@@ -48,7 +48,11 @@ export function filesRun(words: readonly string[]): FileRun[] {
   const base = posix.basename(name);
   const own = { path: name, named: !name.includes('/') };
   if (INTERPRETERS.test(base)) return [own, ...interpreterFiles(args).map((path) => ({ path, named: false }))];
-  if (name === 'chmod' && args.some((a) => !a.startsWith('-') && grantsExecute(a))) return [own, ...args.filter((a) => !a.startsWith('-') && !grantsExecute(a)).map((path) => ({ path, named: false }))];
+  if (name === 'chmod' && args.some((a) => !a.startsWith('-') && grantsExecute(a)))
+    return [
+      own,
+      ...args.filter((a) => !a.startsWith('-') && !grantsExecute(a)).map((path) => ({ path, named: false })),
+    ];
   return [own];
 }
 
@@ -79,7 +83,8 @@ export function findActions(args: readonly string[]): FindAction[] {
   while (i < args.length && FIND_OPTIONS.test(args[i]!)) i += args[i] === '-D' ? 2 : 1;
   const folders: string[] = [];
   // At most MAX_FIND_FOLDERS are read: each action's command is read once per folder (foundRuns in shell-words.ts), and a line of many would make that quadratic.
-  for (; i < args.length && !/^[-(!]/.test(args[i]!); i++) if (folders.length < MAX_FIND_FOLDERS) folders.push(args[i]!);
+  for (; i < args.length && !/^[-(!]/.test(args[i]!); i++)
+    if (folders.length < MAX_FIND_FOLDERS) folders.push(args[i]!);
   if (folders.length === 0) folders.push('.');
   const named = args.findIndex((a) => a === '-name' || a === '-iname');
   const literal = named < 0 ? undefined : args[named + 1];
@@ -147,7 +152,15 @@ export interface InlineCode {
 export function inlineCode(words: readonly string[]): InlineCode | undefined {
   const language = languageOf(words[0] ?? '');
   if (language === undefined || language === 'php') return undefined;
-  const flag = words.findIndex((w, i) => i > 0 && (language === 'shell' ? /^-[a-z]*c$/.test(w) : language === 'python' ? w === '-c' : /^(?:-[eEp]|--eval|--print)$/.test(w)));
+  const flag = words.findIndex(
+    (w, i) =>
+      i > 0 &&
+      (language === 'shell'
+        ? /^-[a-z]*c$/.test(w)
+        : language === 'python'
+          ? w === '-c'
+          : /^(?:-[eEp]|--eval|--print)$/.test(w)),
+  );
   const code = flag < 0 ? undefined : words[flag + 1];
   return code === undefined ? undefined : { language, code, at: flag + 1 };
 }

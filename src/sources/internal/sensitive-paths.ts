@@ -30,7 +30,8 @@ export const CREDENTIAL = new RegExp(
 );
 
 /** The last component of every {@link CREDENTIAL} path: a word whose last component is none of these is no credential, and costs a short test. */
-const CREDENTIAL_NAME = /^(?:\.ssh\/?|id_[\w-]+|identity|credentials(?:\.db)?|\.git-credentials|\.npmrc|\.netrc|\.pypirc|\.pgpass|config(?:\.json)?|application_default_credentials\.json|hosts\.yml|g?shadow|environ)$/;
+const CREDENTIAL_NAME =
+  /^(?:\.ssh\/?|id_[\w-]+|identity|credentials(?:\.db)?|\.git-credentials|\.npmrc|\.netrc|\.pypirc|\.pgpass|config(?:\.json)?|application_default_credentials\.json|hosts\.yml|g?shadow|environ)$/;
 
 /** Whether `word` names a credential ({@link CREDENTIAL}). */
 export function namesCredential(word: string): boolean {
@@ -81,7 +82,8 @@ export function writtenWords(all: readonly string[], offset: number): number[] {
   }
   if (name === 'tee') out.push(...operands);
   else if (name === 'dd') out.push(...operands.filter((j) => all[j]!.startsWith('of=')));
-  else if (name === 'sed' && all.some((w, j) => j > offset && /^-[a-zA-Z]*i/.test(w))) out.push(...operands.slice(all.includes('-e') ? 0 : 1));
+  else if (name === 'sed' && all.some((w, j) => j > offset && /^-[a-zA-Z]*i/.test(w)))
+    out.push(...operands.slice(all.includes('-e') ? 0 : 1));
   else if (COPIES.test(name)) {
     const target = all.findIndex((w, j) => j > offset && (w === '-t' || w === '--target-directory'));
     if (target > 0 && target + 1 < all.length) out.push(target + 1);
@@ -98,7 +100,8 @@ export function writtenPath(word: string): string {
 /** What a command (`name` and its arguments) does to make something run at boot, login or on a schedule, if it does. */
 export function persistentCommand(name: string, args: readonly string[]): string | undefined {
   const has = (re: RegExp) => args.some((a) => re.test(a));
-  if (name === 'systemctl' && has(/^(?:enable|reenable|link|add-wants|add-requires)$/)) return 'enables a service unit to start at boot or login (systemctl enable)';
+  if (name === 'systemctl' && has(/^(?:enable|reenable|link|add-wants|add-requires)$/))
+    return 'enables a service unit to start at boot or login (systemctl enable)';
   if (name === 'update-rc.d' && has(/^(?:defaults|enable)$/)) return 'enables an init script at boot (update-rc.d)';
   if (name === 'chkconfig' && has(/^(?:on|--add)$/)) return 'enables an init script at boot (chkconfig)';
   if (name === 'rc-update' && has(/^add$/)) return 'adds a service to a runlevel (rc-update add)';

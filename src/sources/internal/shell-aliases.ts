@@ -49,7 +49,7 @@ export function createShellAliases(budget: number): ShellAliases {
     let from = 0;
     let start = true;
     let double = false;
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       const c = text[i]!;
       if (start && !double) {
         if (c === ' ' || c === '\t') {

@@ -30,7 +30,8 @@ const NAME = /[A-Za-z_]\w*/y;
  * (which may hold `$x` and one level of `${…}`). Each part stops at a fixed character, so a
  * reference costs the text up to the next brace.
  */
-const BRACED = /\{([#!]?)([A-Za-z_]\w*)(?:\[(@|\*|\d+)\])?(?:(:?[-=+?]|##?|%%?|\/\/?|\^\^?|,,?)((?:[^{}$]|\$\{[^{}]*\}|\$(?!\{))*))?\}/y;
+const BRACED =
+  /\{([#!]?)([A-Za-z_]\w*)(?:\[(@|\*|\d+)\])?(?:(:?[-=+?]|##?|%%?|\/\/?|\^\^?|,,?)((?:[^{}$]|\$\{[^{}]*\}|\$(?!\{))*))?\}/y;
 /** Where substitution may start or a command may end (outside quotes). */
 const SPECIAL = /[$'"\\;&|()`\n]/g;
 /** A value that cannot stand in a line as it is: it would end a command or open a quote or substitution there. */
@@ -98,7 +99,14 @@ export function createShellVars(budget: number): ShellVars {
     const star = prefix ? pattern.startsWith('*') : pattern.endsWith('*');
     const literal = star ? (prefix ? pattern.slice(1) : pattern.slice(0, -1)) : pattern;
     if (GLOB.test(literal)) return undefined;
-    if (!star) return prefix ? (value.startsWith(literal) ? value.slice(literal.length) : value) : value.endsWith(literal) ? value.slice(0, value.length - literal.length) : value;
+    if (!star)
+      return prefix
+        ? value.startsWith(literal)
+          ? value.slice(literal.length)
+          : value
+        : value.endsWith(literal)
+          ? value.slice(0, value.length - literal.length)
+          : value;
     if (prefix) {
       const at = longest ? value.lastIndexOf(literal) : value.indexOf(literal);
       return at < 0 ? value : value.slice(at + literal.length);
@@ -121,11 +129,21 @@ export function createShellVars(budget: number): ShellVars {
   }
 
   /** The words of `${…}` (its parts as `BRACED` reads them), or undefined when the scan leaves it as written. */
-  function expand(mark: string, name: string, index: string | undefined, op: string | undefined, rawWord: string, mode: Mode): string[] | undefined {
+  function expand(
+    mark: string,
+    name: string,
+    index: string | undefined,
+    op: string | undefined,
+    rawWord: string,
+    mode: Mode,
+  ): string[] | undefined {
     if (mark === '!') return undefined;
     const held = wordsOf(name, index, mode === 'evaluated');
     if (held === null) return undefined;
-    if (mark === '#') return held === undefined ? undefined : [String(index === '@' || index === '*' ? held.length : held.join(' ').length)];
+    if (mark === '#')
+      return held === undefined
+        ? undefined
+        : [String(index === '@' || index === '*' ? held.length : held.join(' ').length)];
     if (op === undefined) return held;
     const word = (): string => substitute(rawWord, 'text');
     const set = held !== undefined && (op.startsWith(':') ? held.join(' ') !== '' : true);
@@ -151,7 +169,20 @@ export function createShellVars(budget: number): ShellVars {
         if (held === undefined) return undefined;
         const out: string[] = [];
         for (const value of held) {
-          const next = op[0] === '#' || op[0] === '%' ? cut(value, op, word()) : op[0] === '/' ? replace(value, op, word()) : rawWord !== '' ? undefined : op === '^^' ? value.toUpperCase() : op === ',,' ? value.toLowerCase() : op === '^' ? value.charAt(0).toUpperCase() + value.slice(1) : value.charAt(0).toLowerCase() + value.slice(1);
+          const next =
+            op[0] === '#' || op[0] === '%'
+              ? cut(value, op, word())
+              : op[0] === '/'
+                ? replace(value, op, word())
+                : rawWord !== ''
+                  ? undefined
+                  : op === '^^'
+                    ? value.toUpperCase()
+                    : op === ',,'
+                      ? value.toLowerCase()
+                      : op === '^'
+                        ? value.charAt(0).toUpperCase() + value.slice(1)
+                        : value.charAt(0).toLowerCase() + value.slice(1);
           if (next === undefined) return undefined;
           out.push(next);
         }
@@ -183,7 +214,12 @@ export function createShellVars(budget: number): ShellVars {
     // Split where it stands (outside double quotes, not an assignment's value, which is not split).
     const split = mode === 'line' && !double && text[at - 1] !== '=';
     // `$IFS`, `${IFS}` unquoted: whatever IFS holds, the expansion splits away, so it reads as a blank (`curl${IFS}u`).
-    if (split && (braced ? braced[2] === 'IFS' && !braced[1] && braced[3] === undefined && braced[4] === undefined : text.startsWith('IFS', at + 1) && !/\w/.test(text[at + 4] ?? ''))) {
+    if (
+      split &&
+      (braced
+        ? braced[2] === 'IFS' && !braced[1] && braced[3] === undefined && braced[4] === undefined
+        : text.startsWith('IFS', at + 1) && !/\w/.test(text[at + 4] ?? ''))
+    ) {
       return [' ', braced ? BRACED.lastIndex : at + 4];
     }
     if (braced) {
@@ -228,7 +264,8 @@ export function createShellVars(budget: number): ShellVars {
   function assignArray(name: string, append: boolean, inner: string): void {
     const words = shellCommands(inner).flat();
     const before = arrays.get(name);
-    const known = words.every((w) => w.length <= VALUE_LIMIT && !UNSAFE.test(w) && !OPAQUE.test(w)) && (!append || before !== null);
+    const known =
+      words.every((w) => w.length <= VALUE_LIMIT && !UNSAFE.test(w) && !OPAQUE.test(w)) && (!append || before !== null);
     vars.delete(name);
     strings.delete(name);
     arrays.set(name, known ? [...(append ? (before ?? []) : []), ...words] : null);
@@ -282,7 +319,15 @@ export function createShellVars(budget: number): ShellVars {
    */
   function substitute(text: string, mode: Mode): string {
     const line = mode !== 'text';
-    if (vars.size === 0 && arrays.size === 0 && !text.includes('${') && (mode === 'text' || mode === 'inner' || (mode === 'line' ? !text.includes('=') && !text.includes('$IFS') : strings.size === 0))) return text;
+    if (
+      vars.size === 0 &&
+      arrays.size === 0 &&
+      !text.includes('${') &&
+      (mode === 'text' ||
+        mode === 'inner' ||
+        (mode === 'line' ? !text.includes('=') && !text.includes('$IFS') : strings.size === 0))
+    )
+      return text;
     let out = '';
     let from = 0;
     /**
@@ -352,7 +397,11 @@ export function createShellVars(budget: number): ShellVars {
     return out;
   }
 
-  return { line: (text) => substitute(text, 'line'), text: (text) => substitute(text, 'text'), evaluated: (text) => substitute(text, 'evaluated') };
+  return {
+    line: (text) => substitute(text, 'line'),
+    text: (text) => substitute(text, 'text'),
+    evaluated: (text) => substitute(text, 'evaluated'),
+  };
 }
 
 /** How `substitute` reads a text: see there. */

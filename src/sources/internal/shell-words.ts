@@ -160,9 +160,17 @@ function foundRuns(words: readonly string[], substitutions: readonly Substitutio
   for (const { start, end, found } of findActions(own.slice(1))) {
     if (end === start) continue;
     const command = own.slice(1 + start, 1 + end);
-    const inWords = substitutions.filter((s) => s.word >= offset + start && s.word < offset + end).map((s) => ({ ...s, word: s.word - offset - start }));
+    const inWords = substitutions
+      .filter((s) => s.word >= offset + start && s.word < offset + end)
+      .map((s) => ({ ...s, word: s.word - offset - start }));
     for (const [k, file] of found.entries()) {
-      runs.push({ words: command.map((w) => (w === '{}' ? file : w)), after: ';', heredocs: [], substitutions: k === 0 ? inWords : [], found: true });
+      runs.push({
+        words: command.map((w) => (w === '{}' ? file : w)),
+        after: ';',
+        heredocs: [],
+        substitutions: k === 0 ? inWords : [],
+        found: true,
+      });
     }
   }
   return runs;
@@ -199,7 +207,12 @@ export function parseCommands(line: string): ShellCommand[] {
     word = (word ?? '') + (text.includes('${') ? text.replace(/\$\{(\w+)\}/g, '$$$1') : text);
   };
   const endWord = (): void => {
-    if (word !== undefined && opening) heredocs.push({ delimiter: word.replaceAll('\\', ''), quoted: quoted || word.includes('\\'), strip: opening.strip });
+    if (word !== undefined && opening)
+      heredocs.push({
+        delimiter: word.replaceAll('\\', ''),
+        quoted: quoted || word.includes('\\'),
+        strip: opening.strip,
+      });
     else if (word !== undefined) {
       for (const s of pending) substitutions.push({ ...s, word: words.length });
       words.push(word);
@@ -237,7 +250,8 @@ export function parseCommands(line: string): ShellCommand[] {
     const start = word?.length ?? 0;
     word = (word ?? '') + line.slice(i, end);
     // `$((…))` is arithmetic, not code.
-    if (!(kind === '$(' && line[i + 2] === '(')) pending.push({ kind, code: line.slice(i + open, end - 1), word: -1, start, end: word.length });
+    if (!(kind === '$(' && line[i + 2] === '('))
+      pending.push({ kind, code: line.slice(i + open, end - 1), word: -1, start, end: word.length });
     return end - 1;
   };
   for (let i = 0; i < line.length; i++) {
@@ -364,11 +378,25 @@ const RUNNERS = new Map<string, { valued: RegExp; operands: number }>([
   ['time', { valued: /^-[fo]$|^--(?:format|output)$/, operands: 0 }],
   ['nohup', { valued: /^$/, operands: 0 }],
   ['env', { valued: /^-[uCS]$|^--(?:unset|chdir|split-string)$/, operands: 0 }],
-  ['sudo', { valued: /^-[ugpCDhrtTRU]$|^--(?:user|group|prompt|close-from|chdir|host|role|type|command-timeout|chroot|other-user)$/, operands: 0 }],
+  [
+    'sudo',
+    {
+      valued:
+        /^-[ugpCDhrtTRU]$|^--(?:user|group|prompt|close-from|chdir|host|role|type|command-timeout|chroot|other-user)$/,
+      operands: 0,
+    },
+  ],
   ['doas', { valued: /^-[uC]$/, operands: 0 }],
   ['nice', { valued: /^-n$|^--adjustment$/, operands: 0 }],
   ['timeout', { valued: /^-[sk]$|^--(?:signal|kill-after)$/, operands: 1 }],
-  ['xargs', { valued: /^-[nLIdEsPa]$|^--(?:max-args|max-lines|replace|delimiter|eof|max-chars|max-procs|arg-file|process-slot-var)$/, operands: 0 }],
+  [
+    'xargs',
+    {
+      valued:
+        /^-[nLIdEsPa]$|^--(?:max-args|max-lines|replace|delimiter|eof|max-chars|max-procs|arg-file|process-slot-var)$/,
+      operands: 0,
+    },
+  ],
   ['stdbuf', { valued: /^-[ioe]$|^--(?:input|output|error)$/, operands: 0 }],
   ['setsid', { valued: /^$/, operands: 0 }],
   ['ionice', { valued: /^-[cnp]$|^--(?:class|classdata|pid)$/, operands: 0 }],

@@ -58,7 +58,10 @@ function wget(args: readonly string[]): Upload {
     const m = /^--(?:post|body)-file(?:=(.*))?$/.exec(args[i]!);
     if (m) files.push(m[1] ?? args[++i] ?? '');
   }
-  return { stdin: files.includes('-') || files.includes('/dev/stdin'), files: files.filter((f) => f !== '' && f !== '-' && f !== '/dev/stdin') };
+  return {
+    stdin: files.includes('-') || files.includes('/dev/stdin'),
+    files: files.filter((f) => f !== '' && f !== '-' && f !== '/dev/stdin'),
+  };
 }
 
 /** `scp`/`rsync` of local files to `host:path` (the last operand). */
