@@ -478,7 +478,7 @@ export function createAggregate(options: AggregateOptions) {
     try {
       const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
       if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
-      identity = await options.agents.authenticate(match[1]);
+      identity = await options.agents.authenticate(match[1], {});
     } catch (error) {
       if (!(error instanceof AuthError)) {
         // The credential could not be checked (the database is unreachable): refuse, clearly, under
@@ -488,7 +488,7 @@ export function createAggregate(options: AggregateOptions) {
         sendJson(res, 503, storageUnavailable(read?.body), { 'retry-after': STORAGE_RETRY_AFTER_S });
         return;
       }
-      await sendUnauthorized(req, res, error.message);
+      await sendUnauthorized(req, res, error, options.agents.resourceMetadataUrl?.({}));
       return;
     }
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {

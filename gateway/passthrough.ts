@@ -266,11 +266,11 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   const held = options.held ?? createHeldAnswers(DEFAULT_HELD_ANSWER_LIMITS);
   const writeTimeoutMs = options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
 
-  async function authenticate(req: IncomingMessage): Promise<AgentIdentity> {
+  async function authenticate(req: IncomingMessage, provider: string): Promise<AgentIdentity> {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
     if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
-    return options.agents.authenticate(match[1]);
+    return options.agents.authenticate(match[1], { provider });
   }
 
   async function finish(call: CallContext, outcome: Parameters<typeof receiptFor>[1]): Promise<void> {
@@ -344,14 +344,14 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
     let identity: AgentIdentity;
     try {
-      identity = await authenticate(req);
+      identity = await authenticate(req, provider);
     } catch (error) {
       if (!(error instanceof AuthError)) {
         // The credential could not be checked (the database is unreachable): refuse, clearly.
         await refuseForStorage(req, res);
         return;
       }
-      await sendUnauthorized(req, res, error.message);
+      await sendUnauthorized(req, res, error, options.agents.resourceMetadataUrl?.({ provider }));
       return;
     }
     try {
@@ -923,7 +923,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
             ? setInterval(() => {
                 if (checking) return;
                 checking = true;
-                authenticate(req)
+                authenticate(req, provider)
                   .catch((error: unknown) => {
                     if (error instanceof AuthError) upstream.discard();
                   })

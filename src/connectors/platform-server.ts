@@ -54,10 +54,10 @@ export function createPlatformServer(options: PlatformServerOptions) {
     try {
       const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
       if (!match?.[1]) throw new AuthError('Send the agent credential as Authorization: Bearer <agent token>.');
-      identity = await agents.authenticate(match[1]);
+      identity = await agents.authenticate(match[1], { provider: PLATFORM_PROVIDER });
     } catch (error) {
       if (!(error instanceof AuthError)) throw error;
-      await sendUnauthorized(req, res, error.message);
+      await sendUnauthorized(req, res, error, agents.resourceMetadataUrl?.({ provider: PLATFORM_PROVIDER }));
       return;
     }
     if (req.method === 'GET') {
