@@ -108,6 +108,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     auth: { requestsPerMinute: e.PLAZA_RATE_LIMIT_AUTH_PER_MIN },
     agents: { writesPerMinute: e.PLAZA_RATE_LIMIT_AGENTS_PER_MIN },
+    oauth: {
+      enabled: e.PLAZA_OAUTH,
+      accessTokenTtlS: e.PLAZA_OAUTH_ACCESS_TOKEN_TTL_S,
+      cimdMaxBytes: e.PLAZA_OAUTH_CIMD_MAX_BYTES,
+      cimdTimeoutMs: e.PLAZA_OAUTH_CIMD_TIMEOUT_MS,
+      requestsPerMinute: e.PLAZA_RATE_LIMIT_OAUTH_PER_MIN,
+    },
     gateway: {
       timeoutMs: e.PLAZA_GATEWAY_TIMEOUT_MS,
       maxResponseBytes: e.PLAZA_GATEWAY_MAX_RESPONSE_BYTES,

@@ -367,6 +367,31 @@ export const EnvSchema = z.object({
         'Package sources, accounts, e-mail',
       ),
     ),
+  // OAuth authorization of the gateway (docs/gateway.md).
+  PLAZA_OAUTH: flag
+    .default(true)
+    .meta(
+      doc(
+        'MCP authorization: Plaza is the OAuth authorization server of `/mcp` and `/mcp/p/<provider>` (metadata, client registration, consent, tokens that act as an agent) and names it in 401 challenges; `0` leaves pasted agent tokens only',
+        'Gateway and receipts',
+      ),
+    ),
+  PLAZA_OAUTH_ACCESS_TOKEN_TTL_S: int(60, 86_400)
+    .default(900)
+    .describe('lifetime of an OAuth access token in seconds (60 to 86400); clients renew it with their refresh token'),
+  PLAZA_OAUTH_CIMD_MAX_BYTES: int(256, 1024 * 1024)
+    .default(5 * 1024)
+    .describe(
+      "largest Client ID Metadata Document Plaza reads from a client's `client_id` URL (larger: the client is refused)",
+    ),
+  PLAZA_OAUTH_CIMD_TIMEOUT_MS: int(100, 30_000)
+    .default(2_500)
+    .describe('longest Plaza waits for a Client ID Metadata Document (connect, headers and body)'),
+  PLAZA_RATE_LIMIT_OAUTH_PER_MIN: int(1, 1_000_000)
+    .default(60)
+    .describe(
+      'OAuth client registrations and authorization requests (each of which may fetch a client metadata document) per client address per minute; the token endpoint is not counted',
+    ),
 });
 
 /**
@@ -508,6 +533,17 @@ export interface Config {
    * minute, and per client address for those whose credential is refused.
    */
   agents: { writesPerMinute: number };
+  /** MCP authorization (PLAZA_OAUTH…): Plaza as the gateway's OAuth authorization server. */
+  oauth: {
+    enabled: boolean;
+    /** PLAZA_OAUTH_ACCESS_TOKEN_TTL_S. */
+    accessTokenTtlS: number;
+    /** PLAZA_OAUTH_CIMD_MAX_BYTES and PLAZA_OAUTH_CIMD_TIMEOUT_MS: bounds of a client metadata document fetch. */
+    cimdMaxBytes: number;
+    cimdTimeoutMs: number;
+    /** PLAZA_RATE_LIMIT_OAUTH_PER_MIN: registrations and authorization requests per client address per minute. */
+    requestsPerMinute: number;
+  };
   receipts: {
     /** RECEIPTS_DURABILITY: `sync` answers after the receipt is committed (or spooled); `async` at once. */
     durability: 'sync' | 'async';

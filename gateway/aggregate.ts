@@ -106,7 +106,7 @@ export function createAggregate(options: AggregateOptions) {
   };
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const identity = await pipeline.admit(req, res, refuseForStorage);
+    const identity = await pipeline.admit(req, res, {}, refuseForStorage);
     if (!identity) return;
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
       sendGatewayError(

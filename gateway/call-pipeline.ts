@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { AuthError, type Clock, newId } from '../src/kernel/index.ts';
-import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
+import type { AgentAuthenticator, AgentIdentity, GatewayEndpoint } from './identity/agin-card.ts';
 import { type AssertionKey, signAssertion } from './identity/assertion.ts';
 import { authenticateRequest } from './identity/bearer.ts';
 import { stampResult } from './identity/stamp.ts';
@@ -65,16 +65,23 @@ export interface CallPipelineOptions {
  */
 export interface CallPipeline {
   readonly clock: Clock;
-  /** The agent behind `req`'s Bearer credential. Throws AuthError when refused; anything else means it could not be checked. */
-  authenticate(req: IncomingMessage): Promise<AgentIdentity>;
   /**
-   * The agent behind `req`, or undefined once `req` is answered: 401 with the Bearer challenge
-   * (sendUnauthorized, the one place it is built) for a refused credential; `unverifiable`
-   * answers one that could not be checked (its entry point's 503), else the error is rethrown.
+   * The agent behind `req`'s Bearer credential, sent to `endpoint` (`/mcp` or `/mcp/p/<provider>`,
+   * for a credential's audience). Throws AuthError when refused; anything else means it could not
+   * be checked.
+   */
+  authenticate(req: IncomingMessage, endpoint: GatewayEndpoint): Promise<AgentIdentity>;
+  /**
+   * The agent behind `req`, sent to `endpoint`, or undefined once `req` is answered: 401 with the
+   * Bearer challenge naming the endpoint's Protected Resource Metadata (403 `insufficient_scope`
+   * for a credential without a scope it needs; sendUnauthorized, the one place either is built)
+   * for a refused credential; `unverifiable` answers one that could not be checked (its entry
+   * point's 503), else the error is rethrown.
    */
   admit(
     req: IncomingMessage,
     res: ServerResponse,
+    endpoint: GatewayEndpoint,
     unverifiable?: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
   ): Promise<AgentIdentity | undefined>;
   /** Asks the authorize hook. */
@@ -122,10 +129,10 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
 
   return {
     clock,
-    authenticate: (req) => authenticateRequest(options.agents, req),
-    async admit(req, res, unverifiable) {
+    authenticate: (req, endpoint) => authenticateRequest(options.agents, req, endpoint),
+    async admit(req, res, endpoint, unverifiable) {
       try {
-        return await authenticateRequest(options.agents, req);
+        return await authenticateRequest(options.agents, req, endpoint);
       } catch (error) {
         if (!(error instanceof AuthError)) {
           // The credential could not be checked (the database is unreachable): refuse, clearly.
@@ -133,7 +140,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
           await unverifiable(req, res);
           return undefined;
         }
-        await sendUnauthorized(req, res, error.message);
+        await sendUnauthorized(req, res, error, options.agents.resourceMetadataUrl?.(endpoint));
         return undefined;
       }
     },

@@ -10,6 +10,7 @@ import { type JsonRpcId, RPC_ERRORS, rpcError } from './json-rpc-errors.ts';
  */
 export type GatewayErrorCode =
   | 'unauthorized'
+  | 'insufficient_scope'
   | 'storage_unavailable'
   | 'shutting_down'
   | 'body_too_large'
@@ -52,6 +53,9 @@ export interface GatewayErrorRow {
  */
 export const GATEWAY_ERROR_TABLE: Readonly<Record<GatewayErrorCode, GatewayErrorRow>> = {
   unauthorized: { status: 401, rpcCode: RPC_ERRORS.unauthorized, answer: 'http' },
+  // A valid credential without a scope the endpoint needs (an OAuth token granted without `mcp`):
+  // RFC 6750 §3.1's 403, with the scope to ask for in its challenge.
+  insufficient_scope: { status: 403, rpcCode: RPC_ERRORS.unauthorized, answer: 'http' },
   storage_unavailable: {
     status: 503,
     rpcCode: RPC_ERRORS.internal,

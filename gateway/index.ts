@@ -17,7 +17,7 @@ export type { GatewayErrorCode, GatewayErrorRow } from './error-table.ts';
 export { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 export type { AnswerHold, HeldAnswerLimits, HeldAnswers } from './held-answers.ts';
 export { createHeldAnswers, DEFAULT_HELD_ANSWER_LIMITS, DEFAULT_WRITE_TIMEOUT_MS } from './held-answers.ts';
-export type { AgentAuthenticator, AgentIdentity, AginCard } from './identity/agin-card.ts';
+export type { AgentAuthenticator, AgentIdentity, AginCard, GatewayEndpoint } from './identity/agin-card.ts';
 export type { AssertionClaims, AssertionKey } from './identity/assertion.ts';
 export { ASSERTION_TTL_SECONDS, ASSERTION_TYP, signAssertion, verifyAssertion } from './identity/assertion.ts';
 export { authenticateRequest, bearerToken } from './identity/bearer.ts';
@@ -53,7 +53,7 @@ export {
   traceCallEnd,
   traceUpstreamStart,
 } from './telemetry.ts';
-export { bearerChallenge, sendUnauthorized } from './unauthorized.ts';
+export { bearerChallenge, InsufficientScopeError, sendUnauthorized } from './unauthorized.ts';
 export type { UpstreamNotification } from './upstream-client.ts';
 export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './upstream-http.ts';
 export { createUpstreamHttp } from './upstream-http.ts';

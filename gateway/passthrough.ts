@@ -163,7 +163,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   const unverifiable = (req: IncomingMessage, res: ServerResponse) => refuseForStorage(req, res, deps.maxRequest);
 
   async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
-    const identity = await pipeline.admit(req, res, unverifiable);
+    const identity = await pipeline.admit(req, res, { provider }, unverifiable);
     if (!identity) return;
     try {
       await serve(req, res, provider, identity);
@@ -312,7 +312,8 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
         upstream,
         responseHeaders,
         upstreamSessionOut: upstream.header('mcp-session-id'),
-        authenticate: pipeline.authenticate,
+        // Rechecked at the endpoint it was sent to (an OAuth token's audience).
+        authenticate: (request) => pipeline.authenticate(request, { provider: ex.provider }),
         notificationStreams,
       });
     } else await relayJsonAnswer(deps, ex, control, upstream, responseHeaders);

@@ -2,18 +2,48 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 
+import { AuthError } from '../src/kernel/index.ts';
 import { GatewayError, sendGatewayError } from './error-table.ts';
 import type { JsonRpcId } from './json-rpc-errors.ts';
 
 /**
- * The `WWW-Authenticate` of a 401 on a gateway endpoint. A request that sent a credential gets
- * `error="invalid_token"` and `reason` as `error_description` (RFC 6750 §3): MCP clients that show
- * the challenge, not the body, then say why instead of starting an OAuth flow nobody offers. A
- * request without one gets neither (§3.1: no error information).
+ * A credential that is valid but lacks a scope the endpoint needs (an OAuth access token granted
+ * without it): answered 403 with `error="insufficient_scope"` and the `scope` to ask for (RFC 6750
+ * §3.1), so a client can step up instead of starting over.
  */
-export function bearerChallenge(authorization: string | undefined, reason: string): string {
-  if (authorization === undefined || authorization === '') return 'Bearer realm="plaza"';
-  return `Bearer realm="plaza", error="invalid_token", error_description="${challengeText(reason)}"`;
+export class InsufficientScopeError extends AuthError {
+  readonly scope: string;
+
+  constructor(message: string, scope: string) {
+    super(message);
+    this.scope = scope;
+  }
+}
+
+/** What a challenge names beyond the reason: where the Protected Resource Metadata is, a scope to ask for. */
+export interface ChallengeParams {
+  resourceMetadata?: string | undefined;
+  insufficientScope?: string | undefined;
+}
+
+/**
+ * The `WWW-Authenticate` of a 401 (or 403) on a gateway endpoint. A request that sent a credential
+ * gets `error="invalid_token"` and `reason` as `error_description` (RFC 6750 §3): MCP clients that
+ * show the challenge, not the body, then say why. A request without one gets neither (§3.1: no
+ * error information). `resource_metadata` (RFC 9728 §5.1) is where an MCP client that speaks OAuth
+ * starts its authorization; without it, a client learns only that a bearer token is needed.
+ */
+export function bearerChallenge(
+  authorization: string | undefined,
+  reason: string,
+  params: ChallengeParams = {},
+): string {
+  const realm = `Bearer realm="plaza"${params.resourceMetadata === undefined ? '' : `, resource_metadata="${params.resourceMetadata}"`}`;
+  if (params.insufficientScope !== undefined) {
+    return `${realm}, error="insufficient_scope", scope="${challengeText(params.insufficientScope)}", error_description="${challengeText(reason)}"`;
+  }
+  if (authorization === undefined || authorization === '') return realm;
+  return `${realm}, error="invalid_token", error_description="${challengeText(reason)}"`;
 }
 
 /**
@@ -36,15 +66,23 @@ function challengeText(text: string): string {
 const MAX_UNAUTHENTICATED_BODY = 64 * 1024;
 
 /**
- * Answers a request whose agent credential was refused: 401 with the Bearer challenge carrying
- * `reason`, and the JSON-RPC error under the id of the one request a POST carried, read only when
- * its Content-Length declares at most 64 KiB of JSON; under id null otherwise (no body, a batch,
- * a notification, a larger or unreadable body).
+ * Answers a request whose agent credential was refused: 401 (`unauthorized` in the gateway's error
+ * table; 403 `insufficient_scope` for an InsufficientScopeError) with the Bearer challenge carrying
+ * the reason and `resourceMetadata`, and the JSON-RPC error under the id of the one request a POST
+ * carried, read only when its Content-Length declares at most 64 KiB of JSON; under id null
+ * otherwise (no body, a batch, a notification, a larger or unreadable body).
  */
-export async function sendUnauthorized(req: IncomingMessage, res: ServerResponse, reason: string): Promise<void> {
-  sendGatewayError(res, new GatewayError('unauthorized', reason, await soleRequestId(req)), {
-    'www-authenticate': bearerChallenge(req.headers.authorization, reason),
-  });
+export async function sendUnauthorized(
+  req: IncomingMessage,
+  res: ServerResponse,
+  refusal: string | AuthError,
+  resourceMetadata?: string,
+): Promise<void> {
+  const reason = typeof refusal === 'string' ? refusal : refusal.message;
+  const insufficientScope = refusal instanceof InsufficientScopeError ? refusal.scope : undefined;
+  const code = insufficientScope === undefined ? 'unauthorized' : 'insufficient_scope';
+  const challenge = bearerChallenge(req.headers.authorization, reason, { resourceMetadata, insufficientScope });
+  sendGatewayError(res, new GatewayError(code, reason, await soleRequestId(req)), { 'www-authenticate': challenge });
 }
 
 async function soleRequestId(req: IncomingMessage): Promise<JsonRpcId> {

@@ -15,7 +15,22 @@ export interface AgentIdentity extends AginCard {
   accountId: string | null;
 }
 
-/** Resolves an agent's gateway credential to its identity; throws the kernel's AuthError. */
+/** The gateway endpoint a credential is presented to: `/mcp` (no provider) or `/mcp/p/<provider>`. */
+export interface GatewayEndpoint {
+  provider?: string | undefined;
+}
+
+/**
+ * Resolves an agent's gateway credential to its identity; throws the kernel's AuthError (the
+ * gateway's InsufficientScopeError for a credential that lacks a scope the endpoint needs).
+ * `endpoint` is where the credential was sent: a credential bound to one endpoint (an OAuth access
+ * token's audience) is refused on every other.
+ */
 export interface AgentAuthenticator {
-  authenticate(token: string): Promise<AgentIdentity>;
+  authenticate(token: string, endpoint?: GatewayEndpoint): Promise<AgentIdentity>;
+  /**
+   * The endpoint's Protected Resource Metadata URL (RFC 9728), named in its 401 challenges so an
+   * OAuth client finds the authorization server; undefined when Plaza offers no OAuth.
+   */
+  resourceMetadataUrl?(endpoint: GatewayEndpoint): string | undefined;
 }

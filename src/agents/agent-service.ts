@@ -5,6 +5,7 @@ import {
   type AgentIdentity,
   cardText,
   cardTextDropping,
+  type GatewayEndpoint,
   reservedOwnerContext,
 } from '../../gateway/index.ts';
 import type { PrismaClient } from '../db/index.ts';
@@ -138,6 +139,20 @@ export interface AgentServiceOptions {
    * within this time without any cross-instance messaging. Default 2 s.
    */
   cacheTtlMs?: number;
+  /**
+   * OAuth access tokens (src/oauth), taken as agent credentials next to pasted agent tokens: each
+   * acts as the agent its grant names, on the one endpoint it was issued for.
+   */
+  accessTokens?: AgentAccessTokens;
+}
+
+/** What the agent service needs of the OAuth authorization server. */
+export interface AgentAccessTokens {
+  looksLikeAccessToken(token: string): boolean;
+  /** The agent the token acts as; throws AuthError (or the gateway's InsufficientScopeError). */
+  verify(token: string, endpoint: GatewayEndpoint): Promise<{ agentId: string }>;
+  /** The endpoint's Protected Resource Metadata URL, for 401 challenges. */
+  resourceMetadataUrl(endpoint: GatewayEndpoint): string;
 }
 
 /** Agents and their gateway credentials. */
@@ -151,8 +166,13 @@ export interface AgentService extends AgentAuthenticator {
    * earlier one, for a token that was lost; a revoked agent stays revoked (409).
    */
   rotateToken(accountId: string, agentId: string): Promise<{ agent: AgentView; token: string }>;
-  /** Revokes an agent of the account and all its credentials. */
+  /** Revokes an agent of the account and all its credentials, OAuth grants and tokens included. */
   revoke(accountId: string, agentId: string): Promise<AgentView>;
+  /**
+   * Drops this instance's cached credential checks of the agent, after one of its credentials was
+   * ended elsewhere (an OAuth client disconnected): other instances let go within the cache's TTL.
+   */
+  forget(agentId: string): void;
 }
 
 type AgentRow = {
@@ -189,6 +209,32 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   const forget = (agentId: string) => {
     for (const [key, entry] of cache) if (entry.identity.agentId === agentId) cache.delete(key);
   };
+
+  /** An OAuth access token: checked for `endpoint` (its audience), then its agent as a pasted token's. */
+  async function authenticateAccessToken(
+    accessTokens: AgentAccessTokens,
+    token: string,
+    endpoint: GatewayEndpoint,
+  ): Promise<AgentIdentity> {
+    const key = `${hashSecret(token)} ${endpoint.provider ?? ''}`;
+    const cached = cache.get(key);
+    if (cached && cached.until > clock.now()) return cached.identity;
+    cache.delete(key);
+    const { agentId } = await accessTokens.verify(token, endpoint);
+    const a = await prisma.agent.findUnique({ where: { id: agentId } });
+    if (a?.status !== 'active')
+      throw new AuthError('Invalid or revoked agent credential: the agent this access token acts as was revoked.');
+    const identity: AgentIdentity = {
+      agentId: a.id,
+      accountId: a.accountId,
+      aginId: a.aginId,
+      agentPrincipal: a.agentPrincipal,
+      ...storedCard(a),
+    };
+    if (cache.size > 10_000) cache.clear();
+    cache.set(key, { identity, until: clock.now() + ttl });
+    return identity;
+  }
 
   return {
     async create(accountId, body) {
@@ -263,12 +309,23 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const [updated] = await prisma.$transaction([
         prisma.agent.update({ where: { id: agentId }, data: { status: 'revoked', revokedAt: row.revokedAt ?? now } }),
         prisma.agentCredential.updateMany({ where: { agentId, revokedAt: null }, data: { revokedAt: now } }),
+        // Its OAuth grants, codes and tokens: refresh tokens stop working at once, access tokens
+        // on every instance within the credential cache's TTL.
+        prisma.oAuthRecord.deleteMany({ where: { agentId } }),
       ]);
       forget(agentId);
       return toView(updated);
     },
 
-    async authenticate(token) {
+    forget,
+
+    resourceMetadataUrl: options.accessTokens
+      ? (endpoint) => options.accessTokens?.resourceMetadataUrl(endpoint)
+      : undefined,
+
+    async authenticate(token, endpoint = {}) {
+      if (options.accessTokens?.looksLikeAccessToken(token))
+        return authenticateAccessToken(options.accessTokens, token, endpoint);
       if (!looksLikeAgentToken(token)) {
         // The credential a caller most often sends here by mistake gets named.
         if (token.startsWith('plz_'))

@@ -32,20 +32,22 @@ import { createSigningKeyStore } from '../keys/index.ts';
 import { type Logger, requestLogger } from '../log/index.ts';
 import { createMarketplace, createProbeHostBudget, type Marketplace } from '../marketplace/index.ts';
 import { buildOpenApiDocument, openApiRoutes } from '../openapi/index.ts';
-import { pageFormRoutes, pageRoutes } from '../pages/index.ts';
-import { createRateLimiter, createRedisClient } from '../rate-limit/index.ts';
+import { consentRoutes, pageFormRoutes, pageRoutes } from '../pages/index.ts';
+import { createRateLimiter, createRedisClient, rateLimit } from '../rate-limit/index.ts';
 import { accountRoutes } from '../routes/account.ts';
 import { agentRoutes } from '../routes/agents.ts';
 import { agpkContractRoutes } from '../routes/agpk-contract.ts';
 import { healthRoutes } from '../routes/health.ts';
 import { jwksRoutes } from '../routes/jwks.ts';
 import { marketplaceRoutes } from '../routes/marketplace.ts';
+import { oauthRoutes } from '../routes/oauth.ts';
 import { receiptRoutes } from '../routes/receipts.ts';
-import { setSessionCookies } from '../routes/session-auth.ts';
+import { cookieNames, setSessionCookies } from '../routes/session-auth.ts';
 import { TOKEN_API_AUDIENCE, tokenApiRoutes } from '../routes/token-api.ts';
 import { createBearerVerifier, createGuestTokens } from '../tokens/index.ts';
 import { createWebsite, websiteBodyErrors, websiteOpenApiOptions, websiteRoutes } from '../website/index.ts';
 import { createGatewayHandlers } from './gateway.ts';
+import { createOAuthServer } from './oauth-server.ts';
 import { createSelfService } from './self-service.ts';
 
 /** What the app is built from; tests build as many isolated apps as they like. */
@@ -125,7 +127,12 @@ export function createPlaza(deps: AppDeps): Plaza {
     ),
   });
   const openApi = buildOpenApiDocument(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' }));
-  const agents = createAgentService({ prisma: db.prisma, clock });
+  const oauth = config.oauth.enabled ? createOAuthServer({ config, db, clock, keys, log }) : undefined;
+  const agents = createAgentService({
+    prisma: db.prisma,
+    clock,
+    ...(oauth ? { accessTokens: oauth.accessTokens } : {}),
+  });
   const verify = createBearerVerifier({
     guestTokens: createGuestTokens({ keys, clock, issuer: config.publicBaseUrl, audience: TOKEN_API_AUDIENCE }),
     accounts,
@@ -196,6 +203,31 @@ export function createPlaza(deps: AppDeps): Plaza {
   app.all('/mcp/p/:provider', (req, res, next) => {
     gateway.passthrough(req, res, String(req.params['provider'])).catch(next);
   });
+  if (oauth) {
+    // Before the JSON body reader: the provider and the consent form read their own bodies.
+    const limit = rateLimit(
+      createRateLimiter({
+        policy: { name: 'oauth', limit: config.oauth.requestsPerMinute, windowSeconds: 60 },
+        redis,
+        keyPrefix: config.rateLimits.keyPrefix,
+        log,
+      }),
+      { trustProxy: config.trustProxy !== false },
+    );
+    app.use(
+      oauthRoutes({ issuer: config.publicBaseUrl, resources: oauth.resources, handle: oauth.server.handle, limit }),
+    );
+    app.use(
+      consentRoutes({
+        provider: oauth.server.provider,
+        agents,
+        sessions: selfService.sessions,
+        sessionCookie: cookieNames(https).session,
+        siteOrigin: new URL(config.publicBaseUrl).origin,
+        defaultResource: oauth.resources.resourceOf({}),
+      }),
+    );
+  }
   const emailSignIn = {
     signIn: selfService.signIn,
     startSession: (res: express.Response, session: NewSession) => setSessionCookies(res, session, https),
@@ -238,6 +270,7 @@ export function createPlaza(deps: AppDeps): Plaza {
       redis,
       keyPrefix: config.rateLimits.keyPrefix,
       log,
+      clients: oauth?.clients,
     }),
   );
 
@@ -285,6 +318,7 @@ export function createPlaza(deps: AppDeps): Plaza {
         .catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
       await marketplace.close().catch(() => undefined);
       await gateway.close().catch(() => undefined);
+      await oauth?.close().catch(() => undefined);
       await selfService.close().catch(() => undefined);
       await redis?.quit().catch(() => undefined);
     },

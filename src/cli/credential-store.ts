@@ -2,10 +2,26 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-/** What `plaza agents login` stores: where the gateway is and the agent's credential. */
+/** What the bridge needs to renew an access token got by the browser sign-in. */
+export interface StoredOAuth {
+  /** The gateway endpoint the tokens are for (RFC 8707): `<base>/mcp` or `<base>/mcp/p/<provider>`. */
+  resource: string;
+  /** The authorization server (Plaza's issuer) the tokens came from. */
+  issuer: string;
+  clientId: string;
+  refreshToken: string;
+  /** When the access token stops working, in ms since the epoch. */
+  expiresAt: number;
+}
+
+/**
+ * What `plaza agents login` stores: where the gateway is and the agent's credential: an agent token,
+ * or (`--browser`) an OAuth access token with what renews it.
+ */
 export interface StoredCredential {
   url: string;
   token: string;
+  oauth?: StoredOAuth;
 }
 
 /** The credential file: `$XDG_CONFIG_HOME/plaza/agent-credentials.json` (else `~/.config/…`). */
@@ -57,5 +73,27 @@ export function readCredential(
   }
   if (typeof parsed?.url !== 'string' || typeof parsed.token !== 'string')
     return { problem: `the credential file ${file} holds no url and token` };
-  return { credential: { url: parsed.url, token: parsed.token } };
+  const oauth = parsed.oauth;
+  if (oauth === undefined) return { credential: { url: parsed.url, token: parsed.token } };
+  const valid =
+    typeof oauth === 'object' &&
+    oauth !== null &&
+    ['resource', 'issuer', 'clientId', 'refreshToken'].every(
+      (k) => typeof (oauth as unknown as Record<string, unknown>)[k] === 'string',
+    ) &&
+    typeof oauth.expiresAt === 'number';
+  if (!valid) return { problem: `the credential file ${file} holds an unreadable sign-in (oauth)` };
+  return {
+    credential: {
+      url: parsed.url,
+      token: parsed.token,
+      oauth: {
+        resource: oauth.resource,
+        issuer: oauth.issuer,
+        clientId: oauth.clientId,
+        refreshToken: oauth.refreshToken,
+        expiresAt: oauth.expiresAt,
+      },
+    },
+  };
 }

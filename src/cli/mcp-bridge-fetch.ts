@@ -195,10 +195,11 @@ export function notificationStreamReconnection(initialDelayMs = 1_000) {
 export function boundedFetch(
   ended: (ids: Array<string | number>, why: string) => void,
   maxEventBytes = MAX_EVENT_BYTES,
+  inner: typeof fetch = fetch,
 ): typeof fetch {
   return async (input, given) => {
     const init = withEnvelopeHeaders(given);
-    const res = await fetch(input, init).catch((error: unknown) => {
+    const res = await inner(input, init).catch((error: unknown) => {
       throw unreachable(input, error);
     });
     if (init?.method === 'GET' && refusedForGood(res.status)) {

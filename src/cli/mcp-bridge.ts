@@ -17,6 +17,8 @@ import {
 } from './mcp-bridge-input.ts';
 import { providerWarning } from './mcp-bridge-provider.ts';
 import { GatewayRefusal } from './mcp-bridge-refusal.ts';
+import { browserLogin } from './oauth-login.ts';
+import { createTokenRenewal, renewingFetch } from './oauth-renewal.ts';
 
 function fail(message: string): never {
   process.stderr.write(`plaza: ${message}\n`);
@@ -76,7 +78,14 @@ async function connect(
   if (provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(provider)) fail(`not a provider slug: ${provider}`);
   const base = (options.url ?? stored.url).replace(/\/+$/, '');
   const target = new URL(options.all ? `${base}/mcp` : `${base}/mcp/p/${provider}`);
-  const headers: Record<string, string> = { authorization: `Bearer ${stored.token}` };
+  // A browser sign-in's token is bound to the endpoint it was issued for, and renewed as it expires.
+  if (stored.oauth && stored.oauth.resource !== target.href) {
+    fail(
+      `the stored sign-in is for ${stored.oauth.resource}, not ${target.href}: run \`plaza agents login --browser ${options.all ? '--all' : `--provider ${provider}`}\` (or bridge to that endpoint).`,
+    );
+  }
+  const renewal = stored.oauth ? createTokenRenewal(file, { ...stored, oauth: stored.oauth }) : undefined;
+  const headers: Record<string, string> = renewal ? {} : { authorization: `Bearer ${stored.token}` };
   if (options.upstreamTokenEnv) {
     const value = env[options.upstreamTokenEnv];
     if (!value) fail(`environment variable ${options.upstreamTokenEnv} is empty`);
@@ -111,10 +120,11 @@ async function connect(
       }
     }, 100).unref();
   };
+  const inner = renewal ? renewingFetch(renewal, fetch) : fetch;
   const open = () =>
     new StreamableHTTPClientTransport(target, {
       requestInit: { headers },
-      fetch: boundedFetch(endedWithout, maxEventBytes),
+      fetch: boundedFetch(endedWithout, maxEventBytes, inner),
       reconnectionOptions: notificationStreamReconnection(reconnectMs),
     });
   let upstream = open();
@@ -518,6 +528,41 @@ function notPlazaMessage(base: string, status: number): string {
   return `${base}/mcp answered HTTP ${status}, not as Plaza's gateway does: ${base} is not a Plaza base URL. Nothing stored; the stored credential is unchanged.${hint}`;
 }
 
+/**
+ * `plaza agents login --browser`: the browser sign-in for one gateway endpoint (`--provider` or
+ * `--all`), stored with what renews it; the URL is printed on stderr (and opened unless --no-open).
+ */
+async function loginInBrowser(
+  options: { token?: string; provider?: string; all?: boolean; open: boolean; url: string },
+  env: Record<string, string | undefined>,
+): Promise<void> {
+  if (options.token) fail('pass either --token or --browser, not both.');
+  if (!options.all === !options.provider)
+    fail(
+      'with --browser, name the endpoint to sign in for: --provider <provider> (for `plaza mcp connect <provider>`) or --all (for `plaza mcp connect --all`).',
+    );
+  if (options.provider && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(options.provider))
+    fail(`not a provider slug: ${options.provider}`);
+  if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol))
+    fail(`not an http(s) URL: ${options.url}`);
+  const base = options.url.replace(/\/+$/, '');
+  const resource = options.all ? `${base}/mcp` : `${base}/mcp/p/${options.provider}`;
+  let signedIn: Awaited<ReturnType<typeof browserLogin>>;
+  try {
+    signedIn = await browserLogin({
+      resource,
+      open: options.open,
+      timeoutMs: 10 * 60_000,
+      say: (line) => process.stderr.write(`${line}\n`),
+    });
+  } catch (error) {
+    fail(`sign-in failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const file = credentialFile(env);
+  saveCredential(file, { url: base, token: signedIn.token, oauth: signedIn.oauth });
+  process.stdout.write(`${JSON.stringify({ stored: file, url: base, resource, verified: true })}\n`);
+}
+
 /** `plaza agents login` and `plaza mcp connect`. */
 export function registerAgentCommands(program: Command, env: Record<string, string | undefined>): void {
   const agents =
@@ -525,51 +570,74 @@ export function registerAgentCommands(program: Command, env: Record<string, stri
     program.command('agents').description('agent credentials for the gateway');
   agents
     .command('login')
-    .description('store an agent credential (file, mode 0600) for `plaza mcp connect`')
-    .requiredOption('--token <token>', 'the agent token from POST /api/agents')
+    .description(
+      'store an agent credential (file, mode 0600) for `plaza mcp connect`: an agent token, or sign in through the browser',
+    )
+    .option('--token <token>', 'the agent token from POST /api/agents')
+    .option(
+      '--browser',
+      "sign in through the browser instead (MCP authorization): pick or create the agent on Plaza's consent page",
+    )
+    .option(
+      '--provider <provider>',
+      'with --browser: the provider `plaza mcp connect <provider>` bridges to (the sign-in is for its endpoint)',
+    )
+    .option('--all', 'with --browser: sign in for /mcp, which `plaza mcp connect --all` bridges to')
+    .option('--no-open', 'with --browser: print the sign-in URL without opening a browser')
     .option('--url <url>', 'Plaza base URL', 'http://localhost:8080')
-    .action(async (options: { token: string; url: string }) => {
-      if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) {
-        // An agent's id has the same prefix; its token is the longer secret shown once at creation.
-        fail(
-          /^agt_[0-9a-z]{20,32}$/.test(options.token)
-            ? "that is an agent's id, not its token: pass the `token` that POST /api/agents answered (agt_<13 characters>_<40 characters>, shown once)."
-            : 'that is not an agent token (agt_<13 characters>_<40 characters>, shown once when the agent is created).',
+    .action(
+      async (options: {
+        token?: string;
+        browser?: boolean;
+        provider?: string;
+        all?: boolean;
+        open: boolean;
+        url: string;
+      }) => {
+        if (options.browser) return loginInBrowser(options, env);
+        if (!options.token) fail('pass --token <agent token>, or --browser to sign in through the browser.');
+        if (!/^agt_[0-9a-z]{13}_[0-9a-z]{40}$/.test(options.token)) {
+          // An agent's id has the same prefix; its token is the longer secret shown once at creation.
+          fail(
+            /^agt_[0-9a-z]{20,32}$/.test(options.token)
+              ? "that is an agent's id, not its token: pass the `token` that POST /api/agents answered (agt_<13 characters>_<40 characters>, shown once)."
+              : 'that is not an agent token (agt_<13 characters>_<40 characters>, shown once when the agent is created).',
+          );
+        }
+        if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol))
+          fail(`not an http(s) URL: ${options.url}`);
+        const base = options.url.replace(/\/+$/, '');
+        // The gateway checks the credential before anything else: GET /mcp answers 405 to an agent
+        // it knows (the aggregate offers no stream) and 401 to any other. A token the gateway
+        // refuses is not stored; one that cannot be checked now (Plaza not running) is, with a word.
+        const checked = await fetch(`${base}/mcp`, {
+          headers: { authorization: `Bearer ${options.token}`, accept: 'text/event-stream' },
+          signal: AbortSignal.timeout(5_000),
+        }).then(
+          async (res) => {
+            await res.body?.cancel().catch(() => undefined);
+            return res.status;
+          },
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
         );
-      }
-      if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol))
-        fail(`not an http(s) URL: ${options.url}`);
-      const base = options.url.replace(/\/+$/, '');
-      // The gateway checks the credential before anything else: GET /mcp answers 405 to an agent
-      // it knows (the aggregate offers no stream) and 401 to any other. A token the gateway
-      // refuses is not stored; one that cannot be checked now (Plaza not running) is, with a word.
-      const checked = await fetch(`${base}/mcp`, {
-        headers: { authorization: `Bearer ${options.token}`, accept: 'text/event-stream' },
-        signal: AbortSignal.timeout(5_000),
-      }).then(
-        async (res) => {
-          await res.body?.cancel().catch(() => undefined);
-          return res.status;
-        },
-        (error: unknown) => (error instanceof Error ? error.message : String(error)),
-      );
-      if (checked === 401) fail(`${base} refuses this agent token (revoked, or from another Plaza): nothing stored.`);
-      // Any other answer below 500 came from a server that is up but is not Plaza's gateway at
-      // this URL (most often a URL ending in /mcp, which the bridge appends itself): storing it
-      // would replace a good credential with one every bridge request fails on.
-      // A proxy's refusal or rate limit in front of a real Plaza (403, 408, 429) says nothing of the
-      // URL: the token is stored unchecked, as when Plaza cannot be reached.
-      if (typeof checked === 'number' && checked !== 405 && checked < 500 && !UNDECIDED_STATUSES.has(checked))
-        fail(notPlazaMessage(base, checked));
-      const verified = checked === 405;
-      if (!verified)
-        process.stderr.write(
-          `plaza: could not check the token with ${base} (${typeof checked === 'number' ? `HTTP ${checked}` : checked}); stored unchecked\n`,
-        );
-      const file = credentialFile(env);
-      saveCredential(file, { url: base, token: options.token });
-      process.stdout.write(`${JSON.stringify({ stored: file, url: options.url, verified })}\n`);
-    });
+        if (checked === 401) fail(`${base} refuses this agent token (revoked, or from another Plaza): nothing stored.`);
+        // Any other answer below 500 came from a server that is up but is not Plaza's gateway at
+        // this URL (most often a URL ending in /mcp, which the bridge appends itself): storing it
+        // would replace a good credential with one every bridge request fails on.
+        // A proxy's refusal or rate limit in front of a real Plaza (403, 408, 429) says nothing of the
+        // URL: the token is stored unchecked, as when Plaza cannot be reached.
+        if (typeof checked === 'number' && checked !== 405 && checked < 500 && !UNDECIDED_STATUSES.has(checked))
+          fail(notPlazaMessage(base, checked));
+        const verified = checked === 405;
+        if (!verified)
+          process.stderr.write(
+            `plaza: could not check the token with ${base} (${typeof checked === 'number' ? `HTTP ${checked}` : checked}); stored unchecked\n`,
+          );
+        const file = credentialFile(env);
+        saveCredential(file, { url: base, token: options.token });
+        process.stdout.write(`${JSON.stringify({ stored: file, url: options.url, verified })}\n`);
+      },
+    );
 
   program
     .command('mcp')

@@ -75,7 +75,7 @@ export function createPlatformServer(options: PlatformServerOptions) {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A credential that cannot be checked (storage down) throws on, as before: the app's handler answers it.
-    const identity = await pipeline.admit(req, res);
+    const identity = await pipeline.admit(req, res, { provider: PLATFORM_PROVIDER });
     if (!identity) return;
     if (req.method === 'GET') {
       // Stateless, and with nothing to notify: a GET stream would stay open and carry nothing (and

@@ -66,7 +66,7 @@ export function apiSecurityHeaders(options: {
   };
 }
 
-const API_PATH = /^\/(?:api|mcp|health|\.well-known|openapi\.json|share|agpk)(?:[/?]|$)/;
+const API_PATH = /^\/(?:api|mcp|oauth|health|\.well-known|openapi\.json|share|agpk)(?:[/?]|$)/;
 
 /**
  * Whether a request URL is one of Plaza's machine-facing routes: the API, the gateway, health,

@@ -3,8 +3,9 @@ import { Router } from 'express';
 import type { Redis } from 'ioredis';
 
 import type { AgentService } from '../agents/index.ts';
-import { AuthError, ForbiddenError } from '../kernel/index.ts';
+import { AuthError, ForbiddenError, NotFoundError } from '../kernel/index.ts';
 import type { Logger } from '../log/index.ts';
+import type { ConnectedClients } from '../oauth/index.ts';
 import { clientAddress, createRateLimiter, enforceRateLimit } from '../rate-limit/index.ts';
 import type { BearerVerifier } from '../tokens/index.ts';
 import { checkBearerOrSession, type SessionFallback } from './bearer-auth.ts';
@@ -21,6 +22,8 @@ export interface AgentRouteDeps {
   redis: Redis | undefined;
   keyPrefix: string;
   log: Logger;
+  /** The OAuth clients connected to an agent (PLAZA_OAUTH); absent, their routes are not mounted. */
+  clients?: ConnectedClients | undefined;
 }
 
 /**
@@ -57,6 +60,40 @@ export function agentRoutes(deps: AgentRouteDeps): Router {
     const agent = await deps.agents.revoke(req.bearer!.subject, String(req.params['id']));
     res.json({ success: true, code: 'SUCCESS', message: 'Agent revoked.', data: { agent } });
   });
+  const clients = deps.clients;
+  if (clients) {
+    // The OAuth clients an agent is connected to, and "disconnect" (issue 34).
+    const read = checkBearerOrSession(deps.verify, deps.session, 'agents:read');
+    const ownAgent = async (accountId: string, agentId: string) => {
+      if (agentId.includes('\u0000') || !(await deps.agents.list(accountId)).some((a) => a.id === agentId))
+        throw new NotFoundError(`No agent ${agentId.slice(0, 64)} in this account.`);
+    };
+    router.get('/api/agents/:id/clients', async (req, res) => {
+      await read(req);
+      const agentId = String(req.params['id']);
+      await ownAgent(req.bearer!.subject, agentId);
+      const list = await clients.list(agentId);
+      res.json({
+        success: true,
+        code: 'SUCCESS',
+        message: `${list.length} connected ${list.length === 1 ? 'client' : 'clients'}.`,
+        data: { clients: list },
+      });
+    });
+    router.post('/api/agents/:id/clients/:grant/disconnect', write, async (req, res) => {
+      const agentId = String(req.params['id']);
+      await ownAgent(req.bearer!.subject, agentId);
+      if (!(await clients.disconnect(agentId, String(req.params['grant']))))
+        throw new NotFoundError('No such connected client of this agent.');
+      deps.agents.forget(agentId);
+      res.json({
+        success: true,
+        code: 'SUCCESS',
+        message: 'Client disconnected: its tokens no longer work (on every instance within 2 s).',
+        data: {},
+      });
+    });
+  }
   return router;
 }
 

@@ -216,7 +216,9 @@ describe('bad input against plaza serve', () => {
           body: '{}',
         });
         expect(none.status, path).toBe(401);
-        expect(none.headers.get('www-authenticate'), path).toBe('Bearer realm="plaza"');
+        // The Protected Resource Metadata of the endpoint, under PUBLIC_BASE_URL (default http://localhost:$PORT): where an OAuth client starts (issue 34).
+        const metadata = `resource_metadata="${plaza.url.replace('127.0.0.1', 'localhost')}/.well-known/oauth-protected-resource${path}"`;
+        expect(none.headers.get('www-authenticate'), path).toBe(`Bearer realm="plaza", ${metadata}`);
         for (const [token, reason] of [
           // The body's "agt_…" is written "agt_..." there: error_description is printable ASCII without " and \.
           ['agt_nope', 'Invalid agent credential: the gateway takes an agent token (agt_...), from POST /api/agents.'],
@@ -229,7 +231,7 @@ describe('bad input against plaza serve', () => {
           const bad = await rpc(path, token!, { jsonrpc: '2.0', id: 1, method: 'ping' });
           expect(bad.status, path).toBe(401);
           expect(bad.headers.get('www-authenticate'), path).toBe(
-            `Bearer realm="plaza", error="invalid_token", error_description="${reason}"`,
+            `Bearer realm="plaza", ${metadata}, error="invalid_token", error_description="${reason}"`,
           );
         }
       }

@@ -33,6 +33,7 @@ import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstrea
 import { type AuthVariant, exampleRequest, type FuzzRequest, fuzzRequest } from '../support/fuzz-requests.ts';
 import { callTool, type GatewayPlaza, listHealthy, startGatewayPlaza } from '../support/gateway-load.ts';
 import { type FuzzContext, FUZZED_ELSEWHERE, JSON_ROUTES, type JsonRoute } from '../support/json-routes.ts';
+import { approveInBrowser } from '../support/oauth.ts';
 import { TEST_LIMITS } from '../support/test-limits.ts';
 
 /** Random requests per route (after its two examples). */
@@ -182,6 +183,33 @@ describe('every HTTP route under random input', () => {
     const key = (await (
       await post('/api/account/keys', { name: 'to delete' }, sessionHeaders(sessions.main))
     ).json()) as any;
+    // An OAuth client approved as the agent to rotate: a grant for the disconnect route.
+    const redirect = 'http://127.0.0.1:49995/cb';
+    const registered = (await (
+      await post('/oauth/register', {
+        redirect_uris: [redirect],
+        token_endpoint_auth_method: 'none',
+        application_type: 'native',
+      })
+    ).json()) as any;
+    const authorize = new URL(`${plaza.server.url}/oauth/authorize`);
+    authorize.search = new URLSearchParams({
+      client_id: registered.client_id,
+      redirect_uri: redirect,
+      response_type: 'code',
+      scope: 'mcp',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }).toString();
+    // PUBLIC_BASE_URL names localhost (http://localhost:$PORT); the server listens on 127.0.0.1.
+    await approveInBrowser(plaza.server.url, authorize, redirect, {
+      session: { token: sessions.main.token, csrfToken: sessions.main.csrf },
+      agent: toRotate.data.agent.id,
+      origin: plaza.server.url.replace('127.0.0.1', 'localhost'),
+    });
+    const grants = (await (
+      await fetch(`${plaza.server.url}/api/agents/${toRotate.data.agent.id}/clients`, { headers: apiKey })
+    ).json()) as any;
 
     ctx = {
       email: plaza.email,
@@ -191,6 +219,7 @@ describe('every HTTP route under random input', () => {
       endpointToRemove: await owned('fuzz-removed'),
       agentToRevoke: toRevoke.data.agent.id,
       agentToRotate: toRotate.data.agent.id,
+      grantToDisconnect: grants.data.clients[0].grant_id,
       keyToDelete: key.key.id,
       callId: call.message.result._meta.platform.call_id,
       sourceId: source.source.id,

@@ -50,16 +50,19 @@ async function fanOut(plazas: TestPlaza[], fixture: FixtureProvider): Promise<nu
     `INSERT INTO "mcp_endpoints" ("id", "provider", "url", "registered_by", "source", "registry_name", "updated_at") VALUES ('mcp_discovered0001', 'victim-discovered', $1, 'registry', 'discovered', 'io.example/victim', now())`,
     [`${origin}/discovered`],
   );
-  // Each new listing is probed at once; wait until those first probes have all finished.
-  const leased = async () =>
+  // Each new listing is probed at once (after its 201, in the background); wait until those first
+  // probes have all finished: none holds a lease, and each listed one was probed or put off (a
+  // listing whose probe had not yet begun would otherwise be due in the first round and then
+  // probed behind it).
+  const unsettled = async () =>
     Number(
       (
         await db.sql.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM "mcp_endpoints" WHERE "lease_owner" IS NOT NULL`,
+          `SELECT count(*)::int AS n FROM "mcp_endpoints" WHERE "lease_owner" IS NOT NULL OR ("source" <> 'discovered' AND "next_probe_at" <= now())`,
         )
       )[0]!.n,
     );
-  await expect.poll(leased, { timeout: 20_000, interval: 50 }).toBe(0);
+  await expect.poll(unsettled, { timeout: 20_000, interval: 50 }).toBe(0);
 
   // Then the probe loops come round three times with every listing due (a short interval passing).
   let deferred = 0;

@@ -20,6 +20,8 @@ export interface FuzzContext {
   agentToRevoke: string;
   /** An agent whose token the fuzzing may replace over and over (never revoked). */
   agentToRotate: string;
+  /** An OAuth grant of `agentToRotate` (a client approved on the consent page), for its disconnect route. */
+  grantToDisconnect: string;
   keyToDelete: string;
   callId: string;
   sourceId: string;
@@ -220,6 +222,82 @@ export const JSON_ROUTES: JsonRoute[] = [
     fuzz: () => ({ good: { auth: 'api-key' }, bad: { auth: 'guest' } }),
   },
   { method: 'GET', path: '/.well-known/jwks.json', surface: 'website', kind: 'json', fuzz: () => ({ good: {} }) },
+  // MCP authorization (issue 34): the metadata documents, and the consent page of an authorization.
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-protected-resource',
+    surface: 'website',
+    kind: 'json',
+    fuzz: () => ({ good: {} }),
+  },
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-protected-resource/mcp',
+    surface: 'website',
+    kind: 'json',
+    fuzz: () => ({ good: {} }),
+  },
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-protected-resource/mcp/p/:provider',
+    surface: 'website',
+    kind: 'json',
+    fuzz: () => ({
+      params: { provider: fc.oneof(slug, fc.constantFrom('X', '-a', 'a'.repeat(80))) },
+      good: { params: { provider: 'everything' } },
+      bad: { params: { provider: 'Not_A_Slug' } },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-authorization-server',
+    surface: 'website',
+    kind: 'json',
+    fuzz: () => ({ good: {} }),
+  },
+  // Only an authorization in progress in this browser has a consent page: without one, every request
+  // (the known-good one too) gets the page saying the request expired, 400.
+  {
+    ...PAGE('/connect/:uid', () => ({ params: { uid: fc.oneof(fc.stringMatching(/^[\w-]{1,64}$/), text(80)) } })),
+    goodStatus: 400,
+  },
+  {
+    method: 'POST',
+    path: '/connect/:uid',
+    surface: 'website',
+    kind: 'html',
+    goodStatus: 400,
+    fuzz: () => ({
+      params: { uid: fc.oneof(fc.stringMatching(/^[\w-]{1,64}$/), text(80)) },
+      wire: fc.oneof(
+        {
+          weight: 4,
+          arbitrary: near({
+            csrf_token: text(40),
+            decision: fc.constantFrom('approve', 'deny', ''),
+            agent: fc.constantFrom('new', 'agt_nope'),
+            display_name: text(130),
+            owner_context: text(210),
+          }).map(toForm),
+        },
+        { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
+      ),
+      contentTypes: fc.constantFrom<string | undefined>(
+        'application/x-www-form-urlencoded',
+        'application/x-www-form-urlencoded',
+        'application/json',
+        'text/plain',
+        undefined,
+      ),
+      accepts: fc.constantFrom<string | undefined>('text/html', 'application/json', undefined),
+      good: {
+        params: { uid: 'unknown-interaction' },
+        body: 'decision=deny',
+        contentType: 'application/x-www-form-urlencoded',
+        accept: 'text/html',
+      },
+    }),
+  },
   {
     method: 'POST',
     path: '/api/agents',
@@ -229,6 +307,31 @@ export const JSON_ROUTES: JsonRoute[] = [
       body: near({ display_name: text(150, 1), owner_context: text(250, 1) }, ['display_name']),
       good: { auth: 'api-key', body: '{"display_name":"Fuzz"}' },
       bad: { auth: 'guest', body: '{"display_name":"Fuzz"}' },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/api/agents/:id/clients',
+    surface: 'token',
+    kind: 'json',
+    fuzz: (ctx) => ({
+      params: { id: fc.constantFrom(ctx.agentToRotate, ctx.agentToRevoke, 'agt_nope') },
+      good: { auth: 'api-key', params: { id: ctx.agentToRotate } },
+      bad: { auth: 'guest', params: { id: ctx.agentToRotate } },
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/api/agents/:id/clients/:grant/disconnect',
+    surface: 'token',
+    kind: 'json',
+    fuzz: (ctx) => ({
+      params: {
+        id: fc.constantFrom(ctx.agentToRotate, 'agt_nope'),
+        grant: fc.constantFrom(ctx.grantToDisconnect, 'nope', ''),
+      },
+      good: { auth: 'session', params: { id: ctx.agentToRotate, grant: ctx.grantToDisconnect } },
+      bad: { auth: 'session-no-csrf', params: { id: ctx.agentToRotate, grant: ctx.grantToDisconnect } },
     }),
   },
   {

@@ -34,7 +34,7 @@ export interface TestPlaza {
 /** Starts Plaza on `backend` with extra environment settings. */
 export async function startTestPlaza(
   backend: Backend,
-  options: { env?: Record<string, string>; clock?: Clock; db?: Database } = {},
+  options: { env?: Record<string, string>; clock?: Clock; db?: Database; port?: number } = {},
 ): Promise<TestPlaza> {
   const owned = options.db ? undefined : await createTestDatabase(backend);
   const db = options.db ?? owned!.db;
@@ -58,7 +58,8 @@ export async function startTestPlaza(
   });
   const log = createLogger({ level: config.logLevel, destination });
   const plaza = createPlaza({ config, db, log, clock: options.clock ?? systemClock });
-  const server: RunningServer = await startServer(plaza.handler, { port: 0, host: '127.0.0.1' });
+  // A fixed port when PUBLIC_BASE_URL must name it (an OAuth issuer is compared exactly).
+  const server: RunningServer = await startServer(plaza.handler, { port: options.port ?? 0, host: '127.0.0.1' });
   return {
     url: server.url,
     db,

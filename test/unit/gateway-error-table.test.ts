@@ -7,7 +7,15 @@ import type { AddressInfo } from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { bearerToken, GATEWAY_ERROR_TABLE, GatewayError, sendGatewayError } from '../../gateway/index.ts';
+import {
+  bearerToken,
+  GATEWAY_ERROR_TABLE,
+  GatewayError,
+  InsufficientScopeError,
+  sendGatewayError,
+  sendUnauthorized,
+} from '../../gateway/index.ts';
+import { AuthError } from '../../src/kernel/index.ts';
 
 describe('GATEWAY_ERROR_TABLE', () => {
   it('maps each refusal to its status, JSON-RPC code and where it is answered', () => {
@@ -17,6 +25,7 @@ describe('GATEWAY_ERROR_TABLE', () => {
       ),
     ).toEqual({
       unauthorized: [401, -32001, 'http'],
+      insufficient_scope: [403, -32001, 'http'],
       storage_unavailable: [503, -32603, 'http'],
       shutting_down: [503, -32603, 'http'],
       body_too_large: [413, -32600, 'http'],
@@ -82,6 +91,65 @@ describe('sendGatewayError', () => {
     const res = await answer(new GatewayError('sdk_method_not_allowed', 'no stream'));
     expect(res.status).toBe(405);
     expect(await res.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'no stream' } });
+  });
+});
+
+describe('sendUnauthorized', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    server = undefined;
+  });
+
+  async function refuse(
+    refusal: AuthError,
+    resourceMetadata: string | undefined,
+    init: RequestInit,
+  ): Promise<Response> {
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      void sendUnauthorized(req, res, refusal, resourceMetadata);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, init);
+  }
+
+  const metadata = 'https://plaza.example/.well-known/oauth-protected-resource/mcp';
+  const call = {
+    method: 'POST',
+    headers: { authorization: 'Bearer agt_x', 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+  };
+
+  it('answers a refused credential 401 (the unauthorized row) naming the Protected Resource Metadata', async () => {
+    const res = await refuse(new AuthError('Invalid or revoked agent credential.'), metadata, call);
+    expect(res.status).toBe(GATEWAY_ERROR_TABLE.unauthorized.status);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer realm="plaza", resource_metadata="${metadata}", error="invalid_token", error_description="Invalid or revoked agent credential."`,
+    );
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      error: { code: -32001, message: 'Invalid or revoked agent credential.' },
+    });
+  });
+
+  it('answers a credential without the scope 403 insufficient_scope (its row) with the scope to ask for', async () => {
+    const res = await refuse(new InsufficientScopeError('The token was not granted mcp.', 'mcp'), metadata, call);
+    expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer realm="plaza", resource_metadata="${metadata}", error="insufficient_scope", scope="mcp", error_description="The token was not granted mcp."`,
+    );
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      error: { code: -32001, message: 'The token was not granted mcp.' },
+    });
+  });
+
+  it('gives a request without a credential a bare challenge', async () => {
+    const res = await refuse(new AuthError('Send the agent credential.'), undefined, { method: 'GET' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="plaza"');
   });
 });
 

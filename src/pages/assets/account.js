@@ -37,6 +37,15 @@ function maybeSignedIn() {
   return document.cookie.split(';').some((pair) => /^\s*(__Host-)?plaza_csrf=/.test(pair));
 }
 
+/**
+ * Where to go once signed in: the `next` path this page was opened with (the consent page of an
+ * MCP client's sign-in sends the visitor here), only ever a path on this site.
+ */
+const nextPath = (() => {
+  const next = new URLSearchParams(location.search).get('next') || '';
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '';
+})();
+
 async function start() {
   // Signed out, the session route would answer 401 (an error in the console on every visit):
   // asking which sign-in methods exist says as much about whether accounts are on.
@@ -44,6 +53,7 @@ async function start() {
     ? await requestJson('GET', '/api/auth/session').catch(() => null)
     : await requestJson('GET', '/api/auth/options').catch(() => null);
   if (res?.ok && res.body?.account) {
+    if (nextPath) return location.assign(nextPath);
     csrf = res.body.session?.csrf_token || '';
     document.getElementById('who').textContent = fill(text.signedInAs, { email: res.body.account.email });
     // Changing a password asks for the current one; setting the first one does not.
@@ -74,7 +84,7 @@ document.getElementById('signin-form').addEventListener('submit', async (event) 
   fieldError(email, '');
   const res = await requestJson('POST', '/api/auth/email/register-link', {
     email: email.value.trim(),
-    next: '/account',
+    next: nextPath || '/account',
   });
   if (res.status === 429) return say(message, `${text.failed} (${retryAfter(res)} s)`, 'warn');
   if (res.status === 404) return say(message, text.unavailable, 'warn');
@@ -190,31 +200,80 @@ const agentToken = document.getElementById('agent-token');
 async function loadAgents() {
   const res = await requestJson('GET', '/api/agents');
   if (!res.ok) return agentList.replaceChildren(el('li', {}, text.failed));
+  const agents = res.body.data.agents.filter((a) => !a.public);
   agentList.replaceChildren(
-    ...res.body.data.agents
-      .filter((a) => !a.public)
-      .map((a) =>
-        el(
-          'li',
-          { 'data-agin-id': a.agin_id, 'data-agent-id': a.id },
-          el('strong', {}, a.display_name),
-          ' — AGIN ',
-          el('code', {}, a.agin_id),
-          ` · ${a.agent_principal} · ${a.owner_context} · ${a.status} `,
-          a.status === 'active'
-            ? el(
-                'button',
-                {
-                  type: 'button',
-                  class: 'link new-token',
-                  'aria-label': fill(text.newAgentTokenFor, { name: a.display_name }),
-                },
-                text.newAgentToken,
-              )
-            : '',
-        ),
+    ...agents.map((a) =>
+      el(
+        'li',
+        { 'data-agin-id': a.agin_id, 'data-agent-id': a.id },
+        el('strong', {}, a.display_name),
+        ' — AGIN ',
+        el('code', {}, a.agin_id),
+        ` · ${a.agent_principal} · ${a.owner_context} · ${a.status} `,
+        a.status === 'active'
+          ? el(
+              'button',
+              {
+                type: 'button',
+                class: 'link new-token',
+                'aria-label': fill(text.newAgentTokenFor, { name: a.display_name }),
+              },
+              text.newAgentToken,
+            )
+          : '',
+        a.status === 'active'
+          ? el('ul', {
+              class: 'connected-clients',
+              'aria-label': fill(text.connectedClientsOf, { name: a.display_name }),
+            })
+          : '',
       ),
+    ),
   );
+  await Promise.all(agents.filter((a) => a.status === 'active').map((a) => loadClients(a)));
+}
+
+/**
+ * The MCP clients signed in as an agent (OAuth grants), each with Disconnect. Absent when Plaza
+ * offers no OAuth (the route answers 404): then nothing is shown.
+ */
+async function loadClients(agent) {
+  const item = [...agentList.querySelectorAll('li[data-agent-id]')].find((li) => li.dataset.agentId === agent.id);
+  const list = item?.querySelector('ul.connected-clients');
+  if (!list) return;
+  const res = await requestJson('GET', `/api/agents/${encodeURIComponent(agent.id)}/clients`);
+  if (!res.ok) return list.remove();
+  list.replaceChildren(
+    ...res.body.data.clients.map((c) => {
+      const name = c.client_name || clientHost(c.client_id);
+      return el(
+        'li',
+        { 'data-grant-id': c.grant_id },
+        fill(text.connectedClient, { client: name, since: c.connected_at.slice(0, 10) }),
+        ' ',
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'link disconnect',
+            'data-client': name,
+            'aria-label': fill(text.disconnectFor, { client: name, name: agent.display_name }),
+          },
+          text.disconnect,
+        ),
+      );
+    }),
+  );
+  if (list.children.length === 0) list.remove();
+}
+
+/** The host of a client id that is a metadata document URL, else the id itself. */
+function clientHost(clientId) {
+  try {
+    return new URL(clientId).host || clientId;
+  } catch {
+    return clientId;
+  }
 }
 
 /** Shows an agent's gateway token, which the server returns only in this answer. */
@@ -249,6 +308,23 @@ document.getElementById('agent-form').addEventListener('submit', async (event) =
   if (!res.ok) return say(message, refusal(res), 'error');
   name.value = '';
   showAgentToken(res.body.data.agent, res.body.data.token);
+  await loadAgents();
+});
+
+agentList.addEventListener('click', async (event) => {
+  const button = event.target.closest('button.disconnect');
+  if (!button) return;
+  const agentId = button.closest('li[data-agent-id]').dataset.agentId;
+  const grantId = button.closest('li[data-grant-id]').dataset.grantId;
+  say(message, '');
+  const res = await requestJson(
+    'POST',
+    `/api/agents/${encodeURIComponent(agentId)}/clients/${encodeURIComponent(grantId)}/disconnect`,
+    {},
+    { 'x-csrf-token': csrf },
+  );
+  if (!res.ok) return say(message, refusal(res), 'error');
+  say(message, fill(text.disconnected, { client: button.dataset.client }));
   await loadAgents();
 });
 
