@@ -210,6 +210,28 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     for (const [key, entry] of cache) if (entry.identity.agentId === agentId) cache.delete(key);
   };
 
+  /** The identity an active agent row stands for, kept under `key` for the cache's TTL. */
+  function remember(
+    key: string,
+    a: Parameters<typeof storedCard>[0] & {
+      id: string;
+      accountId: string | null;
+      aginId: string;
+      agentPrincipal: string;
+    },
+  ): AgentIdentity {
+    const identity: AgentIdentity = {
+      agentId: a.id,
+      accountId: a.accountId,
+      aginId: a.aginId,
+      agentPrincipal: a.agentPrincipal,
+      ...storedCard(a),
+    };
+    if (cache.size > 10_000) cache.clear();
+    cache.set(key, { identity, until: clock.now() + ttl });
+    return identity;
+  }
+
   /** An OAuth access token: checked for `endpoint` (its audience), then its agent as a pasted token's. */
   async function authenticateAccessToken(
     accessTokens: AgentAccessTokens,
@@ -224,16 +246,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     const a = await prisma.agent.findUnique({ where: { id: agentId } });
     if (a?.status !== 'active')
       throw new AuthError('Invalid or revoked agent credential: the agent this access token acts as was revoked.');
-    const identity: AgentIdentity = {
-      agentId: a.id,
-      accountId: a.accountId,
-      aginId: a.aginId,
-      agentPrincipal: a.agentPrincipal,
-      ...storedCard(a),
-    };
-    if (cache.size > 10_000) cache.clear();
-    cache.set(key, { identity, until: clock.now() + ttl });
-    return identity;
+    return remember(key, a);
   }
 
   return {
@@ -345,16 +358,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         throw new AuthError('Invalid or revoked agent credential.');
       }
       const a = credential.agent;
-      const identity: AgentIdentity = {
-        agentId: a.id,
-        accountId: a.accountId,
-        aginId: a.aginId,
-        agentPrincipal: a.agentPrincipal,
-        ...storedCard(a),
-      };
-      if (cache.size > 10_000) cache.clear();
-      cache.set(hash, { identity, until: clock.now() + ttl });
-      return identity;
+      return remember(hash, a);
     },
   };
 }
