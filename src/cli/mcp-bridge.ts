@@ -229,6 +229,8 @@ async function connect(
   };
   // The client's initialize and initialized messages, to open a new gateway session with (below).
   let initialize: JSONRPCMessage | undefined;
+  /** Settles once the start-up check of the provider has said what it found (see providerWarning). */
+  let providerChecked: Promise<void> = Promise.resolve();
   let initialized: JSONRPCMessage | undefined;
   /** Answers to the bridge's own requests (a new session's initialize), kept from the client. */
   const own = new Map<string, (message: JSONRPCMessage) => void>();
@@ -335,7 +337,18 @@ async function connect(
     // Already on stderr: the transport reports every failed send to onerror too.
     if (error instanceof GatewayRefusal) {
       // The gateway's own answer, under the request's id; the bridge's words only when it gave none.
-      for (const id of ids) reply(error.answerFor(id));
+      const answer = () => {
+        for (const id of ids) reply(error.answerFor(id));
+      };
+      // A refused handshake ends the client's session, and with it often this process: what the
+      // provider check found (a credential it needs, say) is said first, within 2 s.
+      const handshakeId = initialize !== undefined && 'id' in initialize ? initialize.id : undefined;
+      if (handshakeId !== undefined && ids.includes(handshakeId)) {
+        Promise.race([providerChecked, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]).then(
+          answer,
+          answer,
+        );
+      } else answer();
       return;
     }
     const reason = `gateway request failed: ${(error as Error).message}`;
@@ -467,7 +480,7 @@ async function connect(
   // later (an MCP client starts its servers when it starts).
   const checked = options.all ? headers['x-platform-upstream-provider'] : provider;
   if (checked !== undefined) {
-    void providerWarning({
+    providerChecked = providerWarning({
       base,
       provider: checked,
       via: options.all ? 'credential' : 'endpoint',
@@ -476,9 +489,9 @@ async function connect(
       .then((line) => {
         if (line !== undefined) process.stderr.write(`plaza: ${line}\n`);
       })
-      .catch((error: unknown) =>
-        process.stderr.write(`plaza: could not check provider "${checked}": ${(error as Error).message}\n`),
-      );
+      .catch((error: unknown) => {
+        process.stderr.write(`plaza: could not check provider "${checked}": ${(error as Error).message}\n`);
+      });
   }
 }
 
