@@ -9,15 +9,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import {
-  Client,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-} from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
@@ -33,52 +25,9 @@ import {
 } from '../support/browser.ts';
 import { freePort } from '../support/cli.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import { MemoryOAuthProvider } from '../support/oauth-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
-
-class MemoryOAuthProvider implements OAuthClientProvider {
-  info: StoredOAuthClientInformation | undefined;
-  saved: StoredOAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  readonly redirect: string;
-  constructor(redirect: string) {
-    this.redirect = redirect;
-  }
-  get redirectUrl() {
-    return this.redirect;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Browser test client',
-      redirect_uris: [this.redirect],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: StoredOAuthClientInformation) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: StoredOAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 describeWithBrowser('MCP client sign-in in the browser', () => {
   let plaza: TestPlaza;
@@ -140,7 +89,10 @@ describeWithBrowser('MCP client sign-in in the browser', () => {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('You can close this window.');
     });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-    const provider = new MemoryOAuthProvider(`http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`);
+    const provider = new MemoryOAuthProvider({
+      redirect: `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`,
+      clientName: 'Browser test client',
+    });
     const url = new URL(`${plaza.url}/mcp/p/echoes`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
     await expect(new Client({ name: 'browser-oauth', version: '1' }).connect(first)).rejects.toBeInstanceOf(

@@ -13,9 +13,6 @@ import type { AddressInfo } from 'node:net';
 
 import {
   Client,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type StoredOAuthClientInformation,
   type StoredOAuthTokens,
   StreamableHTTPClientTransport,
   UnauthorizedError,
@@ -28,55 +25,11 @@ import { createTestTls } from '../support/agpk.ts';
 import { freePort } from '../support/cli.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { approveInBrowser } from '../support/oauth.ts';
+import { MemoryOAuthProvider } from '../support/oauth-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { trustCa } from '../support/sources.ts';
 
 const REDIRECT = 'http://127.0.0.1:49999/callback';
-
-/** The OAuth client side of an MCP client, kept in memory; the authorization URL is recorded, not opened. */
-class MemoryOAuthProvider implements OAuthClientProvider {
-  info: StoredOAuthClientInformation | undefined;
-  saved: StoredOAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  readonly clientMetadataUrl: string | undefined;
-  constructor(clientMetadataUrl?: string) {
-    this.clientMetadataUrl = clientMetadataUrl;
-  }
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Test MCP client',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: StoredOAuthClientInformation) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: StoredOAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 describe('MCP authorization with the SDK v2 client', () => {
   let plaza: TestPlaza;
@@ -216,7 +169,11 @@ describe('MCP authorization with the SDK v2 client', () => {
   });
 
   it('shows the consent page only to a signed-in holder, unframeable, naming the client, where the answer goes, the endpoint and scopes', async () => {
-    const provider = new MemoryOAuthProvider(`${cimd.url}/client.json`);
+    const provider = new MemoryOAuthProvider({
+      redirect: REDIRECT,
+      clientName: 'Test MCP client',
+      clientMetadataUrl: `${cimd.url}/client.json`,
+    });
     const client = new Client({ name: 'oauth-test', version: '1' });
     await expect(
       client.connect(new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp`), { authProvider: provider })),
@@ -265,7 +222,11 @@ describe('MCP authorization with the SDK v2 client', () => {
   });
 
   it('signs a client in by its metadata document: it calls a provider as a new agent, which the provider sees and the receipt names', async () => {
-    const provider = new MemoryOAuthProvider(`${cimd.url}/client.json`);
+    const provider = new MemoryOAuthProvider({
+      redirect: REDIRECT,
+      clientName: 'Test MCP client',
+      clientMetadataUrl: `${cimd.url}/client.json`,
+    });
     const client = await connect(provider, '/mcp/p/echoes', 'CIMD agent');
     expect(provider.info?.client_id).toBe(`${cimd.url}/client.json`);
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
@@ -293,7 +254,11 @@ describe('MCP authorization with the SDK v2 client', () => {
   });
 
   it('lists an agent\'s connected clients to its account only, and "disconnect" ends the client\'s tokens', async () => {
-    const provider = new MemoryOAuthProvider(`${cimd.url}/client.json`);
+    const provider = new MemoryOAuthProvider({
+      redirect: REDIRECT,
+      clientName: 'Test MCP client',
+      clientMetadataUrl: `${cimd.url}/client.json`,
+    });
     const client = await connect(provider, '/mcp', 'Disconnect agent');
     await client.close();
     const agent = (await agentsOfAccount()).find((a) => a.display_name === 'Disconnect agent')!;
@@ -363,7 +328,7 @@ describe('MCP authorization with the SDK v2 client', () => {
   });
 
   it('registers an older client by DCR; its token works on /mcp only, refreshes, and dies with its agent', async () => {
-    const provider = new MemoryOAuthProvider();
+    const provider = new MemoryOAuthProvider({ redirect: REDIRECT, clientName: 'Test MCP client' });
     const client = await connect(provider, '/mcp', 'DCR agent');
     expect(provider.info?.client_id).toBeTruthy();
     expect(provider.info?.client_id).not.toContain('https://');
