@@ -297,7 +297,7 @@ export const EnvSchema = z.object({
       "most bytes of answers held in memory for one agent's clients that have not read them yet (`/mcp` and `/mcp/p/…` together); past it the agent's new calls are refused in-band and an answer that does not fit is not delivered",
     ),
   PLAZA_GATEWAY_HELD_BYTES_TOTAL: int(1024, 64 * 1024 * 1024 * 1024)
-    .default(64 * 1024 * 1024)
+    .default(48 * 1024 * 1024)
     .describe('the same for all agents of the instance (at least the per-agent figure)'),
   PLAZA_GATEWAY_WRITE_TIMEOUT_MS: int(100, 3_600_000)
     .default(30_000)

@@ -13,7 +13,7 @@ export interface HeldAnswerLimits {
 }
 
 /** The limits a gateway built without its own uses (config/schema.ts has the same defaults). */
-export const DEFAULT_HELD_ANSWER_LIMITS: HeldAnswerLimits = { perAgent: 32 * 1024 * 1024, total: 64 * 1024 * 1024 };
+export const DEFAULT_HELD_ANSWER_LIMITS: HeldAnswerLimits = { perAgent: 32 * 1024 * 1024, total: 48 * 1024 * 1024 };
 
 /** How long a client may take nothing of its answer, by default, before its connection is closed. */
 export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
