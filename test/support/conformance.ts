@@ -56,13 +56,13 @@ export function failures(checks: Check[] | undefined): string[] {
 }
 
 /**
- * Runs every server scenario of the suite (`--suite all`) against `url`, in one invocation. A
+ * Runs every server scenario of the suite (`--suite all`, or `suite`) against `url`, in one invocation. A
  * scenario gets `scenarioTimeoutMs` (15 s; the suite's default is 30 s): each passing one takes
  * well under a second, and a call that hangs through a gateway should not hold the run for long.
  */
 export async function runConformance(
   url: string,
-  options: { timeoutMs?: number; scenarioTimeoutMs?: number } = {},
+  options: { timeoutMs?: number; scenarioTimeoutMs?: number; suite?: 'all' | 'active' } = {},
 ): Promise<SuiteRun> {
   const bin = conformanceBin();
   if (!bin) throw new Error('@modelcontextprotocol/conformance is not installed (or CONFORMANCE_BIN names no file)');
@@ -72,7 +72,7 @@ export async function runConformance(
     const { stdout, stderr } = await runChild(
       process.execPath,
       [
-        ...[bin, 'server', '--url', url, '--suite', 'all', '--output-dir', outDir],
+        ...[bin, 'server', '--url', url, '--suite', options.suite ?? 'all', '--output-dir', outDir],
         ...['--timeout', String(options.scenarioTimeoutMs ?? 15_000)],
       ],
       { cwd: outDir, timeoutMs: options.timeoutMs ?? 300_000, env: { ...process.env, NO_COLOR: '1' } },
