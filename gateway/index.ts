@@ -33,6 +33,8 @@ export {
   upstreamHeaders,
 } from './identity/stamp.ts';
 export { RPC_ERRORS, rpcError } from './json-rpc-errors.ts';
+export type { OriginCheck, OriginPolicy } from './origin-check.ts';
+export { createOriginCheck, isLoopbackName, listensOnLoopback } from './origin-check.ts';
 export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions } from './passthrough.ts';
 export { createPassthrough, MAX_TASK_RESULTS_PER_POST } from './passthrough.ts';
 export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';
