@@ -18,9 +18,9 @@ import {
   MAX_JSON_DEPTH,
   parseJson,
 } from '../internal/json-rpc.ts';
-import { claimedRevision, headerMismatch, isModernRevision } from '../internal/mcp-headers.ts';
 import { readRequestText } from '../internal/request-text.ts';
 import { takeTaskResults } from '../internal/task-results.ts';
+import { claimedRevision, headerMismatch, isModernRevision } from '../mcp-headers.ts';
 import { MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
 import type { Connector, PassthroughDeps, PostRequests } from './exchange.ts';
 

@@ -12,9 +12,9 @@ import {
   RPC_ERRORS,
   rpcError,
 } from '../internal/json-rpc.ts';
-import { completeResponse } from '../internal/result-type.ts';
 import { sendJson } from '../internal/send-json.ts';
 import { answerTaskResult, rememberCreatedTask } from '../internal/task-results.ts';
+import { completeResponse } from '../result-type.ts';
 import { DROPPED, type Exchange, type PassthroughDeps } from './exchange.ts';
 
 /**

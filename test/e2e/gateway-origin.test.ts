@@ -99,12 +99,13 @@ describe('DNS-rebinding protection on the gateway', () => {
       post(`${plaza.url}${path}`, { authorization: `Bearer ${token}`, ...headers }, ping);
 
     it('refuses a foreign Host and Origin (the rebinding attack) with 403, before authentication', async () => {
-      for (const headers of [
+      const attacks: Record<string, string>[] = [
         { host: 'evil.example.com', origin: 'http://evil.example.com' },
         { host: `evil.example.com:${new URL(plaza.url).port}` },
         { host, origin: 'http://evil.example.com' },
         { host, origin: 'null' },
-      ]) {
+      ];
+      for (const headers of attacks) {
         const answer = await send(headers);
         expect(answer.status, JSON.stringify(headers)).toBe(403);
         expect(answer.body, JSON.stringify(headers)).toMatchObject({
@@ -119,7 +120,8 @@ describe('DNS-rebinding protection on the gateway', () => {
     });
 
     it('serves a request without Origin, from its own loopback page, and from an allowed origin', async () => {
-      for (const headers of [{}, { origin: `http://${host}` }, { origin: 'https://app.example.org' }]) {
+      const pages: Record<string, string>[] = [{}, { origin: `http://${host}` }, { origin: 'https://app.example.org' }];
+      for (const headers of pages) {
         const answer = await send({ host, ...headers });
         expect(answer.status, JSON.stringify(headers)).toBe(200);
         expect(answer.body, JSON.stringify(headers)).toMatchObject({ jsonrpc: '2.0', id: 1, result: {} });

@@ -170,6 +170,46 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
     expect(upstream.seen.slice(before).map((s) => s.method)).toEqual(['tools/call']);
   });
 
+  it('serves /mcp/p/platform on 2026-07-28: server/discover, a private tool list, calls receipted', async () => {
+    const discover = await post(
+      '/mcp/p/platform',
+      { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'server/discover' },
+    );
+    expect(discover.status).toBe(200);
+    const discovered = (await discover.json()) as any;
+    expect(discovered.result.supportedVersions).toContain(MODERN);
+    expect(discovered.result.capabilities).toMatchObject({ tools: {} });
+    expect(discovered.result._meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'plaza-platform' });
+    const listed = await post(
+      '/mcp/p/platform',
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+    );
+    expect(((await listed.json()) as any).result).toMatchObject({ resultType: 'complete', cacheScope: 'private' });
+    // The SDK's own header checks: -32020 for a header that disagrees with the body.
+    const mismatch = await post(
+      '/mcp/p/platform',
+      { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' },
+    );
+    expect(mismatch.status).toBe(400);
+    expect(await mismatch.json()).toMatchObject({ id: 3, error: { code: -32020 } });
+
+    const client = await modernClient('/mcp/p/platform');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('account_auth_options');
+    const result = await client.callTool({ name: 'account_nope', arguments: {} });
+    expect(result.isError).toBe(true);
+    const callId = (result._meta?.['platform'] as { call_id?: string } | undefined)?.call_id ?? '';
+    expect(callId).toMatch(/^call_/);
+    expect(await plaza.db.prisma.receipt.findUnique({ where: { callId } })).toMatchObject({
+      provider: 'platform',
+      tool: 'account_nope',
+      status: 'error',
+    });
+  });
+
   it("gives Plaza's own refusals a resultType the SDK v2 client accepts", async () => {
     const client = await modernClient('/mcp/p/modern');
     // A tool name no receipt can hold is refused as a request; a call whose upstream is gone is answered in-band.

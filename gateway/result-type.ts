@@ -3,7 +3,7 @@
  * is `complete` or `input_required`, and a client of that revision (the SDK v2 client) refuses a
  * result without it. Results to earlier revisions stay as they were.
  */
-import type { JsonRpcResponse } from '../json-rpc-errors.ts';
+import type { JsonRpcResponse } from './json-rpc-errors.ts';
 import { isModernRevision } from './mcp-headers.ts';
 
 /** `result` with `resultType: "complete"` when the request it answers is of `revision` 2026-07-28 or later. */
