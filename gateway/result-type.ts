@@ -14,5 +14,6 @@ export function completeResult<T>(result: T, revision: string | undefined): T {
 
 /** `response` with its result marked complete (see completeResult); an error response as it is. */
 export function completeResponse(response: JsonRpcResponse, revision: string | undefined): JsonRpcResponse {
-  return response.result === undefined ? response : { ...response, result: completeResult(response.result, revision) };
+  if (response.result === undefined || !isModernRevision(revision)) return response;
+  return { ...response, result: completeResult(response.result, revision) };
 }
