@@ -89,7 +89,8 @@ export const GATEWAY_ERROR_TABLE: Readonly<Record<GatewayErrorCode, GatewayError
   // The authorize hook's refusal (policy): a tools/call gets an isError result, receipted `refused`.
   call_refused: { status: 200, rpcCode: RPC_ERRORS.invalidRequest, answer: 'in-band' },
   // DNS-rebinding protection (gateway/origin-check.ts): a foreign Origin or Host. -32000 as the SDKs' own check answers.
-  origin_refused: { status: 403, rpcCode: -32000, answer: 'http', closesConnection: true },
+  // The connection stays: a client still sending its (small) body would otherwise see a reset, not the 403.
+  origin_refused: { status: 403, rpcCode: -32000, answer: 'http' },
   // MCP 2026-07-28's codes, with the HTTP 400 the spec gives each (the transport's own refusals).
   header_mismatch: { status: 400, rpcCode: RPC_ERRORS.headerMismatch, answer: 'http' },
   missing_client_capability: { status: 400, rpcCode: RPC_ERRORS.missingClientCapability, answer: 'http' },

@@ -65,7 +65,7 @@ describe('GATEWAY_ERROR_TABLE', () => {
     const closing = Object.entries(GATEWAY_ERROR_TABLE)
       .filter(([, row]) => row.closesConnection)
       .map(([code]) => code);
-    expect(closing).toEqual(['body_too_large', 'unsupported_encoding', 'origin_refused']);
+    expect(closing).toEqual(['body_too_large', 'unsupported_encoding']);
   });
 });
 
