@@ -35,9 +35,27 @@ export function webRequest(req: IncomingMessage, body: string | undefined): Requ
   });
 }
 
-/** Answers `res` with a web-standard Response (whole: the handlers that use this answer in JSON). */
+/**
+ * Answers `res` with a web-standard Response, its body streamed as it comes (an event stream too);
+ * a client that leaves cancels the rest, so nothing keeps producing for no one.
+ */
 export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
-  const body = Buffer.from(await response.arrayBuffer());
   res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(body);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.on('close', () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      // Waits for a client that reads slowly rather than holding what it has not taken.
+      if (!res.write(value)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+    }
+  } catch {
+    // Cancelled (the client left) or the handler failed mid-answer: the response ends here.
+  }
+  res.end();
 }

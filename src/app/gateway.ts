@@ -171,6 +171,7 @@ export function createGatewayHandlers(deps: {
           : (await passthroughHandler())(req, res, provider),
     heldAnswerBytes: (agentId) => held.held(agentId),
     endStreams: () => {
+      platform?.endStreams();
       if (passthrough)
         void passthrough
           .then(

@@ -26,13 +26,16 @@ export interface PlatformModernDeps {
   call(identity: AgentIdentity, tool: string, args: unknown): Promise<Record<string, unknown>>;
 }
 
-/** One POST of a 2026-07-28 request, its agent authenticated and its body read (`body`). */
-export type PlatformModern = (
+/** One POST of a 2026-07-28 request, its agent authenticated and its body read (`body`); and how its streams end. */
+export type PlatformModern = ((
   req: IncomingMessage,
   res: ServerResponse,
   identity: AgentIdentity,
   body: unknown,
-) => Promise<void>;
+) => Promise<void>) & {
+  /** Ends the open subscriptions/listen streams (the server is stopping); a later request starts afresh. */
+  endStreams(): void;
+};
 
 /** Builds the 2026-07-28 leg of `/mcp/p/platform` (see the file's comment). */
 export function createPlatformModern(deps: PlatformModernDeps): PlatformModern {
@@ -64,11 +67,13 @@ export function createPlatformModern(deps: PlatformModernDeps): PlatformModern {
         });
         return server;
       },
-      { legacy: 'reject', responseMode: 'json' },
+      // 'auto': JSON, as no platform tool sends anything before its result; a subscriptions/listen
+      // stream (nothing to notify) is SSE, streamed until the client leaves or the server stops.
+      { legacy: 'reject' },
     );
   }
 
-  return async (req, res, identity, body) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse, identity: AgentIdentity, body: unknown) => {
     handler ??= build();
     const mcp = await handler;
     const response = await mcp.fetch(webRequest(req, body === undefined ? undefined : JSON.stringify(body)), {
@@ -77,4 +82,15 @@ export function createPlatformModern(deps: PlatformModernDeps): PlatformModern {
     });
     await sendWebResponse(res, response);
   };
+  return Object.assign(serve, {
+    endStreams() {
+      const open = handler;
+      handler = undefined;
+      if (open)
+        void open.then(
+          (mcp) => mcp.close().catch(() => undefined),
+          () => undefined,
+        );
+    },
+  });
 }

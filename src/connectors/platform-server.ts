@@ -134,6 +134,8 @@ export function createPlatformServer(options: PlatformServerOptions) {
 
   return {
     handle,
+    /** Ends the open 2026-07-28 subscription streams: the server is stopping. */
+    endStreams: () => modern.endStreams(),
     /** The aggregate's view: tools listed as `platform__<tool>`, called in-process. */
     local: {
       provider: PLATFORM_PROVIDER,

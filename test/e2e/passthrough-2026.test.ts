@@ -196,6 +196,31 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
     expect(mismatch.status).toBe(400);
     expect(await mismatch.json()).toMatchObject({ id: 3, error: { code: -32020 } });
 
+    // A subscriptions/listen stream is streamed (acknowledged at once), not held until it ends.
+    const leave = new AbortController();
+    const listen = await fetch(`${plaza.url}/mcp/p/platform`, {
+      method: 'POST',
+      signal: leave.signal,
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true }, _meta: envelope },
+      }),
+    });
+    expect(listen.status).toBe(200);
+    expect(listen.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const first = await listen.body!.getReader().read();
+    expect(new TextDecoder().decode(first.value)).toContain('subscriptions/acknowledged');
+    leave.abort();
+
     const client = await modernClient('/mcp/p/platform');
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toContain('account_auth_options');
