@@ -121,6 +121,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       heldBytesPerAgent: e.PLAZA_GATEWAY_HELD_BYTES_PER_AGENT,
       heldBytesTotal: e.PLAZA_GATEWAY_HELD_BYTES_TOTAL,
       writeTimeoutMs: e.PLAZA_GATEWAY_WRITE_TIMEOUT_MS,
+      allowedOrigins: e.PLAZA_GATEWAY_ALLOWED_ORIGINS,
+      allowedHosts: e.PLAZA_GATEWAY_ALLOWED_HOSTS,
     },
     receipts: {
       durability: e.RECEIPTS_DURABILITY,

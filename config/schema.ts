@@ -53,6 +53,32 @@ const url = (protocols: string[]) =>
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** A comma-separated list read into its trimmed, lower-cased, non-empty entries, each checked by `valid`. */
+const commaList = (valid: (entry: string) => boolean, expected: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx): string[] => {
+      const entries = (v ?? '')
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean);
+      const wrong = entries.find((entry) => entry !== '*' && !valid(entry));
+      if (wrong === undefined) return entries;
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(wrong)} is not ${expected}` });
+      return z.NEVER;
+    });
+/** Origins as browsers send them: `scheme://host[:port]`, nothing after. */
+const originList = commaList(
+  (v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol) && new URL(v).origin === v,
+  'an origin (scheme://host[:port], nothing after) or *',
+);
+/** Host header values: `name[:port]`. */
+const hostList = commaList(
+  (v) => URL.canParse(`http://${v}`) && new URL(`http://${v}`).host === v.replace(/:80$/, ''),
+  'a host (name[:port]) or *',
+);
+
 /** The groups of docs/configuration.md's settings table, in the order it lists them. */
 export const SETTING_GROUPS = [
   'General',
@@ -304,6 +330,12 @@ export const EnvSchema = z.object({
     .describe(
       "a client that takes nothing of its answer for this long has its connection closed (the answer is not delivered; the call's receipt stands)",
     ),
+  PLAZA_GATEWAY_ALLOWED_ORIGINS: originList.describe(
+    "web page origins (`https://app.example.com`, comma-separated; `*` any) whose requests the gateway's MCP endpoints accept besides Plaza's own (`PUBLIC_BASE_URL`) and, when Plaza listens on loopback, loopback pages; a request without `Origin` is always accepted, any other gets 403 (DNS-rebinding protection, docs/gateway.md)",
+  ),
+  PLAZA_GATEWAY_ALLOWED_HOSTS: hostList.describe(
+    "`Host` values (`plaza.internal:8080`, a name without port for any port; comma-separated; `*` any) the gateway's MCP endpoints accept besides `PUBLIC_BASE_URL`'s host and, when Plaza listens on loopback, loopback names; any other gets 403 (a proxy that rewrites `Host` needs its value here)",
+  ),
   // Package sources, accounts and e-mail (docs/sources.md).
   SMTP_URL: url(['smtp:', 'smtps:'])
     .optional()
@@ -512,6 +544,10 @@ export interface Config {
     heldBytesTotal: number;
     /** PLAZA_GATEWAY_WRITE_TIMEOUT_MS: longest a client may take nothing of its answer before its connection is closed. */
     writeTimeoutMs: number;
+    /** PLAZA_GATEWAY_ALLOWED_ORIGINS: web origins the MCP endpoints accept besides Plaza's own (lower case; `*` any). */
+    allowedOrigins: string[];
+    /** PLAZA_GATEWAY_ALLOWED_HOSTS: Host values the MCP endpoints accept besides the public one (lower case; `*` any). */
+    allowedHosts: string[];
   };
   /** Package source registry and its worker (docs/sources.md). */
   sources: {

@@ -27,7 +27,11 @@ export type GatewayErrorCode =
   | 'session_gone'
   | 'upstream_credential_refused'
   | 'held_answers_full'
-  | 'call_refused';
+  | 'call_refused'
+  | 'origin_refused'
+  | 'header_mismatch'
+  | 'missing_client_capability'
+  | 'unsupported_protocol_version';
 
 /** One row of the gateway's error table. */
 export interface GatewayErrorRow {
@@ -84,6 +88,13 @@ export const GATEWAY_ERROR_TABLE: Readonly<Record<GatewayErrorCode, GatewayError
   held_answers_full: { status: 200, rpcCode: RPC_ERRORS.internal, answer: 'in-band' },
   // The authorize hook's refusal (policy): a tools/call gets an isError result, receipted `refused`.
   call_refused: { status: 200, rpcCode: RPC_ERRORS.invalidRequest, answer: 'in-band' },
+  // DNS-rebinding protection (gateway/origin-check.ts): a foreign Origin or Host. -32000 as the SDKs' own check answers.
+  // The connection stays: a client still sending its (small) body would otherwise see a reset, not the 403.
+  origin_refused: { status: 403, rpcCode: -32000, answer: 'http' },
+  // MCP 2026-07-28's codes, with the HTTP 400 the spec gives each (the transport's own refusals).
+  header_mismatch: { status: 400, rpcCode: RPC_ERRORS.headerMismatch, answer: 'http' },
+  missing_client_capability: { status: 400, rpcCode: RPC_ERRORS.missingClientCapability, answer: 'http' },
+  unsupported_protocol_version: { status: 400, rpcCode: RPC_ERRORS.unsupportedProtocolVersion, answer: 'http' },
 };
 
 /** A refusal the gateway answers itself, by its row in GATEWAY_ERROR_TABLE. */

@@ -33,13 +33,19 @@ export {
   upstreamHeaders,
 } from './identity/stamp.ts';
 export { RPC_ERRORS, rpcError } from './json-rpc-errors.ts';
+export { claimedRevision, headerMismatch, isModernRevision } from './mcp-headers.ts';
+export type { OriginCheck, OriginPolicy } from './origin-check.ts';
+export { createOriginCheck, isLoopbackName, listensOnLoopback } from './origin-check.ts';
 export type { Connector, ConnectorDirectory, Passthrough, PassthroughOptions } from './passthrough.ts';
 export { createPassthrough, MAX_TASK_RESULTS_PER_POST } from './passthrough.ts';
 export type { CallContext, CallReceipt, ReceiptSink } from './receipt-sink.ts';
 export { MAX_TOOL_NAME_LENGTH, receiptFor, recordCall, resultDigest } from './receipt-sink.ts';
 export { BODY_REFUSED, readMessageBody, unsupportedEncoding } from './request-body.ts';
+export { completeResponse, completeResult } from './result-type.ts';
 export type { ServerSdk } from './server-sdk.ts';
 export { loadServerSdk, serveOnce } from './server-sdk.ts';
+export type { ServerSdkV2 } from './server-sdk-v2.ts';
+export { loadServerSdkV2, sendWebResponse, webRequest } from './server-sdk-v2.ts';
 export type { SessionClaims, SessionSealer } from './session-sealer.ts';
 export { createSessionSealer } from './session-sealer.ts';
 export type { SharedCalls } from './shared-calls.ts';

@@ -17,6 +17,12 @@ export const RPC_ERRORS = {
   invalidParams: -32602,
   internal: -32603,
   unauthorized: -32001,
+  /** MCP 2026-07-28: the request's headers disagree with its body (MCP-Protocol-Version, Mcp-Method, Mcp-Name). */
+  headerMismatch: -32020,
+  /** MCP 2026-07-28: the request needs a client capability its `_meta` does not declare. */
+  missingClientCapability: -32021,
+  /** MCP 2026-07-28: the protocol version the request names is not one the server speaks. */
+  unsupportedProtocolVersion: -32022,
 } as const;
 
 /** A JSON-RPC error response. */

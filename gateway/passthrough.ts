@@ -29,7 +29,7 @@ import {
 } from './passthrough/exchange.ts';
 import { relayJsonAnswer } from './passthrough/json-answer.ts';
 import { noRequests, readPost } from './passthrough/read-post.ts';
-import { failedCall, failRequest } from './passthrough/request-answers.ts';
+import { failedCall, failRequest, plazaAnswer } from './passthrough/request-answers.ts';
 import { endUnanswered, whenClosed } from './passthrough/response-end.ts';
 import { answerHeaders, openSession } from './passthrough/session.ts';
 import { createUpstreamControl } from './passthrough/upstream-control.ts';
@@ -250,7 +250,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
    * as refused, its other requests get an error each. False when the POST may go on.
    */
   async function refuseUnsent(res: ServerResponse, post: PostRequests, identity: AgentIdentity): Promise<boolean> {
-    const { call, callRpcId } = post;
+    const { call } = post;
     const busy = post.refused === undefined && post.awaited.size > 0 ? deps.held.refusal(identity.agentId) : undefined;
     const why = post.refused ?? busy;
     if (why === undefined) return false;
@@ -260,7 +260,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     const said = post.refused === undefined ? why : `${why[0]!.toUpperCase()}${why.slice(1)}`;
     const answers = [...post.awaited].map((id) =>
       call && id === call.callId
-        ? pipeline.failed(call, callRpcId, `${said}; nothing was called.`)
+        ? plazaAnswer(deps, post, `${said}; nothing was called.`)
         : rpcError(post.taskResults.get(String(id))?.callerId ?? id, code, `${said}; nothing was sent.`),
     );
     sendJson(res, 200, post.batch ? answers : answers[0]);
@@ -288,7 +288,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       const why = control.cancelled ? CALLER_CANCELLED : describeUpstreamFailure(error);
       if (call) {
         await pipeline.record(call, { failure: why });
-        sendJson(res, 200, failedCall(deps, call, ex.callRpcId, why));
+        sendJson(res, 200, failedCall(deps, ex, why));
       } else if (control.allCancelled) endUnanswered(res, {});
       else failRequest(ex, why, {}, 502);
       return;

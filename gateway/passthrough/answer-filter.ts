@@ -1,5 +1,5 @@
 /** How the passthrough reads an upstream's answer before relaying it: whose it is, and what a refusal says. */
-import { isResponse, type JsonRpcId } from '../internal/json-rpc.ts';
+import { isResponse, type JsonRpcId, type JsonRpcResponse, parseJson } from '../internal/json-rpc.ts';
 import { DROPPED } from './exchange.ts';
 
 /**
@@ -37,4 +37,23 @@ export function upstreamErrorMessage(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The JSON-RPC error an upstream's refusal (`text`) answers the request sent under `id` with, when
+ * it is one: the transport refusals of MCP 2026-07-28 (-32020, -32021, -32022) name the request
+ * they refuse, and reach the caller as the errors they are.
+ */
+export function errorAnswering(text: string, id: JsonRpcId): (JsonRpcResponse & { error: object }) | undefined {
+  let parsed: unknown;
+  try {
+    parsed = parseJson(text);
+  } catch {
+    return undefined;
+  }
+  if (!isResponse(parsed) || parsed.id !== id) return undefined;
+  const error = (parsed as { error?: unknown }).error as { code?: unknown; message?: unknown } | undefined;
+  return error && Number.isSafeInteger(error.code) && typeof error.message === 'string'
+    ? (parsed as JsonRpcResponse & { error: object })
+    : undefined;
 }

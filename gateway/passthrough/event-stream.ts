@@ -158,7 +158,7 @@ async function relayEventStream(
     await deps.pipeline.record(call, { failure: why });
     // A cancelled request gets no answer (the caller has stopped waiting for one).
     if (!control.cancelled)
-      writer.add(formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(deps, call, ex.callRpcId, why)) }));
+      writer.add(formatSseEvent({ event: 'message', data: JSON.stringify(failedCall(deps, ex, why)) }));
   }
   // The POST's other requests the stream ended without answering get an error each, in-band
   // (also when it ended because the call beside them was cancelled).

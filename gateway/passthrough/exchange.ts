@@ -56,6 +56,8 @@ export interface PostRequests {
   taskResults: Map<string, TaskResultRequest>;
   /** Why the authorize hook refused the call (nothing is sent upstream then). */
   refused: string | undefined;
+  /** The MCP revision the POST's message claims in `params._meta` (2026-07-28 on); undefined before it. */
+  revision: string | undefined;
 }
 
 /** One passthrough request on its way through: who asked what of which connector, and how it goes upstream. */

@@ -62,7 +62,7 @@ export async function relayJsonAnswer(
           : describeUpstreamFailure(error);
     if (call) {
       await deps.pipeline.record(call, { failure: why });
-      sendJson(res, 200, failedCall(deps, call, ex.callRpcId, why), responseHeaders);
+      sendJson(res, 200, failedCall(deps, ex, why), responseHeaders);
     } else if (control.allCancelled) endUnanswered(res, responseHeaders);
     else failRequest(ex, why, responseHeaders, 200);
     return;
@@ -74,7 +74,7 @@ export async function relayJsonAnswer(
   } catch {
     if (call) {
       await deps.pipeline.record(call, { failure: 'the upstream answered malformed JSON' });
-      sendJson(res, 200, failedCall(deps, call, ex.callRpcId, 'the upstream answered malformed JSON'), responseHeaders);
+      sendJson(res, 200, failedCall(deps, ex, 'the upstream answered malformed JSON'), responseHeaders);
     } else if (text === '' && ex.method !== 'POST') {
       // A GET or DELETE the upstream answered with nothing (a session ended): nothing to parse.
       res.writeHead(upstream.status, responseHeaders);
@@ -142,11 +142,10 @@ async function relayCallAnswer(
   responseHeaders: Record<string, string>,
 ): Promise<void> {
   const call = ex.call!;
-  const { callRpcId } = ex;
   if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
     const why = `the upstream's answer nests deeper than ${MAX_JSON_DEPTH} levels`;
     await deps.pipeline.record(call, { failure: why });
-    sendJson(ex.res, 200, failedCall(deps, call, callRpcId, why), responseHeaders);
+    sendJson(ex.res, 200, failedCall(deps, ex, why), responseHeaders);
     return;
   }
   const kept = onlyAsked(parsed, ex.asked);
@@ -168,7 +167,7 @@ async function relayCallAnswer(
     const answers = [
       ...(Array.isArray(answered) ? answered : [answered]).filter((m) => isResponse(m) && m.id !== null),
       ...others,
-      failedCall(deps, call, callRpcId, why),
+      failedCall(deps, ex, why),
     ];
     sendHeld(deps, ex, JSON.stringify(ex.batch ? answers : answers.at(-1)), responseHeaders);
     return;

@@ -20,6 +20,7 @@ import {
 } from '../internal/json-rpc.ts';
 import { readRequestText } from '../internal/request-text.ts';
 import { takeTaskResults } from '../internal/task-results.ts';
+import { claimedRevision, headerMismatch, isModernRevision } from '../mcp-headers.ts';
 import { MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
 import type { Connector, PassthroughDeps, PostRequests } from './exchange.ts';
 
@@ -46,6 +47,7 @@ export function noRequests(): PostRequests {
     cancelling: [],
     taskResults: new Map(),
     refused: undefined,
+    revision: undefined,
   };
 }
 
@@ -77,7 +79,24 @@ async function readMessages(req: IncomingMessage, limit: number): Promise<{ pars
       'invalid_request',
       `Member ${JSON.stringify(variant.slice(0, 64))} differs from an MCP member name only in letter case; send each member once, under its exact name.`,
     );
+  checkMcpHeaders(req, parsed, messages);
   return { parsed, messages };
+}
+
+/**
+ * Refuses, before anything goes upstream, a message whose 2026-07-28 headers disagree with it
+ * (-32020, see headerMismatch), and a batch carrying a message of that revision, which has no batches.
+ */
+function checkMcpHeaders(req: IncomingMessage, parsed: unknown, messages: unknown[]): void {
+  if (Array.isArray(parsed)) {
+    if (messages.some((m) => isModernRevision(claimedRevision(m))))
+      throw new GatewayError('invalid_request', 'JSON-RPC batches may not carry messages of MCP 2026-07-28 or later.');
+    return;
+  }
+  const mismatch = headerMismatch(req.headers, parsed);
+  if (mismatch === undefined) return;
+  const id = isRequest(parsed) ? parsed.id : null;
+  throw new GatewayError('header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}.`, id);
 }
 
 /** The ids of the requests among `messages`; throws a GatewayError for ids MCP does not allow, or more than one call. */
@@ -116,7 +135,12 @@ export async function readPost(deps: PassthroughDeps, req: IncomingMessage, send
   const { identity, provider, upstreamSession } = sender;
   const { parsed, messages: received } = await readMessages(req, deps.maxRequest);
   const batch = Array.isArray(parsed);
-  const post: PostRequests = { ...noRequests(), batch, awaited: requestIds(received) };
+  const post: PostRequests = {
+    ...noRequests(),
+    batch,
+    awaited: requestIds(received),
+    revision: batch ? undefined : claimedRevision(parsed),
+  };
   const target = received.find((m) => isRequest(m) && m.method === 'tools/call');
   const messages = received.map((m) => {
     if (m === target) return m;

@@ -14,25 +14,22 @@ import {
 } from '../internal/json-rpc.ts';
 import { sendJson } from '../internal/send-json.ts';
 import { answerTaskResult, rememberCreatedTask } from '../internal/task-results.ts';
-import type { CallContext } from '../receipt-sink.ts';
+import { completeResponse } from '../result-type.ts';
 import { DROPPED, type Exchange, type PassthroughDeps } from './exchange.ts';
 
 /**
  * Stamps the response to the call (under the caller's id again) and records its receipt; other
  * messages pass unchanged.
  */
-async function answerCall(
-  deps: PassthroughDeps,
-  call: CallContext,
-  callRpcId: JsonRpcId | undefined,
-  message: unknown,
-): Promise<unknown> {
+async function answerCall(deps: PassthroughDeps, ex: CallAnswered, message: unknown): Promise<unknown> {
+  const call = ex.call!;
+  const { callRpcId } = ex;
   if (!isResponse(message) || message.id !== call.callId) return message;
   const { pipeline } = deps;
   const answer = callAnswer(message);
   if ('malformed' in answer) {
     await pipeline.record(call, { failure: answer.malformed });
-    return failedCall(deps, call, callRpcId, answer.malformed);
+    return failedCall(deps, ex, answer.malformed);
   }
   if ('error' in answer) {
     await pipeline.record(call, { error: answer.error });
@@ -49,27 +46,28 @@ async function answerCall(
  * Stamps the call's response, or — when its receipt cannot be recorded anywhere (neither the
  * database nor the spool took it) — answers an error: a result is never returned unreceipted.
  */
-export async function stampOrFail(
-  deps: PassthroughDeps,
-  ex: Pick<Exchange, 'call' | 'callRpcId'>,
-  message: unknown,
-): Promise<unknown> {
-  const call = ex.call!;
+export async function stampOrFail(deps: PassthroughDeps, ex: CallAnswered, message: unknown): Promise<unknown> {
   try {
-    return await answerCall(deps, call, ex.callRpcId, message);
+    return await answerCall(deps, ex, message);
   } catch {
-    return deps.pipeline.failed(call, ex.callRpcId, RECEIPT_UNRECORDED);
+    return plazaAnswer(deps, ex, RECEIPT_UNRECORDED);
   }
 }
 
-/** The answer to a call that failed: an isError result saying why, stamped like any result. */
-export function failedCall(
-  deps: PassthroughDeps,
-  call: CallContext,
-  callRpcId: JsonRpcId | undefined,
-  why: string,
-): JsonRpcResponse {
-  return deps.pipeline.failed(call, callRpcId, `Call failed: ${why}.`);
+/** The POST's call (opened), the caller's id for it, and the revision it is answered in. */
+export type CallAnswered = Pick<Exchange, 'call' | 'callRpcId' | 'revision'>;
+
+/**
+ * An answer to the POST's call that Plaza gives itself: an isError result with `text`, stamped like
+ * any result, and `complete` for a client of 2026-07-28 (see completeResult).
+ */
+export function plazaAnswer(deps: PassthroughDeps, ex: CallAnswered, text: string): JsonRpcResponse {
+  return completeResponse(deps.pipeline.failed(ex.call!, ex.callRpcId, text), ex.revision);
+}
+
+/** The answer to a call that failed: an isError result saying why (see plazaAnswer). */
+export function failedCall(deps: PassthroughDeps, ex: CallAnswered, why: string): JsonRpcResponse {
+  return plazaAnswer(deps, ex, `Call failed: ${why}.`);
 }
 
 /** The answer to a tasks/result of this POST, receipted (see answerTaskResult), or DROPPED; other messages as they are. */

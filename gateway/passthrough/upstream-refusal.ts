@@ -9,7 +9,7 @@ import { MAX_JSON_DEPTH, parseJson, RPC_ERRORS, rpcError } from '../internal/jso
 import { sendJson } from '../internal/send-json.ts';
 import { readBodyText } from '../internal/upstream-exchange.ts';
 import type { UpstreamHttpResponse } from '../upstream-http.ts';
-import { credentialRefusal, forgotSession, onlyAsked, upstreamErrorMessage } from './answer-filter.ts';
+import { credentialRefusal, errorAnswering, forgotSession, onlyAsked, upstreamErrorMessage } from './answer-filter.ts';
 import { DROPPED, type Exchange, type PassthroughDeps, SESSION_GONE } from './exchange.ts';
 import { answerTasks, failedCall, failRequest } from './request-answers.ts';
 import { sendAnswers } from './response-end.ts';
@@ -43,6 +43,17 @@ export async function relayRefusal(
   // replace it. The caller is told where the provider's credential goes instead.
   const credential =
     upstream.status === 401 ? credentialRefusal(ex.provider, ex.headers['authorization'] !== undefined) : undefined;
+  const callError =
+    call && !sessionGone && !credential && upstream.status >= 400 && upstream.status < 500
+      ? errorAnswering(text, call.callId)
+      : undefined;
+  if (call && callError) {
+    // The upstream refused the call itself as JSON-RPC has it (2026-07-28's -32020, -32021, -32022
+    // under HTTP 400): relayed as that error, under the caller's id, with the upstream's status.
+    await deps.pipeline.record(call, { error: callError.error });
+    sendJson(res, upstream.status, { ...callError, id: ex.callRpcId ?? null }, responseHeaders);
+    return;
+  }
   if (call) {
     const said = upstreamErrorMessage(text);
     const why = sessionGone
@@ -56,7 +67,7 @@ export async function relayRefusal(
     // unsupported MCP-Protocol-Version, 404 for a forgotten session, 406 and 415 for what the
     // client may not send); an upstream failing the call is answered in-band.
     const status = sessionGone ? 404 : TRANSPORT_REFUSALS.has(upstream.status) ? upstream.status : 200;
-    sendJson(res, status, failedCall(deps, call, ex.callRpcId, why), responseHeaders);
+    sendJson(res, status, failedCall(deps, ex, why), responseHeaders);
     return;
   }
   if (sessionGone) {

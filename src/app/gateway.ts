@@ -7,6 +7,7 @@ import {
   type Authorize,
   createAggregate,
   createHeldAnswers,
+  createOriginCheck,
   createPassthrough,
   createSessionSealer,
   createUpstreamHttp,
@@ -138,23 +139,39 @@ export function createGatewayHandlers(deps: {
     passthrough.catch(() => (passthrough = undefined));
     return passthrough;
   };
-  /** A body sent compressed is refused (415) before anything reads it: MCP defines no content coding. */
-  const encoded = (req: IncomingMessage, res: ServerResponse): boolean => {
+  const originCheck = createOriginCheck({
+    publicBaseUrl: config.publicBaseUrl,
+    listenHost: config.host,
+    allowedOrigins: config.gateway.allowedOrigins,
+    allowedHosts: config.gateway.allowedHosts,
+  });
+  /**
+   * Refused before anything reads it: a request from a foreign Origin or to a foreign Host (403,
+   * DNS-rebinding protection, on every gateway endpoint), or a body sent compressed (415: MCP
+   * defines no content coding).
+   */
+  const refused = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const foreign = originCheck(req);
+    if (foreign !== undefined) {
+      sendGatewayError(res, new GatewayError('origin_refused', foreign));
+      return true;
+    }
     const why = unsupportedEncoding(req.headers['content-encoding']);
     if (why === undefined) return false;
     sendGatewayError(res, new GatewayError('unsupported_encoding', why));
     return true;
   };
   return {
-    aggregate: async (req, res) => (encoded(req, res) ? undefined : aggregate(req, res)),
+    aggregate: async (req, res) => (refused(req, res) ? undefined : aggregate(req, res)),
     passthrough: async (req, res, provider) =>
-      encoded(req, res)
+      refused(req, res)
         ? undefined
         : platform && provider === PLATFORM_PROVIDER
           ? platform.handle(req, res)
           : (await passthroughHandler())(req, res, provider),
     heldAnswerBytes: (agentId) => held.held(agentId),
     endStreams: () => {
+      platform?.endStreams();
       if (passthrough)
         void passthrough
           .then(

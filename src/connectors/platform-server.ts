@@ -11,8 +11,10 @@ import {
 import type { AgentAuthenticator, AgentIdentity, Authorize, ReceiptSink } from '../../gateway/index.ts';
 import {
   BODY_REFUSED,
+  claimedRevision,
   createCallPipeline,
   GatewayError,
+  isModernRevision,
   loadServerSdk,
   MAX_TOOL_NAME_LENGTH,
   readMessageBody,
@@ -20,6 +22,7 @@ import {
   serveOnce,
 } from '../../gateway/index.ts';
 import type { Clock } from '../kernel/index.ts';
+import { createPlatformModern } from './platform-modern.ts';
 import { PLATFORM_PROVIDER, type PlatformTools } from './platform-tools.ts';
 
 /** Options of createPlatformServer. */
@@ -73,6 +76,15 @@ export function createPlatformServer(options: PlatformServerOptions) {
     return pipeline.stamp(context, result) as CallToolResult;
   }
 
+  const list = () =>
+    tools.catalog().map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: { type: 'object' as const, ...t.inputSchema },
+      annotations: t.annotations,
+    }));
+  const modern = createPlatformModern({ list, call });
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A credential that cannot be checked (storage down) throws on, as before: the app's handler answers it.
     const identity = await pipeline.admit(req, res, { provider: PLATFORM_PROVIDER });
@@ -93,19 +105,18 @@ export function createPlatformServer(options: PlatformServerOptions) {
     // Read here, not by the SDK's transport, so a body is refused in the words of every other /mcp/p/<provider>.
     const read = await readMessageBody(req, res, JSON.parse);
     if (read === BODY_REFUSED) return;
+    // A request of 2026-07-28 (its `_meta` or its MCP-Protocol-Version says so) goes to the SDK v2 server.
+    const version = req.headers['mcp-protocol-version'];
+    if (isModernRevision(claimedRevision(read?.body)) || isModernRevision(version)) {
+      await modern(req, res, identity, read?.body);
+      return;
+    }
     const sdk = await loadServerSdk();
     const server = new sdk.Server(
       { name: 'plaza-platform', version: '1' },
       { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sdk.jsonSchemaValidator },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools.catalog().map((t) => ({
-        name: t.name,
-        description: t.description,
-        inputSchema: { type: 'object' as const, ...t.inputSchema },
-        annotations: t.annotations,
-      })),
-    }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list() }));
     // Every tools/call reaches `call`, which answers an unknown tool or bad arguments in-band: each
     // gets a receipt, as on any other connector (and as `platform__<tool>` on /mcp).
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -123,6 +134,8 @@ export function createPlatformServer(options: PlatformServerOptions) {
 
   return {
     handle,
+    /** Ends the open 2026-07-28 subscription streams: the server is stopping. */
+    endStreams: () => modern.endStreams(),
     /** The aggregate's view: tools listed as `platform__<tool>`, called in-process. */
     local: {
       provider: PLATFORM_PROVIDER,

@@ -370,7 +370,7 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
       const cut = (path: string) =>
         sendRawHttp(
           plaza.url,
-          `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`,
+          `POST ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`,
         );
       const body = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
       for (const path of ['/mcp', '/mcp/p/platform', '/mcp?x=1']) {

@@ -2,13 +2,16 @@
  * A provider on the MCP SDK v2 (`@modelcontextprotocol/server`), which speaks revision 2026-07-28:
  * `createMcpHandler` behind a plain Node HTTP server, either 2026-only (`legacy: 'reject'`) or
  * with the SDK's stateless fallback for clients of the earlier revisions (`legacy: 'stateless'`).
- * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors.
+ * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors. With
+ * `calls`, tools/call answers `echo` (its `text` argument back) and `confirm` (asks the client to
+ * confirm through an elicitation: on 2026-07-28 an `input_required` result, which a request whose
+ * `_meta` declares no elicitation capability gets as the error -32021 instead).
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { createMcpHandler, Server } from '@modelcontextprotocol/server';
+import { createMcpHandler, inputRequired, Server } from '@modelcontextprotocol/server';
 
 /** One request the provider received: its JSON-RPC method (or HTTP verb), MCP headers and `_meta`. */
 export interface SeenV2 {
@@ -32,6 +35,8 @@ export async function startSdkV2Upstream(options: {
   legacy: 'reject' | 'stateless';
   pages: { name: string; description?: string }[][];
   name?: string;
+  /** Serve tools/call (see the file's comment). */
+  calls?: boolean;
 }): Promise<SdkV2Upstream> {
   const factory = () => {
     const server = new Server(
@@ -44,6 +49,22 @@ export async function startSdkV2Upstream(options: {
       return { tools, ...(index + 1 < options.pages.length ? { nextCursor: String(index + 1) } : {}) };
     });
     server.setRequestHandler('resources/list', () => ({ resources: [] }));
+    if (options.calls)
+      server.setRequestHandler('tools/call', (request, ctx) => {
+        const args = request.params.arguments ?? {};
+        if (request.params.name !== 'confirm')
+          return { content: [{ type: 'text' as const, text: `echo: ${String(args['text'])}` }] };
+        const answered = ctx.mcpReq.inputResponses?.['confirm'] as { action?: string } | undefined;
+        if (answered) return { content: [{ type: 'text' as const, text: `confirmed: ${answered.action}` }] };
+        return inputRequired({
+          inputRequests: {
+            confirm: inputRequired.elicit({
+              message: 'Go ahead?',
+              requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+            }),
+          },
+        });
+      });
     return server;
   };
   const handler = createMcpHandler(factory, { legacy: options.legacy });

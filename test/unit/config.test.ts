@@ -54,6 +54,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ PLAZA_TRUST_PROXY: value }).trustProxy).toEqual(expected);
   });
 
+  it('reads the gateway allow-lists of origins and hosts (DNS-rebinding protection), lower-cased', () => {
+    expect(loadConfig({}).gateway).toMatchObject({ allowedOrigins: [], allowedHosts: [] });
+    const { gateway } = loadConfig({
+      PLAZA_GATEWAY_ALLOWED_ORIGINS: 'https://App.example.org, http://localhost:6274',
+      PLAZA_GATEWAY_ALLOWED_HOSTS: 'plaza.internal,gw.internal:8080 , *',
+    });
+    expect(gateway.allowedOrigins).toEqual(['https://app.example.org', 'http://localhost:6274']);
+    expect(gateway.allowedHosts).toEqual(['plaza.internal', 'gw.internal:8080', '*']);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '  ' }).port).toBe(8080);
   });
@@ -69,6 +79,10 @@ describe('loadConfig', () => {
     ['PLAZA_TRUST_PROXY', 'maybe'],
     ['PLAZA_TRUST_PROXY', '11'],
     ['PLAZA_TRUST_PROXY', '10.0.0.0/8, not-an-address'],
+    ['PLAZA_GATEWAY_ALLOWED_ORIGINS', 'https://app.example.org/path'],
+    ['PLAZA_GATEWAY_ALLOWED_ORIGINS', 'app.example.org'],
+    ['PLAZA_GATEWAY_ALLOWED_HOSTS', 'http://plaza.internal'],
+    ['PLAZA_GATEWAY_ALLOWED_HOSTS', 'plaza.internal/x'],
   ])('rejects %s=%s with an error naming the variable', (name, value) => {
     let caught: unknown;
     try {

@@ -43,6 +43,10 @@ describe('GATEWAY_ERROR_TABLE', () => {
       upstream_credential_refused: [403, -32600, 'http'],
       held_answers_full: [200, -32603, 'in-band'],
       call_refused: [200, -32600, 'in-band'],
+      origin_refused: [403, -32000, 'http'],
+      header_mismatch: [400, -32020, 'http'],
+      missing_client_capability: [400, -32021, 'http'],
+      unsupported_protocol_version: [400, -32022, 'http'],
     });
   });
 
