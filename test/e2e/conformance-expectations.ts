@@ -31,14 +31,7 @@ export const DIRECT: Record<string, Expectation> = Object.fromEntries(
 );
 
 /** Through `/mcp/p/<provider>`. */
-export const PASSTHROUGH: Record<string, Expectation> = {
-  'http-custom-header-server-validation': notYet(
-    '/mcp/p/ does not pass on the upstream’s -32020 for an Mcp-Param-* header that does not match the body (the suite saw no JSON-RPC error code)',
-  ),
-  'server-stateless': notYet(
-    '/mcp/p/ turns the upstream’s -32021 (missing client capability) into an isError result, so the call looks executed',
-  ),
-};
+export const PASSTHROUGH: Record<string, Expectation> = {};
 
 const REFUSES_2026 = notYet(
   '/mcp refuses 2026-07-28 requests (HTTP 400, -32000 "Unsupported protocol version", id null)',
@@ -94,5 +87,4 @@ export const AGGREGATE: Record<string, Expectation> = {
   'tools-call-sampling': notYet(
     '/mcp does not relay the upstream’s sampling/createMessage: the call hangs until the suite gives up',
   ),
-  'dns-rebinding-protection': notYet('/mcp accepts any Host and Origin (HTTP 200 for a non-localhost Host)'),
 };
