@@ -3,7 +3,7 @@
  * without a policy, with the bench's 100-rule policy, and with limits counted in memory or, when
  * BENCH_REDIS_URL is set, through Redis (one EVALSHA per call; wall µs too). The same hook the
  * gateway asks, over an in-memory store (the database is read once per 2 s per agent and is not
- * what is measured). Run: `node --import tsx bench/policy-check.ts` (POLICY_CALLS, default 100000).
+ * what is measured). POLICY_CONCURRENCY (32) checks are in flight at once. Run: `node --import tsx bench/policy-check.ts` (POLICY_CALLS, default 100000).
  */
 import { Redis } from 'ioredis';
 
@@ -16,6 +16,7 @@ import { createPolicyState } from '../src/policy/state.ts';
 import type { PolicyStore } from '../src/policy/store.ts';
 
 const CALLS = Number(process.env['POLICY_CALLS'] ?? 100_000);
+const CONCURRENCY = Number(process.env['POLICY_CONCURRENCY'] ?? 32);
 const log = createLogger({ level: 'warn', destination: process.stderr });
 
 function rules(): unknown[] {
@@ -59,10 +60,14 @@ async function measure(name: string, policy: unknown, counters: QuotaCounters): 
   for (let i = 0; i < 1000; i++) await authorize(input);
   const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
-  for (let i = 0; i < CALLS; i++) {
-    const answer = await authorize(input);
-    if (!answer.allowed) throw new Error(`refused: ${answer.reason}`);
-  }
+  // CONCURRENCY checks in flight at once, as a loaded gateway asks them.
+  const lane = async () => {
+    for (let i = 0; i < CALLS / CONCURRENCY; i++) {
+      const answer = await authorize(input);
+      if (!answer.allowed) throw new Error(`refused: ${answer.reason}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
   const wallUs = Number(process.hrtime.bigint() - started) / 1000 / CALLS;
   const used = process.cpuUsage(cpu);
   const cpuUs = (used.user + used.system) / CALLS;
@@ -78,4 +83,7 @@ if (redisUrl) {
   const redis = new Redis(redisUrl);
   await measure('100 rules + limits, counted in Redis', { rules: rules(), limits }, createRedisCounters(redis, log));
   await redis.quit();
+  const piped = new Redis(redisUrl, { enableAutoPipelining: true });
+  await measure('… through an auto-pipelining client', { rules: rules(), limits }, createRedisCounters(piped, log));
+  await piped.quit();
 }
