@@ -32,7 +32,7 @@ function store(policy: unknown): PolicyStore {
   return {
     agent: async () => ({ accountId: 'acc_bench', policy: parsed, account: { default_policy: null, limits: {} } }),
     providerLimits: async () => undefined,
-    toolAnnotations: async () => undefined,
+    toolAnnotations: async () => new Map(),
   } as unknown as PolicyStore;
 }
 

@@ -112,21 +112,18 @@ export function createPolicyState(options: { store: PolicyStore; clock: Clock; t
     (limits) => ({ value: limits }),
   );
   const annotations = ttlCache<
-    Readonly<Record<string, unknown>> | undefined,
-    Readonly<Record<string, unknown>> | undefined
+    ReadonlyMap<string, Readonly<Record<string, unknown>>>,
+    ReadonlyMap<string, Readonly<Record<string, unknown>>>
   >(
     clock,
     ttlMs,
-    (key) => {
-      const at = key.indexOf('\u0000');
-      return store.toolAnnotations(key.slice(0, at), key.slice(at + 1));
-    },
+    (provider) => store.toolAnnotations(provider),
     (value) => ({ value }),
   );
   return {
     agent: (agentId) => agents.get(agentId),
     providerLimits: (provider) => providers.get(provider),
-    toolAnnotations: async (provider, tool) => annotations.get(`${provider}\u0000${tool}`),
+    toolAnnotations: async (provider, tool) => (await annotations.get(provider)).get(tool),
     forgetAgent: (agentId) => void agents.delete(agentId),
     forgetAll: () => agents.clear(),
   };

@@ -24,8 +24,8 @@ export interface PolicyStore {
   agent(agentId: string): Promise<AgentPolicyRow | undefined>;
   /** The per-AGIN limits the listing of `provider` declares; undefined when none. */
   providerLimits(provider: string): Promise<WindowLimits | undefined>;
-  /** The annotations the catalog holds for `provider`'s tool `tool` (from its last probe). */
-  toolAnnotations(provider: string, tool: string): Promise<Readonly<Record<string, unknown>> | undefined>;
+  /** The annotations the catalog holds for each tool of `provider` (from its last probe), by tool name. */
+  toolAnnotations(provider: string): Promise<ReadonlyMap<string, Readonly<Record<string, unknown>>>>;
   /** Sets (or with null removes) the policy of the account's agent; NotFoundError for another account's. */
   setAgentPolicy(accountId: string, agentId: string, policy: PolicyDocument | null): Promise<void>;
   accountPolicy(accountId: string): Promise<AccountPolicy>;
@@ -64,10 +64,13 @@ export function createPolicyStore(prisma: PrismaClient): PolicyStore {
       const parsed = AginLimitsSchema.safeParse(row.aginLimits);
       return parsed.success ? parsed.data : undefined;
     },
-    async toolAnnotations(provider, tool) {
-      const row = await prisma.mcpTool.findFirst({ where: { provider, name: tool }, select: { annotations: true } });
-      const a = row?.annotations;
-      return a !== null && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : undefined;
+    async toolAnnotations(provider) {
+      // One query per provider (a tools/list of hundreds of tools asks about each of them).
+      const rows = await prisma.mcpTool.findMany({ where: { provider }, select: { name: true, annotations: true } });
+      const out = new Map<string, Readonly<Record<string, unknown>>>();
+      for (const { name, annotations: a } of rows)
+        if (a !== null && typeof a === 'object' && !Array.isArray(a)) out.set(name, a as Record<string, unknown>);
+      return out;
     },
     async setAgentPolicy(accountId, agentId, policy) {
       if (agentId.includes('\u0000')) throw noAgent(agentId);

@@ -27,9 +27,9 @@ function setup(options: { policy?: unknown; declared?: WindowLimits; annotations
       account: { default_policy: null, limits: {} },
     }),
     providerLimits: async () => options.declared,
-    toolAnnotations: async (provider: string, tool: string) => {
-      lookups.push(`${provider}/${tool}`);
-      return options.annotations;
+    toolAnnotations: async (provider: string) => {
+      lookups.push(provider);
+      return new Map(options.annotations ? [['list', options.annotations]] : []);
     },
   } as unknown as PolicyStore;
   const clock: Clock = { now: () => NOON };
@@ -101,6 +101,6 @@ describe('the policy hook', () => {
       annotations: { readOnlyHint: true },
     });
     expect((await s.ask('tools/call', 'list')).allowed).toBe(true);
-    expect(s.lookups).toEqual(['crm/list']);
+    expect(s.lookups).toEqual(['crm']);
   });
 });
