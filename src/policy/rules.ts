@@ -30,7 +30,7 @@ interface Compiled {
 
 const ALLOWED: RuleDecision = { allowed: true };
 /** Most (provider, tool) decisions one policy remembers. */
-const MEMO_LIMIT = 4_096;
+const MEMO_LIMIT = 1_024;
 
 /**
  * MCP's defaults for the four hints (2025-06-18 and later): a tool that says nothing is taken as

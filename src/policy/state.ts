@@ -37,6 +37,8 @@ const RETRY_MS = 1_000;
 
 /** Most entries of each kind an instance keeps. */
 const MAX_ENTRIES = 10_000;
+/** Most compiled policies an instance keeps apart from its agents' entries. */
+const MAX_COMPILED = 1_000;
 
 /**
  * A TTL cache that answers synchronously while fresh, and reads again (one read at a time per key)
@@ -94,6 +96,8 @@ function ttlCache<T, R>(
 export function createPolicyState(options: { store: PolicyStore; clock: Clock; ttlMs?: number }): PolicyState {
   const { store, clock } = options;
   const ttlMs = options.ttlMs ?? 2_000;
+  /** Compiled policies by their stored form (agents, their account and its settings). */
+  const compiled = new Map<string, EffectivePolicy>();
   const agents = ttlCache<EffectivePolicy | undefined, Awaited<ReturnType<PolicyStore['agent']>>>(
     clock,
     ttlMs,
@@ -102,7 +106,14 @@ export function createPolicyState(options: { store: PolicyStore; clock: Clock; t
       if (!row) return { value: undefined, source: '' };
       const source = JSON.stringify(row);
       if (previous?.value && previous.source === source) return { value: previous.value, source };
-      return { value: effectivePolicy(row), source };
+      // The agents of an account without a policy of their own share its default's compiled rules.
+      let value = compiled.get(source);
+      if (value === undefined) {
+        value = effectivePolicy(row);
+        if (compiled.size >= MAX_COMPILED) compiled.clear();
+        compiled.set(source, value);
+      }
+      return { value, source };
     },
   );
   const providers = ttlCache<WindowLimits | undefined, WindowLimits | undefined>(

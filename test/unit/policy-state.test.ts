@@ -1,8 +1,8 @@
 /**
  * Pins the instance's policy cache (src/policy/state.ts): a policy read is kept for its TTL and read
  * again after it (so a change made elsewhere applies within it), a re-read of the same document
- * keeps the compiled rules, a change here applies at once, and a failed re-read keeps the policy
- * last seen (a first read that fails reaches the caller).
+ * keeps the compiled rules and agents with the same policy share them, a change here applies at
+ * once, and a failed re-read keeps the policy last seen (a first read that fails reaches the caller).
  */
 import { describe, expect, it } from 'vitest';
 
@@ -50,6 +50,11 @@ describe('the policy state of an instance', () => {
     const changed = await s.state.agent('agt');
     expect(changed).not.toBe(first);
     expect(changed!.rules.decide('crm', 'x').allowed).toBe(true);
+  });
+
+  it('compiles one policy once for the agents that share it', async () => {
+    const s = setup();
+    expect(await s.state.agent('agt_a')).toBe(await s.state.agent('agt_b'));
   });
 
   it('applies a change made on this instance at once', async () => {
