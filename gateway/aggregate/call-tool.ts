@@ -12,14 +12,16 @@ import type { CallOutcome, CallPipeline } from '../call-pipeline.ts';
 import { type AnswerHold, heldAnswerDropped, type HeldAnswers } from '../held-answers.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import { stampCallParams, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from '../identity/stamp.ts';
-import { callAnswer, MAX_JSON_DEPTH, rawJsonText, STORAGE_UNAVAILABLE } from '../internal/json-rpc.ts';
+import { callAnswer, MAX_JSON_DEPTH, STORAGE_UNAVAILABLE } from '../internal/json-rpc.ts';
 import { callSecrets } from '../internal/receipt-redaction.ts';
 import { type CallContext, MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
 import { describeIssues } from '../server-sdk.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
 import type { UpstreamPool } from '../upstream-pool.ts';
+import { cancelledBy } from './cancellation.ts';
 import { type CatalogConnector, type LocalProvider, TOOL_NAME_SEPARATOR, type ToolCatalog } from './catalog.ts';
-import { upstreamProviderOf } from './upstream-credential.ts';
+import { type NotifyAgent, relayTo } from './relay.ts';
+import { callerHeaders, withoutEnvelope } from './upstream-request.ts';
 
 /** What callTool uses. */
 export interface ToolCallDeps {
@@ -38,22 +40,17 @@ export interface ToolCallParams {
   _meta?: Record<string, unknown>;
 }
 
-/** What the caller's side of the call offers: its cancellation, its progress, and where the answer's bytes are counted. */
+/** What the caller's side of the call offers: its cancellation, its stream, and where the answer's bytes are counted. */
 export interface ToolCallExtra {
   signal: AbortSignal;
-  sendNotification: (n: {
-    method: 'notifications/progress';
-    params: { progressToken: string | number; progress: number; total?: number; message?: string };
-  }) => Promise<void>;
+  /** Sends progress and log messages on the caller's request's stream. */
+  notify: NotifyAgent;
   /** Where the answer's bytes are counted while it is read (held-answers). */
   hold?: AnswerHold;
+  /** The capabilities the caller declared on a 2026-07-28 request (they go upstream with it). */
+  clientCapabilities?: Record<string, unknown> | undefined;
 }
 
-/**
- * The caller's headers a call takes upstream. Not MCP-Protocol-Version: it names the caller's
- * version with /mcp, and the pooled session speaks the one its provider agreed to (see the pool).
- */
-const FORWARDED = new Set(['user-agent', 'accept-language']);
 /** A receipt's provider holds at most this many characters. */
 const MAX_PROVIDER_LENGTH = 200;
 /** The provider of a receipt for a call that named none Plaza could use (no slug holds parentheses). */
@@ -63,13 +60,6 @@ const tooLongName = (): CallToolResult => ({
   content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }],
   isError: true,
 });
-
-/** A number, or a raw JSON number (past 2^53) as the nearest number; else undefined. */
-function asNumber(value: unknown): number | undefined {
-  if (typeof value === 'number') return value;
-  const raw = rawJsonText(value);
-  return raw === undefined ? undefined : Number(raw);
-}
 
 /** Calls the tool `params.name` (`<provider>__<tool>`) for `identity`; every outcome is a result, receipted. */
 export async function callTool(
@@ -176,15 +166,9 @@ async function forward(
   const { call, connector, req, params, extra } = sending;
   const { identity, provider, tool } = call;
   const assertion = await deps.pipeline.sign(call, connector.url);
-  const caller: Record<string, string | string[] | undefined> = {};
-  for (const [name, value] of Object.entries(req.headers)) if (FORWARDED.has(name)) caller[name] = value;
-  // The caller's credential goes only to the provider it named it for (spec §2.5: only to a provider that requires it).
-  if (upstreamProviderOf(req) === provider)
-    caller[UPSTREAM_AUTHORIZATION_HEADER] = req.headers[UPSTREAM_AUTHORIZATION_HEADER];
-  const headers = upstreamHeaders(caller, identity, call.callId, assertion);
-  const progressToken = params._meta?.['progressToken'];
+  const headers = upstreamHeaders(callerHeaders(req, provider), identity, call.callId, assertion);
   const upstreamParams = stampCallParams(
-    { name: tool, arguments: params.arguments ?? {}, _meta: params._meta },
+    withoutEnvelope({ name: tool, arguments: params.arguments ?? {}, _meta: params._meta }),
     identity,
     call.callId,
   );
@@ -196,6 +180,8 @@ async function forward(
       params: upstreamParams,
       headers,
       signal: extra.signal,
+      revisions: connector.protocolVersions,
+      clientCapabilities: extra.clientCapabilities,
       onBytes: extra.hold
         ? (size) => (extra.hold!.set(size) ? undefined : heldAnswerDropped(deps.held.limits))
         : undefined,
@@ -204,25 +190,7 @@ async function forward(
       // "/mcp answers an upstream's requests itself"); a passthrough keeps one.
       refusal: (method) =>
         `Plaza's aggregate endpoint /mcp cannot pass ${method} on to the agent; an agent that supports it can call this tool through /mcp/p/${provider}.`,
-      onNotification: (n) => {
-        if (
-          n.method === 'notifications/progress' &&
-          (typeof progressToken === 'string' || typeof progressToken === 'number')
-        ) {
-          const p = (n.params ?? {}) as { progress?: unknown; total?: unknown; message?: string };
-          // Figures past 2^53 arrive as raw JSON (parseJson): a progress count is a number here.
-          const progress = asNumber(p.progress);
-          const total = asNumber(p.total);
-          if (progress !== undefined) {
-            void extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { progressToken, progress, total, message: p.message },
-              })
-              .catch(() => undefined);
-          }
-        }
-      },
+      onNotification: relayTo(extra.notify, params._meta?.['progressToken']),
     });
     // Read whole: it will be delivered (or its connection cut), not let go for another.
     if (extra.hold && !extra.hold.keep() && !extra.signal.aborted)
@@ -250,6 +218,11 @@ async function forward(
     }
     return { outcome: { result: answer.result }, result: answer.result };
   } catch (error) {
+    if (extra.signal.aborted && cancelledBy(extra.signal))
+      return {
+        outcome: { cancelled: cancelledBy(extra.signal)! },
+        result: { content: [{ type: 'text', text: 'Call cancelled by the caller.' }], isError: true },
+      };
     const why = error instanceof UpstreamCallError ? error.message : 'the upstream call failed';
     return {
       outcome: { failure: why },

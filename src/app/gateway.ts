@@ -109,6 +109,7 @@ export function createGatewayHandlers(deps: {
     onCall: deps.onCall,
     held,
     writeTimeoutMs,
+    sharedCalls,
   });
   // The sealing key lives in the database; load it once, retry on the next request if that failed.
   let passthrough: Promise<ReturnType<typeof createPassthrough>> | undefined;

@@ -34,6 +34,28 @@ function record(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+/** A connector as the gateway routes to it, from its endpoint row. */
+function connectorOf(row: {
+  id: string;
+  url: string;
+  provider: string;
+  protocolVersions: unknown;
+  capabilities: unknown;
+  tools: { name: string }[];
+}): CatalogConnector {
+  const versions = Array.isArray(row.protocolVersions)
+    ? row.protocolVersions.filter((v): v is string => typeof v === 'string')
+    : [];
+  return {
+    provider: row.provider,
+    url: row.url,
+    endpointId: row.id,
+    taskOnlyTools: new Set(row.tools.map((t) => t.name)),
+    ...(versions.length > 0 ? { protocolVersions: versions } : {}),
+    ...(row.capabilities === null || row.capabilities === undefined ? {} : { capabilities: record(row.capabilities) }),
+  };
+}
+
 /**
  * The gateway's view of the marketplace: online connectors by provider and their tools, read from
  * the endpoint and tool tables the probes keep. When several endpoints share a provider slug, the
@@ -58,6 +80,8 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
         provider: true,
         status: true,
         lastProbeAt: true,
+        protocolVersions: true,
+        capabilities: true,
         tools: { where: TASK_ONLY, select: { name: true } },
       },
       orderBy: [{ lastProbeAt: 'desc' }],
@@ -65,14 +89,39 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
     });
     // The best state wins, the one probed most recently among equals (the sort is stable).
     const best = rows.sort((a, b) => (RANK[a.status] ?? 9) - (RANK[b.status] ?? 9))[0];
-    return best
-      ? {
-          provider: best.provider,
-          url: best.url,
-          endpointId: best.id,
-          taskOnlyTools: new Set(best.tools.map((t) => t.name)),
+    return best ? connectorOf(best) : undefined;
+  }
+
+  let connectors: { until: number; list: Promise<CatalogConnector[]> } | undefined;
+  /** Every online connector (the best endpoint per provider), for the lists `/mcp` fans out. */
+  function onlineConnectors(): Promise<CatalogConnector[]> {
+    if (connectors && connectors.until > clock.now()) return connectors.list;
+    const list = prisma.mcpEndpoint
+      .findMany({
+        where: { status: { in: ONLINE }, provider: { notIn: [...RESERVED_PROVIDERS] } },
+        select: {
+          id: true,
+          url: true,
+          provider: true,
+          status: true,
+          lastProbeAt: true,
+          protocolVersions: true,
+          capabilities: true,
+          tools: { where: TASK_ONLY, select: { name: true } },
+        },
+        orderBy: [{ provider: 'asc' }, { lastProbeAt: 'desc' }],
+      })
+      .then((rows) => {
+        const best = new Map<string, (typeof rows)[number]>();
+        for (const row of rows) {
+          const held = best.get(row.provider);
+          if (!held || (RANK[row.status] ?? 9) < (RANK[held.status] ?? 9)) best.set(row.provider, row);
         }
-      : undefined;
+        return [...best.values()].map(connectorOf);
+      });
+    connectors = { until: clock.now() + cacheMs, list };
+    list.catch(() => (connectors = undefined));
+    return list;
   }
 
   async function lookUp(
@@ -94,6 +143,7 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
   }
 
   return {
+    onlineConnectors,
     byProvider: (provider) => lookUp(online, provider, ONLINE),
     routable: (provider) => lookUp(routable, provider, ROUTABLE),
     // Routable but not online: its only endpoints are auth_required.

@@ -2,7 +2,9 @@
  * A provider on the MCP SDK v2 (`@modelcontextprotocol/server`), which speaks revision 2026-07-28:
  * `createMcpHandler` behind a plain Node HTTP server, either 2026-only (`legacy: 'reject'`) or
  * with the SDK's stateless fallback for clients of the earlier revisions (`legacy: 'stateless'`).
- * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors.
+ * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors. With
+ * `features`, it also serves a resource (`v2://notes/first`), a template (`v2://notes/{id}`), a
+ * prompt (`greet {name}`, whose `name` completes) and a tool `echo {text}`.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -32,18 +34,29 @@ export async function startSdkV2Upstream(options: {
   legacy: 'reject' | 'stateless';
   pages: { name: string; description?: string }[][];
   name?: string;
+  features?: boolean;
 }): Promise<SdkV2Upstream> {
   const factory = () => {
     const server = new Server(
       { name: options.name ?? 'sdk-v2-upstream', version: '2.4.0' },
-      { capabilities: { tools: { listChanged: true }, resources: {} } },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          resources: {},
+          ...(options.features ? { prompts: {}, completions: {} } : {}),
+        },
+      },
     );
     server.setRequestHandler('tools/list', (request) => {
       const index = Number(request.params?.cursor ?? 0);
       const tools = (options.pages[index] ?? []).map((t) => ({ inputSchema: { type: 'object' as const }, ...t }));
       return { tools, ...(index + 1 < options.pages.length ? { nextCursor: String(index + 1) } : {}) };
     });
-    server.setRequestHandler('resources/list', () => ({ resources: [] }));
+    if (!options.features) {
+      server.setRequestHandler('resources/list', () => ({ resources: [] }));
+      return server;
+    }
+    addFeatures(server);
     return server;
   };
   const handler = createMcpHandler(factory, { legacy: options.legacy });
@@ -87,4 +100,33 @@ export async function startSdkV2Upstream(options: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The resources, template, prompt, completion and `echo` tool of a provider started with `features`. */
+function addFeatures(server: Server): void {
+  server.setRequestHandler('tools/call', (request) => ({
+    content: [{ type: 'text', text: `v2 echo: ${String(request.params.arguments?.['text'] ?? '')}` }],
+  }));
+  server.setRequestHandler('resources/list', () => ({
+    resources: [{ uri: 'v2://notes/first', name: 'first', mimeType: 'text/plain' }],
+  }));
+  server.setRequestHandler('resources/templates/list', () => ({
+    resourceTemplates: [{ uriTemplate: 'v2://notes/{id}', name: 'note', mimeType: 'text/plain' }],
+  }));
+  server.setRequestHandler('resources/read', (request) => ({
+    contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: `note at ${request.params.uri}` }],
+  }));
+  server.setRequestHandler('prompts/list', () => ({
+    prompts: [{ name: 'greet', arguments: [{ name: 'name', required: true }] }],
+  }));
+  server.setRequestHandler('prompts/get', (request) => ({
+    messages: [
+      { role: 'user', content: { type: 'text', text: `Hello, ${String(request.params.arguments?.['name'] ?? '')}!` } },
+    ],
+  }));
+  server.setRequestHandler('completion/complete', (request) => ({
+    completion: {
+      values: ['Ada', 'Alan', 'Grace'].filter((v) => v.startsWith(String(request.params.argument.value))),
+    },
+  }));
 }

@@ -1,0 +1,399 @@
+/**
+ * `/mcp` as a whole MCP server over its connectors, with real peers on both sides: the SDK v2
+ * client pinned to 2026-07-28 and in auto mode, and the SDK v1 client (2025-11-25), against
+ * `@modelcontextprotocol/server-everything`, an SDK v2 provider with the stateless legacy fallback
+ * (resources, a template, a prompt, completion) and an SDK v1 provider with sessions (its `slow`
+ * tool shows cancellations). The catalog is what a probe of each provider records: its tools and
+ * capabilities, read from it at start. Receipts are kept in memory and checked.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import {
+  type CallReceipt,
+  type CatalogConnector,
+  type CatalogTool,
+  createAggregate,
+  createUpstreamPool,
+} from '../../gateway/index.ts';
+import { createAccountService } from '../../src/accounts/index.ts';
+import { createAgentService } from '../../src/agents/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import {
+  type EverythingServer,
+  type SdkUpstream,
+  startEverything,
+  startSdkUpstream,
+} from '../support/mcp-upstreams.ts';
+import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
+
+const MODERN = '2026-07-28';
+
+/** What a probe of `url` records: the provider's tools and capabilities (read with the SDK's client). */
+async function probe(provider: string, url: string, endpointId: string) {
+  const client = new Client({ name: 'probe', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    const tools: CatalogTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      for (const t of page.tools)
+        tools.push({
+          provider,
+          name: t.name,
+          description: t.description ?? '',
+          inputSchema: t.inputSchema as Record<string, unknown>,
+          annotations: (t.annotations ?? {}) as Record<string, unknown>,
+        });
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    const connector: CatalogConnector = {
+      provider,
+      url,
+      endpointId,
+      protocolVersions: [client.getServerVersion() ? '2025-06-18' : '2025-06-18'],
+      capabilities: (client.getServerCapabilities() ?? {}) as Record<string, unknown>,
+    };
+    return { connector, tools };
+  } finally {
+    await client.close();
+  }
+}
+
+/** Waits until `check` holds (polling); fails the test with `what` after 15 s. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('/mcp as a whole MCP server', () => {
+  let t: TestDatabase;
+  let gateway: Server;
+  let everything: EverythingServer;
+  let classic: SdkUpstream;
+  let modern: SdkV2Upstream;
+  let url = '';
+  let token = '';
+  const receipts: CallReceipt[] = [];
+  const connectors = new Map<string, CatalogConnector>();
+  const tools: CatalogTool[] = [];
+
+  beforeAll(async () => {
+    t = await createTestDatabase('pglite');
+    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
+      email: 'whole@example.com',
+    });
+    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
+    token = (await agents.create(account.account.id, { display_name: 'Newcomer', owner_context: 'acme' })).token;
+    [everything, classic, modern] = await Promise.all([
+      startEverything(),
+      startSdkUpstream(),
+      startSdkV2Upstream({ legacy: 'stateless', pages: [[{ name: 'echo' }]], features: true, name: 'v2' }),
+    ]);
+    for (const [provider, upstreamUrl] of [
+      ['everything', everything.url],
+      ['classic', classic.url],
+      ['modern', modern.url],
+    ] as const) {
+      const found = await probe(provider, upstreamUrl, `ep_${provider}`);
+      connectors.set(provider, found.connector);
+      tools.push(...found.tools);
+    }
+    const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const aggregate = createAggregate({
+      agents,
+      receipts: { record: async (r) => void receipts.push(r) },
+      assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
+      issuer: 'http://plaza.test',
+      clock: systemClock,
+      catalog: {
+        onlineTools: async () => tools,
+        byProvider: async (p) => connectors.get(p),
+        needsCredential: async () => false,
+        onlineConnectors: async () => [...connectors.values()],
+      },
+      pool: createUpstreamPool({ timeoutMs: 20_000 }),
+    });
+    gateway = createServer((req, res) => void aggregate(req, res));
+    await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/mcp`;
+  }, 90_000);
+
+  afterAll(async () => {
+    gateway?.closeAllConnections();
+    await new Promise((r) => gateway?.close(r));
+    await Promise.all([everything?.stop(), classic?.close(), modern?.close()]);
+    await t?.dispose();
+  });
+
+  const headers = () => ({ authorization: `Bearer ${token}` });
+
+  async function v2(mode: VersionNegotiationMode): Promise<V2Client> {
+    const client = new V2Client({ name: 'newcomer', version: '1' }, { versionNegotiation: { mode } });
+    await client.connect(new V2Transport(new URL(url), { requestInit: { headers: headers() } }));
+    return client;
+  }
+
+  async function v1(): Promise<Client> {
+    const client = new Client({ name: 'classic-client', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: headers() } }));
+    return client;
+  }
+
+  /** The receipts written since `from`. */
+  const since = (from: number) => receipts.slice(from);
+
+  it('a client pinned to 2026-07-28 lists and calls every tool, resource and prompt of server-everything and of an SDK v2 provider', async () => {
+    const client = await v2({ pin: MODERN });
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+      const listed = await client.listTools();
+      const names = listed.tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-sum', 'modern__echo']));
+      expect(names).toHaveLength(tools.length);
+
+      const from = receipts.length;
+      const echoed = await client.callTool({ name: 'everything__echo', arguments: { message: 'hi' } });
+      expect(echoed.content).toEqual([{ type: 'text', text: 'Echo: hi' }]);
+      const sum = await client.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } });
+      expect(JSON.stringify(sum.content)).toContain('5');
+      const v2echo = await client.callTool({ name: 'modern__echo', arguments: { text: 'there' } });
+      expect(v2echo.content).toEqual([{ type: 'text', text: 'v2 echo: there' }]);
+      expect(since(from).map((r) => [r.provider, r.tool, r.status])).toEqual([
+        ['everything', 'echo', 'ok'],
+        ['everything', 'get-sum', 'ok'],
+        ['modern', 'echo', 'ok'],
+      ]);
+
+      const resources = (await client.listResources()).resources;
+      const uris = resources.map((r) => r.uri);
+      expect(uris).toContain('plaza+modern:v2://notes/first');
+      expect(uris.some((u) => u.startsWith('plaza+everything:'))).toBe(true);
+      const readFrom = receipts.length;
+      for (const resource of resources) {
+        const read = await client.readResource({ uri: resource.uri });
+        expect(read.contents[0]?.uri).toBe(resource.uri);
+      }
+      const reads = since(readFrom);
+      expect(reads).toHaveLength(resources.length);
+      expect(reads.every((r) => r.tool === 'resources/read' && r.status === 'ok')).toBe(true);
+      expect(reads.find((r) => r.provider === 'modern')?.outcome).toBe('v2://notes/first: ok: 1 content item');
+
+      const templates = (await client.listResourceTemplates()).resourceTemplates;
+      expect(templates.map((tp) => tp.uriTemplate)).toContain('plaza+modern:v2://notes/{id}');
+      const byTemplate = await client.readResource({ uri: 'plaza+modern:v2://notes/42' });
+      expect(byTemplate.contents).toEqual([
+        { uri: 'plaza+modern:v2://notes/42', mimeType: 'text/plain', text: 'note at v2://notes/42' },
+      ]);
+
+      const prompts = (await client.listPrompts()).prompts;
+      expect(prompts.map((p) => p.name)).toEqual(expect.arrayContaining(['modern__greet']));
+      expect(prompts.some((p) => p.name.startsWith('everything__'))).toBe(true);
+      const promptFrom = receipts.length;
+      for (const prompt of prompts) {
+        const args = Object.fromEntries((prompt.arguments ?? []).map((a) => [a.name, 'x']));
+        const got = await client.getPrompt({ name: prompt.name, arguments: args }).catch((e: Error) => e);
+        // A prompt whose arguments take other values than 'x' is refused by its provider: still receipted.
+        if (!(got instanceof Error)) expect(got.messages.length).toBeGreaterThan(0);
+      }
+      expect(since(promptFrom).map((r) => r.tool)).toEqual(prompts.map(() => 'prompts/get'));
+      const greeting = await client.getPrompt({ name: 'modern__greet', arguments: { name: 'Ada' } });
+      expect(greeting.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Hello, Ada!' } }]);
+
+      const completed = await client.complete({
+        ref: { type: 'ref/prompt', name: 'modern__greet' },
+        argument: { name: 'name', value: 'A' },
+      });
+      expect(completed.completion.values).toEqual(['Ada', 'Alan']);
+      // Every request upstream carried the agent's card.
+      const read = modern.seen.find((s) => s.method === 'resources/read');
+      expect((read?.meta?.['platform'] as { display_name?: string } | undefined)?.display_name).toBe('Newcomer');
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  it('in auto mode the SDK v2 client negotiates 2026-07-28 with /mcp and lists its tools', async () => {
+    const client = await v2('auto');
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+      expect((await client.listTools()).tools.length).toBe(tools.length);
+      const call = await client.callTool({ name: 'modern__echo', arguments: { text: 'auto' } });
+      expect(call.content).toEqual([{ type: 'text', text: 'v2 echo: auto' }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('the SDK v1 client (2025-11-25) lists and reads resources and prompts, completes, sets the log level and gets progress', async () => {
+    const client = await v1();
+    try {
+      expect((await client.listTools()).tools.length).toBe(tools.length);
+      const resources = (await client.listResources()).resources;
+      expect(resources.map((r) => r.uri)).toContain('plaza+modern:v2://notes/first');
+      const read = await client.readResource({ uri: 'plaza+modern:v2://notes/first' });
+      expect(read.contents).toEqual([
+        { uri: 'plaza+modern:v2://notes/first', mimeType: 'text/plain', text: 'note at v2://notes/first' },
+      ]);
+      expect((await client.listResourceTemplates()).resourceTemplates.length).toBeGreaterThan(1);
+      const greeting = await client.getPrompt({ name: 'modern__greet', arguments: { name: 'Grace' } });
+      expect(greeting.messages[0]?.content).toEqual({ type: 'text', text: 'Hello, Grace!' });
+      const completed = await client.complete({
+        ref: { type: 'ref/prompt', name: 'modern__greet' },
+        argument: { name: 'name', value: 'G' },
+      });
+      expect(completed.completion.values).toEqual(['Grace']);
+      await expect(client.setLoggingLevel('warning')).resolves.toEqual({});
+      const progress: number[] = [];
+      const result = await client.callTool(
+        { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+        undefined,
+        { onprogress: (p) => void progress.push(p.progress) },
+      );
+      expect(result.isError).toBeFalsy();
+      expect(progress).toEqual([1, 2, 3]);
+      // A URI that names no provider of /mcp is refused as MCP's "resource not found".
+      await expect(client.readResource({ uri: 'v2://notes/first' })).rejects.toMatchObject({ code: -32602 });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('a 2026-07-28 client gets a call’s progress on its stream', async () => {
+    const client = await v2({ pin: MODERN });
+    try {
+      const progress: number[] = [];
+      const result = await client.callTool(
+        { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+        { onprogress: (p) => void progress.push(p.progress) },
+      );
+      expect(result.isError).toBeFalsy();
+      expect(progress).toEqual([1, 2, 3]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  for (const era of ['2025-11-25', MODERN] as const) {
+    it(`a call the ${era} client cancels is cancelled upstream and receipted as cancelled`, async () => {
+      const client = era === MODERN ? await v2({ pin: MODERN }) : await v1();
+      const aborted = classic.slow.aborted;
+      const cancels = classic.seen.filter((s) => s.body?.method === 'notifications/cancelled').length;
+      const from = receipts.length;
+      try {
+        const controller = new AbortController();
+        const started = classic.seen.length;
+        const params = { name: 'classic__slow', arguments: { ms: 15_000 } };
+        // SDK v2's callTool takes its options second, SDK v1's third.
+        const call =
+          client instanceof V2Client
+            ? client.callTool(params, { signal: controller.signal })
+            : client.callTool(params, undefined, { signal: controller.signal });
+        const outcome = call.then(
+          () => 'answered',
+          () => 'rejected',
+        );
+        await until('the upstream to get the call', () =>
+          classic.seen.slice(started).some((s) => s.body?.method === 'tools/call'),
+        );
+        controller.abort();
+        expect(await outcome).toBe('rejected');
+        await until('the receipt', () => since(from).length === 1);
+        expect(since(from)[0]).toMatchObject({ provider: 'classic', tool: 'slow', status: 'error' });
+        expect(since(from)[0]!.outcome).toMatch(/^cancelled/);
+        await until('the upstream to stop', () => classic.slow.aborted === aborted + 1);
+        expect(classic.seen.filter((s) => s.body?.method === 'notifications/cancelled')).toHaveLength(cancels + 1);
+      } finally {
+        await client.close();
+      }
+    }, 30_000);
+  }
+
+  it('answers server/discover and refuses a 2026-07-28 request whose headers disagree with its body', async () => {
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': MODERN,
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const post = (body: unknown, extra: Record<string, string>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...headers(),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...extra,
+        },
+        body: JSON.stringify(body),
+      });
+    const discover = await post(
+      { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'server/discover' },
+    );
+    expect(discover.status).toBe(200);
+    const discovered = (await discover.json()) as { result: Record<string, unknown> };
+    expect(discovered.result).toMatchObject({
+      resultType: 'complete',
+      supportedVersions: expect.arrayContaining([MODERN]),
+      capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} },
+    });
+    const listed = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+    );
+    expect(((await listed.json()) as { result: Record<string, unknown> }).result).toMatchObject({
+      resultType: 'complete',
+      ttlMs: 2000,
+      cacheScope: 'private',
+    });
+    // The fast path answers a whole 2026-07-28 call, with its resultType.
+    const called = await post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'modern__echo', arguments: { text: 'fast' }, _meta: envelope },
+      },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'modern__echo' },
+    );
+    expect(((await called.json()) as { result: Record<string, unknown> }).result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'v2 echo: fast' }],
+    });
+    const mismatch = await post(
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'modern__echo', arguments: {}, _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'everything__echo' },
+    );
+    expect(mismatch.status).toBe(400);
+    expect(((await mismatch.json()) as { error: { code: number } }).error.code).toBe(-32020);
+    const unsupported = await post(
+      {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/list',
+        params: { _meta: { ...envelope, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+      },
+      { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+    );
+    expect(((await unsupported.json()) as { error: { code: number } }).error.code).toBe(-32022);
+  });
+
+  it.todo(
+    'lists and calls a 2026-only provider (SDK v2, legacy: reject) through /mcp — waits for the pool speaking 2026-07-28 (up2026)',
+  );
+});
