@@ -72,6 +72,17 @@ async function probe(provider: string, url: string, endpointId: string) {
   }
 }
 
+/** Arguments a schema accepts: each required property its enum's first value, else a value of its type. */
+function argumentsFor(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = (schema['properties'] ?? {}) as Record<string, { type?: string; enum?: unknown[] }>;
+  const required = (schema['required'] ?? []) as string[];
+  const sample = (p: { type?: string; enum?: unknown[] }): unknown =>
+    p.enum?.[0] ??
+    ({ number: 1, integer: 1, boolean: true, object: {}, array: [] } as Record<string, unknown>)[p.type ?? ''] ??
+    'x';
+  return Object.fromEntries(required.map((name) => [name, sample(properties[name] ?? {})]));
+}
+
 /** Waits until `check` holds (polling); fails the test with `what` after 15 s. */
 async function until(what: string, check: () => boolean): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -88,7 +99,10 @@ describe('/mcp as a whole MCP server', () => {
   let classic: SdkUpstream;
   let modern: SdkV2Upstream;
   let url = '';
+  /** The same aggregate with an authorize hook that hides everything__get-sum and refuses v2://notes/first. */
+  let policedUrl = '';
   let token = '';
+  let aggregate: ReturnType<typeof createAggregate>;
   const receipts: CallReceipt[] = [];
   const connectors = new Map<string, CatalogConnector>();
   const tools: CatalogTool[] = [];
@@ -115,7 +129,7 @@ describe('/mcp as a whole MCP server', () => {
       tools.push(...found.tools);
     }
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    const aggregate = createAggregate({
+    const options: Parameters<typeof createAggregate>[0] = {
       agents,
       receipts: { record: async (r) => void receipts.push(r) },
       assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
@@ -128,10 +142,20 @@ describe('/mcp as a whole MCP server', () => {
         onlineConnectors: async () => [...connectors.values()],
       },
       pool: createUpstreamPool({ timeoutMs: 20_000 }),
+    };
+    aggregate = createAggregate(options);
+    const policed = createAggregate({
+      ...options,
+      authorize: ({ tool, method }) =>
+        tool === 'get-sum' || tool === 'v2://notes/first'
+          ? { allowed: false, code: 'denied', reason: `rule 0 denies ${method} of ${tool}` }
+          : { allowed: true },
     });
-    gateway = createServer((req, res) => void aggregate(req, res));
+    gateway = createServer((req, res) => void (req.url === '/policed/mcp' ? policed : aggregate)(req, res));
     await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/mcp`;
+    const base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    url = `${base}/mcp`;
+    policedUrl = `${base}/policed/mcp`;
   }, 90_000);
 
   afterAll(async () => {
@@ -143,9 +167,9 @@ describe('/mcp as a whole MCP server', () => {
 
   const headers = () => ({ authorization: `Bearer ${token}` });
 
-  async function v2(mode: VersionNegotiationMode): Promise<V2Client> {
+  async function v2(mode: VersionNegotiationMode, at = url): Promise<V2Client> {
     const client = new V2Client({ name: 'newcomer', version: '1' }, { versionNegotiation: { mode } });
-    await client.connect(new V2Transport(new URL(url), { requestInit: { headers: headers() } }));
+    await client.connect(new V2Transport(new URL(at), { requestInit: { headers: headers() } }));
     return client;
   }
 
@@ -179,6 +203,20 @@ describe('/mcp as a whole MCP server', () => {
         ['everything', 'get-sum', 'ok'],
         ['modern', 'echo', 'ok'],
       ]);
+      // Every other tool of both, with arguments its schema asks for: each answered, each receipted once.
+      const rest = listed.tools.filter(
+        (t) =>
+          (t.name.startsWith('everything__') || t.name.startsWith('modern__')) && !/__(echo|get-sum)$/.test(t.name),
+      );
+      const restFrom = receipts.length;
+      for (const tool of rest) {
+        const args = { ...argumentsFor(tool.inputSchema as Record<string, unknown>) };
+        if (tool.name === 'everything__trigger-long-running-operation')
+          Object.assign(args, { duration: 0.1, steps: 1 });
+        const result = await client.callTool({ name: tool.name, arguments: args });
+        expect(result.content, tool.name).toBeDefined();
+      }
+      expect(since(restFrom).map((r) => `${r.provider}__${r.tool}`)).toEqual(rest.map((t) => t.name));
 
       const resources = (await client.listResources()).resources;
       const uris = resources.map((r) => r.uri);
@@ -391,6 +429,67 @@ describe('/mcp as a whole MCP server', () => {
       { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
     );
     expect(((await unsupported.json()) as { error: { code: number } }).error.code).toBe(-32022);
+  });
+
+  it('asks the authorize hook before showing each tool and resource and before a read, and receipts the refusal', async () => {
+    const client = await v2({ pin: MODERN }, policedUrl);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('everything__echo');
+      expect(names).not.toContain('everything__get-sum');
+      const uris = (await client.listResources()).resources.map((r) => r.uri);
+      expect(uris).not.toContain('plaza+modern:v2://notes/first');
+      expect(uris.length).toBeGreaterThan(0);
+      const from = receipts.length;
+      const readsOfFirst = () =>
+        modern.seen.filter((s) => s.method === 'resources/read' && s.params?.['uri'] === 'v2://notes/first').length;
+      const readsBefore = readsOfFirst();
+      await expect(client.readResource({ uri: 'plaza+modern:v2://notes/first' })).rejects.toMatchObject({
+        code: -32600,
+        message: expect.stringContaining('rule 0 denies resources/read of v2://notes/first'),
+      });
+      expect(since(from)).toMatchObject([
+        {
+          provider: 'modern',
+          tool: 'resources/read',
+          status: 'error',
+          outcome: expect.stringContaining('refused by Plaza'),
+        },
+      ]);
+      // The refused read never went upstream.
+      expect(readsOfFirst()).toBe(readsBefore);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('tells a 2026-07-28 client listening with subscriptions/listen that the tool list changed', async () => {
+    const client = await v2({ pin: MODERN });
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => void changed++);
+    try {
+      const subscription = await client.listen({ toolsListChanged: true });
+      expect(subscription.honoredFilter.toolsListChanged).toBe(true);
+      aggregate.toolsChanged();
+      await until('the list change', () => changed === 1);
+      await subscription.close();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a provider’s sampling request in-band at once: the call ends with the refusal, receipted', async () => {
+    const client = await v1();
+    const from = receipts.length;
+    try {
+      const result = await client.callTool({ name: 'classic__ask', arguments: { method: 'sampling/createMessage' } });
+      expect(result.content).toEqual([
+        { type: 'text', text: expect.stringMatching(/^sampling\/createMessage failed: .*\/mcp\/p\/classic/) },
+      ]);
+      expect(since(from)).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
   });
 
   it.todo(
