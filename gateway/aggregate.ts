@@ -13,6 +13,7 @@ import { serveLegacy } from './aggregate/legacy-server.ts';
 import { plainToolCall, refusedMessages } from './aggregate/messages.ts';
 import { aggregateMethods, type MethodDeps } from './aggregate/methods.ts';
 import { createModernServer, type ModernServer } from './aggregate/modern-server.ts';
+import { requestStatesOf } from './aggregate/request-state.ts';
 import { allowEveryCall, type Authorize, createCallPipeline } from './call-pipeline.ts';
 import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 import {
@@ -27,6 +28,7 @@ import { MAX_JSON_DEPTH, parseJson, storageUnavailable } from './internal/json-r
 import { sendJson } from './internal/send-json.ts';
 import type { ReceiptSink } from './receipt-sink.ts';
 import { BODY_REFUSED, readMessageBody } from './request-body.ts';
+import type { SessionSealer } from './session-sealer.ts';
 import type { SharedCalls } from './shared-calls.ts';
 import type { UpstreamPool } from './upstream-pool.ts';
 
@@ -55,6 +57,12 @@ export interface AggregateOptions {
   sharedCalls?: SharedCalls | undefined;
   /** How resources and prompts are gathered from the connectors (see fan-out). */
   fanOut?: Partial<FanOutLimits>;
+  /**
+   * The gateway's session sealer (the passthrough's): it seals a 2026-07-28 provider's
+   * `requestState` for the agent, so any instance continues the round trip. Absent: a provider's
+   * `input_required` answer fails the call in-band.
+   */
+  sealer?: (() => Promise<SessionSealer>) | undefined;
 }
 
 /**
@@ -94,6 +102,7 @@ export function createAggregate(options: AggregateOptions) {
     receipts: options.receipts,
     clock: options.clock,
   });
+  const sealer = options.sealer;
   const deps: MethodDeps = {
     pipeline,
     catalog: options.catalog,
@@ -105,10 +114,17 @@ export function createAggregate(options: AggregateOptions) {
     fanOut: createFanOut(options.catalog, { ...DEFAULT_FAN_OUT_LIMITS, ...options.fanOut }),
     // The default hook allows everything: asking it per listed item would only cost time.
     authorizeEach: options.authorize !== undefined && options.authorize !== allowEveryCall,
+    requestStates: sealer ? (agentId) => requestStatesOf(sealer, agentId) : undefined,
   };
   const methods = aggregateMethods(deps);
   const cancellations = createCancellations(options.sharedCalls);
-  const fast: FastPathDeps = { tools: deps, held, cancellations, writeTimeoutMs };
+  const fast: FastPathDeps = {
+    tools: deps,
+    held,
+    cancellations,
+    writeTimeoutMs,
+    requestStates: deps.requestStates,
+  };
   let modern: Promise<ModernServer> | undefined;
   const modernServer = () => {
     modern ??= createModernServer({ methods, serverInfo });

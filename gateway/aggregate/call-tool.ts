@@ -21,6 +21,7 @@ import type { UpstreamPool } from '../upstream-pool.ts';
 import { cancelledBy } from './cancellation.ts';
 import { type CatalogConnector, type LocalProvider, TOOL_NAME_SEPARATOR, type ToolCatalog } from './catalog.ts';
 import { type NotifyAgent, relayTo } from './relay.ts';
+import { MAX_SEALED_STATE, type RequestStates } from './request-state.ts';
 import { callerHeaders, withoutEnvelope } from './upstream-request.ts';
 
 /** What callTool uses. */
@@ -49,6 +50,10 @@ export interface ToolCallExtra {
   hold?: AnswerHold;
   /** The capabilities the caller declared on a 2026-07-28 request (they go upstream with it). */
   clientCapabilities?: Record<string, unknown> | undefined;
+  /** A 2026-07-28 call made again with the inputs a provider asked for: the responses and the sealed state. */
+  inputRound?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined };
+  /** How this agent's request states are sealed; absent for a 2025 caller (no round trip can reach it). */
+  states?: RequestStates | undefined;
 }
 
 /** A receipt's provider holds at most this many characters. */
@@ -137,6 +142,16 @@ export async function callTool(
   }
   const refusal = await refusedBy();
   if (refusal !== undefined) return refuse(refusal);
+  let upstreamState: { state?: string } | undefined;
+  const sealed = extra.inputRound?.requestState;
+  if (sealed !== undefined) {
+    const opened = extra.states ? await extra.states.open(sealed) : undefined;
+    if (!opened || opened.provider !== provider)
+      return refuse(
+        `the requestState was not issued by Plaza for a call of ${params.name} by this agent; nothing was called`,
+      );
+    upstreamState = opened;
+  }
   // An agent (or an instance) holding as many unread answers as it may gets no more until some are read.
   const busy = deps.held.refusal(identity.agentId);
   if (busy) return refuse(`${busy}; nothing was called`);
@@ -148,8 +163,37 @@ export async function callTool(
     secrets: callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]),
   });
   deps.onCall?.(connector.endpointId);
-  const { outcome, result } = await forward(deps, { call, connector, req, params, extra });
+  const { outcome, result } = await forward(deps, { call, connector, req, params, extra, upstreamState });
   return pipeline.settle(call, outcome, result) as Promise<CallToolResult>;
+}
+
+/**
+ * A provider's `input_required` answer (2026-07-28): to a 2026-07-28 caller as it came, its
+ * `requestState` sealed for this agent and provider (see request-state); a 2025 caller cannot be
+ * asked, so the call fails in-band, naming `/mcp/p/<provider>`. Receipted either way.
+ */
+async function inputRequired(
+  result: Record<string, unknown>,
+  provider: string,
+  extra: ToolCallExtra,
+): Promise<{ outcome: CallOutcome; result: Record<string, unknown> }> {
+  if (!extra.states) {
+    const why = `the provider asks the caller for input (multi round trip), which /mcp passes only to a 2026-07-28 client; call it through /mcp/p/${provider}`;
+    return {
+      outcome: { failure: why },
+      result: { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true },
+    };
+  }
+  const state = typeof result['requestState'] === 'string' ? result['requestState'] : undefined;
+  const sealed = await extra.states.seal(provider, state);
+  if (sealed.length > MAX_SEALED_STATE) {
+    const why = `the provider's requestState is longer than Plaza carries; call it through /mcp/p/${provider}`;
+    return {
+      outcome: { failure: why },
+      result: { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true },
+    };
+  }
+  return { outcome: { result }, result: { ...result, requestState: sealed } };
 }
 
 /** Sends the opened call upstream through the pool: its outcome for the receipt, and the result the caller gets. */
@@ -161,14 +205,22 @@ async function forward(
     req: IncomingMessage;
     params: ToolCallParams;
     extra: ToolCallExtra;
+    /** The provider's own state of a round trip the caller continues. */
+    upstreamState?: { state?: string } | undefined;
   },
 ): Promise<{ outcome: CallOutcome; result: Record<string, unknown> }> {
-  const { call, connector, req, params, extra } = sending;
+  const { call, connector, req, params, extra, upstreamState } = sending;
   const { identity, provider, tool } = call;
   const assertion = await deps.pipeline.sign(call, connector.url);
   const headers = upstreamHeaders(callerHeaders(req, provider), identity, call.callId, assertion);
   const upstreamParams = stampCallParams(
-    withoutEnvelope({ name: tool, arguments: params.arguments ?? {}, _meta: params._meta }),
+    withoutEnvelope({
+      name: tool,
+      arguments: params.arguments ?? {},
+      _meta: params._meta,
+      ...(extra.inputRound?.inputResponses === undefined ? {} : { inputResponses: extra.inputRound.inputResponses }),
+      ...(upstreamState?.state === undefined ? {} : { requestState: upstreamState.state }),
+    }),
     identity,
     call.callId,
   );
@@ -196,6 +248,8 @@ async function forward(
     if (extra.hold && !extra.hold.keep() && !extra.signal.aborted)
       throw new UpstreamCallError(heldAnswerDropped(deps.held.limits));
     const answer = callAnswer(response);
+    if ('result' in answer && answer.result['resultType'] === 'input_required')
+      return inputRequired(answer.result, call.provider, extra);
     const valid = 'result' in answer ? CallToolResultSchema.safeParse(answer.result) : undefined;
     if ('error' in answer)
       return {

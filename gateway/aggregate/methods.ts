@@ -10,12 +10,15 @@ import { guardDrain } from '../internal/answer-writer.ts';
 import { callTool, type ToolCallDeps, type ToolCallParams } from './call-tool.ts';
 import { gatheredFor, type ListDeps, toolsFor } from './lists.ts';
 import { complete, getPrompt, readResource } from './reads.ts';
+import type { RequestStates } from './request-state.ts';
 import type { RequestScope } from './scope.ts';
 
 /** What the methods use. */
 export interface MethodDeps extends ListDeps, ToolCallDeps {
   held: HeldAnswers;
   writeTimeoutMs: number;
+  /** How an agent's multi-round-trip states are sealed; absent: no round trip crosses `/mcp`. */
+  requestStates?: ((agentId: string) => RequestStates) | undefined;
 }
 
 /** One request of `/mcp`, with the response its answer is written to (held-answer counting). */
@@ -49,6 +52,9 @@ export function aggregateMethods(deps: MethodDeps): Record<string, MethodHandler
           notify: scope.notify,
           hold,
           clientCapabilities: scope.clientCapabilities,
+          inputRound: scope.inputRound,
+          // Only a 2026-07-28 caller (it declared its capabilities) can be asked for input.
+          states: scope.clientCapabilities ? deps.requestStates?.(scope.identity.agentId) : undefined,
         });
       } finally {
         if (!guarded.has(scope.res)) {

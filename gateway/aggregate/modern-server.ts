@@ -44,6 +44,19 @@ const CACHE_HINTS = {
   'server/discover': { ttlMs: 60_000, cacheScope: 'public' },
 } as const;
 
+/** The inputs and state a request made again carries (the SDK lifts them out of its params). */
+function inputRoundOf(mcpReq: {
+  inputResponses?: Record<string, unknown>;
+  requestState: () => unknown;
+}): { inputResponses?: Record<string, unknown>; requestState?: string } | undefined {
+  const state = mcpReq.requestState();
+  if (mcpReq.inputResponses === undefined && typeof state !== 'string') return undefined;
+  return {
+    ...(mcpReq.inputResponses === undefined ? {} : { inputResponses: mcpReq.inputResponses }),
+    ...(typeof state === 'string' ? { requestState: state } : {}),
+  };
+}
+
 /** Builds the 2026-07-28 handler once (SDK v2 is loaded on first use). */
 export async function createModernServer(deps: ModernServerDeps) {
   const sdk: typeof ServerSdkV2 = await import('@modelcontextprotocol/server');
@@ -61,13 +74,19 @@ export async function createModernServer(deps: ModernServerDeps) {
         const follow = () => controller.abort(new CallCancelled('the client closed the request'));
         if (ctx.mcpReq.signal.aborted) follow();
         else ctx.mcpReq.signal.addEventListener('abort', follow, { once: true });
-        const envelope = ctx.mcpReq.envelope as { clientCapabilities?: Record<string, unknown> } | undefined;
+        // The SDK lifts the envelope out of `_meta`, under its full keys.
+        const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+        const capabilities = envelope?.['io.modelcontextprotocol/clientCapabilities'];
         try {
           return (await handler((request.params ?? {}) as Record<string, unknown>, {
             ...exchange,
             signal: controller.signal,
             notify: (n: AgentNotification) => ctx.mcpReq.notify(n as never),
-            clientCapabilities: envelope?.clientCapabilities,
+            clientCapabilities:
+              typeof capabilities === 'object' && capabilities !== null
+                ? (capabilities as Record<string, unknown>)
+                : {},
+            inputRound: inputRoundOf(ctx.mcpReq),
           })) as never;
         } finally {
           ctx.mcpReq.signal.removeEventListener('abort', follow);

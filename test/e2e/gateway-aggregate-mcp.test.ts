@@ -6,6 +6,7 @@
  * tool shows cancellations). The catalog is what a probe of each provider records: its tools and
  * capabilities, read from it at start. Receipts are kept in memory and checked.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -24,6 +25,7 @@ import {
   type CatalogConnector,
   type CatalogTool,
   createAggregate,
+  createSessionSealer,
   createUpstreamPool,
 } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
@@ -83,6 +85,63 @@ function argumentsFor(schema: Record<string, unknown>): Record<string, unknown> 
   return Object.fromEntries(required.map((name) => [name, sample(properties[name] ?? {})]));
 }
 
+/**
+ * A provider answering its `confirm` tool with a 2026-07-28 multi-round-trip answer (an
+ * elicitation and its own `requestState`) over a 2025 session — a stand-in for a 2026-only
+ * provider until the pool speaks 2026-07-28 to upstreams — and, made again with the inputs and
+ * that state, with what it got. `calls` keeps each tools/call's params.
+ */
+async function startRoundTripProvider(): Promise<{
+  url: string;
+  calls: Record<string, any>[];
+  close(): Promise<void>;
+}> {
+  const calls: Record<string, any>[] = [];
+  const server = createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const message = raw
+      ? (JSON.parse(raw) as { id?: number; method: string; params?: Record<string, any> })
+      : undefined;
+    if (!message || message.id === undefined) return res.writeHead(202).end();
+    let result: unknown;
+    if (message.method === 'initialize')
+      result = {
+        protocolVersion: '2025-06-18',
+        capabilities: { tools: {} },
+        serverInfo: { name: 'mrtr', version: '1' },
+      };
+    else if (message.method === 'tools/call') {
+      calls.push(message.params ?? {});
+      result =
+        message.params?.['requestState'] === 'provider-state-1'
+          ? { content: [{ type: 'text', text: `confirmed ${JSON.stringify(message.params['inputResponses'])}` }] }
+          : {
+              resultType: 'input_required',
+              inputRequests: {
+                ask: {
+                  method: 'elicitation/create',
+                  params: {
+                    mode: 'form',
+                    message: 'Sure?',
+                    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+                  },
+                },
+              },
+              requestState: 'provider-state-1',
+            };
+    } else result = {};
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    calls,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
 /** Waits until `check` holds (polling); fails the test with `what` after 15 s. */
 async function until(what: string, check: () => boolean): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -98,6 +157,7 @@ describe('/mcp as a whole MCP server', () => {
   let everything: EverythingServer;
   let classic: SdkUpstream;
   let modern: SdkV2Upstream;
+  let roundTrip: Awaited<ReturnType<typeof startRoundTripProvider>>;
   let url = '';
   /** The same aggregate with an authorize hook that hides everything__get-sum and refuses v2://notes/first. */
   let policedUrl = '';
@@ -128,7 +188,16 @@ describe('/mcp as a whole MCP server', () => {
       connectors.set(provider, found.connector);
       tools.push(...found.tools);
     }
+    roundTrip = await startRoundTripProvider();
+    connectors.set('asks', {
+      provider: 'asks',
+      url: roundTrip.url,
+      endpointId: 'ep_asks',
+      capabilities: { tools: {} },
+    });
+    tools.push({ provider: 'asks', name: 'confirm', description: 'asks first', inputSchema: {}, annotations: {} });
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const sealer = createSessionSealer(randomBytes(32));
     const options: Parameters<typeof createAggregate>[0] = {
       agents,
       receipts: { record: async (r) => void receipts.push(r) },
@@ -142,6 +211,7 @@ describe('/mcp as a whole MCP server', () => {
         onlineConnectors: async () => [...connectors.values()],
       },
       pool: createUpstreamPool({ timeoutMs: 20_000 }),
+      sealer: async () => sealer,
     };
     aggregate = createAggregate(options);
     const policed = createAggregate({
@@ -161,7 +231,7 @@ describe('/mcp as a whole MCP server', () => {
   afterAll(async () => {
     gateway?.closeAllConnections();
     await new Promise((r) => gateway?.close(r));
-    await Promise.all([everything?.stop(), classic?.close(), modern?.close()]);
+    await Promise.all([everything?.stop(), classic?.close(), modern?.close(), roundTrip?.close()]);
     await t?.dispose();
   });
 
@@ -489,6 +559,75 @@ describe('/mcp as a whole MCP server', () => {
       expect(since(from)).toHaveLength(1);
     } finally {
       await client.close();
+    }
+  });
+
+  it('relays a provider’s input_required round trip to a 2026-07-28 client with its requestState sealed, and refuses it to a 2025 client', async () => {
+    const client = new V2Client(
+      { name: 'newcomer', version: '1' },
+      { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: {} } },
+    );
+    const asked: unknown[] = [];
+    client.setRequestHandler('elicitation/create', (request) => {
+      asked.push(request.params);
+      return { action: 'accept', content: { ok: true } };
+    });
+    await client.connect(new V2Transport(new URL(url), { requestInit: { headers: headers() } }));
+    const from = receipts.length;
+    try {
+      const result = await client.callTool({ name: 'asks__confirm', arguments: {} });
+      expect(result.content).toEqual([
+        { type: 'text', text: 'confirmed {"ask":{"action":"accept","content":{"ok":true}}}' },
+      ]);
+      expect(asked).toEqual([expect.objectContaining({ message: 'Sure?' })]);
+      // The provider got its own state back, not Plaza's sealed one, and the agent's card each time.
+      expect(roundTrip.calls.map((c) => c['requestState'])).toEqual([undefined, 'provider-state-1']);
+      expect(roundTrip.calls.every((c) => c['_meta']?.['platform']?.['display_name'] === 'Newcomer')).toBe(true);
+      expect(since(from).map((r) => r.outcome)).toEqual([
+        expect.stringMatching(/^input required: the provider asks the client for 1 input \(elicitation\/create\)/),
+        'ok: 1 content item',
+      ]);
+    } finally {
+      await client.close();
+    }
+    // A state Plaza did not seal for this agent is refused, and nothing is called.
+    const forged = await fetch(url, {
+      method: 'POST',
+      headers: {
+        ...headers(),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'asks__confirm',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: {
+          name: 'asks__confirm',
+          arguments: {},
+          requestState: 'provider-state-1',
+          inputResponses: { ask: { action: 'accept', content: { ok: true } } },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+          },
+        },
+      }),
+    });
+    const refused = JSON.stringify(await forged.json());
+    expect(refused).toContain('The requestState was not issued by Plaza');
+    expect(roundTrip.calls).toHaveLength(2);
+    const classicClient = await v1();
+    try {
+      const result = await classicClient.callTool({ name: 'asks__confirm', arguments: {} });
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain('passes only to a 2026-07-28 client');
+    } finally {
+      await classicClient.close();
     }
   });
 
