@@ -133,9 +133,10 @@ export function createAggregate(options: AggregateOptions) {
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // The Origin and Host checks (DNS-rebinding protection, issue 33 item 5) go here, first:
+    // a request they refuse is answered before its credential is even looked at.
     const identity = await pipeline.admit(req, res, {}, refuseForStorage);
     if (!identity) return;
-    // (Origin and Host checks — DNS-rebinding protection — go here, before anything is read.)
     if (refusedHttp(req, res)) return;
     // Integers past 2^53 in arguments and results pass as written (see parseJson).
     const read = await readMessageBody(req, res, parseJson);

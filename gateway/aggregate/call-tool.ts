@@ -52,6 +52,8 @@ export interface ToolCallExtra {
   clientCapabilities?: Record<string, unknown> | undefined;
   /** A 2026-07-28 call made again with the inputs a provider asked for: the responses and the sealed state. */
   inputRound?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined };
+  /** The least severe log message the caller wants relayed (2026-07-28 `logLevel`); absent: all. */
+  logLevel?: string | undefined;
   /** How this agent's request states are sealed; absent for a 2025 caller (no round trip can reach it). */
   states?: RequestStates | undefined;
 }
@@ -242,7 +244,7 @@ async function forward(
       // "/mcp answers an upstream's requests itself"); a passthrough keeps one.
       refusal: (method) =>
         `Plaza's aggregate endpoint /mcp cannot pass ${method} on to the agent; an agent that supports it can call this tool through /mcp/p/${provider}.`,
-      onNotification: relayTo(extra.notify, params._meta?.['progressToken']),
+      onNotification: relayTo(extra.notify, params._meta?.['progressToken'], extra.logLevel),
     });
     // Read whole: it will be delivered (or its connection cut), not let go for another.
     if (extra.hold && !extra.hold.keep() && !extra.signal.aborted)

@@ -53,6 +53,7 @@ export function aggregateMethods(deps: MethodDeps): Record<string, MethodHandler
           hold,
           clientCapabilities: scope.clientCapabilities,
           inputRound: scope.inputRound,
+          logLevel: scope.logLevel,
           // Only a 2026-07-28 caller (it declared its capabilities) can be asked for input.
           states: scope.clientCapabilities ? deps.requestStates?.(scope.identity.agentId) : undefined,
         });

@@ -87,6 +87,10 @@ export async function createModernServer(deps: ModernServerDeps) {
                 ? (capabilities as Record<string, unknown>)
                 : {},
             inputRound: inputRoundOf(ctx.mcpReq),
+            logLevel:
+              typeof envelope?.['io.modelcontextprotocol/logLevel'] === 'string'
+                ? envelope['io.modelcontextprotocol/logLevel']
+                : undefined,
           })) as never;
         } finally {
           ctx.mcpReq.signal.removeEventListener('abort', follow);

@@ -96,7 +96,7 @@ async function receipted(
       params: request.params,
       signal: scope.signal,
       clientCapabilities: scope.clientCapabilities,
-      onNotification: relayTo(scope.notify, request.params._meta?.['progressToken']),
+      onNotification: relayTo(scope.notify, request.params._meta?.['progressToken'], scope.logLevel),
     });
   } catch (error) {
     const cancelled = cancelledBy(scope.signal);

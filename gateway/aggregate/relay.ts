@@ -21,12 +21,21 @@ function asNumber(value: unknown): number | undefined {
   return raw === undefined ? undefined : Number(raw);
 }
 
+/** MCP's log levels, least severe first. */
+const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
 /**
  * The upstream's notifications as the agent gets them: progress when the agent asked for it (its
  * `progressToken`), log messages; nothing else (a list change on a call's stream is the
  * connector's business with Plaza's catalog, not the agent's).
  */
-export function relayTo(notify: NotifyAgent, progressToken: unknown): (n: UpstreamNotification) => void {
+export function relayTo(
+  notify: NotifyAgent,
+  progressToken: unknown,
+  /** The least severe log message the agent wants (a 2026-07-28 request's `logLevel`); absent: all. */
+  logLevel?: string,
+): (n: UpstreamNotification) => void {
+  const least = logLevel === undefined ? 0 : Math.max(0, LEVELS.indexOf(logLevel));
   const token = typeof progressToken === 'string' || typeof progressToken === 'number' ? progressToken : undefined;
   return (n) => {
     const p = (typeof n.params === 'object' && n.params !== null ? n.params : {}) as Record<string, unknown>;
@@ -44,7 +53,11 @@ export function relayTo(notify: NotifyAgent, progressToken: unknown): (n: Upstre
           ...(typeof p['message'] === 'string' ? { message: p['message'] } : {}),
         },
       }).catch(() => undefined);
-    } else if (n.method === 'notifications/message' && typeof p['level'] === 'string') {
+    } else if (
+      n.method === 'notifications/message' &&
+      typeof p['level'] === 'string' &&
+      LEVELS.indexOf(p['level']) >= least
+    ) {
       void notify({
         method: 'notifications/message',
         params: {

@@ -14,6 +14,8 @@ export interface RequestScope {
   notify: NotifyAgent;
   /** The capabilities a 2026-07-28 request declared (absent for 2025 requests). */
   clientCapabilities?: Record<string, unknown> | undefined;
+  /** The least severe log message the agent wants relayed (a 2026-07-28 request's `logLevel`). */
+  logLevel?: string | undefined;
   /** A 2026-07-28 request made again with the inputs asked for: the responses and the (sealed) state. */
   inputRound?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined } | undefined;
 }

@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -530,6 +531,38 @@ describe('/mcp as a whole MCP server', () => {
       expect(readsOfFirst()).toBe(readsBefore);
     } finally {
       await client.close();
+    }
+  });
+
+  it('relays a provider’s log messages on the request’s stream, at the level a 2026-07-28 request asks for', async () => {
+    const classicClient = await v1();
+    const modernClient = await v2({ pin: MODERN });
+    const logs: { era: string; data: unknown }[] = [];
+    classicClient.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void logs.push({ era: '2025', data: n.params.data }),
+    );
+    modernClient.setNotificationHandler(
+      'notifications/message',
+      (n) => void logs.push({ era: MODERN, data: n.params.data }),
+    );
+    try {
+      // A progress token puts the call on a stream (a plain call is answered as one JSON body).
+      const onprogress = () => undefined;
+      await classicClient.callTool({ name: 'classic__ask', arguments: { method: 'ping' } }, undefined, { onprogress });
+      await modernClient.callTool({ name: 'classic__ask', arguments: { method: 'ping' } }, { onprogress });
+      // 2026-07-28 has no logging/setLevel: each request names its level in its envelope.
+      await modernClient.callTool(
+        { name: 'classic__ask', arguments: { method: 'ping' }, _meta: { 'io.modelcontextprotocol/logLevel': 'error' } },
+        { onprogress },
+      );
+      expect(logs).toEqual([
+        { era: '2025', data: 'asking ping' },
+        { era: MODERN, data: 'asking ping' },
+      ]);
+    } finally {
+      await classicClient.close();
+      await modernClient.close();
     }
   });
 
