@@ -93,7 +93,7 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
   }
 
   let connectors: { until: number; list: Promise<CatalogConnector[]> } | undefined;
-  /** Every online connector (the best endpoint per provider), for the lists `/mcp` fans out. */
+  /** Every online connector, for the lists `/mcp` gathers (resources, prompts). */
   function onlineConnectors(): Promise<CatalogConnector[]> {
     if (connectors && connectors.until > clock.now()) return connectors.list;
     const list = prisma.mcpEndpoint
@@ -103,22 +103,14 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
           id: true,
           url: true,
           provider: true,
-          status: true,
-          lastProbeAt: true,
           protocolVersions: true,
           capabilities: true,
           tools: { where: TASK_ONLY, select: { name: true } },
         },
-        orderBy: [{ provider: 'asc' }, { lastProbeAt: 'desc' }],
+        orderBy: [{ provider: 'asc' }],
       })
-      .then((rows) => {
-        const best = new Map<string, (typeof rows)[number]>();
-        for (const row of rows) {
-          const held = best.get(row.provider);
-          if (!held || (RANK[row.status] ?? 9) < (RANK[held.status] ?? 9)) best.set(row.provider, row);
-        }
-        return [...best.values()].map(connectorOf);
-      });
+      // One endpoint per provider (the slug is unique).
+      .then((rows) => rows.map(connectorOf));
     connectors = { until: clock.now() + cacheMs, list };
     list.catch(() => (connectors = undefined));
     return list;
