@@ -20,6 +20,8 @@ const RANK: Record<string, number> = { healthy: 0, degraded: 1, auth_required: 2
 export interface ConnectorCatalog extends ToolCatalog {
   /** A connector the passthrough may route to (online, or answering callers with credentials). */
   routable(provider: string): Promise<Connector | undefined>;
+  /** Every online connector, with its recorded revisions and capabilities. */
+  onlineConnectors(): Promise<CatalogConnector[]>;
 }
 
 /** Options of createConnectorCatalog. */
