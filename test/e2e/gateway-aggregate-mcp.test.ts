@@ -398,8 +398,13 @@ describe('/mcp as a whole MCP server', () => {
     }
   });
 
-  for (const era of ['2025-11-25', MODERN] as const) {
-    it(`a call the ${era} client cancels is cancelled upstream and receipted as cancelled`, async () => {
+  for (const [era, stream] of [
+    ['2025-11-25', false],
+    ['2025-11-25', true],
+    [MODERN, false],
+    [MODERN, true],
+  ] as const) {
+    it(`a call the ${era} client cancels${stream ? ' (on a stream: an SDK server serves it)' : ''} is cancelled upstream and receipted as cancelled`, async () => {
       const client = era === MODERN ? await v2({ pin: MODERN }) : await v1();
       const aborted = classic.slow.aborted;
       const cancels = classic.seen.filter((s) => s.body?.method === 'notifications/cancelled').length;
@@ -408,11 +413,13 @@ describe('/mcp as a whole MCP server', () => {
         const controller = new AbortController();
         const started = classic.seen.length;
         const params = { name: 'classic__slow', arguments: { ms: 15_000 } };
+        // A progress token takes the call off the fast path, onto the SDK's server of its revision.
+        const onprogress = () => undefined;
         // SDK v2's callTool takes its options second, SDK v1's third.
         const call =
           client instanceof V2Client
-            ? client.callTool(params, { signal: controller.signal })
-            : client.callTool(params, undefined, { signal: controller.signal });
+            ? client.callTool(params, { signal: controller.signal, ...(stream ? { onprogress } : {}) })
+            : client.callTool(params, undefined, { signal: controller.signal, ...(stream ? { onprogress } : {}) });
         const outcome = call.then(
           () => 'answered',
           () => 'rejected',
