@@ -9,6 +9,7 @@ import type { AgentIdentity } from '../identity/agin-card.ts';
 import { callAnswer } from '../internal/json-rpc.ts';
 import { type CatalogTool, listedTools, type LocalProvider, TOOL_NAME_SEPARATOR, type ToolCatalog } from './catalog.ts';
 import type { AskConnector, FanOut, GatheredList } from './fan-out.ts';
+import type { RequestStates } from './request-state.ts';
 import { aggregateUri } from './resource-uri.ts';
 import type { RequestScope } from './scope.ts';
 import { askUpstream, type UpstreamRequestDeps } from './upstream-request.ts';
@@ -20,6 +21,8 @@ export interface ListDeps extends UpstreamRequestDeps {
   fanOut: FanOut;
   /** Whether the authorize hook is asked per item (false when it allows every call: nothing to filter). */
   authorizeEach: boolean;
+  /** How an agent's multi-round-trip states are sealed; absent: no round trip crosses `/mcp`. */
+  requestStates?: ((agentId: string) => RequestStates) | undefined;
 }
 
 /** Keeps the items `allowed` says yes to, asked all at once. */

@@ -10,15 +10,12 @@ import { guardDrain } from '../internal/answer-writer.ts';
 import { callTool, type ToolCallDeps, type ToolCallParams } from './call-tool.ts';
 import { gatheredFor, type ListDeps, toolsFor } from './lists.ts';
 import { complete, getPrompt, readResource } from './reads.ts';
-import type { RequestStates } from './request-state.ts';
 import type { RequestScope } from './scope.ts';
 
 /** What the methods use. */
 export interface MethodDeps extends ListDeps, ToolCallDeps {
   held: HeldAnswers;
   writeTimeoutMs: number;
-  /** How an agent's multi-round-trip states are sealed; absent: no round trip crosses `/mcp`. */
-  requestStates?: ((agentId: string) => RequestStates) | undefined;
 }
 
 /** One request of `/mcp`, with the response its answer is written to (held-answer counting). */

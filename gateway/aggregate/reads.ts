@@ -14,6 +14,7 @@ import { cancelledBy } from './cancellation.ts';
 import { type CatalogConnector, TOOL_NAME_SEPARATOR } from './catalog.ts';
 import type { ListDeps } from './lists.ts';
 import { relayTo } from './relay.ts';
+import type { RequestStates } from './request-state.ts';
 import { aggregateUri, providerUri } from './resource-uri.ts';
 import { INVALID_PARAMS, type RequestScope, rpcFailure } from './scope.ts';
 import { askUpstream } from './upstream-request.ts';
@@ -85,6 +86,9 @@ async function receipted(
     await settle({ refused: why });
     throw rpcFailure(INVALID_REQUEST, `Refused by Plaza: ${why}`);
   }
+  // Only a 2026-07-28 caller (it declared its capabilities) takes part in a round trip.
+  const states = scope.clientCapabilities ? deps.requestStates?.(identity.agentId) : undefined;
+  const params = await withUpstreamState(request.params, scope, states, provider, settle);
   let response;
   try {
     response = await askUpstream(deps, {
@@ -93,7 +97,7 @@ async function receipted(
       connector: request.connector,
       req: scope.req,
       method: request.method,
-      params: request.params,
+      params,
       signal: scope.signal,
       clientCapabilities: scope.clientCapabilities,
       onNotification: relayTo(scope.notify, request.params._meta?.['progressToken'], scope.logLevel),
@@ -117,8 +121,48 @@ async function receipted(
     await settle({ failure: answer.malformed });
     throw rpcFailure(INTERNAL_ERROR, `Upstream failed: ${answer.malformed}.`);
   }
+  if (answer.result['resultType'] === 'input_required') {
+    if (!states) {
+      const why = `the provider asks the caller for input (multi round trip), which /mcp passes only to a 2026-07-28 client; use /mcp/p/${provider}`;
+      await settle({ failure: why });
+      throw rpcFailure(INTERNAL_ERROR, `Upstream failed: ${why}.`);
+    }
+    await settle({ result: answer.result });
+    const state = answer.result['requestState'];
+    return {
+      ...answer.result,
+      requestState: await states.seal(provider, typeof state === 'string' ? state : undefined),
+    };
+  }
   await settle({ result: answer.result });
   return mappedUris(provider, answer.result);
+}
+
+/**
+ * `params` as they go upstream: with the inputs of a round trip the caller continues and the
+ * provider's own state, opened from the sealed one (refused, receipted, when it is not this agent's
+ * for this provider).
+ */
+async function withUpstreamState(
+  params: Params,
+  scope: RequestScope,
+  states: RequestStates | undefined,
+  provider: string,
+  settle: (outcome: CallOutcome) => Promise<void>,
+): Promise<Params> {
+  const round = scope.inputRound;
+  if (!round) return params;
+  const out: Params = { ...params };
+  if (round.inputResponses !== undefined) out['inputResponses'] = round.inputResponses;
+  if (round.requestState === undefined) return out;
+  const opened = states ? await states.open(round.requestState) : undefined;
+  if (!opened || opened.provider !== provider) {
+    const why = 'the requestState was not issued by Plaza for this provider and agent';
+    await settle({ refused: why });
+    throw rpcFailure(INVALID_PARAMS, `Invalid or expired requestState: ${why}.`);
+  }
+  if (opened.state !== undefined) out['requestState'] = opened.state;
+  return out;
 }
 
 /** resources/read of an aggregate URI. */

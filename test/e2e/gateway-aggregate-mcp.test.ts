@@ -112,7 +112,29 @@ async function startRoundTripProvider(): Promise<{
         capabilities: { tools: {} },
         serverInfo: { name: 'mrtr', version: '1' },
       };
-    else if (message.method === 'tools/call') {
+    else if (message.method === 'prompts/get') {
+      calls.push(message.params ?? {});
+      result =
+        message.params?.['requestState'] === 'provider-state-2'
+          ? {
+              messages: [
+                {
+                  role: 'user',
+                  content: { type: 'text', text: `prompt after ${JSON.stringify(message.params['inputResponses'])}` },
+                },
+              ],
+            }
+          : {
+              resultType: 'input_required',
+              inputRequests: {
+                ask: {
+                  method: 'elicitation/create',
+                  params: { mode: 'form', message: 'Which?', requestedSchema: { type: 'object', properties: {} } },
+                },
+              },
+              requestState: 'provider-state-2',
+            };
+    } else if (message.method === 'tools/call') {
       calls.push(message.params ?? {});
       result =
         message.params?.['requestState'] === 'provider-state-1'
@@ -627,6 +649,15 @@ describe('/mcp as a whole MCP server', () => {
         expect.stringMatching(/^input required: the provider asks the client for 1 input \(elicitation\/create\)/),
         'ok: 1 content item',
       ]);
+      // A prompt's round trip crosses the same way (SDK v2's server answers it).
+      const prompt = await client.getPrompt({ name: 'asks__sure' });
+      expect(prompt.messages).toEqual([
+        {
+          role: 'user',
+          content: { type: 'text', text: 'prompt after {"ask":{"action":"accept","content":{"ok":true}}}' },
+        },
+      ]);
+      expect(roundTrip.calls.slice(2).map((c) => c['requestState'])).toEqual([undefined, 'provider-state-2']);
     } finally {
       await client.close();
     }
@@ -660,7 +691,7 @@ describe('/mcp as a whole MCP server', () => {
     });
     const refused = JSON.stringify(await forged.json());
     expect(refused).toContain('The requestState was not issued by Plaza');
-    expect(roundTrip.calls).toHaveLength(2);
+    expect(roundTrip.calls).toHaveLength(4);
     const classicClient = await v1();
     try {
       const result = await classicClient.callTool({ name: 'asks__confirm', arguments: {} });
