@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -5,7 +6,7 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../src/kernel/index.ts';
 import { nestsDeeperThan } from '../src/kernel/index.ts';
 import { cancellationOf, createCancellations } from './aggregate/cancellation.ts';
-import type { LocalProvider, ToolCatalog } from './aggregate/catalog.ts';
+import { listedTools, type LocalProvider, type ToolCatalog } from './aggregate/catalog.ts';
 import { createFanOut, DEFAULT_FAN_OUT_LIMITS, type FanOutLimits } from './aggregate/fan-out.ts';
 import { answerToolCall, type FastPathDeps } from './aggregate/fast-path.ts';
 import { refusedHttp } from './aggregate/http-refusals.ts';
@@ -63,6 +64,8 @@ export interface AggregateOptions {
    * `input_required` answer fails the call in-band.
    */
   sealer?: (() => Promise<SessionSealer>) | undefined;
+  /** How often the tool list is read for changes while a 2026-07-28 client listens (ms; default 10 000). */
+  listChangesEveryMs?: number | undefined;
 }
 
 /**
@@ -127,7 +130,14 @@ export function createAggregate(options: AggregateOptions) {
   };
   let modern: Promise<ModernServer> | undefined;
   const modernServer = () => {
-    modern ??= createModernServer({ methods, serverInfo });
+    modern ??= createModernServer({
+      methods,
+      serverInfo,
+      toolListWatch: {
+        everyMs: options.listChangesEveryMs ?? 10_000,
+        fingerprint: async () => hash('sha256', JSON.stringify(await listedTools(options.local, options.catalog))),
+      },
+    });
     modern.catch(() => (modern = undefined));
     return modern;
   };

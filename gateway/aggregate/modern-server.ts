@@ -14,6 +14,7 @@ import type * as ServerSdkV2 from '@modelcontextprotocol/server';
 
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import { CallCancelled } from './cancellation.ts';
+import { type ToolListWatch, watchedBus } from './list-watch.ts';
 import { AGGREGATE_CAPABILITIES, type MethodHandler } from './methods.ts';
 import type { AgentNotification } from './relay.ts';
 
@@ -21,6 +22,8 @@ import type { AgentNotification } from './relay.ts';
 export interface ModernServerDeps {
   methods: Record<string, MethodHandler>;
   serverInfo: { name: string; version: string };
+  /** How tool list changes are noticed for `subscriptions/listen` streams. */
+  toolListWatch: ToolListWatch;
 }
 
 /** The request a handler serves: who asks, and the Node request and response it came in. */
@@ -99,7 +102,10 @@ export async function createModernServer(deps: ModernServerDeps) {
     }
     return server;
   };
-  const handler = sdk.createMcpHandler(factory, { legacy: 'reject' });
+  const handler = sdk.createMcpHandler(factory, {
+    legacy: 'reject',
+    bus: watchedBus(new sdk.InMemoryServerEventBus(), deps.toolListWatch),
+  });
 
   return {
     /** Whether SDK v2 routes this request to its 2026-07-28 path (or refuses it there), not to the 2025 one. */

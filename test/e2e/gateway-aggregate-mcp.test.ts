@@ -235,6 +235,7 @@ describe('/mcp as a whole MCP server', () => {
       },
       pool: createUpstreamPool({ timeoutMs: 20_000 }),
       sealer: async () => sealer,
+      listChangesEveryMs: 100,
     };
     aggregate = createAggregate(options);
     const policed = createAggregate({
@@ -602,8 +603,13 @@ describe('/mcp as a whole MCP server', () => {
     try {
       const subscription = await client.listen({ toolsListChanged: true });
       expect(subscription.honoredFilter.toolsListChanged).toBe(true);
-      aggregate.toolsChanged();
+      // A provider's new tool, as the catalog learns it from a probe (it stays: the list changes once).
+      tools.push({ provider: 'modern', name: 'added', description: 'new', inputSchema: {}, annotations: {} });
       await until('the list change', () => changed === 1);
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('modern__added');
+      // Told on its own too (aggregate.toolsChanged()).
+      aggregate.toolsChanged();
+      await until('the second list change', () => changed === 2);
       await subscription.close();
     } finally {
       await client.close();
