@@ -488,6 +488,8 @@ describe('/mcp as a whole MCP server', () => {
     const discovered = (await discover.json()) as { result: Record<string, unknown> };
     expect(discovered.result).toMatchObject({
       resultType: 'complete',
+      ttlMs: 60_000,
+      cacheScope: 'public',
       supportedVersions: expect.arrayContaining([MODERN]),
       capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} },
     });
@@ -498,6 +500,15 @@ describe('/mcp as a whole MCP server', () => {
     expect(((await listed.json()) as { result: Record<string, unknown> }).result).toMatchObject({
       resultType: 'complete',
       ttlMs: 2000,
+      cacheScope: 'private',
+    });
+    const resources = await post(
+      { jsonrpc: '2.0', id: 21, method: 'resources/list', params: { _meta: envelope } },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/list' },
+    );
+    expect(((await resources.json()) as { result: Record<string, unknown> }).result).toMatchObject({
+      resultType: 'complete',
+      ttlMs: 5000,
       cacheScope: 'private',
     });
     // The fast path answers a whole 2026-07-28 call, with its resultType.
