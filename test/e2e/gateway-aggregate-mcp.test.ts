@@ -18,6 +18,7 @@ import {
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Redis } from 'ioredis';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -31,7 +32,9 @@ import {
 } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
+import { createRedisSharedCalls } from '../../src/app/shared-calls.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createLogger } from '../../src/log/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import {
   type EverythingServer,
@@ -42,6 +45,7 @@ import {
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const MODERN = '2026-07-28';
+const REDIS = process.env['TEST_REDIS_URL'];
 
 /** What a probe of `url` records: the provider's tools and capabilities (read with the SDK's client). */
 async function probe(provider: string, url: string, endpointId: string) {
@@ -186,6 +190,9 @@ describe('/mcp as a whole MCP server', () => {
   let policedUrl = '';
   let token = '';
   let aggregate: ReturnType<typeof createAggregate>;
+  /** Two more instances of /mcp sharing cancellations through Redis (with TEST_REDIS_URL). */
+  let instanceUrls: string[] = [];
+  const redisClients: { close(): Promise<void> }[] = [];
   const receipts: CallReceipt[] = [];
   const connectors = new Map<string, CatalogConnector>();
   const tools: CatalogTool[] = [];
@@ -245,17 +252,39 @@ describe('/mcp as a whole MCP server', () => {
           ? { allowed: false, code: 'denied', reason: `rule 0 denies ${method} of ${tool}` }
           : { allowed: true },
     });
-    gateway = createServer((req, res) => void (req.url === '/policed/mcp' ? policed : aggregate)(req, res));
+    const instances: ReturnType<typeof createAggregate>[] = [];
+    if (REDIS) {
+      const keyPrefix = `agg2026-${randomBytes(4).toString('hex')}:`;
+      for (let i = 0; i < 2; i++) {
+        const redis = new Redis(REDIS, { lazyConnect: false });
+        const sharedCalls = createRedisSharedCalls({ redis, keyPrefix, log: createLogger({ level: 'silent' }) });
+        redisClients.push({
+          close: async () => {
+            await sharedCalls.close();
+            redis.disconnect();
+          },
+        });
+        instances.push(createAggregate({ ...options, sharedCalls }));
+      }
+    }
+    gateway = createServer((req, res) => {
+      const instance = /^\/instance(\d)\/mcp$/.exec(req.url ?? '')?.[1];
+      const handler =
+        instance !== undefined ? instances[Number(instance)]! : req.url === '/policed/mcp' ? policed : aggregate;
+      void handler(req, res);
+    });
     await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
     url = `${base}/mcp`;
     policedUrl = `${base}/policed/mcp`;
+    instanceUrls = [`${base}/instance0/mcp`, `${base}/instance1/mcp`];
   }, 90_000);
 
   afterAll(async () => {
     gateway?.closeAllConnections();
     await new Promise((r) => gateway?.close(r));
     await Promise.all([everything?.stop(), classic?.close(), modern?.close(), roundTrip?.close()]);
+    await Promise.all(redisClients.map((c) => c.close()));
     await t?.dispose();
   });
 
@@ -462,6 +491,39 @@ describe('/mcp as a whole MCP server', () => {
       }
     }, 30_000);
   }
+
+  it.runIf(REDIS)('a 2025 cancellation sent to another instance reaches the call (Redis)', async () => {
+    const post = (at: string, body: unknown) =>
+      fetch(at, {
+        method: 'POST',
+        headers: { ...headers(), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
+    const aborted = classic.slow.aborted;
+    const from = receipts.length;
+    const started = classic.seen.length;
+    const call = post(instanceUrls[0]!, {
+      jsonrpc: '2.0',
+      id: 'far-1',
+      method: 'tools/call',
+      params: { name: 'classic__slow', arguments: { ms: 15_000 } },
+    });
+    await until('the upstream to get the call', () =>
+      classic.seen.slice(started).some((s) => s.body?.method === 'tools/call'),
+    );
+    const cancel = await post(instanceUrls[1]!, {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'far-1', reason: 'changed my mind' },
+    });
+    expect(cancel.status).toBe(202);
+    const answered = (await (await call).json()) as { result: { isError?: boolean } };
+    expect(answered.result.isError).toBe(true);
+    await until('the receipt', () => since(from).length === 1);
+    // Only the call's key crosses instances (hashed), not the caller's words.
+    expect(since(from)[0]!.outcome).toBe('cancelled: cancelled by the caller');
+    await until('the upstream to stop', () => classic.slow.aborted === aborted + 1);
+  });
 
   it('answers server/discover and refuses a 2026-07-28 request whose headers disagree with its body', async () => {
     const envelope = {
