@@ -70,7 +70,6 @@ async function probe(provider: string, url: string, endpointId: string) {
       provider,
       url,
       endpointId,
-      protocolVersions: [client.getServerVersion() ? '2025-06-18' : '2025-06-18'],
       capabilities: (client.getServerCapabilities() ?? {}) as Record<string, unknown>,
     };
     return { connector, tools };
