@@ -9,7 +9,8 @@
  * generated from its own schema), started with its own fixture or `plaza serve`, and removed at the end.
  * Env: AB_ROUNDS (4), AB_DURATION_S (3); gateway: AB_UPSTREAM (everything | mini),
  * AB_RECEIPTS (memory | pglite | pglite-async | postgres | postgres-async; postgres needs
- * BENCH_DATABASE_URL, a fresh database per tree).
+ * BENCH_DATABASE_URL, a fresh database per tree); AB_MODERN=1 adds a side calling this tree's
+ * `/mcp` in revision 2026-07-28 (the `_meta` envelope and its headers; the other tree may not speak it).
  * `receipts` times the receipt log's append path alone (bench/fixtures/receipts-append.ts): per
  * round and tree, AB_BATCHES (1000) batches of 1 and of 10 receipts one after another, on PGlite
  * and, with BENCH_DATABASE_URL, on a fresh PostgreSQL database; wall µs and CPU µs per batch.
@@ -92,6 +93,28 @@ async function gatewaySides(
       send: () => callEcho(pass, gateway.calls),
     });
     sides.push({ name: `${name} aggregate`, pid: gateway.child.child.pid!, send: () => callEcho(agg, gateway.calls) });
+    if (name === 'this' && process.env['AB_MODERN'] === '1') {
+      const modern: Target = {
+        url: `${gateway.url}/mcp`,
+        headers: {
+          ...auth,
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': `${upstreamName}__echo`,
+        },
+        tool: `${upstreamName}__echo`,
+        meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'plaza-bench', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      };
+      sides.push({
+        name: `${name} aggregate 2026-07-28`,
+        pid: gateway.child.child.pid!,
+        send: () => callEcho(modern, gateway.calls),
+      });
+    }
   }
   return sides;
 }

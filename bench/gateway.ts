@@ -63,6 +63,8 @@ export interface Target {
   url: string;
   headers: Record<string, string>;
   tool: string;
+  /** `params._meta` of each call (a 2026-07-28 request's envelope). */
+  meta?: Record<string, unknown>;
 }
 
 let sequence = 0;
@@ -106,7 +108,7 @@ export async function callEcho(target: Target, counter: { calls: number }): Prom
     jsonrpc: '2.0',
     id: n,
     method: 'tools/call',
-    params: { name: target.tool, arguments: { message: `m${n}` } },
+    params: { name: target.tool, arguments: { message: `m${n}` }, ...(target.meta ? { _meta: target.meta } : {}) },
   });
   return res.status === 200 && res.text.includes(`Echo: m${n}`) && !res.text.includes('"isError":true');
 }

@@ -1,20 +1,21 @@
+import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import {
-  CallToolRequestSchema,
-  CallToolResultSchema,
-  ErrorCode,
-  JSONRPCMessageSchema,
-  ListToolsRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import type { Clock } from '../src/kernel/index.ts';
 import { nestsDeeperThan } from '../src/kernel/index.ts';
-import { callTool, type ToolCallDeps } from './aggregate/call-tool.ts';
+import { cancellationOf, createCancellations } from './aggregate/cancellation.ts';
 import { listedTools, type LocalProvider, type ToolCatalog } from './aggregate/catalog.ts';
+import { createFanOut, DEFAULT_FAN_OUT_LIMITS, type FanOutLimits } from './aggregate/fan-out.ts';
+import { answerToolCall, type FastPathDeps } from './aggregate/fast-path.ts';
+import { refusedHttp } from './aggregate/http-refusals.ts';
+import { serveLegacy } from './aggregate/legacy-server.ts';
 import { plainToolCall, refusedMessages } from './aggregate/messages.ts';
-import { hasUpstreamCredential, upstreamProviderOf } from './aggregate/upstream-credential.ts';
-import { type Authorize, createCallPipeline } from './call-pipeline.ts';
+import { aggregateMethods, type MethodDeps } from './aggregate/methods.ts';
+import { createModernServer, type ModernServer } from './aggregate/modern-server.ts';
+import { requestStatesOf } from './aggregate/request-state.ts';
+import { allowEveryCall, type Authorize, createCallPipeline } from './call-pipeline.ts';
 import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 import {
   createHeldAnswers,
@@ -22,15 +23,14 @@ import {
   DEFAULT_WRITE_TIMEOUT_MS,
   type HeldAnswers,
 } from './held-answers.ts';
-import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts';
+import type { AgentAuthenticator } from './identity/agin-card.ts';
 import type { AssertionKey } from './identity/assertion.ts';
-import { UPSTREAM_AUTHORIZATION_HEADER } from './identity/stamp.ts';
-import { guardDrain, writeHeldAnswer } from './internal/answer-writer.ts';
-import { MAX_JSON_DEPTH, parseJson, rpcError, storageUnavailable } from './internal/json-rpc.ts';
+import { MAX_JSON_DEPTH, parseJson, storageUnavailable } from './internal/json-rpc.ts';
 import { sendJson } from './internal/send-json.ts';
 import type { ReceiptSink } from './receipt-sink.ts';
 import { BODY_REFUSED, readMessageBody } from './request-body.ts';
-import { loadServerSdk, serveOnce } from './server-sdk.ts';
+import type { SessionSealer } from './session-sealer.ts';
+import type { SharedCalls } from './shared-calls.ts';
 import type { UpstreamPool } from './upstream-pool.ts';
 
 export type { CatalogConnector, CatalogTool, LocalProvider, ToolCatalog } from './aggregate/catalog.ts';
@@ -54,12 +54,18 @@ export interface AggregateOptions {
   held?: HeldAnswers;
   /** How long a client may take nothing of its answer before its connection is closed (see guardDrain). */
   writeTimeoutMs?: number;
-}
-
-/** Runs `then` when `res` closes, at once when it closed already. */
-function whenClosed(res: ServerResponse, then: () => void): void {
-  if (res.closed) then();
-  else res.once('close', then);
+  /** Where a 2025 client's notifications/cancelled that reached another instance finds its call (Redis in Plaza). */
+  sharedCalls?: SharedCalls | undefined;
+  /** How resources and prompts are gathered from the connectors (see fan-out). */
+  fanOut?: Partial<FanOutLimits>;
+  /**
+   * The gateway's session sealer (the passthrough's): it seals a 2026-07-28 provider's
+   * `requestState` for the agent, so any instance continues the round trip. Absent: a provider's
+   * `input_required` answer fails the call in-band.
+   */
+  sealer?: (() => Promise<SessionSealer>) | undefined;
+  /** How often the tool list is read for changes while a 2026-07-28 client listens (ms; default 10 000). */
+  listChangesEveryMs?: number | undefined;
 }
 
 /**
@@ -78,11 +84,14 @@ async function refuseForStorage(req: IncomingMessage, res: ServerResponse): Prom
 }
 
 /**
- * `/mcp`: one MCP server aggregating the online tools of every connector as
- * `<provider>__<tool>`. tools/list is served from the catalog (no fan-out); tools/call goes to the
- * connector through a pooled upstream session with the caller's identity stamped on it (the steps
- * of the gateway's CallPipeline, see aggregate/call-tool). Stateless (no session id), so any
- * instance answers any request.
+ * `/mcp`: one MCP server over every online connector — tools as `<provider>__<tool>` (from the
+ * catalog, no fan-out), resources and templates as `plaza+<provider>:<uri>`, prompts as
+ * `<provider>__<prompt>` (gathered from the connectors that declare them), completion, logging,
+ * progress and cancellation — in revision 2026-07-28 (SDK v2's server) and the 2025 revisions
+ * (SDK v1's), chosen per request as SDK v2 classifies it. Every request upstream goes through a
+ * pooled upstream session with the caller's identity stamped on it (the steps of the gateway's
+ * CallPipeline). A plain tools/call, either revision, is answered on a JSON fast path without an
+ * SDK server. Stateless (no session id), so any instance answers any request.
  */
 export function createAggregate(options: AggregateOptions) {
   const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
@@ -96,73 +105,49 @@ export function createAggregate(options: AggregateOptions) {
     receipts: options.receipts,
     clock: options.clock,
   });
-  const deps: ToolCallDeps = {
+  const sealer = options.sealer;
+  const deps: MethodDeps = {
     pipeline,
     catalog: options.catalog,
     local: options.local,
     pool: options.pool,
     held,
     onCall: options.onCall,
+    writeTimeoutMs,
+    fanOut: createFanOut(options.catalog, { ...DEFAULT_FAN_OUT_LIMITS, ...options.fanOut }),
+    // The default hook allows everything: asking it per listed item would only cost time.
+    authorizeEach: options.authorize !== undefined && options.authorize !== allowEveryCall,
+    requestStates: sealer ? (agentId) => requestStatesOf(sealer, agentId) : undefined,
+  };
+  const methods = aggregateMethods(deps);
+  const cancellations = createCancellations(options.sharedCalls);
+  const fast: FastPathDeps = {
+    tools: deps,
+    held,
+    cancellations,
+    writeTimeoutMs,
+    requestStates: deps.requestStates,
+  };
+  let modern: Promise<ModernServer> | undefined;
+  const modernServer = () => {
+    modern ??= createModernServer({
+      methods,
+      serverInfo,
+      toolListWatch: {
+        everyMs: options.listChangesEveryMs ?? 10_000,
+        fingerprint: async () => hash('sha256', JSON.stringify(await listedTools(options.local, options.catalog))),
+      },
+    });
+    modern.catch(() => (modern = undefined));
+    return modern;
   };
 
-  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // The Origin and Host checks (DNS-rebinding protection, issue 33 item 5) go here, first:
+    // a request they refuse is answered before its credential is even looked at.
     const identity = await pipeline.admit(req, res, {}, refuseForStorage);
     if (!identity) return;
-    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
-      sendGatewayError(
-        res,
-        new GatewayError(
-          'sdk_method_not_allowed',
-          `Method not allowed: /mcp takes POST (and DELETE); ${String(req.method).slice(0, 20)} is not one of them.`,
-        ),
-        { allow: 'POST, DELETE' },
-      );
-      return;
-    }
-    if (req.method === 'GET') {
-      // A GET stream carries server-initiated messages; this endpoint has none (stateless, tools
-      // only, listChanged false), so it offers none rather than hold a connection open for nothing
-      // (spec: 405 when the server offers no stream at this endpoint).
-      sendGatewayError(
-        res,
-        new GatewayError(
-          'sdk_method_not_allowed',
-          'Method not allowed: /mcp sends no server-initiated messages, so it offers no GET stream.',
-        ),
-        { allow: 'POST, DELETE' },
-      );
-      return;
-    }
-    if (
-      req.method === 'POST' &&
-      hasUpstreamCredential(req) &&
-      (req.headersDistinct[UPSTREAM_AUTHORIZATION_HEADER]?.length ?? 0) > 1
-    ) {
-      // Node joins two header lines into one value: both would go to the provider.
-      sendGatewayError(
-        res,
-        new GatewayError(
-          'invalid_request',
-          'Send X-PLATFORM-Upstream-Authorization once: it is one credential, for one provider.',
-        ),
-      );
-      return;
-    }
-    if (req.method === 'POST' && hasUpstreamCredential(req) && upstreamProviderOf(req) === undefined) {
-      // One credential, many providers: sent to every one, any anonymous listing could collect it.
-      sendGatewayError(
-        res,
-        new GatewayError(
-          'invalid_request',
-          `On /mcp a third-party credential goes to one provider only: name it with X-PLATFORM-Upstream-Provider: <provider> (a provider slug), or call /mcp/p/<provider>.`,
-        ),
-      );
-      return;
-    }
-    // The hot path: a plain tools/call is answered here as JSON (the transport lets a server answer
-    // a POST with either JSON or SSE), validated like the SDK's server does, without building a
-    // Server and transport per request. Everything else — initialize, tools/list, batches,
-    // progress, errors of shape — is the SDK's.
+    if (refusedHttp(req, res)) return;
     // Integers past 2^53 in arguments and results pass as written (see parseJson).
     const read = await readMessageBody(req, res, parseJson);
     if (read === BODY_REFUSED) return;
@@ -173,6 +158,9 @@ export function createAggregate(options: AggregateOptions) {
         sendGatewayError(res, new GatewayError('invalid_request', refusal));
         return;
       }
+      // The hot path: a plain tools/call is answered here as JSON (the transport lets a server
+      // answer a POST with either JSON or SSE), validated like the SDKs' servers do, without
+      // building a Server and transport per request.
       const call = plainToolCall(req, parsedBody);
       if (call && 'invalid' in call) {
         sendGatewayError(
@@ -182,104 +170,61 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
       if (call) {
-        await answerToolCall(identity, req, res, call);
+        await answerToolCall(fast, identity, req, res, call);
         return;
       }
-      // The SDK's validation walks a message recursively: deep enough, it overflows the stack and
-      // answers with the RangeError's text. Refused here, in words, as /mcp/p/… refuses it.
-      if (nestsDeeperThan(parsedBody, MAX_JSON_DEPTH)) {
-        sendGatewayError(
-          res,
-          new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`),
-        );
-        return;
-      }
-      // Valid JSON that is not JSON-RPC: the SDK's transport would call it a parse error (-32700).
-      const notMessage = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find(
-        (m) => !JSONRPCMessageSchema.safeParse(m).success,
-      );
-      if (notMessage !== undefined) {
-        sendGatewayError(
-          res,
-          new GatewayError(
-            'invalid_request',
-            'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (jsonrpc "2.0", a method, a string or integer id for a request, params and its _meta objects when present).',
-          ),
-        );
-        return;
-      }
+      if (refusedShape(res, parsedBody)) return;
     }
-    const sdk = await loadServerSdk();
-    const server = new sdk.Server(serverInfo, {
-      capabilities: { tools: { listChanged: false } },
-      jsonSchemaValidator: sdk.jsonSchemaValidator,
-    });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: await listedTools(options.local, options.catalog),
-    }));
-    let guarded = false;
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      // The SDK writes the answer: its bytes stay counted until the response closes, and a client
-      // that takes none of them is cut after the write timeout.
-      const hold = held.open(identity.agentId);
-      whenClosed(res, () => hold.release());
-      try {
-        return await callTool(deps, identity, req, request.params as never, {
-          ...(extra as never as { signal: AbortSignal; sendNotification: never }),
-          hold,
-        });
-      } finally {
-        if (!guarded) guardDrain(res, writeTimeoutMs);
-        guarded = true;
-      }
-    });
-    await serveOnce(sdk, server, req, res, parsedBody);
-  };
-
-  async function answerToolCall(
-    identity: AgentIdentity,
-    req: IncomingMessage,
-    res: ServerResponse,
-    call: Extract<ReturnType<typeof plainToolCall>, { params: unknown }>,
-  ): Promise<void> {
-    const controller = new AbortController();
-    const onClose = () => controller.abort();
-    res.on('close', onClose);
-    const hold = held.open(identity.agentId);
-    whenClosed(res, () => hold.release());
-    try {
-      const result = await callTool(deps, identity, req, call.params, {
-        signal: controller.signal,
-        sendNotification: async () => undefined,
-        hold,
-      });
-      const valid = CallToolResultSchema.safeParse(result);
-      if (valid.success)
-        writeHeldAnswer(
-          res,
-          {
-            status: 200,
-            headers: { 'content-type': 'application/json' },
-            text: JSON.stringify({ jsonrpc: '2.0', id: call.id, result: valid.data }),
-          },
-          hold,
-          writeTimeoutMs,
-        );
-      else
-        sendJson(
-          res,
-          200,
-          rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`),
-        );
-    } catch (error) {
-      // As the SDK's server answers a handler that throws (a receipt that could not be recorded no longer does: see receipted).
-      sendJson(
-        res,
-        200,
-        rpcError(call.id, ErrorCode.InternalError, error instanceof Error ? error.message : 'Internal error'),
-      );
-    } finally {
-      res.off('close', onClose);
+    const server = await modernServer();
+    if (read !== undefined && server.isModern(req, parsedBody)) {
+      await server.serve(identity, req, res, parsedBody);
+      return;
     }
+    // A 2025 client's cancellation: it names its request by id, which may run on another instance.
+    const cancellation = cancellationOf(parsedBody);
+    if (cancellation) {
+      cancellations.cancel(identity.agentId, cancellation.requestId, cancellation.reason);
+      res.writeHead(202).end();
+      return;
+    }
+    await serveLegacy({ methods, serverInfo, cancellations }, identity, req, res, parsedBody);
   }
+
+  return Object.assign(handle, {
+    /**
+     * Tells the 2026-07-28 clients listening on this instance (subscriptions/listen) that the tool
+     * list changed (the catalog learnt it from a probe or a connector's notification).
+     */
+    toolsChanged(): void {
+      if (!modern) return;
+      modern.then((server) => server.toolsChanged()).catch(() => undefined);
+    },
+  });
+}
+
+/**
+ * Answers a body no SDK server should see: one nesting deeper than MAX_JSON_DEPTH (the SDK's
+ * validation walks a message recursively and overflows the stack), or valid JSON that is not
+ * JSON-RPC (the SDK's transport would call it a parse error, -32700). False when it is neither.
+ */
+function refusedShape(res: ServerResponse, parsedBody: unknown): boolean {
+  if (nestsDeeperThan(parsedBody, MAX_JSON_DEPTH)) {
+    sendGatewayError(
+      res,
+      new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`),
+    );
+    return true;
+  }
+  const notMessage = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).find(
+    (m) => !JSONRPCMessageSchema.safeParse(m).success,
+  );
+  if (notMessage === undefined) return false;
+  sendGatewayError(
+    res,
+    new GatewayError(
+      'invalid_request',
+      'Request body is not a JSON-RPC 2.0 message or batch as MCP defines one (jsonrpc "2.0", a method, a string or integer id for a request, params and its _meta objects when present).',
+    ),
+  );
+  return true;
 }

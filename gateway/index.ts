@@ -4,6 +4,8 @@
  */
 export type { AggregateOptions, CatalogConnector, CatalogTool, LocalProvider, ToolCatalog } from './aggregate.ts';
 export { createAggregate, TOOL_NAME_SEPARATOR } from './aggregate.ts';
+export type { FanOutLimits } from './aggregate/fan-out.ts';
+export { aggregateUri, providerUri } from './aggregate/resource-uri.ts';
 export type {
   Authorization,
   Authorize,

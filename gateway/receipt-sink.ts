@@ -38,6 +38,11 @@ export interface CallContext {
    * quotes it. Never stored itself.
    */
   secrets?: readonly string[] | undefined;
+  /**
+   * What a request other than a tools/call was about (the URI of a resources/read, the name of a
+   * prompts/get, as the provider knows them): its receipt's outcome names it.
+   */
+  subject?: string | undefined;
 }
 
 function canonical(value: unknown): string {
@@ -102,7 +107,9 @@ function inputRequests(result: Record<string, unknown>): string[] | undefined {
  * provider answered, refusing the call), a `failure` of the upstream (no usable answer: refused
  * connection, timeout, 5xx, malformed, cut stream, the caller gone), or a call Plaza `refused`
  * before asking any provider (an unknown tool, arguments too deep; `code` `denied` or
- * `rate_limited` when the authorize hook refused it: the receipt's status).
+ * `rate_limited` when the authorize hook refused it: the receipt's status), or a call the caller
+ * `cancelled` (notifications/cancelled, or a 2026-07-28 client closing the request) that was told
+ * upstream too.
  */
 export function receiptFor(
   call: CallContext,
@@ -110,7 +117,8 @@ export function receiptFor(
     | { result: unknown }
     | { error: { code: number; message: string } }
     | { failure: string }
-    | { refused: string; code?: string | undefined },
+    | { refused: string; code?: string | undefined }
+    | { cancelled: string },
   now: number,
   /** A task's result (tasks/result) creates no task, whatever its fields look like. */
   kind: 'call' | 'task result' = 'call',
@@ -126,7 +134,9 @@ export function receiptFor(
     const isError = result['isError'] === true;
     status = isError ? 'error' : 'ok';
     const summary = firstText(result);
-    const items = Array.isArray(result['content']) ? result['content'].length : 0;
+    // A read's contents and a prompt's messages count as a call's content does.
+    const listed = result['content'] ?? result['contents'] ?? result['messages'];
+    const items = Array.isArray(listed) ? listed.length : 0;
     const task = kind === 'call' ? createdTask(result) : undefined;
     const inputs = inputRequests(result);
     text = isError
@@ -144,6 +154,10 @@ export function receiptFor(
     status = 'error';
     text = `provider's json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${clip(String(outcome.error.message), 200, call.secrets)}`;
     digestOf = { error: { code: outcome.error.code, message: outcome.error.message } };
+  } else if ('cancelled' in outcome) {
+    status = 'error';
+    text = `cancelled: ${clip(outcome.cancelled, 200, call.secrets)}`;
+    digestOf = { cancelled: outcome.cancelled };
   } else if ('refused' in outcome) {
     status = outcome.code === 'denied' || outcome.code === 'rate_limited' ? outcome.code : 'error';
     text = `refused by Plaza: ${clip(outcome.refused, 200, call.secrets)}`;
@@ -153,6 +167,7 @@ export function receiptFor(
     text = `upstream failure: ${clip(outcome.failure, 200, call.secrets)}`;
     digestOf = { failure: outcome.failure };
   }
+  if (call.subject !== undefined) text = `${clip(call.subject, 200, call.secrets)}: ${text}`;
   return {
     callId: call.callId,
     aginId: call.identity.aginId,

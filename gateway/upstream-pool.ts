@@ -45,6 +45,10 @@ export interface PooledCall {
   refusal?: (method: string) => string;
   /** Told the size of the call's answer read so far (see UpstreamRequest.onBytes). */
   onBytes?: (size: number) => string | undefined;
+  /** The revisions the upstream offers (the catalog's record), newest first; absent: unknown. */
+  revisions?: readonly string[] | undefined;
+  /** The capabilities of the client the request is made for (a 2026-07-28 request declares them). */
+  clientCapabilities?: Record<string, unknown> | undefined;
 }
 
 /**

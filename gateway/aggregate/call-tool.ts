@@ -12,14 +12,17 @@ import type { CallOutcome, CallPipeline } from '../call-pipeline.ts';
 import { type AnswerHold, heldAnswerDropped, type HeldAnswers } from '../held-answers.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import { stampCallParams, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from '../identity/stamp.ts';
-import { callAnswer, MAX_JSON_DEPTH, rawJsonText, STORAGE_UNAVAILABLE } from '../internal/json-rpc.ts';
+import { callAnswer, MAX_JSON_DEPTH, STORAGE_UNAVAILABLE } from '../internal/json-rpc.ts';
 import { callSecrets } from '../internal/receipt-redaction.ts';
 import { type CallContext, MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
 import { describeIssues } from '../server-sdk.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
 import type { UpstreamPool } from '../upstream-pool.ts';
+import { cancelledBy } from './cancellation.ts';
 import { type CatalogConnector, type LocalProvider, TOOL_NAME_SEPARATOR, type ToolCatalog } from './catalog.ts';
-import { upstreamProviderOf } from './upstream-credential.ts';
+import { type NotifyAgent, relayTo } from './relay.ts';
+import { MAX_SEALED_STATE, type RequestStates } from './request-state.ts';
+import { callerHeaders, withoutEnvelope } from './upstream-request.ts';
 
 /** What callTool uses. */
 export interface ToolCallDeps {
@@ -38,22 +41,23 @@ export interface ToolCallParams {
   _meta?: Record<string, unknown>;
 }
 
-/** What the caller's side of the call offers: its cancellation, its progress, and where the answer's bytes are counted. */
+/** What the caller's side of the call offers: its cancellation, its stream, and where the answer's bytes are counted. */
 export interface ToolCallExtra {
   signal: AbortSignal;
-  sendNotification: (n: {
-    method: 'notifications/progress';
-    params: { progressToken: string | number; progress: number; total?: number; message?: string };
-  }) => Promise<void>;
+  /** Sends progress and log messages on the caller's request's stream. */
+  notify: NotifyAgent;
   /** Where the answer's bytes are counted while it is read (held-answers). */
   hold?: AnswerHold;
+  /** The capabilities the caller declared on a 2026-07-28 request (they go upstream with it). */
+  clientCapabilities?: Record<string, unknown> | undefined;
+  /** A 2026-07-28 call made again with the inputs a provider asked for: the responses and the sealed state. */
+  inputRound?: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined };
+  /** The least severe log message the caller wants relayed (2026-07-28 `logLevel`); absent: all. */
+  logLevel?: string | undefined;
+  /** How this agent's request states are sealed; absent for a 2025 caller (no round trip can reach it). */
+  states?: RequestStates | undefined;
 }
 
-/**
- * The caller's headers a call takes upstream. Not MCP-Protocol-Version: it names the caller's
- * version with /mcp, and the pooled session speaks the one its provider agreed to (see the pool).
- */
-const FORWARDED = new Set(['user-agent', 'accept-language']);
 /** A receipt's provider holds at most this many characters. */
 const MAX_PROVIDER_LENGTH = 200;
 /** The provider of a receipt for a call that named none Plaza could use (no slug holds parentheses). */
@@ -63,13 +67,6 @@ const tooLongName = (): CallToolResult => ({
   content: [{ type: 'text', text: `Tool names are at most ${MAX_TOOL_NAME_LENGTH} characters; nothing was called.` }],
   isError: true,
 });
-
-/** A number, or a raw JSON number (past 2^53) as the nearest number; else undefined. */
-function asNumber(value: unknown): number | undefined {
-  if (typeof value === 'number') return value;
-  const raw = rawJsonText(value);
-  return raw === undefined ? undefined : Number(raw);
-}
 
 /** Calls the tool `params.name` (`<provider>__<tool>`) for `identity`; every outcome is a result, receipted. */
 export async function callTool(
@@ -147,6 +144,16 @@ export async function callTool(
   }
   const refusal = await refusedBy();
   if (refusal !== undefined) return refuse(refusal);
+  let upstreamState: { state?: string } | undefined;
+  const sealed = extra.inputRound?.requestState;
+  if (sealed !== undefined) {
+    const opened = extra.states ? await extra.states.open(sealed) : undefined;
+    if (!opened || opened.provider !== provider)
+      return refuse(
+        `the requestState was not issued by Plaza for a call of ${params.name} by this agent; nothing was called`,
+      );
+    upstreamState = opened;
+  }
   // An agent (or an instance) holding as many unread answers as it may gets no more until some are read.
   const busy = deps.held.refusal(identity.agentId);
   if (busy) return refuse(`${busy}; nothing was called`);
@@ -158,8 +165,37 @@ export async function callTool(
     secrets: callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]),
   });
   deps.onCall?.(connector.endpointId);
-  const { outcome, result } = await forward(deps, { call, connector, req, params, extra });
+  const { outcome, result } = await forward(deps, { call, connector, req, params, extra, upstreamState });
   return pipeline.settle(call, outcome, result) as Promise<CallToolResult>;
+}
+
+/**
+ * A provider's `input_required` answer (2026-07-28): to a 2026-07-28 caller as it came, its
+ * `requestState` sealed for this agent and provider (see request-state); a 2025 caller cannot be
+ * asked, so the call fails in-band, naming `/mcp/p/<provider>`. Receipted either way.
+ */
+async function inputRequired(
+  result: Record<string, unknown>,
+  provider: string,
+  extra: ToolCallExtra,
+): Promise<{ outcome: CallOutcome; result: Record<string, unknown> }> {
+  if (!extra.states) {
+    const why = `the provider asks the caller for input (multi round trip), which /mcp passes only to a 2026-07-28 client; call it through /mcp/p/${provider}`;
+    return {
+      outcome: { failure: why },
+      result: { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true },
+    };
+  }
+  const state = typeof result['requestState'] === 'string' ? result['requestState'] : undefined;
+  const sealed = await extra.states.seal(provider, state);
+  if (sealed.length > MAX_SEALED_STATE) {
+    const why = `the provider's requestState is longer than Plaza carries; call it through /mcp/p/${provider}`;
+    return {
+      outcome: { failure: why },
+      result: { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true },
+    };
+  }
+  return { outcome: { result }, result: { ...result, requestState: sealed } };
 }
 
 /** Sends the opened call upstream through the pool: its outcome for the receipt, and the result the caller gets. */
@@ -171,20 +207,22 @@ async function forward(
     req: IncomingMessage;
     params: ToolCallParams;
     extra: ToolCallExtra;
+    /** The provider's own state of a round trip the caller continues. */
+    upstreamState?: { state?: string } | undefined;
   },
 ): Promise<{ outcome: CallOutcome; result: Record<string, unknown> }> {
-  const { call, connector, req, params, extra } = sending;
+  const { call, connector, req, params, extra, upstreamState } = sending;
   const { identity, provider, tool } = call;
   const assertion = await deps.pipeline.sign(call, connector.url);
-  const caller: Record<string, string | string[] | undefined> = {};
-  for (const [name, value] of Object.entries(req.headers)) if (FORWARDED.has(name)) caller[name] = value;
-  // The caller's credential goes only to the provider it named it for (spec §2.5: only to a provider that requires it).
-  if (upstreamProviderOf(req) === provider)
-    caller[UPSTREAM_AUTHORIZATION_HEADER] = req.headers[UPSTREAM_AUTHORIZATION_HEADER];
-  const headers = upstreamHeaders(caller, identity, call.callId, assertion);
-  const progressToken = params._meta?.['progressToken'];
+  const headers = upstreamHeaders(callerHeaders(req, provider), identity, call.callId, assertion);
   const upstreamParams = stampCallParams(
-    { name: tool, arguments: params.arguments ?? {}, _meta: params._meta },
+    withoutEnvelope({
+      name: tool,
+      arguments: params.arguments ?? {},
+      _meta: params._meta,
+      ...(extra.inputRound?.inputResponses === undefined ? {} : { inputResponses: extra.inputRound.inputResponses }),
+      ...(upstreamState?.state === undefined ? {} : { requestState: upstreamState.state }),
+    }),
     identity,
     call.callId,
   );
@@ -196,6 +234,8 @@ async function forward(
       params: upstreamParams,
       headers,
       signal: extra.signal,
+      revisions: connector.protocolVersions,
+      clientCapabilities: extra.clientCapabilities,
       onBytes: extra.hold
         ? (size) => (extra.hold!.set(size) ? undefined : heldAnswerDropped(deps.held.limits))
         : undefined,
@@ -204,30 +244,14 @@ async function forward(
       // "/mcp answers an upstream's requests itself"); a passthrough keeps one.
       refusal: (method) =>
         `Plaza's aggregate endpoint /mcp cannot pass ${method} on to the agent; an agent that supports it can call this tool through /mcp/p/${provider}.`,
-      onNotification: (n) => {
-        if (
-          n.method === 'notifications/progress' &&
-          (typeof progressToken === 'string' || typeof progressToken === 'number')
-        ) {
-          const p = (n.params ?? {}) as { progress?: unknown; total?: unknown; message?: string };
-          // Figures past 2^53 arrive as raw JSON (parseJson): a progress count is a number here.
-          const progress = asNumber(p.progress);
-          const total = asNumber(p.total);
-          if (progress !== undefined) {
-            void extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { progressToken, progress, total, message: p.message },
-              })
-              .catch(() => undefined);
-          }
-        }
-      },
+      onNotification: relayTo(extra.notify, params._meta?.['progressToken'], extra.logLevel),
     });
     // Read whole: it will be delivered (or its connection cut), not let go for another.
     if (extra.hold && !extra.hold.keep() && !extra.signal.aborted)
       throw new UpstreamCallError(heldAnswerDropped(deps.held.limits));
     const answer = callAnswer(response);
+    if ('result' in answer && answer.result['resultType'] === 'input_required')
+      return inputRequired(answer.result, call.provider, extra);
     const valid = 'result' in answer ? CallToolResultSchema.safeParse(answer.result) : undefined;
     if ('error' in answer)
       return {
@@ -250,6 +274,11 @@ async function forward(
     }
     return { outcome: { result: answer.result }, result: answer.result };
   } catch (error) {
+    if (extra.signal.aborted && cancelledBy(extra.signal))
+      return {
+        outcome: { cancelled: cancelledBy(extra.signal)! },
+        result: { content: [{ type: 'text', text: 'Call cancelled by the caller.' }], isError: true },
+      };
     const why = error instanceof UpstreamCallError ? error.message : 'the upstream call failed';
     return {
       outcome: { failure: why },

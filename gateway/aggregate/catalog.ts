@@ -33,6 +33,10 @@ export interface CatalogConnector extends Connector {
    * tasks, neither lists nor calls them. Absent: none.
    */
   taskOnlyTools?: ReadonlySet<string>;
+  /** The revisions the connector offers, newest first, as the probe recorded them (absent: not recorded). */
+  protocolVersions?: readonly string[] | undefined;
+  /** The connector's MCP capabilities as the probe saw them (absent: not recorded). */
+  capabilities?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** What the aggregated endpoint reads: online tools, and connectors by provider. */
@@ -45,6 +49,11 @@ export interface ToolCatalog {
    * `/mcp/p/<provider>` reaches it for a caller who brings the credential.
    */
   needsCredential(provider: string): Promise<boolean>;
+  /**
+   * Every online connector with its capabilities (resources/prompts lists fan out to those that
+   * declare them). Absent: `/mcp` lists no resources or prompts.
+   */
+  onlineConnectors?(): Promise<CatalogConnector[]>;
 }
 
 /** Whether a tool runs only as a task (MCP `execution.taskSupport` "required"). */

@@ -92,6 +92,13 @@ export function createGatewayHandlers(deps: {
   const platform = deps.platformTools
     ? createPlatformServer({ tools: deps.platformTools, agents, authorize: deps.authorize, receipts, clock })
     : undefined;
+  // The sealing key lives in the database; loaded on first use, again on the next one if that failed.
+  let sealer: Promise<ReturnType<typeof createSessionSealer>> | undefined;
+  const sessionSealer = () => {
+    sealer ??= gatewaySessionKey(db.prisma, clock).then((key) => createSessionSealer(key));
+    sealer.catch(() => (sealer = undefined));
+    return sealer;
+  };
   const aggregate = createAggregate({
     local: platform?.local,
     catalog,
@@ -110,18 +117,20 @@ export function createGatewayHandlers(deps: {
     onCall: deps.onCall,
     held,
     writeTimeoutMs,
+    sharedCalls,
+    sealer: sessionSealer,
   });
   // The sealing key lives in the database; load it once, retry on the next request if that failed.
   let passthrough: Promise<ReturnType<typeof createPassthrough>> | undefined;
   const passthroughHandler = () => {
-    passthrough ??= gatewaySessionKey(db.prisma, clock).then((key) =>
+    passthrough ??= sessionSealer().then((sealer) =>
       createPassthrough({
         // Also endpoints that answer only callers with a credential of their own.
         directory: { byProvider: (provider) => catalog.routable(provider) },
         agents,
         authorize: deps.authorize,
         receipts,
-        sealer: createSessionSealer(key),
+        sealer,
         assertionKey,
         issuer: config.publicBaseUrl,
         clock,

@@ -20,6 +20,8 @@ const RANK: Record<string, number> = { healthy: 0, degraded: 1, auth_required: 2
 export interface ConnectorCatalog extends ToolCatalog {
   /** A connector the passthrough may route to (online, or answering callers with credentials). */
   routable(provider: string): Promise<Connector | undefined>;
+  /** Every online connector, with its recorded revisions and capabilities. */
+  onlineConnectors(): Promise<CatalogConnector[]>;
 }
 
 /** Options of createConnectorCatalog. */
@@ -32,6 +34,28 @@ export interface ConnectorCatalogOptions {
 
 function record(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** A connector as the gateway routes to it, from its endpoint row. */
+function connectorOf(row: {
+  id: string;
+  url: string;
+  provider: string;
+  protocolVersions: unknown;
+  capabilities: unknown;
+  tools: { name: string }[];
+}): CatalogConnector {
+  const versions = Array.isArray(row.protocolVersions)
+    ? row.protocolVersions.filter((v): v is string => typeof v === 'string')
+    : [];
+  return {
+    provider: row.provider,
+    url: row.url,
+    endpointId: row.id,
+    taskOnlyTools: new Set(row.tools.map((t) => t.name)),
+    ...(versions.length > 0 ? { protocolVersions: versions } : {}),
+    ...(row.capabilities === null || row.capabilities === undefined ? {} : { capabilities: record(row.capabilities) }),
+  };
 }
 
 /**
@@ -58,6 +82,8 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
         provider: true,
         status: true,
         lastProbeAt: true,
+        protocolVersions: true,
+        capabilities: true,
         tools: { where: TASK_ONLY, select: { name: true } },
       },
       orderBy: [{ lastProbeAt: 'desc' }],
@@ -65,14 +91,31 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
     });
     // The best state wins, the one probed most recently among equals (the sort is stable).
     const best = rows.sort((a, b) => (RANK[a.status] ?? 9) - (RANK[b.status] ?? 9))[0];
-    return best
-      ? {
-          provider: best.provider,
-          url: best.url,
-          endpointId: best.id,
-          taskOnlyTools: new Set(best.tools.map((t) => t.name)),
-        }
-      : undefined;
+    return best ? connectorOf(best) : undefined;
+  }
+
+  let connectors: { until: number; list: Promise<CatalogConnector[]> } | undefined;
+  /** Every online connector, for the lists `/mcp` gathers (resources, prompts). */
+  function onlineConnectors(): Promise<CatalogConnector[]> {
+    if (connectors && connectors.until > clock.now()) return connectors.list;
+    const list = prisma.mcpEndpoint
+      .findMany({
+        where: { status: { in: ONLINE }, provider: { notIn: [...RESERVED_PROVIDERS] } },
+        select: {
+          id: true,
+          url: true,
+          provider: true,
+          protocolVersions: true,
+          capabilities: true,
+          tools: { where: TASK_ONLY, select: { name: true } },
+        },
+        orderBy: [{ provider: 'asc' }],
+      })
+      // One endpoint per provider (the slug is unique).
+      .then((rows) => rows.map(connectorOf));
+    connectors = { until: clock.now() + cacheMs, list };
+    list.catch(() => (connectors = undefined));
+    return list;
   }
 
   async function lookUp(
@@ -94,6 +137,7 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
   }
 
   return {
+    onlineConnectors,
     byProvider: (provider) => lookUp(online, provider, ONLINE),
     routable: (provider) => lookUp(routable, provider, ROUTABLE),
     // Routable but not online: its only endpoints are auth_required.

@@ -65,6 +65,29 @@ describe.each(BACKENDS)('connector catalog on %s', (backend) => {
     expect((await catalog.onlineTools()).filter((tool) => tool.provider === PLATFORM_PROVIDER)).toEqual([]);
   });
 
+  it('lists the online connectors, with the revisions and capabilities its probe recorded', async () => {
+    const catalog = createConnectorCatalog({ prisma: t.db.prisma, clock, cacheMs: 0 });
+    await endpoint('ep_docs', 'docs', 'healthy');
+    await t.db.prisma.mcpEndpoint.update({
+      where: { id: 'ep_docs' },
+      data: { protocolVersions: ['2026-07-28', '2025-11-25'], capabilities: { resources: {}, prompts: {} } },
+    });
+    await endpoint('ep_gone', 'gone', 'unreachable');
+    const all = await catalog.onlineConnectors();
+    expect(all.filter((c) => c.provider === 'docs')).toEqual([
+      {
+        provider: 'docs',
+        url: 'http://127.0.0.1:9/ep_docs',
+        endpointId: 'ep_docs',
+        taskOnlyTools: new Set(),
+        protocolVersions: ['2026-07-28', '2025-11-25'],
+        capabilities: { resources: {}, prompts: {} },
+      },
+    ]);
+    expect(all.some((c) => c.provider === 'gone')).toBe(false);
+    expect((await catalog.byProvider('docs'))?.capabilities).toEqual({ resources: {}, prompts: {} });
+  });
+
   it('names the tools of a connector that run only as tasks (/mcp neither lists nor calls them)', async () => {
     const catalog = createConnectorCatalog({ prisma: t.db.prisma, clock, cacheMs: 0 });
     await endpoint('ep_lab', 'lab', 'healthy');

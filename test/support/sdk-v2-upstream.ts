@@ -6,6 +6,8 @@
  * `calls`, tools/call answers `echo` (its `text` argument back) and `confirm` (asks the client to
  * confirm through an elicitation: on 2026-07-28 an `input_required` result, which a request whose
  * `_meta` declares no elicitation capability gets as the error -32021 instead).
+ * With `features`, it also serves a resource (`v2://notes/first`), a template (`v2://notes/{id}`), a
+ * prompt (`greet {name}`, whose `name` completes) and a tool `echo {text}`.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -37,18 +39,25 @@ export async function startSdkV2Upstream(options: {
   name?: string;
   /** Serve tools/call (see the file's comment). */
   calls?: boolean;
+  /** Serve resources, a template, a prompt with completion and `echo` (see the file's comment). */
+  features?: boolean;
 }): Promise<SdkV2Upstream> {
   const factory = () => {
     const server = new Server(
       { name: options.name ?? 'sdk-v2-upstream', version: '2.4.0' },
-      { capabilities: { tools: { listChanged: true }, resources: {} } },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          resources: {},
+          ...(options.features ? { prompts: {}, completions: {} } : {}),
+        },
+      },
     );
     server.setRequestHandler('tools/list', (request) => {
       const index = Number(request.params?.cursor ?? 0);
       const tools = (options.pages[index] ?? []).map((t) => ({ inputSchema: { type: 'object' as const }, ...t }));
       return { tools, ...(index + 1 < options.pages.length ? { nextCursor: String(index + 1) } : {}) };
     });
-    server.setRequestHandler('resources/list', () => ({ resources: [] }));
     if (options.calls)
       server.setRequestHandler('tools/call', (request, ctx) => {
         const args = request.params.arguments ?? {};
@@ -65,6 +74,11 @@ export async function startSdkV2Upstream(options: {
           },
         });
       });
+    if (!options.features) {
+      server.setRequestHandler('resources/list', () => ({ resources: [] }));
+      return server;
+    }
+    addFeatures(server);
     return server;
   };
   const handler = createMcpHandler(factory, { legacy: options.legacy });
@@ -108,4 +122,33 @@ export async function startSdkV2Upstream(options: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The resources, template, prompt, completion and `echo` tool of a provider started with `features`. */
+function addFeatures(server: Server): void {
+  server.setRequestHandler('tools/call', (request) => ({
+    content: [{ type: 'text', text: `v2 echo: ${String(request.params.arguments?.['text'] ?? '')}` }],
+  }));
+  server.setRequestHandler('resources/list', () => ({
+    resources: [{ uri: 'v2://notes/first', name: 'first', mimeType: 'text/plain' }],
+  }));
+  server.setRequestHandler('resources/templates/list', () => ({
+    resourceTemplates: [{ uriTemplate: 'v2://notes/{id}', name: 'note', mimeType: 'text/plain' }],
+  }));
+  server.setRequestHandler('resources/read', (request) => ({
+    contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: `note at ${request.params.uri}` }],
+  }));
+  server.setRequestHandler('prompts/list', () => ({
+    prompts: [{ name: 'greet', arguments: [{ name: 'name', required: true }] }],
+  }));
+  server.setRequestHandler('prompts/get', (request) => ({
+    messages: [
+      { role: 'user', content: { type: 'text', text: `Hello, ${String(request.params.arguments?.['name'] ?? '')}!` } },
+    ],
+  }));
+  server.setRequestHandler('completion/complete', (request) => ({
+    completion: {
+      values: ['Ada', 'Alan', 'Grace'].filter((v) => v.startsWith(String(request.params.argument.value))),
+    },
+  }));
 }

@@ -1,0 +1,127 @@
+/**
+ * The hot path of `/mcp`: a plain tools/call (either revision, see plainToolCall) answered as JSON
+ * without an SDK server, its answer's bytes held and written as the client reads them.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { CallToolResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+
+import type { AnswerHold, HeldAnswers } from '../held-answers.ts';
+import type { AgentIdentity } from '../identity/agin-card.ts';
+import { writeHeldAnswer } from '../internal/answer-writer.ts';
+import { rpcError } from '../internal/json-rpc.ts';
+import { sendJson } from '../internal/send-json.ts';
+import { callTool, type ToolCallDeps } from './call-tool.ts';
+import { CallCancelled, type Cancellations } from './cancellation.ts';
+import type { PlainToolCall } from './messages.ts';
+import { whenClosed } from './methods.ts';
+import { missingCapabilities, type RequestStates } from './request-state.ts';
+
+/** What the fast path uses. */
+export interface FastPathDeps {
+  tools: ToolCallDeps;
+  held: HeldAnswers;
+  cancellations: Cancellations;
+  writeTimeoutMs: number;
+  /** How an agent's multi-round-trip states are sealed; absent: no round trip crosses `/mcp`. */
+  requestStates?: ((agentId: string) => RequestStates) | undefined;
+}
+
+/** The JSON-RPC code of a request whose declared client capabilities lack what its answer needs (2026-07-28). */
+const MISSING_CLIENT_CAPABILITY = -32021;
+
+/** Answers `call` for `identity` on `res`. */
+export async function answerToolCall(
+  fast: FastPathDeps,
+  identity: AgentIdentity,
+  req: IncomingMessage,
+  res: ServerResponse,
+  call: PlainToolCall,
+): Promise<void> {
+  const controller = new AbortController();
+  // A 2026-07-28 client cancels by closing its request; a 2025 one by notifications/cancelled
+  // (its disconnection alone is no cancellation, but nobody is left to answer).
+  const onClose = () => controller.abort(call.modern ? new CallCancelled('the client closed the request') : undefined);
+  res.on('close', onClose);
+  const release = call.modern ? undefined : fast.cancellations.track(identity.agentId, call.id, controller);
+  const hold = fast.held.open(identity.agentId);
+  whenClosed(res, () => hold.release());
+  try {
+    const result = await callTool(fast.tools, identity, req, call.params, {
+      signal: controller.signal,
+      notify: async () => undefined,
+      hold,
+      clientCapabilities: call.modern?.clientCapabilities,
+      states: call.modern ? fast.requestStates?.(identity.agentId) : undefined,
+    });
+    if (call.modern && (result as Record<string, unknown>)['resultType'] === 'input_required') {
+      writeInputRequired(fast, res, call, result as Record<string, unknown>, hold);
+      return;
+    }
+    const valid = CallToolResultSchema.safeParse(result);
+    if (valid.success)
+      writeHeldAnswer(
+        res,
+        {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          text: JSON.stringify({
+            jsonrpc: '2.0',
+            id: call.id,
+            result: call.modern ? { ...valid.data, resultType: 'complete' } : valid.data,
+          }),
+        },
+        hold,
+        fast.writeTimeoutMs,
+      );
+    else
+      sendJson(
+        res,
+        200,
+        rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`),
+      );
+  } catch (error) {
+    // As the SDK's server answers a handler that throws (a receipt that could not be recorded no longer does: see receipted).
+    sendJson(
+      res,
+      200,
+      rpcError(call.id, ErrorCode.InternalError, error instanceof Error ? error.message : 'Internal error'),
+    );
+  } finally {
+    release?.();
+    res.off('close', onClose);
+  }
+}
+
+/**
+ * A provider's `input_required` answer to a 2026-07-28 call, as SDK v2's server would answer it:
+ * as it is when the client declared every capability its input requests need, else -32021 naming
+ * the missing ones (the call's receipt records what the provider answered).
+ */
+function writeInputRequired(
+  fast: FastPathDeps,
+  res: ServerResponse,
+  call: PlainToolCall,
+  result: Record<string, unknown>,
+  hold: AnswerHold,
+): void {
+  const missing = missingCapabilities(result, call.modern?.clientCapabilities);
+  const body =
+    missing.length === 0
+      ? { jsonrpc: '2.0', id: call.id, result }
+      : {
+          jsonrpc: '2.0',
+          id: call.id,
+          error: {
+            code: MISSING_CLIENT_CAPABILITY,
+            message: `Missing required client capability: ${missing.join(', ')}`,
+            data: { requiredCapabilities: Object.fromEntries(missing.map((c) => [c, {}])) },
+          },
+        };
+  writeHeldAnswer(
+    res,
+    { status: 200, headers: { 'content-type': 'application/json' }, text: JSON.stringify(body) },
+    hold,
+    fast.writeTimeoutMs,
+  );
+}

@@ -1,0 +1,63 @@
+/**
+ * Tool list changes for `subscriptions/listen` (2026-07-28): while at least one listen stream is
+ * open on this instance, the tool list `/mcp` shows is read from the catalog every `everyMs` and a
+ * change is published to the streams. Each instance watches its own catalog (the database), so a
+ * change reaches listeners on every instance without a shared bus; nothing is read while nobody
+ * listens.
+ */
+import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
+
+/** What the watch reads: a fingerprint of the tool list, different whenever the list is. */
+export interface ToolListWatch {
+  everyMs: number;
+  fingerprint: () => Promise<string>;
+}
+
+/** `inner` with its subscribers counted: the watch runs while there is one. */
+export function watchedBus(inner: ServerEventBus, watch: ToolListWatch): ServerEventBus {
+  let listeners = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let last: string | undefined;
+  let reading = false;
+
+  const tick = async () => {
+    if (reading) return;
+    reading = true;
+    try {
+      const now = await watch.fingerprint();
+      if (last !== undefined && now !== last) inner.publish({ kind: 'tools_list_changed' });
+      last = now;
+    } catch {
+      // The catalog could not be read (the database is away): try again on the next tick.
+    } finally {
+      reading = false;
+    }
+  };
+  const start = () => {
+    last = undefined;
+    tick().catch(() => undefined);
+    timer = setInterval(() => {
+      tick().catch(() => undefined);
+    }, watch.everyMs);
+    timer.unref();
+  };
+  const stop = () => {
+    clearInterval(timer);
+    timer = undefined;
+  };
+
+  return {
+    publish: (event: ServerEvent) => inner.publish(event),
+    subscribe(listener) {
+      const unsubscribe = inner.subscribe(listener);
+      if (listeners++ === 0) start();
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        unsubscribe();
+        if (--listeners === 0) stop();
+      };
+    },
+  };
+}
