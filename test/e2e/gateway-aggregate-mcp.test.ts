@@ -625,7 +625,7 @@ describe('/mcp as a whole MCP server', () => {
         {
           provider: 'modern',
           tool: 'resources/read',
-          status: 'error',
+          status: 'denied',
           outcome: expect.stringContaining('refused by Plaza'),
         },
       ]);
