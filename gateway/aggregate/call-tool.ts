@@ -192,6 +192,7 @@ async function forward(
     deps.pipeline.forwarding(call);
     const response = await deps.pool.request({
       url: connector.url,
+      revisions: connector.protocolVersions,
       method: 'tools/call',
       params: upstreamParams,
       headers,

@@ -34,6 +34,11 @@ function record(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+/** The revisions an endpoint row records (a JSON array of strings; anything else reads as none). */
+function revisions(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string').slice(0, 10) : [];
+}
+
 /**
  * The gateway's view of the marketplace: online connectors by provider and their tools, read from
  * the endpoint and tool tables the probes keep. When several endpoints share a provider slug, the
@@ -58,6 +63,7 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
         provider: true,
         status: true,
         lastProbeAt: true,
+        protocolVersions: true,
         tools: { where: TASK_ONLY, select: { name: true } },
       },
       orderBy: [{ lastProbeAt: 'desc' }],
@@ -70,6 +76,7 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
           provider: best.provider,
           url: best.url,
           endpointId: best.id,
+          protocolVersions: revisions(best.protocolVersions),
           taskOnlyTools: new Set(best.tools.map((t) => t.name)),
         }
       : undefined;

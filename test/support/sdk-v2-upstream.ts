@@ -2,13 +2,15 @@
  * A provider on the MCP SDK v2 (`@modelcontextprotocol/server`), which speaks revision 2026-07-28:
  * `createMcpHandler` behind a plain Node HTTP server, either 2026-only (`legacy: 'reject'`) or
  * with the SDK's stateless fallback for clients of the earlier revisions (`legacy: 'stateless'`).
- * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors.
+ * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors; tools/call
+ * of any tool answers its name and arguments as text (after one progress notification when the
+ * call carries a progress token), but `ask`, which first answers `input_required`.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { createMcpHandler, Server } from '@modelcontextprotocol/server';
+import { createMcpHandler, inputRequired, Server } from '@modelcontextprotocol/server';
 
 /** One request the provider received: its JSON-RPC method (or HTTP verb), MCP headers and `_meta`. */
 export interface SeenV2 {
@@ -44,6 +46,23 @@ export async function startSdkV2Upstream(options: {
       return { tools, ...(index + 1 < options.pages.length ? { nextCursor: String(index + 1) } : {}) };
     });
     server.setRequestHandler('resources/list', () => ({ resources: [] }));
+    // Every listed tool echoes its name and arguments, after one progress notification when asked for one.
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      // `ask` answers input_required (state only) until it is retried with that state.
+      if (request.params.name === 'ask' && ctx.mcpReq.requestState() !== 'ask-1')
+        return inputRequired({ requestState: 'ask-1' }) as never;
+      const token = request.params._meta?.progressToken;
+      if (token !== undefined)
+        await ctx.mcpReq.notify({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: 1, total: 2, message: 'halfway' },
+        });
+      return {
+        content: [
+          { type: 'text' as const, text: `${request.params.name} ${JSON.stringify(request.params.arguments ?? {})}` },
+        ],
+      };
+    });
     return server;
   };
   const handler = createMcpHandler(factory, { legacy: options.legacy });

@@ -1,0 +1,88 @@
+/**
+ * One request in a stateless revision (2026-07-28): the envelope in `params._meta` (protocol
+ * version, Plaza's clientInfo, the caller's client capabilities) and the standard headers the
+ * server checks against the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`).
+ */
+
+export const ENVELOPE = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+} as const;
+
+/** The body member `Mcp-Name` mirrors, by method (the spec's table: a name, a URI or a task id). */
+const NAME_SOURCE: Readonly<Record<string, string>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
+
+const NO_CAPABILITIES: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+/** What a stateless request is made of. */
+export interface StatelessRequest {
+  revision: string;
+  method: string;
+  params: unknown;
+  /** The call's headers (identity, assertion, credential). */
+  headers: Record<string, string>;
+  clientInfo: { name: string; version: string };
+  clientCapabilities: Record<string, unknown> | undefined;
+}
+
+/**
+ * The params and headers of a stateless request. The envelope's keys win over the same keys in
+ * the caller's `_meta`: the version must be the header's, and the client Plaza speaks for is itself
+ * (with the caller's capabilities). Everything else in `_meta` (the AGIN card, a progress token)
+ * goes as it came.
+ */
+export function statelessRequest(request: StatelessRequest): {
+  params: Record<string, unknown>;
+  headers: Record<string, string>;
+} {
+  const given =
+    typeof request.params === 'object' && request.params !== null && !Array.isArray(request.params)
+      ? (request.params as Record<string, unknown>)
+      : {};
+  const meta = given['_meta'];
+  const params: Record<string, unknown> = {
+    ...given,
+    _meta: {
+      ...(typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? meta : {}),
+      [ENVELOPE.protocolVersion]: request.revision,
+      [ENVELOPE.clientInfo]: request.clientInfo,
+      [ENVELOPE.clientCapabilities]: request.clientCapabilities ?? NO_CAPABILITIES,
+    },
+  };
+  const headers: Record<string, string> = {
+    ...request.headers,
+    'mcp-protocol-version': request.revision,
+    'mcp-method': request.method,
+  };
+  delete headers['mcp-session-id'];
+  const field = Object.hasOwn(NAME_SOURCE, request.method) ? NAME_SOURCE[request.method]! : undefined;
+  const name = field === undefined ? undefined : given[field];
+  if (typeof name === 'string') headers['mcp-name'] = headerValue(name);
+  else delete headers['mcp-name'];
+  return { params, headers };
+}
+
+const SENTINEL_START = '=?base64?';
+const SENTINEL_END = '?=';
+
+/**
+ * A value as an HTTP field value, as the spec has `Mcp-Name` carry it: plain when it is printable
+ * ASCII with no surrounding space (and does not itself look like the sentinel), else the UTF-8
+ * bytes in base64 between `=?base64?` and `?=`.
+ */
+export function headerValue(value: string): string {
+  const plain =
+    value.length > 0 &&
+    /^[\x20-\x7e\t]*$/.test(value) &&
+    value.trim() === value &&
+    !(value.startsWith(SENTINEL_START) && value.endsWith(SENTINEL_END));
+  return plain ? value : `${SENTINEL_START}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_END}`;
+}
