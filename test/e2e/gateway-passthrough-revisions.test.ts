@@ -1,0 +1,219 @@
+/**
+ * `/mcp/p/<provider>` between a client and a provider that share no MCP revision (issue 33, item 2),
+ * each provider listed and probed as Plaza lists any:
+ * - an SDK v1 client (2025) to an SDK v2 provider that speaks only 2026-07-28: Plaza answers
+ *   initialize with a sealed session and sends each request stateless, the envelope built from the
+ *   client's initialize; list (every page), call, receipt;
+ * - an SDK v2 client pinned to 2026-07-28 to an SDK v1 provider with sessions and to
+ *   server-everything: Plaza answers server/discover from their initialize, results carry
+ *   `resultType: "complete"`; list, call, progress, receipt; a provider's request to its client
+ *   (sampling) is refused in-band at once.
+ * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
+ */
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { verifyInclusion } from '../../receipts/index.ts';
+import { createAccountService } from '../../src/accounts/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { BACKENDS } from '../support/databases.ts';
+import {
+  type EverythingServer,
+  type SdkUpstream,
+  startEverything,
+  startSdkUpstream,
+} from '../support/mcp-upstreams.ts';
+import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
+
+const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' };
+
+describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) => {
+  let plaza: TestPlaza;
+  let weather: SdkV2Upstream;
+  let v1: SdkUpstream;
+  let everything: EverythingServer;
+  let apiKey = '';
+  let token = '';
+  let aginId = '';
+
+  async function json(path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${plaza.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  beforeAll(async () => {
+    [plaza, weather, v1, everything] = await Promise.all([
+      startTestPlaza(backend, { env: ENV }),
+      startSdkV2Upstream({
+        legacy: 'reject',
+        pages: [[{ name: 'forecast', description: 'Tomorrow.' }], [{ name: 'alerts', description: 'Warnings.' }]],
+      }),
+      startSdkUpstream(),
+      startEverything(),
+    ]);
+    apiKey = (
+      await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
+        email: 'bridge@example.com',
+      })
+    ).apiKey;
+    const listings = { weather: weather.url, 'sdk-v1': v1.url, everything: everything.url };
+    for (const [provider, url] of Object.entries(listings)) {
+      const listed = await json('/api/mcp/listings', {
+        method: 'POST',
+        body: JSON.stringify({ provider, url, registered_by: 'ops@example.com', summary: `${provider} server` }),
+      });
+      expect(listed.status).toBe(201);
+      let endpoint: any = {};
+      for (let i = 0; i < 200 && endpoint.status !== 'healthy'; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
+      }
+      expect(endpoint.status, provider).toBe('healthy');
+    }
+    const agent = await json('/api/agents', {
+      method: 'POST',
+      body: JSON.stringify({ display_name: 'Bridge agent', owner_context: 'acme' }),
+    });
+    token = agent.body.data.token;
+    aginId = agent.body.data.agent.agin_id;
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all([plaza?.close(), weather?.close(), v1?.close(), everything?.stop()]);
+  });
+
+  const headers = () => ({ authorization: `Bearer ${token}` });
+
+  /** The receipt of `callId`: ok, for `provider`'s `tool`, with an inclusion proof that verifies. */
+  async function expectVerifiedReceipt(callId: string, provider: string, tool: string): Promise<void> {
+    const { status, body } = await json(`/api/receipts/${callId}`);
+    expect(status).toBe(200);
+    const { receipt, inclusion, checkpoint } = body.data;
+    expect(receipt).toMatchObject({ call_id: callId, agin_id: aginId, provider, tool, status: 'ok' });
+    const hex = (h: string) => Buffer.from(h, 'hex');
+    expect(
+      verifyInclusion(
+        hex(receipt.leaf_hash),
+        inclusion.leaf_index,
+        inclusion.tree_size,
+        inclusion.audit_path.map(hex),
+        hex(checkpoint.root_hash),
+      ),
+    ).toBe(true);
+  }
+
+  /** An SDK v2 client pinned to 2026-07-28 on `/mcp/p/<provider>`. */
+  async function pinned(provider: string): Promise<ClientV2> {
+    const client = new ClientV2(
+      { name: 'v2-pinned', version: '1' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { sampling: {} } },
+    );
+    client.setRequestHandler('sampling/createMessage', async () => ({
+      model: 'test-model',
+      role: 'assistant' as const,
+      content: { type: 'text' as const, text: 'sampled' },
+    }));
+    await client.connect(
+      new TransportV2(new URL(`${plaza.url}/mcp/p/${provider}`), { requestInit: { headers: headers() } }),
+    );
+    return client;
+  }
+
+  it('takes an SDK v1 client to a provider that speaks only 2026-07-28: initialize, every page of tools, a call with its receipt', async () => {
+    const client = new Client({ name: 'v1-agent', version: '7' }, { capabilities: { roots: { listChanged: true } } });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/weather`), { requestInit: { headers: headers() } }),
+    );
+    try {
+      expect(client.getServerVersion()).toMatchObject({ name: 'sdk-v2-upstream' });
+      expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true } });
+      const first = await client.listTools();
+      expect(first.tools.map((t) => t.name)).toEqual(['forecast']);
+      const second = await client.listTools({ cursor: first.nextCursor! });
+      expect(second.tools.map((t) => t.name)).toEqual(['alerts']);
+      expect((second as Record<string, unknown>)['resultType']).toBeUndefined();
+      const result = await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
+      expect(result.isError).toBeFalsy();
+      expect(result.content).toEqual([{ type: 'text', text: 'forecast {"city":"Oslo"}' }]);
+      expect((result as Record<string, unknown>)['resultType']).toBeUndefined();
+      const callId = (result._meta as any).platform.call_id as string;
+      // Stateless upstream: the envelope from the client's initialize, the AGIN card, no session.
+      const seen = weather.seen.find((s) => (s.meta?.['platform'] as any)?.call_id === callId)!;
+      expect(seen.status).toBe(200);
+      expect(seen.headers['mcp-session-id']).toBeUndefined();
+      expect(seen.headers).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-name': 'forecast' });
+      expect(seen.meta).toMatchObject({
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': { roots: { listChanged: true } },
+        platform: { agin_id: aginId, call_id: callId },
+      });
+      await expectVerifiedReceipt(callId, 'weather', 'forecast');
+      // An input_required result cannot reach this client: refused in-band, receipted.
+      const asked = await client.callTool({ name: 'ask', arguments: {} });
+      expect(asked.isError).toBe(true);
+      expect(JSON.stringify(asked.content)).toContain('input_required');
+    } finally {
+      await client.close();
+    }
+    expect(
+      weather.seen.filter((s) => s.method === 'initialize').map((s) => (s.params?.['clientInfo'] as any)?.name),
+    ).toEqual(['plaza-prober']);
+  });
+
+  it('takes an SDK v2 client pinned to 2026-07-28 to an SDK v1 provider with sessions: list, call, progress, receipt', async () => {
+    const client = await pinned('sdk-v1');
+    try {
+      expect(client.getServerVersion()).toMatchObject({ name: 'sdk-upstream' });
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+      const echoed = await client.callTool({ name: 'echo', arguments: { message: 'across' } });
+      expect(echoed.isError).toBeFalsy();
+      expect(JSON.stringify(echoed.content)).toContain('across');
+      const callId = (echoed._meta as any).platform.call_id as string;
+      await expectVerifiedReceipt(callId, 'sdk-v1', 'echo');
+      // `ask` sends progress (asked for) and then a ping to its client, which Plaza answers itself.
+      const progress: number[] = [];
+      const asked = await client.callTool(
+        { name: 'ask', arguments: { method: 'ping' } },
+        {
+          onprogress: (p) => progress.push(p.progress),
+        },
+      );
+      expect(asked.isError).toBeFalsy();
+      expect(progress.length).toBeGreaterThan(0);
+      // Sampling would be an input_required round trip: the provider is refused at once, in words.
+      const sampled = await client.callTool({ name: 'ask', arguments: { method: 'sampling/createMessage' } });
+      expect(JSON.stringify(sampled.content)).toContain('input_required round trip');
+    } finally {
+      await client.close();
+    }
+    // The provider's session declared the client's capabilities.
+    const inits = v1.seen.filter(
+      (s) => s.body?.method === 'initialize' && s.body.params.clientInfo.name === 'plaza-gateway',
+    );
+    expect(inits.map((s) => s.body.params.capabilities)).toContainEqual({ sampling: {} });
+  });
+
+  it('takes an SDK v2 client pinned to 2026-07-28 to server-everything: list, call, progress, receipt', async () => {
+    const client = await pinned('everything');
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+      const echoed = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+      expect(JSON.stringify(echoed.content)).toContain('hello');
+      await expectVerifiedReceipt((echoed._meta as any).platform.call_id, 'everything', 'echo');
+      const progress: number[] = [];
+      const long = await client.callTool(
+        { name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+        { onprogress: (p) => progress.push(p.progress) },
+      );
+      expect(long.isError).toBeFalsy();
+      expect(progress).toEqual([1, 2, 3]);
+    } finally {
+      await client.close();
+    }
+  });
+});
