@@ -158,18 +158,10 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     onCall: options.onCall,
     onToolsChanged: options.onToolsChanged,
   };
-  const bridge = createRevisionBridge({
-    pipeline,
-    sealer: deps.sealer,
-    http: deps.http,
-    timeoutMs: deps.timeoutMs,
-    maxRequest: deps.maxRequest,
-    maxResponse: deps.maxResponse,
-    onCall: deps.onCall,
-  });
   /** Open GET streams (server notifications), ended by endStreams; set once the server stops. */
   const notificationStreams = new Set<UpstreamHttpResponse>();
   let stopping = false;
+  const bridge = createRevisionBridge({ ...deps, pipeline, streams: notificationStreams, stopping: () => stopping });
   const unverifiable = (req: IncomingMessage, res: ServerResponse) => refuseForStorage(req, res, deps.maxRequest);
 
   async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {

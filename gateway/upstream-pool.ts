@@ -6,7 +6,7 @@ import { refusesRevision, supportedRevisions } from './upstream/error-answer.ts'
 import type { PooledCall } from './upstream/pooled-call.ts';
 import { STATELESS_REVISION, upstreamMode } from './upstream/revisions.ts';
 import { createSessionPool, type OpenedSession, RevisionRefusedError } from './upstream/sessions.ts';
-import { statelessRequest } from './upstream/stateless.ts';
+import { PLAZA_CLIENT_INFO, statelessRequest } from './upstream/stateless.ts';
 import { requestUpstream } from './upstream-client.ts';
 import { createUpstreamHttp, type UpstreamHttp } from './upstream-http.ts';
 
@@ -35,7 +35,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
   const http = options.http ?? createUpstreamHttp();
   const timeoutMs = options.timeoutMs ?? 60_000;
   const maxBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
-  const clientInfo = options.clientInfo ?? { name: 'plaza-gateway', version: '1' };
+  const clientInfo = options.clientInfo ?? PLAZA_CLIENT_INFO;
   const maxSessions = options.maxSessions ?? 1000;
   if (!(Number.isInteger(maxSessions) && maxSessions >= 1))
     throw new TypeError('maxSessions must be a whole number >= 1');

@@ -10,7 +10,7 @@ import type { CallPipeline } from '../call-pipeline.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import type { Connector } from '../passthrough/exchange.ts';
 import type { SessionSealer } from '../session-sealer.ts';
-import type { UpstreamHttp } from '../upstream-http.ts';
+import type { UpstreamHttp, UpstreamHttpResponse } from '../upstream-http.ts';
 import { createUpstreamPool, type UpstreamPool } from '../upstream-pool.ts';
 import { type BridgeDirection, bridgeDirection } from './detect.ts';
 import { serveLegacyClient } from './legacy-client.ts';
@@ -18,7 +18,7 @@ import { serveModernClient } from './modern-client.ts';
 
 export { type BridgeDirection, bridgeDirection } from './detect.ts';
 
-/** Options of createRevisionBridge. */
+/** Options of createRevisionBridge (the passthrough's own dependencies, mostly). */
 export interface RevisionBridgeOptions {
   pipeline: CallPipeline;
   sealer: SessionSealer;
@@ -27,6 +27,10 @@ export interface RevisionBridgeOptions {
   maxRequest: number;
   maxResponse: number;
   onCall: ((endpointId: string) => void) | undefined;
+  /** The passthrough's open notification streams (ended when the server stops). */
+  streams: Set<UpstreamHttpResponse>;
+  /** Whether the server is stopping (no new notification stream then). */
+  stopping: () => boolean;
   /** The pool bridged requests go through; default one of its own on `http`. */
   pool?: UpstreamPool;
 }
@@ -56,6 +60,13 @@ export function createRevisionBridge(options: RevisionBridgeOptions) {
       onCall: options.onCall,
       sealer: options.sealer,
       maxRequest: options.maxRequest,
+      listen: {
+        http: options.http,
+        timeoutMs: options.timeoutMs,
+        maxEvent: options.maxResponse,
+        streams: options.streams,
+      },
+      stopping: options.stopping,
     };
   };
   return {

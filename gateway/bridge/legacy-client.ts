@@ -4,7 +4,8 @@
  * capabilities and serverInfo from its `server/discover`) with a sealed session that carries what
  * the client said (see bridge-session), answers ping and takes notifications, and sends each other
  * request to the provider stateless, the envelope built from the client's initialize. Results lose
- * `resultType`; a result asking the client for input (`input_required`) is refused in-band.
+ * `resultType`; a result asking the client for input (`input_required`) is refused in-band. The
+ * client's notification stream (GET) is the provider's `subscriptions/listen` (see listen).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -19,6 +20,7 @@ import { DEFAULT_SESSION_REVISION, speaksSessionRevision } from '../upstream/rev
 import { UpstreamCallError } from '../upstream-client.ts';
 import { type BridgeSession, bridgeSessionId, isBridgeSession, openBridgeSession } from './bridge-session.ts';
 import { type BridgeDeps, type BridgeSide, forwardBridged } from './forward.ts';
+import { type ListenDeps, relayListen } from './listen.ts';
 import { readBridgedMessage } from './read-message.ts';
 
 /** One request of a bridged 2025 client. */
@@ -39,23 +41,37 @@ const NO_SESSION: BridgeSession = {
 
 /** Answers one request of a 2025 client to a 2026-only provider (see the file's comment). */
 export async function serveLegacyClient(
-  deps: BridgeDeps & { sealer: SessionSealer; maxRequest: number },
+  deps: BridgeDeps & { sealer: SessionSealer; maxRequest: number; listen: ListenDeps; stopping: () => boolean },
   ex: LegacyExchange,
 ): Promise<void> {
   const { req, res } = ex;
+  const session = isBridgeSession(ex.upstreamSession) ? openBridgeSession(ex.upstreamSession) : NO_SESSION;
+  // The session is Plaza's alone: nothing upstream to end.
   if (req.method === 'DELETE') return void res.writeHead(200).end();
-  if (req.method !== 'POST')
-    throw new GatewayError(
-      'method_not_allowed',
-      `Provider "${ex.provider}" speaks MCP 2026-07-28 only: Plaza serves its clients of earlier revisions no notification stream (GET).`,
-    );
+  if (req.method === 'GET') {
+    if (deps.stopping())
+      throw new GatewayError('shutting_down', 'Plaza is shutting down; open the stream again in a moment.');
+    const headers = await identityHeaders(deps, ex);
+    delete headers['last-event-id'];
+    return relayListen(deps.listen, { res, url: ex.connector.url, headers, session });
+  }
   const message = await readBridgedMessage(req, deps.maxRequest);
   if (message.kind === 'other') return void res.writeHead(202).end();
   const { id, method, params } = message;
   if (method === 'initialize') return initialize(deps, ex, id, params);
   if (method === 'ping') return sendJson(res, 200, { jsonrpc: '2.0', id, result: {} });
-  const session = isBridgeSession(ex.upstreamSession) ? openBridgeSession(ex.upstreamSession) : NO_SESSION;
   await forwardBridged(deps, { ...ex, id, method, params }, legacySide(session, ex.provider));
+}
+
+/** The headers a request that is not a call goes upstream with (the caller's that may go, the identity headers). */
+function identityHeaders(deps: BridgeDeps, ex: LegacyExchange): Promise<Record<string, string>> {
+  return upstreamRequestHeaders(deps.pipeline, {
+    req: ex.req,
+    identity: ex.identity,
+    call: undefined,
+    audience: ex.connector.url,
+    upstreamSession: undefined,
+  });
 }
 
 /** What a 2025 client's requests become on their way to a 2026-only provider, and back. */
@@ -90,13 +106,7 @@ async function initialize(
         ? (capabilities as Record<string, unknown>)
         : {},
   };
-  const headers = await upstreamRequestHeaders(deps.pipeline, {
-    req: ex.req,
-    identity: ex.identity,
-    call: undefined,
-    audience: ex.connector.url,
-    upstreamSession: undefined,
-  });
+  const headers = await identityHeaders(deps, ex);
   let discovered: Record<string, unknown>;
   try {
     const response = await deps.pool.request({

@@ -20,6 +20,9 @@ const NAME_SOURCE: Readonly<Record<string, string>> = {
   'tasks/cancel': 'taskId',
 };
 
+/** Who Plaza says it is to upstreams, unless the pool is told otherwise. */
+export const PLAZA_CLIENT_INFO = Object.freeze({ name: 'plaza-gateway', version: '1' });
+
 const NO_CAPABILITIES: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /** What a stateless request is made of. */

@@ -13,6 +13,7 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { verifyInclusion } from '../../receipts/index.ts';
@@ -157,6 +158,19 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       const asked = await client.callTool({ name: 'ask', arguments: {} });
       expect(asked.isError).toBe(true);
       expect(JSON.stringify(asked.content)).toContain('input_required');
+      // The client's GET stream is the provider's subscriptions/listen: a list change reaches it.
+      const changed = new Promise<void>((resolve) =>
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+      );
+      for (let i = 0; i < 200 && !weather.seen.some((s) => s.method === 'subscriptions/listen'); i++)
+        await new Promise((r) => setTimeout(r, 25));
+      const listen = weather.seen.find((s) => s.method === 'subscriptions/listen')!;
+      expect(listen.status).toBe(200);
+      expect(listen.params?.['notifications']).toMatchObject({ toolsListChanged: true });
+      expect(listen.meta).toMatchObject({ 'io.modelcontextprotocol/clientInfo': { name: 'plaza-gateway' } });
+      // The provider holds the subscription once it answered it: a change published now is on its way.
+      weather.notify.toolsChanged();
+      await changed;
     } finally {
       await client.close();
     }

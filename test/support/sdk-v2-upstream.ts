@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { createMcpHandler, inputRequired, Server } from '@modelcontextprotocol/server';
+import { createMcpHandler, inputRequired, Server, type ServerNotifier } from '@modelcontextprotocol/server';
 
 /** One request the provider received: its JSON-RPC method (or HTTP verb), MCP headers and `_meta`. */
 export interface SeenV2 {
@@ -26,6 +26,8 @@ export interface SeenV2 {
 export interface SdkV2Upstream {
   url: string;
   seen: SeenV2[];
+  /** Publishes list changes to the open subscriptions/listen streams. */
+  notify: ServerNotifier;
   close(): Promise<void>;
 }
 
@@ -93,13 +95,23 @@ export async function startSdkV2Upstream(options: {
       status: response.status,
     });
     res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
+    // Streamed as it comes: a subscriptions/listen stream lasts until either side ends it.
+    if (response.body) {
+      req.socket.once('close', () => void response.body?.cancel().catch(() => undefined));
+      try {
+        for await (const chunk of response.body) res.write(chunk);
+      } catch {
+        // The client went away.
+      }
+    }
+    res.end();
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     seen,
+    notify: handler.notify,
     async close() {
       await handler.close();
       server.closeAllConnections();
