@@ -230,4 +230,53 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       await client.close();
     }
   });
+  it('answers what it cannot bridge with a clear 4xx, and what needs no upstream itself', async () => {
+    const post = (provider: string, body: unknown, extra: Record<string, string> = {}) =>
+      fetch(`${plaza.url}/mcp/p/${provider}`, {
+        method: 'POST',
+        headers: {
+          ...headers(),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...extra,
+        },
+        body: JSON.stringify(body),
+      });
+    const modern = { 'mcp-protocol-version': '2026-07-28' };
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const batch = await post(
+      'sdk-v1',
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } }],
+      modern,
+    );
+    expect(batch.status).toBe(400);
+    expect(((await batch.json()) as any).error.message).toContain('one JSON-RPC message per POST');
+    const mismatch = await post(
+      'sdk-v1',
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } },
+      { ...modern, 'mcp-method': 'tools/call' },
+    );
+    expect(mismatch.status).toBe(400);
+    expect(await mismatch.json()).toMatchObject({ id: 2, error: { message: expect.stringContaining('Mcp-Method') } });
+    const get = await fetch(`${plaza.url}/mcp/p/sdk-v1`, { headers: { ...headers(), ...modern } });
+    expect(get.status).toBe(405);
+    // A 2025 client's ping, notification and DELETE are Plaza's to answer: the provider has no session.
+    const before = weather.seen.length;
+    const ping = await post('weather', { jsonrpc: '2.0', id: 3, method: 'ping' });
+    expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+    expect((await post('weather', { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    const ended = await fetch(`${plaza.url}/mcp/p/weather`, { method: 'DELETE', headers: headers() });
+    expect(ended.status).toBe(200);
+    expect(weather.seen.length).toBe(before);
+    const notJson = await fetch(`${plaza.url}/mcp/p/weather`, {
+      method: 'POST',
+      headers: { ...headers(), 'content-type': 'application/json' },
+      body: '{',
+    });
+    expect(notJson.status).toBe(400);
+  });
 });
