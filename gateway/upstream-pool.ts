@@ -52,6 +52,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions = {}) {
       headers: call.headers,
       clientInfo,
       clientCapabilities: call.clientCapabilities,
+      toolInputSchema: call.toolInputSchema,
     });
     const message = { jsonrpc: '2.0' as const, id: randomUUID(), method: call.method, params };
     // No session names the request to the upstream: closing the stream is the cancellation

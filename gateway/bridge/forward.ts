@@ -17,6 +17,7 @@ import { type CallContext, MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
 import type { UpstreamPool } from '../upstream-pool.ts';
 import { type BridgeAnswer, bridgeAnswer } from './answer.ts';
+import { keptToolSchema, refusesParamHeaders, toolSchema } from './tool-schema.ts';
 
 /** What the bridge's requests use. */
 export interface BridgeDeps {
@@ -124,8 +125,26 @@ async function callTool(
   deps.onCall?.(connector.endpointId);
   pipeline.forwarding(call);
   let response: JsonRpcResponse;
+  const stamped = stampCallParams(request.params, identity, call.callId);
   try {
-    response = await send(deps, request, side, answer, stampCallParams(request.params, identity, call.callId), headers);
+    response = await send(deps, request, side, answer, stamped, headers, keptToolSchema(connector.url, name));
+    // A 2026-07-28 tool whose schema marks arguments for Mcp-Param-* headers: asked again with them.
+    if (refusesParamHeaders(response)) {
+      // Listed as any request that is not a call: without the call's id and assertion.
+      const listing = await upstreamRequestHeaders(pipeline, {
+        req,
+        identity,
+        call: undefined,
+        audience: connector.url,
+        upstreamSession: undefined,
+      });
+      const schema = await toolSchema(
+        deps.pool,
+        { url: connector.url, revisions: connector.protocolVersions, headers: listing },
+        name,
+      );
+      if (schema !== undefined) response = await send(deps, request, side, answer, stamped, headers, schema);
+    }
   } catch (error) {
     return settle(pipeline, call, { failure: failure(error) }, request.id, finish);
   }
@@ -161,6 +180,7 @@ async function send(
   answer: BridgeAnswer,
   params: unknown,
   headers: Record<string, string>,
+  toolInputSchema?: Record<string, unknown>,
 ): Promise<JsonRpcResponse> {
   const gone = new AbortController();
   const onClose = () => {
@@ -179,6 +199,7 @@ async function send(
       headers,
       signal: gone.signal,
       clientCapabilities: side.clientCapabilities,
+      ...(toolInputSchema === undefined ? {} : { toolInputSchema }),
       onNotification: (n) => answer.notify(n),
       refusal: side.refusal,
     });

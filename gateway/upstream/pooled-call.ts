@@ -29,4 +29,9 @@ export interface PooledCall {
    * (sessions are then also pooled by capabilities).
    */
   clientCapabilities?: Record<string, unknown>;
+  /**
+   * The called tool's input schema (a tools/call): to a 2026-07-28 upstream, each argument its
+   * schema marks with `x-mcp-header` is mirrored in an `Mcp-Param-*` header, as the server checks.
+   */
+  toolInputSchema?: Record<string, unknown>;
 }

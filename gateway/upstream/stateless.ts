@@ -3,6 +3,8 @@
  * version, Plaza's clientInfo, the caller's client capabilities) and the standard headers the
  * server checks against the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`).
  */
+import { headerValue } from './header-value.ts';
+import { paramHeaders } from './param-headers.ts';
 
 export const ENVELOPE = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
@@ -34,6 +36,8 @@ export interface StatelessRequest {
   headers: Record<string, string>;
   clientInfo: { name: string; version: string };
   clientCapabilities: Record<string, unknown> | undefined;
+  /** The called tool's input schema, for its `Mcp-Param-*` headers (see param-headers). */
+  toolInputSchema?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -70,22 +74,7 @@ export function statelessRequest(request: StatelessRequest): {
   const name = field === undefined ? undefined : given[field];
   if (typeof name === 'string') headers['mcp-name'] = headerValue(name);
   else delete headers['mcp-name'];
+  if (request.toolInputSchema !== undefined && request.method === 'tools/call')
+    Object.assign(headers, paramHeaders(request.toolInputSchema, given['arguments']));
   return { params, headers };
-}
-
-const SENTINEL_START = '=?base64?';
-const SENTINEL_END = '?=';
-
-/**
- * A value as an HTTP field value, as the spec has `Mcp-Name` carry it: plain when it is printable
- * ASCII with no surrounding space (and does not itself look like the sentinel), else the UTF-8
- * bytes in base64 between `=?base64?` and `?=`.
- */
-export function headerValue(value: string): string {
-  const plain =
-    value.length > 0 &&
-    /^[\x20-\x7e\t]*$/.test(value) &&
-    value.trim() === value &&
-    !(value.startsWith(SENTINEL_START) && value.endsWith(SENTINEL_END));
-  return plain ? value : `${SENTINEL_START}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_END}`;
 }

@@ -27,7 +27,7 @@ import {
   startSdkUpstream,
 } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
-import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
+import { type SdkV2Upstream, startSdkV2HeaderUpstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' };
 
@@ -36,6 +36,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
   let weather: SdkV2Upstream;
   let v1: SdkUpstream;
   let everything: EverythingServer;
+  let geo: SdkV2Upstream;
   let apiKey = '';
   let token = '';
   let aginId = '';
@@ -49,7 +50,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
   }
 
   beforeAll(async () => {
-    [plaza, weather, v1, everything] = await Promise.all([
+    [plaza, weather, v1, everything, geo] = await Promise.all([
       startTestPlaza(backend, { env: ENV }),
       startSdkV2Upstream({
         legacy: 'reject',
@@ -57,13 +58,14 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       }),
       startSdkUpstream(),
       startEverything(),
+      startSdkV2HeaderUpstream(),
     ]);
     apiKey = (
       await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
         email: 'bridge@example.com',
       })
     ).apiKey;
-    const listings = { weather: weather.url, 'sdk-v1': v1.url, everything: everything.url };
+    const listings = { weather: weather.url, 'sdk-v1': v1.url, everything: everything.url, geo: geo.url };
     for (const [provider, url] of Object.entries(listings)) {
       const listed = await json('/api/mcp/listings', {
         method: 'POST',
@@ -85,7 +87,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
     aginId = agent.body.data.agent.agin_id;
   }, 90_000);
   afterAll(async () => {
-    await Promise.all([plaza?.close(), weather?.close(), v1?.close(), everything?.stop()]);
+    await Promise.all([plaza?.close(), weather?.close(), v1?.close(), everything?.stop(), geo?.close()]);
   });
 
   const headers = () => ({ authorization: `Bearer ${token}` });
@@ -278,5 +280,25 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       body: '{',
     });
     expect(notJson.status).toBe(400);
+  });
+  it("calls a 2026-only tool whose schema asks for Mcp-Param-* headers for an SDK v1 client, reading the schema from the provider's tools/list", async () => {
+    const client = new Client({ name: 'v1-agent', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/geo`), { requestInit: { headers: headers() } }),
+    );
+    try {
+      for (const region of ['eu-west', 'Zürich']) {
+        const result = await client.callTool({ name: 'geo', arguments: { region, n: 1 } });
+        expect(result.isError, region).toBeFalsy();
+        expect(result.content).toEqual([{ type: 'text', text: JSON.stringify({ region, n: 1 }) }]);
+        await expectVerifiedReceipt((result._meta as any).platform.call_id, 'geo', 'geo');
+      }
+    } finally {
+      await client.close();
+    }
+    const calls = geo.seen.filter((s) => s.method === 'tools/call');
+    // The first call was refused for the missing header, then asked again with it; the second had it at once.
+    expect(calls.map((s) => s.status)).toEqual([400, 200, 200]);
+    expect(calls[2]!.headers['mcp-param-region']).toBe(`=?base64?${Buffer.from('Zürich').toString('base64')}?=`);
   });
 });

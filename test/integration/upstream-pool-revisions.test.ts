@@ -10,24 +10,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createUpstreamPool } from '../../gateway/index.ts';
-import { headerValue } from '../../gateway/upstream/stateless.ts';
+import { headerValue } from '../../gateway/upstream/header-value.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
-import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
+import { type SdkV2Upstream, startSdkV2HeaderUpstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const ONLY_2026 = ['2026-07-28'] as const;
 
 describe('the upstream pool and the revision each upstream speaks', () => {
   let v2: SdkV2Upstream;
   let v1: SdkUpstream;
+  let geo: SdkV2Upstream;
 
   beforeAll(async () => {
-    [v2, v1] = await Promise.all([
+    [v2, v1, geo] = await Promise.all([
       startSdkV2Upstream({ legacy: 'reject', pages: [[{ name: 'forecast' }]] }),
       startSdkUpstream(),
+      startSdkV2HeaderUpstream(),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([v2?.close(), v1?.close()]);
+    await Promise.all([v2?.close(), v1?.close(), geo?.close()]);
   });
 
   const last = (method: string) => v2.seen.filter((s) => s.method === method).at(-1)!;
@@ -163,5 +165,34 @@ describe('the upstream pool and the revision each upstream speaks', () => {
     expect(v1.seen.filter((s) => s.body?.method === 'initialize').at(-1)!.body.params.capabilities).toEqual({
       sampling: {},
     });
+  });
+  it("mirrors the arguments a tool's schema marks with x-mcp-header in Mcp-Param-* headers, as the server checks", async () => {
+    const pool = createUpstreamPool({ timeoutMs: 10_000 });
+    const listed = await pool.request({ url: geo.url, revisions: ONLY_2026, method: 'tools/list', headers: {} });
+    const schema = (listed.result as { tools: { name: string; inputSchema: Record<string, unknown> }[] }).tools[0]!
+      .inputSchema;
+    expect(schema).toMatchObject({ properties: { region: { 'x-mcp-header': 'Region' } } });
+    const call = {
+      url: geo.url,
+      revisions: ONLY_2026,
+      method: 'tools/call',
+      params: { name: 'geo', arguments: { region: 'Zürich', n: 2 } },
+      headers: {},
+    };
+    // Without the schema the header is missing: the server's -32020 (under HTTP 400) is the answer.
+    const refused = await pool.request(call);
+    expect(refused.error).toMatchObject({ code: -32020, message: expect.stringContaining('Mcp-Param-Region') });
+    expect(geo.seen.at(-1)!.status).toBe(400);
+    const answered = await pool.request({ ...call, toolInputSchema: schema });
+    expect(answered.result).toMatchObject({ content: [{ type: 'text', text: '{"region":"Zürich","n":2}' }] });
+    expect(geo.seen.at(-1)!.headers['mcp-param-region']).toBe(`=?base64?${Buffer.from('Zürich').toString('base64')}?=`);
+    // An argument left out has no header, and the server takes that too.
+    const without = await pool.request({
+      ...call,
+      params: { name: 'geo', arguments: { n: 3 } },
+      toolInputSchema: schema,
+    });
+    expect(without.error).toBeUndefined();
+    expect(geo.seen.at(-1)!.headers['mcp-param-region']).toBeUndefined();
   });
 });

@@ -10,7 +10,15 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { createMcpHandler, inputRequired, Server, type ServerNotifier } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  fromJsonSchema,
+  inputRequired,
+  type McpHttpHandler,
+  McpServer,
+  Server,
+  type ServerNotifier,
+} from '@modelcontextprotocol/server';
 
 /** One request the provider received: its JSON-RPC method (or HTTP verb), MCP headers and `_meta`. */
 export interface SeenV2 {
@@ -67,7 +75,31 @@ export async function startSdkV2Upstream(options: {
     });
     return server;
   };
-  const handler = createMcpHandler(factory, { legacy: options.legacy });
+  return serve(createMcpHandler(factory, { legacy: options.legacy }));
+}
+
+/**
+ * A 2026-only provider on the SDK v2's `McpServer`, whose tool registry knows each tool's input
+ * schema: `geo {region, n}` marks `region` with `x-mcp-header: "Region"`, so the server refuses
+ * (-32020) a call without a matching `Mcp-Param-Region` header. It answers its arguments as text.
+ */
+export async function startSdkV2HeaderUpstream(): Promise<SdkV2Upstream> {
+  const schema = {
+    type: 'object',
+    properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, n: { type: 'integer' } },
+  };
+  const factory = () => {
+    const server = new McpServer({ name: 'sdk-v2-geo', version: '2.4.0' });
+    server.registerTool('geo', { inputSchema: fromJsonSchema(schema as never) }, async (args: unknown) => ({
+      content: [{ type: 'text' as const, text: JSON.stringify(args) }],
+    }));
+    return server;
+  };
+  return serve(createMcpHandler(factory, { legacy: 'reject' }));
+}
+
+/** Serves `handler` on a Node HTTP server on a free port, recording each request. */
+async function serve(handler: McpHttpHandler): Promise<SdkV2Upstream> {
   const seen: SeenV2[] = [];
   const server = createServer(async (req, res) => {
     let raw = '';
