@@ -161,7 +161,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   /** Open GET streams (server notifications), ended by endStreams; set once the server stops. */
   const notificationStreams = new Set<UpstreamHttpResponse>();
   let stopping = false;
-  const bridge = createRevisionBridge({ ...deps, pipeline, streams: notificationStreams, stopping: () => stopping });
+  const bridge = createRevisionBridge({
+    ...deps,
+    pipeline,
+    streams: notificationStreams,
+    stopping: () => stopping,
+    shared: options.sharedCalls,
+  });
   const unverifiable = (req: IncomingMessage, res: ServerResponse) => refuseForStorage(req, res, deps.maxRequest);
 
   async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {

@@ -10,9 +10,11 @@ import type { CallPipeline } from '../call-pipeline.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import type { Connector } from '../passthrough/exchange.ts';
 import type { SessionSealer } from '../session-sealer.ts';
+import type { SharedCalls } from '../shared-calls.ts';
 import type { UpstreamHttp, UpstreamHttpResponse } from '../upstream-http.ts';
 import { createUpstreamPool, type UpstreamPool } from '../upstream-pool.ts';
 import { type BridgeDirection, bridgeDirection } from './detect.ts';
+import { createInputWaiters } from './input-waiters.ts';
 import { serveLegacyClient } from './legacy-client.ts';
 import { serveModernClient } from './modern-client.ts';
 
@@ -31,6 +33,8 @@ export interface RevisionBridgeOptions {
   streams: Set<UpstreamHttpResponse>;
   /** Whether the server is stopping (no new notification stream then). */
   stopping: () => boolean;
+  /** Where a client's answer that reached another instance is passed on (Redis in Plaza). */
+  shared?: SharedCalls | undefined;
   /** The pool bridged requests go through; default one of its own on `http`. */
   pool?: UpstreamPool;
 }
@@ -48,6 +52,7 @@ export interface BridgedExchange {
 /** Builds the bridge; its pool is made on first use. */
 export function createRevisionBridge(options: RevisionBridgeOptions) {
   let pool = options.pool;
+  const waiters = createInputWaiters(options.shared);
   const deps = () => {
     pool ??= createUpstreamPool({
       http: options.http,
@@ -67,6 +72,8 @@ export function createRevisionBridge(options: RevisionBridgeOptions) {
         streams: options.streams,
       },
       stopping: options.stopping,
+      waiters,
+      timeoutMs: options.timeoutMs,
     };
   };
   return {

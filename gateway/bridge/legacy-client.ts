@@ -4,8 +4,10 @@
  * capabilities and serverInfo from its `server/discover`) with a sealed session that carries what
  * the client said (see bridge-session), answers ping and takes notifications, and sends each other
  * request to the provider stateless, the envelope built from the client's initialize. Results lose
- * `resultType`; a result asking the client for input (`input_required`) is refused in-band. The
- * client's notification stream (GET) is the provider's `subscriptions/listen` (see listen).
+ * `resultType`; a result asking the client for input (`input_required`) is asked of the client on
+ * the request's event stream, as its revision has a server ask (see input-rounds), and the client's
+ * answer, a POST of its own, reaches the waiting call from any instance. The client's notification
+ * stream (GET) is the provider's `subscriptions/listen` (see listen).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -20,6 +22,7 @@ import { DEFAULT_SESSION_REVISION, speaksSessionRevision } from '../upstream/rev
 import { UpstreamCallError } from '../upstream-client.ts';
 import { type BridgeSession, bridgeSessionId, isBridgeSession, openBridgeSession } from './bridge-session.ts';
 import { type BridgeDeps, type BridgeSide, forwardBridged } from './forward.ts';
+import { waiterKey } from './input-waiters.ts';
 import { type ListenDeps, relayListen } from './listen.ts';
 import { readBridgedMessage } from './read-message.ts';
 
@@ -56,7 +59,10 @@ export async function serveLegacyClient(
     return relayListen(deps.listen, { res, url: ex.connector.url, headers, session });
   }
   const message = await readBridgedMessage(req, deps.maxRequest);
-  if (message.kind === 'other') return void res.writeHead(202).end();
+  // The client's answer to a request Plaza sent it during a call: to the call waiting for it, wherever it is.
+  if (message.kind === 'response')
+    deps.waiters.answer(waiterKey(ex.provider, ex.identity.agentId, message.id), message.message);
+  if (message.kind !== 'request') return void res.writeHead(202).end();
   const { id, method, params } = message;
   if (method === 'initialize') return initialize(deps, ex, id, params);
   if (method === 'ping') return sendJson(res, 200, { jsonrpc: '2.0', id, result: {} });
@@ -79,10 +85,10 @@ function legacySide(session: BridgeSession, provider: string): BridgeSide {
   return {
     clientCapabilities: session.capabilities,
     result: ({ resultType: _taken, ...rest }) => rest,
-    inputRequired: (result) =>
-      result['resultType'] === 'input_required'
-        ? `Provider "${provider}" asked for the client's input (an input_required result of MCP 2026-07-28), which Plaza cannot pass to a client of MCP ${session.protocolVersion}; use a client of MCP 2026-07-28 for this request`
-        : undefined,
+    input: {
+      refused: (why) =>
+        `provider "${provider}" asked for the client's input (input_required, MCP 2026-07-28), but ${why}`,
+    },
     refusal: (method) => `Plaza does not pass ${method} to a client of MCP ${session.protocolVersion} here.`,
     headers: {},
   };

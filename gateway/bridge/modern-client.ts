@@ -47,7 +47,7 @@ export async function serveModernClient(deps: BridgeDeps & { maxRequest: number 
       `MCP ${STATELESS_REVISION} has no sessions or GET streams: POST each request.`,
     );
   const message = await readBridgedMessage(req, deps.maxRequest);
-  if (message.kind === 'other') return void res.writeHead(202).end();
+  if (message.kind !== 'request') return void res.writeHead(202).end();
   const { id, method } = message;
   const meta = message.params?.['_meta'];
   const envelope = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>) : {};
@@ -75,7 +75,6 @@ function modernSide(clientCapabilities: Record<string, unknown>): BridgeSide {
       // Lists and reads carry cache hints in 2026-07-28: none to reuse them by (what an agent sees may depend on its credential).
       return CACHEABLE.has(method) && out['ttlMs'] === undefined ? { ...out, ttlMs: 0, cacheScope: 'private' } : out;
     },
-    inputRequired: () => undefined,
     refusal: (method) =>
       `Plaza cannot pass ${method} from this provider (MCP before ${STATELESS_REVISION}) to its client of MCP ${STATELESS_REVISION}: it would be an input_required round trip, which Plaza does not bridge yet.`,
     headers: {},

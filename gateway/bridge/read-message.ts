@@ -2,12 +2,14 @@ import type { IncomingMessage } from 'node:http';
 
 import { nestsDeeperThan } from '../../src/kernel/index.ts';
 import { GatewayError } from '../error-table.ts';
-import { isRequest, type JsonRpcId, MAX_JSON_DEPTH, parseJson } from '../internal/json-rpc.ts';
+import { isRequest, isResponse, type JsonRpcId, MAX_JSON_DEPTH, parseJson } from '../internal/json-rpc.ts';
 import { readRequestText } from '../internal/request-text.ts';
 
 /** One message a bridged client POSTed: a request (with its id and params), or something that gets no answer. */
 export type BridgedMessage =
   | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown> | undefined }
+  /** A client's answer to a request Plaza sent it. */
+  | { kind: 'response'; id: JsonRpcId; message: unknown }
   | { kind: 'other'; method: string | undefined };
 
 /**
@@ -32,6 +34,7 @@ export async function readBridgedMessage(req: IncomingMessage, maxRequest: numbe
   if (typeof parsed !== 'object' || parsed === null || (parsed as { jsonrpc?: unknown }).jsonrpc !== '2.0')
     throw new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message.');
   const method = (parsed as { method?: unknown }).method;
+  if (isResponse(parsed)) return { kind: 'response', id: parsed.id, message: parsed };
   if (!isRequest(parsed)) return { kind: 'other', method: typeof method === 'string' ? method : undefined };
   if (typeof parsed.id !== 'string' && !Number.isSafeInteger(parsed.id))
     throw new GatewayError('invalid_request', 'Request ids must be strings or integers (at most 2^53 - 1).');

@@ -13,7 +13,7 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { verifyInclusion } from '../../receipts/index.ts';
@@ -128,7 +128,15 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
   }
 
   it('takes an SDK v1 client to a provider that speaks only 2026-07-28: initialize, every page of tools, a call with its receipt', async () => {
-    const client = new Client({ name: 'v1-agent', version: '7' }, { capabilities: { roots: { listChanged: true } } });
+    const client = new Client(
+      { name: 'v1-agent', version: '7' },
+      { capabilities: { roots: { listChanged: true }, elicitation: {} } },
+    );
+    const elicited: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      elicited.push(request.params.message);
+      return { action: 'accept', content: { ok: true } };
+    });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/weather`), { requestInit: { headers: headers() } }),
     );
@@ -152,14 +160,26 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       expect(seen.headers).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-name': 'forecast' });
       expect(seen.meta).toMatchObject({
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': { roots: { listChanged: true } },
+        'io.modelcontextprotocol/clientCapabilities': { roots: { listChanged: true }, elicitation: {} },
         platform: { agin_id: aginId, call_id: callId },
       });
       await expectVerifiedReceipt(callId, 'weather', 'forecast');
-      // An input_required result cannot reach this client: refused in-band, receipted.
+      // An input_required round with state only: asked again at once, one receipt for the call.
       const asked = await client.callTool({ name: 'ask', arguments: {} });
-      expect(asked.isError).toBe(true);
-      expect(JSON.stringify(asked.content)).toContain('input_required');
+      expect(asked.isError).toBeFalsy();
+      expect(asked.content).toEqual([{ type: 'text', text: 'ask {}' }]);
+      const retried = weather.seen.filter((s) => s.method === 'tools/call' && s.params?.['name'] === 'ask');
+      expect(retried.map((s) => s.params?.['requestState'])).toEqual([undefined, 'ask-1']);
+      await expectVerifiedReceipt((asked._meta as any).platform.call_id, 'weather', 'ask');
+      // The provider's elicitation is asked of the client on the call's stream, its answer sent back.
+      const confirmed = await client.callTool({ name: 'confirm', arguments: {} });
+      expect(confirmed.content).toEqual([{ type: 'text', text: 'confirmed true' }]);
+      expect(elicited).toEqual(['Go ahead?']);
+      const retry = weather.seen.filter((s) => s.params?.['name'] === 'confirm').at(-1)!;
+      expect(retry.params).toMatchObject({
+        requestState: 'confirm-1',
+        inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+      });
       // The client's GET stream is the provider's subscriptions/listen: a list change reaches it.
       const changed = new Promise<void>((resolve) =>
         client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
@@ -300,5 +320,16 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
     // The first call was refused for the missing header, then asked again with it; the second had it at once.
     expect(calls.map((s) => s.status)).toEqual([400, 200, 200]);
     expect(calls[2]!.headers['mcp-param-region']).toBe(`=?base64?${Buffer.from('Zürich').toString('base64')}?=`);
+  });
+  it("passes on, under the client's id, a provider's refusal to ask a 2025 client for input it did not declare (-32021)", async () => {
+    const client = new Client({ name: 'plain-agent', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/weather`), { requestInit: { headers: headers() } }),
+    );
+    try {
+      await expect(client.callTool({ name: 'confirm', arguments: {} })).rejects.toMatchObject({ code: -32021 });
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -4,13 +4,15 @@
  * with the SDK's stateless fallback for clients of the earlier revisions (`legacy: 'stateless'`).
  * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors; tools/call
  * of any tool answers its name and arguments as text (after one progress notification when the
- * call carries a progress token), but `ask`, which first answers `input_required`.
+ * call carries a progress token), but `ask`, which first answers `input_required` (state only),
+ * and `confirm`, which asks its client to confirm (elicitation) and answers `confirmed <ok>`.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import {
+  acceptedContent,
   createMcpHandler,
   fromJsonSchema,
   inputRequired,
@@ -61,6 +63,21 @@ export async function startSdkV2Upstream(options: {
       // `ask` answers input_required (state only) until it is retried with that state.
       if (request.params.name === 'ask' && ctx.mcpReq.requestState() !== 'ask-1')
         return inputRequired({ requestState: 'ask-1' }) as never;
+      // `confirm` asks its client (elicitation) until it is retried with the answer.
+      if (request.params.name === 'confirm') {
+        const answer = acceptedContent<{ ok?: boolean }>(ctx.mcpReq.inputResponses, 'confirm');
+        if (answer === undefined)
+          return inputRequired({
+            inputRequests: {
+              confirm: inputRequired.elicit({
+                message: 'Go ahead?',
+                requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+              }),
+            },
+            requestState: 'confirm-1',
+          }) as never;
+        return { content: [{ type: 'text' as const, text: `confirmed ${String(answer.ok)}` }] };
+      }
       const token = request.params._meta?.progressToken;
       if (token !== undefined)
         await ctx.mcpReq.notify({
