@@ -9,6 +9,8 @@ import type { CallPipeline } from '../call-pipeline.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import type { JsonRpcId, JsonRpcResponse } from '../internal/json-rpc.ts';
 import type { Connector } from '../passthrough/exchange.ts';
+import type { SessionSealer } from '../session-sealer.ts';
+import type { PooledCall } from '../upstream/pooled-call.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
 import type { UpstreamPool } from '../upstream-pool.ts';
 import type { BridgeAnswer } from './answer.ts';
@@ -24,6 +26,8 @@ export interface BridgeDeps {
   waiters: InputWaiters;
   /** How long Plaza waits for the provider, and for a client's answer. */
   timeoutMs: number;
+  /** Seals a round's requestState (see held-rounds). */
+  sealer: SessionSealer;
 }
 
 /** How a bridged client's revision differs from its provider's, as forwarding needs it. */
@@ -38,6 +42,11 @@ export interface BridgeSide {
    * could not be.
    */
   input?: { refused(why: string): string };
+  /**
+   * Set when the client asks in a later revision (2026-07-28) than the provider's: the provider's
+   * requests to its client during a call become `input_required` rounds (see held-rounds).
+   */
+  rounds?: boolean;
   /** Why the provider's requests to its client during the call are refused, by method. */
   refusal(method: string): string;
   /** Headers the answer carries. */
@@ -62,7 +71,12 @@ export async function send(
   request: BridgedRequest,
   side: BridgeSide,
   answer: BridgeAnswer,
-  sending: { params: unknown; headers: Record<string, string>; toolInputSchema?: Record<string, unknown> | undefined },
+  sending: {
+    params: unknown;
+    headers: Record<string, string>;
+    toolInputSchema?: Record<string, unknown> | undefined;
+    onServerRequest?: PooledCall['onServerRequest'];
+  },
 ): Promise<JsonRpcResponse> {
   const gone = clientGone(request.res);
   // The client's standard headers name its own revision and request: the pool sets the provider's.
@@ -77,6 +91,7 @@ export async function send(
       signal: gone.signal,
       clientCapabilities: side.clientCapabilities,
       ...(sending.toolInputSchema === undefined ? {} : { toolInputSchema: sending.toolInputSchema }),
+      ...(sending.onServerRequest === undefined ? {} : { onServerRequest: sending.onServerRequest }),
       onNotification: (n) => answer.notify(n),
       refusal: side.refusal,
     });

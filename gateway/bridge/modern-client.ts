@@ -3,8 +3,8 @@
  * Plaza answers `server/discover` from the provider's initialize, and sends each request through a
  * pooled upstream session that declared the request's client capabilities (see the upstream
  * pool); results get `resultType: "complete"`. The provider's own requests to its client during a
- * call (sampling, elicitation, roots) would be an `input_required` round trip for this client:
- * they are refused in-band (the provider is told at once, never left waiting).
+ * call (sampling, elicitation, roots) become `input_required` rounds for this client, whose retries
+ * any instance continues (see held-rounds).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -18,6 +18,7 @@ import { STATELESS_REVISION } from '../upstream/revisions.ts';
 import { ENVELOPE } from '../upstream/stateless.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
 import { type BridgeDeps, type BridgeSide, forwardBridged } from './forward.ts';
+import { continueRound, type HeldRound, openRound } from './held-rounds.ts';
 import { readBridgedMessage } from './read-message.ts';
 
 /** The results that carry cache hints (`ttlMs`, `cacheScope`) in 2026-07-28. */
@@ -63,20 +64,54 @@ export async function serveModernClient(deps: BridgeDeps & { maxRequest: number 
       ? (declared as Record<string, unknown>)
       : {};
   if (method === 'server/discover') return discover(deps, ex, id, capabilities);
-  await forwardBridged(deps, { ...ex, id, method, params: withoutEnvelope(message.params) }, modernSide(capabilities));
+  const params = withoutEnvelope(message.params);
+  // A retry that continues a round of Plaza's (see held-rounds): on whichever instance it reached.
+  const held = openRound(deps.sealer, params?.['requestState'], {
+    provider: ex.provider,
+    agentId: ex.identity.agentId,
+  });
+  if (held) return continueHeldRound(deps, ex, id, method, held, params?.['inputResponses']);
+  await forwardBridged(deps, { ...ex, id, method, params }, modernSide(capabilities));
+}
+
+/** Answers a retry with what the provider did next: another round, or the call's answer (receipted where the call runs). */
+async function continueHeldRound(
+  deps: BridgeDeps,
+  ex: ModernExchange,
+  id: JsonRpcId,
+  method: string,
+  held: HeldRound,
+  inputResponses: unknown,
+): Promise<void> {
+  const gone = new AbortController();
+  ex.res.once('close', () => gone.abort());
+  const outcome = await continueRound(deps, held, inputResponses, gone.signal);
+  if (outcome === undefined)
+    return sendJson(
+      ex.res,
+      200,
+      rpcError(id, RPC_ERRORS.internal, 'The request this retry continues got no further in time; send it again.'),
+    );
+  if ('input' in outcome)
+    return sendJson(ex.res, 200, { jsonrpc: '2.0', id, result: { resultType: 'input_required', ...outcome.input } });
+  const done = outcome.done;
+  const result =
+    done.result === undefined ? undefined : modernSide({}).result(done.result as Record<string, unknown>, method);
+  sendJson(ex.res, 200, { ...done, id, ...(result === undefined ? {} : { result }) });
 }
 
 /** What a 2026-07-28 client's requests become on their way to a provider of earlier revisions, and back. */
 function modernSide(clientCapabilities: Record<string, unknown>): BridgeSide {
   return {
     clientCapabilities,
+    rounds: true,
     result: (result, method) => {
       const out = result['resultType'] === undefined ? { ...result, resultType: 'complete' } : result;
       // Lists and reads carry cache hints in 2026-07-28: none to reuse them by (what an agent sees may depend on its credential).
       return CACHEABLE.has(method) && out['ttlMs'] === undefined ? { ...out, ttlMs: 0, cacheScope: 'private' } : out;
     },
     refusal: (method) =>
-      `Plaza cannot pass ${method} from this provider (MCP before ${STATELESS_REVISION}) to its client of MCP ${STATELESS_REVISION}: it would be an input_required round trip, which Plaza does not bridge yet.`,
+      `Plaza passes this provider's requests to its client (MCP ${STATELESS_REVISION}) only during tools/call, at most 8 per call; ${method} is refused.`,
     headers: {},
   };
 }

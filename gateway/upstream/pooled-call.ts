@@ -1,4 +1,4 @@
-import type { UpstreamNotification } from '../upstream-client.ts';
+import type { UpstreamNotification, UpstreamServerRequest } from '../upstream-client.ts';
 
 /** One request sent to an upstream through the pool. */
 export interface PooledCall {
@@ -14,6 +14,14 @@ export interface PooledCall {
    * elicitation) are refused, in words for the upstream (and the agent it may tell), by method.
    */
   refusal?: (method: string) => string;
+  /**
+   * Answers a request the upstream sends its client during this call (sessions only): the answer it
+   * resolves to (`{ result }` or `{ error }`) is POSTed in the session. Returning undefined leaves
+   * it to `refusal` (ping is answered, anything else refused at once).
+   */
+  onServerRequest?: (
+    request: UpstreamServerRequest,
+  ) => Promise<{ result: unknown } | { error: { code: number; message: string } }> | undefined;
   /** Told the size of the call's answer read so far (see UpstreamRequest.onBytes). */
   onBytes?: (size: number) => string | undefined;
   /**

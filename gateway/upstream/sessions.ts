@@ -177,13 +177,15 @@ export function createSessionPool(options: SessionPoolOptions) {
             signal,
             onNotification: call.onNotification,
             // In the session the call went in: the answer's Mcp-Session-Id is the same one.
-            onRequest: (r) =>
-              answer(
-                call.url,
-                sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion),
-                r,
-                call.refusal,
-              ),
+            onRequest: (r) => {
+              const headers = sessionHeaders(stripCallHeaders(call.headers), s.sessionId, s.protocolVersion);
+              const deferred = r.method === 'ping' ? undefined : call.onServerRequest?.(r);
+              if (deferred === undefined) return answer(call.url, headers, r, call.refusal);
+              void deferred.then(
+                (reply) => post(call.url, headers, { jsonrpc: '2.0', id: r.id, ...reply }),
+                () => answer(call.url, headers, r, call.refusal),
+              );
+            },
             maxBytes,
             onBytes: call.onBytes,
           }).catch((error: unknown) => {

@@ -221,9 +221,12 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       );
       expect(asked.isError).toBeFalsy();
       expect(progress.length).toBeGreaterThan(0);
-      // Sampling would be an input_required round trip: the provider is refused at once, in words.
+      // The provider's sampling request reaches the client as an input_required round, its answer the provider.
       const sampled = await client.callTool({ name: 'ask', arguments: { method: 'sampling/createMessage' } });
-      expect(JSON.stringify(sampled.content)).toContain('input_required round trip');
+      expect(sampled.isError).toBeFalsy();
+      expect(JSON.stringify(sampled.content)).toContain('sampling/createMessage answered');
+      expect(JSON.stringify(sampled.content)).toContain('sampled');
+      await expectVerifiedReceipt((sampled._meta as any).platform.call_id, 'sdk-v1', 'ask');
     } finally {
       await client.close();
     }
@@ -248,6 +251,11 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       );
       expect(long.isError).toBeFalsy();
       expect(progress).toEqual([1, 2, 3]);
+      const sampled = await client.callTool({
+        name: 'trigger-sampling-request',
+        arguments: { prompt: 'hi', maxTokens: 20 },
+      });
+      expect(JSON.stringify(sampled.content)).toContain('sampled');
     } finally {
       await client.close();
     }
