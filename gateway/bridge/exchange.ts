@@ -7,8 +7,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { CallPipeline } from '../call-pipeline.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
+import type { createCallsInFlight } from '../internal/calls-in-flight.ts';
 import type { JsonRpcId, JsonRpcResponse } from '../internal/json-rpc.ts';
-import type { Connector } from '../passthrough/exchange.ts';
+import { CALLER_CANCELLED, type Connector } from '../passthrough/exchange.ts';
 import type { SessionSealer } from '../session-sealer.ts';
 import type { PooledCall } from '../upstream/pooled-call.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
@@ -28,6 +29,8 @@ export interface BridgeDeps {
   timeoutMs: number;
   /** Seals a round's requestState (see held-rounds). */
   sealer: SessionSealer;
+  /** The passthrough's calls in flight: a 2025 client's notifications/cancelled finds its request there (or on another instance). */
+  inFlight: ReturnType<typeof createCallsInFlight>;
 }
 
 /** How a bridged client's revision differs from its provider's, as forwarding needs it. */
@@ -63,6 +66,8 @@ export interface BridgedRequest {
   id: JsonRpcId;
   method: string;
   params: Record<string, unknown> | undefined;
+  /** Where the client's notifications/cancelled for this request finds it (a 2025 client's; see callKey). */
+  cancelKey?: string | undefined;
 }
 
 /** Through the pool, stopped when the client goes away. */
@@ -81,6 +86,17 @@ export async function send(
   const gone = clientGone(request.res);
   // The client's standard headers name its own revision and request: the pool sets the provider's.
   const { 'mcp-method': _method, 'mcp-name': _name, ...headers } = sending.headers;
+  // Cancelled by the client (here or through another instance): the request's stream is closed,
+  // which is the cancellation for a 2026-07-28 provider and ends a session's request too.
+  let cancelled = false;
+  const cancel = () => {
+    cancelled = true;
+    gone.abort();
+  };
+  const unlist =
+    request.cancelKey === undefined
+      ? undefined
+      : deps.inFlight.add(request.cancelKey, { upstreamId: '', cancelSent: () => undefined, cancel }, cancel);
   try {
     return await deps.pool.request({
       url: request.connector.url,
@@ -95,7 +111,11 @@ export async function send(
       onNotification: (n) => answer.notify(n),
       refusal: side.refusal,
     });
+  } catch (error) {
+    if (cancelled) throw new UpstreamCallError(CALLER_CANCELLED);
+    throw error;
   } finally {
+    unlist?.();
     gone.release();
   }
 }

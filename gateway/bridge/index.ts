@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { CallPipeline } from '../call-pipeline.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
+import type { createCallsInFlight } from '../internal/calls-in-flight.ts';
 import type { Connector } from '../passthrough/exchange.ts';
 import type { SessionSealer } from '../session-sealer.ts';
 import type { SharedCalls } from '../shared-calls.ts';
@@ -33,6 +34,8 @@ export interface RevisionBridgeOptions {
   streams: Set<UpstreamHttpResponse>;
   /** Whether the server is stopping (no new notification stream then). */
   stopping: () => boolean;
+  /** The passthrough's calls in flight (a 2025 client's notifications/cancelled finds its bridged request there). */
+  inFlight: ReturnType<typeof createCallsInFlight>;
   /** Where a client's answer that reached another instance is passed on (Redis in Plaza). */
   shared?: SharedCalls | undefined;
   /** The pool bridged requests go through; default one of its own on `http`. */
@@ -74,6 +77,7 @@ export function createRevisionBridge(options: RevisionBridgeOptions) {
       stopping: options.stopping,
       waiters,
       timeoutMs: options.timeoutMs,
+      inFlight: options.inFlight,
     };
   };
   return {

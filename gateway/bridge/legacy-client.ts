@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { GatewayError } from '../error-table.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
+import { callKey } from '../internal/calls-in-flight.ts';
 import { type JsonRpcId, RPC_ERRORS, rpcError } from '../internal/json-rpc.ts';
 import { sendJson } from '../internal/send-json.ts';
 import type { Connector } from '../passthrough/exchange.ts';
@@ -62,11 +63,25 @@ export async function serveLegacyClient(
   // The client's answer to a request Plaza sent it during a call: to the call waiting for it, wherever it is.
   if (message.kind === 'response')
     deps.waiters.answer(waiterKey(ex.provider, ex.identity.agentId, message.id), message.message);
+  // The client cancels a request of its own: wherever it runs, its stream upstream is closed.
+  if (message.kind === 'other' && message.method === 'notifications/cancelled') {
+    const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+    deps.inFlight.cancelling(cancelKey(ex, requestId))?.cancel();
+  }
   if (message.kind !== 'request') return void res.writeHead(202).end();
   const { id, method, params } = message;
   if (method === 'initialize') return initialize(deps, ex, id, params);
   if (method === 'ping') return sendJson(res, 200, { jsonrpc: '2.0', id, result: {} });
-  await forwardBridged(deps, { ...ex, id, method, params }, legacySide(session, ex.provider));
+  await forwardBridged(
+    deps,
+    { ...ex, id, method, params, cancelKey: cancelKey(ex, id) },
+    legacySide(session, ex.provider),
+  );
+}
+
+/** Where a request of this client's session is found by its notifications/cancelled. */
+function cancelKey(ex: LegacyExchange, requestId: unknown): string {
+  return callKey(ex.provider, ex.identity.agentId, ex.upstreamSession ?? '', requestId);
 }
 
 /** The headers a request that is not a call goes upstream with (the caller's that may go, the identity headers). */

@@ -10,7 +10,7 @@ export type BridgedMessage =
   | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown> | undefined }
   /** A client's answer to a request Plaza sent it. */
   | { kind: 'response'; id: JsonRpcId; message: unknown }
-  | { kind: 'other'; method: string | undefined };
+  | { kind: 'other'; method: string | undefined; params: unknown };
 
 /**
  * Reads a bridged client's POST: one JSON-RPC message (a batch crosses no revision: 2026-07-28 has
@@ -35,7 +35,12 @@ export async function readBridgedMessage(req: IncomingMessage, maxRequest: numbe
     throw new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message.');
   const method = (parsed as { method?: unknown }).method;
   if (isResponse(parsed)) return { kind: 'response', id: parsed.id, message: parsed };
-  if (!isRequest(parsed)) return { kind: 'other', method: typeof method === 'string' ? method : undefined };
+  if (!isRequest(parsed))
+    return {
+      kind: 'other',
+      method: typeof method === 'string' ? method : undefined,
+      params: (parsed as { params?: unknown }).params,
+    };
   if (typeof parsed.id !== 'string' && !Number.isSafeInteger(parsed.id))
     throw new GatewayError('invalid_request', 'Request ids must be strings or integers (at most 2^53 - 1).');
   const params = (parsed as { params?: unknown }).params;

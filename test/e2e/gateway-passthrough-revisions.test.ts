@@ -340,4 +340,32 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       await client.close();
     }
   });
+  it("cancels a 2025 client's request to a 2026-only provider: the stream upstream is closed, the receipt says so", async () => {
+    const client = new Client({ name: 'cancelling', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${plaza.url}/mcp/p/weather`), { requestInit: { headers: headers() } }),
+    );
+    try {
+      const stop = new AbortController();
+      const call = client.callTool({ name: 'slow', arguments: { ms: 30_000 } }, undefined, { signal: stop.signal });
+      for (let i = 0; i < 200 && weather.slow.started === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      stop.abort();
+      await expect(call).rejects.toThrow();
+      for (let i = 0; i < 200 && weather.slow.aborted === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(weather.slow).toEqual({ started: 1, aborted: 1, done: 0 });
+      const seen = weather.seen.find((s) => s.params?.['name'] === 'slow')!;
+      const callId = (seen.meta?.['platform'] as { call_id: string }).call_id;
+      let receipt: any;
+      for (let i = 0; i < 200 && receipt === undefined; i++) {
+        const found = await json(`/api/receipts/${callId}`);
+        if (found.status === 200) receipt = found.body.data.receipt;
+        else await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(receipt).toMatchObject({ status: 'error', tool: 'slow' });
+      // Its notifications/cancelled found the request (not only a connection that went away).
+      expect(receipt.outcome).toBe('upstream failure: the caller cancelled the call');
+    } finally {
+      await client.close();
+    }
+  });
 });

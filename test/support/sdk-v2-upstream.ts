@@ -5,7 +5,8 @@
  * tools/list is paged (one tool a page, `nextCursor`), so a client has to follow cursors; tools/call
  * of any tool answers its name and arguments as text (after one progress notification when the
  * call carries a progress token), but `ask`, which first answers `input_required` (state only),
- * and `confirm`, which asks its client to confirm (elicitation) and answers `confirmed <ok>`.
+ * `confirm`, which asks its client to confirm (elicitation) and answers `confirmed <ok>`, and
+ * `slow {ms}`, which answers after `ms` unless cancelled (counted in `slow`).
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -36,6 +37,8 @@ export interface SeenV2 {
 export interface SdkV2Upstream {
   url: string;
   seen: SeenV2[];
+  /** `slow` calls started, stopped by a cancellation, and run to their end. */
+  slow: { started: number; aborted: number; done: number };
   /** Publishes list changes to the open subscriptions/listen streams. */
   notify: ServerNotifier;
   close(): Promise<void>;
@@ -47,6 +50,7 @@ export async function startSdkV2Upstream(options: {
   pages: { name: string; description?: string }[][];
   name?: string;
 }): Promise<SdkV2Upstream> {
+  const slow = { started: 0, aborted: 0, done: 0 };
   const factory = () => {
     const server = new Server(
       { name: options.name ?? 'sdk-v2-upstream', version: '2.4.0' },
@@ -63,6 +67,18 @@ export async function startSdkV2Upstream(options: {
       // `ask` answers input_required (state only) until it is retried with that state.
       if (request.params.name === 'ask' && ctx.mcpReq.requestState() !== 'ask-1')
         return inputRequired({ requestState: 'ask-1' }) as never;
+      // `slow {ms}` answers after `ms` unless its request is cancelled (its stream closed) first.
+      if (request.params.name === 'slow') {
+        const ms = Number((request.params.arguments as { ms?: unknown } | undefined)?.ms ?? 10_000);
+        const signal = ctx.mcpReq.signal;
+        slow.started++;
+        const stopped = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), ms);
+          signal.addEventListener('abort', () => (clearTimeout(timer), resolve(true)), { once: true });
+        });
+        slow[stopped ? 'aborted' : 'done']++;
+        return { content: [{ type: 'text' as const, text: stopped ? 'stopped' : 'slept' }] };
+      }
       // `confirm` asks its client (elicitation) until it is retried with the answer.
       if (request.params.name === 'confirm') {
         const answer = acceptedContent<{ ok?: boolean }>(ctx.mcpReq.inputResponses, 'confirm');
@@ -92,7 +108,7 @@ export async function startSdkV2Upstream(options: {
     });
     return server;
   };
-  return serve(createMcpHandler(factory, { legacy: options.legacy }));
+  return { ...(await serve(createMcpHandler(factory, { legacy: options.legacy }))), slow };
 }
 
 /**
@@ -129,10 +145,16 @@ async function serve(handler: McpHttpHandler): Promise<SdkV2Upstream> {
     }
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+    // A client that closes its request's stream cancels it (2026-07-28 over HTTP): the handler is told.
+    const closed = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) closed.abort();
+    });
     const response = await handler.fetch(
       new Request(`http://${req.headers.host}${req.url}`, {
         method: req.method,
         headers,
+        signal: closed.signal,
         ...(req.method === 'POST' ? { body: raw } : {}),
       }),
     );
@@ -160,6 +182,7 @@ async function serve(handler: McpHttpHandler): Promise<SdkV2Upstream> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     seen,
+    slow: { started: 0, aborted: 0, done: 0 },
     notify: handler.notify,
     async close() {
       await handler.close();
