@@ -80,10 +80,6 @@ export function holdRounds(deps: RoundDeps, owner: { provider: string; agentId: 
     done(response: JsonRpcResponse): void {
       deps.waiters.answer(outcomeKey(id, round), { done: response } satisfies RoundOutcome);
     },
-    /** Stops the first wait (the request failed before any round). */
-    abandon(): void {
-      signal.abort();
-    },
   };
 }
 
