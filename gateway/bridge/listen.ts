@@ -8,13 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
-import { createSseParser } from '../../src/kernel/index.ts';
 import { GatewayError } from '../error-table.ts';
-import { isResponse, parseJson } from '../internal/json-rpc.ts';
+import { isResponse } from '../internal/json-rpc.ts';
 import { STATELESS_REVISION } from '../upstream/revisions.ts';
 import { PLAZA_CLIENT_INFO, statelessRequest } from '../upstream/stateless.ts';
 import type { UpstreamHttp, UpstreamHttpResponse } from '../upstream-http.ts';
 import type { BridgeSession } from './bridge-session.ts';
+import { END_RELAY, relayEvents } from './event-relay.ts';
 
 /** What relaying a listen stream needs. */
 export interface ListenDeps {
@@ -72,44 +72,16 @@ export async function relayListen(
   try {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.flushHeaders();
-    await pump(upstream, res, deps.maxEvent);
+    await relayEvents(upstream, res, deps.maxEvent, (message) => {
+      // The listen request's result: the provider ended the subscription.
+      if (isResponse(message)) return END_RELAY;
+      const method = (message as { method?: unknown }).method;
+      return typeof method !== 'string' || method === 'notifications/subscriptions/acknowledged' ? undefined : message;
+    });
   } finally {
     deps.streams.delete(upstream);
     upstream.discard();
     if (!res.writableEnded) res.end();
-  }
-}
-
-/** Copies the upstream's notifications to `res` until the stream (or the subscription) ends. */
-async function pump(upstream: UpstreamHttpResponse, res: ServerResponse, maxEvent: number): Promise<void> {
-  const parser = createSseParser({ maxEventLength: maxEvent });
-  const decoder = new TextDecoder();
-  try {
-    for await (const chunk of upstream.body) {
-      for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
-        if (event.data === undefined || event.data === '') continue;
-        let message: unknown;
-        try {
-          message = parseJson(event.data);
-        } catch {
-          continue;
-        }
-        // The listen request's result: the provider ended the subscription.
-        if (isResponse(message)) return;
-        const method = (message as { method?: unknown }).method;
-        if (typeof method !== 'string' || method === 'notifications/subscriptions/acknowledged') continue;
-        if (!res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`)) {
-          // Read no faster than the client takes it.
-          await new Promise<void>((resolve) => {
-            res.once('drain', resolve);
-            res.once('close', resolve);
-          });
-        }
-        if (res.destroyed) return;
-      }
-    }
-  } catch {
-    // Cut (the client left, the server stops, an event past the bound): the stream ends here.
   }
 }
 

@@ -4,7 +4,8 @@
  * pooled upstream session that declared the request's client capabilities (see the upstream
  * pool); results get `resultType: "complete"`. The provider's own requests to its client during a
  * call (sampling, elicitation, roots) become `input_required` rounds for this client, whose retries
- * any instance continues (see held-rounds).
+ * any instance continues (see held-rounds); its `subscriptions/listen` is the provider's
+ * notification stream in a session of its own (see listen-session).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -19,6 +20,8 @@ import { ENVELOPE } from '../upstream/stateless.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
 import { type BridgeDeps, type BridgeSide, forwardBridged } from './forward.ts';
 import { continueRound, type HeldRound, openRound } from './held-rounds.ts';
+import type { ListenDeps } from './listen.ts';
+import { relayLegacyListen } from './listen-session.ts';
 import { readBridgedMessage } from './read-message.ts';
 
 /** The results that carry cache hints (`ttlMs`, `cacheScope`) in 2026-07-28. */
@@ -40,7 +43,10 @@ export interface ModernExchange {
 }
 
 /** Answers one request of a 2026-07-28 client to a provider of earlier revisions (see the file's comment). */
-export async function serveModernClient(deps: BridgeDeps & { maxRequest: number }, ex: ModernExchange): Promise<void> {
+export async function serveModernClient(
+  deps: BridgeDeps & { maxRequest: number; listen: ListenDeps },
+  ex: ModernExchange,
+): Promise<void> {
   const { req, res } = ex;
   if (req.method !== 'POST')
     throw new GatewayError(
@@ -64,6 +70,26 @@ export async function serveModernClient(deps: BridgeDeps & { maxRequest: number 
       ? (declared as Record<string, unknown>)
       : {};
   if (method === 'server/discover') return discover(deps, ex, id, capabilities);
+  if (method === 'subscriptions/listen') {
+    const filter = (message.params?.['notifications'] ?? {}) as Record<string, unknown>;
+    const headers = await upstreamRequestHeaders(deps.pipeline, {
+      req: ex.req,
+      identity: ex.identity,
+      call: undefined,
+      audience: ex.connector.url,
+      upstreamSession: undefined,
+    });
+    const { 'mcp-method': _m, 'mcp-name': _n, 'mcp-protocol-version': _v, ...kept } = headers;
+    return relayLegacyListen(deps.listen, {
+      res,
+      url: ex.connector.url,
+      revisions: ex.connector.protocolVersions,
+      headers: kept,
+      id,
+      filter: typeof filter === 'object' && filter !== null ? filter : {},
+      clientCapabilities: capabilities,
+    });
+  }
   const params = withoutEnvelope(message.params);
   // A retry that continues a round of Plaza's (see held-rounds): on whichever instance it reached.
   const held = openRound(deps.sealer, params?.['requestState'], {

@@ -10,6 +10,10 @@
  *   (sampling) is refused in-band at once.
  * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -31,12 +35,78 @@ import { type SdkV2Upstream, startSdkV2HeaderUpstream, startSdkV2Upstream } from
 
 const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' };
 
+/**
+ * A 2025-06-18 provider by hand, with sessions and a GET notification stream per session: `change()`
+ * sends `notifications/tools/list_changed` (and a log message, which no subscription asks for) on
+ * every open stream. It records its sessions' requests.
+ */
+async function startNotifier() {
+  const streams = new Set<ServerResponse>();
+  const seen: { method: string; session: string | undefined }[] = [];
+  const server = createServer(async (req, res) => {
+    const session = req.headers['mcp-session-id'] as string | undefined;
+    if (req.method === 'GET') {
+      seen.push({ method: 'GET', session });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      streams.add(res);
+      res.on('close', () => streams.delete(res));
+      return;
+    }
+    if (req.method === 'DELETE') {
+      seen.push({ method: 'DELETE', session });
+      return void res.writeHead(200).end();
+    }
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const message = JSON.parse(raw) as { id?: unknown; method: string; params?: { protocolVersion?: string } };
+    seen.push({ method: message.method, session });
+    if (message.id === undefined) return void res.writeHead(202).end();
+    const answer = (body: unknown) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': session ?? `s-${seen.length}` })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...(body as object) }));
+    if (message.method === 'initialize')
+      return answer({
+        result: {
+          protocolVersion: '2025-06-18',
+          capabilities: { tools: { listChanged: true } },
+          serverInfo: { name: 'notifier', version: '1' },
+        },
+      });
+    if (message.method === 'tools/list')
+      return answer({ result: { tools: [{ name: 'noop', inputSchema: { type: 'object' } }] } });
+    return answer({ error: { code: -32601, message: 'Method not found' } });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    seen,
+    open: () => streams.size,
+    change() {
+      for (const stream of streams) {
+        stream.write(
+          `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } })}\n\n`,
+        );
+        stream.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`);
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) => {
   let plaza: TestPlaza;
   let weather: SdkV2Upstream;
   let v1: SdkUpstream;
   let everything: EverythingServer;
   let geo: SdkV2Upstream;
+  let notifier: Awaited<ReturnType<typeof startNotifier>>;
   let apiKey = '';
   let token = '';
   let aginId = '';
@@ -50,7 +120,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
   }
 
   beforeAll(async () => {
-    [plaza, weather, v1, everything, geo] = await Promise.all([
+    [plaza, weather, v1, everything, geo, notifier] = await Promise.all([
       startTestPlaza(backend, { env: ENV }),
       startSdkV2Upstream({
         legacy: 'reject',
@@ -59,13 +129,20 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       startSdkUpstream(),
       startEverything(),
       startSdkV2HeaderUpstream(),
+      startNotifier(),
     ]);
     apiKey = (
       await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
         email: 'bridge@example.com',
       })
     ).apiKey;
-    const listings = { weather: weather.url, 'sdk-v1': v1.url, everything: everything.url, geo: geo.url };
+    const listings = {
+      weather: weather.url,
+      'sdk-v1': v1.url,
+      everything: everything.url,
+      geo: geo.url,
+      notifier: notifier.url,
+    };
     for (const [provider, url] of Object.entries(listings)) {
       const listed = await json('/api/mcp/listings', {
         method: 'POST',
@@ -87,7 +164,14 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
     aginId = agent.body.data.agent.agin_id;
   }, 90_000);
   afterAll(async () => {
-    await Promise.all([plaza?.close(), weather?.close(), v1?.close(), everything?.stop(), geo?.close()]);
+    await Promise.all([
+      plaza?.close(),
+      weather?.close(),
+      v1?.close(),
+      everything?.stop(),
+      geo?.close(),
+      notifier?.close(),
+    ]);
   });
 
   const headers = () => ({ authorization: `Bearer ${token}` });
@@ -364,6 +448,29 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
       expect(receipt).toMatchObject({ status: 'error', tool: 'slow' });
       // Its notifications/cancelled found the request (not only a connection that went away).
       expect(receipt.outcome).toBe('upstream failure: the caller cancelled the call');
+    } finally {
+      await client.close();
+    }
+  });
+  it("relays a 2025 provider's list changes to a 2026-07-28 client's subscriptions/listen, in a session of its own", async () => {
+    const client = await pinned('notifier');
+    try {
+      const changed = new Promise<void>((resolve) =>
+        client.setNotificationHandler('notifications/tools/list_changed', () => resolve()),
+      );
+      const subscription = await client.listen({ toolsListChanged: true, promptsListChanged: true });
+      // Only what the provider offers is honored.
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+      expect(notifier.open()).toBe(1);
+      notifier.change();
+      await changed;
+      await subscription.close();
+      for (let i = 0; i < 200 && notifier.seen.at(-1)?.method !== 'DELETE'; i++)
+        await new Promise((r) => setTimeout(r, 25));
+      // The listen's own session: opened for it, its GET stream, ended with it.
+      const get = notifier.seen.find((s) => s.method === 'GET')!;
+      expect(get.session).toBeDefined();
+      expect(notifier.seen.at(-1)).toEqual({ method: 'DELETE', session: get.session });
     } finally {
       await client.close();
     }
