@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { Clock } from '../src/kernel/index.ts';
+import { createRevisionBridge } from './bridge/index.ts';
 import { type Authorize, createCallPipeline } from './call-pipeline.ts';
 import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 import {
@@ -160,6 +161,13 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
   /** Open GET streams (server notifications), ended by endStreams; set once the server stops. */
   const notificationStreams = new Set<UpstreamHttpResponse>();
   let stopping = false;
+  const bridge = createRevisionBridge({
+    ...deps,
+    pipeline,
+    streams: notificationStreams,
+    stopping: () => stopping,
+    shared: options.sharedCalls,
+  });
   const unverifiable = (req: IncomingMessage, res: ServerResponse) => refuseForStorage(req, res, deps.maxRequest);
 
   async function handle(req: IncomingMessage, res: ServerResponse, provider: string): Promise<void> {
@@ -197,6 +205,9 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
     const method = req.method ?? 'GET';
     if (!['POST', 'GET', 'DELETE'].includes(method))
       throw new GatewayError('method_not_allowed', `Method ${method} is not allowed.`);
+    // A client and a provider that share no MCP revision: Plaza speaks each one's (gateway/bridge).
+    const crossing = bridge.direction(req, connector, upstreamSession);
+    if (crossing) return bridge.serve(crossing, { req, res, identity, provider, connector, upstreamSession });
     if (
       answerCallResume(deps, res, {
         lastEventId: method === 'GET' ? req.headers['last-event-id'] : undefined,

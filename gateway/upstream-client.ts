@@ -1,10 +1,8 @@
 import { createSseParser } from '../src/kernel/index.ts';
 import { isRequest, isResponse, type JsonRpcResponse, parseJson, rawJsonText } from './internal/json-rpc.ts';
 import { describeUpstreamFailure as describe, drainRest } from './internal/upstream-exchange.ts';
+import { errorAnswer } from './upstream/error-answer.ts';
 import type { UpstreamHttp, UpstreamHttpResponse } from './upstream-http.ts';
-
-/** The protocol version Plaza speaks to upstreams when it opens sessions itself. */
-export const UPSTREAM_PROTOCOL_VERSION = '2025-06-18';
 
 /** A notification the upstream sent while answering (progress, logging). */
 export interface UpstreamNotification {
@@ -41,6 +39,11 @@ export interface UpstreamRequest {
    * it (the gateway may hold no more of this answer: see held-answers), and reading stops.
    */
   onBytes?: (size: number) => string | undefined;
+  /**
+   * Whether a JSON-RPC error answered under an HTTP error status is the answer (a 2026-07-28
+   * server's way), rather than a failure named by its status.
+   */
+  errorAnswers?: boolean;
 }
 
 /** The upstream forgot the session (HTTP 404): open a new one and retry. */
@@ -92,6 +95,9 @@ export async function requestUpstream(
     throw new SessionExpiredError();
   }
   if (res.status < 200 || res.status > 299) {
+    // A 2026-07-28 server answers its JSON-RPC errors with an HTTP error status: they are its answer.
+    const answer = request.errorAnswers && res.status !== 401 ? await errorAnswer(res, request.message.id) : undefined;
+    if (answer) return { response: answer, sessionId: null };
     res.discard();
     // A provider with credentials of its own: the caller is told where they go (its WWW-Authenticate is not passed on).
     if (res.status === 401) {

@@ -20,6 +20,11 @@ export interface Connector {
   provider: string;
   url: string;
   endpointId: string;
+  /**
+   * The MCP revisions the endpoint offers, newest first, as the probe recorded them; absent or
+   * empty when unknown (the pool then speaks to it as before 2026-07-28, falling back).
+   */
+  protocolVersions?: readonly string[];
 }
 
 /** What every passthrough request of one instance uses, its options resolved. */

@@ -46,7 +46,7 @@ function connectorOf(row: {
   tools: { name: string }[];
 }): CatalogConnector {
   const versions = Array.isArray(row.protocolVersions)
-    ? row.protocolVersions.filter((v): v is string => typeof v === 'string')
+    ? row.protocolVersions.filter((v): v is string => typeof v === 'string').slice(0, 10)
     : [];
   return {
     provider: row.provider,

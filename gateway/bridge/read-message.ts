@@ -1,0 +1,55 @@
+import type { IncomingMessage } from 'node:http';
+
+import { nestsDeeperThan } from '../../src/kernel/index.ts';
+import { GatewayError } from '../error-table.ts';
+import { isRequest, isResponse, type JsonRpcId, MAX_JSON_DEPTH, parseJson } from '../internal/json-rpc.ts';
+import { readRequestText } from '../internal/request-text.ts';
+
+/** One message a bridged client POSTed: a request (with its id and params), or something that gets no answer. */
+export type BridgedMessage =
+  | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown> | undefined }
+  /** A client's answer to a request Plaza sent it. */
+  | { kind: 'response'; id: JsonRpcId; message: unknown }
+  | { kind: 'other'; method: string | undefined; params: unknown };
+
+/**
+ * Reads a bridged client's POST: one JSON-RPC message (a batch crosses no revision: 2026-07-28 has
+ * none, and the bridge sends each request on its own). Throws a GatewayError for what is not one.
+ */
+export async function readBridgedMessage(req: IncomingMessage, maxRequest: number): Promise<BridgedMessage> {
+  const text = await readRequestText(req, maxRequest);
+  let parsed: unknown;
+  try {
+    parsed = parseJson(text);
+  } catch {
+    throw new GatewayError('parse_error', 'Request body is not valid JSON.');
+  }
+  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
+    throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  if (Array.isArray(parsed))
+    throw new GatewayError(
+      'invalid_request',
+      'Send one JSON-RPC message per POST to this provider: Plaza bridges it to MCP 2026-07-28, which has no batches.',
+    );
+  if (typeof parsed !== 'object' || parsed === null || (parsed as { jsonrpc?: unknown }).jsonrpc !== '2.0')
+    throw new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message.');
+  const method = (parsed as { method?: unknown }).method;
+  if (isResponse(parsed)) return { kind: 'response', id: parsed.id, message: parsed };
+  if (!isRequest(parsed))
+    return {
+      kind: 'other',
+      method: typeof method === 'string' ? method : undefined,
+      params: (parsed as { params?: unknown }).params,
+    };
+  if (typeof parsed.id !== 'string' && !Number.isSafeInteger(parsed.id))
+    throw new GatewayError('invalid_request', 'Request ids must be strings or integers (at most 2^53 - 1).');
+  const params = (parsed as { params?: unknown }).params;
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params)))
+    throw new GatewayError('invalid_request', 'params must be an object.', parsed.id);
+  return {
+    kind: 'request',
+    id: parsed.id,
+    method: parsed.method,
+    params: params as Record<string, unknown> | undefined,
+  };
+}
