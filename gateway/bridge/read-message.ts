@@ -4,6 +4,7 @@ import { nestsDeeperThan } from '../../src/kernel/index.ts';
 import { GatewayError } from '../error-table.ts';
 import { isRequest, isResponse, type JsonRpcId, MAX_JSON_DEPTH, parseJson } from '../internal/json-rpc.ts';
 import { readRequestText } from '../internal/request-text.ts';
+import { headerMismatch } from '../mcp-headers.ts';
 
 /** One message a bridged client POSTed: a request (with its id and params), or something that gets no answer. */
 export type BridgedMessage =
@@ -33,6 +34,14 @@ export async function readBridgedMessage(req: IncomingMessage, maxRequest: numbe
     );
   if (typeof parsed !== 'object' || parsed === null || (parsed as { jsonrpc?: unknown }).jsonrpc !== '2.0')
     throw new GatewayError('invalid_request', 'Request body is not a JSON-RPC 2.0 message.');
+  // A body claiming 2026-07-28 under headers that say otherwise is refused as the passthrough refuses it (-32020).
+  const mismatch = headerMismatch(req.headers, parsed);
+  if (mismatch !== undefined)
+    throw new GatewayError(
+      'header_mismatch',
+      `Bad Request: the request headers and body disagree: ${mismatch}.`,
+      isRequest(parsed) ? parsed.id : null,
+    );
   const method = (parsed as { method?: unknown }).method;
   if (isResponse(parsed)) return { kind: 'response', id: parsed.id, message: parsed };
   if (!isRequest(parsed))
