@@ -20,7 +20,7 @@ function providerLimits(value) {
     .split(/[,\n]/)
     .map((s) => s.trim())
     .filter(Boolean)) {
-    const match = /^([a-z0-9][a-z0-9-]{0,62}):\s*(\d*)\s*\/\s*(\d*)$/.exec(entry);
+    const match = /^([a-z0-9][a-z0-9-]{1,62}):\s*(\d*)\s*\/\s*(\d*)$/.exec(entry);
     if (!match || (match[2] === '' && match[3] === '') || match[2] === '0' || match[3] === '0') return entry;
     out[match[1]] = {
       ...(match[2] ? { per_minute: Number(match[2]) } : {}),
