@@ -155,7 +155,7 @@ const textOf = (result: CallResult) => (result.content ?? []).map((c) => c.text 
       await panel.locator('.usage').waitFor();
       for (const tool of ['echo', 'slow']) {
         const before = await panel.locator('.policy-rules li').count();
-        await panel.getByLabel('Provider').fill('sdk');
+        await panel.getByLabel('Provider', { exact: true }).fill('sdk');
         await panel.getByLabel('Tool', { exact: true }).fill(tool);
         await panel.getByRole('button', { name: 'Add rule' }).click();
         await expect.poll(() => panel.locator('.policy-rules li').count()).toBe(before + 1);
