@@ -14,7 +14,10 @@ import { sendUnauthorized } from './unauthorized.ts';
 export interface AuthorizeInput {
   identity: AgentIdentity;
   provider: string;
-  /** The JSON-RPC method (today always `tools/call`: the hook is asked once per call). */
+  /**
+   * The JSON-RPC method: `tools/call` for a call (it counts against quotas), `tools/list` for "may
+   * this tool be listed to this agent" (rules only, nothing counted).
+   */
   method: string;
   tool: string;
   /**
@@ -30,10 +33,11 @@ export type Authorization =
   { allowed: true } | { allowed: false; code: string; reason: string; retryAfterS?: number | undefined };
 
 /**
- * Decides whether an authenticated agent may make a call (issue 35's policy fills it). A refusal is
- * answered in-band (the call's `isError` result, `call_refused` in the gateway's error table) and
- * receipted `refused`, like every other call Plaza refuses before asking a provider. A hook that
- * throws refuses nothing: the error reaches the entry point as any other failure would.
+ * Decides whether an authenticated agent may make a call (issue 35's policy fills it: src/policy). A
+ * refusal is answered in-band (the call's `isError` result, `call_refused` in the gateway's error
+ * table; a rate limit's with `_meta.retryAfterS`) and receipted "refused by Plaza: …" with its code
+ * (`denied`, `rate_limited`) as the receipt's status. A hook that throws refuses nothing: the error
+ * reaches the entry point as any other failure would.
  */
 export type Authorize = (input: AuthorizeInput) => Authorization | Promise<Authorization>;
 
@@ -122,8 +126,26 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   if (assertionKey && options.issuer === undefined)
     throw new Error('createCallPipeline: an assertion key needs its issuer.');
 
-  const stamp = (call: CallContext, result: unknown) => stampResult(result, call.identity, call.callId);
+  // The refusals this pipeline worded (text → code), so that a call recorded as refused with those
+  // words gets its code as its receipt's status, and a rate limit's answer its retryAfterS.
+  const worded = new Map<string, Extract<Authorization, { allowed: false }>>();
+  const retryAfter = new WeakMap<CallContext, number>();
+  const refusedBy = (text: string) => worded.get(text) ?? worded.get(text.replace(/; nothing was called$/, ''));
+  const stamp = (call: CallContext, result: unknown) => {
+    const stamped = stampResult(result, call.identity, call.callId);
+    const retryAfterS = retryAfter.get(call);
+    return retryAfterS === undefined
+      ? stamped
+      : { ...stamped, _meta: { ...(stamped['_meta'] as object), retryAfterS } };
+  };
   const record = async (call: CallContext, outcome: CallOutcome) => {
+    if ('refused' in outcome && outcome.code === undefined) {
+      const refusal = refusedBy(outcome.refused);
+      if (refusal) {
+        outcome = { ...outcome, code: refusal.code };
+        if (refusal.retryAfterS !== undefined) retryAfter.set(call, refusal.retryAfterS);
+      }
+    }
     await recordCall(receipts, call, outcome, clock.now());
   };
 
@@ -147,8 +169,12 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     async authorize(input) {
       return authorize(input);
     },
-    refusal: (refused) =>
-      `${refused.reason} (${refused.code})${refused.retryAfterS === undefined ? '' : `; retry in ${refused.retryAfterS} s`}`,
+    refusal: (refused) => {
+      const text = `${refused.reason} (${refused.code})${refused.retryAfterS === undefined ? '' : `; retry in ${refused.retryAfterS} s`}`;
+      if (worded.size >= 1_024) worded.clear();
+      worded.set(text, refused);
+      return text;
+    },
     open(call) {
       const context: CallContext = {
         callId: newId('call', clock.now()),

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 
-import type { ReceiptInput } from '../receipts/index.ts';
+import type { ReceiptInput, ReceiptStatus } from '../receipts/index.ts';
 import type { AgentIdentity } from './identity/agin-card.ts';
 import { rawJsonText } from './internal/json-rpc.ts';
 import { clip, redactReceipt } from './internal/receipt-redaction.ts';
@@ -101,17 +101,21 @@ function inputRequests(result: Record<string, unknown>): string[] | undefined {
  * The receipt of a call, from its outcome: the provider's result or JSON-RPC error (`error`: the
  * provider answered, refusing the call), a `failure` of the upstream (no usable answer: refused
  * connection, timeout, 5xx, malformed, cut stream, the caller gone), or a call Plaza `refused`
- * before asking any provider (an unknown tool, arguments too deep).
+ * before asking any provider (an unknown tool, arguments too deep; `code` `denied` or
+ * `rate_limited` when the authorize hook refused it: the receipt's status).
  */
 export function receiptFor(
   call: CallContext,
   outcome:
-    { result: unknown } | { error: { code: number; message: string } } | { failure: string } | { refused: string },
+    | { result: unknown }
+    | { error: { code: number; message: string } }
+    | { failure: string }
+    | { refused: string; code?: string | undefined },
   now: number,
   /** A task's result (tasks/result) creates no task, whatever its fields look like. */
   kind: 'call' | 'task result' = 'call',
 ): CallReceipt {
-  let status: 'ok' | 'error';
+  let status: ReceiptStatus;
   let text: string;
   let digestOf: unknown;
   if ('result' in outcome) {
@@ -141,7 +145,7 @@ export function receiptFor(
     text = `provider's json-rpc error ${String(outcome.error.code).slice(0, 40)}: ${clip(String(outcome.error.message), 200, call.secrets)}`;
     digestOf = { error: { code: outcome.error.code, message: outcome.error.message } };
   } else if ('refused' in outcome) {
-    status = 'error';
+    status = outcome.code === 'denied' || outcome.code === 'rate_limited' ? outcome.code : 'error';
     text = `refused by Plaza: ${clip(outcome.refused, 200, call.secrets)}`;
     digestOf = { refused: outcome.refused };
   } else {

@@ -7,8 +7,14 @@ import { hash } from 'node:crypto';
 
 import { leafHash } from './merkle.ts';
 
-/** Receipt status (§2.6: "ok" in the shape; a failed call is "error"). */
-export type ReceiptStatus = 'ok' | 'error';
+/**
+ * Receipt statuses (§2.6: "ok" in the shape; a failed call is "error"; a call Plaza refused by the
+ * account's policy is "denied", one past a quota or a provider's limit "rate_limited").
+ */
+export const RECEIPT_STATUSES = ['ok', 'error', 'denied', 'rate_limited'] as const;
+
+/** Receipt status (see RECEIPT_STATUSES). */
+export type ReceiptStatus = (typeof RECEIPT_STATUSES)[number];
 
 /** What the gateway hands the writer for one tools/call. */
 export interface ReceiptInput {

@@ -14,7 +14,14 @@ export {
 } from './checkpoint.ts';
 export type { ReceiptFilter, ReceiptsDatabase } from './database.ts';
 export type { Receipt, ReceiptInput, ReceiptStatus } from './encoding.ts';
-export { canonicalReceipt, chainHash, digestResult, GENESIS_HASH, receiptLeafHash } from './encoding.ts';
+export {
+  canonicalReceipt,
+  chainHash,
+  digestResult,
+  GENESIS_HASH,
+  RECEIPT_STATUSES,
+  receiptLeafHash,
+} from './encoding.ts';
 export { parseReceiptInput, ReceiptInputSchema } from './input.ts';
 export type { ReceiptsLog } from './log-sink.ts';
 export type { MerkleTree } from './merkle.ts';

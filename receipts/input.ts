@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { storableText } from '../src/kernel/index.ts';
-import type { ReceiptInput, ReceiptStatus } from './encoding.ts';
+import { RECEIPT_STATUSES, type ReceiptInput, type ReceiptStatus } from './encoding.ts';
 
 // NUL and lone surrogates become U+FFFD (storableText): stored and hashed alike.
 const text = (max: number) => z.string().min(1).max(max).transform(storableText);
@@ -18,7 +18,7 @@ export const ReceiptInputSchema = z.strictObject({
   accountId: text(200).nullable(),
   tool: text(300),
   provider: text(200),
-  status: z.enum(['ok', 'error']),
+  status: z.enum(RECEIPT_STATUSES),
   outcome: z.string().max(4000).transform(storableText),
   latencyMs: z.number().int().min(0).max(2_147_483_647),
   resultDigest: z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest'),
@@ -57,7 +57,8 @@ export function parseReceiptInput(value: unknown): ReceiptInput {
     else texts[key] = storableText(field);
   }
   const { status, outcome, latencyMs, resultDigest, time } = v;
-  if (status !== 'ok' && status !== 'error') invalid('status', 'must be "ok" or "error"');
+  if (!(RECEIPT_STATUSES as readonly unknown[]).includes(status))
+    invalid('status', 'must be "ok", "error", "denied" or "rate_limited"');
   if (typeof outcome !== 'string' || (outcome.length > 4000 && codePoints(outcome) > 4000))
     invalid('outcome', 'must be a string of at most 4000 characters');
   if (!Number.isSafeInteger(latencyMs) || (latencyMs as number) < 0 || (latencyMs as number) > 2_147_483_647)

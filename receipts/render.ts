@@ -5,7 +5,7 @@
 import { z } from 'zod';
 
 import type { Checkpoint } from './checkpoint.ts';
-import type { Receipt } from './encoding.ts';
+import { type Receipt, RECEIPT_STATUSES } from './encoding.ts';
 
 /** An inclusion proof of one receipt in the tree of a checkpoint. */
 export interface InclusionProof {
@@ -63,7 +63,7 @@ const ReceiptJsonSchema = z.object({
   account_id: z.string().nullable(),
   tool: z.string(),
   provider: z.string(),
-  status: z.enum(['ok', 'error']),
+  status: z.enum(RECEIPT_STATUSES),
   outcome: z.string(),
   latency_ms: z.number().int(),
   result_digest: z.string(),

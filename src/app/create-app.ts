@@ -31,10 +31,12 @@ import { type Clock, systemClock } from '../kernel/index.ts';
 import { createSigningKeyStore } from '../keys/index.ts';
 import { type Logger, requestLogger } from '../log/index.ts';
 import { createMarketplace, createProbeHostBudget, type Marketplace } from '../marketplace/index.ts';
-import { buildOpenApiDocument, openApiRoutes } from '../openapi/index.ts';
+import { buildOpenApiDocument, type OpenApiOptions, openApiRoutes } from '../openapi/index.ts';
 import { consentRoutes, pageFormRoutes, pageRoutes } from '../pages/index.ts';
+import { createPolicy, policyComponents, policyOperations, policySecuritySchemes } from '../policy/index.ts';
 import { createRateLimiter, createRedisClient, rateLimit } from '../rate-limit/index.ts';
 import { accountRoutes } from '../routes/account.ts';
+import { agentPolicyRoutes } from '../routes/agent-policy.ts';
 import { agentRoutes } from '../routes/agents.ts';
 import { agpkContractRoutes } from '../routes/agpk-contract.ts';
 import { healthRoutes } from '../routes/health.ts';
@@ -126,7 +128,9 @@ export function createPlaza(deps: AppDeps): Plaza {
       }),
     ),
   });
-  const openApi = buildOpenApiDocument(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' }));
+  const openApi = buildOpenApiDocument(
+    withPolicyRoutes(websiteOpenApiOptions({ serverUrl: config.publicBaseUrl, version: '1.0.0' })),
+  );
   const oauth = config.oauth.enabled ? createOAuthServer({ config, db, clock, keys, log }) : undefined;
   const agents = createAgentService({
     prisma: db.prisma,
@@ -138,6 +142,8 @@ export function createPlaza(deps: AppDeps): Plaza {
     accounts,
   });
   const selfService = createSelfService({ config, db, log, clock, accounts, redis });
+  // Who may call what (issue 35): the gateway asks it on every entry point.
+  const policy = createPolicy({ prisma: db.prisma, redis, keyPrefix: config.rateLimits.keyPrefix, clock, log });
   const gateway = createGatewayHandlers({
     config,
     db,
@@ -148,6 +154,7 @@ export function createPlaza(deps: AppDeps): Plaza {
     onCall: (endpointId) => marketplace.recordDemand(endpointId),
     onToolsChanged: (endpointId) => marketplace.refreshTools(endpointId),
     platformTools: selfService.platformTools,
+    authorize: policy.authorize,
     redis,
     log,
   });
@@ -273,6 +280,17 @@ export function createPlaza(deps: AppDeps): Plaza {
       clients: oauth?.clients,
     }),
   );
+  app.use(
+    agentPolicyRoutes({
+      policies: policy.service,
+      verify,
+      session: { sessions: selfService.sessions, https },
+      writesPerMinute: config.agents.writesPerMinute,
+      redis,
+      keyPrefix: config.rateLimits.keyPrefix,
+      log,
+    }),
+  );
 
   app.use(
     marketplaceRoutes({
@@ -318,9 +336,20 @@ export function createPlaza(deps: AppDeps): Plaza {
         .catch((error: unknown) => log.error({ err: error }, 'closing the receipt writer failed'));
       await marketplace.close().catch(() => undefined);
       await gateway.close().catch(() => undefined);
+      await policy.close().catch(() => undefined);
       await oauth?.close().catch(() => undefined);
       await selfService.close().catch(() => undefined);
       await redis?.quit().catch(() => undefined);
     },
+  };
+}
+
+/** The website's OpenAPI options with the agent policy routes (issue 35) added. */
+export function withPolicyRoutes(options: OpenApiOptions): OpenApiOptions {
+  return {
+    ...options,
+    components: { ...options.components, ...policyComponents },
+    operations: [...options.operations, ...policyOperations],
+    securitySchemes: { ...options.securitySchemes, ...policySecuritySchemes },
   };
 }

@@ -53,7 +53,9 @@ export function surfaceOf(path: string): Surface {
     p.startsWith('/api/v1/') ||
     trimmed === '/api/auth/guest-token' ||
     trimmed === '/api/agents' ||
-    p.startsWith('/api/agents/')
+    p.startsWith('/api/agents/') ||
+    // The account's agent policy goes with the agents' (issue 35).
+    trimmed === '/api/account/agent-policy'
   ) {
     return 'token';
   }

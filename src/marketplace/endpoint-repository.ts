@@ -4,7 +4,7 @@ import type { PrismaClient } from '../db/index.ts';
 import { ConflictError, newId, NotFoundError } from '../kernel/index.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { assertSlugNotRetired, retire } from './retired-providers.ts';
-import type { Endpoint, EndpointSource, Page, ProbeRunRecord } from './types.ts';
+import type { AginLimits, Endpoint, EndpointSource, Page, ProbeRunRecord } from './types.ts';
 
 /** What a new manual listing holds. */
 export interface NewListing {
@@ -17,6 +17,8 @@ export interface NewListing {
   requiredCredentials: RequiredCredential[];
   purpose: string | null;
   risk: string | null;
+  /** Per-AGIN limits the provider declares (issue 35); null: none. */
+  aginLimits: AginLimits | null;
   /** The owning account, or null for an anonymous listing. */
   accountId: string | null;
 }
@@ -60,6 +62,17 @@ export interface EndpointRepository {
   recentProbes(id: string, limit: number): Promise<ProbeRunRecord[]>;
 }
 
+/** A stored `agin_limits` read back: its whole-number limits, null when it holds none. */
+function aginLimitsOf(value: unknown): AginLimits | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const out: AginLimits = {};
+  for (const key of ['per_minute', 'per_day'] as const) {
+    const n = (value as Record<string, unknown>)[key];
+    if (Number.isSafeInteger(n) && (n as number) >= 1) out[key] = n as number;
+  }
+  return Object.keys(out).length > 0 ? out : null;
+}
+
 /** Maps a row to the domain type. */
 export function toEndpoint(row: McpEndpointModel): Endpoint {
   return {
@@ -78,6 +91,7 @@ export function toEndpoint(row: McpEndpointModel): Endpoint {
       : [],
     purpose: row.purpose,
     risk: row.risk,
+    aginLimits: aginLimitsOf(row.aginLimits),
     status: row.status as EndpointStatus,
     toolCount: row.toolCount,
     lastProbeAt: row.lastProbeAt,
@@ -111,6 +125,7 @@ function newRow(listing: NewListing, now: number) {
     id: newId('mcp', now),
     ...listing,
     requiredCredentials: listing.requiredCredentials as never,
+    aginLimits: (listing.aginLimits ?? undefined) as never,
     source: 'manual',
     status: 'registered',
     nextProbeAt: new Date(now),
@@ -159,10 +174,17 @@ export function createEndpointRepository(prisma: PrismaClient): EndpointReposito
         return tx.mcpEndpoint.create({ data: newRow(listing, now) });
       }),
     async update(id, changes) {
-      const { requiredCredentials, ...rest } = changes;
+      const { requiredCredentials, aginLimits, ...rest } = changes;
+      if (aginLimits === null)
+        // SQL NULL in a JSON column needs Prisma's DbNull, which only its runtime exports.
+        await prisma.$executeRaw`UPDATE "mcp_endpoints" SET "agin_limits" = NULL WHERE "id" = ${id}`;
       const rows = await prisma.mcpEndpoint.updateManyAndReturn({
         where: { id },
-        data: { ...rest, ...(requiredCredentials ? { requiredCredentials: requiredCredentials as never } : {}) },
+        data: {
+          ...rest,
+          ...(requiredCredentials ? { requiredCredentials: requiredCredentials as never } : {}),
+          ...(aginLimits ? { aginLimits: aginLimits as never } : {}),
+        },
       });
       if (!rows[0]) throw new NotFoundError(`No MCP endpoint with id ${JSON.stringify(id)}.`);
       return toEndpoint(rows[0]);

@@ -57,6 +57,17 @@ export const LISTING_TEXT_MAX = { audience: 500, purpose: 1_000, risk: 1_000 } a
 const SummarySchema = text(4_000).trim().min(1, 'must say what the connector can do');
 const CredentialsSchema = z.array(CredentialSchema).max(20, 'at most 20 entries');
 
+/**
+ * Per-AGIN limits a provider declares (issue 35): calls per minute and per day of each calling
+ * agent, which the gateway enforces. Whole numbers from 1; `{}` or null: none.
+ */
+const AginLimitsSchema = z
+  .strictObject({
+    per_minute: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_000_000_000).optional(),
+    per_day: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_000_000_000).optional(),
+  })
+  .describe('Per calling agent (AGIN), for this provider: Plaza refuses calls beyond them (rate_limited).');
+
 /** The body of `POST /api/mcp/listings` (spec §2.1 plus the optional metadata of §2.1). */
 export const ListingBodySchema = z.strictObject({
   provider: z
@@ -76,6 +87,7 @@ export const ListingBodySchema = z.strictObject({
   required_credentials: CredentialsSchema.default([]),
   purpose: text(LISTING_TEXT_MAX.purpose).trim().optional(),
   risk: text(LISTING_TEXT_MAX.risk).trim().optional(),
+  agin_limits: AginLimitsSchema.nullable().optional(),
 });
 
 /**
@@ -92,6 +104,7 @@ export const ListingChangesSchema = z
     required_credentials: CredentialsSchema.optional(),
     purpose: text(LISTING_TEXT_MAX.purpose).trim().nullable().optional(),
     risk: text(LISTING_TEXT_MAX.risk).trim().nullable().optional(),
+    agin_limits: AginLimitsSchema.nullable().optional(),
   })
   .refine((changes) => Object.keys(changes).length > 0, 'must name at least one field to change');
 

@@ -1,10 +1,19 @@
 import { ForbiddenError } from '../kernel/index.ts';
 import type { ListingDetails } from './endpoint-repository.ts';
 import type { ListingBody, ListingChanges } from './listing-input.ts';
-import type { Endpoint } from './types.ts';
+import type { AginLimits, Endpoint } from './types.ts';
 
 /** How a caller gets a listing of their own, said wherever an anonymous one is in the way. */
 export const HOW_TO_OWN = 'list it with POST /api/mcp/listings and your account API key (Authorization: Bearer plz_…)';
+
+/** Declared limits as stored: null for none (`null`, `{}` or absent). */
+function limitsOrNull(limits: AginLimits | null | undefined): AginLimits | null {
+  if (!limits) return null;
+  const out: AginLimits = {};
+  if (limits.per_minute !== undefined) out.per_minute = limits.per_minute;
+  if (limits.per_day !== undefined) out.per_day = limits.per_day;
+  return Object.keys(out).length > 0 ? out : null;
+}
 
 /** The details a listing body gives, as stored (a POST replaces them all: a field left out is cleared). */
 export function detailsOfBody(body: ListingBody): ListingDetails {
@@ -20,6 +29,7 @@ export function detailsOfBody(body: ListingBody): ListingDetails {
     })),
     purpose: body.purpose ?? null,
     risk: body.risk ?? null,
+    aginLimits: limitsOrNull(body.agin_limits),
   };
 }
 
@@ -39,6 +49,7 @@ export function detailsOfChanges(changes: ListingChanges): Partial<ListingDetail
   }
   if (changes.purpose !== undefined) out.purpose = changes.purpose;
   if (changes.risk !== undefined) out.risk = changes.risk;
+  if (changes.agin_limits !== undefined) out.aginLimits = limitsOrNull(changes.agin_limits);
   return out;
 }
 
@@ -61,8 +72,8 @@ export function changedDetails(endpoint: Endpoint, details: Partial<ListingDetai
   for (const [key, value] of Object.entries(details) as [keyof ListingDetails, unknown][]) {
     if (value === undefined) continue;
     const same =
-      key === 'requiredCredentials'
-        ? JSON.stringify(value) === JSON.stringify(endpoint.requiredCredentials)
+      key === 'requiredCredentials' || key === 'aginLimits'
+        ? JSON.stringify(value) === JSON.stringify(endpoint[key])
         : value === endpoint[key];
     if (!same) changed[key] = value;
   }

@@ -1,5 +1,11 @@
 import type { EndpointStatus, ProbedTool, RequiredCredential } from '../../probes/index.ts';
 
+/** Per-AGIN limits a provider declares on its listing: calls per minute and per day of each agent. */
+export interface AginLimits {
+  per_minute?: number;
+  per_day?: number;
+}
+
 /** Where a listing came from. */
 export type EndpointSource = 'manual' | 'discovered';
 
@@ -19,6 +25,8 @@ export interface Endpoint {
   requiredCredentials: RequiredCredential[];
   purpose: string | null;
   risk: string | null;
+  /** Per-AGIN limits the provider declares, enforced by the gateway (issue 35); null: none. */
+  aginLimits: AginLimits | null;
   status: EndpointStatus;
   toolCount: number;
   lastProbeAt: Date | null;

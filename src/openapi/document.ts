@@ -20,17 +20,19 @@ export interface ResponseSpec {
   headers?: Record<string, HeaderSpec>;
 }
 
-/** A query or header parameter. */
+/** A query, header or path parameter. */
 export interface ParameterSpec {
   name: string;
-  in: 'query' | 'header';
+  in: 'query' | 'header' | 'path';
+  /** Path parameters are always required. */
+  required?: boolean;
   description: string;
   schema: Record<string, unknown>;
 }
 
 /** One operation (method + path) of the API. */
 export interface OperationSpec {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'put' | 'delete';
   path: string;
   operationId: string;
   summary: string;
@@ -39,6 +41,8 @@ export interface OperationSpec {
   parameters?: ParameterSpec[];
   /** Name of the request body component (sent as application/json). */
   requestBody?: string;
+  /** Security requirements (names of `securitySchemes`); default none (a public route). */
+  security?: Record<string, string[]>[];
   responses: Record<string, ResponseSpec>;
 }
 
@@ -50,6 +54,8 @@ export interface OpenApiOptions {
   serverUrl: string;
   components: Record<string, ComponentSpec>;
   operations: OperationSpec[];
+  /** OpenAPI security schemes the operations' `security` names. */
+  securitySchemes?: Record<string, Record<string, unknown>>;
 }
 
 /** An OpenAPI 3.0 document as plain JSON. */
@@ -89,7 +95,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
         summary: op.summary,
         ...(op.description ? { description: op.description } : {}),
         tags: op.tags,
-        security: [],
+        security: op.security ?? [],
         ...(op.parameters?.length ? { parameters: op.parameters } : {}),
         ...(op.requestBody
           ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } } }
@@ -103,6 +109,6 @@ export function buildOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
     info: { title: options.title, version: options.version, description: options.description },
     servers: [{ url: options.serverUrl }],
     paths,
-    components: { schemas },
+    components: { schemas, ...(options.securitySchemes ? { securitySchemes: options.securitySchemes } : {}) },
   };
 }

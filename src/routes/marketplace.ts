@@ -63,6 +63,8 @@ export function renderEndpoint(e: Endpoint): Record<string, unknown> {
     required_credentials: e.requiredCredentials,
     purpose: e.purpose,
     risk: e.risk,
+    // Per-AGIN limits the provider declares, which the gateway enforces (issue 35).
+    agin_limits: e.aginLimits,
     status: e.status,
     tool_count: e.toolCount,
     last_probe:

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 
 import {
+  RECEIPT_STATUSES,
   type ReceiptFilter,
   type ReceiptLog,
   renderCheckpoint,
@@ -25,7 +26,7 @@ const FilterShape = {
   agin_id: text.optional(),
   tool: text.optional(),
   provider: text.optional(),
-  status: z.enum(['ok', 'error']).optional(),
+  status: z.enum(RECEIPT_STATUSES).optional(),
   since: when.optional(),
   until: when.optional(),
 };

@@ -116,6 +116,7 @@ describe('endpointBody', () => {
     requiredCredentials: [],
     purpose: null,
     risk: null,
+    aginLimits: null,
     status: 'unreachable',
     toolCount: 13,
     lastProbeAt: new Date(0),
