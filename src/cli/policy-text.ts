@@ -56,12 +56,12 @@ export function policyLines(policy: PolicyDocument): string[] {
   return lines;
 }
 
-function usageWindow(name: string, w: UsageWindow | undefined): string {
+/** `today: 42 / 100, 58 left (resets …)`, or `this minute: 3 calls, no limit`; `resets` only where asked. */
+function usageWindow(name: string, w: UsageWindow | undefined, resets = true): string {
   if (!w) return `${name}: -`;
-  const limit = w.limit === null ? 'no limit' : String(w.limit);
-  const left = w.limit === null ? '' : `, ${Math.max(0, w.limit - w.used)} left`;
-  const resets = w.resets_at ? ` (resets ${w.resets_at})` : '';
-  return `${name}: ${w.used} / ${limit}${left}${resets}`;
+  const when = resets && w.resets_at ? ` (resets ${w.resets_at})` : '';
+  if (w.limit === null) return `${name}: ${w.used} calls, no limit${when}`;
+  return `${name}: ${w.used} / ${w.limit}, ${Math.max(0, w.limit - w.used)} left${when}`;
 }
 
 /** `show`'s whole text. */
@@ -74,6 +74,6 @@ export function policyText(agent: AgentName, answer: PolicyAnswer): string {
   const usage = answer.usage ?? {};
   lines.push('Usage:', `  ${usageWindow('this minute', usage.minute)}`, `  ${usageWindow('today', usage.day)}`);
   for (const [provider, u] of Object.entries(usage.per_provider ?? {}))
-    lines.push(`  ${provider}: ${usageWindow('minute', u.minute)}; ${usageWindow('day', u.day)}`);
+    lines.push(`  ${provider}: ${usageWindow('minute', u.minute, false)}; ${usageWindow('day', u.day, false)}`);
   return lines.join('\n');
 }

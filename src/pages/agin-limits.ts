@@ -3,14 +3,11 @@ import { fill, type PageCopy } from './copy.ts';
 import { type Html, html } from './html.ts';
 
 /** The per-AGIN limits a provider declares on its listing (issue 35). */
-export interface AginLimits {
-  per_minute?: number;
-  per_day?: number;
-}
+type AginLimits = NonNullable<Endpoint['aginLimits']>;
 
 /** The limits an endpoint's listing declares, or undefined when it declares none. */
-export function declaredLimits(endpoint: Endpoint | undefined): AginLimits | undefined {
-  const limits = (endpoint as (Endpoint & { aginLimits?: AginLimits | null }) | undefined)?.aginLimits;
+function declaredLimits(endpoint: Endpoint | undefined): AginLimits | undefined {
+  const limits = endpoint?.aginLimits;
   return limits && (limits.per_minute !== undefined || limits.per_day !== undefined) ? limits : undefined;
 }
 

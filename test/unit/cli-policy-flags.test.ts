@@ -89,8 +89,8 @@ describe('plaza agents policy show text', () => {
     expect(text).toMatch(/Own policy:\n {2}default: \(not set/);
     expect(text).toMatch(/allow {2}crm\/read_\*/);
     expect(text).toContain('today: 42 / 100, 58 left (resets 2026-11-30T00:00:00Z)');
-    expect(text).toContain('this minute: 3 / no limit');
-    expect(text).toContain('crm: minute: 3 / 10, 7 left; day: 42 / no limit');
+    expect(text).toContain('this minute: 3 calls, no limit (resets 2026-11-29T07:01:00Z)');
+    expect(text).toContain('crm: minute: 3 / 10, 7 left; day: 42 calls, no limit');
   });
 
   it('says when the agent has no policy of its own', () => {
