@@ -16,6 +16,7 @@ import {
   launchChromium,
   overflowsHorizontally,
   PHONE,
+  screenshot,
   seriousViolations,
 } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -118,6 +119,7 @@ describeWithBrowser('Account page: who agents may call', () => {
       'mail, today: 0 of 20 calls (20 left)',
     ]);
     expect(await panel.locator('meter').count()).toBe(4);
+    await screenshot(page, 'account-policy');
     expect(await seriousViolations(page)).toEqual([]);
     await page.setViewportSize(PHONE);
     expect(await overflowsHorizontally(page)).toBe(false);

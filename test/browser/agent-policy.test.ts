@@ -19,7 +19,6 @@ import {
   CHROMIUM_PATH,
   freshPage,
   launchChromium,
-  screenshot,
   seriousViolations,
   waitUntil,
 } from '../support/browser.ts';
@@ -167,7 +166,6 @@ const textOf = (result: CallResult) => (result.content ?? []).map((c) => c.text 
         'Allow sdk / echo Remove',
         'Allow sdk / slow Remove',
       ]);
-      await screenshot(page, 'account-policy');
       expect(await seriousViolations(page)).toEqual([]);
 
       // What the page saved is the agent's policy, as the API (and `plaza agents policy show`) has it.
