@@ -86,6 +86,22 @@ export function createRedisCounters(redis: Redis, log: Logger): QuotaCounters {
   const local = createMemoryCounters();
   let sha: string | undefined;
   let degraded = false;
+  // The first calls after start-up wait (at most 1 s) for the connection, as the website limits
+  // do, instead of counting locally and logging an outage that is none.
+  let connecting: Promise<void> | undefined =
+    redis.status === 'ready'
+      ? undefined
+      : new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            for (const event of ['ready', 'error', 'end']) redis.off(event, done);
+            connecting = undefined;
+            resolve();
+          };
+          const timer = setTimeout(done, 1_000);
+          timer.unref();
+          for (const event of ['ready', 'error', 'end']) redis.once(event, done);
+        });
   const run = async (keys: string[], args: (string | number)[]): Promise<number> => {
     if (sha !== undefined) {
       try {
@@ -112,6 +128,7 @@ export function createRedisCounters(redis: Redis, log: Logger): QuotaCounters {
   return {
     shared: true,
     async consume(slots, now) {
+      if (connecting) await connecting;
       try {
         const at = await run(
           slots.map((s) => s.key),
@@ -126,6 +143,7 @@ export function createRedisCounters(redis: Redis, log: Logger): QuotaCounters {
     },
     async read(keys, now) {
       if (keys.length === 0) return [];
+      if (connecting) await connecting;
       try {
         const values = await redis.mget(...keys);
         recovered();

@@ -28,14 +28,22 @@ interface Entry<T> {
   pending: Promise<T> | undefined;
   /** The stored form the value was built from (to keep a compiled policy over a refresh). */
   source?: string;
+  /** Whether a read ever succeeded (the value may then stand in while the database is unreachable). */
+  loaded?: boolean;
 }
+
+/** How long a value read before stands in after a failed read, before the next try. */
+const RETRY_MS = 1_000;
 
 /** Most entries of each kind an instance keeps. */
 const MAX_ENTRIES = 10_000;
 
 /**
  * A TTL cache that answers synchronously while fresh, and reads again (one read at a time per key)
- * once stale; `build` may reuse the previous value when the source did not change.
+ * once stale; `build` may reuse the previous value when the source did not change. When a read
+ * fails, a value read before stands in (and the read is tried again a second later): calls go on
+ * under the policy last seen while the database is briefly unreachable, as they do under the
+ * agent's cached credential; with nothing read before, the error reaches the caller.
  */
 function ttlCache<T, R>(
   clock: Clock,
@@ -53,11 +61,14 @@ function ttlCache<T, R>(
         if (built.source !== undefined) entry.source = built.source;
         entry.until = clock.now() + ttlMs;
         entry.pending = undefined;
+        entry.loaded = true;
         return built.value;
       },
       (error: unknown) => {
         entry.pending = undefined;
-        throw error;
+        if (!entry.loaded) throw error;
+        entry.until = clock.now() + RETRY_MS;
+        return entry.value as T;
       },
     );
     entry.pending = pending;

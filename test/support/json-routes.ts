@@ -35,7 +35,7 @@ export interface FuzzContext {
 
 /** One route of the table. */
 export interface JsonRoute {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** The path as registered (`:name` parameters). */
   path: string;
   /** The router entry when it is not `METHOD path` (static files are middleware). */
@@ -354,6 +354,85 @@ export const JSON_ROUTES: JsonRoute[] = [
       params: { id: fc.constantFrom(ctx.agentToRevoke, 'agt_nope') },
       good: { auth: 'api-key', params: { id: ctx.agentToRevoke } },
       bad: { auth: 'api-key', params: { id: 'agt_nope' } },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/api/agents/:id/policy',
+    surface: 'token',
+    kind: 'json',
+    fuzz: (ctx) => ({
+      params: { id: fc.constantFrom(ctx.agentToRotate, 'agt_nope') },
+      good: { auth: 'session', params: { id: ctx.agentToRotate } },
+      bad: { auth: 'guest', params: { id: ctx.agentToRotate } },
+    }),
+  },
+  {
+    method: 'PUT',
+    path: '/api/agents/:id/policy',
+    surface: 'token',
+    kind: 'json',
+    fuzz: (ctx) => ({
+      params: { id: fc.constantFrom(ctx.agentToRotate, 'agt_nope') },
+      body: near({
+        default: fc.constantFrom('allow', 'deny', 'maybe'),
+        rules: fc.array(
+          fc.record({
+            effect: fc.constantFrom('allow', 'deny', 'x'),
+            provider: text(40),
+            tool: text(40),
+          }),
+          { maxLength: 5 },
+        ),
+        limits: fc.record({ per_minute: fc.integer({ min: -1, max: 10 }) }),
+      }),
+      // Allows everything: the fuzzing of the other routes keeps working with this agent.
+      good: {
+        auth: 'api-key',
+        params: { id: ctx.agentToRotate },
+        body: '{"rules":[{"effect":"allow","provider":"*","tool":"*"}]}',
+      },
+      bad: {
+        auth: 'api-key',
+        params: { id: ctx.agentToRotate },
+        body: '{"rules":[{"effect":"allow","provider":"","tool":"*"}]}',
+      },
+    }),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/agents/:id/policy',
+    surface: 'token',
+    kind: 'json',
+    fuzz: (ctx) => ({
+      params: { id: fc.constantFrom(ctx.agentToRotate, 'agt_nope') },
+      good: { auth: 'session', params: { id: ctx.agentToRotate } },
+      bad: { auth: 'session-no-csrf', params: { id: ctx.agentToRotate } },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/api/account/agent-policy',
+    surface: 'token',
+    kind: 'json',
+    fuzz: () => ({
+      good: { auth: 'api-key' },
+      bad: { auth: 'guest' },
+    }),
+  },
+  {
+    method: 'PUT',
+    path: '/api/account/agent-policy',
+    surface: 'token',
+    kind: 'json',
+    fuzz: () => ({
+      body: near({
+        default_policy: fc.constantFrom(null, { rules: [] }, { rules: 'x' }),
+        limits: fc.record({ per_day: fc.integer({ min: -1, max: 1_000_000 }) }),
+      }),
+      // No limits: the fuzzing of the gateway routes is never refused by a ceiling.
+      good: { auth: 'api-key', body: '{"default_policy":null,"limits":{}}' },
+      bad: { auth: 'api-key', body: '{"limits":{"per_hour":1}}' },
     }),
   },
   {
