@@ -12,6 +12,7 @@ import type { Clock } from '../src/kernel/index.ts';
 import { nestsDeeperThan } from '../src/kernel/index.ts';
 import { callTool, type ToolCallDeps } from './aggregate/call-tool.ts';
 import { listedTools, type LocalProvider, type ToolCatalog } from './aggregate/catalog.ts';
+import { listableTools } from './aggregate/listable.ts';
 import { plainToolCall, refusedMessages } from './aggregate/messages.ts';
 import { hasUpstreamCredential, upstreamProviderOf } from './aggregate/upstream-credential.ts';
 import { type Authorize, createCallPipeline } from './call-pipeline.ts';
@@ -79,7 +80,8 @@ async function refuseForStorage(req: IncomingMessage, res: ServerResponse): Prom
 
 /**
  * `/mcp`: one MCP server aggregating the online tools of every connector as
- * `<provider>__<tool>`. tools/list is served from the catalog (no fan-out); tools/call goes to the
+ * `<provider>__<tool>`. tools/list is served from the catalog (no fan-out), only the tools the
+ * authorize hook lets the agent call; tools/call goes to the
  * connector through a pooled upstream session with the caller's identity stamped on it (the steps
  * of the gateway's CallPipeline, see aggregate/call-tool). Stateless (no session id), so any
  * instance answers any request.
@@ -214,8 +216,9 @@ export function createAggregate(options: AggregateOptions) {
       capabilities: { tools: { listChanged: false } },
       jsonSchemaValidator: sdk.jsonSchemaValidator,
     });
+    // Only what this agent may call (issue 35): the listing differs per agent.
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: await listedTools(options.local, options.catalog),
+      tools: await listableTools(await listedTools(options.local, options.catalog), identity, options.authorize),
     }));
     let guarded = false;
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
