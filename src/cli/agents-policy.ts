@@ -118,7 +118,7 @@ async function policyToSet(options: PolicyFlags & { file?: string }): Promise<un
     // The answer of `show --json` is accepted as it is: its own policy is the document.
     return parsed?.data?.policy ?? (parsed as { policy?: unknown }).policy ?? parsed;
   } catch (error) {
-    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+    throw new UsageError(`${file === '-' ? 'standard input' : file} is not JSON: ${(error as Error).message}`);
   }
 }
 
