@@ -15,13 +15,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { randomToken } from '../../src/kernel/index.ts';
-import {
-  CHROMIUM_PATH,
-  freshPage,
-  launchChromium,
-  seriousViolations,
-  waitUntil,
-} from '../support/browser.ts';
+import { CHROMIUM_PATH, freshPage, launchChromium, seriousViolations, waitUntil } from '../support/browser.ts';
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
