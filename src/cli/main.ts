@@ -76,6 +76,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
 
   (await import('./agpk.ts')).registerAgpkCommands(program, env);
   (await import('./mcp-bridge.ts')).registerAgentCommands(program, env);
+  (await import('./agents-policy.ts')).registerAgentPolicyCommands(program, env);
   (await import('./receipts.ts')).registerReceiptsCommands(program, env);
   (await import('./outbox.ts')).registerOutboxCommands(program, env);
 

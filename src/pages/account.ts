@@ -3,8 +3,8 @@ import { fill, type PageCopy } from './copy.ts';
 import { type Html, html } from './html.ts';
 
 /**
- * Account: sign-in by e-mail link or password when signed out; the password, API keys and agents
- * (AGIN cards) when signed in. account.js reads `GET /api/auth/session` and shows the matching part.
+ * Account: sign-in by e-mail link or password when signed out; the password, API keys, agents
+ * (AGIN cards, each with its policy and limits) and the account's agent policy when signed in. account.js reads `GET /api/auth/session` and shows the matching part.
  */
 export function accountBody(copy: PageCopy, planName?: string): Html {
   const a = copy.account;
@@ -52,6 +52,12 @@ ${planName ? html`<p class="notice" id="account-plan">${fill(a.startFree, { plan
       <button type="submit">${a.newAgent}</button>
     </form>
     <div id="agent-token" role="status" aria-live="polite"></div>
+  </section>
+  <section class="card" aria-labelledby="agent-policy-title">
+    <h2 id="agent-policy-title">${a.policy.accountTitle}</h2>
+    <p>${a.policy.accountLead}</p>
+    <div id="account-policy"></div>
+    <p id="account-policy-status" class="policy-status" role="status"></p>
   </section>
 </div>
 `;

@@ -1,4 +1,5 @@
 import type { Endpoint, ProbeRunRecord, Tool } from '../marketplace/index.ts';
+import { aginLimitsText } from './agin-limits.ts';
 import { latencyChart } from './chart.ts';
 import { fill, type PageCopy } from './copy.ts';
 import { excerpt, type Html, html } from './html.ts';
@@ -22,6 +23,7 @@ export function endpointBody(endpoint: Endpoint, probes: ProbeRunRecord[], tools
   ${row(e.purpose, endpoint.purpose)}
   ${row(e.risk, endpoint.risk)}
   ${row(e.aginSupport, endpoint.aginSupport ? e.yes : e.no)}
+  ${row(m.aginLimits, aginLimitsText(endpoint, copy))}
   ${row(m.credentials, endpoint.requiredCredentials.length === 0 ? m.noCredentials : html`${endpoint.requiredCredentials.map((c, i) => html`${i > 0 ? ', ' : ''}<code>${c.name}</code>${c.description ? html` (${c.description})` : ''}`)}`)}
   ${row(e.gateway, html`<code>/mcp/p/${endpoint.provider}</code>`)}
   ${row(m.revisions, revisionsText(endpoint, copy))}

@@ -1,4 +1,5 @@
 import { type Endpoint, LISTING_TEXT_MAX, type Page, type Tool } from '../marketplace/index.ts';
+import { aginLimitsNote } from './agin-limits.ts';
 import { fill, type PageCopy } from './copy.ts';
 import { excerpt, type Html, html } from './html.ts';
 
@@ -62,6 +63,7 @@ function toolList(view: MarketplaceView, copy: PageCopy): Html {
         <p>${excerpt(t.description, 300)}</p>
         ${t.requiresAgin ? html`<p class="small note">${m.requiresAgin}${t.callerIdentity ? html` — ${t.callerIdentity}` : ''}</p>` : ''}
         ${credentialNote(endpoint, copy)}
+        ${aginLimitsNote(endpoint, copy)}
       </li>`;
     })}
   </ul>
@@ -134,6 +136,14 @@ function listingForm(copy: PageCopy): Html {
       <p id="f-required_credentials-error" class="field-error" hidden></p>
     </div>
     <div class="field wide check"><input id="f-agin_support" name="agin_support" type="checkbox"><label for="f-agin_support">${m.fAgin}</label></div>
+    ${(['per_minute', 'per_day'] as const).map(
+      (name) => html`<div class="field">
+      <label for="f-agin_${name}">${name === 'per_minute' ? m.fAginPerMinute : m.fAginPerDay}</label>
+      <input id="f-agin_${name}" name="agin_${name}" inputmode="numeric" pattern="[1-9][0-9]{0,8}" autocomplete="off" aria-describedby="f-agin-limits-hint f-agin_${name}-error">
+      <p id="f-agin_${name}-error" class="field-error" hidden></p>
+    </div>`,
+    )}
+    <p id="f-agin-limits-hint" class="hint field wide">${m.fAginLimitsHint}</p>
     <button type="submit">${m.listSubmit}</button>
   </form>
   <div id="listing-result" class="result" role="status" aria-live="polite"></div>

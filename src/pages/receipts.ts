@@ -1,9 +1,12 @@
 import type { PageCopy } from './copy.ts';
 import { type Html, html } from './html.ts';
 
+/** The statuses a receipt can have: a call answered (ok, error) or refused by Plaza (denied, rate_limited). */
+const RECEIPT_STATUSES = ['ok', 'error', 'denied', 'rate_limited'] as const;
+
 /**
  * The receipts view: an API key (kept in session storage by receipts.js), filters, the account's
- * receipts, and a per-receipt check of its inclusion proof against the signed checkpoint.
+ * receipts (refusals by policy or limit among them, with their reason), and a per-receipt check of its inclusion proof against the signed checkpoint.
  */
 export function receiptsBody(copy: PageCopy): Html {
   const r = copy.receipts;
@@ -23,7 +26,8 @@ export function receiptsBody(copy: PageCopy): Html {
   <div class="field"><label for="r-agin">${r.agin}</label><input id="r-agin" name="agin_id"></div>
   <div class="field">
     <label for="r-status">${r.status}</label>
-    <select id="r-status" name="status"><option value="">${r.any}</option><option value="ok">ok</option><option value="error">error</option></select>
+    <select id="r-status" name="status" aria-describedby="r-status-hint"><option value="">${r.any}</option>${RECEIPT_STATUSES.map((s) => html`<option value="${s}">${r.statuses[s]}</option>`)}</select>
+    <p id="r-status-hint" class="hint">${r.statusHint}</p>
   </div>
   <button type="submit">${r.load}</button>
 </form>

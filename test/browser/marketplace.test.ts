@@ -277,6 +277,46 @@ describeWithBrowser('Marketplace pages', () => {
     await expect(page.locator('#listing-form [aria-invalid="true"]').count()).resolves.toBe(0);
   });
 
+  it("takes a provider's per-agent limits in the listing form, says a refused one at its field, and shows them on the tool cards and the endpoint page", async () => {
+    const limited = await startFixtureProvider([
+      [{ name: 'quota_probe', description: 'A tool with limits.', inputSchema: { type: 'object', properties: {} } }],
+    ]);
+    try {
+      await page.goto(`${plaza.url}/marketplace`);
+      await page.getByLabel('Provider slug').fill('limited-co');
+      await page.getByLabel('Streamable-HTTP endpoint URL').fill(limited.url);
+      await page.getByLabel('Your e-mail (accountable publisher)').fill('ops@limited.example');
+      await page.getByLabel('Capability summary').fill('One tool, held to per-agent limits.');
+      await page.getByLabel('Per-agent calls per minute (optional)').fill('10');
+      await page.getByLabel('Per-agent calls per day (optional)').fill('0');
+      await page.getByRole('button', { name: 'List endpoint' }).click();
+      await page.locator('#f-agin_per_day[aria-invalid="true"]').waitFor();
+      expect(await page.locator('#f-agin_per_day-error').isVisible()).toBe(true);
+      await page.getByLabel('Per-agent calls per day (optional)').fill('500');
+      await page.getByRole('button', { name: 'List endpoint' }).click();
+      await page.locator('#probe-status[data-status="healthy"]').waitFor({ timeout: 30_000 });
+      const [endpoint] = ((await (await fetch(`${plaza.url}/api/mcp/endpoints?provider=limited-co`)).json()) as any)
+        .endpoints;
+      expect(endpoint.agin_limits).toEqual({ per_minute: 10, per_day: 500 });
+
+      await page.goto(`${plaza.url}/marketplace?provider=limited-co`);
+      await expect(page.locator('.tool[data-tool="quota_probe"] .listing-limits').textContent()).resolves.toBe(
+        'Per-agent limits: 10 calls per minute, 500 calls per day',
+      );
+      await page.goto(`${plaza.url}/marketplace/endpoints/${endpoint.id}`);
+      await expect(page.locator('#endpoint-facts').textContent()).resolves.toContain(
+        'Per-agent limits10 calls per minute, 500 calls per day',
+      );
+      // A listing without limits says nothing of them.
+      await page.goto(`${plaza.url}/marketplace?provider=weather-co`);
+      expect(await page.locator('.listing-limits').count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it.each([
     ['marketplace', '/marketplace'],
     ['endpoint', 'endpoint'],

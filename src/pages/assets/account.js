@@ -2,6 +2,7 @@
 // Account: sign-in by e-mail link; when signed in, API keys and agents with their AGIN cards, both
 // through the session cookie and its CSRF header. A new API key is kept for the tab, for the
 // receipts page.
+import { attachAgentPolicies, loadAccountPolicy } from './account-policy.js';
 import {
   el,
   fieldError,
@@ -60,7 +61,7 @@ async function start() {
     document.getElementById('current-password-field').hidden = !res.body.account.has_password;
     signin.hidden = true;
     signedIn.hidden = false;
-    await Promise.all([loadKeys(), loadAgents()]);
+    await Promise.all([loadKeys(), loadAgents(), loadPolicyDefaults()]);
     return;
   }
   if (!res || res.status === 404) {
@@ -231,6 +232,18 @@ async function loadAgents() {
     ),
   );
   await Promise.all(agents.filter((a) => a.status === 'active').map((a) => loadClients(a)));
+  attachAgentPolicies(agentList, agents, policyContext);
+}
+
+// Who may call what (issue 35): each agent's policy and limits, and the account's default and ceiling.
+const policyContext = { t: text.policy, csrf: () => csrf, refusal };
+
+function loadPolicyDefaults() {
+  return loadAccountPolicy(
+    document.getElementById('account-policy'),
+    document.getElementById('account-policy-status'),
+    policyContext,
+  );
 }
 
 /**

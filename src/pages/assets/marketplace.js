@@ -63,6 +63,13 @@ function body() {
     .filter(Boolean);
   if (credentials.length) out.required_credentials = credentials;
   out.agin_support = form.elements.agin_support.checked;
+  // Per-AGIN limits Plaza enforces for every agent calling this provider (issue 35); sent when given.
+  const limits = {};
+  for (const name of ['per_minute', 'per_day']) {
+    const value = form.elements[`agin_${name}`].value.trim();
+    if (value) limits[name] = /^\d+$/.test(value) ? Number(value) : value;
+  }
+  if (Object.keys(limits).length) out.agin_limits = limits;
   return out;
 }
 
@@ -97,6 +104,13 @@ async function follow(id) {
   }
 }
 
+/** The limit field an API refusal of `agin_limits` is about (per day unless it names per_minute). */
+function aginLimitField(body) {
+  return /per_minute/.test(JSON.stringify(body?.details ?? body?.message ?? ''))
+    ? form.elements.agin_per_minute
+    : form.elements.agin_per_day;
+}
+
 // Errors update while typing once shown (not on blur: a message appearing under a field would move
 // the button away from a pointer that is about to click it).
 for (const name of FIELDS)
@@ -110,7 +124,8 @@ form.addEventListener('submit', async (event) => {
     return;
   }
   // The optional fields are checked by the API only: what it said of the last try goes.
-  for (const name of ['audience', 'purpose', 'risk', 'required_credentials']) fieldError(form.elements[name], '');
+  for (const name of ['audience', 'purpose', 'risk', 'required_credentials', 'agin_per_minute', 'agin_per_day'])
+    fieldError(form.elements[name], '');
   const button = form.querySelector('button');
   button.disabled = true;
   say(result, text.listing);
@@ -127,7 +142,8 @@ form.addEventListener('submit', async (event) => {
       const problems = fieldProblems(res.body);
       let focus = null;
       for (const [name, message] of Object.entries(problems)) {
-        const input = form.elements[name];
+        // A refused limit is said at its field (the API names it agin_limits.per_day).
+        const input = form.elements[name] || (name === 'agin_limits' ? aginLimitField(res.body) : undefined);
         if (input) {
           fieldError(input, message);
           focus = focus || input;

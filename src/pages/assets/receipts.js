@@ -163,14 +163,16 @@ function render(receipts) {
   for (const r of receipts) {
     const button = el('button', { type: 'button', 'aria-label': `${text.verify} ${r.call_id}` }, text.verify);
     const status = el('td', { class: 'verdict' });
+    // A refusal (by a policy rule or a limit) stands out; its outcome names the rule or the limit.
+    const refused = r.status === 'denied' || r.status === 'rate_limited';
     const row = el(
       'tr',
-      { 'data-call-id': r.call_id },
+      { 'data-call-id': r.call_id, 'data-status': r.status, class: refused ? 'refused' : undefined },
       el('td', {}, el('time', { datetime: r.time }, r.time.replace('T', ' ').slice(0, 19))),
       el('td', {}, el('code', {}, r.tool)),
       el('td', {}, r.provider),
       el('td', { class: 'break' }, el('code', {}, r.agin_id)),
-      el('td', {}, r.status),
+      el('td', {}, refused ? el('strong', {}, r.status) : r.status),
       el('td', { class: 'break' }, r.outcome),
       el('td', {}, button),
     );
