@@ -127,6 +127,17 @@ async function startExactUpstream(): Promise<{ url: string; close(): void }> {
             resultType: 'complete',
           }),
         );
+      // A call with arguments is echoed as in the earlier revisions (Plaza's pool speaks 2026-07-28
+      // to a provider that offers it); one without says what it saw.
+      const callArgs = message.method === 'tools/call' ? message.params.arguments : undefined;
+      if (callArgs !== undefined && Object.keys(callArgs).length > 0)
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(
+          answer({
+            content: [{ type: 'text', text: JSON.stringify(callArgs) }],
+            structuredContent: callArgs,
+            resultType: 'complete',
+          }),
+        );
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(answer({ content: [{ type: 'text', text: JSON.stringify(seen) }], resultType: 'complete' }));
