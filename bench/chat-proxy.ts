@@ -38,7 +38,8 @@ const PLAZA_PORT = 18097;
 const CLIENT = process.env['BENCH_CLIENT'] ?? 'fetch';
 if (CLIENT !== 'fetch' && CLIENT !== 'undici') throw new Error(`BENCH_CLIENT must be fetch or undici, got ${CLIENT}`);
 const REFERENCE = process.env['BENCH_REFERENCE'] !== '0';
-const agent = new Agent({ connections: 64 });
+/** The undici client's pool (BENCH_CLIENT=undici): opened on first use, closed at the end of each run. */
+let agent: Agent | undefined;
 
 const BODY = JSON.stringify({
   model: 'bench-model',
@@ -90,7 +91,7 @@ function completionUndici(
     let status = 0;
     let firstMs = -1;
     let text = '';
-    agent.dispatch(
+    (agent ??= new Agent({ connections: 64 })).dispatch(
       {
         origin,
         path: pathname,
@@ -315,7 +316,8 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
     await plaza.stop();
     for (const o of others) await o.stop();
     await upstream.stop();
-    await agent.close();
+    await agent?.close();
+    agent = undefined;
     rmSync(dir, { recursive: true, force: true });
   }
 }
