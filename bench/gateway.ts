@@ -8,21 +8,27 @@
  * event loop with none of them. Upstreams: a minimal JSON-RPC server
  * (bench/fixtures/mini-upstream.mjs) and `@modelcontextprotocol/server-everything` (streamable
  * HTTP, SSE answers, sessions). Load: tools/call `echo` back to back, concurrency 1 (latency) and
- * 32 (throughput). Targets: added p50 <= 1 ms and p99 <= 5 ms at concurrency 1; >= 70% of direct
- * throughput at 32 with sync receipts; receipts == calls. A gateway label with `-async` (e.g.
+ * 32 (throughput), each path's process sampled for its CPU per answered call and its RSS. Targets
+ * (bench/targets.ts, issue 36): CPU per call at c=32 with sync receipts at most 1.5× the same-work
+ * reference's and below every npm peer's; RSS under c=32 at most mcp-hub's on PostgreSQL, 1.5× on
+ * PGlite; added p50 <= 1 ms and p99 <= 5 ms at concurrency 1; receipts == calls. The throughput
+ * over direct at c=32 is reported, no longer a target. A gateway label with `-async` (e.g.
  * `pglite-async`) writes receipts with `async` durability: the latency target names no
  * durability, and a sync receipt at concurrency 1 waits for one database commit (an fsync).
  * Run: `node --import tsx bench/gateway.ts`. Env: BENCH_DURATION_S per phase (default 3),
  * BENCH_UPSTREAMS (mini,everything), BENCH_GATEWAYS (pglite,pglite-async,memory; postgres and
  * postgres-async are added when BENCH_DATABASE_URL is set), BENCH_DATABASE_URL,
- * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof), BENCH_REFERENCE=0 (leave
- * out the reference below).
+ * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof), BENCH_REFERENCES
+ * (bare,same-work-postgres,same-work-pglite; bare-postgres too) or BENCH_REFERENCE=0, BENCH_PEERS
+ * (mcp-hub,mcp-proxy,civic-passthrough; '' for none).
  *
- * A reference runs beside the gateways: bench/fixtures/bare-gateway.mjs, the least a gateway must
- * do per call (identity, one Ed25519 assertion, forward, stamp, digest) and nothing else, alone
- * (`reference_bare`) and with a receipt row group-committed to PostgreSQL before each answer
- * (`reference_bare-postgres`, when BENCH_DATABASE_URL is set). Its ratio to direct says what this
- * machine allows a gateway at all, so Plaza's can be read against it.
+ * References run beside the gateways: bench/fixtures/bare-gateway.mjs, the least a gateway must
+ * do per call (identity, one Ed25519 assertion, forward, stamp, digest) and nothing else
+ * (`reference_bare`: what this machine allows a gateway at all), and the same with the caller's
+ * agent token checked and a receipt row group-committed before each answer
+ * (`reference_same-work-postgres` when BENCH_DATABASE_URL is set, `reference_same-work-pglite`):
+ * the cheapest proxy doing Plaza's per-call work. The npm peers (bench/gateway-peers.ts) front
+ * each upstream in processes of their own, started and stopped per upstream (`peer_<name>`).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
