@@ -4,7 +4,7 @@
  * POST messages to, and every answer comes back as a `message` event on the stream). One session
  * is one stream; `call` posts a request and resolves with the answer of the same id.
  */
-import type { Agent} from 'undici';
+import type { Agent } from 'undici';
 import { request } from 'undici';
 
 /** One open HTTP+SSE session. */
