@@ -1,7 +1,9 @@
 /**
  * Token API (issue 5): overhead of Plaza's OpenAI-compatible proxy against a local upstream, in one
- * run: time to the first streamed chunk at concurrency 1 (target: added p50 <= 2 ms) and streamed
- * completions per second at concurrency 32 (target: >= 80% of calling the upstream directly).
+ * run: time to the first streamed chunk at concurrency 1 (targets: added p50 <= 1 ms, p99 <= 5 ms)
+ * and streamed completions at concurrency 32, where the targets (issue 36) are the proxy
+ * process's CPU per completion: at most 1.5× the essentials reference's, below every npm peer's
+ * (`@portkey-ai/gateway`, bench/chat-peers.ts); the ratio to direct is reported.
  * The upstream is `bench/fixtures/openai-upstream.mjs` (8 content chunks + usage); Plaza runs as
  * `plaza serve` on embedded storage with the caller limits raised out of the way, authenticated
  * with a guest token; usage rows are written as in production. Direct and proxied phases alternate.
@@ -16,6 +18,8 @@
  * every request (a verified and cached token, the body checked, a request count, the usage found
  * in the stream and written to an embedded database). Their ratios to direct say what this machine
  * and this load generator allow a proxy at all, and one that does the essentials.
+ * Every proxy beside Plaza (references and peers) gets the same c=1 samples and c=32 phases in
+ * each round, and its RSS is sampled under c=32 (BENCH_CHAT_PEERS='' leaves Portkey out).
  * Every path is warmed at c=32 first (BENCH_WARMUP_S, 3). Plaza runs with `npm start`'s
  * `--max-semi-space-size=16` unless BENCH_PLAZA_NODE_ARGS says otherwise.
  * Run: `node --import tsx bench/chat-proxy.ts` (BENCH_DURATION_S, BENCH_SAMPLES, BENCH_ROUNDS,
@@ -27,7 +31,8 @@ import { join } from 'node:path';
 
 import { Agent } from 'undici';
 
-import { loadLoop, median, percentile, saveResult, spawnReady, spawnServer } from './lib.ts';
+import { CHAT_PEER_NOTES, CHAT_PEERS, type ChatOther, startChatOthers } from './chat-peers.ts';
+import { loadLoop, median, percentile, sampleRss, saveResult, spawnReady, spawnServer } from './lib.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 4);
 const SAMPLES = Number(process.env['BENCH_SAMPLES'] ?? 300);
@@ -37,7 +42,8 @@ const PLAZA_PORT = 18097;
 const CLIENT = process.env['BENCH_CLIENT'] ?? 'fetch';
 if (CLIENT !== 'fetch' && CLIENT !== 'undici') throw new Error(`BENCH_CLIENT must be fetch or undici, got ${CLIENT}`);
 const REFERENCE = process.env['BENCH_REFERENCE'] !== '0';
-const agent = new Agent({ connections: 64 });
+/** The undici client's pool (BENCH_CLIENT=undici): opened on first use, closed at the end of each run. */
+let agent: Agent | undefined;
 
 const BODY = JSON.stringify({
   model: 'bench-model',
@@ -46,15 +52,23 @@ const BODY = JSON.stringify({
 });
 
 /** One streamed completion: ms to the first body chunk, and whether it ended with [DONE]. */
-export function completion(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
-  return CLIENT === 'fetch' ? completionFetch(url, token) : completionUndici(url, token);
+export function completion(
+  url: string,
+  token: string | undefined,
+  extra: Record<string, string> = {},
+): Promise<{ firstMs: number; ok: boolean }> {
+  return CLIENT === 'fetch' ? completionFetch(url, token, extra) : completionUndici(url, token, extra);
 }
 
-async function completionFetch(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
+async function completionFetch(
+  url: string,
+  token: string | undefined,
+  extra: Record<string, string>,
+): Promise<{ firstMs: number; ok: boolean }> {
   const started = performance.now();
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: { 'content-type': 'application/json', ...extra, ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: BODY,
   });
   const reader = res.body!.getReader();
@@ -70,19 +84,27 @@ async function completionFetch(url: string, token: string | undefined): Promise<
   return { firstMs, ok: res.status === 200 && text.includes('[DONE]') };
 }
 
-function completionUndici(url: string, token: string | undefined): Promise<{ firstMs: number; ok: boolean }> {
+function completionUndici(
+  url: string,
+  token: string | undefined,
+  extra: Record<string, string>,
+): Promise<{ firstMs: number; ok: boolean }> {
   const { origin, pathname } = new URL(url);
   const started = performance.now();
   return new Promise((resolve, reject) => {
     let status = 0;
     let firstMs = -1;
     let text = '';
-    agent.dispatch(
+    (agent ??= new Agent({ connections: 64 })).dispatch(
       {
         origin,
         path: pathname,
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...extra,
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
         body: BODY,
       },
       {
@@ -116,27 +138,39 @@ function cpuMicros(pid: number): number {
   }
 }
 
-/** A c=32 phase with the CPU µs per completion of the load generator and of each server in `pids`. */
-async function measuredLoad(url: string, token: string | undefined, pids: Record<string, number>) {
+/** Where a phase sends its completions: URL, bearer token, other headers. */
+interface Dest {
+  url: string;
+  token: string | undefined;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A c=32 phase with the CPU µs per completion of the load generator and of each server in `pids`,
+ * and the peak RSS of `pids[rssOf]` over the phase.
+ */
+async function measuredLoad(dest: Dest, pids: Record<string, number>, rssOf?: string) {
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMicros(pid)]));
+  const sampler = rssOf ? sampleRss(pids[rssOf]!) : undefined;
   const self = process.cpuUsage();
   const result = await loadLoop({
     connections: 32,
     durationS: DURATION_S,
-    send: async () => (await completion(url, token)).ok,
+    send: async () => (await completion(dest.url, dest.token, dest.headers)).ok,
   });
   const used = process.cpuUsage(self);
+  const rssMb = sampler?.stop();
   const cpu: Record<string, number> = { loadgen: Math.round((used.user + used.system) / result.requests) };
   for (const [name, pid] of Object.entries(pids))
     cpu[name] = Math.round((cpuMicros(pid) - before[name]!) / result.requests);
-  return { ...result, cpu };
+  return { ...result, cpu, rssMb };
 }
 
-async function firstChunkP50(url: string, token: string | undefined): Promise<number[]> {
+async function firstChunkP50(dest: Dest): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
-    const { firstMs, ok } = await completion(url, token);
-    if (!ok) throw new Error(`completion through ${url} failed`);
+    const { firstMs, ok } = await completion(dest.url, dest.token, dest.headers);
+    if (!ok) throw new Error(`completion through ${dest.url} failed`);
     times.push(firstMs);
   }
   return times;
@@ -172,120 +206,110 @@ export function startChatPlaza(root: string, dir: string, port: number, upstream
   );
 }
 
+/** Per proxy measured beside Plaza, over the rounds. */
+interface OtherRounds {
+  other: ChatOther;
+  first: number[];
+  ratios: number[];
+  cpu: Record<string, number>[];
+  rss: number[];
+}
+
+const round3 = (n: number) => Number(n.toFixed(3));
+const medianCpu = (rows: Record<string, number>[]) =>
+  Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k]!))]));
+
 /** Runs the chat proxy benchmark and returns its figures. */
 export async function benchChatProxy(): Promise<Record<string, unknown>> {
   const upstream = await spawnReady<number>(process.execPath, ['bench/fixtures/openai-upstream.mjs'], { PORT: '0' });
-  const direct = `http://127.0.0.1:${upstream.info}/v1/chat/completions`;
+  const direct: Dest = { url: `http://127.0.0.1:${upstream.info}/v1/chat/completions`, token: undefined };
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-chat-'));
   const plaza = await startChatPlaza('.', dir, PLAZA_PORT, upstream.info);
-  const proxied = `${plaza.url}/api/v1/chat/completions`;
-  const references: Array<{
-    label: string;
-    url: string;
-    token: string;
-    child: Awaited<ReturnType<typeof spawnReady<{ port: number; token?: string }>>>;
-    ratios: number[];
-    cpu: Record<string, number>[];
-  }> = [];
-  if (REFERENCE) {
-    for (const [label, fixture] of [
-      ['bare', 'bare-chat-proxy.mjs'],
-      ['essentials', 'essential-chat-proxy.mjs'],
-    ] as const) {
-      const child = await spawnReady<{ port: number; token?: string }>(
-        process.execPath,
-        [`bench/fixtures/${fixture}`],
-        { UPSTREAM_URL: `http://127.0.0.1:${upstream.info}`, TOKEN: 'bench-reference', PORT: '0' },
-      );
-      references.push({
-        label,
-        url: `http://127.0.0.1:${child.info.port}/v1/chat/completions`,
-        token: child.info.token ?? 'bench-reference',
-        child,
-        ratios: [],
-        cpu: [],
-      });
-    }
-  }
+  let others: ChatOther[] = [];
   try {
+    others = await startChatOthers(upstream.info, REFERENCE);
     const token = (
       (await (await fetch(`${plaza.url}/api/auth/guest-token`, { method: 'POST' })).json()) as {
         data: { token: string };
       }
     ).data.token;
+    const proxied: Dest = { url: `${plaza.url}/api/v1/chat/completions`, token };
     // Warm every path: sequential calls, then a c=32 phase each, so that the rounds measure
     // compiled code (the first c=32 seconds of a fresh process cost up to twice the CPU per
     // completion while V8 optimises, and Plaza has more code to optimise than the references).
-    await firstChunkP50(direct, undefined);
-    await firstChunkP50(proxied, token);
-    for (const r of references) await firstChunkP50(r.url, r.token);
-    for (const [url, bearer] of [
-      [direct, undefined],
-      [proxied, token],
-      ...references.map((r) => [r.url, r.token] as const),
-    ] as const) {
-      await loadLoop({ connections: 32, durationS: WARMUP_S, send: async () => (await completion(url, bearer)).ok });
-    }
+    const all: Dest[] = [direct, proxied, ...others];
+    for (const d of all) await firstChunkP50(d);
+    for (const d of all)
+      await loadLoop({
+        connections: 32,
+        durationS: WARMUP_S,
+        send: async () => (await completion(d.url, d.token, d.headers)).ok,
+      });
     const directFirst: number[] = [];
     const proxiedFirst: number[] = [];
     const ratios: number[] = [];
+    const plazaRss: number[] = [];
     const rates: Array<{ direct: number; proxied: number } & Record<string, number>> = [];
     const cpuDirect: Record<string, number>[] = [];
     const cpuProxied: Record<string, number>[] = [];
+    const rounds: OtherRounds[] = others.map((other) => ({ other, first: [], ratios: [], cpu: [], rss: [] }));
     const pids = { upstream: upstream.child.pid!, plaza: plaza.child.pid! };
     const loadBefore = loadavg()[0]!;
     for (let round = 0; round < ROUNDS; round++) {
-      directFirst.push(...(await firstChunkP50(direct, undefined)));
-      proxiedFirst.push(...(await firstChunkP50(proxied, token)));
-      const d = await measuredLoad(direct, undefined, pids);
-      const p = await measuredLoad(proxied, token, pids);
+      directFirst.push(...(await firstChunkP50(direct)));
+      proxiedFirst.push(...(await firstChunkP50(proxied)));
+      for (const o of rounds) o.first.push(...(await firstChunkP50(o.other)));
+      const d = await measuredLoad(direct, pids);
+      const p = await measuredLoad(proxied, pids, 'plaza');
       ratios.push(p.requestsPerSec / d.requestsPerSec);
+      plazaRss.push(p.rssMb!);
       rates.push({ direct: Math.round(d.requestsPerSec), proxied: Math.round(p.requestsPerSec) });
       cpuDirect.push(d.cpu);
       cpuProxied.push(p.cpu);
-      for (const ref of references) {
-        const r = await measuredLoad(ref.url, ref.token, {
-          upstream: upstream.child.pid!,
-          reference: ref.child.child.pid!,
-        });
-        ref.ratios.push(r.requestsPerSec / d.requestsPerSec);
-        rates[rates.length - 1]![`reference_${ref.label}`] = Math.round(r.requestsPerSec);
-        ref.cpu.push(r.cpu);
+      for (const o of rounds) {
+        // The proxy's CPU is filed under `reference` for every one of them (the name the saved results use).
+        const r = await measuredLoad(o.other, { upstream: upstream.child.pid!, reference: o.other.pid }, 'reference');
+        o.ratios.push(r.requestsPerSec / d.requestsPerSec);
+        o.cpu.push(r.cpu);
+        o.rss.push(r.rssMb!);
+        rates[rates.length - 1]![o.other.key] = Math.round(r.requestsPerSec);
       }
     }
-    const essentials = references.find((r) => r.label === 'essentials');
+    const essentials = others.find((r) => r.key === 'reference_essentials');
     if (essentials) {
       // The reference must have done its work: a usage row for the completions it served (batched every 250 ms).
       await new Promise((r) => setTimeout(r, 400));
       const stats = (await (await fetch(new URL('/stats', essentials.url))).json()) as { usage_rows: number };
       if (!(stats.usage_rows > 0)) throw new Error('the essentials reference wrote no usage rows');
     }
-    const medianCpu = (rows: Record<string, number>[]) =>
-      Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k]!))]));
     const cpuPerRequest = { direct: medianCpu(cpuDirect), proxied: medianCpu(cpuProxied) };
     const sum = (row: Record<string, number>) => Object.values(row).reduce((a, b) => a + b, 0);
     const p50Direct = percentile(directFirst, 50);
-    const p50Proxied = percentile(proxiedFirst, 50);
+    const p99Direct = percentile(directFirst, 99);
     const figures = {
       samples_c1: directFirst.length,
-      first_chunk_p50_direct_ms: Number(p50Direct.toFixed(3)),
-      first_chunk_p50_proxied_ms: Number(p50Proxied.toFixed(3)),
-      added_first_chunk_p50_ms: Number((p50Proxied - p50Direct).toFixed(3)),
-      added_first_chunk_p99_ms: Number((percentile(proxiedFirst, 99) - percentile(directFirst, 99)).toFixed(3)),
-      target_added_p50_ms: 2,
+      first_chunk_p50_direct_ms: round3(p50Direct),
+      first_chunk_p50_proxied_ms: round3(percentile(proxiedFirst, 50)),
+      added_first_chunk_p50_ms: round3(percentile(proxiedFirst, 50) - p50Direct),
+      added_first_chunk_p99_ms: round3(percentile(proxiedFirst, 99) - p99Direct),
       rounds_c32: rates,
-      throughput_ratio_c32: Number(median(ratios).toFixed(3)),
-      target_ratio: 0.8,
+      // Reported, no longer a target (issue 36): on 2 cores shared by three processes no proxy reaches 0.8.
+      throughput_ratio_c32: round3(median(ratios)),
       // With every process on the same cores, this is the best ratio their CPU costs allow.
       cpu_us_per_completion_c32: cpuPerRequest,
-      cpu_bound_ratio_c32: Number((sum(cpuPerRequest.direct) / sum(cpuPerRequest.proxied)).toFixed(3)),
-      // The reference proxies' ratios and CPU, measured in the same rounds against the same direct phase.
+      cpu_bound_ratio_c32: round3(sum(cpuPerRequest.direct) / sum(cpuPerRequest.proxied)),
+      plaza_rss_c32_mb: median(plazaRss),
+      // The references' and peers' figures, measured in the same rounds against the same direct phase.
       ...Object.fromEntries(
-        references.flatMap((r) => [
-          [`reference_${r.label}_ratio_c32`, Number(median(r.ratios).toFixed(3))],
-          [`reference_${r.label}_cpu_us_per_completion_c32`, medianCpu(r.cpu)],
+        rounds.flatMap((o) => [
+          [`${o.other.key}_ratio_c32`, round3(median(o.ratios))],
+          [`${o.other.key}_cpu_us_per_completion_c32`, medianCpu(o.cpu)],
+          [`${o.other.key}_added_first_chunk_p50_ms`, round3(percentile(o.first, 50) - p50Direct)],
+          [`${o.other.key}_added_first_chunk_p99_ms`, round3(percentile(o.first, 99) - p99Direct)],
+          [`${o.other.key}_rss_c32_mb`, median(o.rss)],
         ]),
       ),
+      peers: Object.fromEntries(CHAT_PEERS.map((p) => [p, CHAT_PEER_NOTES[p]])),
       client: CLIENT,
       cores: cpus().length,
       load_average_1m: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0]!.toFixed(2)) },
@@ -294,9 +318,10 @@ export async function benchChatProxy(): Promise<Record<string, unknown>> {
     return figures;
   } finally {
     await plaza.stop();
-    for (const r of references) await r.child.stop();
+    for (const o of others) await o.stop();
     await upstream.stop();
-    await agent.close();
+    await agent?.close();
+    agent = undefined;
     rmSync(dir, { recursive: true, force: true });
   }
 }

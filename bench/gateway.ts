@@ -8,31 +8,39 @@
  * event loop with none of them. Upstreams: a minimal JSON-RPC server
  * (bench/fixtures/mini-upstream.mjs) and `@modelcontextprotocol/server-everything` (streamable
  * HTTP, SSE answers, sessions). Load: tools/call `echo` back to back, concurrency 1 (latency) and
- * 32 (throughput). Targets: added p50 <= 1 ms and p99 <= 5 ms at concurrency 1; >= 70% of direct
- * throughput at 32 with sync receipts; receipts == calls. A gateway label with `-async` (e.g.
+ * 32 (throughput), each path's process sampled for its CPU per answered call and its RSS. Targets
+ * (bench/targets.ts, issue 36): CPU per call at c=32 with sync receipts at most 1.5× the same-work
+ * reference's and below every npm peer's; RSS under c=32 at most mcp-hub's on PostgreSQL, 1.5× on
+ * PGlite; added p50 <= 1 ms and p99 <= 5 ms at concurrency 1; receipts == calls. The throughput
+ * over direct at c=32 is reported, no longer a target. A gateway label with `-async` (e.g.
  * `pglite-async`) writes receipts with `async` durability: the latency target names no
  * durability, and a sync receipt at concurrency 1 waits for one database commit (an fsync).
  * Run: `node --import tsx bench/gateway.ts`. Env: BENCH_DURATION_S per phase (default 3),
  * BENCH_UPSTREAMS (mini,everything), BENCH_GATEWAYS (pglite,pglite-async,memory; postgres and
  * postgres-async are added when BENCH_DATABASE_URL is set), BENCH_DATABASE_URL,
- * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof), BENCH_REFERENCE=0 (leave
- * out the reference below).
+ * BENCH_RECEIPTS (sync | async), BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof), BENCH_REFERENCES
+ * (bare,same-work-postgres,same-work-pglite; bare-postgres too) or BENCH_REFERENCE=0, BENCH_PEERS
+ * (mcp-hub,mcp-proxy,civic-passthrough; '' for none).
  *
- * A reference runs beside the gateways: bench/fixtures/bare-gateway.mjs, the least a gateway must
- * do per call (identity, one Ed25519 assertion, forward, stamp, digest) and nothing else, alone
- * (`reference_bare`) and with a receipt row group-committed to PostgreSQL before each answer
- * (`reference_bare-postgres`, when BENCH_DATABASE_URL is set). Its ratio to direct says what this
- * machine allows a gateway at all, so Plaza's can be read against it.
+ * References run beside the gateways: bench/fixtures/bare-gateway.mjs, the least a gateway must
+ * do per call (identity, one Ed25519 assertion, forward, stamp, digest) and nothing else
+ * (`reference_bare`: what this machine allows a gateway at all), and the same with the caller's
+ * agent token checked and a receipt row group-committed before each answer
+ * (`reference_same-work-postgres` when BENCH_DATABASE_URL is set, `reference_same-work-pglite`):
+ * the cheapest proxy doing Plaza's per-call work. The npm peers (bench/gateway-peers.ts) front
+ * each upstream in processes of their own, started and stopped per upstream (`peer_<name>`).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { Agent, request } from 'undici';
 
 import { createPostgresDatabase } from '../test/support/databases.ts';
-import { cpuSeconds, loadLoop, type LoopResult, type ReadyChild, saveResult, spawnReady } from './lib.ts';
+import { GATEWAY_PEER_NOTES, GATEWAY_PEERS, type GatewayPeer, startGatewayPeer } from './gateway-peers.ts';
+import { cpuSeconds, loadLoop, type LoopResult, type ReadyChild, sampleRss, saveResult, spawnReady } from './lib.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 3);
 const UPSTREAMS = (process.env['BENCH_UPSTREAMS'] ?? 'mini,everything').split(',').filter(Boolean);
@@ -117,6 +125,58 @@ function run(target: Target, connections: number, durationS: number, counter: { 
   return loadLoop({ connections, durationS, send: () => callEcho(target, counter) });
 }
 
+/** One way of calling echo under load: `prepare(c)` readies c callers (a peer's sessions) and gives the call of worker w. */
+interface Path {
+  key: string;
+  pid: number;
+  counter: { calls: number };
+  prepare(connections: number): Promise<(worker: number) => Promise<boolean>>;
+}
+
+/** A path over the bench's own streamable-HTTP client (direct, Plaza, the references, peers that speak it). */
+function targetPath(key: string, target: Target, counter: { calls: number }, pid: number): Path {
+  const call = () => callEcho(target, counter);
+  return { key, pid, counter, prepare: async () => call };
+}
+
+/** A peer's path: its callers answer with the JSON-RPC text of the echo call. */
+function peerPath(peer: GatewayPeer): Path {
+  const counter = { calls: 0 };
+  return {
+    key: `peer_${peer.key}`,
+    pid: peer.pid,
+    counter,
+    async prepare(connections) {
+      const send = await peer.callers(connections);
+      return async (worker) => {
+        const n = ++sequence;
+        counter.calls++;
+        const text = await send(worker, `m${n}`);
+        return text.includes(`Echo: m${n}`) && !text.includes('"isError":true');
+      };
+    },
+  };
+}
+
+/** Opens one streamable-HTTP session at `url` and gives a call that returns the answer's text (for peers). */
+async function streamableCaller(url: string): Promise<(worker: number, message: string) => Promise<string>> {
+  const target: Target = { url, headers: await initialize(url, {}), tool: 'echo' };
+  return async (_worker, message) =>
+    (
+      await post(target, {
+        jsonrpc: '2.0',
+        id: ++sequence,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { message } },
+      })
+    ).text;
+}
+
+async function runPath(path: Path, connections: number, durationS: number): Promise<LoopResult> {
+  const send = await path.prepare(connections);
+  return loadLoop({ connections, durationS, send });
+}
+
 export async function startUpstream(name: string): Promise<ReadyChild<{ port: number }> & { url: string }> {
   if (name === 'mini') {
     const child = await spawnReady<{ port: number }>(process.execPath, ['bench/fixtures/mini-upstream.mjs'], {
@@ -182,58 +242,77 @@ function summarise(runs: LoopResult[]): LoopResult {
   };
 }
 
-async function benchUpstream(name: string, upstreamUrl: string, gateways: Gateway[]): Promise<Record<string, unknown>> {
+async function benchUpstream(
+  name: string,
+  upstreamUrl: string,
+  gateways: Gateway[],
+  dir: string,
+): Promise<Record<string, unknown>> {
   const none = { calls: 0 };
   const direct: Target = { url: upstreamUrl, headers: await initialize(upstreamUrl, {}), tool: 'echo' };
-  const targets: Array<{ key: string; target: Target; counter: { calls: number }; pid: number }> = [];
+  const paths: Path[] = [];
   for (const g of gateways) {
+    const pid = g.child.child.pid!;
+    const auth: Record<string, string> = g.child.info.token ? { authorization: `Bearer ${g.child.info.token}` } : {};
+    const passUrl = `${g.url}/mcp/p/${name}`;
     if (g.reference) {
-      const url = `${g.url}/mcp/p/${name}`;
-      targets.push({
-        key: `reference_${g.label}`,
-        target: { url, headers: await initialize(url, {}), tool: 'echo' },
-        counter: g.calls,
-        pid: g.child.child.pid!,
-      });
+      const target = { url: passUrl, headers: await initialize(passUrl, auth), tool: 'echo' };
+      paths.push(targetPath(`reference_${g.label}`, target, g.calls, pid));
       continue;
     }
-    const auth = { authorization: `Bearer ${g.child.info.token}` };
-    const passUrl = `${g.url}/mcp/p/${name}`;
-    const pid = g.child.child.pid!;
-    targets.push({
-      key: `passthrough_${g.label}`,
-      target: { url: passUrl, headers: await initialize(passUrl, auth), tool: 'echo' },
-      counter: g.calls,
-      pid,
-    });
-    targets.push({
-      key: `aggregate_${g.label}`,
-      target: {
-        url: `${g.url}/mcp`,
-        headers: { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION },
-        tool: `${name}__echo`,
-      },
-      counter: g.calls,
-      pid,
-    });
+    paths.push(
+      targetPath(
+        `passthrough_${g.label}`,
+        { url: passUrl, headers: await initialize(passUrl, auth), tool: 'echo' },
+        g.calls,
+        pid,
+      ),
+    );
+    paths.push(
+      targetPath(
+        `aggregate_${g.label}`,
+        { url: `${g.url}/mcp`, headers: { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION }, tool: `${name}__echo` },
+        g.calls,
+        pid,
+      ),
+    );
   }
+  // The peers front this upstream alone, each in its own process, started and stopped here.
+  const peers: GatewayPeer[] = [];
+  try {
+    for (const peer of GATEWAY_PEERS) {
+      const started = await startGatewayPeer(peer, name, upstreamUrl, dir, streamableCaller);
+      peers.push(started);
+      paths.push(peerPath(started));
+    }
+    return await measureUpstream(direct, none, paths);
+  } finally {
+    for (const p of peers) await p.stop();
+  }
+}
 
+/** Runs every path at c=1 and c=32 between two direct phases; the figures per path. */
+async function measureUpstream(direct: Target, none: { calls: number }, paths: Path[]) {
   // Warm every path (JIT, keep-alive connections, the pool's upstream session).
   await run(direct, 8, 1, none);
-  for (const t of targets) await run(t.target, 8, 1, t.counter);
+  for (const p of paths) await runPath(p, 8, 1);
 
   const out: Record<string, Record<string, unknown>> = {};
   for (const c of [1, HIGH]) {
     // Direct before and after the gateway runs: the baseline is their mean, so drift hits both alike.
     const before = await run(direct, c, DURATION_S, none);
     const via: Record<string, LoopResult> = {};
-    /** The gateway process's CPU per answered call: the figure machine load disturbs least. */
+    /** The proxy process's CPU per answered call: the figure machine load disturbs least. */
     const cpuPerCall: Record<string, number> = {};
-    for (const t of targets) {
-      const cpu0 = cpuSeconds(t.pid);
-      const result = await run(t.target, c, DURATION_S, t.counter);
-      via[t.key] = result;
-      cpuPerCall[t.key] = ((cpuSeconds(t.pid) - cpu0) * 1e6) / Math.max(1, result.requests);
+    const rss: Record<string, number> = {};
+    for (const p of paths) {
+      const send = await p.prepare(c);
+      const cpu0 = cpuSeconds(p.pid);
+      const sampler = sampleRss(p.pid);
+      const result = await loadLoop({ connections: c, durationS: DURATION_S, send });
+      rss[p.key] = sampler.stop();
+      via[p.key] = result;
+      cpuPerCall[p.key] = ((cpuSeconds(p.pid) - cpu0) * 1e6) / Math.max(1, result.requests);
     }
     const base = summarise([before, await run(direct, c, DURATION_S, none)]);
     const d = (out['direct'] ??= {});
@@ -263,6 +342,7 @@ async function benchUpstream(name: string, upstreamUrl: string, gateways: Gatewa
           [`c${c}_p99_ms`]: r.p99Ms,
           throughput_ratio: round3(r.requestsPerSec / base.requestsPerSec),
           [`c${c}_gateway_cpu_us_per_call`]: cpu,
+          [`c${c}_rss_mb`]: rss[key],
         });
     }
   }
@@ -307,26 +387,49 @@ export async function startGateway(
   return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose };
 }
 
-/** Starts the reference proxy (`bare`, or `bare-postgres` with its receipt rows in a fresh database under BENCH_DATABASE_URL). */
-async function startReference(label: string, providers: Record<string, string>): Promise<Gateway> {
+/**
+ * Starts a reference proxy (bench/fixtures/bare-gateway.mjs): `bare` (the per-call essentials),
+ * `bare-postgres` (and a receipt row committed to PostgreSQL), `same-work-postgres` and
+ * `same-work-pglite` (the work Plaza's gateway does per call, issue 36: the agent's bearer token
+ * checked, its identity stamped and asserted, a receipt row committed before the answer, on a
+ * fresh PostgreSQL database under BENCH_DATABASE_URL or an embedded PGlite data folder in `dir`).
+ */
+async function startReference(label: string, providers: Record<string, string>, dir: string): Promise<Gateway> {
   const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), PORT: '0' };
   let dispose: (() => Promise<void>) | undefined;
-  if (label === 'bare-postgres') {
+  let token: string | undefined;
+  if (label.startsWith('same-work')) {
+    const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
+    const pick = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % 36]).join('');
+    token = `agt_${pick(13)}_${pick(40)}`;
+    env['AGENT_TOKEN'] = token;
+  }
+  if (label.endsWith('-postgres')) {
     const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL']!, 'plaza_bench_bare');
     env['DATABASE_URL'] = created.url;
     dispose = created.drop;
-  }
+  } else if (label.endsWith('-pglite')) env['DATABASE_URL'] = `pglite:${join(dir, label)}`;
+  else if (label !== 'bare') throw new Error(`unknown reference ${label}`);
   const child = await spawnReady<{ port: number; token: string }>(
     process.execPath,
     ['bench/fixtures/bare-gateway.mjs'],
     env,
   );
+  if (token) child.info.token = token;
   return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose, reference: true };
+}
+
+/** References run beside the gateways (BENCH_REFERENCES, or BENCH_REFERENCE=0 for none). */
+function referenceLabels(): string[] {
+  if (process.env['BENCH_REFERENCE'] === '0') return [];
+  if (process.env['BENCH_REFERENCES']) return process.env['BENCH_REFERENCES'].split(',').filter(Boolean);
+  return ['bare', ...(process.env['BENCH_DATABASE_URL'] ? ['same-work-postgres'] : []), 'same-work-pglite'];
 }
 
 /** Runs the gateway benchmark and returns its figures. */
 export async function benchGateway(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'plaza-bench-gateway-'));
+  const loadBefore = loadavg()[0]!;
   const upstreams: Array<Awaited<ReturnType<typeof startUpstream>>> = [];
   const gateways: Gateway[] = [];
   try {
@@ -339,13 +442,10 @@ export async function benchGateway(): Promise<Record<string, unknown>> {
         : []),
     ];
     for (const label of labels) gateways.push(await startGateway(label, providers, dir));
-    const references =
-      process.env['BENCH_REFERENCE'] === '0'
-        ? []
-        : ['bare', ...(process.env['BENCH_DATABASE_URL'] ? ['bare-postgres'] : [])];
-    for (const label of references) gateways.push(await startReference(label, providers));
+    const references = referenceLabels();
+    for (const label of references) gateways.push(await startReference(label, providers, dir));
     const results: Record<string, unknown> = {};
-    for (const name of UPSTREAMS) results[name] = await benchUpstream(name, providers[name]!, gateways);
+    for (const name of UPSTREAMS) results[name] = await benchUpstream(name, providers[name]!, gateways, dir);
     const receipts: Record<string, unknown> = {};
     for (const g of gateways.filter((g) => !g.reference)) {
       const stats = (await (await fetch(`${g.url}/stats`)).json()) as {
@@ -361,15 +461,25 @@ export async function benchGateway(): Promise<Record<string, unknown>> {
         record_failures: stats.record_failures,
       };
     }
+    // The references commit a receipt row per call too: the count says they did the work.
+    for (const g of gateways.filter((g) => g.reference && g.label !== 'bare')) {
+      const stats = (await (await fetch(`${g.url}/stats`)).json()) as { receipts_in_database: number | null };
+      receipts[`reference_${g.label}`] = {
+        calls: g.calls.calls,
+        receipts: stats.receipts_in_database,
+        equal: stats.receipts_in_database === g.calls.calls,
+      };
+    }
     const figures = {
       duration_s_per_phase: DURATION_S,
       concurrency: [1, HIGH],
       receipts_durability: RECEIPTS,
       gateways: labels,
       references,
+      peers: Object.fromEntries(GATEWAY_PEERS.map((p) => [p, GATEWAY_PEER_NOTES[p]])),
+      load_average_1m: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0]!.toFixed(2)) },
       ...results,
       receipts,
-      targets: { added_p50_ms: 1, added_p99_ms: 5, throughput_ratio: 0.7 },
     };
     saveResult('gateway', figures);
     return figures;

@@ -246,3 +246,86 @@ export function checkout(ref: string, dir: string): string {
   else cpSync(join(ROOT, 'src/db/generated'), join(tree, 'src/db/generated'), { recursive: true });
   return tree;
 }
+
+/** Resident memory of a process in MB, from /proc; NaN where /proc is missing. */
+export function rssMb(pid: number): number {
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; `stop()` gives the peak in MB. */
+export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
+  let peak = rssMb(pid);
+  const timer = setInterval(() => {
+    const now = rssMb(pid);
+    if (now > peak || Number.isNaN(peak)) peak = now;
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const now = rssMb(pid);
+      return Math.round(Math.max(peak, Number.isNaN(now) ? 0 : now));
+    },
+  };
+}
+
+/** A port free on 127.0.0.1 right now, for children that must be told theirs. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/**
+ * Spawns a third-party server (a peer the benchmarks compare with) and waits until what it prints
+ * (stdout and stderr together) matches `ready`; its output is read and dropped from then on, so a
+ * peer that logs every call never blocks on a full pipe. Stopped with SIGTERM, SIGKILL after 5 s.
+ */
+export async function spawnPeer(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = once(child, 'exit');
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${args.join(' ')} did not get ready within ${timeoutMs} ms:\n${out.slice(-2000)}`)),
+      timeoutMs,
+    );
+    const onData = (d: Buffer) => {
+      if (out.length < 100_000) out += d.toString();
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        out = '';
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args.join(' ')} exited with ${code} before it was ready:\n${out.slice(-2000)}`));
+    });
+  });
+  return {
+    child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      child.kill('SIGTERM');
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

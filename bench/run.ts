@@ -3,6 +3,7 @@
  * then writes bench/results/summary.md — every target beside its figure, computed from the results —
  * and prints it. Targets whose benchmark did not run keep the figures of its last saved result,
  * marked with that result's date. `npm run bench -- --table-only` only rebuilds the table.
+ * BENCH_RUNS=3 runs each benchmark three times and saves the medians (bench/merge-runs.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -12,8 +13,9 @@ import { benchChatProxy } from './chat-proxy.ts';
 import { benchGateway } from './gateway.ts';
 import { benchHealthThroughput } from './health-throughput.ts';
 import { benchHeldAnswers } from './held-answers.ts';
-import { machine } from './lib.ts';
+import { machine, saveResult } from './lib.ts';
 import { benchMcpBridge } from './mcp-bridge.ts';
+import { runRepeated } from './merge-runs.ts';
 import { benchProbeRound } from './probe-round.ts';
 import { benchSoak } from './soak.ts';
 import { benchStartup } from './startup.ts';
@@ -37,10 +39,18 @@ const benches: [string, () => Promise<Record<string, unknown>>][] = [
 
 const args = process.argv.slice(2);
 const tableOnly = args.includes('--table-only');
-const only = args.filter((a) => !a.startsWith('--'));
+/** Short names: `npm run bench -- gateway chat`. */
+const ALIASES: Record<string, string> = { chat: 'chat-proxy' };
+const only = args.filter((a) => !a.startsWith('--')).map((a) => ALIASES[a] ?? a);
 const unknown = only.filter((name) => !benches.some(([n]) => n === name));
 if (unknown.length > 0) {
   console.error(`unknown benchmark ${unknown.join(', ')}; known: ${benches.map(([n]) => n).join(', ')}`);
+  process.exit(2);
+}
+
+const RUNS = Number(process.env['BENCH_RUNS'] ?? 1);
+if (!(Number.isInteger(RUNS) && RUNS >= 1)) {
+  console.error(`BENCH_RUNS must be a whole number >= 1, got ${process.env['BENCH_RUNS']}`);
   process.exit(2);
 }
 
@@ -56,7 +66,9 @@ for (const [name, run] of tableOnly ? [] : benches) {
   const entry: BenchRun = { loadStart: loadavg()[0]!, loadEnd: 0 };
   runs.set(name, entry);
   try {
-    const figures = await run();
+    const figures = await runRepeated(run, RUNS, (n) => RUNS > 1 && console.log(`run ${n} of ${RUNS}`));
+    // Each run saved its own figures; the file keeps their medians.
+    if (RUNS > 1) saveResult(name, figures);
     entry.result = { name, date: new Date().toISOString(), machine: machine(), ...figures };
     // Flat figures read best as a table; nested ones (per upstream, per route) as JSON.
     if (Object.values(figures).some((v) => typeof v === 'object' && v !== null))

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ROOT } from './lib.ts';
+import { peerTables } from './peer-table.ts';
 import { type BenchResult, type Figure, type Target, TARGETS } from './targets.ts';
 
 /** bench/results, or BENCH_RESULTS_DIR (to rebuild the table from another set of results, e.g. the committed one). */
@@ -85,13 +86,25 @@ const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
 function provenance(run: BenchRun | undefined, result: BenchResult, figure: Figure, usualMachine: string): string {
   const measuredOn = figure.machine ?? result['machine'];
   const elsewhere = typeof measuredOn === 'string' && measuredOn !== usualMachine ? ` on ${measuredOn}` : '';
+  const runs = typeof result['runs'] === 'number' ? `median of ${result['runs']} runs, ` : '';
   if (run?.result && !figure.date)
-    return `this run, load ${run.loadStart.toFixed(1)} → ${run.loadEnd.toFixed(1)}${elsewhere}`;
+    return `${runs}this run, load ${run.loadStart.toFixed(1)} → ${run.loadEnd.toFixed(1)}${elsewhere}`;
   const savedLoad = Array.isArray(result['load_avg'])
     ? `, load ${Number(result['load_avg'][0]).toFixed(1)} at its end`
     : '';
-  const kept = `kept from ${day(figure.date ?? result['date'])}${figure.date ? '' : savedLoad}${elsewhere}`;
+  const kept = `${runs}kept from ${day(figure.date ?? result['date'])}${figure.date ? '' : savedLoad}${elsewhere}`;
   return run?.error ? `FAILED this run (${run.error}); ${kept}` : kept;
+}
+
+/** The same figure in each run a median result was made of (bench/merge-runs.ts), e.g. `runs 1.2 / 1.4 / 1.3`. */
+function perRunValues(target: Target, figure: Figure, result: BenchResult): string {
+  const runs = result['per_run'];
+  if (!Array.isArray(runs)) return '';
+  const values = (runs as BenchResult[]).map((r) => {
+    const same = target.figures(r).find((f) => f.variant === figure.variant);
+    return same?.value === undefined ? '–' : formatValue(same.value, '', target);
+  });
+  return `runs ${values.join(' / ')}`;
 }
 
 /** One row of the table, before formatting. */
@@ -162,7 +175,8 @@ export function buildSummary(input: SummaryInput): string {
     if (met === false) notMet++;
     if (met === undefined) unknown++;
     const name = `${target.name}${figure.variant ? `; ${figure.variant}` : ''}`;
-    const value = `${formatValue(figure.value, target.unit, target)}${figure.detail ? ` (${figure.detail})` : ''}`;
+    const perRun = result ? perRunValues(target, figure, result) : '';
+    const value = `${formatValue(figure.value, target.unit, target)}${figure.detail || perRun ? ` (${[figure.detail, perRun].filter(Boolean).join('; ')})` : ''}`;
     lines.push(
       `| ${target.bench} | ${cell(name)} | ${formatTarget(target)} | ${cell(value)} | ${met === undefined ? '–' : met ? 'yes' : '**no**'} | ${cell(provenance(run, result, figure, machine))} |`,
     );
@@ -172,5 +186,7 @@ export function buildSummary(input: SummaryInput): string {
     `${rows.length - notMet - unknown} of ${rows.length} rows met, ${notMet} not met${unknown ? `, ${unknown} without a figure` : ''}.`,
     '',
   );
+  const resultOf = (bench: string) => input.runs.get(bench)?.result ?? readResult(bench);
+  lines.push(...peerTables(resultOf('gateway'), resultOf('chat-proxy')));
   return lines.join('\n');
 }
