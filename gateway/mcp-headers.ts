@@ -14,7 +14,7 @@ export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersio
 export const FIRST_MODERN_REVISION = '2026-07-28';
 
 /** The body member each method's `Mcp-Name` mirrors (params.name, params.uri, params.taskId). */
-const NAME_SOURCE: Readonly<Record<string, string>> = {
+export const NAME_SOURCE: Readonly<Record<string, string>> = {
   'tools/call': 'name',
   'prompts/get': 'name',
   'resources/read': 'uri',

@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 
-import { nestsDeeperThan } from '../../src/kernel/index.ts';
 import { GatewayError } from '../error-table.ts';
-import { isRequest, isResponse, type JsonRpcId, MAX_JSON_DEPTH, parseJson } from '../internal/json-rpc.ts';
-import { readRequestText } from '../internal/request-text.ts';
+import { isRequest, isResponse, type JsonRpcId } from '../internal/json-rpc.ts';
+import { readRequestJson } from '../internal/request-text.ts';
 import { headerMismatch } from '../mcp-headers.ts';
 
 /** One message a bridged client POSTed: a request (with its id and params), or something that gets no answer. */
@@ -18,15 +17,7 @@ export type BridgedMessage =
  * none, and the bridge sends each request on its own). Throws a GatewayError for what is not one.
  */
 export async function readBridgedMessage(req: IncomingMessage, maxRequest: number): Promise<BridgedMessage> {
-  const text = await readRequestText(req, maxRequest);
-  let parsed: unknown;
-  try {
-    parsed = parseJson(text);
-  } catch {
-    throw new GatewayError('parse_error', 'Request body is not valid JSON.');
-  }
-  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
-    throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  const parsed = await readRequestJson(req, maxRequest);
   if (Array.isArray(parsed))
     throw new GatewayError(
       'invalid_request',

@@ -1,8 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 
+import { nestsDeeperThan } from '../../src/kernel/index.ts';
 import { GatewayError } from '../error-table.ts';
-import { BODY_CUT, bodyTooLarge, NOT_UTF8 } from './json-rpc.ts';
+import { BODY_CUT, bodyTooLarge, MAX_JSON_DEPTH, NOT_UTF8, parseJson } from './json-rpc.ts';
 
 /**
  * A request's body as UTF-8 text, read to at most `limit` bytes. Throws a GatewayError: past the
@@ -26,4 +27,22 @@ export async function readRequestText(req: IncomingMessage, limit: number): Prom
   // Decoded, bytes that are not UTF-8 would become U+FFFD and go upstream as if the caller sent them.
   if (!isUtf8(body)) throw new GatewayError('not_utf8', NOT_UTF8);
   return body.toString('utf8');
+}
+
+/**
+ * A request's body parsed as JSON (parseJson: integers past 2^53 kept as written), read as
+ * readRequestText reads it. Throws a GatewayError also for text that is not JSON (`parse_error`) or
+ * that nests deeper than MAX_JSON_DEPTH (`invalid_request`).
+ */
+export async function readRequestJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const text = await readRequestText(req, limit);
+  let parsed: unknown;
+  try {
+    parsed = parseJson(text);
+  } catch {
+    throw new GatewayError('parse_error', 'Request body is not valid JSON.');
+  }
+  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
+    throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  return parsed;
 }

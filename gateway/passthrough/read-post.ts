@@ -5,20 +5,12 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-import { nestsDeeperThan } from '../../src/kernel/index.ts';
 import { GatewayError } from '../error-table.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import { stampCallParams, withoutPlatformMeta } from '../identity/stamp.ts';
 import { callKey } from '../internal/calls-in-flight.ts';
-import {
-  caseVariantMember,
-  isRequest,
-  isResponse,
-  type JsonRpcId,
-  MAX_JSON_DEPTH,
-  parseJson,
-} from '../internal/json-rpc.ts';
-import { readRequestText } from '../internal/request-text.ts';
+import { caseVariantMember, isRequest, isResponse, type JsonRpcId } from '../internal/json-rpc.ts';
+import { readRequestJson } from '../internal/request-text.ts';
 import { takeTaskResults } from '../internal/task-results.ts';
 import { claimedRevision, headerMismatch, isModernRevision } from '../mcp-headers.ts';
 import { MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
@@ -53,15 +45,7 @@ export function noRequests(): PostRequests {
 
 /** Reads `req`'s body as JSON-RPC messages; throws a GatewayError for anything else. */
 async function readMessages(req: IncomingMessage, limit: number): Promise<{ parsed: unknown; messages: unknown[] }> {
-  const text = await readRequestText(req, limit);
-  let parsed: unknown;
-  try {
-    parsed = parseJson(text);
-  } catch {
-    throw new GatewayError('parse_error', 'Request body is not valid JSON.');
-  }
-  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH))
-    throw new GatewayError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  const parsed = await readRequestJson(req, limit);
   const messages = Array.isArray(parsed) ? parsed : [parsed];
   // Only JSON-RPC 2.0 messages go upstream: anything else (null, numbers, an empty batch)
   // is the caller's mistake, answered here, never the upstream's to choke on.

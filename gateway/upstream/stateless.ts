@@ -3,6 +3,7 @@
  * version, Plaza's clientInfo, the caller's client capabilities) and the standard headers the
  * server checks against the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`).
  */
+import { NAME_SOURCE } from '../mcp-headers.ts';
 import { headerValue } from './header-value.ts';
 import { paramHeaders } from './param-headers.ts';
 
@@ -11,16 +12,6 @@ export const ENVELOPE = {
   clientInfo: 'io.modelcontextprotocol/clientInfo',
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
 } as const;
-
-/** The body member `Mcp-Name` mirrors, by method (the spec's table: a name, a URI or a task id). */
-const NAME_SOURCE: Readonly<Record<string, string>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  'tasks/get': 'taskId',
-  'tasks/update': 'taskId',
-  'tasks/cancel': 'taskId',
-};
 
 /** Who Plaza says it is to upstreams, unless the pool is told otherwise. */
 export const PLAZA_CLIENT_INFO = Object.freeze({ name: 'plaza-gateway', version: '1' });
