@@ -15,6 +15,7 @@ import { callTool, type ToolCallDeps } from './call-tool.ts';
 import { CallCancelled, type Cancellations } from './cancellation.ts';
 import type { PlainToolCall } from './messages.ts';
 import { whenClosed } from './methods.ts';
+import { CallerRpcError } from './relayed-error.ts';
 import { missingCapabilities, type RequestStates } from './request-state.ts';
 
 /** What the fast path uses. */
@@ -81,6 +82,10 @@ export async function answerToolCall(
         rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`),
       );
   } catch (error) {
+    if (error instanceof CallerRpcError) {
+      sendJson(res, error.status, { jsonrpc: '2.0', id: call.id, error: error.error });
+      return;
+    }
     // As the SDK's server answers a handler that throws (a receipt that could not be recorded no longer does: see receipted).
     sendJson(
       res,

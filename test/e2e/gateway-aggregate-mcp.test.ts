@@ -108,6 +108,21 @@ async function startRoundTripProvider(): Promise<{
       ? (JSON.parse(raw) as { id?: number; method: string; params?: Record<string, any> })
       : undefined;
     if (!message || message.id === undefined) return res.writeHead(202).end();
+    if (message.method === 'tools/call' && message.params?.['name'] === 'sample') {
+      // As a 2026-07-28 server answers a call that needs a capability its client did not declare.
+      res.writeHead(400, { 'content-type': 'application/json' });
+      return res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          error: {
+            code: -32021,
+            message: 'Missing required client capability: sampling',
+            data: { requiredCapabilities: { sampling: {} } },
+          },
+        }),
+      );
+    }
     let result: unknown;
     if (message.method === 'initialize')
       result = {
@@ -224,7 +239,18 @@ describe('/mcp as a whole MCP server', () => {
       endpointId: 'ep_asks',
       capabilities: { tools: {} },
     });
-    tools.push({ provider: 'asks', name: 'confirm', description: 'asks first', inputSchema: {}, annotations: {} });
+    tools.push(
+      { provider: 'asks', name: 'confirm', description: 'asks first', inputSchema: {}, annotations: {} },
+      { provider: 'strict', name: 'sample', description: 'needs sampling', inputSchema: {}, annotations: {} },
+    );
+    // The same provider spoken to as a 2026-07-28 one (stateless): it refuses `sample` with -32021.
+    connectors.set('strict', {
+      provider: 'strict',
+      url: roundTrip.url,
+      endpointId: 'ep_strict',
+      capabilities: { tools: {} },
+      protocolVersions: ['2026-07-28'],
+    });
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     const sealer = createSessionSealer(randomBytes(32));
     const options: Parameters<typeof createAggregate>[0] = {
@@ -767,8 +793,10 @@ describe('/mcp as a whole MCP server', () => {
         },
       }),
     });
-    const refused = JSON.stringify(await forged.json());
-    expect(refused).toContain('The requestState was not issued by Plaza');
+    // Refused as the request's error (-32602), not a result: a tampered state is never taken for none.
+    const refused = (await forged.json()) as { id: number; error?: { code: number; message: string } };
+    expect(refused).toMatchObject({ id: 9, error: { code: -32602 } });
+    expect(refused.error?.message).toContain('The requestState was not issued by Plaza');
     expect(roundTrip.calls).toHaveLength(4);
     const classicClient = await v1();
     try {
@@ -778,6 +806,49 @@ describe('/mcp as a whole MCP server', () => {
     } finally {
       await classicClient.close();
     }
+  });
+
+  it('relays a provider’s -32021 (a capability the 2026-07-28 client did not declare) as that JSON-RPC error with HTTP 400, receipted as an error', async () => {
+    const client = await v2({ pin: MODERN });
+    const from = receipts.length;
+    try {
+      const refusal = await client.callTool({ name: 'strict__sample', arguments: {} }).then(
+        () => undefined,
+        (error: unknown) => error as { code?: number; data?: unknown },
+      );
+      expect(refusal).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
+      expect(since(from)).toEqual([expect.objectContaining({ status: 'error', tool: 'sample' })]);
+    } finally {
+      await client.close();
+    }
+    // On the wire: HTTP 400, as MCP 2026-07-28 has it for -32021.
+    const raw = await fetch(url, {
+      method: 'POST',
+      headers: {
+        ...headers(),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'strict__sample',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: {
+          name: 'strict__sample',
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    expect(raw.status).toBe(400);
+    expect(await raw.json()).toMatchObject({ id: 7, error: { code: -32021 } });
   });
 
   it.todo(
