@@ -21,6 +21,7 @@ import { UpstreamCallError } from '../upstream-client.ts';
 import type { UpstreamPool } from '../upstream-pool.ts';
 import { cancelledBy } from './cancellation.ts';
 import { type CatalogConnector, type LocalProvider, TOOL_NAME_SEPARATOR, type ToolCatalog } from './catalog.ts';
+import { toolInputSchema } from './param-check.ts';
 import { type NotifyAgent, relayTo } from './relay.ts';
 import { CallerRpcError, relayedError, type RelayedRpcError } from './relayed-error.ts';
 import { MAX_SEALED_STATE, type RequestStates } from './request-state.ts';
@@ -259,6 +260,8 @@ async function forward(
       signal: extra.signal,
       revisions: connector.protocolVersions,
       clientCapabilities: extra.clientCapabilities,
+      // A 2026-07-28 provider gets the Mcp-Param-* headers its tool's schema declares.
+      toolInputSchema: await toolInputSchema(deps.catalog, undefined, params.name).catch(() => undefined),
       onBytes: extra.hold
         ? (size) => (extra.hold!.set(size) ? undefined : heldAnswerDropped(deps.held.limits))
         : undefined,

@@ -98,9 +98,12 @@ function argumentsFor(schema: Record<string, unknown>): Record<string, unknown> 
 async function startRoundTripProvider(): Promise<{
   url: string;
   calls: Record<string, any>[];
+  /** The Mcp-Param-Region header of each call of `region`. */
+  regionHeaders: unknown[];
   close(): Promise<void>;
 }> {
   const calls: Record<string, any>[] = [];
+  const regionHeaders: unknown[] = [];
   const server = createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -108,6 +111,12 @@ async function startRoundTripProvider(): Promise<{
       ? (JSON.parse(raw) as { id?: number; method: string; params?: Record<string, any> })
       : undefined;
     if (!message || message.id === undefined) return res.writeHead(202).end();
+    if (message.method === 'tools/call' && message.params?.['name'] === 'region') {
+      regionHeaders.push(req.headers['mcp-param-region']);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const content = [{ type: 'text', text: `in ${String(message.params['arguments']?.['region'])}` }];
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content } }));
+    }
     if (message.method === 'tools/call' && message.params?.['name'] === 'sample') {
       // As a 2026-07-28 server answers a call that needs a capability its client did not declare.
       res.writeHead(400, { 'content-type': 'application/json' });
@@ -179,6 +188,7 @@ async function startRoundTripProvider(): Promise<{
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     calls,
+    regionHeaders,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
@@ -242,6 +252,17 @@ describe('/mcp as a whole MCP server', () => {
     tools.push(
       { provider: 'asks', name: 'confirm', description: 'asks first', inputSchema: {}, annotations: {} },
       { provider: 'strict', name: 'sample', description: 'needs sampling', inputSchema: {}, annotations: {} },
+      {
+        provider: 'strict',
+        name: 'region',
+        description: 'routes on its region',
+        inputSchema: {
+          type: 'object',
+          properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+          required: ['region'],
+        },
+        annotations: {},
+      },
     );
     // The same provider spoken to as a 2026-07-28 one (stateless): it refuses `sample` with -32021.
     connectors.set('strict', {
@@ -849,6 +870,58 @@ describe('/mcp as a whole MCP server', () => {
     });
     expect(raw.status).toBe(400);
     expect(await raw.json()).toMatchObject({ id: 7, error: { code: -32021 } });
+  });
+
+  it('checks a 2026-07-28 call’s Mcp-Param-* headers against the tool’s x-mcp-header schema and sends the provider its own', async () => {
+    const client = await v2({ pin: MODERN });
+    try {
+      // The SDK v2 client mirrors the argument in Mcp-Param-Region from the listed schema.
+      await client.listTools();
+      const result = await client.callTool({ name: 'strict__region', arguments: { region: 'eu-west' } });
+      expect(result.content).toEqual([{ type: 'text', text: 'in eu-west' }]);
+      expect(roundTrip.regionHeaders).toEqual(['eu-west']);
+    } finally {
+      await client.close();
+    }
+    const call = (header: Record<string, string>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...headers(),
+          ...header,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN,
+          'mcp-method': 'tools/call',
+          'mcp-name': 'strict__region',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 5,
+          method: 'tools/call',
+          params: {
+            name: 'strict__region',
+            arguments: { region: 'Hello' },
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN,
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        }),
+      });
+    // Base64 of the value is the value; a literal is taken as written.
+    expect((await call({ 'mcp-param-region': '=?base64?SGVsbG8=?=' })).status).toBe(200);
+    for (const header of [{ 'mcp-param-region': 'Bye' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }, {}] as Record<
+      string,
+      string
+    >[]) {
+      const refused = await call(header);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ id: 5, error: { code: -32020 } });
+    }
+    // Refused before anything was called: only the two accepted calls reached the provider.
+    expect(roundTrip.regionHeaders).toEqual(['eu-west', 'Hello']);
   });
 
   it.todo(
