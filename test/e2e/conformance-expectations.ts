@@ -40,9 +40,6 @@ const NO_SUBSCRIPTIONS = notYet('/mcp keeps no session, so it offers no resource
 
 /** Through `/mcp`, the suite's names mapped to `<provider>__<name>` by the test's forwarder. */
 export const AGGREGATE: Record<string, Expectation> = {
-  'tools-call-with-logging': notYet(
-    '/mcp answers a plain 2025 tools/call as one JSON body, so the provider’s log notifications during the call are not relayed',
-  ),
   'resources-subscribe': NO_SUBSCRIPTIONS,
   'resources-unsubscribe': NO_SUBSCRIPTIONS,
   'elicitation-sep1034-defaults': NO_SERVER_REQUESTS,

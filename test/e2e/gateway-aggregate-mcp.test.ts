@@ -715,6 +715,45 @@ describe('/mcp as a whole MCP server', () => {
     }
   });
 
+  it('a plain 2025 call gets the provider’s log messages on an event stream, and stays one JSON body when there are none', async () => {
+    const classicClient = await v1();
+    const logs: unknown[] = [];
+    classicClient.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params.data));
+    try {
+      const result = await classicClient.callTool({ name: 'classic__ask', arguments: { method: 'ping' } });
+      expect(result.isError).toBeFalsy();
+      expect(logs).toEqual(['asking ping']);
+    } finally {
+      await classicClient.close();
+    }
+    const plain = (name: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...headers(),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name, arguments: name === 'classic__ask' ? { method: 'ping' } : { message: 'hi' } },
+        }),
+      });
+    const streamed = await plain('classic__ask');
+    expect(streamed.headers.get('content-type')).toBe('text/event-stream');
+    const events = (await streamed.text()).split('\n').filter((line) => line.startsWith('data: '));
+    expect(events.map((line) => JSON.parse(line.slice(6)))).toEqual([
+      expect.objectContaining({ method: 'notifications/message' }),
+      expect.objectContaining({ id: 3, result: expect.objectContaining({ content: expect.any(Array) }) }),
+    ]);
+    const json = await plain('everything__echo');
+    expect(json.headers.get('content-type')).toBe('application/json');
+    expect(await json.json()).toMatchObject({ id: 3, result: { content: [{ type: 'text', text: 'Echo: hi' }] } });
+  });
+
   it('tells a 2026-07-28 client listening with subscriptions/listen that the tool list changed', async () => {
     const client = await v2({ pin: MODERN });
     let changed = 0;
