@@ -14,6 +14,7 @@ import { serveLegacy } from './aggregate/legacy-server.ts';
 import { plainToolCall, refusedMessages } from './aggregate/messages.ts';
 import { aggregateMethods, type MethodDeps } from './aggregate/methods.ts';
 import { createModernServer, type ModernServer } from './aggregate/modern-server.ts';
+import { paramHeaderMismatch, toolInputSchema } from './aggregate/param-check.ts';
 import { requestStatesOf } from './aggregate/request-state.ts';
 import { allowEveryCall, type Authorize, createCallPipeline } from './call-pipeline.ts';
 import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
@@ -27,6 +28,8 @@ import type { AgentAuthenticator } from './identity/agin-card.ts';
 import type { AssertionKey } from './identity/assertion.ts';
 import { MAX_JSON_DEPTH, parseJson, storageUnavailable } from './internal/json-rpc.ts';
 import { sendJson } from './internal/send-json.ts';
+import { RPC_ERRORS } from './json-rpc-errors.ts';
+import { claimedRevision, isModernRevision } from './mcp-headers.ts';
 import type { ReceiptSink } from './receipt-sink.ts';
 import { BODY_REFUSED, readMessageBody } from './request-body.ts';
 import type { SessionSealer } from './session-sealer.ts';
@@ -158,6 +161,7 @@ export function createAggregate(options: AggregateOptions) {
         sendGatewayError(res, new GatewayError('invalid_request', refusal));
         return;
       }
+      if (await refusedParamHeaders(options, req, res, parsedBody)) return;
       // The hot path: a plain tools/call is answered here as JSON (the transport lets a server
       // answer a POST with either JSON or SSE), validated like the SDKs' servers do, without
       // building a Server and transport per request.
@@ -200,6 +204,36 @@ export function createAggregate(options: AggregateOptions) {
       modern.then((server) => server.toolsChanged()).catch(() => undefined);
     },
   });
+}
+
+/**
+ * Answers a 2026-07-28 tools/call whose `Mcp-Param-*` headers disagree with its arguments as the
+ * tool's schema declares them (see param-check): -32020 with HTTP 400, nothing called. False when
+ * they agree, or the message is no such call.
+ */
+async function refusedParamHeaders(
+  options: AggregateOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<boolean> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { method, id, params } = body as { method?: unknown; id?: unknown; params?: Record<string, unknown> };
+  if (method !== 'tools/call' || !isModernRevision(claimedRevision(body)) || typeof params?.['name'] !== 'string')
+    return false;
+  const schema = await toolInputSchema(options.catalog, options.local, params['name']).catch(() => undefined);
+  const mismatch = paramHeaderMismatch(req.headers, schema, params['arguments']);
+  if (!mismatch) return false;
+  sendJson(res, 400, {
+    jsonrpc: '2.0',
+    id: typeof id === 'string' || typeof id === 'number' ? id : null,
+    error: {
+      code: RPC_ERRORS.headerMismatch,
+      message: `Bad Request: the request headers and body disagree: ${mismatch.body}`,
+      data: { mismatch },
+    },
+  });
+  return true;
 }
 
 /**

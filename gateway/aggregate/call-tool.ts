@@ -14,13 +14,16 @@ import type { AgentIdentity } from '../identity/agin-card.ts';
 import { stampCallParams, UPSTREAM_AUTHORIZATION_HEADER, upstreamHeaders } from '../identity/stamp.ts';
 import { callAnswer, MAX_JSON_DEPTH, STORAGE_UNAVAILABLE } from '../internal/json-rpc.ts';
 import { callSecrets } from '../internal/receipt-redaction.ts';
+import { RPC_ERRORS } from '../json-rpc-errors.ts';
 import { type CallContext, MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
 import { describeIssues } from '../server-sdk.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
 import type { UpstreamPool } from '../upstream-pool.ts';
 import { cancelledBy } from './cancellation.ts';
 import { type CatalogConnector, type LocalProvider, TOOL_NAME_SEPARATOR, type ToolCatalog } from './catalog.ts';
+import { toolInputSchema } from './param-check.ts';
 import { type NotifyAgent, relayTo } from './relay.ts';
+import { CallerRpcError, relayedError, type RelayedRpcError } from './relayed-error.ts';
 import { MAX_SEALED_STATE, type RequestStates } from './request-state.ts';
 import { callerHeaders, withoutEnvelope } from './upstream-request.ts';
 
@@ -148,10 +151,16 @@ export async function callTool(
   const sealed = extra.inputRound?.requestState;
   if (sealed !== undefined) {
     const opened = extra.states ? await extra.states.open(sealed) : undefined;
-    if (!opened || opened.provider !== provider)
-      return refuse(
-        `the requestState was not issued by Plaza for a call of ${params.name} by this agent; nothing was called`,
-      );
+    if (!opened || opened.provider !== provider) {
+      // A state that fails its integrity check is refused as the request's error (MCP
+      // 2026-07-28: servers MUST reject it), never taken for absent; receipted as refused.
+      const why = `the requestState was not issued by Plaza for a call of ${params.name} by this agent; nothing was called`;
+      await refuse(why);
+      throw new CallerRpcError({
+        code: RPC_ERRORS.invalidParams,
+        message: `Invalid params: ${why[0]!.toUpperCase()}${why.slice(1)}.`,
+      });
+    }
     upstreamState = opened;
   }
   // An agent (or an instance) holding as many unread answers as it may gets no more until some are read.
@@ -165,7 +174,16 @@ export async function callTool(
     secrets: callSecrets(req.headers[UPSTREAM_AUTHORIZATION_HEADER]),
   });
   deps.onCall?.(connector.endpointId);
-  const { outcome, result } = await forward(deps, { call, connector, req, params, extra, upstreamState });
+  const { outcome, result, relayed } = await forward(deps, { call, connector, req, params, extra, upstreamState });
+  if (relayed) {
+    // The caller gets the provider's error itself once its receipt is recorded (else the
+    // settled result says that none records it).
+    const recorded = await pipeline.record(call, outcome).then(
+      () => true,
+      () => false,
+    );
+    if (recorded) throw new CallerRpcError(relayed);
+  }
   return pipeline.settle(call, outcome, result) as Promise<CallToolResult>;
 }
 
@@ -198,6 +216,12 @@ async function inputRequired(
   return { outcome: { result }, result: { ...result, requestState: sealed } };
 }
 
+/** The provider's error a 2026-07-28 caller (it declared capabilities) gets as that error, if it is one. */
+function relayedTo(extra: ToolCallExtra, response: unknown): { relayed?: RelayedRpcError } {
+  const relayed = extra.clientCapabilities === undefined ? undefined : relayedError(response);
+  return relayed ? { relayed } : {};
+}
+
 /** Sends the opened call upstream through the pool: its outcome for the receipt, and the result the caller gets. */
 async function forward(
   deps: ToolCallDeps,
@@ -210,7 +234,7 @@ async function forward(
     /** The provider's own state of a round trip the caller continues. */
     upstreamState?: { state?: string } | undefined;
   },
-): Promise<{ outcome: CallOutcome; result: Record<string, unknown> }> {
+): Promise<{ outcome: CallOutcome; result: Record<string, unknown>; relayed?: RelayedRpcError }> {
   const { call, connector, req, params, extra, upstreamState } = sending;
   const { identity, provider, tool } = call;
   const assertion = await deps.pipeline.sign(call, connector.url);
@@ -236,6 +260,8 @@ async function forward(
       signal: extra.signal,
       revisions: connector.protocolVersions,
       clientCapabilities: extra.clientCapabilities,
+      // A 2026-07-28 provider gets the Mcp-Param-* headers its tool's schema declares.
+      toolInputSchema: await toolInputSchema(deps.catalog, undefined, params.name).catch(() => undefined),
       onBytes: extra.hold
         ? (size) => (extra.hold!.set(size) ? undefined : heldAnswerDropped(deps.held.limits))
         : undefined,
@@ -256,6 +282,8 @@ async function forward(
     if ('error' in answer)
       return {
         outcome: { error: answer.error },
+        // A 2026-07-28 caller (it declared capabilities) gets a -32021 as that error.
+        ...relayedTo(extra, response),
         result: {
           content: [{ type: 'text', text: `Upstream error ${answer.error.code}: ${answer.error.message}` }],
           isError: true,

@@ -13,8 +13,10 @@ import { rpcError } from '../internal/json-rpc.ts';
 import { sendJson } from '../internal/send-json.ts';
 import { callTool, type ToolCallDeps } from './call-tool.ts';
 import { CallCancelled, type Cancellations } from './cancellation.ts';
+import { lazyStream } from './lazy-stream.ts';
 import type { PlainToolCall } from './messages.ts';
 import { whenClosed } from './methods.ts';
+import { CallerRpcError } from './relayed-error.ts';
 import { missingCapabilities, type RequestStates } from './request-state.ts';
 
 /** What the fast path uses. */
@@ -46,10 +48,21 @@ export async function answerToolCall(
   const release = call.modern ? undefined : fast.cancellations.track(identity.agentId, call.id, controller);
   const hold = fast.held.open(identity.agentId);
   whenClosed(res, () => hold.release());
+  // A 2025 caller gets the provider's log messages: the answer turns into an event stream at the
+  // first one (a 2026-07-28 caller asks for them with a logLevel, which leaves the fast path).
+  const stream = call.modern ? undefined : lazyStream(res, fast.writeTimeoutMs);
+  /** Answers with `body` on the stream when it was opened (its status is sent already); false when it was not. */
+  const onStream = (body: unknown): boolean => {
+    if (!stream?.open) return false;
+    const text = JSON.stringify(body);
+    hold.keep(Buffer.byteLength(text));
+    stream.end(text);
+    return true;
+  };
   try {
     const result = await callTool(fast.tools, identity, req, call.params, {
       signal: controller.signal,
-      notify: async () => undefined,
+      notify: stream ? (n) => stream.notify(n) : async () => undefined,
       hold,
       clientCapabilities: call.modern?.clientCapabilities,
       states: call.modern ? fast.requestStates?.(identity.agentId) : undefined,
@@ -59,34 +72,27 @@ export async function answerToolCall(
       return;
     }
     const valid = CallToolResultSchema.safeParse(result);
+    const answer = valid.success
+      ? { jsonrpc: '2.0', id: call.id, result: call.modern ? { ...valid.data, resultType: 'complete' } : valid.data }
+      : rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`);
+    if (onStream(answer)) return;
     if (valid.success)
       writeHeldAnswer(
         res,
-        {
-          status: 200,
-          headers: { 'content-type': 'application/json' },
-          text: JSON.stringify({
-            jsonrpc: '2.0',
-            id: call.id,
-            result: call.modern ? { ...valid.data, resultType: 'complete' } : valid.data,
-          }),
-        },
+        { status: 200, headers: { 'content-type': 'application/json' }, text: JSON.stringify(answer) },
         hold,
         fast.writeTimeoutMs,
       );
-    else
-      sendJson(
-        res,
-        200,
-        rpcError(call.id, ErrorCode.InvalidParams, `Invalid tools/call result: ${valid.error.message}`),
-      );
+    else sendJson(res, 200, answer);
   } catch (error) {
+    if (error instanceof CallerRpcError) {
+      const body = { jsonrpc: '2.0', id: call.id, error: error.error };
+      if (!onStream(body)) sendJson(res, error.status, body);
+      return;
+    }
     // As the SDK's server answers a handler that throws (a receipt that could not be recorded no longer does: see receipted).
-    sendJson(
-      res,
-      200,
-      rpcError(call.id, ErrorCode.InternalError, error instanceof Error ? error.message : 'Internal error'),
-    );
+    const body = rpcError(call.id, ErrorCode.InternalError, error instanceof Error ? error.message : 'Internal error');
+    if (!onStream(body)) sendJson(res, 200, body);
   } finally {
     release?.();
     res.off('close', onClose);

@@ -17,6 +17,7 @@ import { CallCancelled } from './cancellation.ts';
 import { type ToolListWatch, watchedBus } from './list-watch.ts';
 import { AGGREGATE_CAPABILITIES, type MethodHandler } from './methods.ts';
 import type { AgentNotification } from './relay.ts';
+import { CallerRpcError } from './relayed-error.ts';
 
 /** What the 2026-07-28 server uses. */
 export interface ModernServerDeps {
@@ -95,6 +96,11 @@ export async function createModernServer(deps: ModernServerDeps) {
                 ? envelope['io.modelcontextprotocol/logLevel']
                 : undefined,
           })) as never;
+        } catch (error) {
+          // A provider's error the caller gets as such (the SDK answers -32021 with HTTP 400).
+          if (error instanceof CallerRpcError)
+            throw new sdk.ProtocolError(error.error.code, error.error.message, error.error.data);
+          throw error;
         } finally {
           ctx.mcpReq.signal.removeEventListener('abort', follow);
         }

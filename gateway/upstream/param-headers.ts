@@ -6,7 +6,7 @@
  */
 import { headerValue } from './header-value.ts';
 
-interface Declaration {
+export interface Declaration {
   header: string;
   path: readonly string[];
 }
@@ -19,8 +19,8 @@ const MAX_DEPTH = 16;
 /** Declarations by schema: the catalog's schema objects are reused from call to call. */
 const scanned = new WeakMap<object, readonly Declaration[]>();
 
-/** The declarations of `schema`, found once per schema object. */
-function declarations(schema: Record<string, unknown>): readonly Declaration[] {
+/** The declarations of `schema` (the header's name and the argument's path), found once per schema object. */
+export function declarations(schema: Record<string, unknown>): readonly Declaration[] {
   const known = scanned.get(schema);
   if (known) return known;
   const found: Declaration[] = [];

@@ -40,18 +40,6 @@ const NO_SUBSCRIPTIONS = notYet('/mcp keeps no session, so it offers no resource
 
 /** Through `/mcp`, the suite's names mapped to `<provider>__<name>` by the test's forwarder. */
 export const AGGREGATE: Record<string, Expectation> = {
-  'http-custom-header-server-validation': notYet(
-    '/mcp does not check Mcp-Param-* headers against the tool’s x-mcp-header schema (HTTP 200 where 400 / -32020 is expected)',
-  ),
-  'input-required-result-tampered-state': notYet(
-    '/mcp accepted a tampered requestState and answered a complete result: the round was started afresh instead of refused',
-  ),
-  'server-stateless': notYet(
-    '/mcp called a tool that needs sampling for a client that did not declare it: the provider’s -32021 did not reach the client as that error',
-  ),
-  'tools-call-with-logging': notYet(
-    '/mcp answers a plain 2025 tools/call as one JSON body, so the provider’s log notifications during the call are not relayed',
-  ),
   'resources-subscribe': NO_SUBSCRIPTIONS,
   'resources-unsubscribe': NO_SUBSCRIPTIONS,
   'elicitation-sep1034-defaults': NO_SERVER_REQUESTS,

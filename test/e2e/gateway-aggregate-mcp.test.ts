@@ -98,9 +98,12 @@ function argumentsFor(schema: Record<string, unknown>): Record<string, unknown> 
 async function startRoundTripProvider(): Promise<{
   url: string;
   calls: Record<string, any>[];
+  /** The Mcp-Param-Region header of each call of `region`. */
+  regionHeaders: unknown[];
   close(): Promise<void>;
 }> {
   const calls: Record<string, any>[] = [];
+  const regionHeaders: unknown[] = [];
   const server = createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -108,6 +111,27 @@ async function startRoundTripProvider(): Promise<{
       ? (JSON.parse(raw) as { id?: number; method: string; params?: Record<string, any> })
       : undefined;
     if (!message || message.id === undefined) return res.writeHead(202).end();
+    if (message.method === 'tools/call' && message.params?.['name'] === 'region') {
+      regionHeaders.push(req.headers['mcp-param-region']);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const content = [{ type: 'text', text: `in ${String(message.params['arguments']?.['region'])}` }];
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content } }));
+    }
+    if (message.method === 'tools/call' && message.params?.['name'] === 'sample') {
+      // As a 2026-07-28 server answers a call that needs a capability its client did not declare.
+      res.writeHead(400, { 'content-type': 'application/json' });
+      return res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          error: {
+            code: -32021,
+            message: 'Missing required client capability: sampling',
+            data: { requiredCapabilities: { sampling: {} } },
+          },
+        }),
+      );
+    }
     let result: unknown;
     if (message.method === 'initialize')
       result = {
@@ -164,6 +188,7 @@ async function startRoundTripProvider(): Promise<{
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     calls,
+    regionHeaders,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
@@ -224,7 +249,29 @@ describe('/mcp as a whole MCP server', () => {
       endpointId: 'ep_asks',
       capabilities: { tools: {} },
     });
-    tools.push({ provider: 'asks', name: 'confirm', description: 'asks first', inputSchema: {}, annotations: {} });
+    tools.push(
+      { provider: 'asks', name: 'confirm', description: 'asks first', inputSchema: {}, annotations: {} },
+      { provider: 'strict', name: 'sample', description: 'needs sampling', inputSchema: {}, annotations: {} },
+      {
+        provider: 'strict',
+        name: 'region',
+        description: 'routes on its region',
+        inputSchema: {
+          type: 'object',
+          properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+          required: ['region'],
+        },
+        annotations: {},
+      },
+    );
+    // The same provider spoken to as a 2026-07-28 one (stateless): it refuses `sample` with -32021.
+    connectors.set('strict', {
+      provider: 'strict',
+      url: roundTrip.url,
+      endpointId: 'ep_strict',
+      capabilities: { tools: {} },
+      protocolVersions: ['2026-07-28'],
+    });
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     const sealer = createSessionSealer(randomBytes(32));
     const options: Parameters<typeof createAggregate>[0] = {
@@ -668,6 +715,45 @@ describe('/mcp as a whole MCP server', () => {
     }
   });
 
+  it('a plain 2025 call gets the provider’s log messages on an event stream, and stays one JSON body when there are none', async () => {
+    const classicClient = await v1();
+    const logs: unknown[] = [];
+    classicClient.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params.data));
+    try {
+      const result = await classicClient.callTool({ name: 'classic__ask', arguments: { method: 'ping' } });
+      expect(result.isError).toBeFalsy();
+      expect(logs).toEqual(['asking ping']);
+    } finally {
+      await classicClient.close();
+    }
+    const plain = (name: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...headers(),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name, arguments: name === 'classic__ask' ? { method: 'ping' } : { message: 'hi' } },
+        }),
+      });
+    const streamed = await plain('classic__ask');
+    expect(streamed.headers.get('content-type')).toBe('text/event-stream');
+    const events = (await streamed.text()).split('\n').filter((line) => line.startsWith('data: '));
+    expect(events.map((line) => JSON.parse(line.slice(6)))).toEqual([
+      expect.objectContaining({ method: 'notifications/message' }),
+      expect.objectContaining({ id: 3, result: expect.objectContaining({ content: expect.any(Array) }) }),
+    ]);
+    const json = await plain('everything__echo');
+    expect(json.headers.get('content-type')).toBe('application/json');
+    expect(await json.json()).toMatchObject({ id: 3, result: { content: [{ type: 'text', text: 'Echo: hi' }] } });
+  });
+
   it('tells a 2026-07-28 client listening with subscriptions/listen that the tool list changed', async () => {
     const client = await v2({ pin: MODERN });
     let changed = 0;
@@ -767,8 +853,10 @@ describe('/mcp as a whole MCP server', () => {
         },
       }),
     });
-    const refused = JSON.stringify(await forged.json());
-    expect(refused).toContain('The requestState was not issued by Plaza');
+    // Refused as the request's error (-32602), not a result: a tampered state is never taken for none.
+    const refused = (await forged.json()) as { id: number; error?: { code: number; message: string } };
+    expect(refused).toMatchObject({ id: 9, error: { code: -32602 } });
+    expect(refused.error?.message).toContain('The requestState was not issued by Plaza');
     expect(roundTrip.calls).toHaveLength(4);
     const classicClient = await v1();
     try {
@@ -778,6 +866,101 @@ describe('/mcp as a whole MCP server', () => {
     } finally {
       await classicClient.close();
     }
+  });
+
+  it('relays a provider’s -32021 (a capability the 2026-07-28 client did not declare) as that JSON-RPC error with HTTP 400, receipted as an error', async () => {
+    const client = await v2({ pin: MODERN });
+    const from = receipts.length;
+    try {
+      const refusal = await client.callTool({ name: 'strict__sample', arguments: {} }).then(
+        () => undefined,
+        (error: unknown) => error as { code?: number; data?: unknown },
+      );
+      expect(refusal).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
+      expect(since(from)).toEqual([expect.objectContaining({ status: 'error', tool: 'sample' })]);
+    } finally {
+      await client.close();
+    }
+    // On the wire: HTTP 400, as MCP 2026-07-28 has it for -32021.
+    const raw = await fetch(url, {
+      method: 'POST',
+      headers: {
+        ...headers(),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'strict__sample',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: {
+          name: 'strict__sample',
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    expect(raw.status).toBe(400);
+    expect(await raw.json()).toMatchObject({ id: 7, error: { code: -32021 } });
+  });
+
+  it('checks a 2026-07-28 call’s Mcp-Param-* headers against the tool’s x-mcp-header schema and sends the provider its own', async () => {
+    const client = await v2({ pin: MODERN });
+    try {
+      // The SDK v2 client mirrors the argument in Mcp-Param-Region from the listed schema.
+      await client.listTools();
+      const result = await client.callTool({ name: 'strict__region', arguments: { region: 'eu-west' } });
+      expect(result.content).toEqual([{ type: 'text', text: 'in eu-west' }]);
+      expect(roundTrip.regionHeaders).toEqual(['eu-west']);
+    } finally {
+      await client.close();
+    }
+    const call = (header: Record<string, string>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...headers(),
+          ...header,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN,
+          'mcp-method': 'tools/call',
+          'mcp-name': 'strict__region',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 5,
+          method: 'tools/call',
+          params: {
+            name: 'strict__region',
+            arguments: { region: 'Hello' },
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN,
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        }),
+      });
+    // Base64 of the value is the value; a literal is taken as written.
+    expect((await call({ 'mcp-param-region': '=?base64?SGVsbG8=?=' })).status).toBe(200);
+    for (const header of [{ 'mcp-param-region': 'Bye' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }, {}] as Record<
+      string,
+      string
+    >[]) {
+      const refused = await call(header);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ id: 5, error: { code: -32020 } });
+    }
+    // Refused before anything was called: only the two accepted calls reached the provider.
+    expect(roundTrip.regionHeaders).toEqual(['eu-west', 'Hello']);
   });
 
   it.todo(
