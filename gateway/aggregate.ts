@@ -7,6 +7,14 @@ import type { Clock } from '../src/kernel/index.ts';
 import { nestsDeeperThan } from '../src/kernel/index.ts';
 import { cancellationOf, createCancellations } from './aggregate/cancellation.ts';
 import { listedTools, type LocalProvider, type ToolCatalog } from './aggregate/catalog.ts';
+import {
+  AGGREGATE_SESSION,
+  clientResponses,
+  type ClientSession,
+  clientSessionOf,
+  initializeParams,
+  sealedClientSession,
+} from './aggregate/client-session.ts';
 import { createFanOut, DEFAULT_FAN_OUT_LIMITS, type FanOutLimits } from './aggregate/fan-out.ts';
 import { answerToolCall, type FastPathDeps } from './aggregate/fast-path.ts';
 import { refusedHttp } from './aggregate/http-refusals.ts';
@@ -16,6 +24,7 @@ import { aggregateMethods, type MethodDeps } from './aggregate/methods.ts';
 import { createModernServer, type ModernServer } from './aggregate/modern-server.ts';
 import { paramHeaderMismatch, toolInputSchema } from './aggregate/param-check.ts';
 import { requestStatesOf } from './aggregate/request-state.ts';
+import { createInputWaiters, waiterKey } from './bridge/input-waiters.ts';
 import { allowEveryCall, type Authorize, createCallPipeline } from './call-pipeline.ts';
 import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
 import {
@@ -69,7 +78,13 @@ export interface AggregateOptions {
   sealer?: (() => Promise<SessionSealer>) | undefined;
   /** How often the tool list is read for changes while a 2026-07-28 client listens (ms; default 10 000). */
   listChangesEveryMs?: number | undefined;
+  /** How long a call waits for a 2025 client's answer to a provider's request (ms; default 60 000). */
+  inputTimeoutMs?: number | undefined;
 }
+
+/** Why a request's Mcp-Session-Id is refused (MCP: 404 tells the client to initialize again). */
+const SESSION_UNKNOWN =
+  'Session not found: this Mcp-Session-Id was not issued by /mcp to this agent; send initialize again (or no session id).';
 
 /**
  * Answers a request whose agent credential could not be checked (the database is unreachable):
@@ -94,7 +109,10 @@ async function refuseForStorage(req: IncomingMessage, res: ServerResponse): Prom
  * (SDK v1's), chosen per request as SDK v2 classifies it. Every request upstream goes through a
  * pooled upstream session with the caller's identity stamped on it (the steps of the gateway's
  * CallPipeline). A plain tools/call, either revision, is answered on a JSON fast path without an
- * SDK server. Stateless (no session id), so any instance answers any request.
+ * SDK server. A 2025 client's `initialize` is answered with a sealed session id carrying its
+ * declared capabilities (see client-session): in it, a provider's sampling, elicitation and roots
+ * requests during a call are asked of the client on the call's event stream. Nothing is stored,
+ * so any instance answers any request.
  */
 export function createAggregate(options: AggregateOptions) {
   const serverInfo = options.serverInfo ?? { name: 'plaza', version: '1' };
@@ -124,12 +142,15 @@ export function createAggregate(options: AggregateOptions) {
   };
   const methods = aggregateMethods(deps);
   const cancellations = createCancellations(options.sharedCalls);
+  const waiters = createInputWaiters(options.sharedCalls);
   const fast: FastPathDeps = {
     tools: deps,
     held,
     cancellations,
     writeTimeoutMs,
     requestStates: deps.requestStates,
+    waiters,
+    inputTimeoutMs: options.inputTimeoutMs ?? 60_000,
   };
   let modern: Promise<ModernServer> | undefined;
   const modernServer = () => {
@@ -150,6 +171,16 @@ export function createAggregate(options: AggregateOptions) {
     // a request they refuse is answered before its credential is even looked at.
     const identity = await pipeline.admit(req, res, {}, refuseForStorage);
     if (!identity) return;
+    // A 2025 client's session (see client-session): what it declared at initialize.
+    let session: ClientSession;
+    try {
+      session = await clientSessionOf(req, identity.agentId, sealer);
+    } catch {
+      return refuseForStorage(req, res);
+    }
+    if (session === 'unknown') return sendGatewayError(res, new GatewayError('session_gone', SESSION_UNKNOWN));
+    // The session is sealed, nothing stored: ending it leaves nothing to undo.
+    if (session && req.method === 'DELETE') return void res.writeHead(200).end();
     if (refusedHttp(req, res)) return;
     // Integers past 2^53 in arguments and results pass as written (see parseJson).
     const read = await readMessageBody(req, res, parseJson);
@@ -162,6 +193,12 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
       if (await refusedParamHeaders(options, req, res, parsedBody)) return;
+      // The client's answers to requests Plaza sent it during a call: to the call waiting, wherever it runs.
+      const answers = session ? clientResponses(parsedBody) : undefined;
+      if (answers) {
+        for (const answer of answers) waiters.answer(waiterKey(AGGREGATE_SESSION, identity.agentId, answer.id), answer);
+        return void res.writeHead(202).end();
+      }
       // The hot path: a plain tools/call is answered here as JSON (the transport lets a server
       // answer a POST with either JSON or SSE), validated like the SDKs' servers do, without
       // building a Server and transport per request.
@@ -174,7 +211,7 @@ export function createAggregate(options: AggregateOptions) {
         return;
       }
       if (call) {
-        await answerToolCall(fast, identity, req, res, call);
+        await answerToolCall(fast, identity, req, res, call, session);
         return;
       }
       if (refusedShape(res, parsedBody)) return;
@@ -190,6 +227,16 @@ export function createAggregate(options: AggregateOptions) {
       cancellations.cancel(identity.agentId, cancellation.requestId, cancellation.reason);
       res.writeHead(202).end();
       return;
+    }
+    const initialize = initializeParams(parsedBody);
+    if (initialize && sealer) {
+      // The session id goes with the SDK's answer (Node merges it into the answer's headers).
+      try {
+        res.setHeader('mcp-session-id', await sealedClientSession(sealer, identity.agentId, initialize));
+      } catch {
+        const status = GATEWAY_ERROR_TABLE.storage_unavailable.status;
+        return sendJson(res, status, storageUnavailable(parsedBody), gatewayErrorHeaders('storage_unavailable'));
+      }
     }
     await serveLegacy({ methods, serverInfo, cancellations }, identity, req, res, parsedBody);
   }

@@ -17,10 +17,12 @@ import { callSecrets } from '../internal/receipt-redaction.ts';
 import { RPC_ERRORS } from '../json-rpc-errors.ts';
 import { type CallContext, MAX_TOOL_NAME_LENGTH } from '../receipt-sink.ts';
 import { describeIssues } from '../server-sdk.ts';
+import type { PooledCall } from '../upstream/pooled-call.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
 import type { UpstreamPool } from '../upstream-pool.ts';
 import { cancelledBy } from './cancellation.ts';
 import { type CatalogConnector, type LocalProvider, TOOL_NAME_SEPARATOR, type ToolCatalog } from './catalog.ts';
+import { type ClientAsks, serverRequestsTo, withClientInput } from './client-asks.ts';
 import { toolInputSchema } from './param-check.ts';
 import { type NotifyAgent, relayTo } from './relay.ts';
 import { CallerRpcError, relayedError, type RelayedRpcError } from './relayed-error.ts';
@@ -59,6 +61,8 @@ export interface ToolCallExtra {
   logLevel?: string | undefined;
   /** How this agent's request states are sealed; absent for a 2025 caller (no round trip can reach it). */
   states?: RequestStates | undefined;
+  /** What a 2025 caller in a session (see client-session) can be asked during the call; absent: nothing. */
+  asks?: ClientAsks | undefined;
 }
 
 /** A receipt's provider holds at most this many characters. */
@@ -218,7 +222,8 @@ async function inputRequired(
 
 /** The provider's error a 2026-07-28 caller (it declared capabilities) gets as that error, if it is one. */
 function relayedTo(extra: ToolCallExtra, response: unknown): { relayed?: RelayedRpcError } {
-  const relayed = extra.clientCapabilities === undefined ? undefined : relayedError(response);
+  const relayed =
+    extra.clientCapabilities === undefined || extra.asks !== undefined ? undefined : relayedError(response);
   return relayed ? { relayed } : {};
 }
 
@@ -252,7 +257,7 @@ async function forward(
   );
   try {
     deps.pipeline.forwarding(call);
-    const response = await deps.pool.request({
+    const sending: PooledCall = {
       url: connector.url,
       method: 'tools/call',
       params: upstreamParams,
@@ -265,13 +270,30 @@ async function forward(
       onBytes: extra.hold
         ? (size) => (extra.hold!.set(size) ? undefined : heldAnswerDropped(deps.held.limits))
         : undefined,
-      // /mcp keeps no session with the agent that an upstream's request could be relayed in and
-      // answered back through (see docs/decisions/gateway.md,
-      // "/mcp answers an upstream's requests itself"); a passthrough keeps one.
+      // Without a session (see client-session) /mcp has no client to ask: the provider's request
+      // is refused (see docs/decisions/gateway.md, "/mcp answers an upstream's requests itself").
       refusal: (method) =>
         `Plaza's aggregate endpoint /mcp cannot pass ${method} on to the agent; an agent that supports it can call this tool through /mcp/p/${provider}.`,
+      ...(extra.asks ? { onServerRequest: serverRequestsTo(extra.asks) } : {}),
       onNotification: relayTo(extra.notify, params._meta?.['progressToken'], extra.logLevel),
-    });
+    };
+    const first = await deps.pool.request(sending);
+    // A 2025 client in a session is asked what a 2026-07-28 provider's input_required needs.
+    const response = extra.asks
+      ? await withClientInput(extra.asks, first, (inputResponses, requestState) =>
+          deps.pool.request({
+            ...sending,
+            params: { ...upstreamParams, inputResponses, ...(requestState === undefined ? {} : { requestState }) },
+          }),
+        )
+      : first;
+    if ('refused' in response) {
+      const why = `provider "${provider}" asked for the client's input, but ${response.refused}`;
+      return {
+        outcome: { failure: why },
+        result: { content: [{ type: 'text', text: `Call failed: ${why}.` }], isError: true },
+      };
+    }
     // Read whole: it will be delivered (or its connection cut), not let go for another.
     if (extra.hold && !extra.hold.keep() && !extra.signal.aborted)
       throw new UpstreamCallError(heldAnswerDropped(deps.held.limits));

@@ -6,14 +6,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { CallToolResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 
+import type { BridgeSession } from '../bridge/bridge-session.ts';
+import { askClient, type InputWaiters, waiterKey } from '../bridge/input-waiters.ts';
 import type { AnswerHold, HeldAnswers } from '../held-answers.ts';
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import { writeHeldAnswer } from '../internal/answer-writer.ts';
 import { rpcError } from '../internal/json-rpc.ts';
 import { sendJson } from '../internal/send-json.ts';
-import { callTool, type ToolCallDeps } from './call-tool.ts';
+import { callTool, type ToolCallDeps, type ToolCallExtra } from './call-tool.ts';
 import { CallCancelled, type Cancellations } from './cancellation.ts';
-import { lazyStream } from './lazy-stream.ts';
+import { asksAnything } from './client-asks.ts';
+import { AGGREGATE_SESSION } from './client-session.ts';
+import { type LazyStream, lazyStream } from './lazy-stream.ts';
 import type { PlainToolCall } from './messages.ts';
 import { whenClosed } from './methods.ts';
 import { CallerRpcError } from './relayed-error.ts';
@@ -27,6 +31,10 @@ export interface FastPathDeps {
   writeTimeoutMs: number;
   /** How an agent's multi-round-trip states are sealed; absent: no round trip crosses `/mcp`. */
   requestStates?: ((agentId: string) => RequestStates) | undefined;
+  /** Where a call waits for its 2025 client's answers to the provider's requests (see client-asks). */
+  waiters: InputWaiters;
+  /** How long a call waits for such an answer (ms). */
+  inputTimeoutMs: number;
 }
 
 /** The JSON-RPC code of a request whose declared client capabilities lack what its answer needs (2026-07-28). */
@@ -39,6 +47,7 @@ export async function answerToolCall(
   req: IncomingMessage,
   res: ServerResponse,
   call: PlainToolCall,
+  session?: BridgeSession,
 ): Promise<void> {
   const controller = new AbortController();
   // A 2026-07-28 client cancels by closing its request; a 2025 one by notifications/cancelled
@@ -66,6 +75,7 @@ export async function answerToolCall(
       hold,
       clientCapabilities: call.modern?.clientCapabilities,
       states: call.modern ? fast.requestStates?.(identity.agentId) : undefined,
+      ...(session && stream ? sessionCall(fast, identity, req, res, stream, session) : {}),
     });
     if (call.modern && (result as Record<string, unknown>)['resultType'] === 'input_required') {
       writeInputRequired(fast, res, call, result as Record<string, unknown>, hold);
@@ -97,6 +107,39 @@ export async function answerToolCall(
     release?.();
     res.off('close', onClose);
   }
+}
+
+/**
+ * What a 2025 call in a session declares and can ask its client (see client-session), when the
+ * client declared sampling, elicitation or roots: its capabilities, and its answers to requests on the call's event stream (when it takes
+ * event streams), from whichever instance receives them.
+ */
+function sessionCall(
+  fast: FastPathDeps,
+  identity: AgentIdentity,
+  req: IncomingMessage,
+  res: ServerResponse,
+  stream: LazyStream,
+  session: BridgeSession,
+): Pick<ToolCallExtra, 'clientCapabilities' | 'asks'> {
+  // A client that declared none of them is refused at once, as one without a session.
+  if (!asksAnything(session.capabilities)) return {};
+  const streams = String(req.headers['accept'] ?? '').includes('text/event-stream');
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const ask = (method: string, params: unknown) =>
+    askClient(
+      fast.waiters,
+      {
+        key: (id) => waiterKey(AGGREGATE_SESSION, identity.agentId, id),
+        timeoutMs: fast.inputTimeoutMs,
+        signal: gone.signal,
+        write: (message) => streams && stream.request(message),
+      },
+      method,
+      params,
+    );
+  return { clientCapabilities: session.capabilities, asks: { capabilities: session.capabilities, ask } };
 }
 
 /**

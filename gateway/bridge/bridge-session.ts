@@ -4,6 +4,7 @@
  * its clientInfo and capabilities, which go in each stateless request's envelope) is what the
  * sealed session id carries. Any instance holding the sealing key continues the session.
  */
+import { DEFAULT_SESSION_REVISION, speaksSessionRevision } from '../upstream/revisions.ts';
 
 /** Marks a sealed session's upstream part as a bridge session (no upstream id starts so: see isBridgeSession). */
 const PREFIX = 'plaza-bridge1.';
@@ -16,6 +17,21 @@ export interface BridgeSession {
   protocolVersion: string;
   clientInfo: { name: string; version: string };
   capabilities: Record<string, unknown>;
+}
+
+/** What a 2025 client's `initialize` params say, as a session (its revision, when one Plaza speaks, else the default). */
+export function bridgeSessionOf(params: Record<string, unknown> | undefined): BridgeSession {
+  const asked = typeof params?.['protocolVersion'] === 'string' ? params['protocolVersion'] : '';
+  const info = params?.['clientInfo'] as { name?: unknown; version?: unknown } | undefined;
+  const capabilities = params?.['capabilities'];
+  return {
+    protocolVersion: speaksSessionRevision(asked) ? asked : DEFAULT_SESSION_REVISION,
+    clientInfo: { name: String(info?.name ?? 'unknown'), version: String(info?.version ?? '0') },
+    capabilities:
+      typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities)
+        ? (capabilities as Record<string, unknown>)
+        : {},
+  };
 }
 
 /** Whether a sealed session's upstream part is a bridge session. */

@@ -2,7 +2,6 @@
  * What a bridged request's steps share: the bridge's dependencies, how the client's revision
  * differs from the provider's, the request itself, and sending it through the upstream pool.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { CallPipeline } from '../call-pipeline.ts';
@@ -16,7 +15,7 @@ import { UpstreamCallError } from '../upstream-client.ts';
 import type { UpstreamPool } from '../upstream-pool.ts';
 import type { BridgeAnswer } from './answer.ts';
 import { fulfilInput, isInputRequired } from './input-rounds.ts';
-import { type InputWaiters, waiterKey } from './input-waiters.ts';
+import { askClient, type InputWaiters, waiterKey } from './input-waiters.ts';
 
 /** What the bridge's requests use. */
 export interface BridgeDeps {
@@ -153,20 +152,19 @@ async function ask(
   method: string,
   params: unknown,
 ): Promise<unknown> {
-  const id = `plaza-input-${randomUUID()}`;
   const gone = clientGone(request.res);
   try {
-    // Waiting before asking: the answer may come back at once, to another instance.
-    const answered = deps.waiters.wait(
-      waiterKey(request.provider, request.identity.agentId, id),
-      deps.timeoutMs,
-      gone.signal,
+    return await askClient(
+      deps.waiters,
+      {
+        key: (id) => waiterKey(request.provider, request.identity.agentId, id),
+        timeoutMs: deps.timeoutMs,
+        signal: gone.signal,
+        write: (message) => answer.request(message),
+      },
+      method,
+      params,
     );
-    if (!answer.request({ jsonrpc: '2.0', id, method, params })) {
-      gone.abort();
-      return undefined;
-    }
-    return await answered;
   } finally {
     gone.release();
   }

@@ -12,8 +12,8 @@ import type { JsonRpcResponse } from '../internal/json-rpc.ts';
 export const MAX_INPUT_ROUNDS = 8;
 /** Requests one round may embed. */
 const MAX_INPUT_REQUESTS = 16;
-/** The client capability each embedded request needs. */
-const NEEDS: Readonly<Record<string, string>> = {
+/** The client capability each embedded request needs (the requests Plaza asks a client for a provider). */
+export const INPUT_CAPABILITY: Readonly<Record<string, string>> = {
   'elicitation/create': 'elicitation',
   'sampling/createMessage': 'sampling',
   'roots/list': 'roots',
@@ -46,7 +46,7 @@ export async function fulfilInput(
     if (asked.length > MAX_INPUT_REQUESTS)
       return { refused: `the provider asked for more than ${MAX_INPUT_REQUESTS} inputs at once` };
     const inputResponses: Record<string, unknown> = {};
-    const answers = await Promise.all(asked.map(([, request]) => askOne(rounds, request)));
+    const answers = await Promise.all(asked.map(([, request]) => askForInput(rounds, request)));
     for (const [index, [key]] of asked.entries()) {
       const answer = answers[index]!;
       if ('refused' in answer) return answer;
@@ -62,12 +62,17 @@ export function isInputRequired(response: JsonRpcResponse): boolean {
   return (response.result as { resultType?: unknown } | undefined)?.resultType === 'input_required';
 }
 
-async function askOne(
-  rounds: InputRounds,
+/**
+ * Asks the client one request a provider embedded in its `input_required` result, or sent it during
+ * a call (a 2025 provider): its answer's result, or why there is none (a method Plaza does not pass
+ * on, a capability the client did not declare, no answer, a refusal).
+ */
+export async function askForInput(
+  rounds: Pick<InputRounds, 'capabilities' | 'ask'>,
   request: { method?: unknown; params?: unknown },
 ): Promise<{ result: unknown } | { refused: string }> {
   const method = typeof request?.method === 'string' ? request.method : '';
-  const needs = NEEDS[method];
+  const needs = INPUT_CAPABILITY[method];
   if (needs === undefined)
     return {
       refused: `the provider asked its client for ${JSON.stringify(method.slice(0, 60))}, which Plaza does not pass on`,

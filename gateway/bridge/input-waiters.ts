@@ -5,6 +5,8 @@
  * holds the call's stream. Waiters are keyed by provider, agent and request id, so no other agent
  * can answer for one.
  */
+import { randomUUID } from 'node:crypto';
+
 import type { SharedCalls } from '../shared-calls.ts';
 
 /** The most waiters an instance holds at once (each is a request a client has not answered yet). */
@@ -57,3 +59,38 @@ export function createInputWaiters(shared: SharedCalls | undefined) {
 
 /** The waiters of one instance. */
 export type InputWaiters = ReturnType<typeof createInputWaiters>;
+
+/** A request Plaza sends a client on a call's event stream. */
+export interface ClientRequest {
+  jsonrpc: '2.0';
+  id: string;
+  method: string;
+  params?: unknown;
+}
+
+/**
+ * Asks a client `method` with a request of a fresh id, written by `asking.write` (false: it could
+ * not be), and waits for its answer under `asking.key(id)` (any instance may receive it): the
+ * answer, or undefined when none came within `asking.timeoutMs` or `asking.signal` aborted.
+ */
+export async function askClient(
+  waiters: InputWaiters,
+  asking: {
+    key: (id: string) => string;
+    timeoutMs: number;
+    signal: AbortSignal;
+    write: (message: ClientRequest) => boolean;
+  },
+  method: string,
+  params: unknown,
+): Promise<unknown> {
+  const id = `plaza-input-${randomUUID()}`;
+  const unasked = new AbortController();
+  // Waiting before asking: the answer may come back at once, to another instance.
+  const answered = waiters.wait(asking.key(id), asking.timeoutMs, AbortSignal.any([asking.signal, unasked.signal]));
+  if (!asking.write({ jsonrpc: '2.0', id, method, params })) {
+    unasked.abort();
+    return undefined;
+  }
+  return answered;
+}

@@ -19,9 +19,15 @@ import { sendJson } from '../internal/send-json.ts';
 import type { Connector } from '../passthrough/exchange.ts';
 import { upstreamRequestHeaders } from '../passthrough/upstream-request.ts';
 import type { SessionSealer } from '../session-sealer.ts';
-import { DEFAULT_SESSION_REVISION, speaksSessionRevision } from '../upstream/revisions.ts';
+import { DEFAULT_SESSION_REVISION } from '../upstream/revisions.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
-import { type BridgeSession, bridgeSessionId, isBridgeSession, openBridgeSession } from './bridge-session.ts';
+import {
+  type BridgeSession,
+  bridgeSessionId,
+  bridgeSessionOf,
+  isBridgeSession,
+  openBridgeSession,
+} from './bridge-session.ts';
 import { type BridgeDeps, type BridgeSide, forwardBridged } from './forward.ts';
 import { waiterKey } from './input-waiters.ts';
 import { type ListenDeps, relayListen } from './listen.ts';
@@ -116,17 +122,7 @@ async function initialize(
   id: JsonRpcId,
   params: Record<string, unknown> | undefined,
 ): Promise<void> {
-  const asked = typeof params?.['protocolVersion'] === 'string' ? params['protocolVersion'] : '';
-  const info = params?.['clientInfo'] as { name?: unknown; version?: unknown } | undefined;
-  const capabilities = params?.['capabilities'];
-  const session: BridgeSession = {
-    protocolVersion: speaksSessionRevision(asked) ? asked : DEFAULT_SESSION_REVISION,
-    clientInfo: { name: String(info?.name ?? 'unknown'), version: String(info?.version ?? '0') },
-    capabilities:
-      typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities)
-        ? (capabilities as Record<string, unknown>)
-        : {},
-  };
+  const session = bridgeSessionOf(params);
   const headers = await identityHeaders(deps, ex);
   let discovered: Record<string, unknown>;
   try {

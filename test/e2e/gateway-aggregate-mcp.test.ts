@@ -17,7 +17,11 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -866,6 +870,66 @@ describe('/mcp as a whole MCP server', () => {
     } finally {
       await classicClient.close();
     }
+  });
+
+  it('a 2025 client that declared sampling and elicitation gets a sealed session and answers a provider’s requests on the call’s stream, one receipt per call', async () => {
+    const client = new Client(
+      { name: 'asked-client', version: '1' },
+      { capabilities: { sampling: {}, elicitation: {} } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      asked.push(request.method);
+      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'sampled words' } };
+    });
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.method);
+      return { action: 'accept', content: { name: 'Ada' } };
+    });
+    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: headers() } });
+    await client.connect(transport);
+    const session = transport.sessionId;
+    expect(session).toMatch(/^pss1\./);
+    const from = receipts.length;
+    try {
+      const sampled = await client.callTool({
+        name: 'everything__trigger-sampling-request',
+        arguments: { prompt: 'hello', maxTokens: 10 },
+      });
+      expect(sampled.isError).toBeFalsy();
+      expect(JSON.stringify(sampled.content)).toContain('sampled words');
+      const elicited = await client.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} });
+      expect(elicited.isError).toBeFalsy();
+      expect(JSON.stringify(elicited.content)).toContain('- Name: Ada');
+      // A 2026-07-28 provider's input_required is asked of it the same way.
+      const confirmed = await client.callTool({ name: 'asks__confirm', arguments: {} });
+      expect(confirmed.content).toEqual([
+        { type: 'text', text: 'confirmed {"ask":{"action":"accept","content":{"name":"Ada"}}}' },
+      ]);
+      expect(asked).toEqual(['sampling/createMessage', 'elicitation/create', 'elicitation/create']);
+      expect(since(from).map((r) => [r.provider, r.tool, r.outcome.split(':')[0]])).toEqual([
+        ['everything', 'trigger-sampling-request', 'ok'],
+        ['everything', 'trigger-elicitation-request', 'ok'],
+        ['asks', 'confirm', 'ok'],
+      ]);
+    } finally {
+      await transport.terminateSession();
+      await client.close();
+    }
+    // A session id /mcp did not seal for this agent is unknown: 404, as MCP says.
+    const unknown = await fetch(url, {
+      method: 'POST',
+      headers: {
+        ...headers(),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': `${session!.slice(0, -4)}AAAA`,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(unknown.status).toBe(404);
+    const ended = await fetch(url, { method: 'DELETE', headers: { ...headers(), 'mcp-session-id': session! } });
+    expect(ended.status).toBe(200);
   });
 
   it('relays a provider’s -32021 (a capability the 2026-07-28 client did not declare) as that JSON-RPC error with HTTP 400, receipted as an error', async () => {
