@@ -86,6 +86,10 @@ export interface AggregateOptions {
 const SESSION_UNKNOWN =
   'Session not found: this Mcp-Session-Id was not issued by /mcp to this agent; send initialize again (or no session id).';
 
+/** Why a DELETE of a session is refused. */
+const SESSION_NOT_ENDED =
+  'Method not allowed: /mcp sessions are sealed, not stored, so there is nothing to end; stop sending the session id (or initialize again).';
+
 /**
  * Answers a request whose agent credential could not be checked (the database is unreachable):
  * 503, under the request's id when the body can be read (a body that cannot is answered as such).
@@ -179,8 +183,10 @@ export function createAggregate(options: AggregateOptions) {
       return refuseForStorage(req, res);
     }
     if (session === 'unknown') return sendGatewayError(res, new GatewayError('session_gone', SESSION_UNKNOWN));
-    // The session is sealed, nothing stored: ending it leaves nothing to undo.
-    if (session && req.method === 'DELETE') return void res.writeHead(200).end();
+    // A sealed session keeps no state to end, so it cannot answer 404 once ended, as MCP requires
+    // of an ended session: /mcp does not let clients end one (MCP allows 405 for that).
+    if (session && req.method === 'DELETE')
+      return sendGatewayError(res, new GatewayError('sdk_method_not_allowed', SESSION_NOT_ENDED), { allow: 'POST' });
     if (refusedHttp(req, res)) return;
     // Integers past 2^53 in arguments and results pass as written (see parseJson).
     const read = await readMessageBody(req, res, parseJson);

@@ -33,17 +33,12 @@ export const DIRECT: Record<string, Expectation> = Object.fromEntries(
 /** Through `/mcp/p/<provider>`. */
 export const PASSTHROUGH: Record<string, Expectation> = {};
 
-const NO_SERVER_REQUESTS = notYet(
-  '/mcp answers a 2025 client on one POST and refuses the provider’s elicitation/sampling in-band (the suite saw no request): relaying them needs the client’s answer to reach the instance holding the call',
+const NO_SUBSCRIPTIONS = notYet(
+  '/mcp offers no resources/subscribe (-32601 Method not found): its sessions are sealed, not stored, and it has no GET stream to deliver updates on',
 );
-const NO_SUBSCRIPTIONS = notYet('/mcp keeps no session, so it offers no resources/subscribe (-32601 Method not found)');
 
 /** Through `/mcp`, the suite's names mapped to `<provider>__<name>` by the test's forwarder. */
 export const AGGREGATE: Record<string, Expectation> = {
   'resources-subscribe': NO_SUBSCRIPTIONS,
   'resources-unsubscribe': NO_SUBSCRIPTIONS,
-  'elicitation-sep1034-defaults': NO_SERVER_REQUESTS,
-  'elicitation-sep1330-enums': NO_SERVER_REQUESTS,
-  'tools-call-elicitation': NO_SERVER_REQUESTS,
-  'tools-call-sampling': NO_SERVER_REQUESTS,
 };
