@@ -933,6 +933,83 @@ describe('/mcp as a whole MCP server', () => {
     expect(ended.status).toBe(405);
   });
 
+  it.runIf(REDIS)(
+    'a 2025 client’s answer to a provider’s request, POSTed to another instance, reaches the call (Redis)',
+    async () => {
+      const post = (at: string, body: unknown, session?: string) =>
+        fetch(at, {
+          method: 'POST',
+          headers: {
+            ...headers(),
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }),
+          },
+          body: JSON.stringify(body),
+        });
+      const init = await post(instanceUrls[0]!, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: { elicitation: {} },
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      });
+      const session = init.headers.get('mcp-session-id')!;
+      expect(session).toMatch(/^pss1\./);
+      await init.body?.cancel();
+      const from = receipts.length;
+      const call = await post(
+        instanceUrls[0]!,
+        {
+          jsonrpc: '2.0',
+          id: 'far-ask',
+          method: 'tools/call',
+          params: { name: 'everything__trigger-elicitation-request', arguments: {} },
+        },
+        session,
+      );
+      expect(call.headers.get('content-type')).toContain('text/event-stream');
+      const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      /** The next JSON-RPC message on the call's stream. */
+      const next = async (): Promise<Record<string, any>> => {
+        for (;;) {
+          const end = text.indexOf('\n\n');
+          if (end >= 0) {
+            const event = text.slice(0, end);
+            text = text.slice(end + 2);
+            const data = event.split('\n').find((l) => l.startsWith('data: '));
+            if (data) return JSON.parse(data.slice(6)) as Record<string, any>;
+            continue;
+          }
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`stream ended: ${text}`);
+          text += value;
+        }
+      };
+      const asked = await next();
+      expect(asked).toMatchObject({ method: 'elicitation/create', id: expect.stringMatching(/^plaza-input-/) });
+      const answer = await post(
+        instanceUrls[1]!,
+        { jsonrpc: '2.0', id: asked['id'], result: { action: 'accept', content: { name: 'Far' } } },
+        session,
+      );
+      expect(answer.status).toBe(202);
+      const result = await next();
+      expect(result).toMatchObject({ id: 'far-ask', result: { content: expect.any(Array) } });
+      expect(JSON.stringify(result['result'].content)).toContain('- Name: Far');
+      await until('the receipt', () => since(from).length === 1);
+      expect(since(from)[0]).toMatchObject({
+        provider: 'everything',
+        tool: 'trigger-elicitation-request',
+        status: 'ok',
+      });
+    },
+  );
+
   it('relays a provider’s -32021 (a capability the 2026-07-28 client did not declare) as that JSON-RPC error with HTTP 400, receipted as an error', async () => {
     const client = await v2({ pin: MODERN });
     const from = receipts.length;
