@@ -212,6 +212,8 @@ describe('/mcp as a whole MCP server', () => {
   let everything: EverythingServer;
   let classic: SdkUpstream;
   let modern: SdkV2Upstream;
+  /** A provider that speaks only 2026-07-28 (SDK v2, `legacy: 'reject'`): no `initialize` at all. */
+  let only: SdkV2Upstream;
   let roundTrip: Awaited<ReturnType<typeof startRoundTripProvider>>;
   let url = '';
   /** The same aggregate with an authorize hook that hides everything__get-sum and refuses v2://notes/first. */
@@ -245,6 +247,32 @@ describe('/mcp as a whole MCP server', () => {
       const found = await probe(provider, upstreamUrl, `ep_${provider}`);
       connectors.set(provider, found.connector);
       tools.push(...found.tools);
+    }
+    // A 2026-only provider, probed as Plaza's probe sees it (server/discover, then tools/list in
+    // 2026-07-28; the catalog records the revision it offers, probe-revisions.test.ts).
+    only = await startSdkV2Upstream({ legacy: 'reject', pages: [[{ name: 'echo' }]], features: true, name: 'only' });
+    {
+      const prober = new V2Client({ name: 'probe', version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
+      await prober.connect(new V2Transport(new URL(only.url)));
+      try {
+        for (const t of (await prober.listTools()).tools)
+          tools.push({
+            provider: 'only',
+            name: t.name,
+            description: t.description ?? '',
+            inputSchema: t.inputSchema as Record<string, unknown>,
+            annotations: {},
+          });
+        connectors.set('only', {
+          provider: 'only',
+          url: only.url,
+          endpointId: 'ep_only',
+          capabilities: (prober.getServerCapabilities() ?? {}) as Record<string, unknown>,
+          protocolVersions: [MODERN],
+        });
+      } finally {
+        await prober.close();
+      }
     }
     roundTrip = await startRoundTripProvider();
     connectors.set('asks', {
@@ -333,7 +361,7 @@ describe('/mcp as a whole MCP server', () => {
   afterAll(async () => {
     gateway?.closeAllConnections();
     await new Promise((r) => gateway?.close(r));
-    await Promise.all([everything?.stop(), classic?.close(), modern?.close(), roundTrip?.close()]);
+    await Promise.all([everything?.stop(), classic?.close(), modern?.close(), only?.close(), roundTrip?.close()]);
     await Promise.all(redisClients.map((c) => c.close()));
     await t?.dispose();
   });
@@ -1105,7 +1133,58 @@ describe('/mcp as a whole MCP server', () => {
     expect(roundTrip.regionHeaders).toEqual(['eu-west', 'Hello']);
   });
 
-  it.todo(
-    'lists and calls a 2026-only provider (SDK v2, legacy: reject) through /mcp — waits for the pool speaking 2026-07-28 (up2026)',
-  );
+  it('a client pinned to 2026-07-28 lists and calls every tool, resource and prompt of a 2026-only provider (SDK v2, legacy: reject)', async () => {
+    const client = await v2({ pin: MODERN });
+    try {
+      const seenFrom = only.seen.length;
+      const from = receipts.length;
+      const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('only__'));
+      expect(names).toEqual(['only__echo']);
+      const echoed = await client.callTool({ name: 'only__echo', arguments: { text: 'stateless' } });
+      expect(echoed.content).toEqual([{ type: 'text', text: 'v2 echo: stateless' }]);
+
+      const resources = (await client.listResources()).resources.filter((r) => r.uri.startsWith('plaza+only:'));
+      expect(resources.map((r) => r.uri)).toEqual(['plaza+only:v2://notes/first']);
+      const read = await client.readResource({ uri: 'plaza+only:v2://notes/first' });
+      expect(read.contents[0]?.uri).toBe('plaza+only:v2://notes/first');
+      const templates = (await client.listResourceTemplates()).resourceTemplates.map((tp) => tp.uriTemplate);
+      expect(templates).toContain('plaza+only:v2://notes/{id}');
+      const byTemplate = await client.readResource({ uri: 'plaza+only:v2://notes/7' });
+      expect(byTemplate.contents).toEqual([
+        { uri: 'plaza+only:v2://notes/7', mimeType: 'text/plain', text: 'note at v2://notes/7' },
+      ]);
+
+      const prompts = (await client.listPrompts()).prompts.filter((p) => p.name.startsWith('only__'));
+      expect(prompts.map((p) => p.name)).toEqual(['only__greet']);
+      const greeting = await client.getPrompt({ name: 'only__greet', arguments: { name: 'Ada' } });
+      expect(greeting.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Hello, Ada!' } }]);
+      const completed = await client.complete({
+        ref: { type: 'ref/prompt', name: 'only__greet' },
+        argument: { name: 'name', value: 'A' },
+      });
+      expect(completed.completion.values).toEqual(['Ada', 'Alan']);
+
+      // One receipt for the call, each read and the prompt.
+      expect(
+        since(from)
+          .filter((r) => r.provider === 'only')
+          .map((r) => [r.tool, r.status]),
+      ).toEqual([
+        ['echo', 'ok'],
+        ['resources/read', 'ok'],
+        ['resources/read', 'ok'],
+        ['prompts/get', 'ok'],
+      ]);
+      // The provider was spoken to in its own revision: no initialize, the revision's header on
+      // every request, and the agent's card on each one that carries _meta.
+      const seen = only.seen.slice(seenFrom);
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.some((s) => s.method === 'initialize')).toBe(false);
+      expect(seen.every((s) => s.headers['mcp-protocol-version'] === MODERN && s.status === 200)).toBe(true);
+      const call = seen.find((s) => s.method === 'tools/call');
+      expect((call?.meta?.['platform'] as { display_name?: string } | undefined)?.display_name).toBe('Newcomer');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
