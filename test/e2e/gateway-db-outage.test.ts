@@ -9,7 +9,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
@@ -46,6 +46,18 @@ function responseOf(body: string, contentType: string, id: number): { result?: a
     { result?: any; error?: any } | undefined;
 }
 
+/**
+ * Real time, except while held: the /mcp outage cases below hold it from their warm-up call to
+ * their last outage call, so that what the warm-up cached (the agent's credential, its policy, the
+ * connector: 2 s each) is still known however slowly a loaded machine runs those few calls.
+ */
+const clock = {
+  held: undefined as number | undefined,
+  now(): number {
+    return this.held ?? Date.now();
+  },
+};
+
 describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes down mid-load', () => {
   let plaza: TestPlaza;
   let everything: EverythingServer;
@@ -56,7 +68,7 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
 
   beforeAll(async () => {
     [plaza, everything] = await Promise.all([
-      startTestPlaza('postgres', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'warn' } }),
+      startTestPlaza('postgres', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'warn' }, clock }),
       startEverything(),
     ]);
     admin = new pg.Client({ connectionString: process.env['TEST_DATABASE_URL'] });
@@ -282,6 +294,10 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     return { message: deep };
   };
 
+  afterEach(() => {
+    clock.held = undefined;
+  });
+
   async function databaseDown(): Promise<void> {
     await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
     await admin.query(
@@ -299,7 +315,8 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     );
 
   it('receipts a /mcp call it refuses while the database is down as it receipts the calls it passes: spooled, then stored once', async () => {
-    // A call first: the agent's credential and the connector are then known for the next 2 s.
+    // A call first: the agent's credential, its policy and the connector are then known while the clock is held.
+    clock.held = Date.now();
     expect((await aggregateCall(1, 'everything__echo', { message: 'warm' })).result?.isError).toBeFalsy();
     await databaseDown();
     let answers: Answer[];
@@ -310,6 +327,7 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
         await aggregateCall(4, 'everything__echo', { message: 'during' }),
       ];
     } finally {
+      clock.held = undefined;
       await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
     }
     for (const a of answers) {
@@ -346,6 +364,7 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
 
   it('answers /mcp calls whose receipt can be stored nowhere (database down, spool unwritable) in words, never with its internals, and keeps serving', async () => {
     const spool = plaza.config.receipts.spoolDir;
+    clock.held = Date.now();
     expect((await aggregateCall(10, 'everything__echo', { message: 'warm' })).result?.isError).toBeFalsy();
     await databaseDown();
     // The spool folder replaced by a file: the writer can append nowhere (root ignores modes).
@@ -361,6 +380,7 @@ describe.runIf(BACKENDS.includes('postgres'))('gateway while PostgreSQL goes dow
     } finally {
       rmSync(spool, { force: true });
       mkdirSync(spool, { mode: 0o700 });
+      clock.held = undefined;
       await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
     }
     for (const a of answers) {
