@@ -55,6 +55,8 @@ const HIGH = 32;
 const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16')
   .split(' ')
   .filter(Boolean);
+/** Node flags of the reference children (none by default; e.g. `--cpu-prof` as for the gateway). */
+const REFERENCE_NODE_ARGS = (process.env['BENCH_REFERENCE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const PROTOCOL_VERSION = '2025-06-18';
 
 /** The load generator's connection pool (keep-alive); one per run, closed by closeLoadPool. */
@@ -394,7 +396,11 @@ export async function startGateway(
  * checked, its identity stamped and asserted, a receipt row committed before the answer, on a
  * fresh PostgreSQL database under BENCH_DATABASE_URL or an embedded PGlite data folder in `dir`).
  */
-async function startReference(label: string, providers: Record<string, string>, dir: string): Promise<Gateway> {
+export async function startReference(
+  label: string,
+  providers: Record<string, string>,
+  dir: string,
+): Promise<Gateway> {
   const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), PORT: '0' };
   let dispose: (() => Promise<void>) | undefined;
   let token: string | undefined;
@@ -412,7 +418,7 @@ async function startReference(label: string, providers: Record<string, string>, 
   else if (label !== 'bare') throw new Error(`unknown reference ${label}`);
   const child = await spawnReady<{ port: number; token: string }>(
     process.execPath,
-    ['bench/fixtures/bare-gateway.mjs'],
+    [...REFERENCE_NODE_ARGS, 'bench/fixtures/bare-gateway.mjs'],
     env,
   );
   if (token) child.info.token = token;
