@@ -1,134 +1,13 @@
-import { z } from 'zod';
-
-import {
-  type AgentAuthenticator,
-  type AgentIdentity,
-  cardText,
-  cardTextDropping,
-  type GatewayEndpoint,
-  reservedOwnerContext,
-} from '../../gateway/index.ts';
+/**
+ * The agent service: creating, listing, rotating and revoking an account's agents. Their card
+ * rules live in agent-card.ts and their credential checks (with the cache) in agent-credentials.ts.
+ */
+import type { AgentAuthenticator } from '../../gateway/index.ts';
 import type { PrismaClient } from '../db/index.ts';
-import {
-  AuthError,
-  type Clock,
-  ConflictError,
-  hashSecret,
-  newId,
-  NotFoundError,
-  randomToken,
-  ValidationError,
-} from '../kernel/index.ts';
-import { looksLikeAgentToken, mintAgentToken } from './agent-tokens.ts';
-
-/** An agent with its AGIN card, as the API shows it (spec §2.4 field names). */
-export interface AgentView {
-  id: string;
-  agin_id: string;
-  agent_principal: string;
-  display_name: string;
-  owner_context: string;
-  status: 'active' | 'revoked';
-  created_at: string;
-}
-
-/** The longest agent display name (the Account page's field holds as many characters). */
-export const AGENT_NAME_MAX = 120;
-
-/** The longest owner context. */
-const OWNER_CONTEXT_MAX = 200;
-
-/**
- * Body of `POST /api/agents`. The lengths here bound the text as sent (NFKC may lengthen it); the
- * stored form is checked again by {@link cardFields}.
- */
-export const CreateAgentSchema = z.strictObject({
-  display_name: z
-    .string()
-    .trim()
-    .min(1, 'display_name must not be empty')
-    .max(AGENT_NAME_MAX, `display_name is longer than ${AGENT_NAME_MAX} characters`),
-  owner_context: z
-    .string()
-    .trim()
-    .min(1)
-    .max(OWNER_CONTEXT_MAX, `owner_context is longer than ${OWNER_CONTEXT_MAX} characters`)
-    .optional(),
-});
-
-/** The prefix of the owner context Plaza gives an account's agents by default; no other account's agent may use it. */
-const ACCOUNT_CONTEXT = 'account:';
-
-/** The owner context of an agent created without one: its account's. */
-function defaultOwnerContext(accountId: string): string {
-  return `${ACCOUNT_CONTEXT}${accountId}`;
-}
-
-/** One card field in its stored form (see cardText), or a 400 naming the field and the character. */
-function cardField(field: string, value: string, max: number): string {
-  const checked = cardText(value);
-  if ('refused' in checked) {
-    const { codePoint, position, kind } = checked.refused;
-    throw new ValidationError(
-      `Invalid agent: ${field}: holds ${codePoint} (${kind}) at character ${position + 1}; AGIN card fields take visible text only (no control, format, private-use or unassigned characters).`,
-      { param: field },
-    );
-  }
-  if (checked.text === '') throw new ValidationError(`Invalid agent: ${field} must not be empty.`, { param: field });
-  if ([...checked.text].length > max)
-    throw new ValidationError(`Invalid agent: ${field} is longer than ${max} characters (in NFKC form).`, {
-      param: field,
-    });
-  return checked.text;
-}
-
-/** The card fields of a new agent as stored: normalised, checked, the reserved owner contexts refused. */
-function cardFields(
-  accountId: string,
-  input: z.infer<typeof CreateAgentSchema>,
-): { displayName: string; ownerContext: string } {
-  const displayName = cardField('display_name', input.display_name, AGENT_NAME_MAX);
-  if (input.owner_context === undefined) return { displayName, ownerContext: defaultOwnerContext(accountId) };
-  const ownerContext = cardField('owner_context', input.owner_context, OWNER_CONTEXT_MAX);
-  // `account:<id>` is what Plaza vouches for (the default): providers get it in
-  // `_meta.platform.owner_context`, so one account must not claim another's, nor Plaza's own
-  // (`plaza`). Look-alikes count: case, fullwidth forms, spaces around the colon, Cyrillic letters.
-  if (reservedOwnerContext(ownerContext) && ownerContext !== defaultOwnerContext(accountId)) {
-    throw new ValidationError(
-      `Invalid agent: owner_context: "${ACCOUNT_CONTEXT}…" is reserved for the agent's own account (${defaultOwnerContext(accountId)}, the default), and "plaza" for Plaza's own agents, look-alikes included (case, fullwidth or Cyrillic letters, spaces around the colon); choose another value.`,
-      { param: 'owner_context' },
-    );
-  }
-  return { displayName, ownerContext };
-}
-
-/**
- * The card fields of a stored agent as they are shown and stamped. Rows stored before the fields
- * were checked may hold what is refused today: they are read in the stored form (refused
- * characters dropped), a display name left empty becomes the agin_id, and an owner context that
- * reads as a reserved one other than the agent's own becomes its account's (Plaza's own agents,
- * with no account, keep theirs). So no provider is ever stamped a field that would fail the check.
- */
-export function storedCard(row: {
-  accountId: string | null;
-  aginId: string;
-  displayName: string;
-  ownerContext: string | null;
-}): { displayName: string; ownerContext: string } {
-  const readable = (value: string) => {
-    const checked = cardText(value);
-    return 'text' in checked ? checked.text : cardTextDropping(value);
-  };
-  const displayName = readable(row.displayName) || row.aginId;
-  let ownerContext = readable(row.ownerContext ?? '');
-  if (
-    row.accountId !== null &&
-    reservedOwnerContext(ownerContext) &&
-    ownerContext !== defaultOwnerContext(row.accountId)
-  )
-    ownerContext = defaultOwnerContext(row.accountId);
-  return { displayName, ownerContext };
-}
+import { type Clock, ConflictError, newId, NotFoundError, randomToken, ValidationError } from '../kernel/index.ts';
+import { type AgentView, cardFields, CreateAgentSchema, toView } from './agent-card.ts';
+import { type AgentAccessTokens, createAgentCredentials } from './agent-credentials.ts';
+import { mintAgentToken } from './agent-tokens.ts';
 
 /** Options of createAgentService. */
 export interface AgentServiceOptions {
@@ -144,15 +23,6 @@ export interface AgentServiceOptions {
    * acts as the agent its grant names, on the one endpoint it was issued for.
    */
   accessTokens?: AgentAccessTokens;
-}
-
-/** What the agent service needs of the OAuth authorization server. */
-export interface AgentAccessTokens {
-  looksLikeAccessToken(token: string): boolean;
-  /** The agent the token acts as; throws AuthError (or the gateway's InsufficientScopeError). */
-  verify(token: string, endpoint: GatewayEndpoint): Promise<{ agentId: string }>;
-  /** The endpoint's Protected Resource Metadata URL, for 401 challenges. */
-  resourceMetadataUrl(endpoint: GatewayEndpoint): string;
 }
 
 /** Agents and their gateway credentials. */
@@ -175,79 +45,18 @@ export interface AgentService extends AgentAuthenticator {
   forget(agentId: string): void;
 }
 
-type AgentRow = {
-  id: string;
-  accountId: string | null;
-  aginId: string;
-  agentPrincipal: string;
-  displayName: string;
-  ownerContext: string | null;
-  status: string;
-  createdAt: Date;
-};
-
-function toView(row: AgentRow): AgentView {
-  const card = storedCard(row);
-  return {
-    id: row.id,
-    agin_id: row.aginId,
-    agent_principal: row.agentPrincipal,
-    display_name: card.displayName,
-    owner_context: card.ownerContext,
-    status: row.status === 'active' ? 'active' : 'revoked',
-    created_at: row.createdAt.toISOString(),
-  };
-}
-
 /** Creates the agent service. */
 export function createAgentService(options: AgentServiceOptions): AgentService {
   const { prisma, clock } = options;
   const ttl = options.cacheTtlMs ?? 2_000;
   if (!(ttl >= 0)) throw new Error('cacheTtlMs must be >= 0');
-  const cache = new Map<string, { identity: AgentIdentity; until: number }>();
-  // This instance stops trusting the agent's old credentials at once; others within the TTL.
-  const forget = (agentId: string) => {
-    for (const [key, entry] of cache) if (entry.identity.agentId === agentId) cache.delete(key);
-  };
-
-  /** The identity an active agent row stands for, kept under `key` for the cache's TTL. */
-  function remember(
-    key: string,
-    a: Parameters<typeof storedCard>[0] & {
-      id: string;
-      accountId: string | null;
-      aginId: string;
-      agentPrincipal: string;
-    },
-  ): AgentIdentity {
-    const identity: AgentIdentity = {
-      agentId: a.id,
-      accountId: a.accountId,
-      aginId: a.aginId,
-      agentPrincipal: a.agentPrincipal,
-      ...storedCard(a),
-    };
-    if (cache.size > 10_000) cache.clear();
-    cache.set(key, { identity, until: clock.now() + ttl });
-    return identity;
-  }
-
-  /** An OAuth access token: checked for `endpoint` (its audience), then its agent as a pasted token's. */
-  async function authenticateAccessToken(
-    accessTokens: AgentAccessTokens,
-    token: string,
-    endpoint: GatewayEndpoint,
-  ): Promise<AgentIdentity> {
-    const key = `${hashSecret(token)} ${endpoint.provider ?? ''}`;
-    const cached = cache.get(key);
-    if (cached && cached.until > clock.now()) return cached.identity;
-    cache.delete(key);
-    const { agentId } = await accessTokens.verify(token, endpoint);
-    const a = await prisma.agent.findUnique({ where: { id: agentId } });
-    if (a?.status !== 'active')
-      throw new AuthError('Invalid or revoked agent credential: the agent this access token acts as was revoked.');
-    return remember(key, a);
-  }
+  const credentials = createAgentCredentials({
+    prisma,
+    clock,
+    ttl,
+    ...(options.accessTokens ? { accessTokens: options.accessTokens } : {}),
+  });
+  const { forget } = credentials;
 
   return {
     async create(accountId, body) {
@@ -331,34 +140,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     },
 
     forget,
-
-    resourceMetadataUrl: options.accessTokens
-      ? (endpoint) => options.accessTokens?.resourceMetadataUrl(endpoint)
-      : undefined,
-
-    async authenticate(token, endpoint = {}) {
-      if (options.accessTokens?.looksLikeAccessToken(token))
-        return authenticateAccessToken(options.accessTokens, token, endpoint);
-      if (!looksLikeAgentToken(token)) {
-        // The credential a caller most often sends here by mistake gets named.
-        if (token.startsWith('plz_'))
-          throw new AuthError(
-            'This is an account API key (plz_…); the gateway takes an agent token (agt_…): create an agent with POST /api/agents and use its token.',
-          );
-        throw new AuthError(
-          'Invalid agent credential: the gateway takes an agent token (agt_…), from POST /api/agents.',
-        );
-      }
-      const hash = hashSecret(token);
-      const cached = cache.get(hash);
-      if (cached && cached.until > clock.now()) return cached.identity;
-      const credential = await prisma.agentCredential.findUnique({ where: { hash }, include: { agent: true } });
-      if (!credential || credential.revokedAt !== null || credential.agent.status !== 'active') {
-        cache.delete(hash);
-        throw new AuthError('Invalid or revoked agent credential.');
-      }
-      const a = credential.agent;
-      return remember(hash, a);
-    },
+    resourceMetadataUrl: credentials.resourceMetadataUrl,
+    authenticate: (token, endpoint) => credentials.authenticate(token, endpoint),
   };
 }
