@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../src/kernel/index.ts';
 import { createRevisionBridge } from './bridge/index.ts';
 import { type Authorize, createCallPipeline } from './call-pipeline.ts';
-import { GATEWAY_ERROR_TABLE, GatewayError, gatewayErrorHeaders, sendGatewayError } from './error-table.ts';
+import { GatewayError, sendGatewayError } from './error-table.ts';
 import {
   createHeldAnswers,
   DEFAULT_HELD_ANSWER_LIMITS,
@@ -14,27 +14,15 @@ import type { AgentAuthenticator, AgentIdentity } from './identity/agin-card.ts'
 import type { AssertionKey } from './identity/assertion.ts';
 import { UPSTREAM_AUTHORIZATION_HEADER } from './identity/stamp.ts';
 import { createCallsInFlight } from './internal/calls-in-flight.ts';
-import { parseJson, rpcError, storageUnavailable } from './internal/json-rpc.ts';
 import { callSecrets } from './internal/receipt-redaction.ts';
-import { readRequestText } from './internal/request-text.ts';
-import { sendJson } from './internal/send-json.ts';
-import { describeUpstreamFailure } from './internal/upstream-exchange.ts';
 import { answerCallResume } from './passthrough/ended-call.ts';
-import { relayStreamAnswer } from './passthrough/event-stream.ts';
-import {
-  CALLER_CANCELLED,
-  type Connector,
-  type Exchange,
-  type PassthroughDeps,
-  type PostRequests,
-} from './passthrough/exchange.ts';
-import { relayJsonAnswer } from './passthrough/json-answer.ts';
+import type { Connector, PassthroughDeps } from './passthrough/exchange.ts';
+import { forward } from './passthrough/forward.ts';
 import { noRequests, readPost } from './passthrough/read-post.ts';
-import { failedCall, failRequest, plazaAnswer } from './passthrough/request-answers.ts';
-import { endUnanswered, whenClosed } from './passthrough/response-end.ts';
-import { answerHeaders, openSession } from './passthrough/session.ts';
-import { createUpstreamControl } from './passthrough/upstream-control.ts';
-import { relayRefusal } from './passthrough/upstream-refusal.ts';
+import { whenClosed } from './passthrough/response-end.ts';
+import { openSession } from './passthrough/session.ts';
+import { refuseForStorage } from './passthrough/storage-refusal.ts';
+import { refuseUnsent } from './passthrough/unsent-refusal.ts';
 import { upstreamCredentialProblem, upstreamRequestHeaders } from './passthrough/upstream-request.ts';
 import type { ReceiptSink } from './receipt-sink.ts';
 import type { SessionSealer } from './session-sealer.ts';
@@ -94,37 +82,6 @@ export type Passthrough = ((req: IncomingMessage, res: ServerResponse, provider:
    */
   endStreams(): void;
 };
-
-/**
- * Answers a request while Plaza cannot read its database: 503 under the ids of the requests a
- * POST holds (storageUnavailable), once its body is read; a body that cannot be read or parsed
- * is answered as such, as it would be otherwise.
- */
-async function refuseForStorage(req: IncomingMessage, res: ServerResponse, maxRequest: number): Promise<void> {
-  let body: unknown;
-  if (req.method === 'POST') {
-    let text: string;
-    try {
-      text = await readRequestText(req, maxRequest);
-    } catch (error) {
-      // readRequestText throws only GatewayError: 413 (the rest unread), 400 cut short or not UTF-8.
-      sendGatewayError(res, error as GatewayError);
-      return;
-    }
-    try {
-      body = parseJson(text);
-    } catch {
-      sendGatewayError(res, new GatewayError('parse_error', 'Request body is not valid JSON.'));
-      return;
-    }
-  }
-  sendJson(
-    res,
-    GATEWAY_ERROR_TABLE.storage_unavailable.status,
-    storageUnavailable(body),
-    gatewayErrorHeaders('storage_unavailable'),
-  );
-}
 
 /**
  * `/mcp/p/<provider>`: one connector passed through with its own names and its whole protocol
@@ -226,7 +183,7 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       method === 'POST'
         ? await readPost(deps, req, { identity, provider, connector, upstreamSession, secrets })
         : noRequests();
-    if (await refuseUnsent(res, post, identity)) return;
+    if (await refuseUnsent(deps, res, post, identity)) return;
     const hold = deps.held.open(identity.agentId);
     whenClosed(res, () => hold.release());
     const headers = await upstreamRequestHeaders(pipeline, {
@@ -237,97 +194,26 @@ export function createPassthrough(options: PassthroughOptions): Passthrough {
       upstreamSession,
     });
     const asked = new Set(post.awaited);
-    await forward({
-      ...post,
-      req,
-      res,
-      identity,
-      provider,
-      connector,
-      method,
-      presented: typeof presented === 'string' ? presented : undefined,
-      upstreamSession,
-      arrivedAt,
-      secrets,
-      asked,
-      hold,
-      headers,
-    });
-  }
-
-  /**
-   * Answers in-band, with nothing sent upstream, a POST whose call the authorize hook refused, or
-   * whose agent (or this instance) holds as many unread answers as it may: its call is receipted
-   * as refused, its other requests get an error each. False when the POST may go on.
-   */
-  async function refuseUnsent(res: ServerResponse, post: PostRequests, identity: AgentIdentity): Promise<boolean> {
-    const { call } = post;
-    const busy = post.refused === undefined && post.awaited.size > 0 ? deps.held.refusal(identity.agentId) : undefined;
-    const why = post.refused ?? busy;
-    if (why === undefined) return false;
-    const code = GATEWAY_ERROR_TABLE[post.refused === undefined ? 'held_answers_full' : 'call_refused'].rpcCode;
-    if (call) await pipeline.record(call, { refused: why });
-    // A policy's reason is a clause (as on /mcp, which answers it as a sentence); the held-answers refusal is one already.
-    const said = post.refused === undefined ? why : `${why[0]!.toUpperCase()}${why.slice(1)}`;
-    const answers = [...post.awaited].map((id) =>
-      call && id === call.callId
-        ? plazaAnswer(deps, post, `${said}; nothing was called.`)
-        : rpcError(post.taskResults.get(String(id))?.callerId ?? id, code, `${said}; nothing was sent.`),
+    await forward(
+      deps,
+      {
+        ...post,
+        req,
+        res,
+        identity,
+        provider,
+        connector,
+        method,
+        presented: typeof presented === 'string' ? presented : undefined,
+        upstreamSession,
+        arrivedAt,
+        secrets,
+        asked,
+        hold,
+        headers,
+      },
+      notificationStreams,
     );
-    sendJson(res, 200, post.batch ? answers : answers[0]);
-    return true;
-  }
-
-  /** Sends the request upstream and relays the answer as its kind asks. */
-  async function forward(ex: Exchange): Promise<void> {
-    const { res, call } = ex;
-    const control = createUpstreamControl(deps, ex);
-    let upstream: UpstreamHttpResponse;
-    if (call) pipeline.forwarding(call);
-    try {
-      upstream = await deps.http(ex.connector.url, {
-        method: ex.method,
-        headers: ex.headers,
-        body: ex.body,
-        signal: control.signal,
-      });
-    } catch (error) {
-      // Failed on its way (a timeout or a caller gone told the provider already).
-      control.answered();
-      control.answeredWhole();
-      control.stopTimer();
-      const why = control.cancelled ? CALLER_CANCELLED : describeUpstreamFailure(error);
-      if (call) {
-        await pipeline.record(call, { failure: why });
-        sendJson(res, 200, failedCall(deps, ex, why));
-      } else if (control.allCancelled) endUnanswered(res, {});
-      else failRequest(ex, why, {}, 502);
-      return;
-    } finally {
-      // The cancellation went upstream (under the call's id there); the call ends now, receipted
-      // as cancelled, rather than wait for an answer the upstream will not send.
-      for (const inCall of ex.cancelling) inCall.cancel();
-    }
-    const responseHeaders = answerHeaders(deps.sealer, ex, upstream);
-    const type = upstream.header('content-type') ?? '';
-    // Anything but an event stream is the provider's whole answer (or refusal) to the request.
-    if (!type.startsWith('text/event-stream')) {
-      control.answered();
-      control.answeredWhole();
-    }
-    const ok = upstream.status >= 200 && upstream.status <= 299;
-    if (!ok || upstream.status === 202 || upstream.status === 204)
-      await relayRefusal(deps, ex, control, upstream, responseHeaders);
-    else if (type.startsWith('text/event-stream')) {
-      await relayStreamAnswer(deps, ex, control, {
-        upstream,
-        responseHeaders,
-        upstreamSessionOut: upstream.header('mcp-session-id'),
-        // Rechecked at the endpoint it was sent to (an OAuth token's audience).
-        authenticate: (request) => pipeline.authenticate(request, { provider: ex.provider }),
-        notificationStreams,
-      });
-    } else await relayJsonAnswer(deps, ex, control, upstream, responseHeaders);
   }
 
   return Object.assign(handle, {

@@ -6,17 +6,14 @@
  */
 import { hash, randomUUID } from 'node:crypto';
 
-import { RPC_ERRORS } from '../internal/json-rpc.ts';
-import {
-  requestUpstream,
-  SessionExpiredError,
-  UpstreamCallError,
-  type UpstreamServerRequest,
-} from '../upstream-client.ts';
+import { requestUpstream, SessionExpiredError } from '../upstream-client.ts';
 import type { UpstreamHttp } from '../upstream-http.ts';
 import { withDeadline } from './deadline.ts';
-import { refusesRevision, supportedRevisions } from './error-answer.ts';
 import type { PooledCall } from './pooled-call.ts';
+import { createSessionMessages, sessionHeaders, stripCallHeaders } from './session-messages.ts';
+import { createSessionOpener, type OpenedSession } from './session-open.ts';
+
+export { type OpenedSession, RevisionRefusedError } from './session-open.ts';
 
 /** What the session pool needs of the pool's options, resolved. */
 export interface SessionPoolOptions {
@@ -25,25 +22,6 @@ export interface SessionPoolOptions {
   maxBytes: number;
   clientInfo: { name: string; version: string };
   maxSessions: number;
-}
-
-/** The upstream refused `initialize` as an unsupported version: it may speak only a stateless revision. */
-export class RevisionRefusedError extends UpstreamCallError {
-  /** The revisions it named (a -32022's `data.supported`), if any. */
-  readonly supported: string[];
-  constructor(message: string, supported: string[]) {
-    super(message);
-    this.name = 'RevisionRefusedError';
-    this.supported = supported;
-  }
-}
-
-/** What initialize agreed. */
-export interface OpenedSession {
-  sessionId: string | null;
-  protocolVersion: string;
-  /** The upstream's initialize result (capabilities, serverInfo, instructions). */
-  result: Record<string, unknown>;
 }
 
 interface PooledSession {
@@ -62,56 +40,8 @@ export function createSessionPool(options: SessionPoolOptions) {
   // caller's credential (hashed), so callers choose how many there are: the cap bounds them.
   const sessions = new Map<string, PooledSession>();
 
-  async function open(
-    url: string,
-    headers: Record<string, string>,
-    revision: string,
-    capabilities: Record<string, unknown>,
-  ): Promise<OpenedSession> {
-    const { response, sessionId } = await withDeadline(timeoutMs, undefined, (signal) =>
-      requestUpstream(http, {
-        url,
-        message: {
-          jsonrpc: '2.0',
-          id: randomUUID(),
-          method: 'initialize',
-          params: { protocolVersion: revision, capabilities, clientInfo },
-        },
-        headers,
-        signal,
-        // MCP allows only a ping before initialization ends; the version is not agreed yet.
-        onRequest: (r, id) => answer(url, sessionHeaders(headers, id, revision), r),
-        maxBytes,
-        errorAnswers: true,
-      }),
-    );
-    if (response.error) {
-      const why = `the upstream refused initialize: ${response.error.message}`;
-      if (refusesRevision(response)) throw new RevisionRefusedError(why, supportedRevisions(response));
-      throw new UpstreamCallError(why);
-    }
-    const result = (response.result ?? {}) as Record<string, unknown>;
-    const protocolVersion = String(result['protocolVersion'] ?? revision);
-    const notifyHeaders: Record<string, string> = {
-      ...headers,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': protocolVersion,
-    };
-    if (sessionId) notifyHeaders['mcp-session-id'] = sessionId;
-    const notified = await withDeadline(timeoutMs, undefined, (signal) =>
-      http(url, {
-        method: 'POST',
-        headers: notifyHeaders,
-        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-        signal,
-      }),
-    ).catch((error: unknown) => {
-      throw new UpstreamCallError('the upstream failed after initialize', { cause: error });
-    });
-    notified.discard();
-    return { sessionId, protocolVersion, result };
-  }
+  const { cancel, answer, post } = createSessionMessages({ http, timeoutMs });
+  const open = createSessionOpener({ http, timeoutMs, maxBytes, clientInfo, answer });
 
   function session(
     key: string,
@@ -212,59 +142,6 @@ export function createSessionPool(options: SessionPoolOptions) {
     }
   }
 
-  /** Sends notifications/cancelled for a request Plaza stopped waiting for (best effort). */
-  function cancel(url: string, headers: Record<string, string>, requestId: string, stopped: AbortSignal): void {
-    const reason =
-      (stopped.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
-        ? 'Plaza stopped waiting for the answer (timeout).'
-        : 'The caller went away.';
-    post(url, headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
-  }
-
-  /**
-   * Answers a request the upstream sent its client, at once: Plaza's pooled session is shared by
-   * every agent, so it answers ping and refuses the rest (-32601) rather than leave the upstream
-   * waiting for its own timeout (see docs/decisions/gateway.md, "/mcp answers an upstream's
-   * requests itself").
-   */
-  function answer(
-    url: string,
-    headers: Record<string, string>,
-    request: UpstreamServerRequest,
-    refusal?: (method: string) => string,
-  ): void {
-    const method = request.method.slice(0, 100);
-    post(
-      url,
-      headers,
-      request.method === 'ping'
-        ? { jsonrpc: '2.0', id: request.id, result: {} }
-        : {
-            jsonrpc: '2.0',
-            id: request.id,
-            error: {
-              code: RPC_ERRORS.methodNotFound,
-              message: refusal?.(method) ?? `Plaza's pooled session does not support ${method}.`,
-            },
-          },
-    );
-  }
-
-  /** POSTs one message in a session, within the pool's timeout, ignoring the answer (best effort). */
-  function post(url: string, headers: Record<string, string>, message: unknown): void {
-    const body = JSON.stringify(message);
-    void withDeadline(timeoutMs, undefined, (signal) =>
-      http(url, {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body,
-        signal,
-      }),
-    )
-      .then((res) => res.discard())
-      .catch(() => undefined);
-  }
-
   return {
     /** Sends one request through the pooled session for `revision` (opened with initialize if need be). */
     request: (call: PooledCall, revision: string) => attempt(call, revision, true),
@@ -295,37 +172,4 @@ function sessionKey(
     if (declared !== '{}') key += `\n${hash('sha256', declared, 'hex')}`;
   }
   return key;
-}
-
-/** `headers` with the session's id (when the upstream gave one) and protocol version. */
-function sessionHeaders(
-  headers: Record<string, string>,
-  sessionId: string | null,
-  protocolVersion: string,
-): Record<string, string> {
-  const out: Record<string, string> = { ...headers, 'mcp-protocol-version': protocolVersion };
-  if (sessionId) out['mcp-session-id'] = sessionId;
-  return out;
-}
-
-/**
- * Session set-up carries no per-call identity: it is shared by every caller with the same
- * credential. Nor the caller's MCP-Protocol-Version: that names the caller's session with `/mcp`,
- * not the pooled one (which has its own, once initialized). Sent with `initialize`, a version the
- * provider does not support would have it refuse the session (the Go SDK checks the header on
- * every POST, 400), for a version it was never asked to speak.
- */
-function stripCallHeaders(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (
-      name.startsWith('x-platform-') ||
-      name === 'mcp-protocol-version' ||
-      name === 'mcp-method' ||
-      name === 'mcp-name'
-    )
-      continue;
-    out[name] = value;
-  }
-  return out;
 }
