@@ -17,9 +17,15 @@ import { createFanOut, DEFAULT_FAN_OUT_LIMITS, type FanOutLimits } from './aggre
 import { answerToolCall, type FastPathDeps } from './aggregate/fast-path.ts';
 import { refusedHttp } from './aggregate/http-refusals.ts';
 import { serveLegacy } from './aggregate/legacy-server.ts';
+import { localBus, watchedBus } from './aggregate/list-watch.ts';
 import { plainToolCall, refusedMessages } from './aggregate/messages.ts';
 import { aggregateMethods, type MethodDeps } from './aggregate/methods.ts';
 import { createModernServer, type ModernServer } from './aggregate/modern-server.ts';
+import {
+  createNotificationStreams,
+  DEFAULT_NOTIFICATION_STREAM_LIMITS,
+  type NotificationStreamLimits,
+} from './aggregate/notification-stream.ts';
 import { requestStatesOf } from './aggregate/request-state.ts';
 import { createInputWaiters, waiterKey } from './bridge/input-waiters.ts';
 import { allowEveryCall, type Authorize, createCallPipeline } from './call-pipeline.ts';
@@ -71,8 +77,10 @@ export interface AggregateOptions {
    * `input_required` answer fails the call in-band.
    */
   sealer?: (() => Promise<SessionSealer>) | undefined;
-  /** How often the tool list is read for changes while a 2026-07-28 client listens (ms; default 10 000). */
+  /** How often the tool list is read for changes while a client listens (2026-07-28 subscriptions/listen, a 2025 GET stream; ms, default 10 000). */
   listChangesEveryMs?: number | undefined;
+  /** Bounds of 2025 sessions' GET streams (notification-stream.ts); defaults otherwise. */
+  notificationStreams?: Partial<NotificationStreamLimits> | undefined;
   /** How long a call waits for a 2025 client's answer to a provider's request (ms; default 60 000). */
   inputTimeoutMs?: number | undefined;
 }
@@ -136,16 +144,18 @@ export function createAggregate(options: AggregateOptions) {
     waiters,
     inputTimeoutMs: options.inputTimeoutMs ?? 60_000,
   };
+  // Tool list changes for both kinds of stream (2026-07-28 listens, 2025 GET streams), watched while one is open.
+  const listChanges = watchedBus(localBus(), {
+    everyMs: options.listChangesEveryMs ?? 10_000,
+    fingerprint: async () => hash('sha256', JSON.stringify(await listedTools(options.local, options.catalog))),
+  });
+  const notificationStreams = createNotificationStreams(listChanges, {
+    ...DEFAULT_NOTIFICATION_STREAM_LIMITS,
+    ...options.notificationStreams,
+  });
   let modern: Promise<ModernServer> | undefined;
   const modernServer = () => {
-    modern ??= createModernServer({
-      methods,
-      serverInfo,
-      toolListWatch: {
-        everyMs: options.listChangesEveryMs ?? 10_000,
-        fingerprint: async () => hash('sha256', JSON.stringify(await listedTools(options.local, options.catalog))),
-      },
-    });
+    modern ??= createModernServer({ methods, serverInfo, bus: listChanges });
     modern.catch(() => (modern = undefined));
     return modern;
   };
@@ -167,6 +177,8 @@ export function createAggregate(options: AggregateOptions) {
     // of an ended session: /mcp does not let clients end one (MCP allows 405 for that).
     if (session && req.method === 'DELETE')
       return sendGatewayError(res, new GatewayError('sdk_method_not_allowed', SESSION_NOT_ENDED), { allow: 'POST' });
+    // A 2025 session's GET: its stream of tool list changes (see notification-stream).
+    if (session && req.method === 'GET') return notificationStreams.serve(req, res, identity.agentId);
     if (refusedHttp(req, res)) return;
     // Integers past 2^53 in arguments and results pass as written (see parseJson).
     const read = await readMessageBody(req, res, parseJson);
@@ -233,8 +245,13 @@ export function createAggregate(options: AggregateOptions) {
      * list changed (the catalog learnt it from a probe or a connector's notification).
      */
     toolsChanged(): void {
-      if (!modern) return;
-      modern.then((server) => server.toolsChanged()).catch(() => undefined);
+      listChanges.publish({ kind: 'tools_list_changed' });
     },
+    /** Ends this instance's 2025 GET streams (the server is stopping). */
+    endStreams(): void {
+      notificationStreams.endAll();
+    },
+    /** 2025 GET streams open on this instance. */
+    notificationStreamCount: () => notificationStreams.openCount,
   });
 }

@@ -31,7 +31,9 @@ export type GatewayErrorCode =
   | 'origin_refused'
   | 'header_mismatch'
   | 'missing_client_capability'
-  | 'unsupported_protocol_version';
+  | 'unsupported_protocol_version'
+  | 'not_acceptable'
+  | 'too_many_streams';
 
 /** One row of the gateway's error table. */
 export interface GatewayErrorRow {
@@ -95,6 +97,10 @@ export const GATEWAY_ERROR_TABLE: Readonly<Record<GatewayErrorCode, GatewayError
   header_mismatch: { status: 400, rpcCode: RPC_ERRORS.headerMismatch, answer: 'http' },
   missing_client_capability: { status: 400, rpcCode: RPC_ERRORS.missingClientCapability, answer: 'http' },
   unsupported_protocol_version: { status: 400, rpcCode: RPC_ERRORS.unsupportedProtocolVersion, answer: 'http' },
+  // A GET on /mcp that does not accept an event stream (the transport spec's 406), -32000 as the SDKs answer it.
+  not_acceptable: { status: 406, rpcCode: -32000, answer: 'http' },
+  // One more notification stream than an agent or the instance may hold open (notification-stream.ts).
+  too_many_streams: { status: 429, rpcCode: -32000, answer: 'http', retryAfterS: '5' },
 };
 
 /** A refusal the gateway answers itself, by its row in GATEWAY_ERROR_TABLE. */

@@ -12,21 +12,21 @@ export function refusedHttp(req: IncomingMessage, res: ServerResponse): boolean 
       res,
       new GatewayError(
         'sdk_method_not_allowed',
-        `Method not allowed: /mcp takes POST (and DELETE); ${String(req.method).slice(0, 20)} is not one of them.`,
+        `Method not allowed: /mcp takes POST (and GET, DELETE); ${String(req.method).slice(0, 20)} is not one of them.`,
       ),
-      { allow: 'POST, DELETE' },
+      { allow: 'GET, POST, DELETE' },
     );
     return true;
   }
   if (req.method === 'GET') {
-    // A GET stream carries a 2025 session's server-initiated messages; this endpoint keeps no
-    // session, so it offers none (spec: 405). List changes reach 2026-07-28 clients through
-    // subscriptions/listen.
+    // A GET stream carries a 2025 session's server-initiated messages (a GET in a session is
+    // served before this, see notification-stream); without a session there is none to carry
+    // (spec: 405). List changes reach 2026-07-28 clients through subscriptions/listen.
     sendGatewayError(
       res,
       new GatewayError(
         'sdk_method_not_allowed',
-        'Method not allowed: /mcp keeps no session, so it offers no GET stream (2026-07-28 clients: subscriptions/listen).',
+        'Method not allowed: a GET on /mcp opens the notification stream of a 2025 session; send the Mcp-Session-Id its initialize answered (2026-07-28 clients: subscriptions/listen).',
       ),
       { allow: 'POST, DELETE' },
     );

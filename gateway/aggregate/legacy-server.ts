@@ -51,7 +51,7 @@ export async function serveLegacy(
   const sdk = await loadServerSdk();
   const server = new sdk.Server(deps.serverInfo, {
     // No GET stream (stateless): no list change reaches a 2025 client, so none is declared.
-    capabilities: { tools: { listChanged: false }, ...AGGREGATE_CAPABILITIES },
+    capabilities: { tools: { listChanged: true }, ...AGGREGATE_CAPABILITIES },
     jsonSchemaValidator: sdk.jsonSchemaValidator,
   });
   for (const [method, schema] of Object.entries(SCHEMAS)) {

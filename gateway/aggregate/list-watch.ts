@@ -1,7 +1,7 @@
 /**
- * Tool list changes for `subscriptions/listen` (2026-07-28): while at least one listen stream is
- * open on this instance, the tool list `/mcp` shows is read from the catalog every `everyMs` and a
- * change is published to the streams. Each instance watches its own catalog (the database), so a
+ * Tool list changes for `/mcp`'s streams — 2026-07-28 `subscriptions/listen` and a 2025 session's
+ * GET stream (notification-stream.ts): while at least one is open on this instance, the tool list
+ * `/mcp` shows is read from the catalog every `everyMs` and a change is published to the streams. Each instance watches its own catalog (the database), so a
  * change reaches listeners on every instance without a shared bus; nothing is read while nobody
  * listens.
  */
@@ -11,6 +11,27 @@ import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 export interface ToolListWatch {
   everyMs: number;
   fingerprint: () => Promise<string>;
+}
+
+/** An in-process bus: what is published reaches this instance's listeners (one throwing stops no other). */
+export function localBus(): ServerEventBus {
+  const listeners = new Set<(event: ServerEvent) => void>();
+  return {
+    publish(event) {
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch {
+          // A stream that cannot take the event ends itself; the others still get it.
+        }
+      }
+    },
+    subscribe(listener) {
+      const own = (event: ServerEvent) => listener(event);
+      listeners.add(own);
+      return () => void listeners.delete(own);
+    },
+  };
 }
 
 /** `inner` with its subscribers counted: the watch runs while there is one. */

@@ -14,7 +14,6 @@ import type * as ServerSdkV2 from '@modelcontextprotocol/server';
 
 import type { AgentIdentity } from '../identity/agin-card.ts';
 import { CallCancelled } from './cancellation.ts';
-import { type ToolListWatch, watchedBus } from './list-watch.ts';
 import { AGGREGATE_CAPABILITIES, type MethodHandler } from './methods.ts';
 import type { AgentNotification } from './relay.ts';
 import { CallerRpcError } from './relayed-error.ts';
@@ -23,8 +22,8 @@ import { CallerRpcError } from './relayed-error.ts';
 export interface ModernServerDeps {
   methods: Record<string, MethodHandler>;
   serverInfo: { name: string; version: string };
-  /** How tool list changes are noticed for `subscriptions/listen` streams. */
-  toolListWatch: ToolListWatch;
+  /** Where tool list changes come from for `subscriptions/listen` streams (watched while one is open). */
+  bus: ServerSdkV2.ServerEventBus;
 }
 
 /** The request a handler serves: who asks, and the Node request and response it came in. */
@@ -110,7 +109,7 @@ export async function createModernServer(deps: ModernServerDeps) {
   };
   const handler = sdk.createMcpHandler(factory, {
     legacy: 'reject',
-    bus: watchedBus(new sdk.InMemoryServerEventBus(), deps.toolListWatch),
+    bus: deps.bus,
   });
 
   return {

@@ -181,6 +181,7 @@ export function createGatewayHandlers(deps: {
     heldAnswerBytes: (agentId) => held.held(agentId),
     endStreams: () => {
       platform?.endStreams();
+      aggregate.endStreams();
       if (passthrough)
         void passthrough
           .then(

@@ -682,7 +682,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     },
   );
 
-  it('answers GET /mcp with 405: the aggregate sends no server-initiated messages, so it holds no stream open', async () => {
+  it('answers a GET /mcp outside a 2025 session with 405: there is no session whose messages a stream would carry', async () => {
     const headers = {
       authorization: `Bearer ${token}`,
       accept: 'text/event-stream',
@@ -691,8 +691,8 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const res = await fetch(`${url}/mcp`, { headers, signal: AbortSignal.timeout(2_000) });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST, DELETE');
-    expect(((await res.json()) as any).error.message).toMatch(/no GET stream/);
-    // Other methods are told the same list; a passthrough's list has GET.
+    expect(((await res.json()) as any).error.message).toMatch(/notification stream of a 2025 session.*Mcp-Session-Id/);
+    // Other methods are told the methods /mcp takes (GET in a session), as a passthrough's list.
     for (const method of ['PUT', 'PATCH']) {
       const other = await fetch(`${url}/mcp`, {
         method,
@@ -700,7 +700,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
         body: '{}',
       });
       expect(other.status, method).toBe(405);
-      expect(other.headers.get('allow'), method).toBe('POST, DELETE');
+      expect(other.headers.get('allow'), method).toBe('GET, POST, DELETE');
       const passthrough = await fetch(`${url}/mcp/p/plain`, {
         method,
         headers: { ...headers, 'content-type': 'application/json' },

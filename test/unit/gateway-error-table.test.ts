@@ -47,6 +47,8 @@ describe('GATEWAY_ERROR_TABLE', () => {
       header_mismatch: [400, -32020, 'http'],
       missing_client_capability: [400, -32021, 'http'],
       unsupported_protocol_version: [400, -32022, 'http'],
+      not_acceptable: [406, -32000, 'http'],
+      too_many_streams: [429, -32000, 'http'],
     });
   });
 
@@ -61,6 +63,7 @@ describe('GATEWAY_ERROR_TABLE', () => {
     expect(retried).toEqual([
       ['storage_unavailable', '2'],
       ['shutting_down', '2'],
+      ['too_many_streams', '5'],
     ]);
     const closing = Object.entries(GATEWAY_ERROR_TABLE)
       .filter(([, row]) => row.closesConnection)

@@ -1,0 +1,215 @@
+/**
+ * A 2025 session's GET stream on `/mcp`: the SDK v1 client (2025-11-25), which opens the stream
+ * itself after `initialize`, is told `notifications/tools/list_changed` when the tool list `/mcp`
+ * shows changes — on the instance that sealed its session or on another one (the session is
+ * sealed, each instance watches its own catalog). Refusals: no session (405), a session that does
+ * not open (404), no event stream accepted (406), one stream more than an agent may hold (429);
+ * and the streams end when the server stops. The catalog is a list the test changes, as a probe
+ * changes the real one.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type CatalogTool, createAggregate, createSessionSealer, createUpstreamPool } from '../../gateway/index.ts';
+import { createAccountService } from '../../src/accounts/index.ts';
+import { createAgentService } from '../../src/agents/index.ts';
+import { systemClock } from '../../src/kernel/index.ts';
+import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+
+/** Waits until `check` holds (polling); fails the test with `what` after 15 s. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe("/mcp's GET stream for a 2025 session", () => {
+  let t: TestDatabase;
+  let gateway: Server;
+  let token = '';
+  let base = '';
+  const tools: CatalogTool[] = [
+    { provider: 'crm', name: 'find', description: 'find', inputSchema: { type: 'object' }, annotations: {} },
+  ];
+  let instances: ReturnType<typeof createAggregate>[] = [];
+
+  beforeAll(async () => {
+    t = await createTestDatabase('pglite');
+    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
+      email: 'stream@example.com',
+    });
+    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
+    token = (await agents.create(account.account.id, { display_name: 'Listener', owner_context: 'acme' })).token;
+    const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    // One sealing key for both instances, as every instance of a deployment has.
+    const sealer = createSessionSealer(randomBytes(32));
+    const options: Parameters<typeof createAggregate>[0] = {
+      agents,
+      receipts: { record: async () => undefined },
+      assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
+      issuer: 'http://plaza.test',
+      clock: systemClock,
+      catalog: {
+        onlineTools: async () => tools,
+        byProvider: async () => undefined,
+        needsCredential: async () => false,
+        onlineConnectors: async () => [],
+      },
+      pool: createUpstreamPool({ timeoutMs: 5_000 }),
+      sealer: async () => sealer,
+      listChangesEveryMs: 100,
+      notificationStreams: { maxPerAgent: 3 },
+    };
+    instances = [createAggregate(options), createAggregate(options)];
+    gateway = createServer((req, res) => {
+      const instance = /^\/i(\d)\/mcp$/.exec(req.url ?? '')?.[1];
+      void instances[Number(instance ?? 0)]!(req, res);
+    });
+    await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  }, 60_000);
+
+  afterAll(async () => {
+    gateway?.closeAllConnections();
+    await new Promise((r) => gateway?.close(r));
+    await t?.dispose();
+  });
+
+  const auth = () => ({ authorization: `Bearer ${token}` });
+
+  /** An SDK v1 client connected to instance `i`; `changes` counts the list changes it was told. */
+  async function listener(
+    i: number,
+  ): Promise<{ client: Client; transport: StreamableHTTPClientTransport; changes: () => number }> {
+    let changes = 0;
+    const client = new Client({ name: 'classic-listener', version: '1' });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/i${i}/mcp`), {
+      requestInit: { headers: auth() },
+    });
+    await client.connect(transport);
+    return { client, transport, changes: () => changes };
+  }
+
+  /** Opens a raw GET stream in the session `sessionId`; resolves with its response (its body left open). */
+  const get = (at: string, headers: Record<string, string>) => fetch(at, { headers: { ...auth(), ...headers } });
+
+  it('advertises tools.listChanged and tells the client when the tool list changes, on either instance', async () => {
+    const a = await listener(0);
+    try {
+      expect(a.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+      expect(a.transport.sessionId).toBeTruthy();
+      // The SDK client opened its GET stream after initialize: wait until the stream is up.
+      await until('the GET stream', () => instanceStreams(0) === 1);
+      tools.push({
+        provider: 'crm',
+        name: 'added',
+        description: 'new',
+        inputSchema: { type: 'object' },
+        annotations: {},
+      });
+      await until('the list change', () => a.changes() === 1);
+      expect((await a.client.listTools()).tools.map((tool) => tool.name)).toContain('crm__added');
+
+      // The session sealed by instance 0 opens on instance 1; that instance's own watch tells it.
+      const other = await get(`${base}/i1/mcp`, {
+        accept: 'text/event-stream',
+        'mcp-session-id': a.transport.sessionId!,
+        'mcp-protocol-version': '2025-11-25',
+      });
+      expect(other.status).toBe(200);
+      expect(other.headers.get('content-type')).toBe('text/event-stream');
+      const reader = other.body!.getReader();
+      // The stream's first bytes: what instance 1 noticed once its watch had a list to compare.
+      await until('instance 1 watching', () => instanceStreams(1) === 1);
+      await new Promise((r) => setTimeout(r, 300));
+      tools.pop();
+      let text = '';
+      while (!text.includes('notifications/tools/list_changed')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      expect(text).toContain('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}');
+      await reader.cancel();
+      await until('the change on instance 0 too', () => a.changes() === 2);
+    } finally {
+      await a.client.close();
+    }
+    await until('the streams closed', () => instanceStreams(0) === 0 && instanceStreams(1) === 0);
+  });
+
+  it('refuses a GET without a session (405), in a session that does not open (404), or without an event stream (406)', async () => {
+    const bare = await get(`${base}/i0/mcp`, { accept: 'text/event-stream' });
+    expect(bare.status).toBe(405);
+    expect(await bare.json()).toMatchObject({
+      error: { code: -32000, message: expect.stringMatching(/Mcp-Session-Id/) },
+    });
+
+    const forged = await get(`${base}/i0/mcp`, {
+      accept: 'text/event-stream',
+      'mcp-session-id': 'not-a-sealed-session',
+    });
+    expect(forged.status).toBe(404);
+
+    const a = await listener(0);
+    try {
+      const plain = await get(`${base}/i0/mcp`, {
+        accept: 'application/json',
+        'mcp-session-id': a.transport.sessionId!,
+      });
+      expect(plain.status).toBe(406);
+      expect(await plain.json()).toMatchObject({
+        error: { code: -32000, message: expect.stringMatching(/text\/event-stream/) },
+      });
+    } finally {
+      await a.client.close();
+    }
+  });
+
+  it('holds at most maxPerAgent streams of an agent (429 with Retry-After), and ends them when the server stops', async () => {
+    const a = await listener(0);
+    const opened: Response[] = [];
+    try {
+      await until('the client’s stream', () => instanceStreams(0) === 1);
+      for (let i = 0; i < 2; i++)
+        opened.push(
+          await get(`${base}/i0/mcp`, { accept: 'text/event-stream', 'mcp-session-id': a.transport.sessionId! }),
+        );
+      expect(opened.map((r) => r.status)).toEqual([200, 200]);
+      const over = await get(`${base}/i0/mcp`, {
+        accept: 'text/event-stream',
+        'mcp-session-id': a.transport.sessionId!,
+      });
+      expect(over.status).toBe(429);
+      expect(over.headers.get('retry-after')).toBe('5');
+      expect(await over.json()).toMatchObject({
+        error: { code: -32000, message: expect.stringMatching(/3 notification streams/) },
+      });
+
+      instances[0]!.endStreams();
+      for (const response of opened) {
+        const reader = response.body!.getReader();
+        // Ended by the server: the body ends (after at most what was written before).
+        for (;;) if ((await reader.read()).done) break;
+      }
+      expect(instanceStreams(0)).toBe(0);
+    } finally {
+      await a.client.close();
+    }
+  });
+
+  /** Streams open on instance `i` (its aggregate's count). */
+  function instanceStreams(i: number): number {
+    return instances[i]!.notificationStreamCount();
+  }
+});
