@@ -12,7 +12,6 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -21,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from '../support/round-robin-proxy.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
@@ -106,20 +106,16 @@ describe.skipIf(!REDIS)('the revision bridge on two instances behind a round-rob
     expect(answers.some((answer, i) => answer.backend !== calls[i]!.backend)).toBe(true);
   });
   it("completes a 2026-07-28 client's call whose 2025 provider asks for sampling, the retry on the other instance", async () => {
-    const client = new ClientV2(
-      { name: 'balanced-v2', version: '1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { sampling: {} } },
-    );
-    client.setRequestHandler('sampling/createMessage', async () => ({
-      model: 'test-model',
-      role: 'assistant' as const,
-      content: { type: 'text' as const, text: 'sampled across' },
-    }));
-    await client.connect(
-      new TransportV2(new URL(`${proxy.url}/mcp/p/sdk-v1`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectV2(`${proxy.url}/mcp/p/sdk-v1`, token, {
+      name: 'balanced-v2',
+      capabilities: { sampling: {} },
+      setup: (c) =>
+        c.setRequestHandler('sampling/createMessage', async () => ({
+          model: 'test-model',
+          role: 'assistant' as const,
+          content: { type: 'text' as const, text: 'sampled across' },
+        })),
+    });
     const from = proxy.log.length;
     try {
       const result = await client.callTool({ name: 'ask', arguments: { method: 'sampling/createMessage' } });

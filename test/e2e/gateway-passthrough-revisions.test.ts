@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import type { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -30,6 +30,7 @@ import {
   startEverything,
   startSdkUpstream,
 } from '../support/mcp-upstreams.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2HeaderUpstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
@@ -196,19 +197,16 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
 
   /** An SDK v2 client pinned to 2026-07-28 on `/mcp/p/<provider>`. */
   async function pinned(provider: string): Promise<ClientV2> {
-    const client = new ClientV2(
-      { name: 'v2-pinned', version: '1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { sampling: {} } },
-    );
-    client.setRequestHandler('sampling/createMessage', async () => ({
-      model: 'test-model',
-      role: 'assistant' as const,
-      content: { type: 'text' as const, text: 'sampled' },
-    }));
-    await client.connect(
-      new TransportV2(new URL(`${plaza.url}/mcp/p/${provider}`), { requestInit: { headers: headers() } }),
-    );
-    return client;
+    return connectV2(`${plaza.url}/mcp/p/${provider}`, token, {
+      name: 'v2-pinned',
+      capabilities: { sampling: {} },
+      setup: (client) =>
+        client.setRequestHandler('sampling/createMessage', async () => ({
+          model: 'test-model',
+          role: 'assistant' as const,
+          content: { type: 'text' as const, text: 'sampled' },
+        })),
+    });
   }
 
   it('takes an SDK v1 client to a provider that speaks only 2026-07-28: initialize, every page of tools, a call with its receipt', async () => {

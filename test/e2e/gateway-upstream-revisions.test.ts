@@ -6,7 +6,6 @@
  * headers), and leaves one receipt whose inclusion proof verifies.
  * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { verifyInclusion } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
@@ -130,10 +130,7 @@ describe.each(BACKENDS)('/mcp to a provider that speaks only 2026-07-28, on %s',
   });
 
   it('calls its tool for an SDK v2 client, whatever revision it speaks with /mcp', async () => {
-    const client = new ClientV2({ name: 'v2-agent', version: '1' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(
-      new TransportV2(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-    );
+    const client = await connectV2(`${plaza.url}/mcp`, token, { name: 'v2-agent', mode: 'auto' });
     try {
       const result = await client.callTool({ name: 'weather__forecast', arguments: { city: 'Bergen' } });
       expect(result.isError).toBeFalsy();

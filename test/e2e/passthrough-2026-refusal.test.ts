@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -17,6 +16,7 @@ import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 describe("Plaza's own refusal of a 2026-07-28 call", () => {
@@ -64,15 +64,7 @@ describe("Plaza's own refusal of a 2026-07-28 call", () => {
   });
 
   it('is a complete isError result the SDK v2 client accepts, receipted refused, never sent upstream', async () => {
-    const client = new Client(
-      { name: 'modern', version: '1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(url), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectV2(url, token, { name: 'modern' });
     try {
       const refused = await client.callTool({ name: 'wipe', arguments: {} });
       expect(refused.isError).toBe(true);

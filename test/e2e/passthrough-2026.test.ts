@@ -6,16 +6,13 @@
  * upstream (the upstream records every request it gets); `/mcp/p/platform` answers `server/discover`.
  */
 import type { ProtocolError } from '@modelcontextprotocol/client';
-import {
-  Client,
-  MissingRequiredClientCapabilityError,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import { type Client, MissingRequiredClientCapabilityError } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
@@ -70,15 +67,11 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
 
   /** An SDK v2 client pinned to 2026-07-28 on `path`, declaring `capabilities`. */
   async function modernClient(path: string, capabilities: Record<string, unknown> = {}): Promise<Client> {
-    const client = new Client(
-      { name: 'modern-agent', version: '1' },
-      { capabilities, versionNegotiation: { mode: { pin: MODERN } } },
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${plaza.url}${path}`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectV2(`${plaza.url}${path}`, token, {
+      name: 'modern-agent',
+      mode: { pin: MODERN },
+      capabilities,
+    });
     clients.push(client);
     return client;
   }
