@@ -30,11 +30,10 @@ import {
   createSessionSealer,
   createUpstreamPool,
 } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { createRedisSharedCalls } from '../../src/app/shared-calls.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createLogger } from '../../src/log/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import {
   type EverythingServer,
@@ -226,11 +225,11 @@ describe('/mcp as a whole MCP server', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'whole@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'whole@example.com', {
+      display_name: 'Newcomer',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Newcomer', owner_context: 'acme' })).token;
+    token = agent.token;
     [everything, classic, modern] = await Promise.all([
       startEverything(),
       startSdkUpstream(),

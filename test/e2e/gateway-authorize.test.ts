@@ -21,9 +21,8 @@ import {
   createSessionSealer,
   createUpstreamPool,
 } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 async function listen(
@@ -45,12 +44,11 @@ describe('the authorize hook of the call pipeline', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'policy@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'policy@example.com', {
+      display_name: 'Policy test agent',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Policy test agent', owner_context: 'acme' }))
-      .token;
+    token = agent.token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     // A stateless MCP server with two tools, answering JSON: it records each tool it is asked to run.
     upstream = await listen(async (req, res) => {

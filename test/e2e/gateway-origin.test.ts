@@ -10,9 +10,7 @@ import { request } from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
-import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
@@ -70,14 +68,8 @@ describe('DNS-rebinding protection on the gateway', () => {
       startSdkV2Upstream({ legacy: 'stateless', pages: [[{ name: 'echo' }]], calls: true }),
     ]);
     host = new URL(plaza.url).host;
-    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
-      email: 'origin-agent@example.com',
-    });
-    token = (
-      await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, {
-        display_name: 'Origin agent',
-      })
-    ).token;
+    token = (await createTestAgent(plaza.db.prisma, 'origin-agent@example.com', { display_name: 'Origin agent' }))
+      .token;
     const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

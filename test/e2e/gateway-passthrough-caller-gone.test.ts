@@ -17,9 +17,9 @@ import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type CallReceipt, createPassthrough, createSessionSealer } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 async function listen(
@@ -41,10 +41,9 @@ describe('gateway passthrough: a caller gone before its call is sent', () => {
   let pair: Awaited<ReturnType<typeof generateKeyPair>>;
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const accounts = createAccountService({ prisma: t.db.prisma, clock: systemClock });
-    const account = await accounts.createAccount({ email: 'gone@example.com' });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Gone agent', owner_context: 'acme' })).token;
+    token = (
+      await createTestAgent(t.db.prisma, 'gone@example.com', { display_name: 'Gone agent', owner_context: 'acme' })
+    ).token;
     pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
   }, 60_000);
 

@@ -32,9 +32,8 @@ import {
   createUpstreamPool,
   verifyAssertion,
 } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { freePort } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
@@ -68,10 +67,7 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const accounts = createAccountService({ prisma: t.db.prisma, clock: systemClock });
-    const account = await accounts.createAccount({ email: 'ops@example.com' });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    const created = await agents.create(account.account.id, {
+    const { agents, ...created } = await createTestAgent(t.db.prisma, 'ops@example.com', {
       display_name: 'Gateway test agent',
       owner_context: 'acme',
     });

@@ -24,8 +24,8 @@ import {
   createUpstreamPool,
 } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { agentSession } from '../support/mcp-session.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
@@ -54,11 +54,11 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'ops@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'ops@example.com', {
+      display_name: 'Protocol agent',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Protocol agent', owner_context: 'acme' })).token;
+    token = agent.token;
     const other = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
       email: 'mallory@example.com',
     });

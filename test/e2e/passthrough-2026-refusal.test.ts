@@ -12,9 +12,8 @@ import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type CallReceipt, createPassthrough, createSessionSealer } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
@@ -32,11 +31,10 @@ describe("Plaza's own refusal of a 2026-07-28 call", () => {
       createTestDatabase('pglite'),
       startSdkV2Upstream({ legacy: 'reject', calls: true, pages: [[{ name: 'echo' }, { name: 'wipe' }]] }),
     ]);
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'refused-2026@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'refused-2026@example.com', {
+      display_name: 'Refused agent',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Refused agent' })).token;
+    token = agent.token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     const passthrough = createPassthrough({
       directory: { byProvider: async () => ({ provider: 'modern', url: upstream.url, endpointId: 'ep_modern' }) },

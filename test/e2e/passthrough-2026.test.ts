@@ -9,9 +9,7 @@ import type { ProtocolError } from '@modelcontextprotocol/client';
 import { type Client, MissingRequiredClientCapabilityError } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
-import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
@@ -40,14 +38,8 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
         pages: [[{ name: 'echo' }, { name: 'confirm' }]],
       }),
     ]);
-    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
-      email: 'modern-agent@example.com',
-    });
-    token = (
-      await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, {
-        display_name: 'Modern agent',
-      })
-    ).token;
+    token = (await createTestAgent(plaza.db.prisma, 'modern-agent@example.com', { display_name: 'Modern agent' }))
+      .token;
     const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
