@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { mintAgentToken } from '../../src/agents/index.ts';
 import { newId, systemClock } from '../../src/kernel/index.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -52,10 +53,7 @@ describe('AGIN card text', () => {
       }),
     });
     const { id } = (await listed.json()) as { id: string };
-    for (let i = 0; i < 100; i++) {
-      if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as any).status === 'healthy') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await awaitHealthy(plaza.url, id);
   }, 60_000);
   afterAll(async () => {
     await plaza?.close();

@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
 
 const SPOOF = 'spoofed-by-caller';
@@ -70,13 +71,8 @@ describe('bad input against plaza serve', () => {
         summary: 'Refuses GET and DELETE without a session.',
       }),
     });
-    for (const listing of [id, ((await sessionless.json()) as { id: string }).id]) {
-      for (let i = 0; i < 100; i++) {
-        if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listing}`)).json()) as any).status === 'healthy')
-          break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    for (const listing of [id, ((await sessionless.json()) as { id: string }).id])
+      await awaitHealthy(plaza.url, listing);
   }, 60_000);
   afterAll(async () => {
     plaza?.child.kill('SIGKILL');

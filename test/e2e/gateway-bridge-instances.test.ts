@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -66,12 +67,9 @@ describe.skipIf(!REDIS)('the revision bridge on two instances behind a round-rob
     ]) {
       const listed = await api('/api/mcp/listings', { provider, url, registered_by: 'ops@example.com', summary: 'x' });
       expect(listed.status).toBe(201);
-      let status = '';
-      for (let i = 0; i < 200 && status !== 'healthy'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        status = ((await (await fetch(`${first.url}/api/mcp/endpoints/${listed.body.id}`)).json()) as any).status;
-      }
-      expect(status, provider).toBe('healthy');
+      expect((await awaitHealthy(first.url, listed.body.id, { tries: 200, everyMs: 50 })).status, provider).toBe(
+        'healthy',
+      );
     }
     token = (await api('/api/agents', { display_name: 'Balanced agent', owner_context: 'acme' })).body.data.token;
     proxy = await startRoundRobinProxy([first.url, second.url]);

@@ -11,6 +11,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createTestAgent } from '../support/agents.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
@@ -76,11 +77,7 @@ describe('DNS-rebinding protection on the gateway', () => {
       body: JSON.stringify({ provider: 'dual', url: upstream.url, registered_by: 'ops@example.com', summary: 'x' }),
     });
     const { id } = (await listed.json()) as { id: string };
-    for (let i = 0; i < 400; i++) {
-      const endpoint = (await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as { status: string };
-      if (endpoint.status === 'healthy') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await awaitHealthy(plaza.url, id, { tries: 400, everyMs: 50 });
   }, 60_000);
   afterAll(async () => {
     await Promise.all([plaza?.close(), upstream?.close()]);

@@ -24,6 +24,7 @@ import { verifyInclusion } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import {
   type EverythingServer,
   type SdkUpstream,
@@ -150,11 +151,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
         body: JSON.stringify({ provider, url, registered_by: 'ops@example.com', summary: `${provider} server` }),
       });
       expect(listed.status).toBe(201);
-      let endpoint: any = {};
-      for (let i = 0; i < 200 && endpoint.status !== 'healthy'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
-      }
+      const endpoint = await awaitHealthy(plaza.url, listed.body.id, { tries: 200, everyMs: 50 });
       expect(endpoint.status, provider).toBe('healthy');
     }
     const agent = await json('/api/agents', {

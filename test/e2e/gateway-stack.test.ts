@@ -23,6 +23,7 @@ import { systemClock } from '../../src/kernel/index.ts';
 import { startChild } from '../support/children.ts';
 import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 import { BACKENDS } from '../support/databases.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { type EverythingServer, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -178,11 +179,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
         }),
       });
       expect(listed.status).toBe(201);
-      let endpoint: any;
-      for (let i = 0; i < 100 && endpoint?.status !== 'healthy'; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
-      }
+      const endpoint = await awaitHealthy(plaza.url, listed.body.id);
       expect(endpoint).toMatchObject({
         status: 'healthy',
         tool_count: 2,

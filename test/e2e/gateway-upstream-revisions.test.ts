@@ -14,6 +14,7 @@ import { verifyInclusion } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
@@ -50,11 +51,7 @@ describe.each(BACKENDS)('/mcp to a provider that speaks only 2026-07-28, on %s',
       body: JSON.stringify({ provider: 'weather', url: weather.url, registered_by: 'ops@example.com', summary: 'x' }),
     });
     expect(listed.status).toBe(201);
-    let endpoint: any = {};
-    for (let i = 0; i < 200 && endpoint.status !== 'healthy'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
-    }
+    const endpoint = await awaitHealthy(plaza.url, listed.body.id, { tries: 200, everyMs: 50 });
     expect(endpoint).toMatchObject({ status: 'healthy', protocol_versions: ['2026-07-28'] });
     const agent = await json('/api/agents', {
       method: 'POST',

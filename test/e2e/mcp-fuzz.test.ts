@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
 
 function rssBytes(pid: number): number {
@@ -154,11 +155,7 @@ describe('MCP endpoints under random input', () => {
         }),
       })
     ).json()) as { id: string };
-    for (let i = 0; i < 100; i++) {
-      if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listed.id}`)).json()) as any).status === 'healthy')
-        break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await awaitHealthy(plaza.url, listed.id);
   }, 60_000);
   afterAll(async () => {
     plaza?.child.kill('SIGKILL');

@@ -10,6 +10,7 @@ import { type Client, MissingRequiredClientCapabilityError } from '@modelcontext
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createTestAgent } from '../support/agents.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
@@ -46,11 +47,7 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
       body: JSON.stringify({ provider: 'modern', url: upstream.url, registered_by: 'ops@example.com', summary: 'x' }),
     });
     const { id } = (await listed.json()) as { id: string };
-    for (let i = 0; i < 400; i++) {
-      const endpoint = (await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as { status: string };
-      if (endpoint.status === 'healthy') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await awaitHealthy(plaza.url, id, { tries: 400, everyMs: 50 });
   }, 60_000);
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
