@@ -20,7 +20,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { verifyInclusion } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
@@ -33,6 +32,7 @@ import {
 } from '../support/mcp-upstreams.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { inclusionVerifies } from '../support/receipts.ts';
 import { type SdkV2Upstream, startSdkV2HeaderUpstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' };
@@ -180,16 +180,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
     expect(status).toBe(200);
     const { receipt, inclusion, checkpoint } = body.data;
     expect(receipt).toMatchObject({ call_id: callId, agin_id: aginId, provider, tool, status: 'ok' });
-    const hex = (h: string) => Buffer.from(h, 'hex');
-    expect(
-      verifyInclusion(
-        hex(receipt.leaf_hash),
-        inclusion.leaf_index,
-        inclusion.tree_size,
-        inclusion.audit_path.map(hex),
-        hex(checkpoint.root_hash),
-      ),
-    ).toBe(true);
+    expect(inclusionVerifies({ receipt, inclusion, checkpoint })).toBe(true);
   }
 
   /** An SDK v2 client pinned to 2026-07-28 on `/mcp/p/<provider>`. */

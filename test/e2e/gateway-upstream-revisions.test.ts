@@ -10,13 +10,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { verifyInclusion } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { inclusionVerifies } from '../support/receipts.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' };
@@ -71,16 +71,7 @@ describe.each(BACKENDS)('/mcp to a provider that speaks only 2026-07-28, on %s',
     const { receipt, inclusion, checkpoint } = body.data;
     expect(receipt).toMatchObject({ call_id: callId, agin_id: aginId, provider: 'weather', tool: 'forecast' });
     expect(receipt.status).toBe('ok');
-    const hex = (h: string) => Buffer.from(h, 'hex');
-    expect(
-      verifyInclusion(
-        hex(receipt.leaf_hash),
-        inclusion.leaf_index,
-        inclusion.tree_size,
-        inclusion.audit_path.map(hex),
-        hex(checkpoint.root_hash),
-      ),
-    ).toBe(true);
+    expect(inclusionVerifies({ receipt, inclusion, checkpoint })).toBe(true);
   }
 
   /** The tools/call the upstream saw for `callId`: stateless, with Plaza's envelope and the AGIN card. */
