@@ -5,8 +5,6 @@
  * the caller's id), receipted as refused, and nothing reaches the provider; an allowed call goes on.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -24,19 +22,12 @@ import {
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
-
-async function listen(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
+import { listen, type Listening } from '../support/listen.ts';
 
 describe('the authorize hook of the call pipeline', () => {
   let t: TestDatabase;
-  let gateway: { server: Server; url: string };
-  let upstream: { server: Server; url: string };
+  let gateway: Listening;
+  let upstream: Listening;
   const called: string[] = [];
   const asked: AuthorizeInput[] = [];
   const receipts: CallReceipt[] = [];

@@ -7,14 +7,7 @@
  * request came from (X-Forwarded-For and the like) and the headers its Connection names stop here.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  createServer,
-  type IncomingMessage,
-  request as httpRequest,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -36,6 +29,7 @@ import { systemClock } from '../../src/kernel/index.ts';
 import { createTestAgent } from '../support/agents.ts';
 import { freePort } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { listen, type Listening } from '../support/listen.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { sendRawHttp } from '../support/raw-http.ts';
 
@@ -44,20 +38,12 @@ interface Recorded {
   body: any;
 }
 
-async function listen(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
 describe('gateway passthrough /mcp/p/<provider>', () => {
   let t: TestDatabase;
   let everything: EverythingServer;
-  let gateway: { server: Server; url: string };
-  let recorder: { server: Server; url: string };
-  let streamer: { server: Server; url: string };
+  let gateway: Listening;
+  let recorder: Listening;
+  let streamer: Listening;
   const recorded: Recorded[] = [];
   const receipts: CallReceipt[] = [];
   let token = '';
