@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
+import { answerOf } from '../support/json-rpc.ts';
 
 const SPOOF = 'spoofed-by-caller';
 
@@ -90,16 +91,6 @@ describe('bad input against plaza serve', () => {
       },
       body: JSON.stringify(body),
     });
-
-  async function answerOf(res: Response): Promise<any> {
-    const text = await res.text();
-    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => JSON.parse(line.slice(5)))
-      .find((m) => m.id !== undefined);
-  }
 
   describe('error shapes on the gateway', () => {
     const gatewayHeaders = (token: string) => ({

@@ -27,6 +27,7 @@ import { createTaskDirectory } from '../../src/connectors/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { answerOf } from '../support/json-rpc.ts';
 
 const PROTOCOL = '2025-11-25';
 
@@ -260,13 +261,7 @@ describe('receipts of task results through the passthrough', () => {
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', ...body }),
     });
-    const text = await res.text();
-    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => JSON.parse(line.slice(6)))
-      .find((m) => m.id === body['id']);
+    return answerOf(res, body['id']);
   }
 
   /** A session on /mcp/p/<name>: the headers to send in it. */
