@@ -5,7 +5,7 @@
  * as a real agent. Every answer is below 500, the process keeps serving, and its memory stays
  * bounded, huge params included.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -15,10 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
-
-function rssBytes(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
-}
+import { rssBytes } from '../support/processes.ts';
 
 const id = fc.oneof(
   fc.integer(),
