@@ -24,6 +24,7 @@ import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
+import { apiJson } from '../support/gateway-load.ts';
 import {
   type EverythingServer,
   type SdkUpstream,
@@ -113,13 +114,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
   let token = '';
   let aginId = '';
 
-  async function json(path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${plaza.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
-    });
-    return { status: res.status, body: await res.json() };
-  }
+  const json = (path: string, init?: RequestInit) => apiJson(plaza.url, apiKey, path, init);
 
   beforeAll(async () => {
     [plaza, weather, v1, everything, geo, notifier] = await Promise.all([

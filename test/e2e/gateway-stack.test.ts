@@ -24,6 +24,7 @@ import { startChild } from '../support/children.ts';
 import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
+import { apiJson } from '../support/gateway-load.ts';
 import { type EverythingServer, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -50,13 +51,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     await plaza?.close();
   });
 
-  async function json(path: string, init: RequestInit = {}, key = apiKey): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${plaza.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
-    });
-    return { status: res.status, body: await res.json() };
-  }
+  const json = (path: string, init?: RequestInit, key = apiKey) => apiJson(plaza.url, key, path, init);
 
   it('lists server-everything and its tools go online', async () => {
     const listed = await json('/api/mcp/listings', {

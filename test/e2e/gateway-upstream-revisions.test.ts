@@ -14,6 +14,7 @@ import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
+import { apiJson } from '../support/gateway-load.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { inclusionVerifies } from '../support/receipts.ts';
@@ -28,13 +29,7 @@ describe.each(BACKENDS)('/mcp to a provider that speaks only 2026-07-28, on %s',
   let token = '';
   let aginId = '';
 
-  async function json(path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${plaza.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
-    });
-    return { status: res.status, body: await res.json() };
-  }
+  const json = (path: string, init?: RequestInit) => apiJson(plaza.url, apiKey, path, init);
 
   beforeAll(async () => {
     [plaza, weather] = await Promise.all([

@@ -65,6 +65,20 @@ export function accountApi(plazaUrl: string, apiKey: string): (path: string, bod
   };
 }
 
+/** One request to Plaza's API with `key` as bearer (JSON content type unless `init` sets its own); its status and JSON body. */
+export async function apiJson(
+  plazaUrl: string,
+  key: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${plazaUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
+  return { status: res.status, body: await res.json() };
+}
+
 /** Lists `url` as `provider`, waits until its first probe made it healthy, and returns the endpoint id. */
 export async function listHealthy(plazaUrl: string, provider: string, url: string): Promise<string> {
   const res = await fetch(`${plazaUrl}/api/mcp/listings`, {
