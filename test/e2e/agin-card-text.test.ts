@@ -17,6 +17,7 @@ import { mintAgentToken } from '../../src/agents/index.ts';
 import { newId, systemClock } from '../../src/kernel/index.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
+import { postMcp } from '../support/json-rpc.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 describe('AGIN card text', () => {
@@ -70,19 +71,11 @@ describe('AGIN card text', () => {
   /** What the recording provider receives for one tools/call of agent `token` through /mcp/p/recorder. */
   async function seenCall(token: string) {
     const from = upstream.seen.length;
-    const res = await fetch(`${plaza.url}/mcp/p/recorder`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'act', arguments: { message: 'hi' } },
-      }),
+    const res = await postMcp(`${plaza.url}/mcp/p/recorder`, token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'act', arguments: { message: 'hi' } },
     });
     expect(res.status).toBe(200);
     await res.text();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
-import { answerOf } from '../support/json-rpc.ts';
+import { answerOf, postMcp } from '../support/json-rpc.ts';
 
 const SPOOF = 'spoofed-by-caller';
 
@@ -81,16 +81,7 @@ describe('bad input against plaza serve', () => {
   });
 
   const rpc = (path: string, token: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${plaza.url}${path}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        ...headers,
-      },
-      body: JSON.stringify(body),
-    });
+    postMcp(`${plaza.url}${path}`, token, body, headers);
 
   describe('error shapes on the gateway', () => {
     const gatewayHeaders = (token: string) => ({

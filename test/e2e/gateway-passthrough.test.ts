@@ -29,6 +29,7 @@ import { systemClock } from '../../src/kernel/index.ts';
 import { createTestAgent } from '../support/agents.ts';
 import { freePort } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { postMcp } from '../support/json-rpc.ts';
 import { listen, type Listening } from '../support/listen.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { sendRawHttp } from '../support/raw-http.ts';
@@ -279,16 +280,7 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     recorded.length = 0;
     const receiptsBefore = receipts.length;
     const post = (body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${gateway.url}/mcp/p/recorder`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify(body),
-      });
+      postMcp(`${gateway.url}/mcp/p/recorder`, token, body, headers);
     const forged = { platform: { agin_id: 'forged' } };
     const refused = [
       // A tools/call as a notification: no answer, so no receipt, and no stamp.
@@ -532,19 +524,11 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
   });
 
   it('answers an unreachable upstream with an error result and an error receipt', async () => {
-    const res = await fetch(`${gateway.url}/mcp/p/dead`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'anything', arguments: {} },
-      }),
+    const res = await postMcp(`${gateway.url}/mcp/p/dead`, token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'anything', arguments: {} },
     });
     expect(res.status).toBe(200);
     const body: any = await res.json();

@@ -27,7 +27,7 @@ import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { sseMessages } from '../support/json-rpc.ts';
+import { postMcp, sseMessages } from '../support/json-rpc.ts';
 import { agentSession } from '../support/mcp-session.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 
@@ -521,19 +521,11 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   it.each(['raw-json', 'raw-sse'])(
     "never relays a provider's own _meta.platform on a tasks/result no call of this agent created (%s)",
     async (provider) => {
-      const res = await fetch(`${url}/mcp/p/${provider}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 3,
-          method: 'tasks/result',
-          params: { taskId: 'task-of-someone-else' },
-        }),
+      const res = await postMcp(`${url}/mcp/p/${provider}`, token, {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tasks/result',
+        params: { taskId: 'task-of-someone-else' },
       });
       const text = await res.text();
       expect(text).toContain('"keep":1');

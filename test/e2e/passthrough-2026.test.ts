@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createTestAgent } from '../support/agents.ts';
 import { awaitHealthy } from '../support/endpoints.ts';
+import { postMcp } from '../support/json-rpc.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
@@ -66,16 +67,7 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
   }
 
   const post = (path: string, body: unknown, headers: Record<string, string>) =>
-    fetch(`${plaza.url}${path}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        ...headers,
-      },
-      body: JSON.stringify(body),
-    });
+    postMcp(`${plaza.url}${path}`, token, body, headers);
 
   it('lists and calls through the passthrough, the result stamped and complete', async () => {
     const client = await modernClient('/mcp/p/modern');

@@ -25,3 +25,20 @@ export function answerIn(text: string, contentType: string | null | undefined, i
 export async function answerOf(res: Response, id?: unknown): Promise<any> {
   return answerIn(await res.text(), res.headers.get('content-type'), id);
 }
+
+/**
+ * POSTs `body` (JSON) to a gateway endpoint as the agent holding `token`, accepting JSON or an event
+ * stream; `headers` add to or replace those.
+ */
+export function postMcp(url: string, token: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
