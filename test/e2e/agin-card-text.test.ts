@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { mintAgentToken } from '../../src/agents/index.ts';
 import { newId, systemClock } from '../../src/kernel/index.ts';
-import { awaitHealthy } from '../support/endpoints.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
 import { postMcp } from '../support/json-rpc.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -42,18 +42,13 @@ describe('AGIN card text', () => {
       const created = await service.createAccount({ email: `${name}@example.com` });
       accounts[name] = { id: created.account.id, apiKey: created.apiKey };
     }
-    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        provider: 'recorder',
-        url: upstream.url('ok'),
-        registered_by: 'ops@example.com',
-        agin_support: true,
-        summary: 'Records what it receives; no credentials.',
-      }),
+    const id = await listProvider(plaza.url, {
+      provider: 'recorder',
+      url: upstream.url('ok'),
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Records what it receives; no credentials.',
     });
-    const { id } = (await listed.json()) as { id: string };
     await awaitHealthy(plaza.url, id);
   }, 60_000);
   afterAll(async () => {

@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
-import { awaitHealthy } from '../support/endpoints.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
 import { answerOf, postMcp } from '../support/json-rpc.ts';
 
@@ -49,31 +49,21 @@ describe('bad input against plaza serve', () => {
       account[name].agentToken = agent.data.token;
       account[name].aginId = agent.data.agent.agin_id;
     }
-    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        provider: 'recorder',
-        url: upstream.url('ok'),
-        registered_by: 'ops@example.com',
-        agin_support: true,
-        summary: 'Records what it receives; no credentials.',
-      }),
+    const id = await listProvider(plaza.url, {
+      provider: 'recorder',
+      url: upstream.url('ok'),
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Records what it receives; no credentials.',
     });
-    const { id } = (await listed.json()) as { id: string };
-    const sessionless = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        provider: 'sessionless',
-        url: upstream.url('sessionless'),
-        registered_by: 'ops@example.com',
-        agin_support: true,
-        summary: 'Refuses GET and DELETE without a session.',
-      }),
+    const sessionless = await listProvider(plaza.url, {
+      provider: 'sessionless',
+      url: upstream.url('sessionless'),
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Refuses GET and DELETE without a session.',
     });
-    for (const listing of [id, ((await sessionless.json()) as { id: string }).id])
-      await awaitHealthy(plaza.url, listing);
+    for (const listing of [id, sessionless]) await awaitHealthy(plaza.url, listing);
   }, 60_000);
   afterAll(async () => {
     plaza?.child.kill('SIGKILL');

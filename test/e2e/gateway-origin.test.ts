@@ -11,7 +11,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createTestAgent } from '../support/agents.ts';
-import { awaitHealthy } from '../support/endpoints.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
@@ -71,12 +71,12 @@ describe('DNS-rebinding protection on the gateway', () => {
     host = new URL(plaza.url).host;
     token = (await createTestAgent(plaza.db.prisma, 'origin-agent@example.com', { display_name: 'Origin agent' }))
       .token;
-    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'dual', url: upstream.url, registered_by: 'ops@example.com', summary: 'x' }),
+    const id = await listProvider(plaza.url, {
+      provider: 'dual',
+      url: upstream.url,
+      registered_by: 'ops@example.com',
+      summary: 'x',
     });
-    const { id } = (await listed.json()) as { id: string };
     await awaitHealthy(plaza.url, id, { tries: 400, everyMs: 50 });
   }, 60_000);
   afterAll(async () => {

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
-import { awaitHealthy } from '../support/endpoints.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
 import { rssBytes } from '../support/processes.ts';
 
@@ -139,20 +139,14 @@ describe('MCP endpoints under random input', () => {
       })
     ).json()) as any;
     token = agent.data.token;
-    const listed = (await (
-      await fetch(`${plaza.url}/api/mcp/listings`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          provider: 'recorder',
-          url: upstream.url('ok'),
-          registered_by: 'ops@example.com',
-          agin_support: true,
-          summary: 'Answers every call; no credentials.',
-        }),
-      })
-    ).json()) as { id: string };
-    await awaitHealthy(plaza.url, listed.id);
+    const endpointId = await listProvider(plaza.url, {
+      provider: 'recorder',
+      url: upstream.url('ok'),
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Answers every call; no credentials.',
+    });
+    await awaitHealthy(plaza.url, endpointId);
   }, 60_000);
   afterAll(async () => {
     plaza?.child.kill('SIGKILL');

@@ -10,7 +10,7 @@ import { type Client, MissingRequiredClientCapabilityError } from '@modelcontext
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createTestAgent } from '../support/agents.ts';
-import { awaitHealthy } from '../support/endpoints.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { postMcp } from '../support/json-rpc.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -42,12 +42,12 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
     ]);
     token = (await createTestAgent(plaza.db.prisma, 'modern-agent@example.com', { display_name: 'Modern agent' }))
       .token;
-    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'modern', url: upstream.url, registered_by: 'ops@example.com', summary: 'x' }),
+    const id = await listProvider(plaza.url, {
+      provider: 'modern',
+      url: upstream.url,
+      registered_by: 'ops@example.com',
+      summary: 'x',
     });
-    const { id } = (await listed.json()) as { id: string };
     await awaitHealthy(plaza.url, id, { tries: 400, everyMs: 50 });
   }, 60_000);
   afterAll(async () => {
