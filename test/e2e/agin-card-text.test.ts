@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { mintAgentToken } from '../../src/agents/index.ts';
 import { newId, systemClock } from '../../src/kernel/index.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
+import { postMcp } from '../support/json-rpc.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
 describe('AGIN card text', () => {
@@ -40,22 +42,14 @@ describe('AGIN card text', () => {
       const created = await service.createAccount({ email: `${name}@example.com` });
       accounts[name] = { id: created.account.id, apiKey: created.apiKey };
     }
-    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        provider: 'recorder',
-        url: upstream.url('ok'),
-        registered_by: 'ops@example.com',
-        agin_support: true,
-        summary: 'Records what it receives; no credentials.',
-      }),
+    const id = await listProvider(plaza.url, {
+      provider: 'recorder',
+      url: upstream.url('ok'),
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Records what it receives; no credentials.',
     });
-    const { id } = (await listed.json()) as { id: string };
-    for (let i = 0; i < 100; i++) {
-      if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as any).status === 'healthy') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await awaitHealthy(plaza.url, id);
   }, 60_000);
   afterAll(async () => {
     await plaza?.close();
@@ -72,19 +66,11 @@ describe('AGIN card text', () => {
   /** What the recording provider receives for one tools/call of agent `token` through /mcp/p/recorder. */
   async function seenCall(token: string) {
     const from = upstream.seen.length;
-    const res = await fetch(`${plaza.url}/mcp/p/recorder`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'act', arguments: { message: 'hi' } },
-      }),
+    const res = await postMcp(`${plaza.url}/mcp/p/recorder`, token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'act', arguments: { message: 'hi' } },
     });
     expect(res.status).toBe(200);
     await res.text();

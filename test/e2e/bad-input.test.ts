@@ -12,7 +12,9 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
+import { answerOf, postMcp } from '../support/json-rpc.ts';
 
 const SPOOF = 'spoofed-by-caller';
 
@@ -47,36 +49,21 @@ describe('bad input against plaza serve', () => {
       account[name].agentToken = agent.data.token;
       account[name].aginId = agent.data.agent.agin_id;
     }
-    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        provider: 'recorder',
-        url: upstream.url('ok'),
-        registered_by: 'ops@example.com',
-        agin_support: true,
-        summary: 'Records what it receives; no credentials.',
-      }),
+    const id = await listProvider(plaza.url, {
+      provider: 'recorder',
+      url: upstream.url('ok'),
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Records what it receives; no credentials.',
     });
-    const { id } = (await listed.json()) as { id: string };
-    const sessionless = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        provider: 'sessionless',
-        url: upstream.url('sessionless'),
-        registered_by: 'ops@example.com',
-        agin_support: true,
-        summary: 'Refuses GET and DELETE without a session.',
-      }),
+    const sessionless = await listProvider(plaza.url, {
+      provider: 'sessionless',
+      url: upstream.url('sessionless'),
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Refuses GET and DELETE without a session.',
     });
-    for (const listing of [id, ((await sessionless.json()) as { id: string }).id]) {
-      for (let i = 0; i < 100; i++) {
-        if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listing}`)).json()) as any).status === 'healthy')
-          break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    for (const listing of [id, sessionless]) await awaitHealthy(plaza.url, listing);
   }, 60_000);
   afterAll(async () => {
     plaza?.child.kill('SIGKILL');
@@ -84,26 +71,7 @@ describe('bad input against plaza serve', () => {
   });
 
   const rpc = (path: string, token: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${plaza.url}${path}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        ...headers,
-      },
-      body: JSON.stringify(body),
-    });
-
-  async function answerOf(res: Response): Promise<any> {
-    const text = await res.text();
-    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => JSON.parse(line.slice(5)))
-      .find((m) => m.id !== undefined);
-  }
+    postMcp(`${plaza.url}${path}`, token, body, headers);
 
   describe('error shapes on the gateway', () => {
     const gatewayHeaders = (token: string) => ({

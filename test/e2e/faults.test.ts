@@ -19,7 +19,6 @@
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -46,15 +45,10 @@ import {
   startGatewayPlaza as startGatewayPlazaProcess,
 } from '../support/gateway-load.ts';
 import { startSdkUpstream } from '../support/mcp-upstreams.ts';
+import { rssBytes } from '../support/processes.ts';
 
 const GATEWAY_TIMEOUT_MS = 3_000;
 const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
-
-/** Resident memory of a process, in bytes (Linux). */
-function rssBytes(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) * 1024;
-}
 
 /** A Plaza on its own embedded database with an account and an agent. */
 const startGatewayPlaza = (env: Record<string, string> = {}) => startGatewayPlazaProcess(env, GATEWAY_TIMEOUT_MS);

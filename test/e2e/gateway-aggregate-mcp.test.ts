@@ -10,11 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import {
-  Client as V2Client,
-  StreamableHTTPClientTransport as V2Transport,
-  type VersionNegotiationMode,
-} from '@modelcontextprotocol/client';
+import { Client as V2Client, type VersionNegotiationMode } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -34,11 +30,10 @@ import {
   createSessionSealer,
   createUpstreamPool,
 } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { createRedisSharedCalls } from '../../src/app/shared-calls.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createLogger } from '../../src/log/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import {
   type EverythingServer,
@@ -46,6 +41,7 @@ import {
   startEverything,
   startSdkUpstream,
 } from '../support/mcp-upstreams.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const MODERN = '2026-07-28';
@@ -229,11 +225,11 @@ describe('/mcp as a whole MCP server', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'whole@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'whole@example.com', {
+      display_name: 'Newcomer',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Newcomer', owner_context: 'acme' })).token;
+    token = agent.token;
     [everything, classic, modern] = await Promise.all([
       startEverything(),
       startSdkUpstream(),
@@ -252,8 +248,7 @@ describe('/mcp as a whole MCP server', () => {
     // 2026-07-28; the catalog records the revision it offers, probe-revisions.test.ts).
     only = await startSdkV2Upstream({ legacy: 'reject', pages: [[{ name: 'echo' }]], features: true, name: 'only' });
     {
-      const prober = new V2Client({ name: 'probe', version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
-      await prober.connect(new V2Transport(new URL(only.url)));
+      const prober = await connectV2(only.url, undefined, { name: 'probe', mode: { pin: MODERN } });
       try {
         for (const t of (await prober.listTools()).tools)
           tools.push({
@@ -369,9 +364,7 @@ describe('/mcp as a whole MCP server', () => {
   const headers = () => ({ authorization: `Bearer ${token}` });
 
   async function v2(mode: VersionNegotiationMode, at = url): Promise<V2Client> {
-    const client = new V2Client({ name: 'newcomer', version: '1' }, { versionNegotiation: { mode } });
-    await client.connect(new V2Transport(new URL(at), { requestInit: { headers: headers() } }));
-    return client;
+    return connectV2(at, token, { name: 'newcomer', mode });
   }
 
   async function v1(): Promise<Client> {
@@ -821,16 +814,17 @@ describe('/mcp as a whole MCP server', () => {
   });
 
   it('relays a provider’s input_required round trip to a 2026-07-28 client with its requestState sealed, and refuses it to a 2025 client', async () => {
-    const client = new V2Client(
-      { name: 'newcomer', version: '1' },
-      { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: {} } },
-    );
     const asked: unknown[] = [];
-    client.setRequestHandler('elicitation/create', (request) => {
-      asked.push(request.params);
-      return { action: 'accept', content: { ok: true } };
+    const client = await connectV2(url, token, {
+      name: 'newcomer',
+      mode: { pin: MODERN },
+      capabilities: { elicitation: {} },
+      setup: (c) =>
+        c.setRequestHandler('elicitation/create', (request) => {
+          asked.push(request.params);
+          return { action: 'accept', content: { ok: true } };
+        }),
     });
-    await client.connect(new V2Transport(new URL(url), { requestInit: { headers: headers() } }));
     const from = receipts.length;
     try {
       const result = await client.callTool({ name: 'asks__confirm', arguments: {} });

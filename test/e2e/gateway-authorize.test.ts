@@ -5,8 +5,6 @@
  * the caller's id), receipted as refused, and nothing reaches the provider; an allowed call goes on.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -21,23 +19,15 @@ import {
   createSessionSealer,
   createUpstreamPool,
 } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
-
-async function listen(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
+import { listen, type Listening } from '../support/listen.ts';
 
 describe('the authorize hook of the call pipeline', () => {
   let t: TestDatabase;
-  let gateway: { server: Server; url: string };
-  let upstream: { server: Server; url: string };
+  let gateway: Listening;
+  let upstream: Listening;
   const called: string[] = [];
   const asked: AuthorizeInput[] = [];
   const receipts: CallReceipt[] = [];
@@ -45,12 +35,11 @@ describe('the authorize hook of the call pipeline', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'policy@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'policy@example.com', {
+      display_name: 'Policy test agent',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Policy test agent', owner_context: 'acme' }))
-      .token;
+    token = agent.token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     // A stateless MCP server with two tools, answering JSON: it records each tool it is asked to run.
     upstream = await listen(async (req, res) => {

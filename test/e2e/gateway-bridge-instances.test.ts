@@ -12,7 +12,6 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -20,7 +19,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from '../support/round-robin-proxy.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
@@ -66,12 +67,9 @@ describe.skipIf(!REDIS)('the revision bridge on two instances behind a round-rob
     ]) {
       const listed = await api('/api/mcp/listings', { provider, url, registered_by: 'ops@example.com', summary: 'x' });
       expect(listed.status).toBe(201);
-      let status = '';
-      for (let i = 0; i < 200 && status !== 'healthy'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        status = ((await (await fetch(`${first.url}/api/mcp/endpoints/${listed.body.id}`)).json()) as any).status;
-      }
-      expect(status, provider).toBe('healthy');
+      expect((await awaitHealthy(first.url, listed.body.id, { tries: 200, everyMs: 50 })).status, provider).toBe(
+        'healthy',
+      );
     }
     token = (await api('/api/agents', { display_name: 'Balanced agent', owner_context: 'acme' })).body.data.token;
     proxy = await startRoundRobinProxy([first.url, second.url]);
@@ -106,20 +104,16 @@ describe.skipIf(!REDIS)('the revision bridge on two instances behind a round-rob
     expect(answers.some((answer, i) => answer.backend !== calls[i]!.backend)).toBe(true);
   });
   it("completes a 2026-07-28 client's call whose 2025 provider asks for sampling, the retry on the other instance", async () => {
-    const client = new ClientV2(
-      { name: 'balanced-v2', version: '1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { sampling: {} } },
-    );
-    client.setRequestHandler('sampling/createMessage', async () => ({
-      model: 'test-model',
-      role: 'assistant' as const,
-      content: { type: 'text' as const, text: 'sampled across' },
-    }));
-    await client.connect(
-      new TransportV2(new URL(`${proxy.url}/mcp/p/sdk-v1`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectV2(`${proxy.url}/mcp/p/sdk-v1`, token, {
+      name: 'balanced-v2',
+      capabilities: { sampling: {} },
+      setup: (c) =>
+        c.setRequestHandler('sampling/createMessage', async () => ({
+          model: 'test-model',
+          role: 'assistant' as const,
+          content: { type: 'text' as const, text: 'sampled across' },
+        })),
+    });
     const from = proxy.log.length;
     try {
       const result = await client.callTool({ name: 'ask', arguments: { method: 'sampling/createMessage' } });

@@ -10,9 +10,8 @@ import { request } from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
-import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
@@ -70,25 +69,15 @@ describe('DNS-rebinding protection on the gateway', () => {
       startSdkV2Upstream({ legacy: 'stateless', pages: [[{ name: 'echo' }]], calls: true }),
     ]);
     host = new URL(plaza.url).host;
-    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
-      email: 'origin-agent@example.com',
+    token = (await createTestAgent(plaza.db.prisma, 'origin-agent@example.com', { display_name: 'Origin agent' }))
+      .token;
+    const id = await listProvider(plaza.url, {
+      provider: 'dual',
+      url: upstream.url,
+      registered_by: 'ops@example.com',
+      summary: 'x',
     });
-    token = (
-      await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, {
-        display_name: 'Origin agent',
-      })
-    ).token;
-    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'dual', url: upstream.url, registered_by: 'ops@example.com', summary: 'x' }),
-    });
-    const { id } = (await listed.json()) as { id: string };
-    for (let i = 0; i < 400; i++) {
-      const endpoint = (await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as { status: string };
-      if (endpoint.status === 'healthy') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await awaitHealthy(plaza.url, id, { tries: 400, everyMs: 50 });
   }, 60_000);
   afterAll(async () => {
     await Promise.all([plaza?.close(), upstream?.close()]);

@@ -4,31 +4,17 @@
  * go upstream for nobody, nor stay registered as in flight.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  createServer,
-  type IncomingMessage,
-  request as httpRequest,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest, type Server } from 'node:http';
 
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type CallReceipt, createPassthrough, createSessionSealer } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
-
-async function listen(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
+import { listen } from '../support/listen.ts';
 
 describe('gateway passthrough: a caller gone before its call is sent', () => {
   let t: TestDatabase;
@@ -41,10 +27,9 @@ describe('gateway passthrough: a caller gone before its call is sent', () => {
   let pair: Awaited<ReturnType<typeof generateKeyPair>>;
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const accounts = createAccountService({ prisma: t.db.prisma, clock: systemClock });
-    const account = await accounts.createAccount({ email: 'gone@example.com' });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Gone agent', owner_context: 'acme' })).token;
+    token = (
+      await createTestAgent(t.db.prisma, 'gone@example.com', { display_name: 'Gone agent', owner_context: 'acme' })
+    ).token;
     pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
   }, 60_000);
 

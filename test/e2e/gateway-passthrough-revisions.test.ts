@@ -14,23 +14,26 @@ import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import type { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { verifyInclusion } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
+import { apiJson } from '../support/gateway-load.ts';
 import {
   type EverythingServer,
   type SdkUpstream,
   startEverything,
   startSdkUpstream,
 } from '../support/mcp-upstreams.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { inclusionVerifies } from '../support/receipts.ts';
 import { type SdkV2Upstream, startSdkV2HeaderUpstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' };
@@ -111,13 +114,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
   let token = '';
   let aginId = '';
 
-  async function json(path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${plaza.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
-    });
-    return { status: res.status, body: await res.json() };
-  }
+  const json = (path: string, init?: RequestInit) => apiJson(plaza.url, apiKey, path, init);
 
   beforeAll(async () => {
     [plaza, weather, v1, everything, geo, notifier] = await Promise.all([
@@ -149,11 +146,7 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
         body: JSON.stringify({ provider, url, registered_by: 'ops@example.com', summary: `${provider} server` }),
       });
       expect(listed.status).toBe(201);
-      let endpoint: any = {};
-      for (let i = 0; i < 200 && endpoint.status !== 'healthy'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
-      }
+      const endpoint = await awaitHealthy(plaza.url, listed.body.id, { tries: 200, everyMs: 50 });
       expect(endpoint.status, provider).toBe('healthy');
     }
     const agent = await json('/api/agents', {
@@ -182,33 +175,21 @@ describe.each(BACKENDS)('/mcp/p/<provider> across revisions, on %s', (backend) =
     expect(status).toBe(200);
     const { receipt, inclusion, checkpoint } = body.data;
     expect(receipt).toMatchObject({ call_id: callId, agin_id: aginId, provider, tool, status: 'ok' });
-    const hex = (h: string) => Buffer.from(h, 'hex');
-    expect(
-      verifyInclusion(
-        hex(receipt.leaf_hash),
-        inclusion.leaf_index,
-        inclusion.tree_size,
-        inclusion.audit_path.map(hex),
-        hex(checkpoint.root_hash),
-      ),
-    ).toBe(true);
+    expect(inclusionVerifies({ receipt, inclusion, checkpoint })).toBe(true);
   }
 
   /** An SDK v2 client pinned to 2026-07-28 on `/mcp/p/<provider>`. */
   async function pinned(provider: string): Promise<ClientV2> {
-    const client = new ClientV2(
-      { name: 'v2-pinned', version: '1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { sampling: {} } },
-    );
-    client.setRequestHandler('sampling/createMessage', async () => ({
-      model: 'test-model',
-      role: 'assistant' as const,
-      content: { type: 'text' as const, text: 'sampled' },
-    }));
-    await client.connect(
-      new TransportV2(new URL(`${plaza.url}/mcp/p/${provider}`), { requestInit: { headers: headers() } }),
-    );
-    return client;
+    return connectV2(`${plaza.url}/mcp/p/${provider}`, token, {
+      name: 'v2-pinned',
+      capabilities: { sampling: {} },
+      setup: (client) =>
+        client.setRequestHandler('sampling/createMessage', async () => ({
+          model: 'test-model',
+          role: 'assistant' as const,
+          content: { type: 'text' as const, text: 'sampled' },
+        })),
+    });
   }
 
   it('takes an SDK v1 client to a provider that speaks only 2026-07-28: initialize, every page of tools, a call with its receipt', async () => {

@@ -7,14 +7,7 @@
  * request came from (X-Forwarded-For and the like) and the headers its Connection names stop here.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  createServer,
-  type IncomingMessage,
-  request as httpRequest,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -32,11 +25,12 @@ import {
   createUpstreamPool,
   verifyAssertion,
 } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { freePort } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { postMcp } from '../support/json-rpc.ts';
+import { listen, type Listening } from '../support/listen.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { sendRawHttp } from '../support/raw-http.ts';
 
@@ -45,20 +39,12 @@ interface Recorded {
   body: any;
 }
 
-async function listen(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
 describe('gateway passthrough /mcp/p/<provider>', () => {
   let t: TestDatabase;
   let everything: EverythingServer;
-  let gateway: { server: Server; url: string };
-  let recorder: { server: Server; url: string };
-  let streamer: { server: Server; url: string };
+  let gateway: Listening;
+  let recorder: Listening;
+  let streamer: Listening;
   const recorded: Recorded[] = [];
   const receipts: CallReceipt[] = [];
   let token = '';
@@ -68,10 +54,7 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const accounts = createAccountService({ prisma: t.db.prisma, clock: systemClock });
-    const account = await accounts.createAccount({ email: 'ops@example.com' });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    const created = await agents.create(account.account.id, {
+    const { agents, ...created } = await createTestAgent(t.db.prisma, 'ops@example.com', {
       display_name: 'Gateway test agent',
       owner_context: 'acme',
     });
@@ -297,16 +280,7 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
     recorded.length = 0;
     const receiptsBefore = receipts.length;
     const post = (body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${gateway.url}/mcp/p/recorder`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify(body),
-      });
+      postMcp(`${gateway.url}/mcp/p/recorder`, token, body, headers);
     const forged = { platform: { agin_id: 'forged' } };
     const refused = [
       // A tools/call as a notification: no answer, so no receipt, and no stamp.
@@ -550,19 +524,11 @@ describe('gateway passthrough /mcp/p/<provider>', () => {
   });
 
   it('answers an unreachable upstream with an error result and an error receipt', async () => {
-    const res = await fetch(`${gateway.url}/mcp/p/dead`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'anything', arguments: {} },
-      }),
+    const res = await postMcp(`${gateway.url}/mcp/p/dead`, token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'anything', arguments: {} },
     });
     expect(res.status).toBe(200);
     const body: any = await res.json();

@@ -18,9 +18,8 @@ import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createAggregate, createPassthrough, createSessionSealer, createUpstreamPool } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 describe('/mcp/p/<provider> with a 2025-03-26 provider that answers notifications 200', () => {
@@ -34,11 +33,11 @@ describe('/mcp/p/<provider> with a 2025-03-26 provider that answers notification
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'old@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'old@example.com', {
+      display_name: 'Old client',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Old client', owner_context: 'acme' })).token;
+    token = agent.token;
     upstream = createServer(async (req, res) => {
       let text = '';
       for await (const chunk of req) text += chunk;
@@ -173,11 +172,11 @@ describe('/mcp with a provider that checks MCP-Protocol-Version on every POST', 
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'strict@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'strict@example.com', {
+      display_name: 'New client',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'New client', owner_context: 'acme' })).token;
+    token = agent.token;
     upstream = createServer(async (req, res) => {
       let text = '';
       for await (const chunk of req) text += chunk;

@@ -24,9 +24,10 @@ import {
   createUpstreamPool,
 } from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { postMcp, sseMessages } from '../support/json-rpc.ts';
 import { agentSession } from '../support/mcp-session.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 
@@ -54,11 +55,11 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'ops@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'ops@example.com', {
+      display_name: 'Protocol agent',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Protocol agent', owner_context: 'acme' })).token;
+    token = agent.token;
     const other = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
       email: 'mallory@example.com',
     });
@@ -185,14 +186,6 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   const session = (provider: string, prefix = '') =>
     agentSession(`${url}${prefix}/mcp/p/${provider}`, token, 'protocol-agent');
 
-  /** The JSON-RPC messages of an event stream's text. */
-  function messages(text: string): any[] {
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('data: ') && line.length > 6)
-      .map((line) => JSON.parse(line.slice(6)));
-  }
-
   it('gives two calls sent at once under one JSON-RPC id in one session each its own answer and receipt', async () => {
     const { client, headers } = await session('plain');
     const call = (ms: number) =>
@@ -205,7 +198,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
           method: 'tools/call',
           params: { name: 'slow', arguments: { ms } },
         }),
-      }).then(async (res) => messages(await res.text()));
+      }).then(async (res) => sseMessages(await res.text()));
     const first = call(300);
     await new Promise((r) => setTimeout(r, 50));
     const [a, b] = await Promise.all([first, call(900)]);
@@ -282,7 +275,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     await stream.cancel();
     // Not the provider's stored answer: the call's error result, as its receipt has it.
     expect(replayed).not.toContain('slept');
-    const answers = messages(replayed).filter((m) => m.id === 77);
+    const answers = sseMessages(replayed).filter((m) => m.id === 77);
     expect(answers.map((m) => [m.result.isError, m.result._meta.platform.call_id])).toEqual([[true, callId]]);
     await client.close();
   });
@@ -423,7 +416,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
       headers: { ...headers, accept: 'text/event-stream', 'last-event-id': eventId },
     });
     expect(resumed.status).toBe(200);
-    const [answer] = messages(await resumed.text());
+    const [answer] = sseMessages(await resumed.text());
     expect(answer.id).toBe(41);
     expect(answer.result.isError).toBe(true);
     // The call was ended upstream, not left to finish with an ok receipt the client never hears of.
@@ -476,7 +469,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
         if (next.done) break;
         seen += new TextDecoder().decode(next.value);
       }
-      const [answer] = messages(seen);
+      const [answer] = sseMessages(seen);
       expect(answer).toMatchObject({ id: 42, result: { content: [{ text: 'slept 800' }] } });
       const callId = answer.result._meta.platform.call_id;
       await expect.poll(() => receipts.filter((r) => r.callId === callId).map((r) => r.status)).toEqual(['ok']);
@@ -528,19 +521,11 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
   it.each(['raw-json', 'raw-sse'])(
     "never relays a provider's own _meta.platform on a tasks/result no call of this agent created (%s)",
     async (provider) => {
-      const res = await fetch(`${url}/mcp/p/${provider}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 3,
-          method: 'tasks/result',
-          params: { taskId: 'task-of-someone-else' },
-        }),
+      const res = await postMcp(`${url}/mcp/p/${provider}`, token, {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tasks/result',
+        params: { taskId: 'task-of-someone-else' },
       });
       const text = await res.text();
       expect(text).toContain('"keep":1');
@@ -733,7 +718,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
     const post = (body: unknown) => fetch(`${url}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
     const answers = async (res: Response) => {
       const text = await res.text();
-      return res.headers.get('content-type')?.includes('text/event-stream') ? messages(text) : [JSON.parse(text)];
+      return res.headers.get('content-type')?.includes('text/event-stream') ? sseMessages(text) : [JSON.parse(text)];
     };
     const cases: [unknown, string][] = [
       [
@@ -825,7 +810,7 @@ describe('gateway against the MCP transport spec, with SDK peers', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tasks/result', params: { taskId: 'task-1' } }),
     });
     const text = await res.text();
-    expect(messages(text).map((m) => m.id)).toEqual([4]);
+    expect(sseMessages(text).map((m) => m.id)).toEqual([4]);
     expect(text).not.toMatch(/^id:/m);
   });
 

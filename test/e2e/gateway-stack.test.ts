@@ -23,6 +23,8 @@ import { systemClock } from '../../src/kernel/index.ts';
 import { startChild } from '../support/children.ts';
 import { childEnv, plazaArgs, runPlaza } from '../support/cli.ts';
 import { BACKENDS } from '../support/databases.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
+import { apiJson } from '../support/gateway-load.ts';
 import { type EverythingServer, startEverything, startFixtureProvider } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 
@@ -49,13 +51,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
     await plaza?.close();
   });
 
-  async function json(path: string, init: RequestInit = {}, key = apiKey): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${plaza.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
-    });
-    return { status: res.status, body: await res.json() };
-  }
+  const json = (path: string, init?: RequestInit, key = apiKey) => apiJson(plaza.url, key, path, init);
 
   it('lists server-everything and its tools go online', async () => {
     const listed = await json('/api/mcp/listings', {
@@ -178,11 +174,7 @@ describe.each(BACKENDS)('gateway through the running app on %s', (backend) => {
         }),
       });
       expect(listed.status).toBe(201);
-      let endpoint: any;
-      for (let i = 0; i < 100 && endpoint?.status !== 'healthy'; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
-      }
+      const endpoint = await awaitHealthy(plaza.url, listed.body.id);
       expect(endpoint).toMatchObject({
         status: 'healthy',
         tool_count: 2,

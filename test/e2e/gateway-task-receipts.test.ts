@@ -23,11 +23,11 @@ import {
   resultDigest,
   type TaskCall,
 } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { createTaskDirectory } from '../../src/connectors/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { answerOf } from '../support/json-rpc.ts';
 
 const PROTOCOL = '2025-11-25';
 
@@ -68,11 +68,11 @@ describe('receipts of task results through the passthrough', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'tasks@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'tasks@example.com', {
+      display_name: 'Task agent',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Task agent', owner_context: 'acme' })).token;
+    token = agent.token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     // A provider with sessions: a task-augmented call creates task "t-<n>"; tasks/result answers
     // its report (with a _meta of the provider's own, a forged platform among it), as JSON on
@@ -261,13 +261,7 @@ describe('receipts of task results through the passthrough', () => {
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', ...body }),
     });
-    const text = await res.text();
-    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => JSON.parse(line.slice(6)))
-      .find((m) => m.id === body['id']);
+    return answerOf(res, body['id']);
   }
 
   /** A session on /mcp/p/<name>: the headers to send in it. */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { accountApi, listHealthy } from '../support/gateway-load.ts';
+import { answerIn } from '../support/json-rpc.ts';
 import { agentSession } from '../support/mcp-session.ts';
 import { type EverythingServer, startEverything } from '../support/mcp-upstreams.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -66,12 +67,7 @@ describe('task-augmented calls through the passthrough', () => {
     });
     const text = await res.text();
     if (text === '') throw new Error(`${method} answered HTTP ${res.status} without a body`);
-    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('data: ') && line.length > 6)
-      .map((line) => JSON.parse(line.slice(6)))
-      .find((m) => m.id === id);
+    return answerIn(text, res.headers.get('content-type'), id);
   }
 
   const receiptOf = async (callId: string) =>

@@ -6,16 +6,18 @@
  * headers), and leaves one receipt whose inclusion proof verifies.
  * Runs on PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { verifyInclusion } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { BACKENDS } from '../support/databases.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
+import { apiJson } from '../support/gateway-load.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { inclusionVerifies } from '../support/receipts.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 const ENV = { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' };
@@ -27,13 +29,7 @@ describe.each(BACKENDS)('/mcp to a provider that speaks only 2026-07-28, on %s',
   let token = '';
   let aginId = '';
 
-  async function json(path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${plaza.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
-    });
-    return { status: res.status, body: await res.json() };
-  }
+  const json = (path: string, init?: RequestInit) => apiJson(plaza.url, apiKey, path, init);
 
   beforeAll(async () => {
     [plaza, weather] = await Promise.all([
@@ -50,11 +46,7 @@ describe.each(BACKENDS)('/mcp to a provider that speaks only 2026-07-28, on %s',
       body: JSON.stringify({ provider: 'weather', url: weather.url, registered_by: 'ops@example.com', summary: 'x' }),
     });
     expect(listed.status).toBe(201);
-    let endpoint: any = {};
-    for (let i = 0; i < 200 && endpoint.status !== 'healthy'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      endpoint = (await json(`/api/mcp/endpoints/${listed.body.id}`)).body;
-    }
+    const endpoint = await awaitHealthy(plaza.url, listed.body.id, { tries: 200, everyMs: 50 });
     expect(endpoint).toMatchObject({ status: 'healthy', protocol_versions: ['2026-07-28'] });
     const agent = await json('/api/agents', {
       method: 'POST',
@@ -74,16 +66,7 @@ describe.each(BACKENDS)('/mcp to a provider that speaks only 2026-07-28, on %s',
     const { receipt, inclusion, checkpoint } = body.data;
     expect(receipt).toMatchObject({ call_id: callId, agin_id: aginId, provider: 'weather', tool: 'forecast' });
     expect(receipt.status).toBe('ok');
-    const hex = (h: string) => Buffer.from(h, 'hex');
-    expect(
-      verifyInclusion(
-        hex(receipt.leaf_hash),
-        inclusion.leaf_index,
-        inclusion.tree_size,
-        inclusion.audit_path.map(hex),
-        hex(checkpoint.root_hash),
-      ),
-    ).toBe(true);
+    expect(inclusionVerifies({ receipt, inclusion, checkpoint })).toBe(true);
   }
 
   /** The tools/call the upstream saw for `callId`: stateless, with Plaza's envelope and the AGIN card. */
@@ -130,10 +113,7 @@ describe.each(BACKENDS)('/mcp to a provider that speaks only 2026-07-28, on %s',
   });
 
   it('calls its tool for an SDK v2 client, whatever revision it speaks with /mcp', async () => {
-    const client = new ClientV2({ name: 'v2-agent', version: '1' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(
-      new TransportV2(new URL(`${plaza.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-    );
+    const client = await connectV2(`${plaza.url}/mcp`, token, { name: 'v2-agent', mode: 'auto' });
     try {
       const result = await client.callTool({ name: 'weather__forecast', arguments: { city: 'Bergen' } });
       expect(result.isError).toBeFalsy();

@@ -15,7 +15,7 @@
  * Runs on PostgreSQL (and Redis) when TEST_DATABASE_URL (and TEST_REDIS_URL) are set, on the
  * embedded database otherwise.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -34,16 +34,13 @@ import { type AuthVariant, exampleRequest, type FuzzRequest, fuzzRequest } from 
 import { callTool, type GatewayPlaza, listHealthy, startGatewayPlaza } from '../support/gateway-load.ts';
 import { type FuzzContext, FUZZED_ELSEWHERE, JSON_ROUTES, type JsonRoute } from '../support/json-routes.ts';
 import { approveInBrowser } from '../support/oauth.ts';
+import { rssBytes } from '../support/processes.ts';
 import { TEST_LIMITS } from '../support/test-limits.ts';
 
 /** Random requests per route (after its two examples). */
 const RUNS = 40;
 const DATABASE = process.env['TEST_DATABASE_URL'];
 const REDIS = process.env['TEST_REDIS_URL'];
-
-function rssBytes(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
-}
 
 interface Session {
   token: string;

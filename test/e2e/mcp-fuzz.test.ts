@@ -5,7 +5,7 @@
  * as a real agent. Every answer is below 500, the process keeps serving, and its memory stays
  * bounded, huge params included.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,11 +13,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstreams.ts';
-
-function rssBytes(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
-}
+import { rssBytes } from '../support/processes.ts';
 
 const id = fc.oneof(
   fc.integer(),
@@ -141,24 +139,14 @@ describe('MCP endpoints under random input', () => {
       })
     ).json()) as any;
     token = agent.data.token;
-    const listed = (await (
-      await fetch(`${plaza.url}/api/mcp/listings`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          provider: 'recorder',
-          url: upstream.url('ok'),
-          registered_by: 'ops@example.com',
-          agin_support: true,
-          summary: 'Answers every call; no credentials.',
-        }),
-      })
-    ).json()) as { id: string };
-    for (let i = 0; i < 100; i++) {
-      if (((await (await fetch(`${plaza.url}/api/mcp/endpoints/${listed.id}`)).json()) as any).status === 'healthy')
-        break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const endpointId = await listProvider(plaza.url, {
+      provider: 'recorder',
+      url: upstream.url('ok'),
+      registered_by: 'ops@example.com',
+      agin_support: true,
+      summary: 'Answers every call; no credentials.',
+    });
+    await awaitHealthy(plaza.url, endpointId);
   }, 60_000);
   afterAll(async () => {
     plaza?.child.kill('SIGKILL');

@@ -18,6 +18,7 @@ import { createAccountService, createSessionService } from '../../src/accounts/i
 import { systemClock } from '../../src/kernel/index.ts';
 import { startChild } from '../support/children.ts';
 import { childEnv, freePort, plazaArgs, runPlaza } from '../support/cli.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { approveInBrowser } from '../support/oauth.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
@@ -53,12 +54,7 @@ describe('plaza agents login --browser', () => {
       }),
     });
     const { id } = (await listed.json()) as { id: string };
-    let status = 'registered';
-    for (let i = 0; i < 100 && status !== 'healthy'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = ((await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as { status: string }).status;
-    }
-    expect(status).toBe('healthy');
+    expect((await awaitHealthy(plaza.url, id)).status).toBe('healthy');
   }, 60_000);
 
   afterAll(async () => {

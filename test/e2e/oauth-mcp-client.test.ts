@@ -23,6 +23,7 @@ import { createAccountService, createSessionService } from '../../src/accounts/i
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestTls } from '../support/agpk.ts';
 import { freePort } from '../support/cli.ts';
+import { awaitHealthy } from '../support/endpoints.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
 import { approveInBrowser } from '../support/oauth.ts';
 import { MemoryOAuthProvider } from '../support/oauth-client.ts';
@@ -90,12 +91,7 @@ describe('MCP authorization with the SDK v2 client', () => {
     });
     expect(listed.status).toBe(201);
     const { id } = (await listed.json()) as { id: string };
-    let status = 'registered';
-    for (let i = 0; i < 100 && status !== 'healthy'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = ((await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as { status: string }).status;
-    }
-    expect(status).toBe('healthy');
+    expect((await awaitHealthy(plaza.url, id)).status).toBe('healthy');
   }, 60_000);
 
   afterAll(async () => {

@@ -8,15 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type CallReceipt, createPassthrough, createSessionSealer } from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
 describe("Plaza's own refusal of a 2026-07-28 call", () => {
@@ -32,11 +31,10 @@ describe("Plaza's own refusal of a 2026-07-28 call", () => {
       createTestDatabase('pglite'),
       startSdkV2Upstream({ legacy: 'reject', calls: true, pages: [[{ name: 'echo' }, { name: 'wipe' }]] }),
     ]);
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'refused-2026@example.com',
+    const { agents, ...agent } = await createTestAgent(t.db.prisma, 'refused-2026@example.com', {
+      display_name: 'Refused agent',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Refused agent' })).token;
+    token = agent.token;
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
     const passthrough = createPassthrough({
       directory: { byProvider: async () => ({ provider: 'modern', url: upstream.url, endpointId: 'ep_modern' }) },
@@ -64,15 +62,7 @@ describe("Plaza's own refusal of a 2026-07-28 call", () => {
   });
 
   it('is a complete isError result the SDK v2 client accepts, receipted refused, never sent upstream', async () => {
-    const client = new Client(
-      { name: 'modern', version: '1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(url), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectV2(url, token, { name: 'modern' });
     try {
       const refused = await client.callTool({ name: 'wipe', arguments: {} });
       expect(refused.isError).toBe(true);

@@ -6,16 +6,13 @@
  * upstream (the upstream records every request it gets); `/mcp/p/platform` answers `server/discover`.
  */
 import type { ProtocolError } from '@modelcontextprotocol/client';
-import {
-  Client,
-  MissingRequiredClientCapabilityError,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import { type Client, MissingRequiredClientCapabilityError } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
-import { systemClock } from '../../src/kernel/index.ts';
+import { createTestAgent } from '../support/agents.ts';
+import { awaitHealthy, listProvider } from '../support/endpoints.ts';
+import { postMcp } from '../support/json-rpc.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
 
@@ -43,25 +40,15 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
         pages: [[{ name: 'echo' }, { name: 'confirm' }]],
       }),
     ]);
-    const account = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
-      email: 'modern-agent@example.com',
+    token = (await createTestAgent(plaza.db.prisma, 'modern-agent@example.com', { display_name: 'Modern agent' }))
+      .token;
+    const id = await listProvider(plaza.url, {
+      provider: 'modern',
+      url: upstream.url,
+      registered_by: 'ops@example.com',
+      summary: 'x',
     });
-    token = (
-      await createAgentService({ prisma: plaza.db.prisma, clock: systemClock }).create(account.account.id, {
-        display_name: 'Modern agent',
-      })
-    ).token;
-    const listed = await fetch(`${plaza.url}/api/mcp/listings`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ provider: 'modern', url: upstream.url, registered_by: 'ops@example.com', summary: 'x' }),
-    });
-    const { id } = (await listed.json()) as { id: string };
-    for (let i = 0; i < 400; i++) {
-      const endpoint = (await (await fetch(`${plaza.url}/api/mcp/endpoints/${id}`)).json()) as { status: string };
-      if (endpoint.status === 'healthy') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await awaitHealthy(plaza.url, id, { tries: 400, everyMs: 50 });
   }, 60_000);
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
@@ -70,30 +57,17 @@ describe('/mcp/p/<provider> on MCP 2026-07-28', () => {
 
   /** An SDK v2 client pinned to 2026-07-28 on `path`, declaring `capabilities`. */
   async function modernClient(path: string, capabilities: Record<string, unknown> = {}): Promise<Client> {
-    const client = new Client(
-      { name: 'modern-agent', version: '1' },
-      { capabilities, versionNegotiation: { mode: { pin: MODERN } } },
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${plaza.url}${path}`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
+    const client = await connectV2(`${plaza.url}${path}`, token, {
+      name: 'modern-agent',
+      mode: { pin: MODERN },
+      capabilities,
+    });
     clients.push(client);
     return client;
   }
 
   const post = (path: string, body: unknown, headers: Record<string, string>) =>
-    fetch(`${plaza.url}${path}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        ...headers,
-      },
-      body: JSON.stringify(body),
-    });
+    postMcp(`${plaza.url}${path}`, token, body, headers);
 
   it('lists and calls through the passthrough, the result stamped and complete', async () => {
     const client = await modernClient('/mcp/p/modern');

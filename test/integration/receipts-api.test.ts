@@ -10,12 +10,13 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createReceiptWriter, type ReceiptInput, verifyExport, verifyInclusion } from '../../receipts/index.ts';
+import { createReceiptWriter, type ReceiptInput, verifyExport } from '../../receipts/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { runPlaza } from '../support/cli.ts';
 import { BACKENDS } from '../support/databases.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { inclusionVerifies } from '../support/receipts.ts';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -119,16 +120,7 @@ describe.each(BACKENDS)('receipts API on %s', (backend) => {
     expect(body.data.receipt.call_id).toBe('call_4');
     expect(body.data.checkpoint.tree_size).toBe(30);
     const { inclusion, checkpoint, receipt } = body.data;
-    const hex = (h: string) => Buffer.from(h, 'hex');
-    expect(
-      verifyInclusion(
-        hex(receipt.leaf_hash),
-        inclusion.leaf_index,
-        inclusion.tree_size,
-        inclusion.audit_path.map(hex),
-        hex(checkpoint.root_hash),
-      ),
-    ).toBe(true);
+    expect(inclusionVerifies({ receipt, inclusion, checkpoint })).toBe(true);
     const latest = (await (await get('/api/receipts/checkpoints/latest')).json()) as {
       data: { checkpoint: { tree_size: number; key_id: string } };
     };

@@ -12,6 +12,7 @@ import pg from 'pg';
 
 import { randomToken } from '../../src/kernel/index.ts';
 import { runPlaza, type ServerProcess, startPlazaServer } from './cli.ts';
+import { answerIn } from './json-rpc.ts';
 
 /** A gateway Plaza with the credentials a test needs. */
 export interface GatewayPlaza {
@@ -62,6 +63,20 @@ export function accountApi(plazaUrl: string, apiKey: string): (path: string, bod
     });
     return res.json();
   };
+}
+
+/** One request to Plaza's API with `key` as bearer (JSON content type unless `init` sets its own); its status and JSON body. */
+export async function apiJson(
+  plazaUrl: string,
+  key: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${plazaUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
+  return { status: res.status, body: await res.json() };
 }
 
 /** Lists `url` as `provider`, waits until its first probe made it healthy, and returns the endpoint id. */
@@ -115,16 +130,7 @@ export async function callTool(
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'act', arguments: args } }),
   });
   const text = await res.text();
-  let message: any;
-  if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const data = text
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => JSON.parse(line.slice(5)));
-    message = data.find((m) => m.id === 1);
-  } else {
-    message = text ? JSON.parse(text) : undefined;
-  }
+  const message = text ? answerIn(text, res.headers.get('content-type'), 1) : undefined;
   return { status: res.status, message, ms: Date.now() - started, bytes: text.length };
 }
 

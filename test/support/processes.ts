@@ -86,3 +86,8 @@ export function killHard(pid: number, group = false): void {
 export function describeProcess(p: ProcessInfo): string {
   return `pid ${p.pid} (parent ${p.ppid}): ${p.command.slice(0, 200) || '?'}`;
 }
+
+/** The resident memory of process `pid` in bytes (VmRSS; it throws where there is no /proc). */
+export function rssBytes(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+}
