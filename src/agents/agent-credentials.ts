@@ -37,8 +37,15 @@ export interface AgentCredentials extends AgentAuthenticator {
 export function createAgentCredentials(options: AgentCredentialOptions): AgentCredentials {
   const { prisma, clock, ttl } = options;
   const cache = new Map<string, { identity: AgentIdentity; until: number }>();
+  // Pasted-token checks under way: the calls that find a token's entry stale at the same moment
+  // (under load, every call in flight when it expires) share one read of the database.
+  const reading = new Map<string, Promise<AgentIdentity>>();
+  // Bumped by forget: a read that began before is answered but not kept, so a revoked agent's
+  // identity cannot come back into the cache from a read that was under way.
+  let generation = 0;
   // This instance stops trusting the agent's old credentials at once; others within the TTL.
   const forget = (agentId: string) => {
+    generation++;
     for (const [key, entry] of cache) if (entry.identity.agentId === agentId) cache.delete(key);
   };
 
@@ -51,6 +58,8 @@ export function createAgentCredentials(options: AgentCredentialOptions): AgentCr
       aginId: string;
       agentPrincipal: string;
     },
+    /** The generation the read began in: kept only while no agent was forgotten since. */
+    since = generation,
   ): AgentIdentity {
     const identity: AgentIdentity = {
       agentId: a.id,
@@ -59,6 +68,7 @@ export function createAgentCredentials(options: AgentCredentialOptions): AgentCr
       agentPrincipal: a.agentPrincipal,
       ...storedCard(a),
     };
+    if (since !== generation) return identity;
     if (cache.size > 10_000) cache.clear();
     cache.set(key, { identity, until: clock.now() + ttl });
     return identity;
@@ -74,11 +84,23 @@ export function createAgentCredentials(options: AgentCredentialOptions): AgentCr
     const cached = cache.get(key);
     if (cached && cached.until > clock.now()) return cached.identity;
     cache.delete(key);
+    const since = generation;
     const { agentId } = await accessTokens.verify(token, endpoint);
     const a = await prisma.agent.findUnique({ where: { id: agentId } });
     if (a?.status !== 'active')
       throw new AuthError('Invalid or revoked agent credential: the agent this access token acts as was revoked.');
-    return remember(key, a);
+    return remember(key, a, since);
+  }
+
+  /** Reads the credential whose hash is `hash`, and keeps the identity of an active one. */
+  async function checkPastedToken(hash: string): Promise<AgentIdentity> {
+    const since = generation;
+    const credential = await prisma.agentCredential.findUnique({ where: { hash }, include: { agent: true } });
+    if (!credential || credential.revokedAt !== null || credential.agent.status !== 'active') {
+      cache.delete(hash);
+      throw new AuthError('Invalid or revoked agent credential.');
+    }
+    return remember(hash, credential.agent, since);
   }
 
   return {
@@ -104,13 +126,11 @@ export function createAgentCredentials(options: AgentCredentialOptions): AgentCr
       const hash = hashSecret(token);
       const cached = cache.get(hash);
       if (cached && cached.until > clock.now()) return cached.identity;
-      const credential = await prisma.agentCredential.findUnique({ where: { hash }, include: { agent: true } });
-      if (!credential || credential.revokedAt !== null || credential.agent.status !== 'active') {
-        cache.delete(hash);
-        throw new AuthError('Invalid or revoked agent credential.');
-      }
-      const a = credential.agent;
-      return remember(hash, a);
+      const underway = reading.get(hash);
+      if (underway) return underway;
+      const read = checkPastedToken(hash).finally(() => reading.delete(hash));
+      reading.set(hash, read);
+      return read;
     },
   };
 }

@@ -118,22 +118,33 @@ export function createConnectorCatalog(options: ConnectorCatalogOptions): Connec
     return list;
   }
 
-  async function lookUp(
-    cache: typeof online,
-    provider: string,
-    statuses: string[],
-  ): Promise<CatalogConnector | undefined> {
+  // The reads under way, per cache and provider: calls that find the entry stale at the same
+  // moment (under load, every call in flight when it expires) share one read, not one each.
+  const reading = new Map<typeof online, Map<string, Promise<CatalogConnector | undefined>>>([
+    [online, new Map()],
+    [routable, new Map()],
+  ]);
+
+  function lookUp(cache: typeof online, provider: string, statuses: string[]): Promise<CatalogConnector | undefined> {
     // No provider slug holds a NUL, and PostgreSQL refuses one in a query: the gateway took
     // that failure for a database outage and answered 503.
-    if (provider.includes('\u0000') || RESERVED_PROVIDERS.has(provider)) return undefined;
+    if (provider.includes('\u0000') || RESERVED_PROVIDERS.has(provider)) return Promise.resolve(undefined);
     const hit = cache.get(provider);
-    if (hit && hit.until > clock.now()) return hit.connector;
-    const connector = await readConnector(provider, statuses);
-    if (connector) {
-      if (cache.size >= 10_000) cache.clear();
-      cache.set(provider, { until: clock.now() + cacheMs, connector });
-    } else cache.delete(provider);
-    return connector;
+    if (hit && hit.until > clock.now()) return Promise.resolve(hit.connector);
+    const pending = reading.get(cache)!;
+    const underway = pending.get(provider);
+    if (underway) return underway;
+    const read = readConnector(provider, statuses)
+      .then((connector) => {
+        if (connector) {
+          if (cache.size >= 10_000) cache.clear();
+          cache.set(provider, { until: clock.now() + cacheMs, connector });
+        } else cache.delete(provider);
+        return connector;
+      })
+      .finally(() => pending.delete(provider));
+    pending.set(provider, read);
+    return read;
   }
 
   return {

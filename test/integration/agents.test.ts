@@ -92,6 +92,39 @@ describe.each(BACKENDS)('agents on %s', (backend) => {
     await expect(otherInstance.authenticate(token)).rejects.toBeInstanceOf(AuthError);
   });
 
+  it('checks a token once for all the calls that find its entry stale at the same moment, and keeps no check a revoke overtook', async () => {
+    const { agent, token } = await agents.create(accountA, { display_name: 'Busy' });
+    let reads = 0;
+    let release: (() => void) | undefined;
+    const counted = new Proxy(t.db.prisma, {
+      get: (target, name, receiver) =>
+        name === 'agentCredential'
+          ? {
+              findUnique: async (...args: Parameters<typeof target.agentCredential.findUnique>) => {
+                reads++;
+                // Held until the test lets it go: a read still under way.
+                if (release === undefined) await new Promise<void>((r) => (release = r));
+                return target.agentCredential.findUnique(...args);
+              },
+            }
+          : Reflect.get(target, name, receiver),
+    });
+    const instance = createAgentService({ prisma: counted, clock, cacheTtlMs: 2_000 });
+    // 32 calls at once, as under load when the entry expires: one read answers them all.
+    const checks = Promise.all(Array.from({ length: 32 }, () => instance.authenticate(token)));
+    await new Promise((r) => setTimeout(r, 20));
+    // The agent is revoked on this instance while that read is under way.
+    instance.forget(agent.id);
+    release!();
+    expect((await checks).every((identity) => identity.agentId === agent.id)).toBe(true);
+    expect(reads).toBe(1);
+    // The overtaken read was answered but not kept: the next call reads again.
+    await instance.authenticate(token);
+    expect(reads).toBe(2);
+    await instance.authenticate(token);
+    expect(reads).toBe(2);
+  });
+
   it('names the field a bad agent body gets wrong, and the credential it was given by mistake', async () => {
     await expect(agents.create(accountA, {})).rejects.toThrow(/^Invalid agent: display_name: /);
     await expect(agents.create(accountA, { displayName: 'x' })).rejects.toThrow(

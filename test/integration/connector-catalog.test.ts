@@ -49,6 +49,36 @@ describe.each(BACKENDS)('connector catalog on %s', (backend) => {
     expect(await catalog.byProvider('crm')).toBeUndefined();
   });
 
+  it('reads a stale connector once for all the calls that find it stale at the same moment', async () => {
+    await endpoint('ep_herd', 'herd', 'healthy');
+    let reads = 0;
+    const counted = new Proxy(t.db.prisma, {
+      get: (target, name, receiver) =>
+        name === 'mcpEndpoint'
+          ? {
+              findMany: (...args: Parameters<typeof target.mcpEndpoint.findMany>) => {
+                reads++;
+                return target.mcpEndpoint.findMany(...args);
+              },
+            }
+          : Reflect.get(target, name, receiver),
+    });
+    const catalog = createConnectorCatalog({ prisma: counted, clock, cacheMs: 2_000 });
+    // 32 calls at once, as under load when the entry expires: one read answers them all.
+    const found = await Promise.all(Array.from({ length: 32 }, () => catalog.byProvider('herd')));
+    expect(found.every((c) => c?.endpointId === 'ep_herd')).toBe(true);
+    expect(reads).toBe(1);
+    now += 2_500;
+    await Promise.all(Array.from({ length: 32 }, () => catalog.byProvider('herd')));
+    expect(reads).toBe(2);
+    // A miss is not remembered (a provider coming online is routed at once): each call reads.
+    await t.db.prisma.mcpEndpoint.update({ where: { id: 'ep_herd' }, data: { status: 'unreachable' } });
+    now += 2_500;
+    expect(await catalog.byProvider('herd')).toBeUndefined();
+    expect(await catalog.byProvider('herd')).toBeUndefined();
+    expect(reads).toBe(4);
+  });
+
   it("never offers a listing under Plaza's own provider slug (one made before the slug was reserved)", async () => {
     const catalog = createConnectorCatalog({ prisma: t.db.prisma, clock, cacheMs: 0 });
     await endpoint('ep_squat', PLATFORM_PROVIDER, 'healthy');
