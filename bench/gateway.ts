@@ -396,11 +396,7 @@ export async function startGateway(
  * checked, its identity stamped and asserted, a receipt row committed before the answer, on a
  * fresh PostgreSQL database under BENCH_DATABASE_URL or an embedded PGlite data folder in `dir`).
  */
-export async function startReference(
-  label: string,
-  providers: Record<string, string>,
-  dir: string,
-): Promise<Gateway> {
+export async function startReference(label: string, providers: Record<string, string>, dir: string): Promise<Gateway> {
   const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), PORT: '0' };
   let dispose: (() => Promise<void>) | undefined;
   let token: string | undefined;

@@ -30,12 +30,12 @@ const mode = process.env['BENCH_PROFILE'] ?? 'cpu';
 const heap = mode === 'heap';
 const flags = mode === 'cpu' ? `--cpu-prof --cpu-prof-dir=${profileDir}` : '';
 if (heap) process.env['BENCH_ALLOC_PROFILE'] = join(profileDir, 'allocations.heapprofile');
-process.env['BENCH_GATEWAY_NODE_ARGS'] = `${process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16'} ${flags}`;
+process.env['BENCH_GATEWAY_NODE_ARGS'] =
+  `${process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16'} ${flags}`;
 process.env['BENCH_REFERENCE_NODE_ARGS'] = flags;
 // Imported after the flags are set: bench/gateway.ts reads them when it loads.
-const { callEcho, closeLoadPool, initialize, startGateway, startReference, startUpstream } = await import(
-  './gateway.ts'
-);
+const { callEcho, closeLoadPool, initialize, startGateway, startReference, startUpstream } =
+  await import('./gateway.ts');
 
 const [kind, label] = [path.slice(0, path.indexOf('_')), path.slice(path.indexOf('_') + 1)];
 const dir = mkdtempSync(join(tmpdir(), 'plaza-prof-data-'));
@@ -96,11 +96,14 @@ await upstream.stop();
 await closeLoadPool();
 rmSync(dir, { recursive: true, force: true });
 
-const file = mode === 'none' ? '(none)' : readdirSync(profileDir)
-  .filter((f) => f.endsWith(heap ? '.heapprofile' : '.cpuprofile'))
-  .map((f) => join(profileDir, f))
-  .sort()
-  .at(-1)!;
+const file =
+  mode === 'none'
+    ? '(none)'
+    : readdirSync(profileDir)
+        .filter((f) => f.endsWith(heap ? '.heapprofile' : '.cpuprofile'))
+        .map((f) => join(profileDir, f))
+        .sort()
+        .at(-1)!;
 if (mode === 'cpu') summarise(JSON.parse(readFileSync(file, 'utf8')), loadEnded - loadStarted, counter.calls);
 console.log(`${result.requestsPerSec.toFixed(0)} calls/s at c=32, ${result.errors} errors; profile: ${file}`);
 
@@ -150,7 +153,9 @@ function summarise(
 }
 
 function shortUrl(url: string): string {
-  return url.replace(/^file:\/\/.*?\/node_modules\//, 'nm/').replace(/^file:\/\/.*?\/(gateway|receipts|src|bench)\//, '$1/');
+  return url
+    .replace(/^file:\/\/.*?\/node_modules\//, 'nm/')
+    .replace(/^file:\/\/.*?\/(gateway|receipts|src|bench)\//, '$1/');
 }
 
 function moduleOf(url: string, functionName: string): string {
