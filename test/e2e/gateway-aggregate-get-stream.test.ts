@@ -22,15 +22,7 @@ import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
-
-/** Waits until `check` holds (polling); fails the test with `what` after 15 s. */
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { until } from '../support/until.ts';
 
 describe("/mcp's GET stream for a 2025 session", () => {
   let t: TestDatabase;

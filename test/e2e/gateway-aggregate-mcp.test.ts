@@ -43,6 +43,7 @@ import {
 } from '../support/mcp-upstreams.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { type SdkV2Upstream, startSdkV2Upstream } from '../support/sdk-v2-upstream.ts';
+import { until } from '../support/until.ts';
 
 const MODERN = '2026-07-28';
 const REDIS = process.env['TEST_REDIS_URL'];
@@ -191,15 +192,6 @@ async function startRoundTripProvider(): Promise<{
     regionHeaders,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
-}
-
-/** Waits until `check` holds (polling); fails the test with `what` after 15 s. */
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('/mcp as a whole MCP server', () => {
