@@ -26,6 +26,7 @@ import {
   DEFAULT_NOTIFICATION_STREAM_LIMITS,
   type NotificationStreamLimits,
 } from './aggregate/notification-stream.ts';
+import { DEFAULT_LIST_PAGE_SIZE } from './aggregate/paging.ts';
 import { requestStatesOf } from './aggregate/request-state.ts';
 import { createInputWaiters, waiterKey } from './bridge/input-waiters.ts';
 import { allowEveryCall, type Authorize, createCallPipeline } from './call-pipeline.ts';
@@ -79,6 +80,8 @@ export interface AggregateOptions {
   sealer?: (() => Promise<SessionSealer>) | undefined;
   /** How often the tool list is read for changes while a client listens (2026-07-28 subscriptions/listen, a 2025 GET stream; ms, default 10 000). */
   listChangesEveryMs?: number | undefined;
+  /** Items per page of /mcp's lists (tools, resources, templates, prompts; default 500). */
+  listPageSize?: number | undefined;
   /** Bounds of 2025 sessions' GET streams (notification-stream.ts); defaults otherwise. */
   notificationStreams?: Partial<NotificationStreamLimits> | undefined;
   /** How long a call waits for a 2025 client's answer to a provider's request (ms; default 60 000). */
@@ -127,6 +130,7 @@ export function createAggregate(options: AggregateOptions) {
     held,
     onCall: options.onCall,
     writeTimeoutMs,
+    listPageSize: options.listPageSize ?? DEFAULT_LIST_PAGE_SIZE,
     fanOut: createFanOut(options.catalog, { ...DEFAULT_FAN_OUT_LIMITS, ...options.fanOut }),
     // The default hook allows everything: asking it per listed item would only cost time.
     authorizeEach: options.authorize !== undefined && options.authorize !== allowEveryCall,

@@ -9,6 +9,7 @@ import type { HeldAnswers } from '../held-answers.ts';
 import { guardDrain } from '../internal/answer-writer.ts';
 import { callTool, type ToolCallDeps, type ToolCallParams } from './call-tool.ts';
 import { gatheredFor, type ListDeps, toolsFor } from './lists.ts';
+import { pageOf } from './paging.ts';
 import { complete, getPrompt, readResource } from './reads.ts';
 import type { RequestScope } from './scope.ts';
 
@@ -16,6 +17,8 @@ import type { RequestScope } from './scope.ts';
 export interface MethodDeps extends ListDeps, ToolCallDeps {
   held: HeldAnswers;
   writeTimeoutMs: number;
+  /** Items per page of a list (see paging.ts). */
+  listPageSize: number;
 }
 
 /** One request of `/mcp`, with the response its answer is written to (held-answer counting). */
@@ -36,8 +39,13 @@ const guarded = new WeakSet<ServerResponse>();
 
 /** The methods `/mcp` serves besides the SDKs' own (initialize, ping, server/discover, logging/setLevel). */
 export function aggregateMethods(deps: MethodDeps): Record<string, MethodHandler> {
+  /** The page of `items` the params' cursor asks for, under `key`, with the next page's cursor. */
+  const paged = (key: string, method: string, items: readonly unknown[], params: Record<string, unknown>) => {
+    const { page, nextCursor } = pageOf(items, params, method, deps.listPageSize);
+    return nextCursor === undefined ? { [key]: page } : { [key]: page, nextCursor };
+  };
   return {
-    'tools/list': async (_params, scope) => ({ tools: await toolsFor(deps, scope.identity) }),
+    'tools/list': async (params, scope) => paged('tools', 'tools/list', await toolsFor(deps, scope.identity), params),
     'tools/call': async (params, scope) => {
       // The SDK writes the answer: its bytes stay counted until the response closes, and a client
       // that takes none of them is cut after the write timeout.
@@ -61,12 +69,18 @@ export function aggregateMethods(deps: MethodDeps): Record<string, MethodHandler
         }
       }
     },
-    'resources/list': async (_params, scope) => ({ resources: await gatheredFor(deps, scope, 'resources/list') }),
-    'resources/templates/list': async (_params, scope) => ({
-      resourceTemplates: await gatheredFor(deps, scope, 'resources/templates/list'),
-    }),
+    'resources/list': async (params, scope) =>
+      paged('resources', 'resources/list', await gatheredFor(deps, scope, 'resources/list'), params),
+    'resources/templates/list': async (params, scope) =>
+      paged(
+        'resourceTemplates',
+        'resources/templates/list',
+        await gatheredFor(deps, scope, 'resources/templates/list'),
+        params,
+      ),
     'resources/read': (params, scope) => readResource(deps, scope, params),
-    'prompts/list': async (_params, scope) => ({ prompts: await gatheredFor(deps, scope, 'prompts/list') }),
+    'prompts/list': async (params, scope) =>
+      paged('prompts', 'prompts/list', await gatheredFor(deps, scope, 'prompts/list'), params),
     'prompts/get': (params, scope) => getPrompt(deps, scope, params),
     'completion/complete': (params, scope) => complete(deps, scope, params),
   };
