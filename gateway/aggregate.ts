@@ -1,10 +1,9 @@
-import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { Clock } from '../src/kernel/index.ts';
 import { refusedParamHeaders, refusedShape, refuseForStorage } from './aggregate/body-refusals.ts';
 import { cancellationOf, createCancellations } from './aggregate/cancellation.ts';
-import { listedTools, type LocalProvider, type ToolCatalog } from './aggregate/catalog.ts';
+import { type LocalProvider, type ToolCatalog } from './aggregate/catalog.ts';
 import {
   AGGREGATE_SESSION,
   clientResponses,
@@ -17,6 +16,7 @@ import { createFanOut, DEFAULT_FAN_OUT_LIMITS, type FanOutLimits } from './aggre
 import { answerToolCall, type FastPathDeps } from './aggregate/fast-path.ts';
 import { refusedHttp } from './aggregate/http-refusals.ts';
 import { serveLegacy } from './aggregate/legacy-server.ts';
+import { listFingerprints } from './aggregate/list-fingerprints.ts';
 import { localBus, watchedBus } from './aggregate/list-watch.ts';
 import { plainToolCall, refusedMessages } from './aggregate/messages.ts';
 import { aggregateMethods, type MethodDeps } from './aggregate/methods.ts';
@@ -151,7 +151,7 @@ export function createAggregate(options: AggregateOptions) {
   // Tool list changes for both kinds of stream (2026-07-28 listens, 2025 GET streams), watched while one is open.
   const listChanges = watchedBus(localBus(), {
     everyMs: options.listChangesEveryMs ?? 10_000,
-    fingerprint: async () => hash('sha256', JSON.stringify(await listedTools(options.local, options.catalog))),
+    fingerprints: () => listFingerprints(options.local, options.catalog),
   });
   const notificationStreams = createNotificationStreams(listChanges, {
     ...DEFAULT_NOTIFICATION_STREAM_LIMITS,

@@ -1,16 +1,25 @@
 /**
- * Tool list changes for `/mcp`'s streams — 2026-07-28 `subscriptions/listen` and a 2025 session's
- * GET stream (notification-stream.ts): while at least one is open on this instance, the tool list
- * `/mcp` shows is read from the catalog every `everyMs` and a change is published to the streams. Each instance watches its own catalog (the database), so a
- * change reaches listeners on every instance without a shared bus; nothing is read while nobody
- * listens.
+ * List changes for `/mcp`'s streams — 2026-07-28 `subscriptions/listen` and a 2025 session's GET
+ * stream (notification-stream.ts): while at least one is open on this instance, what `/mcp` shows
+ * is fingerprinted every `everyMs` and a change is published to the streams — the tool list (from
+ * the catalog), and the set of online connectors that declare resources, and prompts (their
+ * gathered lists change with it). A provider's own changes to its resources or prompts are not
+ * seen here. Each instance watches its own catalog (the database), so a change reaches listeners
+ * on every instance without a shared bus; nothing is read while nobody listens.
  */
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 
-/** What the watch reads: a fingerprint of the tool list, different whenever the list is. */
-export interface ToolListWatch {
+/** The lists a watch fingerprints, each with the event its change publishes. */
+const WATCHED = {
+  tools: 'tools_list_changed',
+  resources: 'resources_list_changed',
+  prompts: 'prompts_list_changed',
+} as const;
+
+/** What the watch reads: a fingerprint of each list, different whenever the list is. */
+export interface ListWatch {
   everyMs: number;
-  fingerprint: () => Promise<string>;
+  fingerprints: () => Promise<Record<keyof typeof WATCHED, string>>;
 }
 
 /** An in-process bus: what is published reaches this instance's listeners (one throwing stops no other). */
@@ -35,18 +44,20 @@ export function localBus(): ServerEventBus {
 }
 
 /** `inner` with its subscribers counted: the watch runs while there is one. */
-export function watchedBus(inner: ServerEventBus, watch: ToolListWatch): ServerEventBus {
+export function watchedBus(inner: ServerEventBus, watch: ListWatch): ServerEventBus {
   let listeners = 0;
   let timer: NodeJS.Timeout | undefined;
-  let last: string | undefined;
+  let last: Record<keyof typeof WATCHED, string> | undefined;
   let reading = false;
 
   const tick = async () => {
     if (reading) return;
     reading = true;
     try {
-      const now = await watch.fingerprint();
-      if (last !== undefined && now !== last) inner.publish({ kind: 'tools_list_changed' });
+      const now = await watch.fingerprints();
+      if (last !== undefined)
+        for (const list of Object.keys(WATCHED) as (keyof typeof WATCHED)[])
+          if (now[list] !== last[list]) inner.publish({ kind: WATCHED[list] });
       last = now;
     } catch {
       // The catalog could not be read (the database is away): try again on the next tick.

@@ -86,10 +86,10 @@ export function aggregateMethods(deps: MethodDeps): Record<string, MethodHandler
   };
 }
 
-/** The capabilities `/mcp` declares (list changes: see each server). */
+/** The capabilities `/mcp` declares (the tool list's changes: see each server; those of resources and prompts: list-watch.ts). */
 export const AGGREGATE_CAPABILITIES = {
-  resources: {},
-  prompts: {},
+  resources: { listChanged: true },
+  prompts: { listChanged: true },
   completions: {},
   logging: {},
 } as const;

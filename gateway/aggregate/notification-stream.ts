@@ -1,7 +1,7 @@
 /**
  * A 2025 session's GET stream on `/mcp` (streamable HTTP: the server's messages that belong to no
- * request). `/mcp` sends one kind there: `notifications/tools/list_changed`, when the tool list it
- * shows changed — the same watch (list-watch.ts) that feeds 2026-07-28 `subscriptions/listen`
+ * request). `/mcp` sends list changes there (tools, resources, prompts), as the watch of
+ * list-watch.ts notices them — the same watch that feeds 2026-07-28 `subscriptions/listen`
  * streams. The session is sealed, so any instance opens its stream; each instance watches its own
  * catalog, so a change reaches every stream without a shared bus.
  *
@@ -31,10 +31,17 @@ export const DEFAULT_NOTIFICATION_STREAM_LIMITS: NotificationStreamLimits = {
   maxUnreadBytes: 64 * 1024,
 };
 
-/** The notification a bus event becomes on a 2025 stream, or undefined when /mcp sends none for it. */
+/** The notification each bus event becomes on a 2025 stream (/mcp sends no other). */
+const NOTIFICATIONS: Partial<Record<ServerEvent['kind'], string>> = {
+  tools_list_changed: 'notifications/tools/list_changed',
+  resources_list_changed: 'notifications/resources/list_changed',
+  prompts_list_changed: 'notifications/prompts/list_changed',
+};
+
+/** The event-stream text of a bus event, or undefined when /mcp sends nothing for it. */
 function notificationOf(event: ServerEvent): string | undefined {
-  if (event.kind !== 'tools_list_changed') return undefined;
-  return `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`;
+  const method = NOTIFICATIONS[event.kind];
+  return method === undefined ? undefined : `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method })}\n\n`;
 }
 
 /** Whether the client takes an event stream (MCP: a GET must accept text/event-stream). */

@@ -13,15 +13,26 @@ import type { AddressInfo } from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type CatalogTool, createAggregate, createSessionSealer, createUpstreamPool } from '../../gateway/index.ts';
+import {
+  type CatalogConnector,
+  type CatalogTool,
+  createAggregate,
+  createSessionSealer,
+  createUpstreamPool,
+} from '../../gateway/index.ts';
 import { createAccountService } from '../../src/accounts/index.ts';
 import { createAgentService } from '../../src/agents/index.ts';
 import { systemClock } from '../../src/kernel/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { connectV2 } from '../support/mcp-v2-client.ts';
 import { until } from '../support/until.ts';
 
 describe("/mcp's GET stream for a 2025 session", () => {
@@ -33,6 +44,8 @@ describe("/mcp's GET stream for a 2025 session", () => {
     { provider: 'crm', name: 'find', description: 'find', inputSchema: { type: 'object' }, annotations: {} },
   ];
   let instances: ReturnType<typeof createAggregate>[] = [];
+  /** The online connectors the catalog knows (none to start with). */
+  const connectors: CatalogConnector[] = [];
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
@@ -54,7 +67,7 @@ describe("/mcp's GET stream for a 2025 session", () => {
         onlineTools: async () => tools,
         byProvider: async () => undefined,
         needsCredential: async () => false,
-        onlineConnectors: async () => [],
+        onlineConnectors: async () => [...connectors],
       },
       pool: createUpstreamPool({ timeoutMs: 5_000 }),
       sealer: async () => sealer,
@@ -138,6 +151,54 @@ describe("/mcp's GET stream for a 2025 session", () => {
       await a.client.close();
     }
     await until('the streams closed', () => instanceStreams(0) === 0 && instanceStreams(1) === 0);
+  });
+
+  it('tells a 2025 and a 2026-07-28 client when a connector declaring resources and prompts comes and goes', async () => {
+    const a = await listener(0);
+    let resources = 0;
+    let prompts = 0;
+    a.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void resources++);
+    a.client.setNotificationHandler(PromptListChangedNotificationSchema, () => void prompts++);
+    const modern = await connectV2(`${base}/i1/mcp`, token, { name: 'modern-listener' });
+    const told: string[] = [];
+    modern.setNotificationHandler('notifications/resources/list_changed', () => void told.push('resources'));
+    modern.setNotificationHandler('notifications/prompts/list_changed', () => void told.push('prompts'));
+    try {
+      expect(a.client.getServerCapabilities()).toMatchObject({
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+      });
+      const subscription = await modern.listen({ resourcesListChanged: true, promptsListChanged: true });
+      expect(subscription.honoredFilter).toMatchObject({ resourcesListChanged: true, promptsListChanged: true });
+      await until('the GET stream', () => instanceStreams(0) === 1);
+      // Both watches have read the lists once before the change.
+      await new Promise((r) => setTimeout(r, 300));
+      connectors.push({
+        provider: 'docs',
+        url: 'http://127.0.0.1:9/mcp',
+        endpointId: 'ep_docs',
+        capabilities: { resources: {}, prompts: {} },
+      });
+      await until('the 2025 client told', () => resources === 1 && prompts === 1);
+      await until('the 2026-07-28 client told', () => told.length === 2);
+      expect(told.sort()).toEqual(['prompts', 'resources']);
+      expect(a.changes()).toBe(0);
+      // A connector that declares prompts only changes the prompts alone.
+      connectors.push({
+        provider: 'notes',
+        url: 'http://127.0.0.1:9/n',
+        endpointId: 'ep_notes',
+        capabilities: { prompts: {} },
+      });
+      await until('the prompts change', () => prompts === 2);
+      expect(resources).toBe(1);
+      connectors.length = 0;
+      await until('both gone', () => resources === 2 && prompts === 3);
+      await subscription.close();
+    } finally {
+      await modern.close();
+      await a.client.close();
+    }
   });
 
   it('refuses a GET without a session (405), in a session that does not open (404), or without an event stream (406)', async () => {
