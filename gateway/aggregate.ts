@@ -78,7 +78,7 @@ export interface AggregateOptions {
    * `input_required` answer fails the call in-band.
    */
   sealer?: (() => Promise<SessionSealer>) | undefined;
-  /** How often the tool list is read for changes while a client listens (2026-07-28 subscriptions/listen, a 2025 GET stream; ms, default 10 000). */
+  /** How often the lists are read for changes while a client listens (2026-07-28 subscriptions/listen, a 2025 GET stream; ms, default 10 000). */
   listChangesEveryMs?: number | undefined;
   /** Items per page of /mcp's lists (tools, resources, templates, prompts; default 500). */
   listPageSize?: number | undefined;
@@ -148,7 +148,7 @@ export function createAggregate(options: AggregateOptions) {
     waiters,
     inputTimeoutMs: options.inputTimeoutMs ?? 60_000,
   };
-  // Tool list changes for both kinds of stream (2026-07-28 listens, 2025 GET streams), watched while one is open.
+  // List changes (tools, resources, prompts) for both kinds of stream (2026-07-28 listens, 2025 GET streams), watched while one is open.
   const listChanges = watchedBus(localBus(), {
     everyMs: options.listChangesEveryMs ?? 10_000,
     fingerprints: () => listFingerprints(options.local, options.catalog),
@@ -181,7 +181,7 @@ export function createAggregate(options: AggregateOptions) {
     // of an ended session: /mcp does not let clients end one (MCP allows 405 for that).
     if (session && req.method === 'DELETE')
       return sendGatewayError(res, new GatewayError('sdk_method_not_allowed', SESSION_NOT_ENDED), { allow: 'POST' });
-    // A 2025 session's GET: its stream of tool list changes (see notification-stream).
+    // A 2025 session's GET: its stream of list changes (see notification-stream).
     if (session && req.method === 'GET') return notificationStreams.serve(req, res, identity.agentId);
     if (refusedHttp(req, res)) return;
     // Integers past 2^53 in arguments and results pass as written (see parseJson).
@@ -245,8 +245,8 @@ export function createAggregate(options: AggregateOptions) {
 
   return Object.assign(handle, {
     /**
-     * Tells the 2026-07-28 clients listening on this instance (subscriptions/listen) that the tool
-     * list changed (the catalog learnt it from a probe or a connector's notification).
+     * Tells the clients listening on this instance (subscriptions/listen, 2025 GET streams) that
+     * the tool list changed (the catalog learnt it from a probe or a connector's notification).
      */
     toolsChanged(): void {
       listChanges.publish({ kind: 'tools_list_changed' });

@@ -129,8 +129,6 @@ export async function createModernServer(deps: ModernServerDeps) {
         }).kind !== 'legacy'
       );
     },
-    /** Publishes a tool list change to every open `subscriptions/listen` stream of this instance. */
-    toolsChanged: () => handler.notify.toolsChanged(),
     close: () => handler.close(),
     /** Answers one 2026-07-28 request (its body read already). */
     async serve(identity: AgentIdentity, req: IncomingMessage, res: ServerResponse, parsedBody: unknown) {

@@ -107,8 +107,13 @@ export function createNotificationStreams(
       let ended = false;
       const write = (text: string) => {
         if (ended) return;
-        // A client that reads nothing fills the socket's buffer: its stream is cut, not kept.
-        if (res.writableLength > limits.maxUnreadBytes) return end();
+        // A client that reads nothing fills the socket's buffer: its stream is cut (the
+        // connection destroyed, what waits in it dropped), not kept.
+        if (res.writableLength > limits.maxUnreadBytes) {
+          end();
+          res.destroy();
+          return;
+        }
         res.write(text);
       };
       const unsubscribe = bus.subscribe((event) => {
