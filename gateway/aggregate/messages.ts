@@ -24,10 +24,11 @@ export interface PlainToolCall {
 }
 
 /**
- * The one message the fast path answers itself: a single tools/call request without a progress
- * token or task, valid as the SDK's server would validate it — under a 2025 revision (no
- * envelope in `_meta`), or under 2026-07-28 with its envelope whole and the MCP-Protocol-Version,
- * Mcp-Method and Mcp-Name headers agreeing with the body, and no round trip of input under way.
+ * The one message the fast path answers itself: a single tools/call request without a task,
+ * valid as the SDK's server would validate it — under a 2025 revision (no envelope in `_meta`;
+ * a progress token's progress goes on the answer's event stream), or under 2026-07-28 with its
+ * envelope whole, no progress token, the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers
+ * agreeing with the body, and no round trip of input under way.
  * A 2025 tools/call whose params are not valid gets `invalid` (answered -32602 here; the SDK's
  * server would answer -32603 with the validator's whole dump). Anything else goes to an SDK's
  * server (a 2026-07-28 request that is not whole there, for the revision's own error codes).
@@ -67,7 +68,9 @@ export function plainToolCall(
   const parsed = CallToolRequestSchema.safeParse(body);
   if (!parsed.success) return modern ? undefined : { id: message.id, invalid: describeIssues(parsed.error.issues) };
   const params = parsed.data.params as PlainToolCall['params'] & { task?: unknown };
-  if (params.task !== undefined || params._meta?.['progressToken'] !== undefined) return undefined;
+  // A 2025 call's progress goes on its lazy event stream (lazy-stream.ts); a 2026-07-28 caller's
+  // on the SDK v2 server's stream.
+  if (params.task !== undefined || (modern && params._meta?.['progressToken'] !== undefined)) return undefined;
   // Mcp-Name carries the tool's name as sent (the SDK refuses a mismatch with -32020).
   if (modern && req.headers['mcp-name'] !== params.name) return undefined;
   return modern ? { id: message.id, params, modern } : { id: message.id, params };

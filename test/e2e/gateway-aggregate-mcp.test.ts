@@ -920,11 +920,25 @@ describe('/mcp as a whole MCP server', () => {
       expect(confirmed.content).toEqual([
         { type: 'text', text: 'confirmed {"ask":{"action":"accept","content":{"name":"Ada"}}}' },
       ]);
-      expect(asked).toEqual(['sampling/createMessage', 'elicitation/create', 'elicitation/create']);
+      // A call that asks for progress (a progress token) is asked of the same way.
+      const withProgress = await client.callTool(
+        { name: 'everything__trigger-elicitation-request', arguments: {} },
+        undefined,
+        { onprogress: () => undefined },
+      );
+      expect(withProgress.isError).toBeFalsy();
+      expect(JSON.stringify(withProgress.content)).toContain('- Name: Ada');
+      expect(asked).toEqual([
+        'sampling/createMessage',
+        'elicitation/create',
+        'elicitation/create',
+        'elicitation/create',
+      ]);
       expect(since(from).map((r) => [r.provider, r.tool, r.outcome.split(':')[0]])).toEqual([
         ['everything', 'trigger-sampling-request', 'ok'],
         ['everything', 'trigger-elicitation-request', 'ok'],
         ['asks', 'confirm', 'ok'],
+        ['everything', 'trigger-elicitation-request', 'ok'],
       ]);
     } finally {
       await transport.terminateSession();
