@@ -4,27 +4,16 @@
  * queries with inclusion proofs. Checkpoints are built by one instance at a time (a lease).
  */
 import { type Clock, systemClock } from '../src/kernel/index.ts';
-import { type Checkpoint, type CheckpointSigner, checkpointText } from './checkpoint.ts';
+import type { Checkpoint, CheckpointSigner } from './checkpoint.ts';
 import type { ReceiptFilter, ReceiptsDatabase } from './database.ts';
-import { chainHash, GENESIS_HASH, type Receipt, receiptLeafHash } from './encoding.ts';
-import {
-  acquireLease,
-  findReceipt,
-  latestCheckpoint,
-  listReceipts,
-  readLog,
-  saveCheckpoint,
-} from './internal/repository.ts';
+import type { Receipt } from './encoding.ts';
+import { createLogCheckpoints } from './internal/log-checkpoints.ts';
+import { createLogMirror, type LogDamage } from './internal/log-mirror.ts';
+import { findReceipt, latestCheckpoint, listReceipts } from './internal/repository.ts';
 import type { ReceiptsLog } from './log-sink.ts';
-import { createMerkleTree } from './merkle.ts';
 import { type InclusionProof, renderCheckpoint, renderInclusion, renderReceipt } from './render.ts';
 
-/** A row whose stored hashes do not match its fields or its predecessor. */
-export interface LogDamage {
-  seq: bigint;
-  callId: string;
-  problem: string;
-}
+export type { LogDamage } from './internal/log-mirror.ts';
 
 /** A receipt with its proof against a checkpoint (proof null when no checkpoint covers it yet). */
 export interface ProvenReceipt {
@@ -68,160 +57,29 @@ export interface ReceiptLogOptions {
   clock?: Clock;
 }
 
-const PAGE = 5_000;
-const LEASE = 'receipts.checkpoint';
-
-/** How often a damaged log is said again while it lasts (the checkpoint loop tries every 10 s). */
-const DAMAGE_REPEAT_MS = 600_000;
-
-/** A checkpoint refused because a stored receipt does not match its hashes. */
-class LogDamagedError extends Error {}
-
-/** Creates the log view for one process. */
+/**
+ * Creates the log view for one process: the mirror (internal/log-mirror.ts) and the checkpoint
+ * maker (internal/log-checkpoints.ts) put together, and the queries over them.
+ */
 export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
   const { db, signer, log } = options;
   const prisma = db.prisma;
   const clock = options.clock ?? systemClock;
-  const tree = createMerkleTree();
-  const seqs: bigint[] = [];
-  let head = GENESIS_HASH;
-  let lastSeq = 0n;
-  let firstDamage: LogDamage | undefined;
-  /** When the damage was last logged: said once, then every DAMAGE_REPEAT_MS, not at every try. */
-  let damageSaidAt = 0;
-  let syncing: Promise<void> | undefined;
-  let resync: Promise<void> | undefined;
-
-  /**
-   * Loads receipts committed since the last look, checking each one. A load in flight may have
-   * read before what the caller needs was committed (e.g. the rows of another instance's newer
-   * checkpoint): the caller then waits for the next load, which starts when that one ends.
-   */
-  function sync(): Promise<void> {
-    if (syncing) {
-      resync ??= syncing
-        .catch(() => undefined)
-        .then(() => {
-          resync = undefined;
-          return sync();
-        });
-      return resync;
-    }
-    syncing = (async () => {
-      for (;;) {
-        const rows = await readLog(prisma, lastSeq, PAGE);
-        for (const r of rows) {
-          const problem =
-            r.prevHash !== head
-              ? 'prev_hash does not link to the previous receipt'
-              : receiptLeafHash(r) !== r.leafHash
-                ? 'leaf_hash does not match the receipt fields'
-                : undefined;
-          if (problem && !firstDamage) {
-            firstDamage = { seq: r.seq, callId: r.callId, problem };
-            damageSaidAt = clock.now();
-            log.error(
-              { seq: r.seq.toString(), call_id: r.callId, problem },
-              'receipt log damaged: checkpoints stopped',
-            );
-          }
-          tree.append(Buffer.from(/^[0-9a-f]{64}$/.test(r.leafHash) ? r.leafHash : '00'.repeat(32), 'hex'));
-          seqs.push(r.seq);
-          head =
-            /^[0-9a-f]{64}$/.test(r.prevHash) && /^[0-9a-f]{64}$/.test(r.leafHash)
-              ? chainHash(r.prevHash, r.leafHash)
-              : GENESIS_HASH;
-          lastSeq = r.seq;
-        }
-        if (rows.length < PAGE) return;
-      }
-    })().finally(() => {
-      syncing = undefined;
-    });
-    return syncing;
-  }
-
-  function indexOf(seq: bigint): number {
-    let lo = 0;
-    let hi = seqs.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const value = seqs[mid]!;
-      if (value === seq) return mid;
-      if (value < seq) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
-  }
-
-  let checkpointing: Promise<Checkpoint | undefined> | undefined;
-  /** One checkpoint at a time per process; concurrent callers share it. */
-  function checkpoint(): Promise<Checkpoint | undefined> {
-    checkpointing ??= makeCheckpoint().finally(() => {
-      checkpointing = undefined;
-    });
-    return checkpointing;
-  }
-
-  async function makeCheckpoint(): Promise<Checkpoint | undefined> {
-    await sync();
-    const latest = await latestCheckpoint(prisma);
-    if (firstDamage)
-      throw new LogDamagedError(
-        `receipt log damaged at seq ${firstDamage.seq} (${firstDamage.callId}): ${firstDamage.problem}`,
-      );
-    if (latest && latest.treeSize >= tree.size) return latest;
-    if (tree.size === 0) return undefined;
-    if (latest && tree.root(latest.treeSize).toString('hex') !== latest.rootHash) {
-      throw new Error(`receipt log no longer matches the signed checkpoint of size ${latest.treeSize}`);
-    }
-    const treeHead = {
-      treeSize: tree.size,
-      rootHash: tree.root().toString('hex'),
-      chainHead: head,
-      timestamp: clock.now(),
-    };
-    const signed = await signer.sign(checkpointText(treeHead));
-    await saveCheckpoint(prisma, { ...treeHead, ...signed });
-    return latestCheckpoint(prisma);
-  }
-
-  /** The newest checkpoint, after trying to make one that covers everything (a damaged log keeps the old one). */
-  async function coveringCheckpoint(): Promise<Checkpoint | undefined> {
-    try {
-      return await checkpoint();
-    } catch (error) {
-      if (error instanceof LogDamagedError) sayDamageAgain();
-      else log.warn({ err: error }, 'no new receipt checkpoint; using the latest one');
-      return latestCheckpoint(prisma);
-    }
-  }
-
-  /** A known damage, said again once DAMAGE_REPEAT_MS have passed since it was last said. */
-  function sayDamageAgain(): void {
-    const now = clock.now();
-    if (!firstDamage || now - damageSaidAt < DAMAGE_REPEAT_MS) return;
-    damageSaidAt = now;
-    log.error(
-      { seq: firstDamage.seq.toString(), call_id: firstDamage.callId, problem: firstDamage.problem },
-      'receipt log damaged: still no checkpoint over it (said again every 10 minutes while it lasts)',
-    );
-  }
-
-  function prove(r: Receipt, cp: Checkpoint | undefined): InclusionProof | null {
-    const index = indexOf(r.seq);
-    if (!cp || index < 0 || index >= cp.treeSize || cp.treeSize > tree.size) return null;
-    return {
-      leafIndex: index,
-      treeSize: cp.treeSize,
-      auditPath: tree.inclusionProof(index, cp.treeSize).map((h) => h.toString('hex')),
-    };
-  }
+  const mirror = createLogMirror({ prisma, log, clock });
+  const { tree, seqs, sync, indexOf, prove } = mirror;
+  const { checkpoint, coveringCheckpoint, startCheckpointing } = createLogCheckpoints({
+    prisma,
+    signer,
+    log,
+    clock,
+    mirror,
+  });
 
   return {
     checkpoint,
     getLatestCheckpoint: () => latestCheckpoint(prisma),
-    damage: () => firstDamage,
+    damage: mirror.damage,
+    startCheckpointing,
 
     async consistency(first, second) {
       const latest = await latestCheckpoint(prisma);
@@ -261,6 +119,7 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
       if (cp && cp.treeSize > tree.size) await sync();
       if (cp) yield JSON.stringify({ type: 'checkpoint', ...renderCheckpoint(cp) });
       // Every export says so (whoever's receipt it is): nothing after it will be covered.
+      const firstDamage = mirror.damage();
       if (firstDamage)
         yield JSON.stringify({ type: 'damage', seq: Number(firstDamage.seq), problem: firstDamage.problem });
       // Receipts committed after the checkpoint was signed have no proof against it yet. (Without
@@ -286,29 +145,6 @@ export function createReceiptLog(options: ReceiptLogOptions): ReceiptLog {
         if (page.length < 1_000) return;
         afterSeq = page[page.length - 1]!.seq;
       }
-    },
-
-    startCheckpointing({ intervalMs, owner }) {
-      let running: Promise<void> | undefined;
-      const tick = () => {
-        running ??= (async () => {
-          if (await acquireLease(prisma, LEASE, owner, clock.now(), intervalMs * 3)) await checkpoint();
-        })()
-          .catch((error: unknown) =>
-            error instanceof LogDamagedError
-              ? sayDamageAgain()
-              : log.error({ err: error }, 'receipt checkpoint failed'),
-          )
-          .finally(() => {
-            running = undefined;
-          });
-      };
-      const timer = setInterval(tick, intervalMs);
-      timer.unref();
-      return async () => {
-        clearInterval(timer);
-        await running;
-      };
     },
   };
 }
