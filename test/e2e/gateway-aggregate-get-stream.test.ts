@@ -7,10 +7,6 @@
  * and the streams end when the server stops. The catalog is a list the test changes, as a probe
  * changes the real one.
  */
-import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -18,74 +14,44 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import {
-  type CatalogConnector,
-  type CatalogTool,
-  createAggregate,
-  createSessionSealer,
-  createUpstreamPool,
-} from '../../gateway/index.ts';
-import { createAccountService } from '../../src/accounts/index.ts';
-import { createAgentService } from '../../src/agents/index.ts';
-import { systemClock } from '../../src/kernel/index.ts';
+import type { CatalogConnector, CatalogTool } from '../../gateway/index.ts';
+import { createTestAgent } from '../support/agents.ts';
+import { type AggregateInstances, startAggregateInstances } from '../support/aggregate-instances.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 import { until } from '../support/until.ts';
 
 describe("/mcp's GET stream for a 2025 session", () => {
   let t: TestDatabase;
-  let gateway: Server;
+  let gateway: AggregateInstances;
   let token = '';
   let base = '';
   const tools: CatalogTool[] = [
     { provider: 'crm', name: 'find', description: 'find', inputSchema: { type: 'object' }, annotations: {} },
   ];
-  let instances: ReturnType<typeof createAggregate>[] = [];
+  let instances: AggregateInstances['instances'] = [];
   /** The online connectors the catalog knows (none to start with). */
   const connectors: CatalogConnector[] = [];
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    const account = await createAccountService({ prisma: t.db.prisma, clock: systemClock }).createAccount({
-      email: 'stream@example.com',
+    const created = await createTestAgent(t.db.prisma, 'stream@example.com', {
+      display_name: 'Listener',
+      owner_context: 'acme',
     });
-    const agents = createAgentService({ prisma: t.db.prisma, clock: systemClock });
-    token = (await agents.create(account.account.id, { display_name: 'Listener', owner_context: 'acme' })).token;
-    const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    // One sealing key for both instances, as every instance of a deployment has.
-    const sealer = createSessionSealer(randomBytes(32));
-    const options: Parameters<typeof createAggregate>[0] = {
-      agents,
-      receipts: { record: async () => undefined },
-      assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
-      issuer: 'http://plaza.test',
-      clock: systemClock,
-      catalog: {
-        onlineTools: async () => tools,
-        byProvider: async () => undefined,
-        needsCredential: async () => false,
-        onlineConnectors: async () => [...connectors],
-      },
-      pool: createUpstreamPool({ timeoutMs: 5_000 }),
-      sealer: async () => sealer,
-      listChangesEveryMs: 100,
-      notificationStreams: { maxPerAgent: 3 },
-    };
-    instances = [createAggregate(options), createAggregate(options)];
-    gateway = createServer((req, res) => {
-      const instance = /^\/i(\d)\/mcp$/.exec(req.url ?? '')?.[1];
-      void instances[Number(instance ?? 0)]!(req, res);
-    });
-    await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    token = created.token;
+    gateway = await startAggregateInstances(
+      created.agents,
+      { tools, connectors },
+      { listChangesEveryMs: 100, notificationStreams: { maxPerAgent: 3 } },
+    );
+    ({ base, instances } = gateway);
   }, 60_000);
 
   afterAll(async () => {
-    gateway?.closeAllConnections();
-    await new Promise((r) => gateway?.close(r));
+    await gateway?.close();
     await t?.dispose();
   });
 

@@ -4,18 +4,13 @@
  * 2026-07-28; the cursor keeps no state, so the next page may be asked of another instance; a
  * cursor that does not decode, names another list or points past the end is refused with -32602.
  */
-import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type CatalogTool, createAggregate, createSessionSealer, createUpstreamPool } from '../../gateway/index.ts';
-import { systemClock } from '../../src/kernel/index.ts';
-import { createTestAgent, type TestAgent } from '../support/agents.ts';
+import type { CatalogTool } from '../../gateway/index.ts';
+import { createTestAgent } from '../support/agents.ts';
+import { type AggregateInstances, startAggregateInstances } from '../support/aggregate-instances.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { connectV2 } from '../support/mcp-v2-client.ts';
 
@@ -23,14 +18,14 @@ const TOOLS = 1_205;
 
 describe("/mcp's lists in pages", () => {
   let t: TestDatabase;
-  let gateway: Server;
+  let gateway: AggregateInstances;
   let token = '';
   let base = '';
-  let agents: TestAgent['agents'];
 
   beforeAll(async () => {
     t = await createTestDatabase('pglite');
-    ({ token, agents } = await createTestAgent(t.db.prisma, 'pages@example.com', { display_name: 'Pager' }));
+    const created = await createTestAgent(t.db.prisma, 'pages@example.com', { display_name: 'Pager' });
+    token = created.token;
     const tools: CatalogTool[] = Array.from({ length: TOOLS }, (_, i) => ({
       provider: `p${Math.floor(i / 100)}`,
       name: `tool_${String(i).padStart(4, '0')}`,
@@ -38,35 +33,12 @@ describe("/mcp's lists in pages", () => {
       inputSchema: { type: 'object' },
       annotations: {},
     }));
-    const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    const sealer = createSessionSealer(randomBytes(32));
-    const options: Parameters<typeof createAggregate>[0] = {
-      agents,
-      receipts: { record: async () => undefined },
-      assertionKey: async () => ({ kid: 'assert-1', privateKey: pair.privateKey }),
-      issuer: 'http://plaza.test',
-      clock: systemClock,
-      catalog: {
-        onlineTools: async () => tools,
-        byProvider: async () => undefined,
-        needsCredential: async () => false,
-        onlineConnectors: async () => [],
-      },
-      pool: createUpstreamPool({ timeoutMs: 5_000 }),
-      sealer: async () => sealer,
-    };
-    const instances = [createAggregate(options), createAggregate(options)];
-    gateway = createServer((req, res) => {
-      const instance = /^\/i(\d)\/mcp$/.exec(req.url ?? '')?.[1];
-      void instances[Number(instance ?? 0)]!(req, res);
-    });
-    await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    gateway = await startAggregateInstances(created.agents, { tools });
+    base = gateway.base;
   }, 60_000);
 
   afterAll(async () => {
-    gateway?.closeAllConnections();
-    await new Promise((r) => gateway?.close(r));
+    await gateway?.close();
     await t?.dispose();
   });
 
