@@ -20,6 +20,7 @@ import {
   seriousViolations,
 } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { signInThroughLink } from '../support/sign-in.ts';
 import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
 
 describeWithBrowser('Account page: who agents may call', () => {
@@ -50,14 +51,7 @@ describeWithBrowser('Account page: who agents may call', () => {
 
   /** Signs `email` in through the e-mailed link and creates an agent `name`; returns its id. */
   async function signInWithAgent(email: string, name: string): Promise<string> {
-    await page.goto(`${plaza.url}/account`);
-    await page.locator('#signin-form').getByLabel('E-mail').fill(email);
-    await page.getByRole('button', { name: 'Send sign-in link' }).click();
-    const mail = await smtp.waitFor((m) => m.to.includes(email));
-    const link = new URL(/https?:\/\/\S+\/sign-in\?token=[\w-]+/.exec(mail.text)![0]);
-    await page.goto(`${plaza.url}${link.pathname}${link.search}`);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.locator('#who').waitFor();
+    await signInThroughLink(page, plaza.url, smtp, email);
     await page.getByLabel('Display name').fill(name);
     await page.getByRole('button', { name: 'Create agent' }).click();
     const item = page.locator('#agent-list li[data-agent-id]', { hasText: name });

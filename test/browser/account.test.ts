@@ -20,6 +20,7 @@ import {
   waitUntil,
 } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
+import { signInThroughLink } from '../support/sign-in.ts';
 import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
 
 describeWithBrowser('Account page', () => {
@@ -119,18 +120,6 @@ describeWithBrowser('Account page', () => {
     expect(errors).toEqual([]);
   });
 
-  /** Signs `email` in on `page` through the link the SMTP server receives; ends on the Account page. */
-  async function signInThroughLink(email: string): Promise<void> {
-    await page.goto(`${plaza.url}/account`);
-    await page.locator('#signin-form').getByLabel('E-mail').fill(email);
-    await page.getByRole('button', { name: 'Send sign-in link' }).click();
-    const mail = await smtp.waitFor((m) => m.to.includes(email));
-    const link = new URL(/https?:\/\/\S+\/sign-in\?token=[\w-]+/.exec(mail.text)![0]);
-    await page.goto(`${plaza.url}${link.pathname}${link.search}`);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.locator('#who').waitFor();
-  }
-
   /** The gateway's answer to an MCP initialize with `token`: 200, or 401 for a refused credential. */
   async function gatewayStatus(token: string): Promise<number> {
     const body = {
@@ -152,7 +141,7 @@ describeWithBrowser('Account page', () => {
   }
 
   it('shows a new agent its token once with the login command, with no API key; a new tab lists the agents; a lost token is replaced', async () => {
-    await signInThroughLink('fay@example.com');
+    await signInThroughLink(page, plaza.url, smtp, 'fay@example.com');
     await page.getByLabel('Display name').fill('Ledger bot');
     await page.getByRole('button', { name: 'Create agent' }).click();
     await page.locator('#new-agent-token').waitFor();
@@ -193,14 +182,7 @@ describeWithBrowser('Account page', () => {
   });
 
   it('sets a password when signed in, then signs in with it; a wrong one is refused; a forgotten one is reset by e-mail', async () => {
-    await page.goto(`${plaza.url}/account`);
-    await page.locator('#signin-form').getByLabel('E-mail').fill('erin@example.com');
-    await page.getByRole('button', { name: 'Send sign-in link' }).click();
-    const mail = await smtp.waitFor((m) => m.to.includes('erin@example.com'));
-    const link = new URL(/https?:\/\/\S+\/sign-in\?token=[\w-]+/.exec(mail.text)![0]);
-    await page.goto(`${plaza.url}${link.pathname}${link.search}`);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.locator('#who').waitFor();
+    await signInThroughLink(page, plaza.url, smtp, 'erin@example.com');
 
     // The first password needs no current one.
     await expect(page.locator('#current-password-field').isHidden()).resolves.toBe(true);
@@ -242,7 +224,7 @@ describeWithBrowser('Account page', () => {
   });
 
   it("takes an agent name as long as the API does, shows the API's refusal next to the name, and fits a phone with agents listed", async () => {
-    await signInThroughLink('long-names@example.com');
+    await signInThroughLink(page, plaza.url, smtp, 'long-names@example.com');
     // The field holds exactly what POST /api/agents takes (it refused 121–200 typed characters).
     await page.locator('#g-name').fill('N'.repeat(130));
     await page.getByRole('button', { name: 'Create agent' }).click();

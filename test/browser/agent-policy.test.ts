@@ -19,6 +19,7 @@ import { CHROMIUM_PATH, freshPage, launchChromium, seriousViolations, waitUntil 
 import { runPlaza, type ServerProcess, startPlazaServer } from '../support/cli.ts';
 import { createPostgresDatabase } from '../support/databases.ts';
 import { type SdkUpstream, startSdkUpstream } from '../support/mcp-upstreams.ts';
+import { signInThroughLink } from '../support/sign-in.ts';
 import { type SmtpSink, startSmtpSink } from '../support/sources.ts';
 
 const DATABASE = process.env['TEST_DATABASE_URL'];
@@ -102,14 +103,7 @@ const textOf = (result: CallResult) => (result.content ?? []).map((c) => c.text 
       upstream.seen.filter((s) => s.body?.method === 'tools/call' && s.body?.params?.name === tool).length;
 
     it('signs in on the Account page, creates an agent and an API key, and lists the provider', async () => {
-      await page.goto(`${a.url}/account`);
-      await page.locator('#signin-form').getByLabel('E-mail').fill('owner@example.com');
-      await page.getByRole('button', { name: 'Send sign-in link' }).click();
-      const mail = await smtp.waitFor((m) => m.to.includes('owner@example.com'));
-      const link = new URL(/https?:\/\/\S+\/sign-in\?token=[\w-]+/.exec(mail.text)![0]);
-      await page.goto(`${a.url}${link.pathname}${link.search}`);
-      await page.getByRole('button', { name: 'Continue' }).click();
-      await page.locator('#who').waitFor();
+      await signInThroughLink(page, a.url, smtp, 'owner@example.com');
 
       await page.getByRole('button', { name: 'Create API key' }).click();
       apiKey = (await page.locator('#new-key').textContent())!;
