@@ -355,6 +355,44 @@ describe('/mcp as a whole MCP server', () => {
 
   const headers = () => ({ authorization: `Bearer ${token}` });
 
+  /**
+   * A raw 2026-07-28 tools/call of `name` on /mcp (the envelope in `_meta`, the revision's three
+   * headers), with `params` and `capabilities` declared, and `extra` headers on top.
+   */
+  const rawModernCall = (
+    id: number,
+    name: string,
+    params: Record<string, unknown>,
+    capabilities: Record<string, unknown> = {},
+    extra: Record<string, string> = {},
+  ) =>
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        ...headers(),
+        ...extra,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': name,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: {
+          name,
+          ...params,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': capabilities,
+          },
+        },
+      }),
+    });
+
   async function v2(mode: VersionNegotiationMode, at = url): Promise<V2Client> {
     return connectV2(at, token, { name: 'newcomer', mode });
   }
@@ -844,33 +882,16 @@ describe('/mcp as a whole MCP server', () => {
       await client.close();
     }
     // A state Plaza did not seal for this agent is refused, and nothing is called.
-    const forged = await fetch(url, {
-      method: 'POST',
-      headers: {
-        ...headers(),
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'tools/call',
-        'mcp-name': 'asks__confirm',
+    const forged = await rawModernCall(
+      9,
+      'asks__confirm',
+      {
+        arguments: {},
+        requestState: 'provider-state-1',
+        inputResponses: { ask: { action: 'accept', content: { ok: true } } },
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 9,
-        method: 'tools/call',
-        params: {
-          name: 'asks__confirm',
-          arguments: {},
-          requestState: 'provider-state-1',
-          inputResponses: { ask: { action: 'accept', content: { ok: true } } },
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': MODERN,
-            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-          },
-        },
-      }),
-    });
+      { elicitation: {} },
+    );
     // Refused as the request's error (-32602), not a result: a tampered state is never taken for none.
     const refused = (await forged.json()) as { id: number; error?: { code: number; message: string } };
     expect(refused).toMatchObject({ id: 9, error: { code: -32602 } });
@@ -1052,31 +1073,7 @@ describe('/mcp as a whole MCP server', () => {
       await client.close();
     }
     // On the wire: HTTP 400, as MCP 2026-07-28 has it for -32021.
-    const raw = await fetch(url, {
-      method: 'POST',
-      headers: {
-        ...headers(),
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'tools/call',
-        'mcp-name': 'strict__sample',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 7,
-        method: 'tools/call',
-        params: {
-          name: 'strict__sample',
-          arguments: {},
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': MODERN,
-            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      }),
-    });
+    const raw = await rawModernCall(7, 'strict__sample', { arguments: {} });
     expect(raw.status).toBe(400);
     expect(await raw.json()).toMatchObject({ id: 7, error: { code: -32021 } });
   });
@@ -1093,32 +1090,7 @@ describe('/mcp as a whole MCP server', () => {
       await client.close();
     }
     const call = (header: Record<string, string>) =>
-      fetch(url, {
-        method: 'POST',
-        headers: {
-          ...headers(),
-          ...header,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': 'tools/call',
-          'mcp-name': 'strict__region',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 5,
-          method: 'tools/call',
-          params: {
-            name: 'strict__region',
-            arguments: { region: 'Hello' },
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': MODERN,
-              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-              'io.modelcontextprotocol/clientCapabilities': {},
-            },
-          },
-        }),
-      });
+      rawModernCall(5, 'strict__region', { arguments: { region: 'Hello' } }, {}, header);
     // Base64 of the value is the value; a literal is taken as written.
     expect((await call({ 'mcp-param-region': '=?base64?SGVsbG8=?=' })).status).toBe(200);
     for (const header of [{ 'mcp-param-region': 'Bye' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }, {}] as Record<
