@@ -17,6 +17,16 @@ import type { BridgeAnswer } from './answer.ts';
 import { fulfilInput, isInputRequired } from './input-rounds.ts';
 import { askClient, type InputWaiters, waiterKey } from './input-waiters.ts';
 
+/** One passthrough request that crosses revisions: who asks, for which connector, in which session. */
+export interface BridgedExchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  identity: AgentIdentity;
+  provider: string;
+  connector: Connector;
+  upstreamSession: string | undefined;
+}
+
 /** What the bridge's requests use. */
 export interface BridgeDeps {
   pipeline: CallPipeline;

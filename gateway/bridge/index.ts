@@ -4,22 +4,21 @@
  * each one's revision (see detect, legacy-client, modern-client). What crosses and what does not
  * is in docs/gateway.md, "Revisions".
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { CallPipeline } from '../call-pipeline.ts';
-import type { AgentIdentity } from '../identity/agin-card.ts';
 import type { createCallsInFlight } from '../internal/calls-in-flight.ts';
-import type { Connector } from '../passthrough/exchange.ts';
 import type { SessionSealer } from '../session-sealer.ts';
 import type { SharedCalls } from '../shared-calls.ts';
 import type { UpstreamHttp, UpstreamHttpResponse } from '../upstream-http.ts';
 import { createUpstreamPool, type UpstreamPool } from '../upstream-pool.ts';
 import { type BridgeDirection, bridgeDirection } from './detect.ts';
+import type { BridgedExchange } from './exchange.ts';
 import { createInputWaiters } from './input-waiters.ts';
 import { serveLegacyClient } from './legacy-client.ts';
 import { serveModernClient } from './modern-client.ts';
 
 export { type BridgeDirection, bridgeDirection } from './detect.ts';
+export type { BridgedExchange } from './exchange.ts';
 
 /** Options of createRevisionBridge (the passthrough's own dependencies, mostly). */
 export interface RevisionBridgeOptions {
@@ -40,16 +39,6 @@ export interface RevisionBridgeOptions {
   shared?: SharedCalls | undefined;
   /** The pool bridged requests go through; default one of its own on `http`. */
   pool?: UpstreamPool;
-}
-
-/** One passthrough request that crosses revisions. */
-export interface BridgedExchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  identity: AgentIdentity;
-  provider: string;
-  connector: Connector;
-  upstreamSession: string | undefined;
 }
 
 /** Builds the bridge; its pool is made on first use. */

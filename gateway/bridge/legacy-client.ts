@@ -9,14 +9,11 @@
  * answer, a POST of its own, reaches the waiting call from any instance. The client's notification
  * stream (GET) is the provider's `subscriptions/listen` (see listen).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { GatewayError } from '../error-table.ts';
-import type { AgentIdentity } from '../identity/agin-card.ts';
 import { callKey } from '../internal/calls-in-flight.ts';
 import { type JsonRpcId, RPC_ERRORS, rpcError } from '../internal/json-rpc.ts';
 import { sendJson } from '../internal/send-json.ts';
-import type { Connector } from '../passthrough/exchange.ts';
 import { upstreamRequestHeaders } from '../passthrough/upstream-request.ts';
 import type { SessionSealer } from '../session-sealer.ts';
 import { DEFAULT_SESSION_REVISION } from '../upstream/revisions.ts';
@@ -28,20 +25,14 @@ import {
   isBridgeSession,
   openBridgeSession,
 } from './bridge-session.ts';
+import type { BridgedExchange } from './exchange.ts';
 import { type BridgeDeps, type BridgeSide, forwardBridged } from './forward.ts';
 import { waiterKey } from './input-waiters.ts';
 import { type ListenDeps, relayListen } from './listen.ts';
 import { readBridgedMessage } from './read-message.ts';
 
 /** One request of a bridged 2025 client. */
-export interface LegacyExchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  identity: AgentIdentity;
-  provider: string;
-  connector: Connector;
-  upstreamSession: string | undefined;
-}
+export type LegacyExchange = BridgedExchange;
 
 const NO_SESSION: BridgeSession = {
   protocolVersion: DEFAULT_SESSION_REVISION,
