@@ -9,6 +9,7 @@ import type { AgentIdentity } from '../identity/agin-card.ts';
 import type { createCallsInFlight } from '../internal/calls-in-flight.ts';
 import type { JsonRpcId, JsonRpcResponse } from '../internal/json-rpc.ts';
 import { CALLER_CANCELLED, type Connector } from '../passthrough/exchange.ts';
+import { upstreamRequestHeaders } from '../passthrough/upstream-request.ts';
 import type { SessionSealer } from '../session-sealer.ts';
 import type { PooledCall } from '../upstream/pooled-call.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
@@ -25,6 +26,20 @@ export interface BridgedExchange {
   provider: string;
   connector: Connector;
   upstreamSession: string | undefined;
+}
+
+/** The headers a request that is not a call goes upstream with (the caller's that may go, the identity headers). */
+export function identityHeaders(
+  deps: { pipeline: CallPipeline },
+  ex: Pick<BridgedExchange, 'req' | 'identity' | 'connector'>,
+): Promise<Record<string, string>> {
+  return upstreamRequestHeaders(deps.pipeline, {
+    req: ex.req,
+    identity: ex.identity,
+    call: undefined,
+    audience: ex.connector.url,
+    upstreamSession: undefined,
+  });
 }
 
 /** What the bridge's requests use. */

@@ -14,7 +14,6 @@ import { GatewayError } from '../error-table.ts';
 import { callKey } from '../internal/calls-in-flight.ts';
 import { type JsonRpcId, RPC_ERRORS, rpcError } from '../internal/json-rpc.ts';
 import { sendJson } from '../internal/send-json.ts';
-import { upstreamRequestHeaders } from '../passthrough/upstream-request.ts';
 import type { SessionSealer } from '../session-sealer.ts';
 import { DEFAULT_SESSION_REVISION } from '../upstream/revisions.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
@@ -25,7 +24,7 @@ import {
   isBridgeSession,
   openBridgeSession,
 } from './bridge-session.ts';
-import type { BridgedExchange } from './exchange.ts';
+import { type BridgedExchange, identityHeaders } from './exchange.ts';
 import { type BridgeDeps, type BridgeSide, forwardBridged } from './forward.ts';
 import { waiterKey } from './input-waiters.ts';
 import { type ListenDeps, relayListen } from './listen.ts';
@@ -79,17 +78,6 @@ export async function serveLegacyClient(
 /** Where a request of this client's session is found by its notifications/cancelled. */
 function cancelKey(ex: LegacyExchange, requestId: unknown): string {
   return callKey(ex.provider, ex.identity.agentId, ex.upstreamSession ?? '', requestId);
-}
-
-/** The headers a request that is not a call goes upstream with (the caller's that may go, the identity headers). */
-function identityHeaders(deps: BridgeDeps, ex: LegacyExchange): Promise<Record<string, string>> {
-  return upstreamRequestHeaders(deps.pipeline, {
-    req: ex.req,
-    identity: ex.identity,
-    call: undefined,
-    audience: ex.connector.url,
-    upstreamSession: undefined,
-  });
 }
 
 /** What a 2025 client's requests become on their way to a 2026-only provider, and back. */

@@ -14,10 +14,10 @@ import type { AgentIdentity } from '../identity/agin-card.ts';
 import { type JsonRpcId, RPC_ERRORS, rpcError } from '../internal/json-rpc.ts';
 import { sendJson } from '../internal/send-json.ts';
 import type { Connector } from '../passthrough/exchange.ts';
-import { upstreamRequestHeaders } from '../passthrough/upstream-request.ts';
 import { STATELESS_REVISION } from '../upstream/revisions.ts';
 import { ENVELOPE } from '../upstream/stateless.ts';
 import { UpstreamCallError } from '../upstream-client.ts';
+import { identityHeaders } from './exchange.ts';
 import { type BridgeDeps, type BridgeSide, forwardBridged } from './forward.ts';
 import { continueRound, type HeldRound, openRound } from './held-rounds.ts';
 import type { ListenDeps } from './listen.ts';
@@ -72,13 +72,7 @@ export async function serveModernClient(
   if (method === 'server/discover') return discover(deps, ex, id, capabilities);
   if (method === 'subscriptions/listen') {
     const filter = (message.params?.['notifications'] ?? {}) as Record<string, unknown>;
-    const headers = await upstreamRequestHeaders(deps.pipeline, {
-      req: ex.req,
-      identity: ex.identity,
-      call: undefined,
-      audience: ex.connector.url,
-      upstreamSession: undefined,
-    });
+    const headers = await identityHeaders(deps, ex);
     const { 'mcp-method': _m, 'mcp-name': _n, 'mcp-protocol-version': _v, ...kept } = headers;
     return relayLegacyListen(deps.listen, {
       res,
@@ -149,13 +143,7 @@ async function discover(
   id: JsonRpcId,
   clientCapabilities: Record<string, unknown>,
 ): Promise<void> {
-  const headers = await upstreamRequestHeaders(deps.pipeline, {
-    req: ex.req,
-    identity: ex.identity,
-    call: undefined,
-    audience: ex.connector.url,
-    upstreamSession: undefined,
-  });
+  const headers = await identityHeaders(deps, ex);
   let initialized: Record<string, unknown>;
   try {
     initialized = (
