@@ -38,6 +38,8 @@ import { dirname, join } from 'node:path';
 
 import { Agent, request } from 'undici';
 
+import { DEFAULT_SESSION_REVISION } from '../gateway/upstream/revisions.ts';
+
 import { createPostgresDatabase } from '../test/support/databases.ts';
 import { GATEWAY_PEER_NOTES, GATEWAY_PEERS, type GatewayPeer, startGatewayPeer } from './gateway-peers.ts';
 import { cpuSeconds, loadLoop, type LoopResult, type ReadyChild, sampleRss, saveResult, spawnReady } from './lib.ts';
@@ -93,17 +95,23 @@ async function post(
 }
 
 /** Initializes an MCP session at `url` (directly or through the gateway); returns the headers to reuse. */
-export async function initialize(url: string, headers: Record<string, string>): Promise<Record<string, string>> {
+export async function initialize(
+  url: string,
+  headers: Record<string, string>,
+  protocolVersion = PROTOCOL_VERSION,
+): Promise<Record<string, string>> {
   const target = { url, headers, tool: '' };
   const init = await post(target, {
     jsonrpc: '2.0',
     id: 0,
     method: 'initialize',
-    params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'plaza-bench', version: '1' } },
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: 'plaza-bench', version: '1' } },
   });
   if (init.status !== 200) throw new Error(`initialize at ${url} answered ${init.status}: ${init.text.slice(0, 200)}`);
   const session = init.headers['mcp-session-id'];
-  const out: Record<string, string> = { ...headers, 'mcp-protocol-version': PROTOCOL_VERSION };
+  // The revision the server answered (it may offer another than the one asked for).
+  const agreed = /"protocolVersion"\s*:\s*"([^"]+)"/.exec(init.text)?.[1] ?? protocolVersion;
+  const out: Record<string, string> = { ...headers, 'mcp-protocol-version': agreed };
   if (typeof session === 'string') out['mcp-session-id'] = session;
   const notified = await post({ url, headers: out, tool: '' }, { jsonrpc: '2.0', method: 'notifications/initialized' });
   if (notified.status >= 300) throw new Error(`notifications/initialized at ${url} answered ${notified.status}`);
@@ -252,6 +260,14 @@ async function benchUpstream(
 ): Promise<Record<string, unknown>> {
   const none = { calls: 0 };
   const direct: Target = { url: upstreamUrl, headers: await initialize(upstreamUrl, {}), tool: 'echo' };
+  // `/mcp` speaks to the upstream in the newest revision both share (gateway/upstream/revisions.ts),
+  // whatever the caller's: its added latency is measured over the upstream in that revision
+  // (server-everything answers ~1.2 ms slower in 2025-11-25 than in 2025-06-18, with or without Plaza).
+  const poolDirect: Target = {
+    url: upstreamUrl,
+    headers: await initialize(upstreamUrl, {}, DEFAULT_SESSION_REVISION),
+    tool: 'echo',
+  };
   const paths: Path[] = [];
   for (const g of gateways) {
     const pid = g.child.child.pid!;
@@ -287,22 +303,27 @@ async function benchUpstream(
       peers.push(started);
       paths.push(peerPath(started));
     }
-    return await measureUpstream(direct, none, paths);
+    return await measureUpstream({ client: direct, pool: poolDirect }, none, paths);
   } finally {
     for (const p of peers) await p.stop();
   }
 }
 
-/** Runs every path at c=1 and c=32 between two direct phases; the figures per path. */
-async function measureUpstream(direct: Target, none: { calls: number }, paths: Path[]) {
+/**
+ * Runs every path at c=1 and c=32 between two direct phases; the figures per path. `direct.pool`
+ * is the upstream in the revision `/mcp` speaks to it, the c=1 baseline of the aggregate paths.
+ */
+async function measureUpstream(direct: { client: Target; pool: Target }, none: { calls: number }, paths: Path[]) {
   // Warm every path (JIT, keep-alive connections, the pool's upstream session).
-  await run(direct, 8, 1, none);
+  await run(direct.client, 8, 1, none);
+  await run(direct.pool, 8, 1, none);
   for (const p of paths) await runPath(p, 8, 1);
 
   const out: Record<string, Record<string, unknown>> = {};
   for (const c of [1, HIGH]) {
     // Direct before and after the gateway runs: the baseline is their mean, so drift hits both alike.
-    const before = await run(direct, c, DURATION_S, none);
+    const before = await run(direct.client, c, DURATION_S, none);
+    const poolBefore = c === 1 ? await run(direct.pool, c, DURATION_S, none) : undefined;
     const via: Record<string, LoopResult> = {};
     /** The proxy process's CPU per answered call: the figure machine load disturbs least. */
     const cpuPerCall: Record<string, number> = {};
@@ -316,10 +337,18 @@ async function measureUpstream(direct: Target, none: { calls: number }, paths: P
       via[p.key] = result;
       cpuPerCall[p.key] = ((cpuSeconds(p.pid) - cpu0) * 1e6) / Math.max(1, result.requests);
     }
-    const base = summarise([before, await run(direct, c, DURATION_S, none)]);
+    const base = summarise([before, await run(direct.client, c, DURATION_S, none)]);
+    const poolBase = poolBefore && summarise([poolBefore, await run(direct.pool, c, DURATION_S, none)]);
     const d = (out['direct'] ??= {});
     if (c === 1)
-      Object.assign(d, { c1_p50_ms: round3(base.p50Ms), c1_p99_ms: round3(base.p99Ms), errors: base.errors });
+      Object.assign(d, {
+        c1_p50_ms: round3(base.p50Ms),
+        c1_p99_ms: round3(base.p99Ms),
+        errors: base.errors,
+        pool_revision: direct.pool.headers['mcp-protocol-version'],
+        pool_revision_c1_p50_ms: round3(poolBase!.p50Ms),
+        pool_revision_c1_p99_ms: round3(poolBase!.p99Ms),
+      });
     else
       Object.assign(d, {
         [`c${c}_rps`]: Math.round(base.requestsPerSec),
@@ -330,12 +359,15 @@ async function measureUpstream(direct: Target, none: { calls: number }, paths: P
       const o = (out[key] ??= { errors: 0 });
       o['errors'] = Number(o['errors']) + r.errors;
       const cpu = Math.round(cpuPerCall[key] ?? Number.NaN);
+      // The aggregate's upstream exchange is in the pool's revision: so is its baseline.
+      const c1Base = key.startsWith('aggregate_') ? poolBase! : base;
       if (c === 1)
         Object.assign(o, {
           c1_p50_ms: r.p50Ms,
           c1_p99_ms: r.p99Ms,
-          added_p50_ms: round3(r.p50Ms - base.p50Ms),
-          added_p99_ms: round3(r.p99Ms - base.p99Ms),
+          added_p50_ms: round3(r.p50Ms - c1Base.p50Ms),
+          added_p99_ms: round3(r.p99Ms - c1Base.p99Ms),
+          ...(c1Base === base ? {} : { added_p50_ms_over_client_revision: round3(r.p50Ms - base.p50Ms) }),
           c1_gateway_cpu_us_per_call: cpu,
         });
       else

@@ -45,15 +45,27 @@ export interface CallContext {
   subject?: string | undefined;
 }
 
+/**
+ * JSON with every object's keys in UTF-16 code unit order (Array.prototype.sort's own order for
+ * strings) and undefined members left out; built in one string, without arrays of entries.
+ */
 function canonical(value: unknown): string {
   const raw = rawJsonText(value);
   if (raw !== undefined) return raw;
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonical(value[i]);
+    return `${out}]`;
+  }
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    const object = value as Record<string, unknown>;
+    let out = '{';
+    for (const key of Object.keys(object).sort()) {
+      const member = object[key];
+      if (member === undefined) continue;
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonical(member)}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

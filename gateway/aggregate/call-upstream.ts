@@ -78,7 +78,7 @@ export async function forward(
   const { call, connector, req, params, extra, upstreamState } = sending;
   const { identity, provider, tool } = call;
   const assertion = await deps.pipeline.sign(call, connector.url);
-  const headers = upstreamHeaders(callerHeaders(req, provider), identity, call.callId, assertion);
+  const headers = upstreamHeaders(callerHeaders(req, provider), identity, { callId: call.callId, assertion });
   const upstreamParams = stampCallParams(
     withoutEnvelope({
       name: tool,

@@ -83,7 +83,10 @@ export async function askUpstream(deps: UpstreamRequestDeps, ask: UpstreamAsk): 
   const { connector, identity } = ask;
   const call = ask.call ?? unreceipted(identity, connector.provider, ask.method, deps.pipeline.clock.now());
   const assertion = await deps.pipeline.sign(call, connector.url);
-  const headers = upstreamHeaders(callerHeaders(ask.req, connector.provider), identity, call.callId, assertion);
+  const headers = upstreamHeaders(callerHeaders(ask.req, connector.provider), identity, {
+    callId: call.callId,
+    assertion,
+  });
   if (ask.call) deps.pipeline.forwarding(ask.call);
   return deps.pool.request({
     url: connector.url,

@@ -129,16 +129,17 @@ function claimsClientAddress(name: string): boolean {
 }
 
 /**
- * Headers to send upstream for one call: the caller's headers minus every identity header,
- * credential and client-address claim (X-Forwarded-For and the like) they sent, and minus the
- * headers their `Connection` names (hop-by-hop), plus Plaza's identity headers; the caller's
- * third-party credential (X-PLATFORM-Upstream-Authorization) becomes `Authorization`.
+ * Headers to send upstream: the caller's headers minus every identity header, credential and
+ * client-address claim (X-Forwarded-For and the like) they sent, minus the headers their
+ * `Connection` names (hop-by-hop) and those `drop` names (lower case), plus Plaza's identity
+ * headers — with the call's id and assertion for a call; the caller's third-party credential
+ * (X-PLATFORM-Upstream-Authorization) becomes `Authorization`.
  */
 export function upstreamHeaders(
   callerHeaders: Readonly<Record<string, string | string[] | undefined>>,
   card: AginCard,
-  callId: string,
-  assertion: string,
+  call: { callId: string; assertion: string } | undefined,
+  drop?: ReadonlySet<string>,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   const connection = callerHeaders['connection'] ?? findHeader(callerHeaders, 'connection');
@@ -157,7 +158,8 @@ export function upstreamHeaders(
       name === 'authorization' ||
       name === 'cookie' ||
       claimsClientAddress(read) ||
-      hopByHop.has(read)
+      hopByHop.has(read) ||
+      drop?.has(name)
     )
       continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
@@ -167,8 +169,10 @@ export function upstreamHeaders(
   if (typeof thirdParty === 'string' && thirdParty.trim() !== '') out['authorization'] = thirdParty.trim();
   out[IDENTITY_HEADERS.aginId] = card.aginId;
   out[IDENTITY_HEADERS.agentPrincipal] = card.agentPrincipal;
-  out[IDENTITY_HEADERS.callId] = callId;
-  out[IDENTITY_HEADERS.assertion] = assertion;
+  if (call) {
+    out[IDENTITY_HEADERS.callId] = call.callId;
+    out[IDENTITY_HEADERS.assertion] = call.assertion;
+  }
   return out;
 }
 

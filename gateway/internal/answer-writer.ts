@@ -63,7 +63,9 @@ export function writeHeldAnswer(
   res.writeHead(answer.status, { ...answer.headers, 'content-length': length });
   if (text.length <= SLICE_CHARS) {
     res.end(text);
-    guardDrain(res, timeoutMs);
+    // Handed whole to the socket's kernel buffer (the usual case): nothing waits for the client,
+    // so there is nothing to time out, and no timer or listeners to set up per answer.
+    if (res.writableLength > 0) guardDrain(res, timeoutMs);
     return;
   }
   guardDrain(res, timeoutMs);

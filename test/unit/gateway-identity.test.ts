@@ -81,8 +81,7 @@ describe('upstreamHeaders', () => {
         'mcp-session-id': 's1',
       },
       card,
-      'call_3',
-      'jws',
+      { callId: 'call_3', assertion: 'jws' },
     );
     expect(headers).toEqual({
       'content-type': 'application/json',
@@ -96,7 +95,23 @@ describe('upstreamHeaders', () => {
   });
 
   it('sends no Authorization when the caller has no third-party credential', () => {
-    expect(upstreamHeaders({ authorization: 'Bearer agent' }, card, 'c', 'j')).not.toHaveProperty('authorization');
+    expect(
+      upstreamHeaders({ authorization: 'Bearer agent' }, card, { callId: 'c', assertion: 'j' }),
+    ).not.toHaveProperty('authorization');
+  });
+
+  it('sends no call id or assertion for a request that is no call, and leaves out the headers `drop` names', () => {
+    const headers = upstreamHeaders(
+      { host: 'plaza.example', 'content-length': '12', 'content-type': 'application/json', 'mcp-session-id': 's1' },
+      card,
+      undefined,
+      new Set(['host', 'content-length', 'mcp-session-id']),
+    );
+    expect(headers).toEqual({
+      'content-type': 'application/json',
+      'x-platform-agin-id': 'agin_1',
+      'x-platform-agent-principal': 'principal:acc/agt',
+    });
   });
 });
 
