@@ -1,16 +1,10 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 
-import { acquireDataDirLock } from './data-dir-lock.ts';
 import { PrismaClient } from './generated/client.ts';
-import { pgliteSqlPool } from './internal/pglite-sql.ts';
-import { pgliteTemplate, unpackTemplateInto } from './pglite-template.ts';
 import type { SqlPool, SqlSession } from './sql-client.ts';
 
 /** Where the data lives. */
@@ -40,13 +34,14 @@ export function pgliteSocketDir(dataDir: string): string {
   return join(dataDir, 'run');
 }
 
-const SOCKET_NAME = '.s.PGSQL.5432';
+export const SOCKET_NAME = '.s.PGSQL.5432';
 
 /** Opens the database described by `target`. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
-  return target.kind === 'postgres'
-    ? openPostgres(target.url, target.poolMax)
-    : openPglite(target.dataDir, target.owner ?? false);
+  if (target.kind === 'postgres') return openPostgres(target.url, target.poolMax);
+  // Loaded only for embedded storage: on PostgreSQL the process never holds PGlite's code (~6 MB).
+  const { openPglite } = await import('./pglite-database.ts');
+  return openPglite(target.dataDir, target.owner ?? false);
 }
 
 async function openPostgres(url: string, poolMax = 10): Promise<Database> {
@@ -132,56 +127,6 @@ async function openPostgres(url: string, poolMax = 10): Promise<Database> {
       await pool.end().catch(() => undefined);
     },
   };
-}
-
-async function openPglite(dataDir: string, owner: boolean): Promise<Database> {
-  const memory = dataDir.startsWith('memory://');
-  let release: (() => void) | undefined;
-  if (!memory) {
-    mkdirSync(dataDir, { recursive: true });
-    if (owner) release = acquireDataDirLock(dataDir);
-  }
-  const pgDir = memory ? dataDir : join(dataDir, 'pgdata');
-  try {
-    let fresh = memory || !existsSync(join(pgDir, 'PG_VERSION'));
-    if (fresh && !memory && (await unpackTemplateInto(pgDir))) fresh = false;
-    const loadDataDir = fresh ? await pgliteTemplate() : undefined;
-    const db = await PGlite.create(pgDir, loadDataDir ? { loadDataDir } : {});
-    let socketServer: PGLiteSocketServer | undefined;
-    if (owner && !memory) socketServer = await serveSocket(db, dataDir);
-    const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
-    const sql = pgliteSqlPool(db);
-    return {
-      kind: 'pglite',
-      prisma,
-      sql,
-      description: memory ? 'pglite (in memory)' : `pglite ${pgDir}`,
-      ping: async () => {
-        await db.query('SELECT 1');
-      },
-      close: async () => {
-        await socketServer?.stop().catch(() => undefined);
-        await prisma.$disconnect().catch(() => undefined);
-        await db.close().catch(() => undefined);
-        release?.();
-      },
-    };
-  } catch (error) {
-    release?.();
-    throw error;
-  }
-}
-
-async function serveSocket(db: PGlite, dataDir: string): Promise<PGLiteSocketServer | undefined> {
-  const dir = pgliteSocketDir(dataDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, SOCKET_NAME);
-  // Unix socket paths are limited to ~107 bytes; a deeper data folder just has no socket.
-  if (Buffer.byteLength(path) > 100) return undefined;
-  rmSync(path, { force: true });
-  const server = new PGLiteSocketServer({ db, path });
-  await server.start();
-  return server;
 }
 
 /** The connection string of the socket a server serves its embedded database on. */

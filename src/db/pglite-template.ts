@@ -6,8 +6,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { PGlite } from '@electric-sql/pglite';
-
 import { pgliteSqlPool } from './internal/pglite-sql.ts';
 import { migrate, readMigrations } from './migrate.ts';
 
@@ -59,6 +57,8 @@ export async function pgliteTemplateFile(): Promise<string> {
     .slice(0, 12);
   const path = join(cacheDir(), `pglite-template-${pgliteVersion()}-${key}.tar.gz`);
   if (existsSync(path)) return path;
+  // Imported here: src/db's index re-exports this module, and a process on PostgreSQL loads no PGlite.
+  const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create('memory://');
   await migrate(pgliteSqlPool(db), migrations);
   const dump = await db.dumpDataDir('gzip');
