@@ -12,7 +12,7 @@ import { DROPPED } from './exchange.ts';
  */
 export function whenClosed(res: ServerResponse, then: () => void): void {
   if (res.closed) then();
-  else res.on('close', then);
+  else res.once('close', then);
 }
 
 /**
