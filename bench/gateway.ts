@@ -38,7 +38,7 @@ import { dirname, join } from 'node:path';
 
 import { Agent, request } from 'undici';
 
-import { DEFAULT_SESSION_REVISION } from '../gateway/upstream/revisions.ts';
+import { DEFAULT_SESSION_REVISION } from '../gateway/index.ts';
 import { createPostgresDatabase } from '../test/support/databases.ts';
 import { GATEWAY_PEER_NOTES, GATEWAY_PEERS, type GatewayPeer, startGatewayPeer } from './gateway-peers.ts';
 import { cpuSeconds, loadLoop, type LoopResult, type ReadyChild, sampleRss, saveResult, spawnReady } from './lib.ts';

@@ -67,3 +67,5 @@ export type { UpstreamHttp, UpstreamHttpRequest, UpstreamHttpResponse } from './
 export { createUpstreamHttp } from './upstream-http.ts';
 export type { PooledCall, UpstreamPool, UpstreamPoolOptions } from './upstream-pool.ts';
 export { createUpstreamPool } from './upstream-pool.ts';
+/** The revision the pool asks a session upstream for when the upstream's are not recorded (the bench calls upstreams in it too). */
+export { DEFAULT_SESSION_REVISION } from './upstream/revisions.ts';
