@@ -11,7 +11,8 @@
  * 32 (throughput), each path's process sampled for its CPU per answered call and its RSS. Targets
  * (bench/targets.ts, issue 36): CPU per call at c=32 with sync receipts at most 1.5× the same-work
  * reference's and below every npm peer's; RSS under c=32 at most mcp-hub's on PostgreSQL, 1.5× on
- * PGlite; added p50 <= 1 ms and p99 <= 5 ms at concurrency 1; receipts == calls. The throughput
+ * PGlite; added p50 <= 1 ms and p99 <= 5 ms at concurrency 1 (for `/mcp`, over the upstream called
+ * directly in the revision `/mcp` speaks to it: see measureUpstream); receipts == calls. The throughput
  * over direct at c=32 is reported, no longer a target. A gateway label with `-async` (e.g.
  * `pglite-async`) writes receipts with `async` durability: the latency target names no
  * durability, and a sync receipt at concurrency 1 waits for one database commit (an fsync).
