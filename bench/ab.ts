@@ -23,15 +23,8 @@ import { promisify } from 'node:util';
 
 import { createPostgresDatabase } from '../test/support/databases.ts';
 import { completion, startChatPlaza } from './chat-proxy.ts';
-import {
-  callEcho,
-  closeLoadPool,
-  type Gateway,
-  initialize,
-  startGateway,
-  startUpstream,
-  type Target,
-} from './gateway.ts';
+import { callEcho, closeLoadPool, initialize, type Target } from './gateway-client.ts';
+import { type Gateway, startGateway, startUpstream } from './gateway-processes.ts';
 import { checkout, cpuSeconds, loadLoop, median, ROOT, spawnReady } from './lib.ts';
 
 const REF = process.argv[2];

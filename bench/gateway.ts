@@ -31,105 +31,29 @@
  * the cheapest proxy doing Plaza's per-call work. The npm peers (bench/gateway-peers.ts) front
  * each upstream in processes of their own, started and stopped per upstream (`peer_<name>`).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-
-import { Agent, request } from 'undici';
+import { join } from 'node:path';
 
 import { DEFAULT_SESSION_REVISION } from '../gateway/index.ts';
-import { createPostgresDatabase } from '../test/support/databases.ts';
+import {
+  callEcho,
+  closeLoadPool,
+  initialize,
+  nextSequence,
+  PROTOCOL_VERSION,
+  streamableCaller,
+  type Target,
+} from './gateway-client.ts';
 import { GATEWAY_PEER_NOTES, GATEWAY_PEERS, type GatewayPeer, startGatewayPeer } from './gateway-peers.ts';
-import { cpuSeconds, loadLoop, type LoopResult, type ReadyChild, sampleRss, saveResult, spawnReady } from './lib.ts';
+import { type Gateway, RECEIPTS, startGateway, startReference, startUpstream } from './gateway-processes.ts';
+import { cpuSeconds, loadLoop, type LoopResult, sampleRss, saveResult } from './lib.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 3);
 const UPSTREAMS = (process.env['BENCH_UPSTREAMS'] ?? 'mini,everything').split(',').filter(Boolean);
-const RECEIPTS = process.env['BENCH_RECEIPTS'] ?? 'sync';
 /** Gateway children: `pglite` and `postgres` store receipts (RECEIPTS durability, or async with an `-async` suffix), `memory` only counts them. */
 const GATEWAYS = (process.env['BENCH_GATEWAYS'] ?? 'pglite,pglite-async,memory').split(',').filter(Boolean);
 const HIGH = 32;
-/**
- * Node flags of the gateway child: by default those `npm start` gives `plaza serve` (a 32 MB young
- * generation); e.g. add `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes.
- */
-const GATEWAY_NODE_ARGS = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16')
-  .split(' ')
-  .filter(Boolean);
-/** Node flags of the reference children (none by default; e.g. `--cpu-prof` as for the gateway). */
-const REFERENCE_NODE_ARGS = (process.env['BENCH_REFERENCE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-const PROTOCOL_VERSION = '2025-06-18';
-
-/** The load generator's connection pool (keep-alive); one per run, closed by closeLoadPool. */
-let dispatcher: Agent | undefined;
-
-/** Closes the load generator's connection pool (the next call opens a new one). */
-export async function closeLoadPool(): Promise<void> {
-  await dispatcher?.close();
-  dispatcher = undefined;
-}
-
-/** One way of calling the echo tool: a URL, fixed headers, and the tool name to call. */
-export interface Target {
-  url: string;
-  headers: Record<string, string>;
-  tool: string;
-  /** `params._meta` of each call (a 2026-07-28 request's envelope). */
-  meta?: Record<string, unknown>;
-}
-
-let sequence = 0;
-
-async function post(
-  target: Target,
-  body: unknown,
-): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
-  const res = await request(target.url, {
-    method: 'POST',
-    dispatcher: (dispatcher ??= new Agent({ connections: 128, keepAliveTimeout: 60_000, pipelining: 1 })),
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...target.headers },
-    body: JSON.stringify(body),
-  });
-  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-}
-
-/** Initializes an MCP session at `url` (directly or through the gateway); returns the headers to reuse. */
-export async function initialize(
-  url: string,
-  headers: Record<string, string>,
-  protocolVersion = PROTOCOL_VERSION,
-): Promise<Record<string, string>> {
-  const target = { url, headers, tool: '' };
-  const init = await post(target, {
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion, capabilities: {}, clientInfo: { name: 'plaza-bench', version: '1' } },
-  });
-  if (init.status !== 200) throw new Error(`initialize at ${url} answered ${init.status}: ${init.text.slice(0, 200)}`);
-  const session = init.headers['mcp-session-id'];
-  // The revision the server answered (it may offer another than the one asked for).
-  const agreed = /"protocolVersion"\s*:\s*"([^"]+)"/.exec(init.text)?.[1] ?? protocolVersion;
-  const out: Record<string, string> = { ...headers, 'mcp-protocol-version': agreed };
-  if (typeof session === 'string') out['mcp-session-id'] = session;
-  const notified = await post({ url, headers: out, tool: '' }, { jsonrpc: '2.0', method: 'notifications/initialized' });
-  if (notified.status >= 300) throw new Error(`notifications/initialized at ${url} answered ${notified.status}`);
-  return out;
-}
-
-/** Calls echo once; true when the answer is a successful result carrying the echoed text. */
-export async function callEcho(target: Target, counter: { calls: number }): Promise<boolean> {
-  const n = ++sequence;
-  counter.calls++;
-  const res = await post(target, {
-    jsonrpc: '2.0',
-    id: n,
-    method: 'tools/call',
-    params: { name: target.tool, arguments: { message: `m${n}` }, ...(target.meta ? { _meta: target.meta } : {}) },
-  });
-  return res.status === 200 && res.text.includes(`Echo: m${n}`) && !res.text.includes('"isError":true');
-}
 
 function run(target: Target, connections: number, durationS: number, counter: { calls: number }): Promise<LoopResult> {
   return loadLoop({ connections, durationS, send: () => callEcho(target, counter) });
@@ -159,7 +83,7 @@ function peerPath(peer: GatewayPeer): Path {
     async prepare(connections) {
       const send = await peer.callers(connections);
       return async (worker) => {
-        const n = ++sequence;
+        const n = nextSequence();
         counter.calls++;
         const text = await send(worker, `m${n}`);
         return text.includes(`Echo: m${n}`) && !text.includes('"isError":true');
@@ -168,76 +92,13 @@ function peerPath(peer: GatewayPeer): Path {
   };
 }
 
-/** Opens one streamable-HTTP session at `url` and gives a call that returns the answer's text (for peers). */
-async function streamableCaller(url: string): Promise<(worker: number, message: string) => Promise<string>> {
-  const target: Target = { url, headers: await initialize(url, {}), tool: 'echo' };
-  return async (_worker, message) =>
-    (
-      await post(target, {
-        jsonrpc: '2.0',
-        id: ++sequence,
-        method: 'tools/call',
-        params: { name: 'echo', arguments: { message } },
-      })
-    ).text;
-}
-
 async function runPath(path: Path, connections: number, durationS: number): Promise<LoopResult> {
   const send = await path.prepare(connections);
   return loadLoop({ connections, durationS, send });
 }
 
-export async function startUpstream(name: string): Promise<ReadyChild<{ port: number }> & { url: string }> {
-  if (name === 'mini') {
-    const child = await spawnReady<{ port: number }>(process.execPath, ['bench/fixtures/mini-upstream.mjs'], {
-      PORT: '0',
-    });
-    return { ...child, url: `http://127.0.0.1:${child.info.port}/mcp` };
-  }
-  if (name === 'everything') {
-    // server-everything logs "listening on port N" on stderr; pick the port ourselves.
-    const port = 18_200 + Math.floor(Math.random() * 500);
-    const require = createRequire(import.meta.url);
-    const entry = join(
-      dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
-      'dist',
-      'index.js',
-    );
-    const child = await spawnReady<{ port: number }>(
-      process.execPath,
-      ['--input-type=module', '-e', everythingWrapper(entry, port)],
-      {},
-    );
-    return { ...child, url: `http://127.0.0.1:${port}/mcp` };
-  }
-  throw new Error(`unknown upstream ${name}`);
-}
-
-/** A wrapper that starts server-everything as a grandchild and prints `ready` once it listens. */
-function everythingWrapper(entry: string, port: number): string {
-  return `
-import { spawn } from 'node:child_process';
-const child = spawn(process.execPath, [${JSON.stringify(entry)}, 'streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: '${port}' }, stdio: ['ignore', 'ignore', 'pipe'] });
-let out = '';
-child.stderr.on('data', (d) => { out += d; if (/listening/i.test(out)) { process.stdout.write('ready {"port":${port}}\\n'); out = ''; } });
-child.on('exit', (c) => process.exit(c ?? 1));
-process.on('SIGTERM', () => child.kill('SIGTERM'));
-`;
-}
-
 function round3(n: number): number {
   return Number(n.toFixed(3));
-}
-
-/** A gateway child under test: its label (receipt storage), URL, agent token and calls sent to it. */
-export interface Gateway {
-  label: string;
-  child: ReadyChild<{ port: number; token: string }>;
-  url: string;
-  calls: { calls: number };
-  dispose?: () => Promise<void>;
-  /** A reference proxy (bench/fixtures/bare-gateway.mjs): passthrough only, no agent token. */
-  reference?: boolean;
 }
 
 function summarise(runs: LoopResult[]): LoopResult {
@@ -381,76 +242,6 @@ async function measureUpstream(direct: { client: Target; pool: Target }, none: {
     }
   }
   return out;
-}
-
-/**
- * Starts a gateway child labelled by its receipt storage (`memory`, `pglite[-async]`,
- * `postgres[-async]`, the latter in a fresh database under BENCH_DATABASE_URL). `root` is the tree
- * whose fixture runs (bench/ab.ts runs another commit's).
- */
-export async function startGateway(
-  label: string,
-  providers: Record<string, string>,
-  dir: string,
-  root = '.',
-): Promise<Gateway> {
-  const [store, durability] = label.split('-');
-  const env: NodeJS.ProcessEnv = {
-    PROVIDERS: JSON.stringify(providers),
-    DATA_DIR: join(dir, label),
-    RECEIPTS: store === 'memory' ? 'memory' : (durability ?? RECEIPTS),
-    PORT: '0',
-  };
-  let dispose: (() => Promise<void>) | undefined;
-  if (store === 'postgres') {
-    const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL']!, 'plaza_bench_gw');
-    env['DATABASE_URL'] = created.url;
-    dispose = created.drop;
-  }
-  // Run as that tree's `plaza serve` runs: types stripped by Node where its bin/plaza.mjs does so
-  // (and this Node can), else through tsx's loader (older commits, for bench/ab.ts).
-  const native =
-    process.features.typescript &&
-    readFileSync(join(root, 'bin/plaza.mjs'), 'utf8').includes('process.features.typescript');
-  const loader = native ? [] : ['--import', 'tsx'];
-  const child = await spawnReady<{ port: number; token: string }>(
-    process.execPath,
-    [...GATEWAY_NODE_ARGS, ...loader, join(root, 'bench/fixtures/gateway-server.ts')],
-    env,
-  );
-  return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose };
-}
-
-/**
- * Starts a reference proxy (bench/fixtures/bare-gateway.mjs): `bare` (the per-call essentials),
- * `bare-postgres` (and a receipt row committed to PostgreSQL), `same-work-postgres` and
- * `same-work-pglite` (the work Plaza's gateway does per call, issue 36: the agent's bearer token
- * checked, its identity stamped and asserted, a receipt row committed before the answer, on a
- * fresh PostgreSQL database under BENCH_DATABASE_URL or an embedded PGlite data folder in `dir`).
- */
-export async function startReference(label: string, providers: Record<string, string>, dir: string): Promise<Gateway> {
-  const env: NodeJS.ProcessEnv = { PROVIDERS: JSON.stringify(providers), PORT: '0' };
-  let dispose: (() => Promise<void>) | undefined;
-  let token: string | undefined;
-  if (label.startsWith('same-work')) {
-    const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
-    const pick = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % 36]).join('');
-    token = `agt_${pick(13)}_${pick(40)}`;
-    env['AGENT_TOKEN'] = token;
-  }
-  if (label.endsWith('-postgres')) {
-    const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL']!, 'plaza_bench_bare');
-    env['DATABASE_URL'] = created.url;
-    dispose = created.drop;
-  } else if (label.endsWith('-pglite')) env['DATABASE_URL'] = `pglite:${join(dir, label)}`;
-  else if (label !== 'bare') throw new Error(`unknown reference ${label}`);
-  const child = await spawnReady<{ port: number; token: string }>(
-    process.execPath,
-    [...REFERENCE_NODE_ARGS, 'bench/fixtures/bare-gateway.mjs'],
-    env,
-  );
-  if (token) child.info.token = token;
-  return { label, child, url: `http://127.0.0.1:${child.info.port}`, calls: { calls: 0 }, dispose, reference: true };
 }
 
 /** References run beside the gateways (BENCH_REFERENCES, or BENCH_REFERENCE=0 for none). */

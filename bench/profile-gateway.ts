@@ -33,9 +33,9 @@ if (heap) process.env['BENCH_ALLOC_PROFILE'] = join(profileDir, 'allocations.hea
 process.env['BENCH_GATEWAY_NODE_ARGS'] =
   `${process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '--max-semi-space-size=16'} ${flags}`;
 process.env['BENCH_REFERENCE_NODE_ARGS'] = flags;
-// Imported after the flags are set: bench/gateway.ts reads them when it loads.
-const { callEcho, closeLoadPool, initialize, startGateway, startReference, startUpstream } =
-  await import('./gateway.ts');
+// Imported after the flags are set: bench/gateway-processes.ts reads them when it loads.
+const { startGateway, startReference, startUpstream } = await import('./gateway-processes.ts');
+const { callEcho, closeLoadPool, initialize } = await import('./gateway-client.ts');
 
 const [kind, label] = [path.slice(0, path.indexOf('_')), path.slice(path.indexOf('_') + 1)];
 const dir = mkdtempSync(join(tmpdir(), 'plaza-prof-data-'));
