@@ -70,6 +70,14 @@ export const SETTINGS_SERVER = {
   PLAZA_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024)
     .default(defaults.bodyLimitBytes)
     .meta(doc('largest accepted JSON request body (larger: 413; 400 on the token API)', 'General')),
+  PLAZA_HEAP_GROWING_PERCENT: int(0, 300)
+    .default(defaults.heapGrowingPercent)
+    .meta(
+      doc(
+        "how far V8's old generation may grow past what the last full collection kept before the next one starts, in percent (`0`: V8's own choice, up to 300%); `plaza serve` sets it at start unless node's command line has `--heap-growing-percent`",
+        'General',
+      ),
+    ),
   PLAZA_SHUTDOWN_TIMEOUT_MS: int(0, 600_000)
     .default(defaults.shutdownTimeoutMs)
     .meta(doc('how long SIGTERM or Ctrl-C (SIGINT) waits for in-flight requests', 'General')),

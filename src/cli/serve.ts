@@ -1,4 +1,5 @@
 import type { Config } from '../../config/index.ts';
+import { applyHeapPolicy } from '../app/heap-policy.ts';
 import { DatabaseStartError, runServer } from '../app/run-server.ts';
 import { ListenError } from '../app/server.ts';
 import { SpoolDirLockedError } from '../app/spool-lock.ts';
@@ -15,6 +16,8 @@ const SIGNAL_ECHO_MS = 100;
  */
 export async function serve(config: Config, telemetry?: Telemetry): Promise<void> {
   const log = createLogger({ level: config.logLevel });
+  const heapGrowingPercent = applyHeapPolicy(config.heapGrowingPercent);
+  if (heapGrowingPercent !== undefined) log.debug({ heapGrowingPercent }, 'old generation growth between full collections');
   let running;
   try {
     running = await runServer(config, log);

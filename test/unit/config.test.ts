@@ -14,6 +14,8 @@ describe('loadConfig', () => {
     expect(config.trustProxy).toBe(false);
     expect(config.telemetry.enabled).toBe(false);
     expect(config.publicBaseUrl).toBe('http://localhost:8080');
+    expect(config.heapGrowingPercent).toBe(30);
+    expect(loadConfig({ PLAZA_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
   });
 
   it('reads every documented variable', () => {
@@ -83,6 +85,9 @@ describe('loadConfig', () => {
     ['PLAZA_GATEWAY_ALLOWED_ORIGINS', 'app.example.org'],
     ['PLAZA_GATEWAY_ALLOWED_HOSTS', 'http://plaza.internal'],
     ['PLAZA_GATEWAY_ALLOWED_HOSTS', 'plaza.internal/x'],
+    ['PLAZA_HEAP_GROWING_PERCENT', '-1'],
+    ['PLAZA_HEAP_GROWING_PERCENT', '301'],
+    ['PLAZA_HEAP_GROWING_PERCENT', 'half'],
   ])('rejects %s=%s with an error naming the variable', (name, value) => {
     let caught: unknown;
     try {
