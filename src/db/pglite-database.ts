@@ -12,6 +12,15 @@ import { PrismaClient } from './generated/client.ts';
 import { pgliteSqlPool } from './internal/pglite-sql.ts';
 import { pgliteTemplate, unpackTemplateInto } from './pglite-template.ts';
 
+/**
+ * PostgreSQL's start parameters for the embedded database: PGlite's own, with 32 MB of shared
+ * buffers instead of PostgreSQL's 128 MB. Every buffer page PGlite touches stays resident in its
+ * WebAssembly memory, which never shrinks, so a gateway writing receipts held ~100 MB more
+ * (bench/README.md, "2026-11-29, evening"); pages outside the buffers are read from the data
+ * folder through the operating system's file cache.
+ */
+const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
+
 /** Opens (creating from the template when new) the embedded database in `dataDir`; see DatabaseTarget. */
 export async function openPglite(dataDir: string, owner: boolean): Promise<Database> {
   const memory = dataDir.startsWith('memory://');
@@ -25,7 +34,7 @@ export async function openPglite(dataDir: string, owner: boolean): Promise<Datab
     let fresh = memory || !existsSync(join(pgDir, 'PG_VERSION'));
     if (fresh && !memory && (await unpackTemplateInto(pgDir))) fresh = false;
     const loadDataDir = fresh ? await pgliteTemplate() : undefined;
-    const db = await PGlite.create(pgDir, loadDataDir ? { loadDataDir } : {});
+    const db = await PGlite.create(pgDir, { startParams: START_PARAMS, ...(loadDataDir ? { loadDataDir } : {}) });
     let socketServer: PGLiteSocketServer | undefined;
     if (owner && !memory) socketServer = await serveSocket(db, dataDir);
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
