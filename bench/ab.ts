@@ -2,7 +2,8 @@
  * A/B: this tree against another commit, side by side in one run. Single runs on a shared 2-core
  * machine move by ±20%, so a before/after pair of `npm run bench` runs says little about a change
  * of 10%; here both trees serve at once and alternate 3 s rounds at concurrency 32 (A B, B A, …),
- * so drift hits both alike. Per round: requests/s and the server process's CPU µs per request.
+ * so drift hits both alike. Per round: requests/s, the server process's CPU µs per request and its
+ * resident memory at the round's end.
  *
  * Run: `node --import tsx bench/ab.ts <git-ref> [gateway|chat|receipts]` (default gateway). The
  * ref is checked out into a temporary worktree (with this tree's node_modules and a Prisma client
@@ -25,7 +26,7 @@ import { createPostgresDatabase } from '../test/support/databases.ts';
 import { completion, startChatPlaza } from './chat-proxy.ts';
 import { callEcho, closeLoadPool, initialize, type Target } from './gateway-client.ts';
 import { type Gateway, startGateway, startUpstream } from './gateway-processes.ts';
-import { checkout, cpuSeconds, loadLoop, median, ROOT, spawnReady } from './lib.ts';
+import { checkout, cpuSeconds, loadLoop, median, ROOT, rssMb, spawnReady } from './lib.ts';
 
 const REF = process.argv[2];
 const MODE = process.argv[3] ?? 'gateway';
@@ -39,8 +40,10 @@ interface Side {
   send: () => Promise<boolean>;
 }
 
-async function alternate(sides: Side[]): Promise<Record<string, { rps: number[]; cpu_us: number[] }>> {
-  const rows = Object.fromEntries(sides.map((s) => [s.name, { rps: [] as number[], cpu_us: [] as number[] }]));
+async function alternate(sides: Side[]): Promise<Record<string, { rps: number[]; cpu_us: number[]; rss_mb: number[] }>> {
+  const rows = Object.fromEntries(
+    sides.map((s) => [s.name, { rps: [] as number[], cpu_us: [] as number[], rss_mb: [] as number[] }]),
+  );
   for (const side of sides) await loadLoop({ connections: 8, durationS: 1, send: side.send });
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 ? [...sides].reverse() : sides) {
@@ -48,6 +51,7 @@ async function alternate(sides: Side[]): Promise<Record<string, { rps: number[];
       const result = await loadLoop({ connections: 32, durationS: DURATION_S, send: side.send });
       rows[side.name]!.rps.push(Math.round(result.requestsPerSec));
       rows[side.name]!.cpu_us.push(Math.round(((cpuSeconds(side.pid) - before) * 1e6) / Math.max(1, result.requests)));
+      rows[side.name]!.rss_mb.push(Math.round(rssMb(side.pid)));
     }
   }
   return rows;
@@ -207,7 +211,7 @@ try {
     const summary = Object.fromEntries(
       Object.entries(rows).map(([name, r]) => [
         name,
-        { ...r, median_rps: median(r.rps), median_cpu_us: median(r.cpu_us) },
+        { ...r, median_rps: median(r.rps), median_cpu_us: median(r.cpu_us), max_rss_mb: Math.max(...r.rss_mb) },
       ]),
     );
     console.log(
