@@ -40,7 +40,9 @@ interface Side {
   send: () => Promise<boolean>;
 }
 
-async function alternate(sides: Side[]): Promise<Record<string, { rps: number[]; cpu_us: number[]; rss_mb: number[] }>> {
+async function alternate(
+  sides: Side[],
+): Promise<Record<string, { rps: number[]; cpu_us: number[]; rss_mb: number[] }>> {
   const rows = Object.fromEntries(
     sides.map((s) => [s.name, { rps: [] as number[], cpu_us: [] as number[], rss_mb: [] as number[] }]),
   );

@@ -17,7 +17,8 @@ const SIGNAL_ECHO_MS = 100;
 export async function serve(config: Config, telemetry?: Telemetry): Promise<void> {
   const log = createLogger({ level: config.logLevel });
   const heapGrowingPercent = applyHeapPolicy(config.heapGrowingPercent);
-  if (heapGrowingPercent !== undefined) log.debug({ heapGrowingPercent }, 'old generation growth between full collections');
+  if (heapGrowingPercent !== undefined)
+    log.debug({ heapGrowingPercent }, 'old generation growth between full collections');
   let running;
   try {
     running = await runServer(config, log);
