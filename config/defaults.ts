@@ -7,8 +7,8 @@ export const defaults = {
   serviceName: 'plaza',
   bodyLimitBytes: 1024 * 1024,
   shutdownTimeoutMs: 10_000,
-  // The old generation grows 30% past what a full collection kept (V8 alone lets it grow up to 4×).
-  heapGrowingPercent: 30,
+  // The old generation grows 60% past what a full collection kept (V8 alone lets it grow up to 4×).
+  heapGrowingPercent: 60,
   autoMigrate: true,
   llmTimeoutMs: 30_000,
   // The openai SDK's own default timeout: a client waits this long for a non-streamed answer.

@@ -4,10 +4,11 @@
  * Left to itself, V8 lets the old generation grow up to 4× what the last full collection kept
  * before it collects again. Under load a gateway call leaves ~85 KiB of garbage, some of it
  * promoted, so a server with ~45 MB of live objects sat at 130–190 MB of heap and 300–350 MB
- * resident; with 30% it stays near 90 MB of heap and 210–235 MB resident, for the same CPU per call
- * (bench/README.md, "2026-11-29, evening"). V8 reads the flag each time it sets the next limit,
- * so setting it once the process runs takes effect at the next collection. NODE_OPTIONS may not
- * carry it, so `plaza serve` sets it itself; a `--heap-growing-percent` on node's own command line wins.
+ * resident. With 60% (the default) it stays near 235 MB resident at the same CPU per call within
+ * the noise; 30% held a little less but cost the chat path ~20% more CPU (bench/README.md,
+ * "2026-11-29, evening"). V8 reads the flag each time it sets the next limit, so setting it once
+ * the process runs takes effect at the next collection. NODE_OPTIONS may not carry it, so
+ * `plaza serve` sets it itself; a `--heap-growing-percent` on node's own command line wins.
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -14,7 +14,7 @@ describe('loadConfig', () => {
     expect(config.trustProxy).toBe(false);
     expect(config.telemetry.enabled).toBe(false);
     expect(config.publicBaseUrl).toBe('http://localhost:8080');
-    expect(config.heapGrowingPercent).toBe(30);
+    expect(config.heapGrowingPercent).toBe(60);
     expect(loadConfig({ PLAZA_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
   });
 
