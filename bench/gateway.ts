@@ -40,11 +40,11 @@ import {
   callEcho,
   closeLoadPool,
   initialize,
-  nextSequence,
   PROTOCOL_VERSION,
   streamableCaller,
   type Target,
 } from './gateway-client.ts';
+import { type Path, peerPath, runPath, summarise, targetPath } from './gateway-paths.ts';
 import { GATEWAY_PEER_NOTES, GATEWAY_PEERS, type GatewayPeer, startGatewayPeer } from './gateway-peers.ts';
 import { type Gateway, RECEIPTS, startGateway, startReference, startUpstream } from './gateway-processes.ts';
 import { cpuSeconds, loadLoop, type LoopResult, sampleRss, saveResult } from './lib.ts';
@@ -59,58 +59,8 @@ function run(target: Target, connections: number, durationS: number, counter: { 
   return loadLoop({ connections, durationS, send: () => callEcho(target, counter) });
 }
 
-/** One way of calling echo under load: `prepare(c)` readies c callers (a peer's sessions) and gives the call of worker w. */
-interface Path {
-  key: string;
-  pid: number;
-  counter: { calls: number };
-  prepare(connections: number): Promise<(worker: number) => Promise<boolean>>;
-}
-
-/** A path over the bench's own streamable-HTTP client (direct, Plaza, the references, peers that speak it). */
-function targetPath(key: string, target: Target, counter: { calls: number }, pid: number): Path {
-  const call = () => callEcho(target, counter);
-  return { key, pid, counter, prepare: async () => call };
-}
-
-/** A peer's path: its callers answer with the JSON-RPC text of the echo call. */
-function peerPath(peer: GatewayPeer): Path {
-  const counter = { calls: 0 };
-  return {
-    key: `peer_${peer.key}`,
-    pid: peer.pid,
-    counter,
-    async prepare(connections) {
-      const send = await peer.callers(connections);
-      return async (worker) => {
-        const n = nextSequence();
-        counter.calls++;
-        const text = await send(worker, `m${n}`);
-        return text.includes(`Echo: m${n}`) && !text.includes('"isError":true');
-      };
-    },
-  };
-}
-
-async function runPath(path: Path, connections: number, durationS: number): Promise<LoopResult> {
-  const send = await path.prepare(connections);
-  return loadLoop({ connections, durationS, send });
-}
-
 function round3(n: number): number {
   return Number(n.toFixed(3));
-}
-
-function summarise(runs: LoopResult[]): LoopResult {
-  const n = runs.length;
-  return {
-    requests: runs.reduce((a, r) => a + r.requests, 0),
-    requestsPerSec: runs.reduce((a, r) => a + r.requestsPerSec, 0) / n,
-    p50Ms: runs.reduce((a, r) => a + r.p50Ms, 0) / n,
-    p99Ms: runs.reduce((a, r) => a + r.p99Ms, 0) / n,
-    errors: runs.reduce((a, r) => a + r.errors, 0),
-    non2xx: 0,
-  };
 }
 
 async function benchUpstream(

@@ -19,7 +19,8 @@ const FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
  * started with the flag. Returns the percentage in force when Plaza set it, else undefined.
  */
 export function applyHeapPolicy(percent: number, execArgv: readonly string[] = process.execArgv): number | undefined {
-  if (percent <= 0 || execArgv.some((arg) => FLAG.test(arg))) return undefined;
+  // Not a positive number (an unchecked environment value, say): V8's own heuristic stays.
+  if (!Number.isFinite(percent) || percent < 1 || execArgv.some((arg) => FLAG.test(arg))) return undefined;
   setFlagsFromString(`--heap-growing-percent=${Math.trunc(percent)}`);
   return Math.trunc(percent);
 }

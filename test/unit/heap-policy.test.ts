@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
+import { applyHeapPolicy } from '../../src/app/heap-policy.ts';
+
 const policy = fileURLToPath(new URL('../../src/app/heap-policy.ts', import.meta.url));
 
 /** The factors V8 reports after one full collection in a Node started with `nodeFlags`. */
@@ -35,6 +37,10 @@ describe('applyHeapPolicy', () => {
     expect(applied).toBe('30');
     expect(factors.length).toBeGreaterThan(0);
     expect(factors.every((f) => f === 1.3)).toBe(true);
+  });
+
+  it.each([Number.NaN, 0.5, -10])('sets nothing for %s, a value that is no whole positive percentage', (percent) => {
+    expect(applyHeapPolicy(percent, [])).toBeUndefined();
   });
 
   it("leaves V8's own choice at 0", () => {
