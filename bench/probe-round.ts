@@ -6,15 +6,23 @@
  * the measured process, as this bench first did).
  * Each backend's round runs in a process of its own (started with --expose-gc).
  * Run: `node --import tsx bench/probe-round.ts` (BENCH_DATABASE_URL adds a PostgreSQL run;
- * BENCH_ONLY=pglite|postgres picks one backend; BENCH_ENDPOINTS, BENCH_GLOBAL change the load).
+ * BENCH_ONLY=pglite|postgres picks one backend; BENCH_ENDPOINTS, BENCH_GLOBAL change the load;
+ * PGlite keeps its files in a fresh folder on disk, as `npm start` does, or in BENCH_PGLITE_DIR
+ * (`memory://`: in memory); PLAZA_WASM_TIER as for `plaza serve`).
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
 
+import { defaults } from '../config/index.ts';
 import { createProber } from '../probes/index.ts';
+import { applyHeapPolicy } from '../src/app/heap-policy.ts';
+import { applyWasmPolicy, type WasmTier } from '../src/app/wasm-policy.ts';
 import { type Database, migrate, openDatabase } from '../src/db/index.ts';
 import { systemClock } from '../src/kernel/index.ts';
 import { createLogger } from '../src/log/index.ts';
@@ -96,7 +104,7 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
       getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0,
     );
   }, 50);
-  const rssBefore = process.memoryUsage().rss;
+  const { rss: rssBefore, external: externalBefore } = process.memoryUsage();
   const started = performance.now();
   const results = await prober.runDue();
   const seconds = (performance.now() - started) / 1000;
@@ -116,6 +124,7 @@ async function round(backend: string, db: Database, port: number): Promise<Recor
     rss_before_mb: Math.round(rssBefore / 1e6),
     peak_rss_mb: Math.round(peakRss / 1e6),
     peak_heap_total_mb: Math.round(peakHeap / 1e6),
+    external_before_mb: Math.round(externalBefore / 1e6),
     peak_external_mb: Math.round(peakExternal / 1e6),
     peak_new_space_mb: Math.round(peakNewSpace / 1e6),
     heap_after_gc_mb: heapAfterGcMb,
@@ -130,18 +139,31 @@ async function roundIn(backend: 'pglite' | 'postgres', port: number | undefined)
   const provider = port === undefined ? await startProvider() : undefined;
   try {
     const target = provider?.port ?? port!;
+    // As `plaza serve` does at start (src/app/heap-policy.ts, src/app/wasm-policy.ts).
+    applyHeapPolicy(Number(process.env['PLAZA_HEAP_GROWING_PERCENT'] ?? defaults.heapGrowingPercent));
+    const wasmTier = applyWasmPolicy(
+      (process.env['PLAZA_WASM_TIER'] ?? defaults.wasmTier) as WasmTier,
+      backend === 'pglite',
+    );
     if (backend === 'pglite') {
-      const lite = await openDatabase({ kind: 'pglite', dataDir: 'memory://' });
+      // On disk, as `npm start` keeps it (BENCH_PGLITE_DIR=memory:// holds the files in memory).
+      const dataDir = process.env['BENCH_PGLITE_DIR'] ?? mkdtempSync(join(tmpdir(), 'plaza-probe-round-'));
+      const lite = await openDatabase({ kind: 'pglite', dataDir });
       try {
-        return await round('pglite', lite, target);
+        return {
+          ...(await round('pglite', lite, target)),
+          data: dataDir === 'memory://' ? 'memory' : 'disk',
+          wasm_tier: wasmTier ?? 'optimizing',
+        };
       } finally {
         await lite.close();
+        if (!process.env['BENCH_PGLITE_DIR']) rmSync(dataDir, { recursive: true, force: true });
       }
     }
     const created = await createPostgresDatabase(process.env['BENCH_DATABASE_URL'], 'plaza_bench_probe');
     const db = await openDatabase({ kind: 'postgres', url: created.url });
     try {
-      return await round('postgres', db, target);
+      return { ...(await round('postgres', db, target)), wasm_tier: wasmTier ?? 'optimizing' };
     } finally {
       await db.close();
       await created.drop();

@@ -20,6 +20,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** PLAZA_HEAP_GROWING_PERCENT: V8's old-generation growth between full collections (0: V8 decides). */
   heapGrowingPercent: number;
+  /** PLAZA_WASM_TIER: V8's WebAssembly compilers (`auto`: the baseline one only on embedded storage). */
+  wasmTier: 'auto' | 'baseline' | 'optimizing';
   /** Express's `trust proxy`: false, a hop count, or the proxies' addresses (see PLAZA_TRUST_PROXY). */
   trustProxy: false | number | string[];
   /** Per-client limits of the public website's POST routes (fixed one-minute windows). */

@@ -9,6 +9,8 @@ export const defaults = {
   shutdownTimeoutMs: 10_000,
   // The old generation grows 60% past what a full collection kept (V8 alone lets it grow up to 4×).
   heapGrowingPercent: 60,
+  // V8's baseline WebAssembly compiler only on embedded storage (src/app/wasm-policy.ts).
+  wasmTier: 'auto' as const,
   autoMigrate: true,
   llmTimeoutMs: 30_000,
   // The openai SDK's own default timeout: a client waits this long for a non-streamed answer.

@@ -58,6 +58,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bodyLimitBytes: e.PLAZA_BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.PLAZA_SHUTDOWN_TIMEOUT_MS,
     heapGrowingPercent: e.PLAZA_HEAP_GROWING_PERCENT,
+    wasmTier: e.PLAZA_WASM_TIER,
     trustProxy: e.PLAZA_TRUST_PROXY,
     rateLimits: {
       intentPerMinute: e.PLAZA_RATE_LIMIT_INTENT_PER_MIN,

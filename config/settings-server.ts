@@ -78,6 +78,15 @@ export const SETTINGS_SERVER = {
         'General',
       ),
     ),
+  PLAZA_WASM_TIER: z
+    .enum(['auto', 'baseline', 'optimizing'])
+    .default(defaults.wasmTier)
+    .meta(
+      doc(
+        "which of V8's WebAssembly compilers runs the embedded database and other WebAssembly: `baseline` only (less memory: no ~600 MB spike while V8 optimises PGlite, ~5–10% more CPU per gateway call), `optimizing` (V8's default), or `auto`: `baseline` on embedded storage, `optimizing` with `DATABASE_URL`; `plaza serve` sets it at start unless node's command line names `--liftoff-only`, `--liftoff`, `--wasm-tier-up` or `--wasm-dynamic-tiering`",
+        'General',
+      ),
+    ),
   PLAZA_SHUTDOWN_TIMEOUT_MS: int(0, 600_000)
     .default(defaults.shutdownTimeoutMs)
     .meta(doc('how long SIGTERM or Ctrl-C (SIGINT) waits for in-flight requests', 'General')),

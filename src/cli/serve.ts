@@ -3,6 +3,7 @@ import { applyHeapPolicy } from '../app/heap-policy.ts';
 import { DatabaseStartError, runServer } from '../app/run-server.ts';
 import { ListenError } from '../app/server.ts';
 import { SpoolDirLockedError } from '../app/spool-lock.ts';
+import { applyWasmPolicy } from '../app/wasm-policy.ts';
 import { DataDirLockedError } from '../db/index.ts';
 import { createLogger } from '../log/index.ts';
 import type { Telemetry } from '../telemetry/index.ts';
@@ -19,6 +20,8 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
   const heapGrowingPercent = applyHeapPolicy(config.heapGrowingPercent);
   if (heapGrowingPercent !== undefined)
     log.debug({ heapGrowingPercent }, 'old generation growth between full collections');
+  const wasmTier = applyWasmPolicy(config.wasmTier, !config.databaseUrl);
+  if (wasmTier !== undefined) log.debug({ wasmTier }, "V8's baseline WebAssembly compiler only");
   let running;
   try {
     running = await runServer(config, log);

@@ -16,6 +16,9 @@ describe('loadConfig', () => {
     expect(config.publicBaseUrl).toBe('http://localhost:8080');
     expect(config.heapGrowingPercent).toBe(60);
     expect(loadConfig({ PLAZA_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(config.wasmTier).toBe('auto');
+    expect(loadConfig({ PLAZA_WASM_TIER: 'optimizing' }).wasmTier).toBe('optimizing');
+    expect(() => loadConfig({ PLAZA_WASM_TIER: 'turbofan' })).toThrow(/PLAZA_WASM_TIER/);
   });
 
   it('reads every documented variable', () => {
