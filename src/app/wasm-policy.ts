@@ -9,16 +9,17 @@
  * the same probe round peaks near 300 MB (bench/README.md, "2026-11-29, night").
  *
  * The flags are read when V8 compiles a module, so setting them before PGlite is opened takes
- * effect for PGlite; modules compiled earlier (undici's HTTP parser) keep what they have. V8 derives
- * two flags from `--liftoff-only` only at start-up, so all three are set. A node command line that
- * names any of them wins.
+ * effect for PGlite (and for undici's HTTP parser and Prisma's query compiler, compiled later
+ * still); a module compiled before them would keep its tiering. V8 derives two flags from
+ * `--liftoff-only` only at start-up, so all three are set. A node command line that names any of
+ * them, in any of V8's spellings, wins.
  */
 import { setFlagsFromString } from 'node:v8';
 
 export type WasmTier = 'auto' | 'baseline' | 'optimizing';
 
 const BASELINE_FLAGS = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
-const NAMED_ON_COMMAND_LINE = /^--(no-)?(liftoff-only|liftoff|wasm-tier-up|wasm-dynamic-tiering)(=|$)/;
+const NAMED_ON_COMMAND_LINE = /^--(no-?)?(liftoff[-_]only|liftoff|wasm[-_]tier[-_]up|wasm[-_]dynamic[-_]tiering)(=|$)/;
 
 /**
  * Applies PLAZA_WASM_TIER (`tier`; `auto` is `baseline` on embedded storage, else `optimizing`)

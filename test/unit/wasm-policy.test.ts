@@ -77,6 +77,7 @@ describe('applyWasmPolicy', () => {
     expect(applyWasmPolicy('auto', false, ['--liftoff'])).toBeUndefined();
     expect(applyWasmPolicy('optimizing', true, [])).toBeUndefined();
     expect(applyWasmPolicy('auto', true, ['--no-liftoff-only'])).toBeUndefined();
+    expect(applyWasmPolicy('baseline', true, ['--nowasm_dynamic_tiering'])).toBeUndefined();
     expect(applyWasmPolicy('auto', false, [])).toBeUndefined();
   });
 });
