@@ -67,10 +67,17 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `plaza serve` and waits until /health answers 200 (or the process dies). */
-export async function startPlazaServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+/**
+ * Starts `plaza serve` and waits until /health answers 200 (or the process dies); `nodeArgs`
+ * replaces the test flags (./node-flags.ts) for a test of how the server starts without them.
+ */
+export async function startPlazaServer(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  nodeArgs: readonly string[] = TEST_NODE_ARGS,
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = startChild(process.execPath, plazaArgs('serve'), {
+  const child = startChild(process.execPath, [...nodeArgs, PLAZA_BIN, 'serve'], {
     env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
