@@ -19,10 +19,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
 
-import { defaults } from '../config/index.ts';
+import { EnvSchema } from '../config/index.ts';
 import { createProber } from '../probes/index.ts';
 import { applyHeapPolicy } from '../src/app/heap-policy.ts';
-import { applyWasmPolicy, type WasmTier } from '../src/app/wasm-policy.ts';
+import { applyWasmPolicy } from '../src/app/wasm-policy.ts';
 import { type Database, migrate, openDatabase } from '../src/db/index.ts';
 import { systemClock } from '../src/kernel/index.ts';
 import { createLogger } from '../src/log/index.ts';
@@ -140,9 +140,9 @@ async function roundIn(backend: 'pglite' | 'postgres', port: number | undefined)
   try {
     const target = provider?.port ?? port!;
     // As `plaza serve` does at start (src/app/heap-policy.ts, src/app/wasm-policy.ts).
-    applyHeapPolicy(Number(process.env['PLAZA_HEAP_GROWING_PERCENT'] ?? defaults.heapGrowingPercent));
+    applyHeapPolicy(EnvSchema.shape.PLAZA_HEAP_GROWING_PERCENT.parse(process.env['PLAZA_HEAP_GROWING_PERCENT']));
     const wasmTier = applyWasmPolicy(
-      (process.env['PLAZA_WASM_TIER'] ?? defaults.wasmTier) as WasmTier,
+      EnvSchema.shape.PLAZA_WASM_TIER.parse(process.env['PLAZA_WASM_TIER']),
       backend === 'pglite',
     );
     if (backend === 'pglite') {

@@ -21,7 +21,7 @@ export interface Config {
   /** PLAZA_HEAP_GROWING_PERCENT: V8's old-generation growth between full collections (0: V8 decides). */
   heapGrowingPercent: number;
   /** PLAZA_WASM_TIER: V8's WebAssembly compilers (`auto`: the baseline one only on embedded storage). */
-  wasmTier: 'auto' | 'baseline' | 'optimizing';
+  wasmTier: z.infer<typeof EnvSchema>['PLAZA_WASM_TIER'];
   /** Express's `trust proxy`: false, a hop count, or the proxies' addresses (see PLAZA_TRUST_PROXY). */
   trustProxy: false | number | string[];
   /** Per-client limits of the public website's POST routes (fixed one-minute windows). */

@@ -16,7 +16,9 @@
  */
 import { setFlagsFromString } from 'node:v8';
 
-export type WasmTier = 'auto' | 'baseline' | 'optimizing';
+import type { Config } from '../../config/index.ts';
+
+export type WasmTier = Config['wasmTier'];
 
 const BASELINE_FLAGS = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
 const NAMED_ON_COMMAND_LINE = /^--(no-?)?(liftoff[-_]only|liftoff|wasm[-_]tier[-_]up|wasm[-_]dynamic[-_]tiering)(=|$)/;
