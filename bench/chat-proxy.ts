@@ -32,7 +32,7 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 
 import { CHAT_PEER_NOTES, CHAT_PEERS, type ChatOther, startChatOthers } from './chat-peers.ts';
-import { loadLoop, median, percentile, sampleRss, saveResult, spawnReady, spawnServer } from './lib.ts';
+import { loadLoop, median, percentile, sampleRss, saveResult, spawnReady, spawnServer, startScriptEnv } from './lib.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 4);
 const SAMPLES = Number(process.env['BENCH_SAMPLES'] ?? 300);
@@ -189,6 +189,7 @@ export function startChatPlaza(root: string, dir: string, port: number, upstream
       'serve',
     ],
     {
+      ...startScriptEnv(root),
       PLAZA_DATA_DIR: dir,
       PORT: String(port),
       HOST: '127.0.0.1',

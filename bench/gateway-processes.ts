@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 import { createPostgresDatabase } from '../test/support/databases.ts';
-import { type ReadyChild, spawnReady } from './lib.ts';
+import { type ReadyChild, spawnReady, startScriptEnv } from './lib.ts';
 
 /** Durability of the gateways' receipts (BENCH_RECEIPTS) unless a label says `-async`. */
 export const RECEIPTS = process.env['BENCH_RECEIPTS'] ?? 'sync';
@@ -90,6 +90,8 @@ export async function startGateway(
     DATA_DIR: join(dir, label),
     RECEIPTS: store === 'memory' ? 'memory' : (durability ?? RECEIPTS),
     PORT: '0',
+    // The C allocator's settings as `npm start` gives them, from that tree's package.json.
+    ...startScriptEnv(root),
   };
   let dispose: (() => Promise<void>) | undefined;
   if (store === 'postgres') {

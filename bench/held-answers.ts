@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { checkout, median, ROOT, saveResult, waitHealthy } from './lib.ts';
+import { checkout, median, ROOT, saveResult, startScriptEnv, waitHealthy } from './lib.ts';
 
 const CLIENTS = Number(process.env['BENCH_HELD_CLIENTS'] ?? 30);
 const ANSWER_BYTES = Number(process.env['BENCH_HELD_ANSWER_MB'] ?? 24) * 2 ** 20;
@@ -110,7 +110,7 @@ async function startPlaza(
   const nodeArgs = (process.env['BENCH_HELD_NODE_ARGS'] ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, 'bin/plaza.mjs', 'serve'], {
     cwd: tree,
-    env,
+    env: { ...startScriptEnv(tree), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await waitHealthy(`http://127.0.0.1:${port}/health`, 120_000);

@@ -9,6 +9,21 @@ import autocannon from 'autocannon';
 
 export const ROOT = join(import.meta.dirname, '..');
 
+/**
+ * The environment `npm start` gives the server (package.json's start script: each
+ * `NAME=${NAME:-value}` before `exec node`, the caller's own value winning as it does in the
+ * shell), so servers the benchmarks start run as `npm start` runs them (src/app/allocator-env.ts).
+ * `root` is the tree whose package.json to read (bench/ab.ts starts another commit's).
+ */
+export function startScriptEnv(root = ROOT): Record<string, string> {
+  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
+    .scripts.start;
+  const env: Record<string, string> = {};
+  for (const [, name, fallback] of script.matchAll(/(\w+)=\$\{\1:-([^}]*)\}/g))
+    env[name!] = process.env[name!] ?? fallback!;
+  return env;
+}
+
 /** A server child process and its base URL. */
 export interface BenchServer {
   child: ChildProcess;

@@ -28,7 +28,7 @@ import { systemClock } from '../src/kernel/index.ts';
 import { createLogger } from '../src/log/index.ts';
 import { createProbeStore } from '../src/marketplace/index.ts';
 import { createPostgresDatabase } from '../test/support/databases.ts';
-import { saveResult } from './lib.ts';
+import { saveResult, startScriptEnv } from './lib.ts';
 
 const ENDPOINTS = Number(process.env['BENCH_ENDPOINTS'] ?? 1_000);
 const GLOBAL = Number(process.env['BENCH_GLOBAL'] ?? 16);
@@ -199,6 +199,8 @@ export async function benchProbeRound(): Promise<Record<string, unknown>[]> {
       ];
       const child = fork(import.meta.filename, [ROUND_ARG, backend, String(provider?.port ?? '')], {
         execArgv,
+        // The C allocator's settings as `npm start` gives them (src/app/allocator-env.ts).
+        env: { ...process.env, ...startScriptEnv() },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       const [row] = (await once(child, 'message')) as [Record<string, unknown>];

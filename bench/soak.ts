@@ -25,7 +25,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { createPostgresDatabase } from '../test/support/databases.ts';
-import { loadLoop, machine, ROOT, saveResult, waitHealthy } from './lib.ts';
+import { loadLoop, machine, ROOT, saveResult, startScriptEnv, waitHealthy } from './lib.ts';
 import { readResult } from './summary.ts';
 
 const SOAK_S = Number(process.env['BENCH_SOAK_S'] ?? 600);
@@ -107,7 +107,7 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<SoakServer> {
     [...nodeArgs, '--expose-gc', '--import', './bench/fixtures/soak-memory.mjs', 'bin/plaza.mjs', 'serve'],
     {
       cwd: ROOT,
-      env: { ...env, PORT: String(port) },
+      env: { ...startScriptEnv(), ...env, PORT: String(port) },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     },
   );

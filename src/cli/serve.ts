@@ -1,4 +1,5 @@
 import type { Config } from '../../config/index.ts';
+import { allocatorSettings } from '../app/allocator-env.ts';
 import { applyHeapPolicy } from '../app/heap-policy.ts';
 import { DatabaseStartError, runServer } from '../app/run-server.ts';
 import { ListenError } from '../app/server.ts';
@@ -22,6 +23,8 @@ export async function serve(config: Config, telemetry?: Telemetry): Promise<void
     log.debug({ heapGrowingPercent }, 'old generation growth between full collections');
   const wasmTier = applyWasmPolicy(config.wasmTier, !config.databaseUrl);
   if (wasmTier !== undefined) log.debug({ wasmTier }, "V8's baseline WebAssembly compiler only");
+  const allocator = allocatorSettings(process.env);
+  if (allocator) log.debug({ allocator }, 'C allocator settings from the environment');
   let running;
   try {
     running = await runServer(config, log);
