@@ -80,7 +80,8 @@ describeWithBrowser('Packages pages', () => {
     const built = await buildPackage(tmp.path, { id: 'com.example.hello', version: '1.0.0' });
     market.files.set('/hello-1.0.0.agpk', built.path);
     await page.goto(`${plaza.url}/packages`);
-    await expect(page.locator('#sources').textContent()).resolves.toBe('No healthy sources yet.');
+    // The list is fetched after the page has loaded: waited for, not read at once.
+    await expect.poll(() => page.locator('#sources').textContent()).toBe('No healthy sources yet.');
     await page.getByLabel('Package id').fill('com.example.hello');
     await page.getByLabel('Name', { exact: true }).fill(HOSTILE);
     await page.getByLabel('Version').fill('1.0.0');
