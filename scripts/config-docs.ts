@@ -101,6 +101,12 @@ export function renderConfigurationDoc(rows: SettingRow[] = settingRows()): stri
     "settings of the `plaza` commands that run on an agent's machine (`plaza agents login`,",
     '`plaza mcp connect`), which those commands read.',
     '',
+    "Not Plaza's own settings, but read from the same environment: `npm start` runs Node with",
+    "`--max-semi-space-size=16` and sets glibc's `MALLOC_ARENA_MAX=2` and `MALLOC_TRIM_THRESHOLD_=0`",
+    '(values already set win; `LOG_LEVEL=debug` shows them as `allocator`). Started another way (a',
+    'process manager, a container), set `NODE_OPTIONS=--max-semi-space-size=16` and the two others',
+    'yourself (README, "PostgreSQL and Redis").',
+    '',
     '| Variable | Default | Meaning |',
     '|---|---|---|',
   ];

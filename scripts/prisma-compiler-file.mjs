@@ -22,7 +22,8 @@ const BASE64_IMPORT =
 /**
  * Rewrites `<generated>/internal/class.ts` to read the compiler from `COMPILER_FILE`, which it
  * writes. Returns what happened: 'rewritten', or 'unchanged' (with the reason) for a client of
- * another shape. `root` resolves @prisma/client as the client does.
+ * another shape or a compiler module it cannot read; it never throws for those, so `npm install`
+ * goes on with the client as generated. `root` resolves @prisma/client as the client does.
  */
 export async function useCompilerFile(generated, root) {
   const classFile = join(generated, 'internal', 'class.ts');
@@ -30,9 +31,15 @@ export async function useCompilerFile(generated, root) {
   const match = BASE64_IMPORT.exec(text);
   if (!match) return { result: 'unchanged', reason: 'the generated client does not import its compiler as base64' };
   const [statement, specifier, indent] = match;
-  const resolved = createRequire(join(root, 'package.json')).resolve(specifier);
-  const { wasm } = await import(pathToFileURL(resolved).href);
-  const bytes = Buffer.from(wasm, 'base64');
+  let bytes;
+  try {
+    const resolved = createRequire(join(root, 'package.json')).resolve(specifier);
+    const { wasm } = await import(pathToFileURL(resolved).href);
+    bytes = Buffer.from(String(wasm), 'base64');
+  } catch (error) {
+    // The module moved or changed its export: the client keeps its own loader, npm install goes on.
+    return { result: 'unchanged', reason: `${specifier} could not be read (${error?.message ?? error})` };
+  }
   if (!WebAssembly.validate(bytes)) return { result: 'unchanged', reason: `${specifier} holds no valid WebAssembly` };
   writeFileSync(join(generated, 'internal', COMPILER_FILE), bytes);
   const replacement =

@@ -78,6 +78,14 @@ describe('the Prisma query compiler as a file', () => {
     expect(written.equals(readFileSync(join(GENERATED, 'internal', COMPILER_FILE)))).toBe(true);
   });
 
+  it('leaves the client as generated when the compiler module it names cannot be found', async () => {
+    const missing = AS_GENERATED.replaceAll('query_compiler_fast_bg.postgresql', 'query_compiler_gone_bg.postgresql');
+    const dir = generatedCopy(missing);
+    const outcome = await useCompilerFile(dir, ROOT);
+    expect(outcome).toMatchObject({ result: 'unchanged', reason: expect.stringContaining('could not be read') });
+    expect(readFileSync(join(dir, 'internal', 'class.ts'), 'utf8')).toBe(missing);
+  });
+
   it('leaves a client of another shape as generated', async () => {
     const other = AS_GENERATED.replace('decodeBase64AsWasm(wasm)', 'compileSomehow(wasm)');
     const dir = generatedCopy(other);
