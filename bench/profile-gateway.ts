@@ -16,6 +16,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { summariseCpuProfile } from './cpu-profile.ts';
 import { cpuSeconds, loadLoop, sampleRss } from './lib.ts';
 
 const [path] = process.argv.slice(2);
@@ -104,67 +105,9 @@ const file =
         .map((f) => join(profileDir, f))
         .sort()
         .at(-1)!;
-if (mode === 'cpu') summarise(JSON.parse(readFileSync(file, 'utf8')), loadEnded - loadStarted, counter.calls);
+if (mode === 'cpu')
+  summariseCpuProfile(path, JSON.parse(readFileSync(file, 'utf8')), loadEnded - loadStarted, counter.calls);
 console.log(`${result.requestsPerSec.toFixed(0)} calls/s at c=32, ${result.errors} errors; profile: ${file}`);
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-
-/**
- * Busy µs per call over the load window: the last `windowMs` of samples before the process's final
- * idle stretch (the profile's clock is its own, so the window is found from its end).
- */
-function summarise(
-  profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] },
-  windowMs: number,
-  calls: number,
-): void {
-  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
-  const times: number[] = [];
-  let t = 0;
-  for (const d of profile.timeDeltas) times.push((t += d));
-  // The load window ends at the last non-idle sample the load produced; shutdown is a few ms.
-  let end = profile.samples.length - 1;
-  while (end > 0 && nodes.get(profile.samples[end]!)!.callFrame.functionName === '(idle)') end--;
-  const from = times[end]! - windowMs * 1000;
-  const byModule = new Map<string, number>();
-  const byFunction = new Map<string, number>();
-  let busy = 0;
-  for (let i = 0; i <= end; i++) {
-    if (times[i]! < from) continue;
-    const frame = nodes.get(profile.samples[i]!)!.callFrame;
-    if (frame.functionName === '(idle)') continue;
-    const delta = profile.timeDeltas[i + 1] ?? 0;
-    busy += delta;
-    const module = moduleOf(frame.url, frame.functionName);
-    byModule.set(module, (byModule.get(module) ?? 0) + delta);
-    const name = `${frame.functionName || '(anonymous)'} ${shortUrl(frame.url)}:${frame.lineNumber + 1}`;
-    byFunction.set(name, (byFunction.get(name) ?? 0) + delta);
-  }
-  const perCall = (us: number) => (us / calls).toFixed(1).padStart(7);
-  console.log(`${path}: ${calls} calls in ${windowMs} ms, busy ${perCall(busy)} µs per call`);
-  console.log('by module (µs per call):');
-  for (const [k, v] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${perCall(v)}  ${k}`);
-  console.log('by function (µs per call):');
-  for (const [k, v] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${perCall(v)}  ${k}`);
-}
-
-function shortUrl(url: string): string {
-  return url
-    .replace(/^file:\/\/.*?\/node_modules\//, 'nm/')
-    .replace(/^file:\/\/.*?\/(gateway|receipts|src|bench)\//, '$1/');
-}
-
-function moduleOf(url: string, functionName: string): string {
-  if (!url) return functionName || '(native)';
-  const dependency = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url);
-  if (dependency) return `nm:${dependency[1]}`;
-  if (url.startsWith('node:')) return url.split('/').slice(0, 3).join('/');
-  return shortUrl(url).split('/').slice(0, 2).join('/');
-}
 
 /** strace -c's table, as calls per gateway call and µs per gateway call, busiest first. */
 function printSyscalls(table: string, calls: number): void {
