@@ -100,6 +100,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       // Browser-based MCP clients (the Inspector) call the token endpoint from their own origin.
       clientBasedCORS: () => true,
       issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+      // A client's tokens live by their own lifetimes and their grant, never by the provider's
+      // browser session: that session only carried the consent (its default would end the tokens
+      // of a client without offline_access an hour after sign-in, or when the same browser signs
+      // in as another agent).
+      expiresWithSession: () => false,
       rotateRefreshToken: () => true,
       ttl: {
         AccessToken: options.accessTokenTtlS,

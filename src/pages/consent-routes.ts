@@ -30,6 +30,32 @@ async function grantMcp(
 }
 
 /**
+ * Forgets the agent an earlier authorization in this browser signed in as, when this one picks
+ * another. oidc-provider keeps the last sign-in's account (here an agent) in its own browser
+ * session for an hour and, finishing an authorization as another account, answers with a logout
+ * form instead of the code; that logout would also end the earlier grants of clients without
+ * `offline_access`. Plaza's sign-in is its own session, and each authorization picks its agent
+ * afresh, so the provider's session is left holding no agent and no client's authorization.
+ */
+async function forgetEarlierAgent(
+  provider: Provider,
+  details: Awaited<ReturnType<Provider['interactionDetails']>>,
+  agentId: string,
+): Promise<void> {
+  const earlier = details.session;
+  if (!earlier?.accountId || earlier.accountId === agentId) return;
+  const stored = earlier.uid ? await provider.Session.findByUid(earlier.uid) : undefined;
+  if (stored) {
+    stored.accountId = undefined;
+    stored.authorizations = undefined;
+    await stored.persist();
+  }
+  // The interaction remembers whom its session held, and is refused if that changed.
+  details.session = undefined;
+  await details.persist();
+}
+
+/**
  * `GET/POST /connect/<uid>`: the consent step of Plaza's OAuth authorization (issue 34). The
  * signed-in account holder (sent to the Account page to sign in first, and back) sees the
  * client, the endpoint and scopes, picks one of the account's agents or creates one, and allows
@@ -124,6 +150,7 @@ export function consentRoutes(deps: ConsentDeps): Router {
       agentId = mine.id;
     }
     const grantId = await grantMcp(provider, details.params as Record<string, unknown>, agentId, requestedResources);
+    await forgetEarlierAgent(provider, details, agentId);
     await provider.interactionFinished(
       req,
       res,

@@ -115,7 +115,13 @@ describe('the authorization server, checked by oauth4webapi', () => {
 
   /** An authorization request of `client` (PKCE S256, state) the holder approves as a new agent; returns the callback and verifier. */
   async function authorize(
-    options: { resource?: string | string[]; redirectUri?: string; clientId?: string } = {},
+    options: {
+      resource?: string | string[];
+      redirectUri?: string;
+      clientId?: string;
+      jar?: CookieJar;
+      displayName?: string;
+    } = {},
   ): Promise<{ callback: URL; verifier: string; state: string }> {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
@@ -134,7 +140,8 @@ describe('the authorization server, checked by oauth4webapi', () => {
     const callback = await approveInBrowser(plaza.url, url, options.redirectUri ?? REDIRECT, {
       session,
       agent: 'new',
-      displayName: 'Strict agent',
+      displayName: options.displayName ?? 'Strict agent',
+      ...(options.jar ? { jar: options.jar } : {}),
     });
     return { callback, verifier, state };
   }
@@ -192,6 +199,31 @@ describe('the authorization server, checked by oauth4webapi', () => {
     expect(tokens.expires_in).toBe(900);
     expect(tokens.scope).toBe('mcp');
     expect((await gateway('/mcp', tokens.access_token)).status).toBe(200);
+  });
+
+  it('signs in again in the same browser as another agent: both connections keep working, each as its agent', async () => {
+    const browser = new CookieJar();
+    const tokensAs = async (displayName: string) => {
+      const { callback, verifier, state } = await authorize({ jar: browser, displayName });
+      return oauth.processAuthorizationCodeResponse(as, client, await redeem(callback, verifier, state));
+    };
+    const first = await tokensAs('First agent');
+    const second = await tokensAs('Second agent');
+    const agentOf = async (token: string) =>
+      (await plaza.db.prisma.oAuthRecord.findUniqueOrThrow({ where: { kind_id: { kind: 'AccessToken', id: token } } }))
+        .agentId;
+    const [firstAgent, secondAgent] = [await agentOf(first.access_token), await agentOf(second.access_token)];
+    expect(firstAgent).toMatch(/^agt_/);
+    expect(secondAgent).toMatch(/^agt_/);
+    expect(secondAgent).not.toBe(firstAgent);
+    for (const tokens of [first, second]) expect((await gateway('/mcp', tokens.access_token)).status).toBe(200);
+    // The first connection's refresh token still works after the second sign-in.
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), first.refresh_token!, insecure),
+    );
+    expect((await gateway('/mcp', refreshed.access_token)).status).toBe(200);
   });
 
   it("on the consent page: refuses another account's agent and a card text the agent service refuses, in the page; a decline sends access_denied", async () => {

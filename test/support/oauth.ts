@@ -1,7 +1,7 @@
 /**
  * The browser's part of Plaza's OAuth authorization, over plain HTTP: a cookie jar, and a driver
- * that opens an authorization URL, checks it is sent to sign in first, then (signed in with a
- * session's cookie) allows on the consent page, and follows the redirects back to the client.
+ * that opens an authorization URL, checks it is sent to sign in first (unless the browser is
+ * signed in already), then (signed in with a session's cookie) allows on the consent page, and follows the redirects back to the client.
  */
 import { expect } from 'vitest';
 
@@ -15,6 +15,10 @@ export class CookieJar {
 
   set(name: string, value: string): void {
     this.cookies.set(name, value);
+  }
+
+  has(name: string): boolean {
+    return this.cookies.has(name);
   }
 
   take(res: Response): void {
@@ -41,6 +45,8 @@ export interface Approval {
   decision?: 'approve' | 'deny';
   /** The Origin the consent form is posted from: PUBLIC_BASE_URL's (default: `plazaUrl`'s). */
   origin?: string;
+  /** The browser's cookies, kept across sign-ins (default: a fresh browser each time). */
+  jar?: CookieJar;
 }
 
 /**
@@ -54,7 +60,7 @@ export async function approveInBrowser(
   redirectUri: string,
   approval: Approval,
 ): Promise<URL> {
-  const jar = new CookieJar();
+  const jar = approval.jar ?? new CookieJar();
   const get = async (url: string) => {
     const res = await fetch(new URL(url, plazaUrl), {
       redirect: 'manual',
@@ -67,11 +73,13 @@ export async function approveInBrowser(
   expect(toConsent.status).toBe(303);
   const consentPath = toConsent.headers.get('location') ?? '';
   expect(consentPath).toMatch(/^\/connect\/[\w-]+$/);
-  // Not signed in: sent to sign in, and back here afterwards.
-  const signIn = await get(consentPath);
-  expect(signIn.status).toBe(303);
-  expect(signIn.headers.get('location')).toBe(`/account?next=${encodeURIComponent(consentPath)}`);
-  jar.set('plaza_session', approval.session.token);
+  if (!jar.has('plaza_session')) {
+    // Not signed in: sent to sign in, and back here afterwards.
+    const signIn = await get(consentPath);
+    expect(signIn.status).toBe(303);
+    expect(signIn.headers.get('location')).toBe(`/account?next=${encodeURIComponent(consentPath)}`);
+    jar.set('plaza_session', approval.session.token);
+  }
   const page = await get(consentPath);
   expect(page.status).toBe(200);
   await page.text();
