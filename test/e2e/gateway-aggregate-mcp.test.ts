@@ -704,6 +704,16 @@ describe('/mcp as a whole MCP server', () => {
       { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
     );
     expect(((await unsupported.json()) as { error: { code: number } }).error.code).toBe(-32022);
+    // A revision before 2026-07-28 that /mcp does not serve: the same code, and the revisions it does.
+    const older = await post(
+      { jsonrpc: '2.0', id: 6, method: 'tools/list', params: {} },
+      { 'mcp-protocol-version': '1999-01-01' },
+    );
+    expect(older.status).toBe(400);
+    const { error } = (await older.json()) as { error: { code: number; message: string } };
+    expect(error.code).toBe(-32022);
+    expect(error.message).toContain('"1999-01-01"');
+    expect(error.message).toContain('2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05');
   });
 
   it('asks the authorize hook before showing each tool and resource and before a read, and receipts the refusal', async () => {
