@@ -63,7 +63,7 @@ export async function runServer(configured: Config, log: Logger): Promise<Runnin
       if (report.applied.length > 0) log.info({ applied: report.applied }, 'applied migrations');
     }
     const plaza = createPlaza({ config, db, log });
-    const server = await startServer(plaza.handler, { port: config.port, host: config.host });
+    const server = await startServer(plaza.handler, { port: config.port, host: config.host, log });
     log.info({ url: server.url, storage: db.description }, `Plaza is listening on ${server.url}`);
     const background = startBackgroundWork({
       db,

@@ -3,6 +3,7 @@ import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 
 import { MCP_PATH, renderError, surfaceOf } from '../http/index.ts';
 import { newRequestId, ValidationError } from '../kernel/index.ts';
+import type { Logger } from '../log/index.ts';
 
 /**
  * On stop, how long a connection accepted before the signal may take to deliver its first request.
@@ -85,7 +86,7 @@ function refusedPath(
  * when the parser failed in the body of a request to an MCP endpoint (cut short, say), a JSON-RPC
  * error.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket, log: Logger | undefined): void {
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { url?: string } } })
     ._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
@@ -106,15 +107,23 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   } else {
     body = JSON.stringify({ success: false, code: 'bad_request', message, request_id: requestId });
   }
+  // As the request log has a refused request (its 4xx at warn), with the id the client was given.
+  log?.warn(
+    { request_id: requestId, req: { url: path ?? null }, res: { statusCode: status }, parser: error.code },
+    'request refused before it reached the app',
+  );
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
-/** Listens on `port` (0 picks a free one) and `host`; rejects with a ListenError when it cannot. */
+/**
+ * Listens on `port` (0 picks a free one) and `host`; rejects with a ListenError when it cannot.
+ * `log` gets a line for each request Node's parser refuses (the app's request log never sees them).
+ */
 export async function startServer(
   handler: RequestListener,
-  options: { port: number; host: string },
+  options: { port: number; host: string; log?: Logger },
 ): Promise<RunningServer> {
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 }, handler);
   await new Promise<void>((resolve, reject) => {
@@ -125,7 +134,9 @@ export async function startServer(
       resolve();
     });
   });
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) =>
+    answerClientError(error, socket, options.log),
+  );
   // Per connection: how many of its requests are unanswered (undefined until the first arrives).
   const connections = new Map<Socket, { active: number | undefined }>();
   let stoppingSince: number | undefined;

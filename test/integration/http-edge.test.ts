@@ -355,6 +355,10 @@ describe.each(BACKENDS)('HTTP edge on %s', (backend) => {
           message: expect.any(String),
           request_id: requestId,
         });
+        // The operator's log has it under the same id.
+        const line = plaza.logLines().find((l) => l.includes(requestId!));
+        expect(line, String(status)).toBeDefined();
+        expect(JSON.parse(line!)).toMatchObject({ level: 40, res: { statusCode: status }, req: { url: '/' } });
       }
     });
 

@@ -59,7 +59,7 @@ export async function startTestPlaza(
   const log = createLogger({ level: config.logLevel, destination });
   const plaza = createPlaza({ config, db, log, clock: options.clock ?? systemClock });
   // A fixed port when PUBLIC_BASE_URL must name it (an OAuth issuer is compared exactly).
-  const server: RunningServer = await startServer(plaza.handler, { port: options.port ?? 0, host: '127.0.0.1' });
+  const server: RunningServer = await startServer(plaza.handler, { port: options.port ?? 0, host: '127.0.0.1', log });
   return {
     url: server.url,
     db,
