@@ -68,7 +68,11 @@ export function chatRequestSchema(maxTokensCap: number) {
     stream_options: z
       .strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() })
       .nullish(),
-    stop: z.union([z.string().max(200), z.array(z.string().max(200)).max(4)]).nullish(),
+    stop: z
+      .union([z.string().max(200), z.array(z.string().max(200)).max(4)], {
+        error: 'expected a string, or an array of up to 4 strings, each of up to 200 characters',
+      })
+      .nullish(),
     presence_penalty: z.number().min(-2).max(2).nullish(),
     frequency_penalty: z.number().min(-2).max(2).nullish(),
     seed: z.number().int().nullish(),

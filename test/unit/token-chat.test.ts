@@ -112,6 +112,20 @@ describe('parseChatRequest', () => {
     expect(error?.message).not.toMatch(/Invalid input$/);
   });
 
+  it.each([
+    ['five strings', ['a', 'b', 'c', 'd', 'e']],
+    ['a number', 5],
+  ])('says what a stop of %s should be', (_name, stop) => {
+    let error: ValidationError | undefined;
+    try {
+      parseChatRequest({ ...ok, stop }, 4096);
+    } catch (e) {
+      error = e as ValidationError;
+    }
+    expect(error?.param).toBe('stop');
+    expect(error?.message).toMatch(/up to 4 strings, each of up to 200 characters/);
+  });
+
   it('rejects a non-object body without a param', () => {
     expect(paramOf([ok])).toBeNull();
   });
