@@ -188,7 +188,8 @@ async function exportLines(
 }
 
 async function verify(options: VerifyOptions): Promise<number> {
-  if (Boolean(options.url) === Boolean(options.file)) throw new UsageError('give either --url (with --key) or --file');
+  if (Boolean(options.url) === Boolean(options.file))
+    throw new UsageError('give either --url (with --key; or set PUBLIC_BASE_URL) or --file');
   if (options.url && !isUrl(options.url)) throw new UsageError('--url must be an http(s) URL');
   if (options.url && !options.key) throw new UsageError('--url needs --key <account API key>');
   const base = options.url?.replace(/\/+$/, '');
@@ -261,7 +262,10 @@ export function registerReceiptsCommands(program: Command, env: Env): void {
   receipts
     .command('verify')
     .description('verify a receipts export: leaf hashes, inclusion proofs, chain links and the checkpoint signature')
-    .option('--url <base>', 'Plaza base URL to fetch the export from (needs --key)')
+    .option(
+      '--url <base>',
+      'Plaza base URL to fetch the export from (needs --key; default without --file: $PUBLIC_BASE_URL)',
+    )
     .option(
       '--key <api key>',
       'account API key for --url (default: $PLAZA_API_KEY, which keeps it out of process lists)',
@@ -284,8 +288,11 @@ export function registerReceiptsCommands(program: Command, env: Env): void {
     .option('--save-checkpoint <file>', 'write the verified checkpoint here (for --trusted next time)')
     .action(async (options: VerifyOptions) => {
       try {
+        // Without --url or --file, the server the other commands use: PUBLIC_BASE_URL.
+        const url = options.url ?? (options.file ? undefined : env['PUBLIC_BASE_URL']?.trim() || undefined);
         process.exitCode = await verify({
           ...options,
+          ...(url === undefined ? {} : { url }),
           key: options.key ?? (env['PLAZA_API_KEY']?.trim() || undefined),
         });
       } catch (error) {

@@ -72,6 +72,15 @@ describe('plaza receipts verify against a misbehaving server', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it('fetches from PUBLIC_BASE_URL when given neither --url nor --file, as the other commands do', async () => {
+    mode = 'refused';
+    const result = await runPlaza(['receipts', 'verify', '--key', 'plz_x', '--timeout-ms', '500'], {
+      PUBLIC_BASE_URL: url,
+    });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/answered 401: API key revoked\./);
+  });
+
   it('says in one line that an export file it cannot open is missing (exit 1, no stack trace)', async () => {
     const result = await runPlaza(
       ['receipts', 'verify', '--file', '/nonexistent/export.jsonl', '--jwks', '/nonexistent/jwks.json'],
