@@ -1,7 +1,9 @@
+import { resolve } from 'node:path';
+
 import type { Config } from '../../config/index.ts';
 import { createAccountService } from '../accounts/index.ts';
 import { openConfiguredDatabase } from '../app/open-database.ts';
-import { migrate } from '../db/index.ts';
+import { migrate, pgliteDataExists } from '../db/index.ts';
 import { PlazaError, systemClock } from '../kernel/index.ts';
 
 function fail(message: string): never {
@@ -13,6 +15,12 @@ async function withDatabase<T>(
   config: Config,
   fn: (db: Awaited<ReturnType<typeof openConfiguredDatabase>>) => Promise<T>,
 ): Promise<T> {
+  if (!config.databaseUrl && !config.dataDir.startsWith('memory://') && !pgliteDataExists(config.dataDir)) {
+    // A command run outside the server's folder would otherwise work on a new database of its own.
+    process.stderr.write(
+      `plaza: no database in ${resolve(config.dataDir)} yet: creating one. A server that keeps its data elsewhere will not see it: set PLAZA_DATA_DIR (or DATABASE_URL) as the server has it.\n`,
+    );
+  }
   let db;
   try {
     db = await openConfiguredDatabase(config, 'command');

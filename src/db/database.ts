@@ -35,6 +35,8 @@ export function pgliteSocketDir(dataDir: string): string {
 }
 
 export const SOCKET_NAME = '.s.PGSQL.5432';
+/** The folder inside a data folder that holds the embedded database's files. */
+export const PGLITE_DATA_FOLDER = 'pgdata';
 
 /** Opens the database described by `target`. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
@@ -137,4 +139,9 @@ export function pgliteSocketUrl(dataDir: string): string {
 /** True when a server is serving `dataDir`'s database on its local socket. */
 export function pgliteSocketExists(dataDir: string): boolean {
   return existsSync(join(pgliteSocketDir(dataDir), SOCKET_NAME));
+}
+
+/** True when `dataDir` already holds an embedded database (its PostgreSQL folder). */
+export function pgliteDataExists(dataDir: string): boolean {
+  return existsSync(join(dataDir, PGLITE_DATA_FOLDER));
 }

@@ -2,7 +2,7 @@
 export type { LockOwner } from './data-dir-lock.ts';
 export { acquireDataDirLock, acquireFolderLock, DataDirLockedError, readLockOwner } from './data-dir-lock.ts';
 export type { Database, DatabaseTarget } from './database.ts';
-export { openDatabase, pgliteSocketExists, pgliteSocketUrl } from './database.ts';
+export { openDatabase, pgliteDataExists, pgliteSocketExists, pgliteSocketUrl } from './database.ts';
 export type { Prisma, PrismaClient } from './generated/client.ts';
 export type { Migration, MigrationReport } from './migrate.ts';
 export { migrate, MigrationError, MIGRATIONS_DIR, readMigrations } from './migrate.ts';

@@ -7,7 +7,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 
 import { acquireDataDirLock } from './data-dir-lock.ts';
-import { type Database, pgliteSocketDir, SOCKET_NAME } from './database.ts';
+import { type Database, PGLITE_DATA_FOLDER, pgliteSocketDir, SOCKET_NAME } from './database.ts';
 import { PrismaClient } from './generated/client.ts';
 import { pgliteSqlPool } from './internal/pglite-sql.ts';
 import { pgliteTemplate, unpackTemplateInto } from './pglite-template.ts';
@@ -29,7 +29,7 @@ export async function openPglite(dataDir: string, owner: boolean): Promise<Datab
     mkdirSync(dataDir, { recursive: true });
     if (owner) release = acquireDataDirLock(dataDir);
   }
-  const pgDir = memory ? dataDir : join(dataDir, 'pgdata');
+  const pgDir = memory ? dataDir : join(dataDir, PGLITE_DATA_FOLDER);
   try {
     let fresh = memory || !existsSync(join(pgDir, 'PG_VERSION'));
     if (fresh && !memory && (await unpackTemplateInto(pgDir))) fresh = false;

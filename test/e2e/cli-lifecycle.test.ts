@@ -190,6 +190,17 @@ describe('plaza configuration errors', () => {
     },
   );
 
+  it('says when a command creates a database of its own (a folder no server has used)', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'plaza-e2e-fresh-'));
+    const first = await runPlaza(['accounts', 'create', '--email', 'new@example.com'], { PLAZA_DATA_DIR: fresh });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain(`plaza: no database in ${fresh} yet: creating one.`);
+    expect(first.stderr).toContain('set PLAZA_DATA_DIR (or DATABASE_URL) as the server has it');
+    const second = await runPlaza(['accounts', 'create', '--email', 'next@example.com'], { PLAZA_DATA_DIR: fresh });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toBe('');
+  });
+
   it('prints help and version', async () => {
     const [help, version] = await Promise.all([runPlaza(['--help'], {}), runPlaza(['--version'], {})]);
     expect(help.stdout).toMatch(/serve[\s\S]*migrate[\s\S]*accounts/);
