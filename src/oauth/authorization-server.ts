@@ -47,7 +47,11 @@ export interface AuthorizationServerOptions {
 export interface AuthorizationServer {
   /** The provider, built on first use (its keys and cookie secret come from the database). */
   provider(): Promise<Provider>;
-  /** The provider's own endpoints as a plain Node handler (metadata, authorize, token, register, revoke, jwks). */
+  /**
+   * The provider's own endpoints as a plain Node handler (metadata, authorize, token, register,
+   * revoke, jwks); a request for a path it has no route for is left unanswered (`res.headersSent`
+   * stays false), for the caller's 404.
+   */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
@@ -181,6 +185,12 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     const provider = new Provider(issuer, configuration);
     // Believed only because handle() sets the forwarded host and scheme itself (the issuer's).
     provider.proxy = true;
+    // A path the provider has no route for is left unanswered: Plaza's own 404 answers it, in the
+    // site's error shape with a request id (Koa's would be a bare text "Not Found").
+    provider.use(async (ctx, next) => {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) ctx.respond = false;
+    });
     provider.on('server_error', (_ctx: KoaContextWithOIDC, error: Error) =>
       options.log.error({ err: error }, 'oauth: server error'),
     );

@@ -291,6 +291,17 @@ describe('the authorization server, checked by oauth4webapi', () => {
     expect(back.searchParams.get('iss')).toBe(as.issuer);
   });
 
+  it("answers a path under /oauth/ the provider has no route for with Plaza's 404 (the error shape, a request id)", async () => {
+    for (const path of ['/oauth/nope', '/oauth/introspect', '/oauth/session/end']) {
+      const res = await fetch(`${plaza.url}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toMatch(/^application\/json/);
+      const body = (await res.json()) as { success: boolean; request_id: string };
+      expect(body.success, path).toBe(false);
+      expect(body.request_id, path).toBe(res.headers.get('x-request-id'));
+    }
+  });
+
   it('refuses a wrong or missing PKCE verifier', async () => {
     const wrong = await authorize();
     expect(await tokenError(await redeem(wrong.callback, oauth.generateRandomCodeVerifier(), wrong.state))).toBe(
