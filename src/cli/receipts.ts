@@ -1,6 +1,6 @@
 /**
  * `plaza receipts verify`: checks a receipts export offline (a file and a JWKS file) or fetched
- * from a Plaza server (--url with an account API key), optionally against a checkpoint trusted
+ * from a Plaza server (--url with an account API key; --call for one receipt), optionally against a checkpoint trusted
  * from an earlier verification (--trusted). Exit 0 when every check holds, 1 naming the first bad
  * receipt (or an unreadable source), 2 on usage errors.
  */
@@ -12,6 +12,7 @@ import type { Command } from 'commander';
 import type { Checkpoint } from '../../receipts/index.ts';
 import { createLineSplitter, LineTooLongError } from '../kernel/index.ts';
 import { fetchOrSay } from './fetch-errors.ts';
+import { oneReceiptLines } from './receipt-one.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -21,6 +22,8 @@ class UsageError extends Error {}
 
 interface VerifyOptions {
   url?: string;
+  /** One receipt (by its call id) instead of the whole export, from --url. */
+  call?: string;
   key?: string;
   file?: string;
   jwks?: string;
@@ -157,10 +160,12 @@ async function exportLines(
   options: VerifyOptions,
   base: string | undefined,
   idleMs: number,
-): Promise<AsyncIterable<string>> {
+): Promise<AsyncIterable<string> | Iterable<string>> {
   // Opened here, so a missing or unreadable file is the command's error, said in one line (a
   // stream opened lazily would throw it at nobody).
   if (base === undefined) return linesOf((await open(options.file!, 'r')).createReadStream());
+  if (options.call !== undefined)
+    return oneReceiptLines(fetchOk, { base, callId: options.call, key: options.key!, idleMs });
   // The export may be long: its time is not bounded, its silences are.
   const idle = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -200,6 +205,7 @@ async function verify(options: VerifyOptions): Promise<number> {
     throw new UsageError('--timeout-ms must be a whole number of milliseconds from 1 to 3600000');
   if (options.consistency !== undefined && (base !== undefined || options.trusted === undefined))
     throw new UsageError('--consistency goes with --file and --trusted');
+  if (options.call !== undefined && base === undefined) throw new UsageError('--call goes with --url (not --file)');
 
   const { renderCheckpoint, verifyExport } = await import('../../receipts/index.ts');
   const trusted = options.trusted === undefined ? undefined : await loadTrusted(options.trusted);
@@ -237,9 +243,10 @@ async function verify(options: VerifyOptions): Promise<number> {
       await writeFile(options.saveCheckpoint, `${JSON.stringify({ type: 'checkpoint', ...renderCheckpoint(cp) })}\n`);
     if (!options.json) {
       const extends_ = trusted ? `, which extends the trusted checkpoint of tree size ${trusted.treeSize}` : '';
+      const what = options.call !== undefined ? `the receipt of ${options.call}` : `${report.receipts} receipt(s)`;
       process.stdout.write(
         cp
-          ? `OK: ${report.receipts} receipt(s) verified against checkpoint tree_size ${cp.treeSize} root ${cp.rootHash} (key ${cp.keyId})${extends_}\n`
+          ? `OK: ${what} verified against checkpoint tree_size ${cp.treeSize} root ${cp.rootHash} (key ${cp.keyId})${extends_}\n`
           : 'OK: the export is empty\n',
       );
     }
@@ -271,6 +278,10 @@ export function registerReceiptsCommands(program: Command, env: Env): void {
       'account API key for --url (default: $PLAZA_API_KEY, which keeps it out of process lists)',
     )
     .option('--file <export.jsonl>', 'an export file (from GET /api/receipts/export)')
+    .option(
+      '--call <call_id>',
+      "with --url: only this call's receipt (GET /api/receipts/:call_id), its inclusion proof and checkpoint",
+    )
     .option(
       '--jwks <url or file>',
       'the JWK Set with the checkpoint key (default with --url: <base>/.well-known/jwks.json)',

@@ -144,6 +144,14 @@ describe.each(BACKENDS)('receipts API on %s', (backend) => {
       const ok = await runPlaza(['receipts', 'verify', '--url', plaza.url, '--key', keyA], {});
       expect(ok.stdout).toMatch(/OK: 15 receipt\(s\) verified/);
       expect(ok.code).toBe(0);
+      // One receipt: its inclusion proof and the checkpoint it leads to.
+      const one = await runPlaza(['receipts', 'verify', '--url', plaza.url, '--key', keyA, '--call', 'call_4'], {});
+      expect(one.code, one.stderr).toBe(0);
+      expect(one.stdout).toMatch(/^OK: the receipt of call_4 verified against checkpoint tree_size \d+/);
+      // Another account's receipt is not there for this key.
+      const foreign = await runPlaza(['receipts', 'verify', '--url', plaza.url, '--key', keyA, '--call', 'call_1'], {});
+      expect(foreign.code).toBe(1);
+      expect(foreign.stderr).toMatch(/answered 404: Receipt not found\./);
     }
 
     await plaza.db.sql.exec(`UPDATE "receipts" SET "outcome" = 'ok' WHERE "call_id" = 'call_14'`);
@@ -158,5 +166,8 @@ describe.each(BACKENDS)('receipts API on %s', (backend) => {
     const bad = await runPlaza(['receipts', 'verify', '--file', join(dir, 'tampered.jsonl'), '--jwks', jwksFile], {});
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/FAILED at receipt call_14 \(seq \d+, line \d+\): leaf_hash does not match/);
+    const altered = await runPlaza(['receipts', 'verify', '--url', plaza.url, '--key', keyA, '--call', 'call_14'], {});
+    expect(altered.code).toBe(1);
+    expect(altered.stderr).toMatch(/FAILED at receipt call_14 \(seq \d+, line 2\): leaf_hash does not match/);
   }, 60_000);
 });
