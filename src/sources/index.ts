@@ -8,6 +8,7 @@ export { parseSourceBody, SourceBodySchema } from './input.ts';
 export { registrationLimitKey } from './limit-key.ts';
 export { rejectionMail } from './notify.ts';
 export { writesOutsideRoot } from './outside-root.ts';
+export { scanPackageTarget } from './package-scan.ts';
 export { renderEvent, renderShareEntry, renderSource } from './render.ts';
 export { scanOffThread, scanPackageDir, verdictOf } from './scan.ts';
 export type { SourceFilter, SourceService } from './source-service.ts';

@@ -1,18 +1,11 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { SourceFinding, SourceInspector } from '../../probes/index.ts';
 import { AgpkError, type AgpkSchemas, type ExtractLimits, safeExtract, validatePackageDir } from '../agpk/index.ts';
-import { scanArchive, scanOffThread, verdictOf } from './scan.ts';
-
-async function sha256Of(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
+import { archiveFindings as scanArchiveFile } from './package-scan.ts';
+import { scanOffThread, verdictOf } from './scan.ts';
 
 /**
  * The worker's inspector: safe extraction (an unsafe archive is a high-risk finding), the AGPK
@@ -25,16 +18,7 @@ export function createSourceInspector(options: {
   limits: ExtractLimits;
 }): SourceInspector {
   return async (archive, target) => {
-    const archiveFindings = await scanArchive(archive, await sha256Of(archive), options.denyList).catch(
-      (error: unknown): SourceFinding[] => [
-        {
-          id: 'archive.unsafe',
-          severity: 'high',
-          file: null,
-          message: `not a readable tar archive: ${(error as Error).message}`,
-        },
-      ],
-    );
+    const archiveFindings = await scanArchiveFile(archive, options.denyList);
     const dir = await mkdtemp(join(tmpdir(), 'plaza-inspect-'));
     try {
       const root = join(dir, 'pkg');

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 
 import { EXIT, jsonOption, out, run } from '../agpk-support.ts';
+import { checkPublishable, notPublishable, reportLines } from './publishable.ts';
 
 /** Adds `scaffold`, `pack` and `validate` to the `agpk` group. */
 export function registerAuthoringCommands(agpk: Command): void {
@@ -34,14 +35,15 @@ export function registerAuthoringCommands(agpk: Command): void {
       run(!!o.json, async (a) => {
         const r = await a.packPackage(dir, o.output ? { output: o.output } : {});
         // The archive is written either way (it can be inspected), but one that `validate` and the
-        // market would refuse is a failure here too, with the same problems named.
-        const { ok, problems, warnings } = await a.validateTarget(r.archive, a.loadAgpkSchemas());
-        out(!!o.json, { ok, ...r, problems, warnings }, () =>
+        // market would refuse (its problems, or a high finding of the market's scan) is a failure
+        // here too, with the same problems and findings named.
+        const report = await checkPublishable(a, r.archive);
+        const { ok, problems, warnings, findings } = report;
+        out(!!o.json, { ok, ...r, problems, warnings, findings }, () =>
           [
             `${r.archive}\nsha256 ${r.sha256}  (${r.bytes} bytes, ${r.entries} entries)`,
-            ...(ok ? [] : [`not publishable: ${problems.length} problem(s)`]),
-            ...problems.map((p) => `  error   ${p.file} ${p.path}: ${p.message}`),
-            ...warnings.map((p) => `  warning ${p.file} ${p.path}: ${p.message}`),
+            ...(ok ? [] : [`not publishable: ${notPublishable(report)}`]),
+            ...reportLines(report),
           ].join('\n'),
         );
         return ok ? EXIT.ok : EXIT.failure;
@@ -50,18 +52,19 @@ export function registerAuthoringCommands(agpk: Command): void {
 
   agpk
     .command('validate <target>')
-    .description('check a package folder or archive; exit 0 only when publishable')
+    .description(
+      "check a package folder or archive, with the market's scan; exit 0 only when publishable (no problem, no high finding)",
+    )
     .addOption(jsonOption())
     .action((target: string, o: { json?: boolean }) =>
       run(!!o.json, async (a) => {
-        const r = await a.validateTarget(target, a.loadAgpkSchemas());
+        const r = await checkPublishable(a, target);
         out(!!o.json, r, () =>
           [
             r.ok
               ? `valid: ${r.package_id ?? '?'} ${r.version ?? '?'}${r.sha256 ? ` sha256 ${r.sha256}` : ''}`
-              : `invalid: ${r.problems.length} problem(s)`,
-            ...r.problems.map((p) => `  error   ${p.file} ${p.path}: ${p.message}`),
-            ...r.warnings.map((p) => `  warning ${p.file} ${p.path}: ${p.message}`),
+              : `invalid: ${notPublishable(r)}`,
+            ...reportLines(r),
             // A folder edited since `pack` (or `scaffold`) wrote its DIGESTS: say how to refresh them.
             ...(r.sha256 === undefined && r.problems.some((p) => p.message.startsWith('bad DIGESTS: '))
               ? [
