@@ -35,6 +35,36 @@ set -eu
 rm -rf "$AGPK_INSTALL_ROOT/var"
 `;
 
+/**
+ * The MIT license, the scaffold's default (see docs/decisions/agpk.md): a package without one gets
+ * the market's `license.missing` finding. The copyright line names the package until its authors
+ * put their own names there, or replace the whole file with the license they choose.
+ */
+function mitLicense(year: number, holder: string): string {
+  return `MIT License
+
+Copyright (c) ${year} the authors of ${holder}
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+`;
+}
+
 /** The command id prefix for a package id: lower case, characters outside [a-z0-9._-] become '-'. */
 export function commandPrefix(id: string): string {
   return id.toLowerCase().replace(/[^a-z0-9._-]/g, '-');
@@ -42,11 +72,13 @@ export function commandPrefix(id: string): string {
 
 /**
  * Creates a package in `dir` (absent or empty) that validates as is: manifest, one `node` command
- * echoing its input, USAGE.md, INSTALL/UNINSTALL hooks, and DIGESTS.
+ * echoing its input, USAGE.md, an MIT LICENSE (the year from `now`), INSTALL/UNINSTALL hooks,
+ * and DIGESTS.
  */
 export async function scaffoldPackage(
   dir: string,
   options: ScaffoldOptions,
+  now: () => Date = () => new Date(),
 ): Promise<{ dir: string; files: string[] }> {
   if (!ID.test(options.id))
     throw new AgpkError('bad_request', `invalid --id "${options.id}": letters, digits and . _ + - (max 128)`);
@@ -99,6 +131,7 @@ export async function scaffoldPackage(
   await writeFile(join(dir, 'agpk.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   await writeFile(join(dir, 'agent-commands.json'), `${JSON.stringify(commands, null, 2)}\n`);
   await writeFile(join(dir, 'USAGE.md'), usage);
+  await writeFile(join(dir, 'LICENSE'), mitLicense(now().getUTCFullYear(), options.name));
   await writeFile(join(dir, 'payload', 'echo.mjs'), ECHO);
   await writeFile(join(dir, 'INSTALL'), INSTALL);
   await writeFile(join(dir, 'UNINSTALL'), UNINSTALL);
@@ -107,6 +140,15 @@ export async function scaffoldPackage(
   await writeDigests(dir);
   return {
     dir,
-    files: ['agpk.json', 'agent-commands.json', 'USAGE.md', 'payload/echo.mjs', 'INSTALL', 'UNINSTALL', 'DIGESTS'],
+    files: [
+      'agpk.json',
+      'agent-commands.json',
+      'USAGE.md',
+      'LICENSE',
+      'payload/echo.mjs',
+      'INSTALL',
+      'UNINSTALL',
+      'DIGESTS',
+    ],
   };
 }

@@ -20,7 +20,7 @@ export interface PackageSpec {
   files?: Record<string, string>;
   /** Files deleted before packing (e.g. agent-commands.json). */
   remove?: string[];
-  /** Adds a LICENSE file (default true). */
+  /** Keeps a LICENSE file (default true); false removes the one scaffold writes. */
   license?: boolean;
 }
 
@@ -28,8 +28,7 @@ export interface PackageSpec {
 export async function buildPackage(root: string, spec: PackageSpec): Promise<{ path: string; sha256: string }> {
   const dir = join(root, `${spec.id}-${spec.version}-${Math.random().toString(36).slice(2, 8)}`);
   await scaffoldPackage(dir, { id: spec.id, name: `Package ${spec.id}`, version: spec.version });
-  if (spec.license !== false)
-    await writeFile(join(dir, 'LICENSE'), 'MIT License\n\nPermission is hereby granted, free of charge, ...\n');
+  if (spec.license === false) await rm(join(dir, 'LICENSE'));
   for (const [path, content] of Object.entries(spec.files ?? {})) await writeFile(join(dir, path), content);
   for (const path of spec.remove ?? []) await rm(join(dir, path), { force: true });
   const packed = await packPackage(dir, { output: `${dir}.agpk` });

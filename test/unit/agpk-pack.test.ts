@@ -1,5 +1,6 @@
 /**
- * AGPK scaffold + pack: a scaffolded package validates as is; packing is reproducible (same tree,
+ * AGPK scaffold + pack: a scaffolded package validates as is and carries a license, so the market's
+ * scan finds nothing in it; packing is reproducible (same tree,
  * same sha256, whatever the files' times and owners) and readable by the system `tar`, whose
  * listing shows sorted entries, root:root, epoch mtime and 0644/0755 modes; `sha256sum` agrees.
  */
@@ -17,6 +18,7 @@ import {
   validatePackageDir,
   validateTarget,
 } from '../../src/agpk/index.ts';
+import { loadDenyList, scanPackageTarget } from '../../src/sources/index.ts';
 import { tempDir } from '../support/agpk.ts';
 
 const schemas = loadAgpkSchemas();
@@ -37,6 +39,18 @@ describe('agpk scaffold', () => {
     expect(report.ok).toBe(true);
     expect(report.package_id).toBe('acme.hello');
     expect(report.warnings.map((w) => w.path)).toContain('$.ahcp.signed');
+  });
+
+  it("writes an MIT LICENSE naming the package, so the market's scan finds nothing to report", async () => {
+    const license = await readFile(join(pkg, 'LICENSE'), 'utf8');
+    expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} the authors of Hello\n/);
+    const other = join(tmp.path, 'dated');
+    await scaffoldPackage(other, { id: 'acme.dated', name: 'Dated', version: '1.0.0' }, () => new Date('2031-06-01'));
+    expect(await readFile(join(other, 'LICENSE'), 'utf8')).toContain('Copyright (c) 2031 the authors of Dated\n');
+    const findings = await scanPackageTarget(pkg, { denyList: loadDenyList(undefined) });
+    expect(findings).toEqual([]);
+    const archive = await packPackage(pkg);
+    expect(await scanPackageTarget(archive.archive, { denyList: loadDenyList(undefined) })).toEqual([]);
   });
 
   it('refuses a bad id and a non-empty folder', async () => {
@@ -90,6 +104,7 @@ describe('agpk pack', () => {
     expect(names).toEqual([
       'DIGESTS',
       'INSTALL',
+      'LICENSE',
       'UNINSTALL',
       'USAGE.md',
       'agent-commands.json',

@@ -20,7 +20,13 @@ export function registerAuthoringCommands(agpk: Command): void {
     .action((dir: string, o: { id: string; name: string; version: string; json?: boolean }) =>
       run(!!o.json, async (a) => {
         const result = await a.scaffoldPackage(dir, o);
-        out(!!o.json, { ok: true, ...result }, () => `scaffolded ${o.id} ${o.version} in ${dir}`);
+        out(
+          !!o.json,
+          { ok: true, ...result },
+          () =>
+            `scaffolded ${o.id} ${o.version} in ${dir}\n` +
+            `  LICENSE is the MIT license: put your name on its copyright line, or replace it with the license you choose`,
+        );
       }),
     );
 
