@@ -209,6 +209,13 @@ async function checkDigests(view: PackageView, problems: Problem[]): Promise<Buf
   return bytes;
 }
 
+/** `value` when it is a JSON object (not an array), else undefined. */
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
 /**
  * Validates a package folder against the AGPK v1 standard: manifest schema, command surface,
  * usage file, payload folder, lifecycle hooks, edge rules, DIGESTS and signature. Every problem
@@ -276,10 +283,14 @@ export async function validatePackage(view: PackageView, schemas: AgpkSchemas): 
   if ((await view.kind('surface.json')) === 'file') await readJson(view, 'surface.json', problems, '');
 
   const digests = await checkDigests(view, problems);
-  const signed = manifest?.ahcp?.signed === true;
+  // A manifest the schema refuses still says which package it is and may carry a signature that
+  // can be checked: both are reported, so a schema error does not hide a stale signature.
+  const raw = asObject(manifestValue);
+  const ahcp = asObject(raw?.['ahcp']);
+  const signed = ahcp?.['signed'] === true;
   let kid: string | null = null;
-  if (manifest && signed) {
-    const signature = manifest.ahcp?.signature;
+  if (raw && signed) {
+    const signature = ahcp?.['signature'];
     if (typeof signature !== 'string' || signature === '') {
       problems.push({
         file: MANIFEST_FILE,
@@ -305,8 +316,8 @@ export async function validatePackage(view: PackageView, schemas: AgpkSchemas): 
   }
   return {
     ok: problems.length === 0,
-    package_id: manifest?.id ?? null,
-    version: manifest?.version ?? null,
+    package_id: typeof raw?.['id'] === 'string' ? raw['id'] : null,
+    version: typeof raw?.['version'] === 'string' ? raw['version'] : null,
     signed,
     signature_kid: kid,
     problems,

@@ -308,6 +308,38 @@ describe('agpk validate', () => {
       );
     });
 
+    it('names the package and reports a stale signature when the manifest fails the schema', async () => {
+      const keys = await generateSigningKey(join(tmp.path, 'publisher'));
+      await signTarget(pkg, keys.privateKey);
+      // Edited after signing, and DIGESTS written anew: the signature no longer verifies over it.
+      await editJson('agpk.json', (v) => (v.source_class = 'bogus'));
+      await writeFile(join(pkg, 'payload', 'echo.mjs'), 'changed');
+      const found = await problems();
+      expect(found).toContainEqual({
+        file: 'agpk.json',
+        path: '$.source_class',
+        message: 'must be one of ["agent_package","preinstall"]',
+      });
+      expect(found).toContainEqual({
+        file: 'agpk.json',
+        path: '$.ahcp.signature',
+        message: expect.stringMatching(/^bad signature: does not verify over DIGESTS/),
+      });
+      const report = await validatePackageDir(pkg, schemas);
+      expect(report).toMatchObject({ package_id: 'acme.plc', version: '1.0.0', signed: true, signature_kid: null });
+      const { archive } = await packPackage(pkg, { output: join(tmp.path, 'stale.agpk') });
+      expect(await validateTarget(archive, schemas)).toMatchObject({ package_id: 'acme.plc', version: '1.0.0' });
+    });
+
+    it('reports no id or version that is not a string', async () => {
+      await editJson('agpk.json', (v) => {
+        v.id = 42;
+        v.version = ['1'];
+      });
+      await writeDigests(pkg);
+      expect(await validatePackageDir(pkg, schemas)).toMatchObject({ ok: false, package_id: null, version: null });
+    });
+
     it('rejects ahcp.signed true without a signature', async () => {
       await editJson('agpk.json', (v) => (v.ahcp = { signed: true, signature: null }));
       expect(await problems()).toContainEqual({
