@@ -1,4 +1,5 @@
 import { AgpkError } from './errors.ts';
+import { type HookPreview, previewHook } from './hook-preview.ts';
 import type { StagedPackage } from './plan.ts';
 
 /** How the human approved (or can approve) an operation (spec §3.4). */
@@ -29,31 +30,43 @@ export interface OperationSummary {
     signature_kid: string | null;
     commands: string[];
     depends: string[];
+    /** The lifecycle hooks this operation runs for the package (none: an empty list). */
+    hooks: HookPreview[];
   }>;
 }
 
-/** Summarises staged packages for approval. */
-export function summarise(
+/**
+ * Summarises staged packages for approval, with the hook each will run: `upgrade` (else its
+ * install hook) for the package `from` names, `install` for the others.
+ */
+export async function summarise(
   action: OperationSummary['action'],
   order: StagedPackage[],
   from?: { id: string; version: string },
-): OperationSummary {
+): Promise<OperationSummary> {
   return {
     action,
-    packages: order.map((s) => ({
-      package_id: s.manifest.id,
-      name: s.manifest.name,
-      version: s.manifest.version,
-      ...(from?.id === s.manifest.id ? { from_version: from.version } : {}),
-      vendor: s.manifest.vendor?.name ?? null,
-      source: s.source.uri,
-      sha256: s.source.sha256,
-      signed: s.signature.signed,
-      trusted_signature: s.signature.trusted,
-      signature_kid: s.signature.kid,
-      commands: s.commands.map((c) => c.id),
-      depends: s.manifest.depends ?? [],
-    })),
+    packages: await Promise.all(
+      order.map(async (s) => {
+        const upgrading = from?.id === s.manifest.id;
+        const hook = await previewHook(s.stageDir, s.manifest.lifecycle, upgrading ? 'upgrade' : 'install');
+        return {
+          package_id: s.manifest.id,
+          name: s.manifest.name,
+          version: s.manifest.version,
+          ...(upgrading ? { from_version: from.version } : {}),
+          vendor: s.manifest.vendor?.name ?? null,
+          source: s.source.uri,
+          sha256: s.source.sha256,
+          signed: s.signature.signed,
+          trusted_signature: s.signature.trusted,
+          signature_kid: s.signature.kid,
+          commands: s.commands.map((c) => c.id),
+          depends: s.manifest.depends ?? [],
+          hooks: hook ? [hook] : [],
+        };
+      }),
+    ),
   };
 }
 

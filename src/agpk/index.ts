@@ -8,6 +8,7 @@ export type { Problem } from './errors.ts';
 export { AgpkError } from './errors.ts';
 export type { ExtractLimits, ExtractResult } from './extract.ts';
 export { DEFAULT_EXTRACT_LIMITS, safeExtract } from './extract.ts';
+export type { HookPreview } from './hook-preview.ts';
 export type { OperationResult } from './install.ts';
 export { installPackages, removePackage, upgradePackage } from './install.ts';
 export type { InvokeDeps, InvokeResult, ListedCommand } from './invoke.ts';

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 
 import { type Approval, obtainApproval, type OperationSummary, summarise } from './approval.ts';
 import { AgpkError } from './errors.ts';
+import { previewHook } from './hook-preview.ts';
 import { runHook } from './hooks.ts';
 import { installedChanges } from './installed-files.ts';
 import { type AgpkContext, checkPlanConflicts, type Plan, preparePlan, type StagedPackage } from './plan.ts';
@@ -139,7 +140,7 @@ export async function installPackages(ctx: AgpkContext, refs: string[], approval
         }
       }
       checkPlanConflicts(plan, packages);
-      await obtainApproval(summarise('install', plan.order), approval);
+      await obtainApproval(await summarise('install', plan.order), approval);
       const records = await commit(ctx, plan);
       return {
         action: 'install',
@@ -184,7 +185,10 @@ export async function upgradePackage(
           `${next.manifest.version} is older than the installed ${packageId} ${current.version}`,
         );
       checkPlanConflicts(plan, packages, packageId);
-      await obtainApproval(summarise('upgrade', plan.order, { id: packageId, version: current.version }), approval);
+      await obtainApproval(
+        await summarise('upgrade', plan.order, { id: packageId, version: current.version }),
+        approval,
+      );
       const records = await commit(ctx, plan, current);
       await removeDir(current.install_dir).catch(() => {});
       return {
@@ -236,6 +240,7 @@ export async function removePackage(
             signature_kid: current.signature.kid,
             commands: current.commands.map((c) => c.id),
             depends: current.depends,
+            hooks: await previewHook(current.install_dir, current.lifecycle, 'uninstall').then((h) => (h ? [h] : [])),
           },
         ],
       },

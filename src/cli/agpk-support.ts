@@ -7,7 +7,7 @@ import { Option } from 'commander';
 
 import { ConfigError, loadConfig } from '../../config/index.ts';
 import type * as AgpkModule from '../agpk/index.ts';
-import type { AgpkContext, Approval } from '../agpk/index.ts';
+import type { AgpkContext, Approval, OperationSummary } from '../agpk/index.ts';
 import { credentialFile, loadCredential } from './credential-store.ts';
 
 /** The environment map handed to the CLI. */
@@ -142,6 +142,25 @@ export function context(
   };
 }
 
+/**
+ * The hooks a summarised package runs, for the human to read before approving: each hook's name
+ * and file, then its first commands (spec §3.4: approval must be informed).
+ */
+function hookLines(hooks: OperationSummary['packages'][number]['hooks']): string {
+  if (hooks.length === 0) return '    hooks none\n';
+  return hooks
+    .map((h) => {
+      const rest =
+        h.more > 0 || h.truncated
+          ? [`        … ${h.more > 0 ? `${h.more}${h.truncated ? '+' : ''} more` : 'more'} line(s) in ${h.file}`]
+          : [];
+      const shown =
+        h.commands.length === 0 && !h.truncated ? ['        (no commands)'] : h.commands.map((c) => `        ${c}`);
+      return [`    runs hook ${h.hook}: ${h.file}`, ...shown, ...rest].map((l) => `${l}\n`).join('');
+    })
+    .join('');
+}
+
 /** Approval from flags, with TTY prompts when a human is at the terminal (spec §3.4). */
 export function approval(options: { approve?: boolean; yes?: boolean; json: boolean }): Approval {
   const tty = interactive();
@@ -157,7 +176,8 @@ export function approval(options: { approve?: boolean; yes?: boolean; json: bool
           `  ${p.package_id} ${p.from_version ? `${p.from_version} -> ` : ''}${p.version}  (${p.name}${p.vendor ? `, ${p.vendor}` : ''})\n` +
             `    source ${p.source}\n    sha256 ${p.sha256}\n` +
             `    signature ${p.trusted_signature ? `trusted (${p.signature_kid ?? ''})` : p.signed ? `valid but NOT trusted (${p.signature_kid ?? ''})` : 'NONE (unsigned)'}\n` +
-            `    commands ${p.commands.join(', ') || '-'}\n`,
+            `    commands ${p.commands.join(', ') || '-'}\n` +
+            hookLines(p.hooks),
         );
       }
     },

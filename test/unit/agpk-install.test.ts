@@ -121,6 +121,62 @@ describe('agpk install', () => {
     );
   });
 
+  it('names in the approval summary each hook the operation runs, with its first commands', async () => {
+    const install = [
+      '#!/bin/sh',
+      '# Fetch the tool.',
+      'set -eu',
+      '',
+      'mkdir -p "$AGPK_INSTALL_ROOT/var"',
+      'echo "hidden\u001b[2K" > "$AGPK_INSTALL_ROOT/var/x"',
+      `echo ${'x'.repeat(200)} > /dev/null`,
+      'true',
+      'true',
+      '',
+    ].join('\n');
+    const shown: Array<Parameters<NonNullable<Approval['show']>>[0]> = [];
+    const show = (s: (typeof shown)[number]) => shown.push(s);
+    await installPackages(ctx, [await build({ id: 'acme.hooked', install })], { ...OK, show });
+    expect(shown[0]!.packages[0]!.hooks).toEqual([
+      {
+        hook: 'install',
+        file: 'INSTALL',
+        commands: [
+          'mkdir -p "$AGPK_INSTALL_ROOT/var"',
+          'echo "hidden\\u{1b}[2K" > "$AGPK_INSTALL_ROOT/var/x"',
+          `echo ${'x'.repeat(114)}…`,
+        ],
+        more: 2,
+        truncated: false,
+      },
+    ]);
+
+    // An upgrade without an UPGRADE hook runs INSTALL again; a package without hooks says none.
+    const next = await build({
+      id: 'acme.hooked',
+      version: '1.1.0',
+      install: '#!/bin/sh\ntouch "$AGPK_INSTALL_ROOT/up"\n',
+    });
+    await upgradePackage(ctx, 'acme.hooked', { ...OK, show }, next);
+    expect(shown[1]!.packages[0]!.hooks).toEqual([
+      { hook: 'upgrade', file: 'INSTALL', commands: ['touch "$AGPK_INSTALL_ROOT/up"'], more: 0, truncated: false },
+    ]);
+    await removePackage(ctx, 'acme.hooked', { approve: true, show });
+    expect(shown[2]!.packages[0]!.hooks).toMatchObject([
+      { hook: 'uninstall', file: 'UNINSTALL', commands: ['rm -rf "$AGPK_INSTALL_ROOT/var"'] },
+    ]);
+
+    const plainDir = join(tmp.path, 'src', 'plain');
+    await scaffoldPackage(plainDir, { id: 'acme.plain', name: 'plain', version: '1.0.0' });
+    await rm(join(plainDir, 'INSTALL'));
+    await rm(join(plainDir, 'UNINSTALL'));
+    const manifest = JSON.parse(await readFile(join(plainDir, 'agpk.json'), 'utf8')) as { lifecycle: object };
+    manifest.lifecycle = { min_os: '0.1' };
+    await writeFile(join(plainDir, 'agpk.json'), JSON.stringify(manifest));
+    await installPackages(ctx, [(await packPackage(plainDir)).archive], { ...OK, show });
+    expect(shown[3]!.packages[0]!.hooks).toEqual([]);
+  });
+
   it('knows no package by the name of an Object.prototype member', async () => {
     // The registry's package map was a plain object: `toString` passed for installed.
     for (const id of ['toString', 'constructor', 'hasOwnProperty', '__proto__']) {
