@@ -238,6 +238,9 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       });
       expect(first.json.recommendedProducts).toContain('Token API');
       expect(first.json.nextStep).toContain('dana@example.com');
+      // The thank-you text says what a second form does: it is stored beside this one, never over it.
+      expect(first.json.nextStep).toContain('does not change this request');
+      expect(first.json.nextStep).not.toMatch(/updates/);
       const stored = await plaza.db.prisma.lead.findFirstOrThrow({ where: { email: 'dana@example.com' } });
 
       // Anyone may send a lead under any address: the repeat, from a stranger, must not change
@@ -250,6 +253,8 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       expect(repeat.res.status).toBe(201);
       expect(repeat.json.status).toBe('received');
       expect(repeat.json.planName).toBe('成长版');
+      expect(repeat.json.nextStep).toContain('不会修改本次需求');
+      expect(repeat.json.nextStep).not.toContain('更新');
       const control = await call('post', '/api/leads', {
         body: {
           email: 'nobody-yet@example.com',
