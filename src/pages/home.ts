@@ -2,6 +2,7 @@ import type { LocaleCatalog } from '../website/index.ts';
 import type { PageCopy } from './copy.ts';
 import type { HomeFormState } from './home-forms.ts';
 import { type Html, html } from './html.ts';
+import { PRODUCT_LINKS } from './product-links.ts';
 
 function price(cents: number, currency: string, locale: string, copy: PageCopy): string {
   if (cents === 0) return copy.home.free;
@@ -12,6 +13,12 @@ function price(cents: number, currency: string, locale: string, copy: PageCopy):
 function actionLabel(action: string, copy: PageCopy): string {
   const labels: Record<string, string> = copy.home.actions;
   return labels[action] ?? action;
+}
+
+/** A product card's call to action: a link where the product has a page, else its words alone. */
+function ctaLink(productId: string, label: string): Html | string {
+  const href = PRODUCT_LINKS[productId];
+  return href === undefined ? label : html`<a href="${href}">${label}</a>`;
 }
 
 /**
@@ -56,7 +63,7 @@ export function homeBody(catalog: LocaleCatalog, copy: PageCopy, state: HomeForm
   <ul class="grid">
     ${catalog.products.map(
       (p) =>
-        html`<li class="card"><p class="tag">${p.tag}</p><h3>${p.name}</h3><p>${p.body}</p><p class="cta">${p.cta}</p></li>`,
+        html`<li class="card"><p class="tag">${p.tag}</p><h3>${p.name}</h3><p>${p.body}</p><p class="cta">${ctaLink(p.id, p.cta)}</p></li>`,
     )}
   </ul>
 </section>

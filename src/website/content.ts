@@ -51,7 +51,8 @@ export interface ScenarioDetail {
 /** Everything one locale serves. */
 export interface LocaleCatalog {
   locale: Locale;
-  products: { name: string; tag: string; body: string; cta: string }[];
+  /** Products in display order; `id` is internal (config/content), not served by `/api/products`. */
+  products: { id: string; name: string; tag: string; body: string; cta: string }[];
   scenarios: { id: ScenarioId; name: string; headline: string; products: string[]; planId: string }[];
   plans: Plan[];
   manifesto: string;
@@ -154,7 +155,7 @@ function buildCatalog(file: ContentFile): LocaleCatalog {
   );
   return {
     locale: file.locale,
-    products: file.products.map(({ name, tag, body, cta }) => ({ name, tag, body, cta })),
+    products: file.products.map(({ id, name, tag, body, cta }) => ({ id, name, tag, body, cta })),
     scenarios: file.scenarios.map((s) => ({
       id: s.id,
       name: s.name,

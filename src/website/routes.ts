@@ -46,7 +46,8 @@ function precompute(content: WebsiteContent) {
   for (const locale of content.locales) {
     const catalog: LocaleCatalog = content.catalog(locale);
     const bodies: Record<CatalogResource, Record<string, unknown>> = {
-      products: { products: catalog.products, locale },
+      // The §2.11 fields only: a product's id stays internal (decision: website catalog records).
+      products: { products: catalog.products.map(({ name, tag, body, cta }) => ({ name, tag, body, cta })), locale },
       scenarios: { scenarios: catalog.scenarios, locale },
       plans: { plans: catalog.plans, locale },
       manifesto: { manifesto: catalog.manifesto, locale },

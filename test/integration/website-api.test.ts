@@ -138,6 +138,23 @@ describe.each(BACKENDS)('public website API on %s', (backend) => {
       expect(en.plans[0].checkoutUrl).toBe('https://plaza.example/account?plan=starter');
     });
 
+    it("makes every product card's call to action a link to a page that exists", async () => {
+      for (const locale of ['en', 'zh-CN']) {
+        const home = await (await fetch(`${plaza.url}/?locale=${locale}`, { headers: { accept: 'text/html' } })).text();
+        const products = (await call('get', '/api/products', { query: `?locale=${locale}` })).json.products as {
+          cta: string;
+        }[];
+        const links = [...home.matchAll(/<p class="cta"><a href="([^"]+)">([^<]+)<\/a><\/p>/g)];
+        expect(links.map((m) => m[2])).toEqual(products.map((p) => p.cta));
+        for (const [, href] of links) {
+          const target = new URL(href!, plaza.url);
+          const page = await fetch(`${plaza.url}${target.pathname}`, { headers: { accept: 'text/html' } });
+          expect(page.status, href).toBe(200);
+          if (target.hash) expect(await page.text(), href).toContain(`id="${target.hash.slice(1)}"`);
+        }
+      }
+    });
+
     it('leads every plan button to a page that exists (sign-up on Account, the others to the sales form)', async () => {
       for (const locale of ['en', 'zh-CN']) {
         for (const plan of (await call('get', '/api/plans', { query: `?locale=${locale}` })).json.plans as {
