@@ -121,6 +121,10 @@ describeWithBrowser('Packages pages', () => {
     await expect(page.locator('#package-detail pre').textContent()).resolves.toBe(
       'plaza agpk install com.example.hello',
     );
+    // -y is asked of every package without a trusted signature, a signed one whose key is not trusted too.
+    await expect(page.locator('#package-detail .hint').textContent()).resolves.toContain(
+      'unsigned, or signed by a key you have not trusted',
+    );
     await expect(page.locator('#package-detail .facts').textContent()).resolves.toContain('Example Inc');
     await expect(page.locator('#package-detail .facts').textContent()).resolves.toContain('risky-unknown provider');
     // The command surface that passed the gate, as the worker recorded it.
