@@ -1,8 +1,8 @@
 /**
  * Pins the Packages pages in real Chromium against a real HTTPS origin (test CA) and the real
  * source worker: a source registered through the form shows its pipeline stage and then healthy;
- * the healthy list and the package page (vendor, trust, install command) follow; a hostile package
- * name renders as text; the publishing guide is there; no serious axe violations.
+ * the healthy list and the package page (vendor, trust, install command) follow; a rejected
+ * package's page offers no install command and says why; a hostile package name renders as text; the publishing guide is there; no serious axe violations.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -136,13 +136,52 @@ describeWithBrowser('Packages pages', () => {
     expect(errors).toEqual([]);
   });
 
+  it('offers no install command for a rejected package, says why, and shows its registrant without endorsing it', async () => {
+    // As the worker leaves a signed-in user's source whose scan found something high-risk.
+    await plaza.db.prisma.packageSource.create({
+      data: {
+        id: 'src_rejected_page',
+        packageId: 'com.example.shady',
+        name: 'Shady',
+        version: '1.0.0',
+        vendorName: 'Shady Ltd',
+        downloadUri: `${market.url}/shady-1.0.0.agpk`,
+        sha256: 'a'.repeat(64),
+        trust: 'known-user',
+        status: 'rejected',
+        stage: 'scan',
+        reason: 'high-risk scan verdict: downloads and runs a remote script',
+        findings: [{ id: 'download-exec', severity: 'high', file: 'hooks/INSTALL', message: 'downloads and runs' }],
+        risk: 'high',
+      },
+    });
+    await page.goto(`${plaza.url}/packages/com.example.shady`);
+    await page.locator('#not-installable').waitFor();
+    await expect(page.locator('#not-installable').textContent()).resolves.toBe(
+      'Not installable: plaza agpk install installs only healthy sources, and this one is rejected (scan).',
+    );
+    await expect(page.locator('#package-detail').textContent()).resolves.toContain(
+      'Reason: high-risk scan verdict: downloads and runs a remote script',
+    );
+    expect(await page.locator('#package-detail pre').count()).toBe(0);
+    expect(await page.locator('#package-detail').textContent()).not.toContain('plaza agpk install com.example.shady');
+    // Who registered it stays, in the neutral style, not the healthy green.
+    const badge = page.locator('#package-detail .facts .badge');
+    await expect(badge.textContent()).resolves.toBe('known in-site user');
+    await expect(badge.getAttribute('class')).resolves.toBe('badge');
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
   it('checks the form inline before sending', async () => {
+    const sources = async () => ((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources;
+    const before = (await sources()).length;
     await page.goto(`${plaza.url}/packages`);
     await page.getByLabel('SHA-256 of the file (64 hex characters)').fill('abc');
     await page.getByRole('button', { name: 'Register source' }).click();
     await expect(page.locator('#s-sha256').getAttribute('aria-invalid')).resolves.toBe('true');
     await expect(focusedId(page)).resolves.toBe('s-package_id');
-    expect(((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources).toHaveLength(1);
+    expect(await sources()).toHaveLength(before);
   });
 
   it('shows the publishing guide; no serious accessibility violations; fits a phone', async () => {

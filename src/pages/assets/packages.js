@@ -6,9 +6,13 @@ import { checkFields, el, fieldError, fieldProblems, fill, pageData, requestJson
 const { text } = pageData();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A source's trust as a badge, in the page's language (the spec's labels in English). */
-function trustBadge(trust) {
-  return el('span', { class: `badge badge-${trust}` }, text.trustLabels[trust] || trust);
+/**
+ * A source's trust as a badge, in the page's language (the spec's labels in English). It says who
+ * registered the source, not that the package is good: coloured only for a healthy source, so a
+ * rejected package's "known in-site user" does not read as an endorsement.
+ */
+function trustBadge(trust, healthy = true) {
+  return el('span', { class: healthy ? `badge badge-${trust}` : 'badge' }, text.trustLabels[trust] || trust);
 }
 
 /** A source's status and pipeline stage, in the page's language: `healthy (live)`. */
@@ -76,7 +80,8 @@ async function showPackage(box) {
   add('id', el('code', {}, source.package_id));
   add(text.version, source.version);
   add(text.vendor, source.vendor || source.vendor_name);
-  add(text.trust, trustBadge(source.trust));
+  const installable = source.status === 'healthy';
+  add(text.trust, trustBadge(source.trust, installable));
   add(text.status, statusLine(source));
   add(text.summary, source.summary);
   add('sha256', el('code', {}, source.sha256));
@@ -112,11 +117,20 @@ async function showPackage(box) {
       ),
     );
   }
-  parts.push(
-    el('h2', {}, text.install),
-    el('pre', {}, el('code', {}, installLine(source))),
-    el('p', { class: 'hint' }, text.installHint),
-  );
+  // The market installs only healthy sources (its share list holds nothing else): any other
+  // status gets the reason instead of a command that would fail.
+  if (installable)
+    parts.push(
+      el('h2', {}, text.install),
+      el('pre', {}, el('code', {}, installLine(source))),
+      el('p', { class: 'hint' }, text.installHint),
+    );
+  else
+    parts.push(
+      el('h2', {}, text.install),
+      el('p', { class: 'notice', id: 'not-installable' }, fill(text.notInstallable, { status: statusLine(source) })),
+      source.reason ? el('p', {}, `${text.reason}: ${source.reason}`) : '',
+    );
   box.replaceChildren(...parts);
 }
 
