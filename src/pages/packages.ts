@@ -26,7 +26,7 @@ export function packagesBody(copy: PageCopy, packageId: string | undefined): Htm
 </section>
 <section class="card" aria-labelledby="register-title">
   <h2 id="register-title">${p.registerTitle}</h2>
-  <p>${p.registerIntro}</p>
+  <p id="register-intro">${p.registerIntro}</p>
   <form id="source-form" novalidate>
     <div class="field"><label for="s-package_id">${p.fPackageId}</label><input id="s-package_id" name="package_id" required maxlength="128" aria-describedby="s-package_id-error"><p id="s-package_id-error" class="field-error" hidden></p></div>
     <div class="field"><label for="s-name">${p.fName}</label><input id="s-name" name="name" required maxlength="200" aria-describedby="s-name-error"><p id="s-name-error" class="field-error" hidden></p></div>

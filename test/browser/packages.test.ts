@@ -2,7 +2,8 @@
  * Pins the Packages pages in real Chromium against a real HTTPS origin (test CA) and the real
  * source worker: a source registered through the form shows its pipeline stage and then healthy;
  * the healthy list and the package page (vendor, trust, install command) follow; a rejected
- * package's page offers no install command and says why; a hostile package name renders as text; the publishing guide is there; no serious axe violations.
+ * package's page offers no install command and says why; the form's note says whether the visitor
+ * registers as a known user; a hostile package name renders as text; the publishing guide is there; no serious axe violations.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -23,7 +24,8 @@ import {
   seriousViolations,
 } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
-import { buildPackage, trustCa } from '../support/sources.ts';
+import { signInThroughLink } from '../support/sign-in.ts';
+import { buildPackage, type SmtpSink, startSmtpSink, trustCa } from '../support/sources.ts';
 
 const HOSTILE = `Hello <img src=x onerror="window.__xss=1">`;
 
@@ -34,6 +36,7 @@ describeWithBrowser('Packages pages', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
   let worker: SourceWorker;
   let mailer: Mailer;
+  let smtp: SmtpSink;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -42,10 +45,18 @@ describeWithBrowser('Packages pages', () => {
   beforeAll(async () => {
     const tls = await createTestTls();
     untrust = trustCa(tls.caCert);
+    smtp = await startSmtpSink();
     [market, tmp, plaza, browser] = await Promise.all([
       startTestMarket(tls),
       tempDir('plaza-pages-'),
-      startTestPlaza('pglite', { env: { PLAZA_ALLOW_PRIVATE_TARGETS: '1', PLAZA_BACKGROUND: '0' } }),
+      startTestPlaza('pglite', {
+        env: {
+          PLAZA_ALLOW_PRIVATE_TARGETS: '1',
+          PLAZA_BACKGROUND: '0',
+          SMTP_URL: smtp.url,
+          MAIL_FROM: 'Plaza <plaza@test.example>',
+        },
+      }),
       launchChromium(),
     ]);
     mailer = createMailer({
@@ -69,6 +80,7 @@ describeWithBrowser('Packages pages', () => {
     await mailer?.close();
     await plaza?.close();
     await market?.close();
+    await smtp?.close();
     await tmp?.dispose();
     untrust?.();
   });
@@ -82,6 +94,9 @@ describeWithBrowser('Packages pages', () => {
     await page.goto(`${plaza.url}/packages`);
     // The list is fetched after the page has loaded: waited for, not read at once.
     await expect.poll(() => page.locator('#sources').textContent()).toBe('No healthy sources yet.');
+    await expect(page.locator('#register-intro').textContent()).resolves.toBe(
+      'Anonymous registrations are marked as risky-unknown provider; sign in to register as a known user.',
+    );
     await page.getByLabel('Package id').fill('com.example.hello');
     await page.getByLabel('Name', { exact: true }).fill(HOSTILE);
     await page.getByLabel('Version').fill('1.0.0');
@@ -105,6 +120,8 @@ describeWithBrowser('Packages pages', () => {
     await expect(page.locator('#source-stage').textContent()).resolves.toBe(
       'Registered. Pipeline stage: healthy (live)',
     );
+    // The list on the same page follows: the healthy source is in it without a reload.
+    await page.locator('#sources tr[data-package-id="com.example.hello"]').waitFor({ timeout: 5_000 });
 
     await page.goto(`${plaza.url}/packages`);
     const row = page.locator('#sources tr[data-package-id="com.example.hello"]');
@@ -170,6 +187,19 @@ describeWithBrowser('Packages pages', () => {
     await expect(badge.textContent()).resolves.toBe('known in-site user');
     await expect(badge.getAttribute('class')).resolves.toBe('badge');
     expect(await seriousViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('tells a signed-in visitor that what they register is marked as a known user', async () => {
+    await signInThroughLink(page, plaza.url, smtp, 'pat@example.com');
+    await page.goto(`${plaza.url}/packages`);
+    await expect
+      .poll(() => page.locator('#register-intro').textContent())
+      .toBe('You are signed in: sources you register are marked as known in-site user.');
+    await page.goto(`${plaza.url}/packages?locale=zh-CN`);
+    await expect
+      .poll(() => page.locator('#register-intro').textContent())
+      .toBe('你已登录：你登记的来源会标记为站内已知用户。');
     expect(errors).toEqual([]);
   });
 

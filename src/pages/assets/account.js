@@ -8,6 +8,7 @@ import {
   fieldError,
   fill,
   invalidMessage,
+  maybeSignedIn,
   pageData,
   requestJson,
   retryAfter,
@@ -31,11 +32,6 @@ function refusal(res, own) {
   if (res.status === 400 && own) return own;
   if (res.status === 401) return text.signedOut;
   return text.failed;
-}
-
-/** Whether this browser holds a session's readable CSRF cookie (plain or `__Host-` over HTTPS). */
-function maybeSignedIn() {
-  return document.cookie.split(';').some((pair) => /^\s*(__Host-)?plaza_csrf=/.test(pair));
 }
 
 /**

@@ -101,6 +101,21 @@ export function fieldProblems(body) {
   return out;
 }
 
+/** Whether this browser holds a session's readable CSRF cookie (plain or `__Host-` over HTTPS). */
+export function maybeSignedIn() {
+  return document.cookie.split(';').some((pair) => /^\s*(__Host-)?plaza_csrf=/.test(pair));
+}
+
+/**
+ * The visitor's session (`{account, session: {csrf_token}}`), or null when signed out. Without the
+ * CSRF cookie the session route is not asked: signed out it answers 401, an error in the console.
+ */
+export async function currentSession() {
+  if (!maybeSignedIn()) return null;
+  const res = await requestJson('GET', '/api/auth/session').catch(() => null);
+  return res?.ok && res.body?.session?.csrf_token ? res.body : null;
+}
+
 /** Replaces an element's content with a message (text only). */
 export function say(node, message, kind = '') {
   // An empty message clears the box, frame included.

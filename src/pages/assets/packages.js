@@ -1,7 +1,19 @@
 /* global document */
 // Packages: the healthy sources list, one package, and the source registration form with the
-// pipeline stage of a submitted source (polled from GET /api/agpk/sources/<id>).
-import { checkFields, el, fieldError, fieldProblems, fill, pageData, requestJson, retryAfter, say } from './common.js';
+// pipeline stage of a submitted source (polled from GET /api/agpk/sources/<id>); the list is
+// fetched again once that source leaves the pipeline, so a healthy one appears without a reload.
+import {
+  checkFields,
+  currentSession,
+  el,
+  fieldError,
+  fieldProblems,
+  fill,
+  pageData,
+  requestJson,
+  retryAfter,
+  say,
+} from './common.js';
 
 const { text } = pageData();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -145,14 +157,20 @@ async function follow(id, result) {
         el('p', { id: 'source-stage', 'data-status': source.status }, line),
         source.reason ? el('p', {}, source.reason) : '',
       );
-      if (source.status !== 'registered') return;
+      if (source.status !== 'registered') return listSources();
     }
     await sleep(attempt < 10 ? 1000 : 3000);
   }
 }
 
+/** The form's note on trust: the page says the anonymous case; a signed-in visitor registers as known. */
+async function showRegistrant() {
+  if (await currentSession()) document.getElementById('register-intro').textContent = text.registerIntroSignedIn;
+}
+
 const form = document.getElementById('source-form');
 if (form) {
+  showRegistrant();
   const result = document.getElementById('source-result');
   const FIELDS = ['package_id', 'name', 'version', 'vendor_name', 'download_uri', 'sha256'];
   form.addEventListener('submit', async (event) => {
@@ -161,10 +179,9 @@ if (form) {
     if (first) return first.focus();
     const body = { summary: form.elements.summary.value.trim() };
     for (const name of FIELDS) body[name] = form.elements[name].value.trim();
-    const session = await requestJson('GET', '/api/auth/session').catch(() => null);
-    const signedIn = session?.ok && session.body?.session?.csrf_token;
-    const res = signedIn
-      ? await requestJson('POST', '/api/agpk/sources/tool', body, { 'x-csrf-token': session.body.session.csrf_token })
+    const session = await currentSession();
+    const res = session
+      ? await requestJson('POST', '/api/agpk/sources/tool', body, { 'x-csrf-token': session.session.csrf_token })
       : await requestJson('POST', '/api/agpk/sources', body);
     if (res.status === 404) return say(result, text.unavailable, 'warn');
     if (res.status === 429)
