@@ -203,6 +203,29 @@ describeWithBrowser('Packages pages', () => {
     expect(errors).toEqual([]);
   });
 
+  it.each([320, 390, 700, 800, 1280])(
+    'keeps the sources list readable %i px wide: the id on at most two lines, no column cut off',
+    async (width) => {
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(`${plaza.url}/packages`);
+      await page.locator('#sources tr[data-package-id="com.example.hello"]').waitFor();
+      // Page functions are source text: the test program is type-checked without DOM types.
+      const layout = await page.evaluate<{ idLines: number; cutOff: string[] }>(`(() => {
+      const row = document.querySelector('#sources tr[data-package-id="com.example.hello"]');
+      const code = row.querySelector('code');
+      const lineHeight = parseFloat(getComputedStyle(code).lineHeight);
+      const wrap = document.querySelector('#sources .table-wrap').getBoundingClientRect();
+      const cutOff = [...row.children]
+        .filter((cell) => cell.getBoundingClientRect().right > wrap.right + 1)
+        .map((cell) => cell.dataset.label);
+      return { idLines: Math.round(code.getBoundingClientRect().height / lineHeight), cutOff };
+    })()`);
+      // Before, code's overflow-wrap: anywhere let the auto-layout table give the id one letter a line.
+      expect(layout.idLines).toBeLessThanOrEqual(2);
+      expect(layout.cutOff).toEqual([]);
+    },
+  );
+
   it('checks the form inline before sending', async () => {
     const sources = async () => ((await (await fetch(`${plaza.url}/api/agpk/sources`)).json()) as any).sources;
     const before = (await sources()).length;
@@ -222,6 +245,7 @@ describeWithBrowser('Packages pages', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await page.setViewportSize(PHONE);
     expect(await overflowsHorizontally(page)).toBe(false);
+    expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'packages-phone');
     await page.goto(`${plaza.url}/packages/com.example.hello?locale=zh-CN`);
     await page.locator('#package-detail pre').waitFor();

@@ -32,6 +32,15 @@ function statusLine(source) {
   return `${text.statuses[source.status] || source.status} (${text.stages[source.stage] || source.stage})`;
 }
 
+/**
+ * A package id as code that wraps after its dots (`com.example.` / `hello`) before anywhere else,
+ * so a narrow column shows it in readable pieces rather than a letter a line.
+ */
+function packageIdCode(id) {
+  const parts = String(id).split(/(?<=\.)/);
+  return el('code', {}, ...parts.flatMap((part, i) => (i === 0 ? [part] : [el('wbr'), part])));
+}
+
 function installLine(source) {
   return `plaza agpk install ${source.package_id}`;
 }
@@ -44,30 +53,30 @@ async function listSources() {
   if (!res.ok) return box.replaceChildren(el('p', {}, text.unavailable));
   const sources = res.body.sources || [];
   if (sources.length === 0) return box.replaceChildren(el('p', {}, text.none));
+  const labels = [text.name, 'id', text.version, text.vendor, text.trust, text.summary];
+  // Each cell carries its column's name: on a phone the table stacks into one card per source,
+  // each cell a labelled line (site.css, table.stack).
+  const cell = (column, content, attrs = {}) => el('td', { 'data-label': labels[column], ...attrs }, content);
   const rows = sources.map((s) =>
     el(
       'tr',
       { 'data-package-id': s.package_id },
-      el('td', {}, el('a', { href: `/packages/${encodeURIComponent(s.package_id)}` }, s.name)),
-      el('td', {}, el('code', {}, s.package_id)),
-      el('td', {}, s.version),
-      el('td', {}, s.vendor || s.vendor_name),
-      el('td', {}, trustBadge(s.trust)),
-      el('td', { class: 'break' }, s.summary),
+      cell(0, el('a', { href: `/packages/${encodeURIComponent(s.package_id)}` }, s.name), { class: 'break' }),
+      cell(1, packageIdCode(s.package_id), { class: 'package-id' }),
+      cell(2, s.version),
+      cell(3, s.vendor || s.vendor_name),
+      cell(4, trustBadge(s.trust)),
+      cell(5, s.summary, { class: 'break' }),
     ),
   );
-  const head = el(
-    'tr',
-    {},
-    ...[text.name, 'id', text.version, text.vendor, text.trust, text.summary].map((h) => el('th', { scope: 'col' }, h)),
-  );
+  const head = el('tr', {}, ...labels.map((h) => el('th', { scope: 'col' }, h)));
   box.replaceChildren(
     el(
       'div',
       { class: 'table-wrap' },
       el(
         'table',
-        {},
+        { class: 'stack' },
         el('caption', { class: 'sr-only' }, text.healthy),
         el('thead', {}, head),
         el('tbody', {}, ...rows),
