@@ -76,18 +76,19 @@ function endpointTable(endpoints: Endpoint[], copy: PageCopy): Html {
   // An empty catalog says so (a table of headings alone said nothing); the same id, so the
   // page script's refresh after a listing swaps in the table.
   if (endpoints.length === 0) return html`<div id="endpoint-table"><p>${m.noEndpoints}</p></div>`;
-  return html`<div class="table-wrap" id="endpoint-table"><table>
+  // data-label: on a phone the table stacks into one card per endpoint (site.css, table.stack).
+  return html`<div class="table-wrap" id="endpoint-table"><table class="stack">
   <caption class="sr-only">${m.endpoints}</caption>
   <thead><tr><th scope="col">${m.provider}</th><th scope="col">${m.url}</th><th scope="col">${m.registrant}</th><th scope="col">${m.status}</th><th scope="col">${m.tools}</th><th scope="col">${m.revisions}</th></tr></thead>
   <tbody>
   ${endpoints.map(
     (e) => html`<tr>
-      <td><a href="/marketplace/endpoints/${e.id}">${e.provider}</a></td>
-      <td class="break"><code>${e.url}</code></td>
-      <td class="break">${e.registeredBy}</td>
-      <td>${healthBadge(e.status, copy)}</td>
-      <td>${e.toolCount}</td>
-      <td class="revisions">${revisionsText(e, copy)}</td>
+      <td data-label="${m.provider}"><a href="/marketplace/endpoints/${e.id}">${e.provider}</a></td>
+      <td class="break" data-label="${m.url}"><code>${e.url}</code></td>
+      <td class="break" data-label="${m.registrant}">${e.registeredBy}</td>
+      <td data-label="${m.status}">${healthBadge(e.status, copy)}</td>
+      <td data-label="${m.tools}">${e.toolCount}</td>
+      <td class="revisions" data-label="${m.revisions}">${revisionsText(e, copy)}</td>
     </tr>`,
   )}
   </tbody>

@@ -21,6 +21,7 @@ import {
   PHONE,
   screenshot,
   seriousViolations,
+  tableLayout,
   waitUntil,
 } from '../support/browser.ts';
 import {
@@ -330,6 +331,13 @@ describeWithBrowser('Marketplace pages', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await page.setViewportSize(PHONE);
     expect(await overflowsHorizontally(page)).toBe(false);
+    if (name === 'marketplace') {
+      // The endpoints table is readable: a URL in a line or two, not a letter a line; no column off screen.
+      const layout = await tableLayout(page, '#endpoint-table tbody tr');
+      expect(layout.codeLines).toBeLessThanOrEqual(2);
+      expect(layout.cutOff).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
+    }
     await screenshot(page, `${name}-phone`);
     await page.setViewportSize(DESKTOP);
     await page.goto(`${url}${url.includes('?') ? '&' : '?'}locale=zh-CN`);

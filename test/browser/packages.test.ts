@@ -22,6 +22,7 @@ import {
   PHONE,
   screenshot,
   seriousViolations,
+  tableLayout,
 } from '../support/browser.ts';
 import { startTestPlaza, type TestPlaza } from '../support/plaza.ts';
 import { signInThroughLink } from '../support/sign-in.ts';
@@ -209,19 +210,9 @@ describeWithBrowser('Packages pages', () => {
       await page.setViewportSize({ width, height: 800 });
       await page.goto(`${plaza.url}/packages`);
       await page.locator('#sources tr[data-package-id="com.example.hello"]').waitFor();
-      // Page functions are source text: the test program is type-checked without DOM types.
-      const layout = await page.evaluate<{ idLines: number; cutOff: string[] }>(`(() => {
-      const row = document.querySelector('#sources tr[data-package-id="com.example.hello"]');
-      const code = row.querySelector('code');
-      const lineHeight = parseFloat(getComputedStyle(code).lineHeight);
-      const wrap = document.querySelector('#sources .table-wrap').getBoundingClientRect();
-      const cutOff = [...row.children]
-        .filter((cell) => cell.getBoundingClientRect().right > wrap.right + 1)
-        .map((cell) => cell.dataset.label);
-      return { idLines: Math.round(code.getBoundingClientRect().height / lineHeight), cutOff };
-    })()`);
+      const layout = await tableLayout(page, '#sources tbody tr');
       // Before, code's overflow-wrap: anywhere let the auto-layout table give the id one letter a line.
-      expect(layout.idLines).toBeLessThanOrEqual(2);
+      expect(layout.codeLines).toBeLessThanOrEqual(2);
       expect(layout.cutOff).toEqual([]);
     },
   );

@@ -79,6 +79,29 @@ export function overflowsHorizontally(page: Page): Promise<boolean> {
   return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth + 1');
 }
 
+/**
+ * How the rows of a table (`rows`: a selector) are laid out: the most lines any `code` in them
+ * takes (a column squeezed to a letter a line shows as many), and the labels (`data-label`, else
+ * the text) of cells that end past their scrolling wrapper's right edge (off screen on a phone).
+ */
+export function tableLayout(page: Page, rows: string): Promise<{ codeLines: number; cutOff: string[] }> {
+  // Page functions are source text: the test program is type-checked without DOM types.
+  return page.evaluate<{ codeLines: number; cutOff: string[] }>(`(() => {
+    let codeLines = 0;
+    const cutOff = [];
+    for (const row of document.querySelectorAll(${JSON.stringify(rows)})) {
+      const right = (row.closest('.table-wrap') || document.documentElement).getBoundingClientRect().right;
+      for (const code of row.querySelectorAll('code')) {
+        const lines = Math.round(code.getBoundingClientRect().height / parseFloat(getComputedStyle(code).lineHeight));
+        codeLines = Math.max(codeLines, lines);
+      }
+      for (const cell of row.children)
+        if (cell.getBoundingClientRect().right > right + 1) cutOff.push(cell.dataset.label || cell.textContent);
+    }
+    return { codeLines, cutOff };
+  })()`);
+}
+
 /** Fails on script errors and CSP violations the page reports to the console. */
 export function collectPageErrors(page: Page): string[] {
   const errors: string[] = [];

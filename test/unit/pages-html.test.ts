@@ -157,7 +157,7 @@ describe('endpointBody', () => {
       pageCopy('en'),
     ).value;
     expect(page).toContain('<th scope="col">MCP revisions</th>');
-    expect(page).toContain('<td class="revisions">MCP 2026-07-28, 2025-11-25</td>');
+    expect(page).toContain('<td class="revisions" data-label="MCP revisions">MCP 2026-07-28, 2025-11-25</td>');
   });
 });
 
