@@ -253,4 +253,30 @@ describeWithBrowser('Packages pages', () => {
     await page.locator('#package-detail pre').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
   });
+
+  // Last: it spends this address's registrations for the minute.
+  it('says nothing was registered when the registration limit refuses the form (429)', async () => {
+    await page.goto(`${plaza.url}/packages`);
+    const refused = { package_id: 'com.example.limited', name: 'x', version: '1.0.0', vendor_name: 'x' };
+    for (let i = 0; i < 60; i++) {
+      const res = await fetch(`${plaza.url}/api/agpk/sources`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...refused, download_uri: 'https://example.com/x.agpk', sha256: 'a'.repeat(64) }),
+      });
+      await res.body?.cancel();
+      if (res.status === 429) break;
+    }
+    await page.getByLabel('Package id').fill('com.example.limited');
+    await page.getByLabel('Name', { exact: true }).fill('Limited');
+    await page.getByLabel('Version').fill('1.0.0');
+    await page.getByLabel('Vendor name').fill('Example Inc');
+    await page.getByLabel('HTTPS download URI').fill(`${market.url}/limited-1.0.0.agpk`);
+    await page.getByLabel('SHA-256 of the file (64 hex characters)').fill('b'.repeat(64));
+    await page.getByRole('button', { name: 'Register source' }).click();
+    await expect
+      .poll(() => page.locator('#source-result').textContent())
+      .toMatch(/^Too many registrations from this address in a short time: nothing was registered\. Please wait \d+ s/);
+    expect(await page.locator('#source-result').textContent()).not.toContain('Registered');
+  });
 });

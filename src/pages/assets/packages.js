@@ -193,8 +193,7 @@ if (form) {
       ? await requestJson('POST', '/api/agpk/sources/tool', body, { 'x-csrf-token': session.session.csrf_token })
       : await requestJson('POST', '/api/agpk/sources', body);
     if (res.status === 404) return say(result, text.unavailable, 'warn');
-    if (res.status === 429)
-      return say(result, fill(pageData().text.submitted, { stage: `429 — ${retryAfter(res)} s` }), 'warn');
+    if (res.status === 429) return say(result, fill(text.tooMany, { seconds: retryAfter(res) }), 'warn');
     if (!res.ok) {
       for (const [name, message] of Object.entries(fieldProblems(res.body)))
         if (form.elements[name]) fieldError(form.elements[name], message);
