@@ -5,6 +5,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { terminalText } from '../kernel/index.ts';
 import { hookFile, type HookName } from './hooks.ts';
 import type { Lifecycle } from './manifest.ts';
 
@@ -25,15 +26,8 @@ const SHOWN_LINES = 3;
 const LINE_CHARS = 120;
 const READ_BYTES = 64 * 1024;
 
-/**
- * Publisher text shown on a terminal: control characters (an escape sequence could hide a line or
- * rewrite the summary) are written as `\u{…}`, and a long line is cut short.
- */
-function printable(line: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is replaced
-  const safe = line.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
-  return safe.length > LINE_CHARS ? `${safe.slice(0, LINE_CHARS - 1)}…` : safe;
-}
+/** A hook line shown on a terminal: control characters escaped, a long line cut short. */
+const printable = (line: string): string => terminalText(line, LINE_CHARS);
 
 /** Whether a hook line does something: not blank, not a comment or `#!`, not `set -eu`. */
 function isCommand(line: string): boolean {

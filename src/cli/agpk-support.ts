@@ -8,6 +8,7 @@ import { Option } from 'commander';
 import { ConfigError, loadConfig } from '../../config/index.ts';
 import type * as AgpkModule from '../agpk/index.ts';
 import type { AgpkContext, Approval, OperationSummary } from '../agpk/index.ts';
+import { terminalText } from '../kernel/index.ts';
 import { credentialFile, loadCredential } from './credential-store.ts';
 
 /** The environment map handed to the CLI. */
@@ -171,12 +172,15 @@ export function approval(options: { approve?: boolean; yes?: boolean; json: bool
     show: (summary) => {
       if (options.json) return;
       process.stderr.write(`\n${summary.action}:\n`);
+      // Everything here but the hooks' preview (escaped already) is the publisher's text too.
+      const t = (text: string) => terminalText(text, 200);
       for (const p of summary.packages) {
+        const kid = t(p.signature_kid ?? '');
         process.stderr.write(
-          `  ${p.package_id} ${p.from_version ? `${p.from_version} -> ` : ''}${p.version}  (${p.name}${p.vendor ? `, ${p.vendor}` : ''})\n` +
-            `    source ${p.source}\n    sha256 ${p.sha256}\n` +
-            `    signature ${p.trusted_signature ? `trusted (${p.signature_kid ?? ''})` : p.signed ? `valid but NOT trusted (${p.signature_kid ?? ''})` : 'NONE (unsigned)'}\n` +
-            `    commands ${p.commands.join(', ') || '-'}\n` +
+          `  ${t(p.package_id)} ${p.from_version ? `${t(p.from_version)} -> ` : ''}${t(p.version)}  (${t(p.name)}${p.vendor ? `, ${t(p.vendor)}` : ''})\n` +
+            `    source ${t(p.source)}\n    sha256 ${t(p.sha256)}\n` +
+            `    signature ${p.trusted_signature ? `trusted (${kid})` : p.signed ? `valid but NOT trusted (${kid})` : 'NONE (unsigned)'}\n` +
+            `    commands ${t(p.commands.join(', ')) || '-'}\n` +
             hookLines(p.hooks),
         );
       }

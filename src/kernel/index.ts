@@ -19,4 +19,4 @@ export { nestsDeeperThan, openAiParam, storableJson } from './json.ts';
 export { breakStaleLock, createLockFile, type LockStaleness, pidLockStale, processAlive } from './lock-file.ts';
 export { digestsEqual, hashSecret } from './secrets.ts';
 export { createSseParser, formatSseEvent, type SseEvent, SseEventTooLargeError, type SseParser } from './sse.ts';
-export { createLineSplitter, type LineSplitter, LineTooLongError, storableText } from './text.ts';
+export { createLineSplitter, type LineSplitter, LineTooLongError, storableText, terminalText } from './text.ts';

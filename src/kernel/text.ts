@@ -9,6 +9,17 @@ export function storableText(value: string): string {
   return value.toWellFormed().replaceAll('\0', '\uFFFD');
 }
 
+/**
+ * Text from someone else shown on a terminal: control characters (an escape sequence could hide a
+ * line or rewrite what is shown around it) and line separators are written as `\u{…}`, and text
+ * longer than `maxChars` is cut short with an ellipsis.
+ */
+export function terminalText(text: string, maxChars = Number.POSITIVE_INFINITY): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is replaced
+  const safe = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  return safe.length > maxChars ? `${safe.slice(0, maxChars - 1)}…` : safe;
+}
+
 /** A line longer than a splitter's `maxLineLength`: the stream is not one to keep reading. */
 export class LineTooLongError extends Error {
   constructor(limit: number) {

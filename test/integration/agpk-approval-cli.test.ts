@@ -42,4 +42,15 @@ describe('plaza agpk install, approval summary', () => {
       ].join('\n'),
     );
   });
+
+  it("escapes the publisher's text, so an escape sequence in a name cannot rewrite the summary", async () => {
+    const pkg = join(tmp.path, 'sneaky');
+    // ESC[1A ESC[2K: up a line and erase it, which would hide the line before on a terminal.
+    await scaffoldPackage(pkg, { id: 'acme.sneaky', name: 'Sneaky\u001b[1A\u001b[2K', version: '1.0.0' });
+    const { archive } = await packPackage(pkg);
+    const r = await runPlaza(['agpk', 'install', archive, '--approve', '-y'], { AGPK_HOME: join(tmp.path, 'home2') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('(Sneaky\\u{1b}[1A\\u{1b}[2K');
+    expect(r.stderr).not.toContain('\u001b');
+  });
 });
