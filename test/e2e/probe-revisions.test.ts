@@ -130,8 +130,10 @@ describe.each(BACKENDS)('probes in the revision each server speaks, on %s', (bac
   it("shows each endpoint's revisions on the marketplace and its capabilities on the endpoint page", async () => {
     const market = await get('/marketplace');
     expect(market).toContain('<th scope="col">MCP revisions</th>');
-    expect(market).toContain('<td class="revisions">MCP 2026-07-28</td>');
-    expect(market).toContain(`<td class="revisions">MCP 2026-07-28, ${LATEST_PROTOCOL_VERSION}</td>`);
+    expect(market).toContain('<td class="revisions" data-label="MCP revisions">MCP 2026-07-28</td>');
+    expect(market).toContain(
+      `<td class="revisions" data-label="MCP revisions">MCP 2026-07-28, ${LATEST_PROTOCOL_VERSION}</td>`,
+    );
     const page = await get(`/marketplace/endpoints/${ids.get('weather-2026')}`);
     expect(page).toContain('<dt>MCP revisions</dt><dd>MCP 2026-07-28</dd>');
     expect(page).toContain('<dt>MCP capabilities</dt><dd>tools, resources</dd>');
