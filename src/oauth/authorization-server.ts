@@ -1,7 +1,7 @@
 import { hkdfSync } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { type Configuration, errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
 import type { FetchLike } from '../../probes/index.ts';
 import type { PrismaClient } from '../db/index.ts';
@@ -119,7 +119,10 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
         Grant: REFRESH_TTL_S,
         RefreshToken: REFRESH_TTL_S,
       },
-      interactions: { url: (_ctx, interaction) => `${CONSENT_PATH}/${interaction.uid}` },
+      interactions: {
+        url: (_ctx, interaction) => `${CONSENT_PATH}/${interaction.uid}`,
+        policy: everyAuthorizationAsks(),
+      },
       routes: {
         authorization: '/oauth/authorize',
         token: '/oauth/token',
@@ -238,6 +241,28 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
       await callback(req, res);
     },
   };
+}
+
+/**
+ * The provider's interaction policy, with one check more: every authorization request goes to
+ * Plaza's consent page, where the account signed in to Plaza now picks the agent. The provider's
+ * own session and a client's earlier grant would otherwise answer a client's next request with a
+ * code at once, for the agent picked before, even after that account signed out of Plaza or
+ * another one signed in. `prompt=none` is answered `login_required`: nothing is granted unseen.
+ */
+function everyAuthorizationAsks(): ReturnType<typeof interactionPolicy.base> {
+  const policy = interactionPolicy.base();
+  policy
+    .get('login')!
+    .checks.push(
+      new interactionPolicy.Check(
+        'plaza_consent',
+        'every authorization is confirmed on the consent page by the signed-in account holder',
+        (ctx) =>
+          ctx.oidc.result?.login ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT,
+      ),
+    );
+  return policy;
 }
 
 /** The message of an error's cause chain (a fetch failure's SsrfError, a timeout), for the log. */

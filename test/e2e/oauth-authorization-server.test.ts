@@ -226,6 +226,55 @@ describe('the authorization server, checked by oauth4webapi', () => {
     expect((await gateway('/mcp', refreshed.access_token)).status).toBe(200);
   });
 
+  it('never issues a code without the consent page: not after sign-out, nor to a client it authorized before', async () => {
+    // A web client (no application_type): oidc-provider asks native clients for consent anyway.
+    const web = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        {
+          redirect_uris: [REDIRECT],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code', 'refresh_token'],
+          client_name: 'Web client',
+        } as never,
+        insecure,
+      ),
+    );
+    const browser = new CookieJar();
+    await authorize({ jar: browser, displayName: 'Remembered agent', clientId: web.client_id });
+    /** The same client's next authorization request, opened in that browser: where it is sent. */
+    const again = async () => {
+      const url = new URL(as.authorization_endpoint!);
+      url.search = new URLSearchParams({
+        client_id: web.client_id,
+        redirect_uri: REDIRECT,
+        response_type: 'code',
+        scope: 'mcp',
+        state: oauth.generateRandomState(),
+        code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+        code_challenge_method: 'S256',
+        resource: `${plaza.url}/mcp`,
+      }).toString();
+      const res = await fetch(url, { redirect: 'manual', headers: { cookie: browser.header(), accept: 'text/html' } });
+      browser.take(res);
+      await res.body?.cancel();
+      return res.headers.get('location') ?? '';
+    };
+    // Still signed in: the consent page again (where another agent may be picked), not a code.
+    expect(await again()).toMatch(/^\/connect\/[\w-]+$/);
+    // Signed out of Plaza (the provider's own cookies kept): the consent page, which asks to sign in.
+    browser.delete('plaza_session');
+    const consent = await again();
+    expect(consent).toMatch(/^\/connect\/[\w-]+$/);
+    const page = await fetch(new URL(consent, plaza.url), {
+      redirect: 'manual',
+      headers: { cookie: browser.header(), accept: 'text/html' },
+    });
+    await page.body?.cancel();
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe(`/account?next=${encodeURIComponent(consent)}`);
+  });
+
   it("on the consent page: refuses another account's agent and a card text the agent service refuses, in the page; a decline sends access_denied", async () => {
     const other = await createAccountService({ prisma: plaza.db.prisma, clock: systemClock }).createAccount({
       email: 'someone-else@example.com',

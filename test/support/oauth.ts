@@ -21,6 +21,10 @@ export class CookieJar {
     return this.cookies.has(name);
   }
 
+  delete(name: string): void {
+    this.cookies.delete(name);
+  }
+
   take(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
       const [pair = ''] = line.split(';');
