@@ -11,17 +11,24 @@ export type { ConsentDeps } from './consent-page.ts';
 
 /**
  * Grants the client `mcp` on each requested resource, as the agent, and the OpenID scopes it asked
- * for among `openid`, `offline_access` and `mcp`; returns the grant's id.
+ * for among `openid`, `offline_access` and `mcp`; returns the grant's id. The client's grant that
+ * this browser's authorization carries (`earlierGrantId`) is extended when it is the same client's
+ * as the same agent, so that authorizing a client again does not add a connection each time.
  */
 async function grantMcp(
   provider: Provider,
   params: Record<string, unknown>,
   agentId: string,
   requestedResources: (params: Record<string, unknown>) => string[],
+  earlierGrantId: string | undefined,
 ): Promise<string> {
   const clientId = String(params['client_id']);
   const requested = new Set(typeof params['scope'] === 'string' ? params['scope'].split(' ') : []);
-  const grant = new provider.Grant({ accountId: agentId, clientId });
+  const earlier = earlierGrantId ? await provider.Grant.find(earlierGrantId) : undefined;
+  const grant =
+    earlier?.accountId === agentId && earlier.clientId === clientId
+      ? earlier
+      : new provider.Grant({ accountId: agentId, clientId });
   // `mcp` is granted on the resource, and as a provider scope too (see the provider's `scopes`).
   const oidcScopes = ['openid', 'offline_access', 'mcp'].filter((s) => requested.has(s));
   if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
@@ -149,7 +156,13 @@ export function consentRoutes(deps: ConsentDeps): Router {
       if (!mine) return again(c.agentUnknown);
       agentId = mine.id;
     }
-    const grantId = await grantMcp(provider, details.params as Record<string, unknown>, agentId, requestedResources);
+    const grantId = await grantMcp(
+      provider,
+      details.params as Record<string, unknown>,
+      agentId,
+      requestedResources,
+      details.grantId,
+    );
     await forgetEarlierAgent(provider, details, agentId);
     await provider.interactionFinished(
       req,

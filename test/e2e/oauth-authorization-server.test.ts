@@ -121,6 +121,8 @@ describe('the authorization server, checked by oauth4webapi', () => {
       clientId?: string;
       jar?: CookieJar;
       displayName?: string;
+      /** An agent of the account's, instead of a new one. */
+      agent?: string;
     } = {},
   ): Promise<{ callback: URL; verifier: string; state: string }> {
     const verifier = oauth.generateRandomCodeVerifier();
@@ -139,7 +141,7 @@ describe('the authorization server, checked by oauth4webapi', () => {
       url.searchParams.append('resource', resource);
     const callback = await approveInBrowser(plaza.url, url, options.redirectUri ?? REDIRECT, {
       session,
-      agent: 'new',
+      agent: options.agent ?? 'new',
       displayName: options.displayName ?? 'Strict agent',
       ...(options.jar ? { jar: options.jar } : {}),
     });
@@ -273,6 +275,29 @@ describe('the authorization server, checked by oauth4webapi', () => {
     await page.body?.cancel();
     expect(page.status).toBe(303);
     expect(page.headers.get('location')).toBe(`/account?next=${encodeURIComponent(consent)}`);
+  });
+
+  it('authorizing a client again as the same agent extends its grant rather than adding a connection', async () => {
+    const browser = new CookieJar();
+    const first = await authorize({ jar: browser, displayName: 'Returning agent' });
+    const firstTokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await redeem(first.callback, first.verifier, first.state),
+    );
+    const { agentId } = await plaza.db.prisma.oAuthRecord.findUniqueOrThrow({
+      where: { kind_id: { kind: 'AccessToken', id: firstTokens.access_token } },
+    });
+    const second = await authorize({ jar: browser, agent: agentId! });
+    const secondTokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await redeem(second.callback, second.verifier, second.state),
+    );
+    const grants = await plaza.db.prisma.oAuthRecord.findMany({ where: { kind: 'Grant', agentId } });
+    expect(grants).toHaveLength(1);
+    for (const tokens of [firstTokens, secondTokens])
+      expect((await gateway('/mcp', tokens.access_token)).status).toBe(200);
   });
 
   it("on the consent page: refuses another account's agent and a card text the agent service refuses, in the page; a decline sends access_denied", async () => {
