@@ -91,19 +91,7 @@ describe('the authorization server, checked by oauth4webapi', () => {
       issuer,
       await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
     );
-    const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(
-        as,
-        {
-          redirect_uris: [REDIRECT],
-          token_endpoint_auth_method: 'none',
-          grant_types: ['authorization_code', 'refresh_token'],
-          client_name: 'Strict client',
-          application_type: 'native',
-        } as never,
-        insecure,
-      ),
-    );
+    const registered = await registerClient('Strict client', { application_type: 'native' });
     client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' };
   }, 60_000);
 
@@ -112,6 +100,23 @@ describe('the authorization server, checked by oauth4webapi', () => {
     await Promise.all([plaza?.close(), strictPlaza?.close()]);
     untrust?.();
   });
+
+  /** Registers a public client (RFC 7591) redirecting to REDIRECT, with `extra` metadata. */
+  async function registerClient(name: string, extra: Record<string, unknown> = {}) {
+    return oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        {
+          redirect_uris: [REDIRECT],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code', 'refresh_token'],
+          client_name: name,
+          ...extra,
+        } as never,
+        insecure,
+      ),
+    );
+  }
 
   /** An authorization request of `client` (PKCE S256, state) the holder approves as a new agent; returns the callback and verifier. */
   async function authorize(
@@ -230,18 +235,7 @@ describe('the authorization server, checked by oauth4webapi', () => {
 
   it('never issues a code without the consent page: not after sign-out, nor to a client it authorized before', async () => {
     // A web client (no application_type): oidc-provider asks native clients for consent anyway.
-    const web = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(
-        as,
-        {
-          redirect_uris: [REDIRECT],
-          token_endpoint_auth_method: 'none',
-          grant_types: ['authorization_code', 'refresh_token'],
-          client_name: 'Web client',
-        } as never,
-        insecure,
-      ),
-    );
+    const web = await registerClient('Web client');
     const browser = new CookieJar();
     await authorize({ jar: browser, displayName: 'Remembered agent', clientId: web.client_id });
     /** The same client's next authorization request, opened in that browser: where it is sent. */
