@@ -118,6 +118,30 @@ describe('the authorization server, checked by oauth4webapi', () => {
     );
   }
 
+  /** An authorization request's URL: `client` (or `clientId`) asking `mcp` on `resource` (default /mcp), PKCE S256. */
+  async function authorizationUrl(options: {
+    clientId?: string;
+    redirectUri?: string;
+    resource?: string | string[] | null;
+    state?: string;
+    verifier?: string;
+  }): Promise<URL> {
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({
+      client_id: options.clientId ?? client.client_id,
+      redirect_uri: options.redirectUri ?? REDIRECT,
+      response_type: 'code',
+      scope: 'mcp',
+      state: options.state ?? oauth.generateRandomState(),
+      code_challenge: await oauth.calculatePKCECodeChallenge(options.verifier ?? oauth.generateRandomCodeVerifier()),
+      code_challenge_method: 'S256',
+    }).toString();
+    if (options.resource !== null)
+      for (const resource of [options.resource ?? `${plaza.url}/mcp`].flat())
+        url.searchParams.append('resource', resource);
+    return url;
+  }
+
   /** An authorization request of `client` (PKCE S256, state) the holder approves as a new agent; returns the callback and verifier. */
   async function authorize(
     options: {
@@ -132,18 +156,7 @@ describe('the authorization server, checked by oauth4webapi', () => {
   ): Promise<{ callback: URL; verifier: string; state: string }> {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
-      client_id: options.clientId ?? client.client_id,
-      redirect_uri: options.redirectUri ?? REDIRECT,
-      response_type: 'code',
-      scope: 'mcp',
-      state,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    }).toString();
-    for (const resource of [options.resource ?? `${plaza.url}/mcp`].flat())
-      url.searchParams.append('resource', resource);
+    const url = await authorizationUrl({ ...options, state, verifier });
     const callback = await approveInBrowser(plaza.url, url, options.redirectUri ?? REDIRECT, {
       session,
       agent: options.agent ?? 'new',
@@ -240,17 +253,7 @@ describe('the authorization server, checked by oauth4webapi', () => {
     await authorize({ jar: browser, displayName: 'Remembered agent', clientId: web.client_id });
     /** The same client's next authorization request, opened in that browser: where it is sent. */
     const again = async () => {
-      const url = new URL(as.authorization_endpoint!);
-      url.search = new URLSearchParams({
-        client_id: web.client_id,
-        redirect_uri: REDIRECT,
-        response_type: 'code',
-        scope: 'mcp',
-        state: oauth.generateRandomState(),
-        code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-        code_challenge_method: 'S256',
-        resource: `${plaza.url}/mcp`,
-      }).toString();
+      const url = await authorizationUrl({ clientId: web.client_id });
       const res = await fetch(url, { redirect: 'manual', headers: { cookie: browser.header(), accept: 'text/html' } });
       browser.take(res);
       await res.body?.cancel();
@@ -302,16 +305,7 @@ describe('the authorization server, checked by oauth4webapi', () => {
       other.account.id,
       { display_name: 'Not yours' },
     );
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
-      client_id: client.client_id,
-      redirect_uri: REDIRECT,
-      response_type: 'code',
-      scope: 'mcp',
-      state: 's1',
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
-    }).toString();
+    const url = await authorizationUrl({ state: 's1', resource: null });
     const jar = new CookieJar();
     const start = await fetch(url, { redirect: 'manual' });
     jar.take(start);
