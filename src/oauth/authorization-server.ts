@@ -191,6 +191,10 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     // A path the provider has no route for is left unanswered: Plaza's own 404 answers it, in the
     // site's error shape with a request id (Koa's would be a bare text "Not Found").
     provider.use(async (ctx, next) => {
+      // The API's policy, with a script-src the provider adds its one inline script's hash to (the
+      // auto-submitting form of response_mode=form_post): without the directive it adds none and
+      // the browser, blocking the script, shows a blank page. 'report-sample' allows nothing itself.
+      ctx.set('Content-Security-Policy', "default-src 'none'; script-src 'report-sample'; frame-ancestors 'none'");
       await next();
       if (ctx.status === 404 && ctx.body === undefined) ctx.respond = false;
     });

@@ -7,6 +7,7 @@
  * token, a refresh token used twice (the whole grant is revoked), RFC 7009 revocation, and client
  * metadata documents that are too large, too slow, or on a private address.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
@@ -295,6 +296,51 @@ describe('the authorization server, checked by oauth4webapi', () => {
     expect(grants).toHaveLength(1);
     for (const tokens of [firstTokens, secondTokens])
       expect((await gateway('/mcp', tokens.access_token)).status).toBe(200);
+  });
+
+  it('answers response_mode=form_post with a page whose script its CSP allows by hash (nothing else)', async () => {
+    const url = await authorizationUrl({});
+    url.searchParams.set('response_mode', 'form_post');
+    const jar = new CookieJar();
+    const get = async (to: string | URL) => {
+      const res = await fetch(new URL(to, plaza.url), {
+        redirect: 'manual',
+        headers: { cookie: jar.header(), accept: 'text/html' },
+      });
+      jar.take(res);
+      return res;
+    };
+    const consent = (await get(url)).headers.get('location')!;
+    jar.set('plaza_session', session.token);
+    await (await get(consent)).text();
+    const post = await fetch(new URL(consent, plaza.url), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        cookie: jar.header(),
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: new URL(plaza.url).origin,
+      },
+      body: new URLSearchParams({
+        csrf_token: session.csrfToken,
+        decision: 'approve',
+        agent: 'new',
+        display_name: 'Form post agent',
+        owner_context: '',
+      }).toString(),
+    });
+    jar.take(post);
+    const page = await get(post.headers.get('location')!);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(`<form method="post" action="${REDIRECT}">`);
+    expect(html).toMatch(/name="code" value="[^"]+"/);
+    const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
+    const digest = createHash('sha256').update(script).digest('base64');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    const scriptSrc = csp.split(';').find((d) => d.trim().startsWith('script-src')) ?? '';
+    expect(scriptSrc.trim().split(/\s+/).slice(1).sort()).toEqual([`'report-sample'`, `'sha256-${digest}'`].sort());
+    expect(csp).toContain("default-src 'none'");
   });
 
   it("on the consent page: refuses another account's agent and a card text the agent service refuses, in the page; a decline sends access_denied", async () => {
