@@ -188,29 +188,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     const provider = new Provider(issuer, configuration);
     // Believed only because handle() sets the forwarded host and scheme itself (the issuer's).
     provider.proxy = true;
-    // A path the provider has no route for is left unanswered: Plaza's own 404 answers it, in the
-    // site's error shape with a request id (Koa's would be a bare text "Not Found").
-    provider.use(async (ctx, next) => {
-      // The API's policy, with a script-src the provider adds its one inline script's hash to (the
-      // auto-submitting form of response_mode=form_post): without the directive it adds none and
-      // the browser, blocking the script, shows a blank page. 'report-sample' allows nothing itself.
-      ctx.set('Content-Security-Policy', "default-src 'none'; script-src 'report-sample'; frame-ancestors 'none'");
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) ctx.respond = false;
-    });
-    provider.on('server_error', (_ctx: KoaContextWithOIDC, error: Error) =>
-      options.log.error({ err: error }, 'oauth: server error'),
-    );
-    // What the client is told is generic ("metadata document fetch failed"); the operator's log
-    // says why (too large, too slow, a private address), which the provider keeps as the cause.
-    const refused = (what: string) => (_ctx: KoaContextWithOIDC, error: Error & { error_description?: string }) =>
-      options.log.info(
-        { oauthError: error.message, description: error.error_description, cause: causeText(error.cause) },
-        `oauth: ${what} refused`,
-      );
-    provider.on('authorization.error', refused('authorization'));
-    provider.on('grant.error', refused('token request'));
-    provider.on('registration_create.error', refused('registration'));
+    wirePlazaEdges(provider, options.log);
     return provider;
   }
 
@@ -267,6 +245,36 @@ function everyAuthorizationAsks(): ReturnType<typeof interactionPolicy.base> {
       ),
     );
   return policy;
+}
+
+/**
+ * What Plaza adds around the provider: its answers' security policy, a path it has no route for
+ * left to Plaza's 404, and its refusals and failures in Plaza's log.
+ */
+function wirePlazaEdges(provider: Provider, log: Logger): void {
+  provider.use(async (ctx, next) => {
+    // The API's policy, with a script-src the provider adds its one inline script's hash to (the
+    // auto-submitting form of response_mode=form_post): without the directive it adds none and
+    // the browser, blocking the script, shows a blank page. 'report-sample' allows nothing itself.
+    ctx.set('Content-Security-Policy', "default-src 'none'; script-src 'report-sample'; frame-ancestors 'none'");
+    await next();
+    // A path the provider has no route for is left unanswered: Plaza's own 404 answers it, in the
+    // site's error shape with a request id (Koa's would be a bare text "Not Found").
+    if (ctx.status === 404 && ctx.body === undefined) ctx.respond = false;
+  });
+  provider.on('server_error', (_ctx: KoaContextWithOIDC, error: Error) =>
+    log.error({ err: error }, 'oauth: server error'),
+  );
+  // What the client is told is generic ("metadata document fetch failed"); the operator's log
+  // says why (too large, too slow, a private address), which the provider keeps as the cause.
+  const refused = (what: string) => (_ctx: KoaContextWithOIDC, error: Error & { error_description?: string }) =>
+    log.info(
+      { oauthError: error.message, description: error.error_description, cause: causeText(error.cause) },
+      `oauth: ${what} refused`,
+    );
+  provider.on('authorization.error', refused('authorization'));
+  provider.on('grant.error', refused('token request'));
+  provider.on('registration_create.error', refused('registration'));
 }
 
 /** The message of an error's cause chain (a fetch failure's SsrfError, a timeout), for the log. */

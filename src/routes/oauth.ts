@@ -54,7 +54,6 @@ export function oauthRoutes(deps: {
   router.use(async (req, res, next) => {
     if (!PROVIDER_PATH.test(req.url)) return next();
     if (COUNTED_PATH.test(req.url)) await deps.limit(req, res, () => undefined);
-    if (res.headersSent) return;
     await deps.handle(req, res);
     // A path under /oauth/ the provider has no route for: Plaza's 404.
     if (!res.headersSent) next();
